@@ -1,0 +1,91 @@
+# brid build.
+#   make                 build brictl (and brid) into build/bin
+#   make check           install dependencies, build, run unit + interop tests
+#   make check SANITIZE=1  the same under ASan+UBSan (separate build-san/ tree)
+#   make fuzz            build libFuzzer harnesses with clang and run each briefly
+#   make demo            compact a demo table (see README)
+
+SANITIZE ?=
+BUILD    := build$(if $(SANITIZE),-san)
+CC       ?= cc
+PKGS     := libprotobuf-c jansson libzstd liblz4 libcrypto
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lroaring -lm
+
+SAN_FLAGS := -fsanitize=address,undefined
+OPT      := -O2
+LDFLAGS_ALL :=
+ifneq ($(SANITIZE),)
+OPT      := -O1 $(SAN_FLAGS) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS_ALL := $(SAN_FLAGS)
+endif
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(OPT) -Ilib -I$(BUILD)/gen $(PKG_CFLAGS) -MMD -MP
+CFLAGS   ?=
+WARN     := -Wall -Wextra -Werror -Wshadow -Wvla
+
+PROTOS   := $(shell find proto -name '*.proto' | sort)
+GEN_C    := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
+GEN_H    := $(GEN_C:.c=.h)
+LIB_SRC  := $(shell find lib -name '*.c' | sort)
+LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(GEN_C:.c=.o)
+LIBBRI   := $(BUILD)/libbri.a
+
+BRICTL_SRC := daemon/brictl.c daemon/cli.c $(wildcard daemon/cmd_*.c)
+BRICTL_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(BRICTL_SRC))
+BRICTL     := $(BUILD)/bin/brictl
+
+TEST_SRC := $(wildcard tests/unit/test_*.c)
+TEST_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+TEST_HELPER_OBJ := $(BUILD)/obj/tests/unit/testutil.o
+
+.PHONY: all deps check unit interop fuzz demo clean
+all: $(BRICTL)
+
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c -Iproto --c_out=$(BUILD)/gen $<
+
+# Generated code is compiled without -Werror: its warnings are not ours to fix.
+$(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.c | $(GEN_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
+
+$(LIBBRI): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BRICTL): $(BRICTL_OBJ) $(LIBBRI)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(BRICTL_OBJ) $(LIBBRI) $(PKG_LIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_HELPER_OBJ) $(LIBBRI)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_HELPER_OBJ) $(LIBBRI) $(PKG_LIBS) $(shell pkg-config --libs check)
+
+deps:
+	@scripts/deps.sh
+
+check: deps
+	@$(MAKE) --no-print-directory all $(TEST_BIN)
+	@scripts/run-tests.sh $(BUILD)
+
+unit: all $(TEST_BIN)
+	@scripts/run-tests.sh $(BUILD) unit
+
+interop: all
+	@scripts/run-tests.sh $(BUILD) interop
+
+fuzz: deps
+	@scripts/fuzz.sh $(FUZZ_SECONDS)
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/demo.sh $(BUILD)
+
+clean:
+	rm -rf build build-san build-fuzz
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

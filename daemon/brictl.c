@@ -1,0 +1,41 @@
+/* brictl.c: entry point of brictl, the operator's command-line tool.
+ *
+ * Offline commands (inspect, scan, ...) link libbri and work on a table
+ * directly; daemon commands (added with the daemon) talk to brid over its
+ * socket. This file only dispatches: each command lives in cmd_<name>.c. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+} COMMANDS[] = {
+    {"inspect", cmd_inspect, "versions, flags, schema, fragments and sidecars of a table"},
+};
+
+static void usage(FILE *out) {
+  fprintf(out, "usage: brictl COMMAND [ARGS]\n\ncommands:\n");
+  for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+    fprintf(out, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+  fprintf(out, "\nexit status: 0 success, 1 usage error, 2 the table or a file could not be "
+               "read or processed\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return CLI_USAGE;
+  }
+  if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return CLI_OK;
+  }
+  for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+    if (!strcmp(argv[1], COMMANDS[i].name)) return COMMANDS[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "brictl: unknown command \"%s\"\n", argv[1]);
+  usage(stderr);
+  return CLI_USAGE;
+}

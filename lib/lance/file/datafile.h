@@ -1,0 +1,107 @@
+/* datafile.h: the Lance v2 data file container, read side.
+ *
+ * Owns everything between the file bytes and a page: the 40-byte footer,
+ * the global buffer and column metadata offset tables, the FileDescriptor
+ * (schema and row count) in global buffer 0, and each column's pages with
+ * their buffer locations and decoded PageLayout. It does not decode values
+ * (lib/lance/encoding does). Only file versions 2.1 and 2.2 are accepted;
+ * 2.0, 2.3 and legacy files are refused with a message naming the version
+ * (spec/file.md section 1).
+ *
+ * Metadata (the footer, both offset tables, every ColumnMetadata and global
+ * buffer 0) is read and validated once at open, so that a successful open
+ * guarantees: every table lies inside the file in footer order, every page
+ * and column buffer lies inside the data region before the column metadata
+ * (page buffers 64-byte aligned), every page carries a decodable PageLayout
+ * behind the exact Any type URL, and every column's pages add up to the
+ * file's row count. Page buffers are read on demand with bri_datafile_read,
+ * which checks every range against the file size again. */
+#ifndef BRI_DATAFILE_H
+#define BRI_DATAFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "encodings_v2_1.pb-c.h"
+#include "file.pb-c.h"
+#include "file2.pb-c.h"
+#include "util/error.h"
+
+/* The 40 footer bytes, decoded (spec/file.md section 1). */
+typedef struct bri_datafile_footer {
+  uint64_t column_meta_start; /* first byte of ColumnMetadata 0 = end of the data region */
+  uint64_t cmo_table_start;   /* column metadata offset table: num_columns x {u64 pos, u64 size} */
+  uint64_t gbo_table_start;   /* global buffer offset table: num_global_buffers x {pos, size} */
+  uint32_t num_global_buffers;
+  uint32_t num_columns;
+  uint16_t major, minor;      /* footer version: (2,1) or (2,2) once opened */
+} bri_datafile_footer;
+
+typedef struct bri_page {
+  uint64_t n_rows;       /* Page.length: top-level rows in this page */
+  uint64_t priority;     /* Page.priority: file row number of its first row (not checked) */
+  size_t n_buffers;
+  const uint64_t *buffer_offsets; /* absolute file offsets, each range checked at open */
+  const uint64_t *buffer_sizes;
+  Lance__Encodings21__PageLayout *layout; /* decoded from the page's Any, never NULL */
+  const uint8_t *encoding_bytes;          /* the page's DirectEncoding bytes (an Any), verbatim */
+  size_t encoding_len;
+  uint64_t metadata_offset;               /* file offset of the column's ColumnMetadata (messages) */
+} bri_page;
+
+typedef struct bri_column {
+  size_t n_pages;
+  bri_page *pages;
+  uint64_t n_rows;       /* sum of page rows; equals the file's row count */
+  uint64_t metadata_offset; /* where this column's ColumnMetadata starts in the file */
+  uint64_t metadata_size;
+} bri_column;
+
+typedef struct bri_datafile bri_datafile;
+
+/* Opens and validates the container at path. */
+int bri_datafile_open(const char *path, bri_datafile **out, bri_error *err);
+
+/* The same over a file image held in memory (tests, fuzzing, files already
+ * read). buf is borrowed: it must stay valid and unchanged until close. path
+ * is used in messages only. */
+int bri_datafile_open_mem(const uint8_t *buf, size_t len, const char *path,
+                          bri_datafile **out, bri_error *err);
+
+void bri_datafile_close(bri_datafile *df);
+
+const char *bri_datafile_path(const bri_datafile *df);
+uint64_t bri_datafile_size(const bri_datafile *df);
+void bri_datafile_version(const bri_datafile *df, uint16_t *major, uint16_t *minor);
+const bri_datafile_footer *bri_datafile_footer_of(const bri_datafile *df);
+uint64_t bri_datafile_num_rows(const bri_datafile *df);
+/* The file schema (global buffer 0). Fields are in pre-order. */
+const Lance__File__FileDescriptor *bri_datafile_descriptor(const bri_datafile *df);
+size_t bri_datafile_num_columns(const bri_datafile *df);
+const bri_column *bri_datafile_column(const bri_datafile *df, size_t index);
+/* Raw ColumnMetadata of a column (for page copy). */
+const Lance__File__V2__ColumnMetadata *bri_datafile_column_metadata(const bri_datafile *df,
+                                                                   size_t index);
+/* Global buffer i (0 = FileDescriptor): position and size, each range checked at open. */
+size_t bri_datafile_num_global_buffers(const bri_datafile *df);
+void bri_datafile_global_buffer(const bri_datafile *df, size_t i, uint64_t *pos, uint64_t *size);
+
+/* Reads [offset, offset+size) into a malloc'd buffer; refuses ranges outside the file. */
+int bri_datafile_read(bri_datafile *df, uint64_t offset, uint64_t size, uint8_t **out,
+                      bri_error *err);
+/* The same into a caller's buffer of at least size bytes. */
+int bri_datafile_read_into(bri_datafile *df, uint64_t offset, uint64_t size, void *buf,
+                           bri_error *err);
+
+/* "mini_block", "constant", "full_zip", "blob", "sparse" or "unset". */
+const char *bri_datafile_layout_name(const Lance__Encodings21__PageLayout *layout);
+
+/* The Any type URLs Lance 2.1+ writes (spec/file.md section 1.1). */
+#define BRI_PAGE_LAYOUT_TYPE_URL "/lance.encodings21.PageLayout"
+#define BRI_COLUMN_ENCODING_TYPE_URL "/lance.encodings.ColumnEncoding"
+
+/* Largest metadata region (column metadata + tables + footer, or global
+ * buffer 0) brid reads at open. Real files need KiB to a few MiB. */
+#define BRI_DATAFILE_MAX_METADATA ((uint64_t)1 << 30)
+
+#endif

@@ -1,0 +1,209 @@
+/* manifest.c: manifest file framing, decoding and validation (see manifest.h).
+ *
+ * Validation is deliberately strict where brid would otherwise act on bad
+ * data (paths it would open or delete, ids it would allocate from) and
+ * lenient where it only reports (unknown fields are kept, not judged). */
+#include "lance/table/manifest.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "blob/bri.h"
+#include "lance/table/flags.h"
+#include "util/bytes.h"
+#include "util/fsutil.h"
+#include "util/pbcheck.h"
+
+enum { TAIL_LEN = 16 };
+
+/* Decodes a length-prefixed message at off (which must end before limit). */
+static int read_section(const uint8_t *buf, uint64_t limit, uint64_t off, const char *path,
+                        const char *what, const ProtobufCMessageDescriptor *desc,
+                        ProtobufCMessage **out, bri_error *err) {
+  if (off > limit || limit - off < 4)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: %s section offset %llu leaves no room for its 4-byte length before "
+                         "the manifest at %llu",
+                         path, what, (unsigned long long)off, (unsigned long long)limit);
+  uint32_t len = bri_le32(buf + off);
+  if (len > limit - off - 4)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: offset %llu: %s length %u runs past the manifest at offset %llu",
+                         path, (unsigned long long)off, what, len, (unsigned long long)limit);
+  return bri_pb_unpack(desc, buf + off + 4, len, off + 4, path, what, out, err);
+}
+
+/* A relative file name Lance wrote: non-empty, not absolute, no "." or ".."
+ * component, no backslash. Anything else could point outside the table. */
+static int check_rel_path(const char *p, const char *path, const char *what, uint64_t frag,
+                          bri_error *err) {
+  const char *why = NULL;
+  if (!p || !*p) why = "is empty";
+  else if (p[0] == '/') why = "is absolute";
+  else if (strchr(p, '\\')) why = "contains a backslash";
+  else {
+    for (const char *s = p; *s;) {
+      size_t n = strcspn(s, "/");
+      if (n == 0 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.')) {
+        why = "has an empty, '.' or '..' component";
+        break;
+      }
+      s += n;
+      if (*s) s++;
+    }
+  }
+  if (!why) return 0;
+  return bri_error_set(err, BRI_ECORRUPT, "%s: fragment %llu: %s path \"%s\" %s", path,
+                       (unsigned long long)frag, what, p ? p : "", why);
+}
+
+static int base_exists(const Lance__Table__Manifest *m, uint32_t id) {
+  for (size_t i = 0; i < m->n_base_paths; i++)
+    if (m->base_paths[i]->id == id) return 1;
+  return 0;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int validate(const bri_manifest *bm, bri_error *err) {
+  const Lance__Table__Manifest *m = bm->pb;
+  const char *path = bm->path;
+  int rc = bri_flags_check(m->reader_feature_flags, m->writer_feature_flags, path, err);
+  if (rc) return rc;
+  if (m->version == 0) return bri_error_set(err, BRI_ECORRUPT, "%s: manifest version is 0", path);
+  for (size_t i = 0; i < m->n_base_paths; i++)
+    for (size_t j = 0; j < i; j++)
+      if (m->base_paths[i]->id == m->base_paths[j]->id)
+        return bri_error_set(err, BRI_ECORRUPT, "%s: base path id %u is defined twice", path,
+                             m->base_paths[i]->id);
+  uint64_t *ids = malloc((m->n_fragments ? m->n_fragments : 1) * sizeof *ids);
+  if (!ids) return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", path);
+  for (size_t i = 0; i < m->n_fragments && !rc; i++) {
+    const Lance__Table__DataFragment *f = m->fragments[i];
+    ids[i] = f->id;
+    for (size_t u = 0; u < f->base.n_unknown_fields; u++)
+      if (f->base.unknown_fields[u].tag == 11)
+        rc = bri_error_set(err, BRI_EUNSUPPORTED,
+                           "%s: fragment %llu has data overlay files (field 11), not supported",
+                           path, (unsigned long long)f->id);
+    if (!rc && m->has_max_fragment_id && f->id > m->max_fragment_id)
+      rc = bri_error_set(err, BRI_ECORRUPT, "%s: fragment id %llu is above max_fragment_id %u",
+                         path, (unsigned long long)f->id, m->max_fragment_id);
+    for (size_t k = 0; k < f->n_files && !rc; k++) {
+      const Lance__Table__DataFile *df = f->files[k];
+      rc = check_rel_path(df->path, path, "data file", f->id, err);
+      if (!rc && df->n_fields != df->n_column_indices)
+        rc = bri_error_set(err, BRI_ECORRUPT,
+                           "%s: fragment %llu: data file %s lists %zu fields but %zu column indices",
+                           path, (unsigned long long)f->id, df->path, df->n_fields,
+                           df->n_column_indices);
+      if (!rc && df->has_base_id && !base_exists(m, df->base_id))
+        rc = bri_error_set(err, BRI_ECORRUPT,
+                           "%s: fragment %llu: data file %s names base id %u, which base_paths lacks",
+                           path, (unsigned long long)f->id, df->path, df->base_id);
+    }
+    const Lance__Table__DeletionFile *d = f->deletion_file;
+    if (!rc && d) {
+      if (d->num_deleted_rows > f->physical_rows)
+        rc = bri_error_set(err, BRI_ECORRUPT,
+                           "%s: fragment %llu: %llu deleted rows but only %llu physical rows", path,
+                           (unsigned long long)f->id, (unsigned long long)d->num_deleted_rows,
+                           (unsigned long long)f->physical_rows);
+      else if (d->file_type != LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__ARROW_ARRAY &&
+               d->file_type != LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP)
+        rc = bri_error_set(err, BRI_EUNSUPPORTED, "%s: fragment %llu: unknown deletion file type %d",
+                           path, (unsigned long long)f->id, (int)d->file_type);
+      else if (d->has_base_id && !base_exists(m, d->base_id))
+        rc = bri_error_set(err, BRI_ECORRUPT,
+                           "%s: fragment %llu: deletion file names base id %u, which base_paths lacks",
+                           path, (unsigned long long)f->id, d->base_id);
+    }
+  }
+  if (!rc) {
+    qsort(ids, m->n_fragments, sizeof *ids, cmp_u64);
+    for (size_t i = 1; i < m->n_fragments && !rc; i++)
+      if (ids[i] == ids[i - 1])
+        rc = bri_error_set(err, BRI_ECORRUPT, "%s: fragment id %llu appears twice", path,
+                           (unsigned long long)ids[i]);
+  }
+  free(ids);
+  if (!rc) rc = bri_manifest_check_bri(m, path, err);
+  return rc;
+}
+
+int bri_manifest_parse(const uint8_t *buf, size_t len, const char *path, bri_manifest **out,
+                       bri_error *err) {
+  *out = NULL;
+  if (len < TAIL_LEN + 4)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: %zu bytes is too short for a manifest (needs at least %d)", path, len,
+                         TAIL_LEN + 4);
+  if (memcmp(buf + len - 4, "LANC", 4) != 0)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: offset %zu: expected magic \"LANC\" at the end of the file", path,
+                         len - 4);
+  uint64_t pos = bri_le64(buf + len - TAIL_LEN);
+  uint64_t region_end = len - TAIL_LEN;
+  if (pos > region_end || region_end - pos < 4)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: offset %zu: manifest position %llu is outside the file's %zu bytes",
+                         path, len - TAIL_LEN, (unsigned long long)pos, len);
+  uint32_t mlen = bri_le32(buf + pos);
+  if ((uint64_t)mlen != region_end - pos - 4)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: offset %llu: manifest length %u does not match the %llu bytes "
+                         "before the tail",
+                         path, (unsigned long long)pos, mlen,
+                         (unsigned long long)(region_end - pos - 4));
+  bri_manifest *bm = calloc(1, sizeof *bm);
+  if (!bm || !(bm->path = strdup(path))) {
+    free(bm);
+    return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", path);
+  }
+  bm->file_size = len;
+  bm->manifest_pos = pos;
+  int rc = bri_pb_unpack(&lance__table__manifest__descriptor, buf + pos + 4, mlen, pos + 4, path,
+                         "manifest", (ProtobufCMessage **)&bm->pb, err);
+  if (!rc && bm->pb->has_transaction_section)
+    rc = read_section(buf, pos, bm->pb->transaction_section, path, "transaction",
+                      &lance__table__transaction__descriptor, (ProtobufCMessage **)&bm->txn, err);
+  if (!rc && bm->pb->has_index_section)
+    rc = read_section(buf, pos, bm->pb->index_section, path, "index section",
+                      &lance__table__index_section__descriptor, (ProtobufCMessage **)&bm->indices,
+                      err);
+  if (!rc) rc = validate(bm, err);
+  if (rc) {
+    bri_manifest_free(bm);
+    return rc;
+  }
+  *out = bm;
+  return 0;
+}
+
+int bri_manifest_read(const char *path, bri_manifest **out, bri_error *err) {
+  uint8_t *buf;
+  size_t len;
+  *out = NULL;
+  int rc = bri_read_file(path, BRI_MANIFEST_MAX_BYTES, &buf, &len, err);
+  if (rc) return rc;
+  rc = bri_manifest_parse(buf, len, path, out, err);
+  free(buf);
+  return rc;
+}
+
+void bri_manifest_free(bri_manifest *m) {
+  if (!m) return;
+  if (m->pb) lance__table__manifest__free_unpacked(m->pb, NULL);
+  if (m->txn) lance__table__transaction__free_unpacked(m->txn, NULL);
+  if (m->indices) lance__table__index_section__free_unpacked(m->indices, NULL);
+  free(m->path);
+  free(m);
+}
+
+uint64_t bri_fragment_live_rows(const Lance__Table__DataFragment *f) {
+  uint64_t del = f->deletion_file ? f->deletion_file->num_deleted_rows : 0;
+  return del > f->physical_rows ? 0 : f->physical_rows - del;
+}

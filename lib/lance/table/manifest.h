@@ -1,0 +1,43 @@
+/* manifest.h: reading one manifest file (one table version).
+ *
+ * A manifest file is [u32 len][IndexSection]? [u32 len][Transaction]?
+ * [u32 len][Manifest] then a 16-byte tail [u64 manifest_pos][u16 0][u16 2]"LANC"
+ * (spec/table.md section 2). bri_manifest_read checks the framing, decodes the
+ * three messages, and validates what brid relies on (feature flags, paths,
+ * base ids, fragment ids, the Blob Reuse Index). Any failure names the file,
+ * the byte offset and what was expected, and nothing is returned. */
+#ifndef BRI_MANIFEST_H
+#define BRI_MANIFEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "table.pb-c.h"
+#include "transaction.pb-c.h"
+#include "util/error.h"
+
+typedef struct bri_manifest {
+  char *path;
+  uint64_t file_size;
+  uint64_t manifest_pos;                  /* offset of the Manifest's u32 length */
+  Lance__Table__Manifest *pb;
+  Lance__Table__Transaction *txn;         /* embedded transaction, or NULL */
+  Lance__Table__IndexSection *indices;    /* index section, or NULL */
+} bri_manifest;
+
+/* Parses a manifest held in memory; path is used in messages only. */
+int bri_manifest_parse(const uint8_t *buf, size_t len, const char *path, bri_manifest **out,
+                       bri_error *err);
+
+/* Reads and parses the manifest file at path. */
+int bri_manifest_read(const char *path, bri_manifest **out, bri_error *err);
+
+void bri_manifest_free(bri_manifest *m);
+
+/* Largest manifest file brid reads (Lance manifests are KiB to a few MiB). */
+#define BRI_MANIFEST_MAX_BYTES ((size_t)1 << 30)
+
+/* Visible rows of a fragment: physical_rows minus deleted rows. */
+uint64_t bri_fragment_live_rows(const Lance__Table__DataFragment *f);
+
+#endif

@@ -1,0 +1,34 @@
+/* rowids.h: Lance's compressed u64 sequences (rowids.proto).
+ *
+ * RowIdSequence holds stable row ids of a fragment, and brid reuses the same
+ * messages in the Blob Reuse Index for its id lists. Decoding is bounded:
+ * the caller says how many values it is prepared to accept, and segments are
+ * counted before anything is allocated, so that a hostile Range [0, 2^64)
+ * costs nothing. */
+#ifndef BRI_ROWIDS_H
+#define BRI_ROWIDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rowids.pb-c.h"
+#include "util/error.h"
+
+/* Number of values in a sequence; error when a segment is malformed
+ * (start > end, bitmap shorter than its range, holes unsorted or outside). */
+int bri_u64seq_count(const Lance__Table__RowIdSequence *seq, uint64_t *count, bri_error *err);
+
+/* Materializes a sequence (malloc'd array) if it has at most max values. */
+int bri_u64seq_decode(const Lance__Table__RowIdSequence *seq, uint64_t max, uint64_t **vals,
+                      size_t *n, bri_error *err);
+
+/* Count and materialize one EncodedU64Array. */
+int bri_u64array_count(const Lance__Table__EncodedU64Array *a, uint64_t *count, bri_error *err);
+int bri_u64array_decode(const Lance__Table__EncodedU64Array *a, uint64_t max, uint64_t **vals,
+                        size_t *n, bri_error *err);
+
+/* Unpacks a serialized RowIdSequence (DataFragment.inline_row_ids). */
+int bri_u64seq_unpack(const uint8_t *buf, size_t len, Lance__Table__RowIdSequence **out,
+                      bri_error *err);
+
+#endif

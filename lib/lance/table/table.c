@@ -1,0 +1,248 @@
+/* table.c: table roots, version lookup, base-path resolution and refs (see
+ * table.h). Tag and branch files are JSON; Lance's code writes camelCase
+ * keys and its docs show snake_case, so both spellings are accepted. */
+#include "lance/table/table.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blob/sidecar.h"
+#include "util/fsutil.h"
+
+int bri_table_open(const char *root, bri_table **out, bri_error *err) {
+  *out = NULL;
+  bri_table *t = calloc(1, sizeof *t);
+  if (!t) return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", root);
+  size_t n = strlen(root);
+  while (n > 1 && root[n - 1] == '/') n--;
+  t->root = bri_strdupf("%.*s", (int)n, root);
+  char *vdir = bri_path_join(t->root, "_versions");
+  int rc = (!t->root || !vdir) ? bri_error_set(err, BRI_ENOMEM, "%s: out of memory", root)
+                               : bri_versions_list(vdir, &t->versions, &t->n_versions, &t->naming, err);
+  if (rc == BRI_ENOTFOUND)
+    rc = bri_error_set(err, BRI_ENOTFOUND, "%s: not a Lance table (no _versions directory)", root);
+  else if (!rc && t->n_versions == 0)
+    rc = bri_error_set(err, BRI_ENOTFOUND, "%s: not a Lance table (no manifest in %s)", root, vdir);
+  free(vdir);
+  if (rc) {
+    bri_table_close(t);
+    return rc;
+  }
+  *out = t;
+  return 0;
+}
+
+void bri_table_close(bri_table *t) {
+  if (!t) return;
+  bri_versions_free(t->versions, t->n_versions);
+  free(t->root);
+  free(t);
+}
+
+uint64_t bri_table_latest_version(const bri_table *t) {
+  return t->n_versions ? t->versions[t->n_versions - 1].version : 0;
+}
+
+char *bri_table_manifest_path(const bri_table *t, uint64_t v) {
+  for (size_t i = 0; i < t->n_versions; i++)
+    if (t->versions[i].version == v)
+      return bri_strdupf("%s/_versions/%s", t->root, t->versions[i].file);
+  return NULL;
+}
+
+int bri_table_load(const bri_table *t, uint64_t v, bri_manifest **out, bri_error *err) {
+  *out = NULL;
+  if (v == 0) v = bri_table_latest_version(t);
+  char *p = bri_table_manifest_path(t, v);
+  if (!p)
+    return bri_error_set(err, BRI_ENOTFOUND, "%s: no version %llu (latest is %llu)", t->root,
+                         (unsigned long long)v, (unsigned long long)bri_table_latest_version(t));
+  int rc = bri_manifest_read(p, out, err);
+  if (!rc && (*out)->pb->version != v) {
+    rc = bri_error_set(err, BRI_ECORRUPT, "%s: file name says version %llu, manifest says %llu", p,
+                       (unsigned long long)v, (unsigned long long)(*out)->pb->version);
+    bri_manifest_free(*out);
+    *out = NULL;
+  }
+  free(p);
+  return rc;
+}
+
+static const Lance__Table__BasePath *find_base(const Lance__Table__Manifest *m, uint32_t id) {
+  for (size_t i = 0; i < m->n_base_paths; i++)
+    if (m->base_paths[i]->id == id) return m->base_paths[i];
+  return NULL;
+}
+
+int bri_table_data_dir(const bri_table *t, const Lance__Table__Manifest *m, bool has_base,
+                       uint32_t base_id, char **out, bri_error *err) {
+  *out = NULL;
+  if (!has_base) {
+    *out = bri_path_join(t->root, "data");
+  } else {
+    const Lance__Table__BasePath *b = find_base(m, base_id);
+    if (!b) return bri_error_set(err, BRI_ECORRUPT, "%s: base id %u is not defined", t->root, base_id);
+    const char *p = b->path ? b->path : "";
+    if (!strncmp(p, "file://", 7)) p += 7;
+    else if (strstr(p, "://"))
+      return bri_error_set(err, BRI_EUNSUPPORTED, "%s: base %u is at %s; brid only works on local paths",
+                           t->root, base_id, p);
+    if (p[0] != '/')
+      return bri_error_set(err, BRI_ECORRUPT, "%s: base %u path \"%s\" is not absolute", t->root,
+                           base_id, p);
+    *out = b->is_dataset_root ? bri_path_join(p, "data") : strdup(p);
+  }
+  return *out ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+}
+
+int bri_table_datafile_path(const bri_table *t, const Lance__Table__Manifest *m,
+                            const Lance__Table__DataFile *df, char **out, bri_error *err) {
+  char *dir;
+  int rc = bri_table_data_dir(t, m, df->has_base_id, df->base_id, &dir, err);
+  if (rc) return rc;
+  *out = bri_path_join(dir, df->path);
+  free(dir);
+  return *out ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+}
+
+int bri_table_sidecar_dir(const bri_table *t, const Lance__Table__Manifest *m,
+                          const Lance__Table__DataFile *df, char **out, bri_error *err) {
+  char *dir, *stem = bri_datafile_stem(df->path);
+  int rc = stem ? bri_table_data_dir(t, m, df->has_base_id, df->base_id, &dir, err)
+                : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (rc) {
+    free(stem);
+    return rc;
+  }
+  /* the stem keeps any subdirectory of df->path: sidecars sit next to the file */
+  const char *slash = strrchr(df->path, '/');
+  *out = slash ? bri_strdupf("%s/%.*s/%s", dir, (int)(slash - df->path), df->path, stem)
+               : bri_path_join(dir, stem);
+  free(dir);
+  free(stem);
+  return *out ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+}
+
+int bri_table_deletion_path(const bri_table *t, const Lance__Table__Manifest *m,
+                            const Lance__Table__DataFragment *f, char **out, bri_error *err) {
+  const Lance__Table__DeletionFile *d = f->deletion_file;
+  *out = NULL;
+  if (!d) return bri_error_set(err, BRI_ENOTFOUND, "fragment %llu has no deletion file",
+                               (unsigned long long)f->id);
+  const char *root = t->root;
+  char *base_root = NULL;
+  if (d->has_base_id) {
+    const Lance__Table__BasePath *b = find_base(m, d->base_id);
+    if (!b) return bri_error_set(err, BRI_ECORRUPT, "%s: base id %u is not defined", t->root, d->base_id);
+    const char *p = strncmp(b->path, "file://", 7) ? b->path : b->path + 7;
+    base_root = strdup(p);
+    root = base_root;
+  }
+  const char *ext = d->file_type == LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP ? "bin" : "arrow";
+  *out = bri_strdupf("%s/_deletions/%llu-%llu-%llu.%s", root, (unsigned long long)f->id,
+                     (unsigned long long)d->read_version, (unsigned long long)d->id, ext);
+  free(base_root);
+  return *out ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+}
+
+static const char *json_str2(json_t *o, const char *a, const char *b) {
+  json_t *v = json_object_get(o, a);
+  if (!v) v = json_object_get(o, b);
+  return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static int json_u64_2(json_t *o, const char *a, const char *b, uint64_t *out) {
+  json_t *v = json_object_get(o, a);
+  if (!v) v = json_object_get(o, b);
+  if (!json_is_integer(v) || json_integer_value(v) < 0) return 0;
+  *out = (uint64_t)json_integer_value(v);
+  return 1;
+}
+
+/* Percent-decodes a branch file name ("a%2Fb" -> "a/b"). */
+static char *unescape(const char *s) {
+  char *o = malloc(strlen(s) + 1), *w = o;
+  if (!o) return NULL;
+  for (; *s; s++) {
+    unsigned c;
+    if (s[0] == '%' && sscanf(s + 1, "%2x", &c) == 1 && s[1] && s[2]) {
+      *w++ = (char)c;
+      s += 2;
+    } else {
+      *w++ = *s;
+    }
+  }
+  *w = 0;
+  return o;
+}
+
+static int read_refs(const bri_table *t, const char *sub, int is_tag, bri_ref **out,
+                     size_t *count, bri_error *err) {
+  *out = NULL;
+  *count = 0;
+  char *dir = bri_strdupf("%s/_refs/%s", t->root, sub);
+  char **names;
+  size_t n;
+  int rc = bri_list_dir(dir, &names, &n, err);
+  if (rc == BRI_ENOTFOUND) {
+    free(dir);
+    return 0;
+  }
+  if (rc) {
+    free(dir);
+    return rc;
+  }
+  bri_ref *refs = calloc(n ? n : 1, sizeof *refs);
+  size_t k = 0;
+  for (size_t i = 0; i < n && !rc; i++) {
+    size_t len = strlen(names[i]);
+    if (len <= 5 || strcmp(names[i] + len - 5, ".json")) continue;
+    char *p = bri_path_join(dir, names[i]);
+    json_error_t je;
+    json_t *j = json_load_file(p, 0, &je);
+    uint64_t ver;
+    const char *vkey = is_tag ? "version" : "parentVersion", *vkey2 = is_tag ? "version" : "parent_version";
+    if (!j || !json_is_object(j) || !json_u64_2(j, vkey, vkey2, &ver)) {
+      rc = bri_error_set(err, BRI_ECORRUPT, "%s: %s", p,
+                         j ? "expected an object with a non-negative integer version"
+                           : je.text);
+    } else {
+      const char *br = is_tag ? json_str2(j, "branch", "branch")
+                              : json_str2(j, "parentBranch", "parent_branch");
+      names[i][len - 5] = 0;
+      refs[k].name = is_tag ? strdup(names[i]) : unescape(names[i]);
+      refs[k].branch = br ? strdup(br) : NULL;
+      refs[k].version = ver;
+      k++;
+    }
+    json_decref(j);
+    free(p);
+  }
+  bri_free_names(names, n);
+  free(dir);
+  if (rc) {
+    bri_refs_free(refs, k);
+    return rc;
+  }
+  *out = refs;
+  *count = k;
+  return 0;
+}
+
+int bri_table_tags(const bri_table *t, bri_ref **out, size_t *count, bri_error *err) {
+  return read_refs(t, "tags", 1, out, count, err);
+}
+
+int bri_table_branches(const bri_table *t, bri_ref **out, size_t *count, bri_error *err) {
+  return read_refs(t, "branches", 0, out, count, err);
+}
+
+void bri_refs_free(bri_ref *refs, size_t count) {
+  if (!refs) return;
+  for (size_t i = 0; i < count; i++) {
+    free(refs[i].name);
+    free(refs[i].branch);
+  }
+  free(refs);
+}

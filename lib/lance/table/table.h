@@ -1,0 +1,60 @@
+/* table.h: a Lance table root on a local filesystem.
+ *
+ * Opening a table lists its versions (either naming scheme) without reading
+ * any manifest; manifests are loaded on demand. This module also resolves
+ * where the files a manifest names live (base paths: spec/table.md section 1)
+ * and reads tags and branches from _refs/. Everything here is read-only. */
+#ifndef BRI_TABLE_H
+#define BRI_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lance/table/manifest.h"
+#include "lance/table/version.h"
+#include "util/error.h"
+
+typedef struct bri_table {
+  char *root;                 /* as given, without trailing slashes */
+  bri_naming naming;
+  size_t n_versions;
+  bri_version_entry *versions; /* ascending */
+} bri_table;
+
+typedef struct bri_ref {
+  char *name;
+  char *branch;     /* NULL for main */
+  uint64_t version; /* tags: the tagged version; branches: the parent version */
+} bri_ref;
+
+/* Opens root (a directory with _versions/). No manifest: BRI_ENOTFOUND. */
+int bri_table_open(const char *root, bri_table **out, bri_error *err);
+void bri_table_close(bri_table *t);
+
+uint64_t bri_table_latest_version(const bri_table *t);
+/* Path of version v's manifest (malloc'd), or NULL when v does not exist. */
+char *bri_table_manifest_path(const bri_table *t, uint64_t v);
+/* Loads version v (0 = latest). Unknown version: BRI_ENOTFOUND. */
+int bri_table_load(const bri_table *t, uint64_t v, bri_manifest **out, bri_error *err);
+
+/* Directory that holds data files of base id (has_base false = the table
+ * root): {root}/data, {path}/data for dataset-root bases, {path} otherwise.
+ * file:// prefixes are stripped; other URI schemes are BRI_EUNSUPPORTED. */
+int bri_table_data_dir(const bri_table *t, const Lance__Table__Manifest *m, bool has_base,
+                       uint32_t base_id, char **out, bri_error *err);
+/* Absolute path of a data file and of its own sidecar directory. */
+int bri_table_datafile_path(const bri_table *t, const Lance__Table__Manifest *m,
+                            const Lance__Table__DataFile *df, char **out, bri_error *err);
+int bri_table_sidecar_dir(const bri_table *t, const Lance__Table__Manifest *m,
+                          const Lance__Table__DataFile *df, char **out, bri_error *err);
+/* Path of a fragment's deletion file (malloc'd). */
+int bri_table_deletion_path(const bri_table *t, const Lance__Table__Manifest *m,
+                            const Lance__Table__DataFragment *f, char **out, bri_error *err);
+
+/* Reads the JSON files in _refs/tags and _refs/branches (missing dirs: none). */
+int bri_table_tags(const bri_table *t, bri_ref **out, size_t *count, bri_error *err);
+int bri_table_branches(const bri_table *t, bri_ref **out, size_t *count, bri_error *err);
+void bri_refs_free(bri_ref *refs, size_t count);
+
+#endif

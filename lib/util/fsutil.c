@@ -1,0 +1,142 @@
+/* fsutil.c: POSIX file helpers (see fsutil.h). Reads retry on EINTR and
+ * treat a short read as a truncated file, never as success. */
+#include "util/fsutil.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int bri_read_file(const char *path, size_t max_len, uint8_t **out, size_t *out_len,
+                  bri_error *err) {
+  *out = NULL;
+  *out_len = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return errno == ENOENT ? bri_error_set(err, BRI_ENOTFOUND, "%s: no such file", path)
+                           : bri_error_errno(err, "open", path);
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int rc = bri_error_errno(err, "stat", path);
+    close(fd);
+    return rc;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return bri_error_set(err, BRI_EIO, "%s: not a regular file", path);
+  }
+  if ((uint64_t)st.st_size > max_len) {
+    close(fd);
+    return bri_error_set(err, BRI_EUNSUPPORTED, "%s: %lld bytes is more than the %zu allowed",
+                         path, (long long)st.st_size, max_len);
+  }
+  size_t len = (size_t)st.st_size;
+  uint8_t *buf = malloc(len + 1);
+  if (!buf) {
+    close(fd);
+    return bri_error_set(err, BRI_ENOMEM, "%s: out of memory for %zu bytes", path, len);
+  }
+  int rc = bri_pread_exact(fd, path, 0, buf, len, err);
+  close(fd);
+  if (rc) {
+    free(buf);
+    return rc;
+  }
+  buf[len] = 0;
+  *out = buf;
+  *out_len = len;
+  return 0;
+}
+
+int bri_pread_exact(int fd, const char *path, uint64_t offset, void *buf, size_t len,
+                    bri_error *err) {
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return bri_error_errno(err, "read", path);
+    }
+    if (n == 0)
+      return bri_error_set(err, BRI_ECORRUPT,
+                           "%s: wanted %zu bytes at offset %llu, file ends after %llu", path,
+                           len, (unsigned long long)offset,
+                           (unsigned long long)(offset + done));
+    done += (size_t)n;
+  }
+  return 0;
+}
+
+int bri_file_size(const char *path, uint64_t *size, bri_error *err) {
+  struct stat st;
+  if (stat(path, &st) != 0)
+    return errno == ENOENT ? bri_error_set(err, BRI_ENOTFOUND, "%s: no such file", path)
+                           : bri_error_errno(err, "stat", path);
+  *size = (uint64_t)st.st_size;
+  return 0;
+}
+
+char *bri_path_join(const char *a, const char *b) {
+  size_t la = strlen(a);
+  while (la > 1 && a[la - 1] == '/') la--;
+  while (*b == '/') b++;
+  return bri_strdupf("%.*s/%s", (int)la, a, b);
+}
+
+char *bri_strdupf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *s = NULL;
+  int n = vasprintf(&s, fmt, ap);
+  va_end(ap);
+  return n < 0 ? NULL : s;
+}
+
+static int cmp_names(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int bri_list_dir(const char *dir, char ***names, size_t *count, bri_error *err) {
+  *names = NULL;
+  *count = 0;
+  DIR *d = opendir(dir);
+  if (!d)
+    return errno == ENOENT ? bri_error_set(err, BRI_ENOTFOUND, "%s: no such directory", dir)
+                           : bri_error_errno(err, "open directory", dir);
+  char **v = NULL;
+  size_t n = 0, cap = 0;
+  struct dirent *e;
+  int rc = 0;
+  errno = 0;
+  while ((e = readdir(d)) != NULL) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    if (n == cap) {
+      cap = cap ? cap * 2 : 32;
+      char **nv = realloc(v, cap * sizeof *v);
+      if (!nv) { rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory listing", dir); break; }
+      v = nv;
+    }
+    if (!(v[n] = strdup(e->d_name))) { rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory listing", dir); break; }
+    n++;
+  }
+  if (!rc && errno) rc = bri_error_errno(err, "read directory", dir);
+  closedir(d);
+  if (rc) {
+    bri_free_names(v, n);
+    return rc;
+  }
+  if (n) qsort(v, n, sizeof *v, cmp_names);
+  *names = v;
+  *count = n;
+  return 0;
+}
+
+void bri_free_names(char **names, size_t count) {
+  for (size_t i = 0; i < count; i++) free(names[i]);
+  free(names);
+}

@@ -1,0 +1,35 @@
+/* fsutil.h: small POSIX file helpers shared by every layer: whole-file and
+ * ranged reads with explicit size limits, path joining, directory listing. */
+#ifndef BRI_FSUTIL_H
+#define BRI_FSUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+/* Reads the whole file into a malloc'd buffer (NUL-terminated for
+ * convenience, the NUL is not counted). Refuses files larger than max_len. */
+int bri_read_file(const char *path, size_t max_len, uint8_t **out, size_t *out_len,
+                  bri_error *err);
+
+/* Reads exactly len bytes at offset from an open descriptor; a short file is
+ * BRI_ECORRUPT ("<path>: wanted N bytes at offset O, file has ..."). */
+int bri_pread_exact(int fd, const char *path, uint64_t offset, void *buf, size_t len,
+                    bri_error *err);
+
+/* Size of the file at path, or BRI_EIO/BRI_ENOTFOUND. */
+int bri_file_size(const char *path, uint64_t *size, bri_error *err);
+
+/* Joins a and b with exactly one '/'; returns malloc'd string or NULL. */
+char *bri_path_join(const char *a, const char *b);
+
+/* malloc'd printf. */
+char *bri_strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Lists the names in dir (no "." or ".."), sorted bytewise. Missing dir:
+ * BRI_ENOTFOUND. The caller frees each name and the array. */
+int bri_list_dir(const char *dir, char ***names, size_t *count, bri_error *err);
+void bri_free_names(char **names, size_t count);
+
+#endif

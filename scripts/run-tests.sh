@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs brid's tests: every unit test binary in BUILD/tests, then every
+# interop test script tests/interop/test_*.sh. Prints one line per test
+# program and a closing "N passed, N failed" line; exits 1 if any failed.
+#   scripts/run-tests.sh BUILD [unit|interop]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:?build dir}
+WHICH=${2:-all}
+export BRI_SOURCE_DIR=$PWD
+export BRICTL=$PWD/$BUILD/bin/brictl
+export ORACLE_NODE_DIR=$PWD/.deps/node
+export LANCEDB_LOG=error
+export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-120}
+pass=0; fail=0; failed=()
+run() {
+  local name=$1; shift
+  local log; log=$(mktemp)
+  if "$@" >"$log" 2>&1; then
+    pass=$((pass+1)); echo "PASS $name"
+  else
+    fail=$((fail+1)); failed+=("$name"); echo "FAIL $name"; sed 's/^/    /' "$log" | tail -60
+  fi
+  rm -f "$log"
+}
+if [ "$WHICH" != interop ]; then
+  for t in "$BUILD"/tests/test_*; do [ -x "$t" ] && run "unit/$(basename "$t")" "$t"; done
+fi
+if [ "$WHICH" != unit ]; then
+  for t in tests/interop/test_*.sh; do [ -f "$t" ] && run "interop/$(basename "$t")" bash "$t"; done
+fi
+echo
+((fail)) && echo "failed: ${failed[*]}"
+echo "$pass passed, $fail failed"
+((fail == 0))

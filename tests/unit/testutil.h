@@ -1,0 +1,36 @@
+/* testutil.h: shared scaffolding for brid's Check unit tests.
+ *
+ * Each tests/unit/test_*.c is its own executable: it defines one Suite
+ * factory and ends with BRI_TEST_MAIN(factory). Fixtures live under
+ * tests/fixtures; bri_fixture() builds their path from BRI_SOURCE_DIR (set by
+ * scripts/run-tests.sh) so that tests run from any working directory. */
+#ifndef BRI_TESTUTIL_H
+#define BRI_TESTUTIL_H
+
+#include <check.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Path of tests/fixtures/<rel> (malloc'd). */
+char *bri_fixture(const char *rel);
+
+/* Creates a fresh empty temporary directory (malloc'd path) and removes it
+ * recursively with bri_rmtree. */
+char *bri_tmpdir(void);
+void bri_rmtree(const char *path);
+
+/* Copies a directory tree (used to get a writable copy of a fixture table). */
+void bri_copytree(const char *src, const char *dst);
+
+/* Writes bytes to a file, failing the test on error. */
+void bri_write_bytes(const char *path, const void *data, size_t len);
+
+/* Reads a whole file, failing the test on error (malloc'd, *len set). */
+uint8_t *bri_slurp(const char *path, size_t *len);
+
+int bri_run_suite(Suite *s);
+
+#define BRI_TEST_MAIN(factory) \
+  int main(void) { return bri_run_suite(factory()); }
+
+#endif
