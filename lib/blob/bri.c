@@ -8,6 +8,7 @@
 
 #include "lance/table/flags.h"
 #include "lance/table/rowids.h"
+#include "util/pbcheck.h"
 
 static const ProtobufCMessageUnknownField *field8(const Lance__Table__DataFile *df) {
   const ProtobufCMessageUnknownField *found = NULL;
@@ -34,13 +35,20 @@ int bri_datafile_get_bri(const Lance__Table__DataFile *df, const char *path,
                          "%s: data file %s: BRI appears %zu times (spec/blob.md 6.2: one BRI per "
                          "data file)",
                          path, df->path, n_len);
-  Lance__Table__BlobReuseIndex *b = lance__table__blob_reuse_index__unpack(NULL, u->len, u->data);
+  /* protobuf-c keeps a length-delimited unknown field with its length prefix */
+  size_t pos = 0;
+  uint64_t blen;
+  if (!bri_pb_varint(u->data, u->len, &pos, &blen) || blen != u->len - pos)
+    return bri_error_set(err, BRI_ECORRUPT, "%s: data file %s: BRI length prefix is malformed",
+                         path, df->path);
+  Lance__Table__BlobReuseIndex *b =
+      lance__table__blob_reuse_index__unpack(NULL, (size_t)blen, u->data + pos);
   if (!b)
     return bri_error_set(err, BRI_ECORRUPT, "%s: data file %s: BRI (%zu bytes) does not decode",
-                         path, df->path, u->len);
+                         path, df->path, (size_t)blen);
   /* Re-encoding must give the same bytes: a duplicated singular field or a
    * NUL inside blob_dir would otherwise decode into something ambiguous. */
-  if (lance__table__blob_reuse_index__get_packed_size(b) != u->len) {
+  if (lance__table__blob_reuse_index__get_packed_size(b) != blen) {
     lance__table__blob_reuse_index__free_unpacked(b, NULL);
     return bri_error_set(err, BRI_ECORRUPT,
                          "%s: data file %s: BRI is ambiguous (repeated singular field or NUL in "
@@ -49,6 +57,43 @@ int bri_datafile_get_bri(const Lance__Table__DataFile *df, const char *path,
   }
   *out = b;
   return 1;
+}
+
+int bri_datafile_set_bri(Lance__Table__DataFile *df, const Lance__Table__BlobReuseIndex *b,
+                         bri_error *err) {
+  ProtobufCMessage *base = &df->base;
+  size_t keep = 0;
+  for (size_t i = 0; i < base->n_unknown_fields; i++) {
+    ProtobufCMessageUnknownField *f = &base->unknown_fields[i];
+    if (f->tag == BRI_DATAFILE_FIELD && f->wire_type == PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED)
+      free(f->data);
+    else
+      base->unknown_fields[keep++] = *f;
+  }
+  base->n_unknown_fields = keep;
+  if (!b) return 0;
+  size_t len = lance__table__blob_reuse_index__get_packed_size(b);
+  uint8_t *data = malloc(len + 10);
+  ProtobufCMessageUnknownField *grown =
+      realloc(base->unknown_fields, (keep + 1) * sizeof *base->unknown_fields);
+  if (!data || !grown) {
+    free(data);
+    if (grown) base->unknown_fields = grown;
+    return bri_error_set(err, BRI_ENOMEM, "out of memory storing a BRI");
+  }
+  base->unknown_fields = grown;
+  size_t pre = 0;
+  for (uint64_t v = len; ; v >>= 7) { /* varint length prefix, as protobuf-c stores it */
+    data[pre++] = (uint8_t)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+    if (v < 0x80) break;
+  }
+  lance__table__blob_reuse_index__pack(b, data + pre);
+  grown[keep].tag = BRI_DATAFILE_FIELD;
+  grown[keep].wire_type = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED;
+  grown[keep].len = pre + len;
+  grown[keep].data = data;
+  base->n_unknown_fields = keep + 1;
+  return 0;
 }
 
 int bri_manifest_has_bri(const Lance__Table__Manifest *m) {

@@ -26,6 +26,11 @@
 int bri_datafile_get_bri(const Lance__Table__DataFile *df, const char *path,
                          Lance__Table__BlobReuseIndex **out, bri_error *err);
 
+/* Stores b as df's field 8 (replacing any BRI it had; a varint field 8 of
+ * another writer is kept). b NULL removes the BRI. */
+int bri_datafile_set_bri(Lance__Table__DataFile *df, const Lance__Table__BlobReuseIndex *b,
+                         bri_error *err);
+
 /* True when some DataFile of the manifest carries a BRI (wire type 2 field 8). */
 int bri_manifest_has_bri(const Lance__Table__Manifest *m);
 

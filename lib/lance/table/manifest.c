@@ -194,6 +194,47 @@ int bri_manifest_read(const char *path, bri_manifest **out, bri_error *err) {
   return rc;
 }
 
+/* Appends [u32 len][message] at *pos; buf has room (sizes computed first). */
+static void put_section(uint8_t *buf, size_t *pos, const ProtobufCMessage *msg, size_t len) {
+  bri_put_le32(buf + *pos, (uint32_t)len);
+  protobuf_c_message_pack(msg, buf + *pos + 4);
+  *pos += 4 + len;
+}
+
+int bri_manifest_serialize(Lance__Table__Manifest *m, const Lance__Table__Transaction *txn,
+                           const Lance__Table__IndexSection *idx, uint8_t **out, size_t *len,
+                           bri_error *err) {
+  *out = NULL;
+  *len = 0;
+  size_t idx_len = idx ? lance__table__index_section__get_packed_size(idx) : 0;
+  size_t txn_len = txn ? lance__table__transaction__get_packed_size(txn) : 0;
+  size_t pos = 0;
+  m->has_index_section = idx != NULL;
+  m->index_section = 0;
+  if (idx) pos += 4 + idx_len;
+  m->has_transaction_section = txn != NULL;
+  m->transaction_section = txn ? pos : 0;
+  if (txn) pos += 4 + txn_len;
+  size_t man_len = lance__table__manifest__get_packed_size(m);
+  if (idx_len > UINT32_MAX || txn_len > UINT32_MAX || man_len > UINT32_MAX)
+    return bri_error_set(err, BRI_EINVAL, "manifest section larger than 4 GiB");
+  size_t total = pos + 4 + man_len + TAIL_LEN;
+  uint8_t *buf = malloc(total);
+  if (!buf) return bri_error_set(err, BRI_ENOMEM, "out of memory for a %zu-byte manifest", total);
+  size_t w = 0;
+  if (idx) put_section(buf, &w, &idx->base, idx_len);
+  if (txn) put_section(buf, &w, &txn->base, txn_len);
+  uint64_t manifest_pos = w;
+  put_section(buf, &w, &m->base, man_len);
+  bri_put_le64(buf + w, manifest_pos);
+  bri_put_le16(buf + w + 8, 0);
+  bri_put_le16(buf + w + 10, 2);
+  memcpy(buf + w + 12, "LANC", 4);
+  *out = buf;
+  *len = total;
+  return 0;
+}
+
 void bri_manifest_free(bri_manifest *m) {
   if (!m) return;
   if (m->pb) lance__table__manifest__free_unpacked(m->pb, NULL);

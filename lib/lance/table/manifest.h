@@ -34,6 +34,14 @@ int bri_manifest_read(const char *path, bri_manifest **out, bri_error *err);
 
 void bri_manifest_free(bri_manifest *m);
 
+/* Lays out a manifest file the way Lance 12 does: [u32 len][IndexSection]
+ * (if idx), [u32 len][Transaction] (if txn), [u32 len][Manifest], tail. Sets
+ * m's index_section / transaction_section to the offsets it used. The result
+ * is malloc'd. Re-serializing what bri_manifest_parse read gives the same bytes. */
+int bri_manifest_serialize(Lance__Table__Manifest *m, const Lance__Table__Transaction *txn,
+                           const Lance__Table__IndexSection *idx, uint8_t **out, size_t *len,
+                           bri_error *err);
+
 /* Largest manifest file brid reads (Lance manifests are KiB to a few MiB). */
 #define BRI_MANIFEST_MAX_BYTES ((size_t)1 << 30)
 
