@@ -2,12 +2,17 @@
 #   make                 build brictl (and brid) into build/bin
 #   make check           install dependencies, build, run unit + interop tests
 #   make check SANITIZE=1  the same under ASan+UBSan (separate build-san/ tree)
-#   make fuzz            build libFuzzer harnesses with clang and run each briefly
+#   make fuzz            build libFuzzer harnesses with clang and run each
+#                        FUZZ_SECONDS (default 60) on a copy of its seed corpus
 #   make demo            compact a demo table (see README)
 
 SANITIZE ?=
-BUILD    := build$(if $(SANITIZE),-san)
+FUZZ     ?=
+BUILD    := build$(if $(SANITIZE),-san)$(if $(FUZZ),-fuzz)
 CC       ?= cc
+ifneq ($(FUZZ),)
+CC       := clang
+endif
 PKGS     := libprotobuf-c jansson libzstd liblz4 libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lroaring -lm
@@ -18,6 +23,10 @@ LDFLAGS_ALL :=
 ifneq ($(SANITIZE),)
 OPT      := -O1 $(SAN_FLAGS) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS_ALL := $(SAN_FLAGS)
+endif
+ifneq ($(FUZZ),)
+OPT      := -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+LDFLAGS_ALL := -fsanitize=fuzzer,address,undefined
 endif
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(OPT) -Ilib -I$(BUILD)/gen $(PKG_CFLAGS) -MMD -MP
 CFLAGS   ?=
@@ -38,7 +47,10 @@ TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TEST_HELPER_OBJ := $(BUILD)/obj/tests/unit/testutil.o
 
-.PHONY: all deps check unit interop fuzz demo clean
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+
+.PHONY: all deps check unit interop fuzz fuzzers demo clean
 all: $(BRICTL)
 
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
@@ -65,6 +77,12 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_HELPER_OBJ) $(LIBBRI)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_HELPER_OBJ) $(LIBBRI) $(PKG_LIBS) $(shell pkg-config --libs check)
 
+$(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(LIBBRI)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(LIBBRI) $(PKG_LIBS)
+
+fuzzers: $(FUZZ_BIN)
+
 deps:
 	@scripts/deps.sh
 
@@ -79,7 +97,8 @@ interop: all
 	@scripts/run-tests.sh $(BUILD) interop
 
 fuzz: deps
-	@scripts/fuzz.sh $(FUZZ_SECONDS)
+	@$(MAKE) --no-print-directory FUZZ=1 fuzzers
+	@scripts/fuzz.sh build-fuzz $(FUZZ_SECONDS)
 
 demo: deps
 	@$(MAKE) --no-print-directory all

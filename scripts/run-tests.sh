@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Runs brid's tests: every unit test binary in BUILD/tests, then every
-# interop test script tests/interop/test_*.sh. Prints one line per test
+# Runs brid's tests: every unit test binary in BUILD/tests, the command-line
+# tests tests/cli/test_*.sh, then the interop tests tests/interop/test_*.sh
+# (those need the LanceDB oracle that scripts/deps.sh installs). Prints one line per test
 # program and a closing "N passed, N failed" line; exits 1 if any failed.
-#   scripts/run-tests.sh BUILD [unit|interop]
+#   scripts/run-tests.sh BUILD [unit|cli|interop]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:?build dir}
 WHICH=${2:-all}
 export BRI_SOURCE_DIR=$PWD
 export BRICTL=$PWD/$BUILD/bin/brictl
+export BRI_BUILD=$PWD/$BUILD
 export ORACLE_NODE_DIR=$PWD/.deps/node
 export LANCEDB_LOG=error
 export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-120}
@@ -23,10 +25,13 @@ run() {
   fi
   rm -f "$log"
 }
-if [ "$WHICH" != interop ]; then
+if [ "$WHICH" = all ] || [ "$WHICH" = unit ]; then
   for t in "$BUILD"/tests/test_*; do [ -x "$t" ] && run "unit/$(basename "$t")" "$t"; done
 fi
-if [ "$WHICH" != unit ]; then
+if [ "$WHICH" = all ] || [ "$WHICH" = cli ]; then
+  for t in tests/cli/test_*.sh; do [ -f "$t" ] && run "cli/$(basename "$t")" bash "$t"; done
+fi
+if [ "$WHICH" = all ] || [ "$WHICH" = interop ]; then
   for t in tests/interop/test_*.sh; do [ -f "$t" ] && run "interop/$(basename "$t")" bash "$t"; done
 fi
 echo

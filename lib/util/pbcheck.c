@@ -136,7 +136,7 @@ int bri_pb_unpack(const ProtobufCMessageDescriptor *desc, const uint8_t *buf, si
                   ProtobufCMessage **out, bri_error *err) {
   *out = NULL;
   int rc = bri_pb_check(desc, buf, len, file_offset, path, err);
-  if (rc) return bri_error_wrap(err, "invalid %s", what);
+  if (rc) return rc;
   ProtobufCMessage *m = protobuf_c_message_unpack(desc, NULL, len, buf);
   if (!m)
     return bri_error_set(err, BRI_ECORRUPT,
