@@ -50,6 +50,9 @@ TEST_HELPER_OBJ := $(BUILD)/obj/tests/unit/testutil.o
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 
+# Generated sources and objects are kept (not deleted as intermediates).
+.SECONDARY:
+
 .PHONY: all deps check unit interop fuzz fuzzers demo clean
 all: $(BRICTL)
 

@@ -1,0 +1,241 @@
+/* commit.c: put-if-not-exists commits of new versions (see commit.h). The
+ * order of operations is what makes a crash safe: the transaction file and
+ * the staging manifest exist before the link, so a crash leaves either no new
+ * version (and files cleanup can reclaim) or a complete, fsynced one. */
+#include "lance/table/commit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "blob/bri.h"
+#include "lance/table/flags.h"
+#include "util/fsutil.h"
+
+void bri_uuid_v4(char out[37]) {
+  uint8_t u[16];
+  size_t got = 0;
+  while (got < sizeof u) {
+    ssize_t n = getrandom(u + got, sizeof u - got, 0);
+    if (n > 0) got += (size_t)n;
+    else if (errno != EINTR) break;
+  }
+  u[6] = (uint8_t)((u[6] & 0x0f) | 0x40);
+  u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);
+  snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+           u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+           u[15]);
+}
+
+void bri_manifest_assign_fragment_ids(Lance__Table__Manifest *m,
+                                      Lance__Table__DataFragment *const *new_frags, size_t n) {
+  uint64_t max = m->has_max_fragment_id ? m->max_fragment_id : 0;
+  int any = m->has_max_fragment_id;
+  for (size_t i = 0; i < m->n_fragments; i++)
+    if (m->fragments[i]->id > max || !any) {
+      max = m->fragments[i]->id > max ? m->fragments[i]->id : max;
+      any = 1;
+    }
+  for (size_t i = 0; i < n; i++) {
+    if (new_frags[i]->id != 0) continue;
+    new_frags[i]->id = any ? max + 1 : 0;
+    new_frags[i]->has_id = 1;
+    max = new_frags[i]->id;
+    any = 1;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (new_frags[i]->id > max) max = new_frags[i]->id;
+  if (any) {
+    m->has_max_fragment_id = 1;
+    m->max_fragment_id = (uint32_t)max;
+  }
+}
+
+void bri_manifest_derive_flags(Lance__Table__Manifest *m) {
+  uint64_t f = 0;
+  for (size_t i = 0; i < m->n_fragments; i++) {
+    if (m->fragments[i]->deletion_file) f |= BRI_FLAG_DELETION_FILES;
+    if (m->fragments[i]->row_id_sequence_case !=
+        LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE__NOT_SET)
+      f |= BRI_FLAG_STABLE_ROW_IDS;
+  }
+  /* stable row ids are a table property: keep the bit even with no fragments */
+  f |= m->reader_feature_flags & BRI_FLAG_STABLE_ROW_IDS;
+  if (m->n_base_paths) f |= BRI_FLAG_BASE_PATHS;
+  if (bri_manifest_has_bri(m)) f |= BRI_FLAG_BLOB_REUSE_INDEX;
+  uint64_t w = f | (m->writer_feature_flags & BRI_FLAG_DISABLE_TRANSACTION_FILE);
+  if (m->n_config) w |= BRI_FLAG_TABLE_CONFIG;
+  m->reader_feature_flags = f;
+  m->writer_feature_flags = w;
+  m->has_reader_feature_flags = m->has_writer_feature_flags = 1;
+}
+
+int bri_fsync_dir(const char *dir, bri_error *err) {
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return bri_error_errno(err, "open directory", dir);
+  int rc = fsync(fd) == 0 ? 0 : bri_error_errno(err, "fsync directory", dir);
+  close(fd);
+  return rc;
+}
+
+int bri_write_new_file(const char *path, const void *data, size_t len, bri_error *err) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return errno == EEXIST ? bri_error_set(err, BRI_ECONFLICT, "%s already exists", path)
+                           : bri_error_errno(err, "create", path);
+  const uint8_t *p = data;
+  size_t done = 0;
+  int rc = 0;
+  while (done < len && !rc) {
+    ssize_t n = write(fd, p + done, len - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) rc = bri_error_errno(err, "write", path);
+    else done += (size_t)n;
+  }
+  if (!rc && fsync(fd) != 0) rc = bri_error_errno(err, "fsync", path);
+  if (close(fd) != 0 && !rc) rc = bri_error_errno(err, "close", path);
+  if (rc) unlink(path);
+  return rc;
+}
+
+/* Replaces _versions/latest_version_hint.json with {"version":v} unless it
+ * already names a newer version. Best effort: the hint is an optimisation
+ * for readers, never the source of truth, so a failure is not a commit
+ * failure. */
+static void update_hint(const char *vdir, uint64_t v) {
+  char *hint = bri_path_join(vdir, "latest_version_hint.json");
+  uint8_t *old;
+  size_t len;
+  unsigned long long cur = 0;
+  if (hint && bri_read_file(hint, 4096, &old, &len, NULL) == 0) {
+    const char *k = strstr((char *)old, "\"version\"");
+    if (k) sscanf(strchr(k, ':') ? strchr(k, ':') + 1 : "", "%llu", &cur);
+    free(old);
+  }
+  if (hint && cur <= v) {
+    char uuid[37], body[64];
+    bri_uuid_v4(uuid);
+    char *tmp = bri_strdupf("%s/.tmp_hint_%s", vdir, uuid);
+    int n = snprintf(body, sizeof body, "{\"version\":%llu}", (unsigned long long)v);
+    if (tmp && bri_write_new_file(tmp, body, (size_t)n, NULL) == 0 && rename(tmp, hint) != 0)
+      unlink(tmp);
+    free(tmp);
+  }
+  free(hint);
+}
+
+int bri_commit(bri_table *t, Lance__Table__Manifest *m, Lance__Table__Transaction *txn,
+               const Lance__Table__IndexSection *idx, uint64_t version, char **txn_path,
+               bri_error *err) {
+  if (txn_path) *txn_path = NULL;
+  char uuid[37];
+  if (!txn->uuid || !*txn->uuid) {
+    bri_uuid_v4(uuid);
+    if (txn->uuid && txn->uuid != protobuf_c_empty_string) free(txn->uuid);
+    txn->uuid = strdup(uuid);
+  }
+  char *vdir = bri_path_join(t->root, "_versions");
+  char *tdir = bri_path_join(t->root, "_transactions");
+  char *txn_name = bri_strdupf("%llu-%s.txn", (unsigned long long)txn->read_version, txn->uuid);
+  char *name = bri_version_file_name(version, t->naming);
+  char *final = vdir && name ? bri_path_join(vdir, name) : NULL;
+  char *staging = NULL, *tpath = NULL;
+  uint8_t *buf = NULL, *tbuf = NULL;
+  size_t len;
+  int rc = 0;
+  if (!vdir || !tdir || !txn_name || !final) {
+    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    goto out;
+  }
+  /* stamp what every commit carries */
+  m->version = version;
+  m->has_version = 1;
+  static Google__Protobuf__Timestamp ts_init = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
+  if (!m->timestamp) {
+    m->timestamp = malloc(sizeof *m->timestamp);
+    if (!m->timestamp) {
+      rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+      goto out;
+    }
+    *m->timestamp = ts_init;
+  }
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  m->timestamp->seconds = now.tv_sec, m->timestamp->has_seconds = 1;
+  m->timestamp->nanos = (int32_t)now.tv_nsec, m->timestamp->has_nanos = 1;
+  if (!m->writer_version) {
+    m->writer_version = calloc(1, sizeof *m->writer_version);
+    if (!m->writer_version) {
+      rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+      goto out;
+    }
+    lance__table__manifest__writer_version__init(m->writer_version);
+  }
+  Lance__Table__Manifest__WriterVersion *w = m->writer_version;
+  if (w->library && w->library != protobuf_c_empty_string) free(w->library);
+  if (w->version && w->version != protobuf_c_empty_string) free(w->version);
+  if (w->prerelease && w->prerelease != protobuf_c_empty_string) free(w->prerelease);
+  if (w->build_metadata && w->build_metadata != protobuf_c_empty_string) free(w->build_metadata);
+  w->library = strdup(BRI_WRITER_LIBRARY);
+  w->version = strdup(BRI_WRITER_VERSION);
+  w->prerelease = w->build_metadata = NULL;
+  bri_manifest_derive_flags(m);
+
+  /* 1. the transaction file (unless the table asked for inline-only) */
+  if (!(m->writer_feature_flags & BRI_FLAG_DISABLE_TRANSACTION_FILE)) {
+    size_t tlen = lance__table__transaction__get_packed_size(txn);
+    tbuf = malloc(tlen ? tlen : 1);
+    tpath = bri_path_join(tdir, txn_name);
+    if (!tbuf || !tpath) {
+      rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+      goto out;
+    }
+    lance__table__transaction__pack(txn, tbuf);
+    mkdir(tdir, 0755);
+    if ((rc = bri_write_new_file(tpath, tbuf, tlen, err)) != 0) goto out;
+    if ((rc = bri_fsync_dir(tdir, err)) != 0) goto out;
+    if (txn_path) *txn_path = strdup(tpath);
+    if (m->transaction_file && m->transaction_file != protobuf_c_empty_string) free(m->transaction_file);
+    m->transaction_file = strdup(txn_name);
+  }
+  /* 2. the manifest: staging file, then link = put-if-not-exists */
+  if ((rc = bri_manifest_serialize(m, txn, idx, &buf, &len, err)) != 0) goto out;
+  bri_uuid_v4(uuid);
+  staging = bri_strdupf("%s/.tmp_%s_%s", vdir, name, uuid);
+  if (!staging) {
+    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    goto out;
+  }
+  if ((rc = bri_write_new_file(staging, buf, len, err)) != 0) goto out;
+  if (link(staging, final) != 0) {
+    rc = errno == EEXIST
+             ? bri_error_set(err, BRI_ECONFLICT,
+                             "%s: version %llu was committed by another writer first", t->root,
+                             (unsigned long long)version)
+             : bri_error_errno(err, "link", final);
+    unlink(staging);
+    goto out;
+  }
+  unlink(staging);
+  if ((rc = bri_fsync_dir(vdir, err)) != 0) goto out;
+  update_hint(vdir, version);
+  /* 3. refresh the version list */
+  bri_version_entry *v;
+  size_t nv;
+  bri_naming scheme;
+  if (bri_versions_list(vdir, &v, &nv, &scheme, NULL) == 0) {
+    bri_versions_free(t->versions, t->n_versions);
+    t->versions = v;
+    t->n_versions = nv;
+  }
+out:
+  free(vdir), free(tdir), free(txn_name), free(name), free(final), free(staging), free(tpath);
+  free(buf), free(tbuf);
+  return rc;
+}

@@ -1,0 +1,59 @@
+/* commit.h: publishing a new table version on a local filesystem.
+ *
+ * A commit writes the transaction file, then the manifest under the table's
+ * naming scheme with put-if-not-exists semantics: the bytes go to a staging
+ * file in _versions/ (named .tmp_*, which Lance's cleanup also reclaims),
+ * are fsynced, and are published with link(2), which fails with EEXIST when
+ * another writer already took that version: a conflict, never an overwrite
+ * (spec/table.md section 4). The directory is fsynced after the link, and
+ * latest_version_hint.json is replaced atomically (write + rename).
+ *
+ * Building the manifest content (which fragments, which transaction) is the
+ * caller's job; this module only stamps what every commit must carry:
+ * version, timestamp, writer_version, transaction file name and uuid,
+ * max_fragment_id, and feature flags derived from the content. */
+#ifndef BRI_COMMIT_H
+#define BRI_COMMIT_H
+
+#include <stdint.h>
+
+#include "lance/table/table.h"
+#include "table.pb-c.h"
+#include "transaction.pb-c.h"
+#include "util/error.h"
+
+#define BRI_WRITER_LIBRARY "brid"
+#define BRI_WRITER_VERSION "0.1.0"
+
+/* A fresh random (v4) UUID in its 36-character text form. */
+void bri_uuid_v4(char out[37]);
+
+/* Gives every fragment whose id is 0 and that is listed in new_frags a fresh
+ * id above max_fragment_id (the manifest's, or the highest existing id), and
+ * raises max_fragment_id accordingly. */
+void bri_manifest_assign_fragment_ids(Lance__Table__Manifest *m,
+                                      Lance__Table__DataFragment *const *new_frags, size_t n);
+
+/* Re-derives the feature flags Lance derives from content (deletion files,
+ * stable row ids, table config, base paths) and the BRI bit, keeping
+ * disable_transaction_file as it was. */
+void bri_manifest_derive_flags(Lance__Table__Manifest *m);
+
+/* Commits m as version `version` of table t. txn->read_version must be set;
+ * txn->uuid is filled if empty. On success t's version list is refreshed.
+ * BRI_ECONFLICT: that version exists already (nothing of ours is left
+ * behind but the transaction file, which names a version nobody will
+ * reference: cleanup reclaims it; the path is returned in *txn_path for the
+ * caller's journal when txn_path is non-NULL). */
+int bri_commit(bri_table *t, Lance__Table__Manifest *m, Lance__Table__Transaction *txn,
+               const Lance__Table__IndexSection *idx, uint64_t version, char **txn_path,
+               bri_error *err);
+
+/* Writes len bytes to a new file (O_EXCL: an existing file is an error,
+ * never overwritten) and fsyncs it. */
+int bri_write_new_file(const char *path, const void *data, size_t len, bri_error *err);
+
+/* fsyncs a directory. */
+int bri_fsync_dir(const char *dir, bri_error *err);
+
+#endif
