@@ -1,0 +1,255 @@
+/* plan.c: compaction planning (see plan.h). One pass over the fragment list
+ * builds candidate bins; a second pass filters and splits them. Index
+ * coverage is read from each index's fragment bitmap (portable Roaring); an
+ * index without a bitmap is taken to cover every fragment, the safe reading. */
+#include "compact/plan.h"
+
+#include <errno.h>
+#include <math.h>
+#include <roaring/roaring.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lance/table/flags.h"
+
+void bri_compact_options_default(bri_compact_options *o) {
+  memset(o, 0, sizeof *o);
+  o->target_rows_per_fragment = 1024 * 1024;
+  o->materialize_deletions = true;
+  o->materialize_deletions_threshold = 0.1;
+  o->repack_threshold = 0.3;
+}
+
+static const char *config_get(const Lance__Table__Manifest *m, const char *key) {
+  for (size_t i = 0; i < m->n_config; i++)
+    if (m->config[i]->key && !strcmp(m->config[i]->key, key)) return m->config[i]->value;
+  return NULL;
+}
+
+static int cfg_u64(const bri_manifest *bm, const char *key, uint64_t *out, bri_error *err) {
+  const char *v = config_get(bm->pb, key);
+  if (!v) return 0;
+  char *end;
+  errno = 0;
+  unsigned long long x = strtoull(v, &end, 10);
+  if (errno || end == v || *end || v[0] == '-')
+    return bri_error_set(err, BRI_EINVAL, "%s: config %s = \"%s\" is not a non-negative integer",
+                         bm->path, key, v);
+  *out = x;
+  return 0;
+}
+
+static int cfg_double(const bri_manifest *bm, const char *key, double *out, bri_error *err) {
+  const char *v = config_get(bm->pb, key);
+  if (!v) return 0;
+  char *end;
+  double x = strtod(v, &end);
+  if (end == v || *end || !isfinite(x) || x < 0)
+    return bri_error_set(err, BRI_EINVAL, "%s: config %s = \"%s\" is not a non-negative number",
+                         bm->path, key, v);
+  *out = x;
+  return 0;
+}
+
+static int cfg_bool(const bri_manifest *bm, const char *key, bool *out, bri_error *err) {
+  const char *v = config_get(bm->pb, key);
+  if (!v) return 0;
+  if (!strcmp(v, "true")) *out = true;
+  else if (!strcmp(v, "false")) *out = false;
+  else
+    return bri_error_set(err, BRI_EINVAL, "%s: config %s = \"%s\" is not true or false",
+                         bm->path, key, v);
+  return 0;
+}
+
+int bri_compact_options_from_config(const bri_manifest *m, bri_compact_options *o,
+                                    bri_error *err) {
+  int rc;
+  if ((rc = cfg_u64(m, "lance.compaction.target_rows_per_fragment", &o->target_rows_per_fragment, err)) ||
+      (rc = cfg_bool(m, "lance.compaction.materialize_deletions", &o->materialize_deletions, err)) ||
+      (rc = cfg_double(m, "lance.compaction.materialize_deletions_threshold",
+                       &o->materialize_deletions_threshold, err)) ||
+      (rc = cfg_u64(m, "lance.compaction.max_source_fragments", &o->max_source_fragments, err)) ||
+      (rc = cfg_u64(m, "lance.compaction.max_source_rows", &o->max_source_rows, err)) ||
+      (rc = cfg_u64(m, "lance.compaction.max_source_bytes", &o->max_source_bytes, err)))
+    return rc;
+  if (o->target_rows_per_fragment == 0)
+    return bri_error_set(err, BRI_EINVAL, "%s: lance.compaction.target_rows_per_fragment is 0",
+                         m->path);
+  return 0;
+}
+
+/* Index coverage of each fragment as a bit set over the indices (at most 64
+ * distinct indices are told apart; more are folded into bit 63, which only
+ * makes bins stricter). */
+static int coverage(const bri_manifest *m, uint64_t **out, bri_error *err) {
+  const Lance__Table__Manifest *pb = m->pb;
+  uint64_t *cov = calloc(pb->n_fragments ? pb->n_fragments : 1, sizeof *cov);
+  if (!cov) return bri_error_set(err, BRI_ENOMEM, "out of memory planning");
+  size_t n_idx = m->indices ? m->indices->n_indices : 0;
+  for (size_t k = 0; k < n_idx; k++) {
+    const Lance__Table__IndexMetadata *x = m->indices->indices[k];
+    uint64_t bit = (uint64_t)1 << (k < 63 ? k : 63);
+    roaring_bitmap_t *r = NULL;
+    if (x->has_fragment_bitmap) {
+      r = roaring_bitmap_portable_deserialize_safe((const char *)x->fragment_bitmap.data,
+                                                   x->fragment_bitmap.len);
+      if (!r) {
+        free(cov);
+        return bri_error_set(err, BRI_ECORRUPT, "%s: index %s has an unreadable fragment bitmap",
+                             m->path, x->name ? x->name : "?");
+      }
+    }
+    for (size_t i = 0; i < pb->n_fragments; i++) {
+      uint64_t id = pb->fragments[i]->id;
+      if (!r || (id <= UINT32_MAX && roaring_bitmap_contains(r, (uint32_t)id))) cov[i] |= bit;
+    }
+    roaring_bitmap_free(r);
+  }
+  *out = cov;
+  return 0;
+}
+
+static uint64_t data_bytes(const Lance__Table__DataFragment *f) {
+  uint64_t b = 0;
+  for (size_t k = 0; k < f->n_files; k++) b += f->files[k]->file_size_bytes;
+  return b;
+}
+
+typedef struct cand {
+  size_t first, count;
+  bool alone_ok; /* some member compacts by itself (deletions or repack) */
+  uint64_t cov;
+} cand;
+
+/* Appends bins split to about target rows (Lance's split_for_size: take
+ * fragments until the target is reached; keep the cut only if what remains
+ * still reaches the target, else the rest joins the last bin). */
+static int push_split(bri_plan *p, size_t *cap, const Lance__Table__Manifest *pb, cand c,
+                      uint64_t target) {
+  size_t start = c.first, end = c.first + c.count;
+  while (start < end) {
+    size_t len = 0;
+    uint64_t rows = 0;
+    while (rows < target && start + len < end) rows += bri_fragment_live_rows(pb->fragments[start + len++]);
+    uint64_t rest = 0;
+    for (size_t i = start + len; i < end; i++) rest += bri_fragment_live_rows(pb->fragments[i]);
+    if (rest < target) len = end - start;
+    if (p->n_bins == *cap) {
+      *cap = *cap ? *cap * 2 : 8;
+      bri_plan_bin *nb = realloc(p->bins, *cap * sizeof *nb);
+      if (!nb) return -1;
+      p->bins = nb;
+    }
+    bri_plan_bin *b = &p->bins[p->n_bins++];
+    memset(b, 0, sizeof *b);
+    b->first = start, b->count = len;
+    for (size_t i = start; i < start + len; i++) {
+      const Lance__Table__DataFragment *f = pb->fragments[i];
+      b->physical_rows += f->physical_rows;
+      b->deleted_rows += f->physical_rows - bri_fragment_live_rows(f);
+      b->rows += bri_fragment_live_rows(f);
+      b->bytes += data_bytes(f);
+    }
+    start += len;
+  }
+  return 0;
+}
+
+int bri_compact_plan(const bri_manifest *m, const bri_compact_options *o,
+                     const bool *repack_wanted, bri_plan **out, bri_error *err) {
+  *out = NULL;
+  const Lance__Table__Manifest *pb = m->pb;
+  bool stable = (pb->reader_feature_flags & BRI_FLAG_STABLE_ROW_IDS) != 0;
+  uint64_t *cov = NULL;
+  int rc = coverage(m, &cov, err);
+  if (rc) return rc;
+  bri_plan *p = calloc(1, sizeof *p);
+  cand *cands = calloc(pb->n_fragments ? pb->n_fragments : 1, sizeof *cands);
+  p->skipped_indexed_ids = calloc(pb->n_fragments ? pb->n_fragments : 1, sizeof(uint64_t));
+  if (!p || !cands || !p->skipped_indexed_ids) {
+    free(cov), free(cands), bri_plan_free(p);
+    return bri_error_set(err, BRI_ENOMEM, "out of memory planning");
+  }
+  p->read_version = pb->version;
+  size_t n_cands = 0;
+  bool open = false;
+  for (size_t i = 0; i < pb->n_fragments; i++) {
+    const Lance__Table__DataFragment *f = pb->fragments[i];
+    uint64_t deleted = f->physical_rows - bri_fragment_live_rows(f);
+    double share = f->physical_rows ? (double)deleted / (double)f->physical_rows : 0;
+    bool itself = (o->materialize_deletions && o->materialize_deletions_threshold < 1.0 &&
+                   share > o->materialize_deletions_threshold) ||
+                  (repack_wanted && repack_wanted[i]);
+    bool neighbours = f->physical_rows < o->target_rows_per_fragment;
+    bool candidate = itself || neighbours;
+    if (candidate && cov[i] && !stable) {
+      /* row addresses would change under the index: leave it (plan.h) */
+      p->skipped_indexed_ids[p->n_skipped_indexed++] = f->id;
+      candidate = false;
+    }
+    if (!candidate) {
+      open = false;
+      continue;
+    }
+    if (open && cands[n_cands - 1].cov == cov[i]) {
+      cands[n_cands - 1].count++;
+      cands[n_cands - 1].alone_ok |= itself;
+    } else {
+      cands[n_cands++] = (cand){i, 1, itself, cov[i]};
+      open = true;
+    }
+  }
+  size_t cap = 0;
+  for (size_t k = 0; k < n_cands && !rc; k++) {
+    if (cands[k].count == 1 && !cands[k].alone_ok) continue; /* nothing to merge with */
+    if (push_split(p, &cap, pb, cands[k], o->target_rows_per_fragment))
+      rc = bri_error_set(err, BRI_ENOMEM, "out of memory planning");
+  }
+  /* budgets: keep whole bins, in order, while they fit (the first always) */
+  uint64_t frags = 0, rows = 0, bytes = 0;
+  for (size_t k = 0; k < p->n_bins && !rc; k++) {
+    bri_plan_bin *b = &p->bins[k];
+    frags += b->count, rows += b->physical_rows, bytes += b->bytes;
+    bool over = (o->max_source_fragments && frags > o->max_source_fragments) ||
+                (o->max_source_rows && rows > o->max_source_rows) ||
+                (o->max_source_bytes && bytes > o->max_source_bytes);
+    if (over && k > 0) {
+      p->n_bins = k;
+      p->budget_exhausted = true;
+    }
+  }
+  free(cov), free(cands);
+  if (rc) {
+    bri_plan_free(p);
+    return rc;
+  }
+  *out = p;
+  return 0;
+}
+
+void bri_plan_free(bri_plan *p) {
+  if (!p) return;
+  free(p->bins);
+  free(p->skipped_indexed_ids);
+  free(p);
+}
+
+json_t *bri_plan_to_json(const bri_plan *p, const bri_manifest *m) {
+  json_t *bins = json_array(), *skipped = json_array();
+  for (size_t k = 0; k < p->n_bins; k++) {
+    const bri_plan_bin *b = &p->bins[k];
+    json_t *ids = json_array();
+    for (size_t i = b->first; i < b->first + b->count; i++)
+      json_array_append_new(ids, json_integer((json_int_t)m->pb->fragments[i]->id));
+    json_array_append_new(bins, json_pack("{s:o, s:I, s:I, s:I, s:I}", "fragments", ids, "rows",
+                                          (json_int_t)b->rows, "physical_rows",
+                                          (json_int_t)b->physical_rows, "deleted_rows",
+                                          (json_int_t)b->deleted_rows, "data_bytes",
+                                          (json_int_t)b->bytes));
+  }
+  for (size_t i = 0; i < p->n_skipped_indexed; i++)
+    json_array_append_new(skipped, json_integer((json_int_t)p->skipped_indexed_ids[i]));
+  return json_pack("{s:I, s:o, s:o, s:b}", "read_version", (json_int_t)p->read_version, "bins",
+                   bins, "skipped_indexed", skipped, "budget_exhausted", p->budget_exhausted);
+}

@@ -1,0 +1,224 @@
+/* test_plan.c: compaction planning on synthetic manifests: Lance's candidate
+ * rules and bin splitting, index boundaries with and without stable row ids,
+ * repack-driven candidates, job budgets, and lance.compaction.* config keys. */
+#include <roaring/roaring.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compact/plan.h"
+#include "lance/table/flags.h"
+#include "testutil.h"
+
+#define MAXF 16
+typedef struct fake {
+  bri_manifest bm;
+  Lance__Table__Manifest pb;
+  Lance__Table__DataFragment frags[MAXF], *fp[MAXF];
+  Lance__Table__DeletionFile dels[MAXF];
+  Lance__Table__IndexSection sec;
+  Lance__Table__IndexMetadata idx[2], *ip[2];
+  Lance__Table__Manifest__ConfigEntry cfg[2], *cp[2];
+  char *bitmaps[2];
+} fake;
+
+/* rows[i] physical rows, deleted[i] deleted rows; ids = 10 + i. */
+static void make(fake *f, size_t n, const uint64_t *rows, const uint64_t *deleted) {
+  memset(f, 0, sizeof *f);
+  lance__table__manifest__init(&f->pb);
+  f->pb.version = 7;
+  for (size_t i = 0; i < n; i++) {
+    lance__table__data_fragment__init(&f->frags[i]);
+    f->frags[i].id = 10 + i;
+    f->frags[i].physical_rows = rows[i];
+    if (deleted && deleted[i]) {
+      lance__table__deletion_file__init(&f->dels[i]);
+      f->dels[i].num_deleted_rows = deleted[i];
+      f->frags[i].deletion_file = &f->dels[i];
+    }
+    f->fp[i] = &f->frags[i];
+  }
+  f->pb.fragments = f->fp;
+  f->pb.n_fragments = n;
+  f->bm.pb = &f->pb;
+  f->bm.path = "/t/_versions/x.manifest";
+}
+
+static void add_index(fake *f, const uint32_t *ids, size_t n) {
+  size_t k = f->sec.n_indices;
+  lance__table__index_section__init(&f->sec);
+  f->sec.n_indices = k + 1;
+  lance__table__index_metadata__init(&f->idx[k]);
+  roaring_bitmap_t *r = roaring_bitmap_of_ptr(n, ids);
+  size_t len = roaring_bitmap_portable_size_in_bytes(r);
+  f->bitmaps[k] = malloc(len);
+  roaring_bitmap_portable_serialize(r, f->bitmaps[k]);
+  roaring_bitmap_free(r);
+  f->idx[k].has_fragment_bitmap = 1;
+  f->idx[k].fragment_bitmap.data = (uint8_t *)f->bitmaps[k];
+  f->idx[k].fragment_bitmap.len = len;
+  f->idx[k].name = "idx";
+  f->ip[k] = &f->idx[k];
+  f->sec.indices = f->ip;
+  f->bm.indices = &f->sec;
+}
+
+static void release(fake *f) {
+  free(f->bitmaps[0]);
+  free(f->bitmaps[1]);
+}
+
+static bri_plan *plan(fake *f, const bri_compact_options *o, const bool *repack) {
+  bri_plan *p;
+  bri_error err;
+  ck_assert_msg(bri_compact_plan(&f->bm, o, repack, &p, &err) == 0, "%s", err.msg);
+  return p;
+}
+
+static void expect_bins(const bri_plan *p, size_t n, const size_t (*want)[2]) {
+  ck_assert_uint_eq(p->n_bins, n);
+  for (size_t k = 0; k < n; k++) {
+    ck_assert_uint_eq(p->bins[k].first, want[k][0]);
+    ck_assert_uint_eq(p->bins[k].count, want[k][1]);
+  }
+}
+
+START_TEST(test_small_neighbours_merge_big_ones_split) {
+  bri_compact_options o;
+  bri_compact_options_default(&o);
+  fake f;
+  /* small, small, big (not a candidate), small (alone: dropped), big, small, small */
+  const uint64_t rows[] = {100, 100, 2000000, 100, 2000000, 50, 60};
+  make(&f, 7, rows, NULL);
+  bri_plan *p = plan(&f, &o, NULL);
+  const size_t want[][2] = {{0, 2}, {5, 2}};
+  expect_bins(p, 2, want);
+  ck_assert_uint_eq(p->bins[1].rows, 110);
+  ck_assert_uint_eq(p->read_version, 7);
+  bri_plan_free(p);
+}
+END_TEST
+
+START_TEST(test_deletions_compact_alone) {
+  bri_compact_options o;
+  bri_compact_options_default(&o);
+  fake f;
+  const uint64_t rows[] = {2000000, 2000000, 2000000}, del[] = {300000, 100000, 0};
+  make(&f, 3, rows, del); /* 15% deleted > 10%: alone; 5%: no */
+  bri_plan *p = plan(&f, &o, NULL);
+  const size_t want[][2] = {{0, 1}};
+  expect_bins(p, 1, want);
+  ck_assert_uint_eq(p->bins[0].deleted_rows, 300000);
+  ck_assert_uint_eq(p->bins[0].rows, 1700000);
+  bri_plan_free(p);
+  o.materialize_deletions = false;
+  p = plan(&f, &o, NULL);
+  ck_assert_uint_eq(p->n_bins, 0);
+  bri_plan_free(p);
+  /* a low-utilization pack makes a big fragment a candidate on its own */
+  bool repack[] = {false, false, true};
+  p = plan(&f, &o, repack);
+  const size_t want2[][2] = {{2, 1}};
+  expect_bins(p, 1, want2);
+  bri_plan_free(p);
+}
+END_TEST
+
+START_TEST(test_split_for_size_and_budget) {
+  bri_compact_options o;
+  bri_compact_options_default(&o);
+  o.target_rows_per_fragment = 200;
+  fake f;
+  const uint64_t rows[] = {100, 100, 100, 100, 100};
+  make(&f, 5, rows, NULL);
+  bri_plan *p = plan(&f, &o, NULL);
+  const size_t want[][2] = {{0, 2}, {2, 3}}; /* the 100-row remainder joins the last bin */
+  expect_bins(p, 2, want);
+  ck_assert(!p->budget_exhausted);
+  bri_plan_free(p);
+  o.max_source_fragments = 3;
+  p = plan(&f, &o, NULL);
+  expect_bins(p, 1, want);
+  ck_assert(p->budget_exhausted);
+  bri_plan_free(p);
+  o.max_source_fragments = 1; /* the first bin always runs, or nothing ever would */
+  p = plan(&f, &o, NULL);
+  ck_assert_uint_eq(p->n_bins, 1);
+  bri_plan_free(p);
+}
+END_TEST
+
+START_TEST(test_index_boundaries) {
+  bri_compact_options o;
+  bri_compact_options_default(&o);
+  fake f;
+  const uint64_t rows[] = {100, 100, 100, 100, 100};
+  make(&f, 5, rows, NULL);
+  const uint32_t covered[] = {10, 11};
+  add_index(&f, covered, 2);
+  /* without stable row ids: indexed fragments are left alone and reported */
+  bri_plan *p = plan(&f, &o, NULL);
+  const size_t want[][2] = {{2, 3}};
+  expect_bins(p, 1, want);
+  ck_assert_uint_eq(p->n_skipped_indexed, 2);
+  ck_assert_uint_eq(p->skipped_indexed_ids[0], 10);
+  ck_assert_uint_eq(p->skipped_indexed_ids[1], 11);
+  json_t *j = bri_plan_to_json(p, &f.bm);
+  char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  ck_assert_str_eq(s, "{\"read_version\":7,\"bins\":[{\"fragments\":[12,13,14],\"rows\":300,"
+                      "\"physical_rows\":300,\"deleted_rows\":0,\"data_bytes\":0}],"
+                      "\"skipped_indexed\":[10,11],\"budget_exhausted\":false}");
+  free(s);
+  json_decref(j);
+  bri_plan_free(p);
+  /* with stable row ids: bins never mix covered and uncovered fragments */
+  f.pb.reader_feature_flags = BRI_FLAG_STABLE_ROW_IDS;
+  p = plan(&f, &o, NULL);
+  const size_t want2[][2] = {{0, 2}, {2, 3}};
+  expect_bins(p, 2, want2);
+  ck_assert_uint_eq(p->n_skipped_indexed, 0);
+  bri_plan_free(p);
+  release(&f);
+}
+END_TEST
+
+START_TEST(test_config_keys) {
+  fake f;
+  const uint64_t rows[] = {100};
+  make(&f, 1, rows, NULL);
+  lance__table__manifest__config_entry__init(&f.cfg[0]);
+  lance__table__manifest__config_entry__init(&f.cfg[1]);
+  f.cfg[0].key = "lance.compaction.target_rows_per_fragment";
+  f.cfg[0].value = "5000";
+  f.cfg[1].key = "lance.compaction.materialize_deletions_threshold";
+  f.cfg[1].value = "0.5";
+  f.cp[0] = &f.cfg[0], f.cp[1] = &f.cfg[1];
+  f.pb.config = f.cp;
+  f.pb.n_config = 2;
+  bri_compact_options o;
+  bri_compact_options_default(&o);
+  bri_error err;
+  ck_assert_int_eq(bri_compact_options_from_config(&f.bm, &o, &err), 0);
+  ck_assert_uint_eq(o.target_rows_per_fragment, 5000);
+  ck_assert(o.materialize_deletions_threshold == 0.5);
+  f.cfg[0].value = "lots";
+  ck_assert_int_eq(bri_compact_options_from_config(&f.bm, &o, &err), BRI_EINVAL);
+  ck_assert_msg(strstr(err.msg, "lance.compaction.target_rows_per_fragment = \"lots\"") != NULL, "%s", err.msg);
+  ck_assert_msg(strstr(err.msg, "/t/_versions/x.manifest") != NULL, "%s", err.msg);
+  f.cfg[0].value = "0";
+  ck_assert_int_eq(bri_compact_options_from_config(&f.bm, &o, &err), BRI_EINVAL);
+}
+END_TEST
+
+static Suite *plan_suite(void) {
+  Suite *s = suite_create("plan");
+  TCase *tc = tcase_create("plan");
+  tcase_add_test(tc, test_small_neighbours_merge_big_ones_split);
+  tcase_add_test(tc, test_deletions_compact_alone);
+  tcase_add_test(tc, test_split_for_size_and_budget);
+  tcase_add_test(tc, test_index_boundaries);
+  tcase_add_test(tc, test_config_keys);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+BRI_TEST_MAIN(plan_suite)
