@@ -59,6 +59,7 @@ const char *bri_error_name(int code) {
   case BRI_ENOMEM: return "nomem";
   case BRI_ENOTFOUND: return "notfound";
   case BRI_ECONFLICT: return "conflict";
+  case BRI_ETAKEN: return "version-taken";
   default: return "error";
   }
 }

@@ -17,7 +17,8 @@ enum {
   BRI_EUNSUPPORTED = -4, /* valid but not handled: unknown flag, version, encoding */
   BRI_ENOMEM = -5,
   BRI_ENOTFOUND = -6,    /* no such table, version, column or row */
-  BRI_ECONFLICT = -7,    /* a commit lost a race */
+  BRI_ECONFLICT = -7,    /* a concurrent commit changed what this operation relies on */
+  BRI_ETAKEN = -8,       /* another writer committed the version we tried first: retry */
 };
 
 typedef struct bri_error {

@@ -110,7 +110,7 @@ START_TEST(test_conflict_never_overwrites) {
   size_t len;
   uint8_t *orig = bri_slurp(path, &len);
   int rc = commit_reserve(t, v, &err); /* version v is taken */
-  ck_assert_int_eq(rc, BRI_ECONFLICT);
+  ck_assert_int_eq(rc, BRI_ETAKEN);
   ck_assert_msg(strstr(err.msg, "committed by another writer") != NULL, "%s", err.msg);
   size_t len2;
   uint8_t *now = bri_slurp(path, &len2);

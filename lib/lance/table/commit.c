@@ -87,7 +87,7 @@ int bri_fsync_dir(const char *dir, bri_error *err) {
 int bri_write_new_file(const char *path, const void *data, size_t len, bri_error *err) {
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0)
-    return errno == EEXIST ? bri_error_set(err, BRI_ECONFLICT, "%s already exists", path)
+    return errno == EEXIST ? bri_error_set(err, BRI_EIO, "%s already exists; brid never overwrites", path)
                            : bri_error_errno(err, "create", path);
   const uint8_t *p = data;
   size_t done = 0;
@@ -215,7 +215,7 @@ int bri_commit(bri_table *t, Lance__Table__Manifest *m, Lance__Table__Transactio
   if ((rc = bri_write_new_file(staging, buf, len, err)) != 0) goto out;
   if (link(staging, final) != 0) {
     rc = errno == EEXIST
-             ? bri_error_set(err, BRI_ECONFLICT,
+             ? bri_error_set(err, BRI_ETAKEN,
                              "%s: version %llu was committed by another writer first", t->root,
                              (unsigned long long)version)
              : bri_error_errno(err, "link", final);

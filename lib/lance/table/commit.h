@@ -41,7 +41,7 @@ void bri_manifest_derive_flags(Lance__Table__Manifest *m);
 
 /* Commits m as version `version` of table t. txn->read_version must be set;
  * txn->uuid is filled if empty. On success t's version list is refreshed.
- * BRI_ECONFLICT: that version exists already (nothing of ours is left
+ * BRI_ETAKEN: that version exists already (nothing of ours is left
  * behind but the transaction file, which names a version nobody will
  * reference: cleanup reclaims it; the path is returned in *txn_path for the
  * caller's journal when txn_path is non-NULL). */
