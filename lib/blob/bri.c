@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blob/sidecar.h"
 #include "lance/table/flags.h"
+#include "lance/table/table.h"
+#include "util/fsutil.h"
 #include "lance/table/rowids.h"
 #include "util/pbcheck.h"
 
@@ -227,4 +230,32 @@ int bri_manifest_check_bri(const Lance__Table__Manifest *m, const char *path, br
                          "(spec/blob.md 6.2 rule 8)",
                          path);
   return 0;
+}
+
+int bri_datafile_bri_paths(const bri_table *t, const Lance__Table__Manifest *m,
+                           const Lance__Table__DataFile *df, const char *mpath,
+                           int (*fn)(void *user, const char *path), void *user, bri_error *err) {
+  Lance__Table__BlobReuseIndex *b;
+  int rc = bri_datafile_get_bri(df, mpath, &b, err);
+  if (rc <= 0) return rc;
+  rc = 0;
+  for (size_t i = 0; i < b->n_sources && !rc; i++) {
+    const Lance__Table__BlobReuseSource *s = b->sources[i];
+    int64_t base = effective_base(s, df);
+    char *dir = NULL;
+    uint64_t *phys = NULL;
+    size_t n = 0;
+    rc = bri_table_data_dir(t, m, base >= 0, (uint32_t)(base >= 0 ? base : 0), &dir, err);
+    if (!rc) rc = bri_u64array_decode(s->physical_ids, BRI_MAX_IDS_PER_FILE, &phys, &n, err);
+    for (size_t k = 0; k < n && !rc; k++) {
+      char name[BRI_BLOB_NAME_LEN];
+      bri_blob_file_name((uint32_t)phys[k], name);
+      char *p = bri_strdupf("%s/%s/%s", dir, s->blob_dir, name);
+      rc = p ? fn(user, p) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+      free(p);
+    }
+    free(dir), free(phys);
+  }
+  lance__table__blob_reuse_index__free_unpacked(b, NULL);
+  return rc;
 }

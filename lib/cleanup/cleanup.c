@@ -1,0 +1,404 @@
+/* cleanup.c: version cleanup (see cleanup.h).
+ *
+ * Three phases, and no delete before the third: (1) read every manifest and
+ * decide which versions are retained, failing closed on any unreadable
+ * retained manifest or dangling tag; (2) collect the absolute paths that
+ * retained versions reach ("live") and that deleted versions reached
+ * ("verified"); (3) walk the table's own directories without following
+ * symbolic links and delete by Lance's rules: files first, old manifests
+ * last, so an interrupted run leaves every retained version whole. */
+#include "cleanup/cleanup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "blob/bri.h"
+#include "blob/sidecar.h"
+#include "lance/table/table.h"
+#include "util/fsutil.h"
+#include "util/strset.h"
+
+void bri_cleanup_policy_default(bri_cleanup_policy *p) {
+  memset(p, 0, sizeof *p);
+  p->older_than_sec = 7 * 24 * 3600;
+  p->grace_sec = 7 * 24 * 3600;
+}
+
+const char *bri_cleanup_kind_name(bri_cleanup_kind k) {
+  static const char *names[] = {"manifest", "data", "sidecar", "deletion",
+                                "transaction", "index", "staging"};
+  return k < BRI_CLEAN_KINDS ? names[k] : "?";
+}
+
+typedef struct refs {
+  bri_strset files;   /* exact files */
+  bri_strset dirs;    /* whole directories: sidecar stems, index dirs */
+} refs;
+
+typedef struct run {
+  const bri_cleanup_policy *p;
+  bri_cleanup_cb cb;
+  void *user;
+  bri_cleanup_stats *stats;
+  bri_error *err;
+  bri_table *t;
+  refs live, verified;
+  int64_t now, cutoff;   /* files modified after cutoff are never deleted */
+  struct timespec last_delete;
+} run;
+
+static int add_file_cb(void *user, const char *path) {
+  return bri_strset_add((bri_strset *)user, path) ? 0 : BRI_ENOMEM;
+}
+
+/* Everything one manifest references, as absolute paths. */
+static int collect(run *r, const bri_manifest *bm, refs *into) {
+  const Lance__Table__Manifest *m = bm->pb;
+  bri_error *err = r->err;
+  char *p = NULL;
+  int rc = 0;
+  for (size_t i = 0; i < m->n_fragments && !rc; i++) {
+    const Lance__Table__DataFragment *f = m->fragments[i];
+    for (size_t k = 0; k < f->n_files && !rc; k++) {
+      const Lance__Table__DataFile *df = f->files[k];
+      if ((rc = bri_table_datafile_path(r->t, m, df, &p, err)) != 0) break;
+      if (!bri_strset_add_owned(&into->files, p)) rc = BRI_ENOMEM;
+      if (!rc && (rc = bri_table_sidecar_dir(r->t, m, df, &p, err)) == 0 &&
+          !bri_strset_add_owned(&into->dirs, p))
+        rc = BRI_ENOMEM;
+      if (!rc) rc = bri_datafile_bri_paths(r->t, m, df, bm->path, add_file_cb, &into->files, err);
+    }
+    if (!rc && f->deletion_file) {
+      if ((rc = bri_table_deletion_path(r->t, m, f, &p, err)) == 0 &&
+          !bri_strset_add_owned(&into->files, p))
+        rc = BRI_ENOMEM;
+    }
+  }
+  if (!rc && m->transaction_file && *m->transaction_file &&
+      !bri_strset_add_owned(&into->files, bri_strdupf("%s/_transactions/%s", r->t->root,
+                                                      m->transaction_file)))
+    rc = BRI_ENOMEM;
+  for (size_t i = 0; !rc && bm->indices && i < bm->indices->n_indices; i++) {
+    const Lance__Table__IndexMetadata *x = bm->indices->indices[i];
+    if (!x->uuid || x->uuid->uuid.len != 16) continue;
+    const uint8_t *u = x->uuid->uuid.data;
+    char *d = bri_strdupf("%s/_indices/%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                          r->t->root, u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
+                          u[10], u[11], u[12], u[13], u[14], u[15]);
+    if (!bri_strset_add_owned(&into->dirs, d)) rc = BRI_ENOMEM;
+  }
+  if (rc == BRI_ENOMEM && err->code != BRI_ENOMEM)
+    rc = bri_error_set(err, BRI_ENOMEM, "out of memory collecting references");
+  return rc;
+}
+
+/* Waits so that deletes stay under the configured rate. */
+static void pace(run *r) {
+  if (r->p->max_deletes_per_sec <= 0 || r->p->dry_run) return;
+  double gap = 1.0 / r->p->max_deletes_per_sec;
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  double since = (double)(now.tv_sec - r->last_delete.tv_sec) +
+                 (double)(now.tv_nsec - r->last_delete.tv_nsec) / 1e9;
+  if (r->last_delete.tv_sec && since < gap) {
+    double wait = gap - since;
+    struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
+    nanosleep(&ts, NULL);
+  }
+  clock_gettime(CLOCK_MONOTONIC, &r->last_delete);
+}
+
+static int remove_file(run *r, bri_cleanup_kind kind, const char *path, uint64_t bytes) {
+  if (!r->p->dry_run) {
+    pace(r);
+    if (unlink(path) != 0 && errno != ENOENT) return bri_error_errno(r->err, "delete", path);
+  }
+  r->stats->files[kind]++;
+  r->stats->bytes[kind] += bytes;
+  if (r->cb) r->cb(r->user, kind, path, bytes);
+  return 0;
+}
+
+/* Lance's rule for a file no retained version references. */
+static bool deletable(run *r, const struct stat *st, bool verified) {
+  if (st->st_mtime > r->cutoff) return false; /* maybe a writer in flight */
+  if (verified) return true;
+  if (r->now - st->st_mtime > r->p->grace_sec) return true;
+  r->stats->kept_too_young++;
+  return false;
+}
+
+/* Considers one regular file (never a link: lstat). live_dir / verified_dir
+ * say whether its directory as a whole is live / was referenced. */
+static int consider(run *r, bri_cleanup_kind kind, const char *path, bool live_dir,
+                    bool verified_dir) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : bri_error_errno(r->err, "stat", path);
+  if (!S_ISREG(st.st_mode)) return 0;
+  if (live_dir || bri_strset_has(&r->live.files, path)) return 0;
+  bool verified = verified_dir || bri_strset_has(&r->verified.files, path);
+  if (!deletable(r, &st, verified)) return 0;
+  return remove_file(r, kind, path, (uint64_t)st.st_size);
+}
+
+/* Lists a directory, skipping anything that is not a regular file or a
+ * real directory (symbolic links are neither followed nor deleted). */
+static int entries(run *r, const char *dir, char ***names, size_t *n) {
+  int rc = bri_list_dir(dir, names, n, r->err);
+  if (rc == BRI_ENOTFOUND) {
+    *names = NULL, *n = 0;
+    return 0;
+  }
+  return rc;
+}
+
+static bool is_dir(const char *path) {
+  struct stat st;
+  return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Deletes eligible files of a directory that is not live as a whole, then
+ * the directory itself once empty. */
+static int sweep_dir(run *r, bri_cleanup_kind kind, const char *dir, bool verified_dir) {
+  char **names;
+  size_t n;
+  int rc = entries(r, dir, &names, &n);
+  for (size_t i = 0; i < n && !rc; i++) {
+    char *p = bri_path_join(dir, names[i]);
+    rc = consider(r, kind, p, false, verified_dir);
+    free(p);
+  }
+  bri_free_names(names, n);
+  if (!rc && !r->p->dry_run && rmdir(dir) == 0) r->stats->dirs_removed++;
+  return rc;
+}
+
+static bool has_suffix(const char *s, const char *suf) {
+  size_t a = strlen(s), b = strlen(suf);
+  return a >= b && !strcmp(s + a - b, suf);
+}
+
+/* Branches live in tree/{name}/ as tables of their own whose manifests may
+ * reference our files through base paths: every version of every branch
+ * counts as retained (a branch is cleaned by its own run). Branch names may
+ * contain '/', so tree/ is searched for _versions directories. */
+static int collect_branches(run *r, const char *dir, int depth) {
+  char **names;
+  size_t n;
+  int rc = entries(r, dir, &names, &n);
+  for (size_t i = 0; i < n && !rc; i++) {
+    char *p = bri_path_join(dir, names[i]);
+    struct stat st;
+    if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+      if (!strcmp(names[i], "_versions")) {
+        bri_table *bt = NULL;
+        rc = bri_table_open(dir, &bt, r->err);
+        for (size_t v = 0; !rc && v < bt->n_versions; v++) {
+          bri_manifest *bm;
+          bri_table *own = r->t;
+          if ((rc = bri_table_load(bt, bt->versions[v].version, &bm, r->err)) != 0) {
+            bri_error_wrap(r->err, "branch manifest cannot be read, nothing was deleted");
+            break;
+          }
+          r->t = bt; /* resolve the branch's paths against the branch root */
+          rc = collect(r, bm, &r->live);
+          r->t = own;
+          bri_manifest_free(bm);
+        }
+        bri_table_close(bt);
+      } else if (names[i][0] != '_' && depth < 16) {
+        rc = collect_branches(r, p, depth + 1);
+      }
+    }
+    free(p);
+  }
+  bri_free_names(names, n);
+  return rc;
+}
+
+static int sweep_data(run *r) {
+  char *data = bri_path_join(r->t->root, "data");
+  char **names;
+  size_t n;
+  int rc = entries(r, data, &names, &n);
+  for (size_t i = 0; i < n && !rc; i++) {
+    char *p = bri_path_join(data, names[i]);
+    if (has_suffix(names[i], ".lance")) {
+      rc = consider(r, BRI_CLEAN_DATA, p, false, false);
+    } else if (is_dir(p)) {
+      /* a sidecar directory data/{stem}/: live as a whole while its data
+       * file is retained, else file by file (BRI-named files stay) */
+      if (!bri_strset_has(&r->live.dirs, p))
+        rc = sweep_dir(r, BRI_CLEAN_SIDECAR, p, bri_strset_has(&r->verified.dirs, p));
+    }
+    free(p);
+  }
+  bri_free_names(names, n);
+  free(data);
+  return rc;
+}
+
+static int sweep_flat(run *r, const char *sub, bri_cleanup_kind kind) {
+  char *dir = bri_path_join(r->t->root, sub);
+  char **names;
+  size_t n;
+  int rc = entries(r, dir, &names, &n);
+  for (size_t i = 0; i < n && !rc; i++) {
+    char *p = bri_path_join(dir, names[i]);
+    rc = consider(r, kind, p, false, false);
+    free(p);
+  }
+  bri_free_names(names, n);
+  free(dir);
+  return rc;
+}
+
+static int sweep_indices(run *r) {
+  char *dir = bri_path_join(r->t->root, "_indices");
+  char **names;
+  size_t n;
+  int rc = entries(r, dir, &names, &n);
+  for (size_t i = 0; i < n && !rc; i++) {
+    char *p = bri_path_join(dir, names[i]);
+    if (is_dir(p) && !bri_strset_has(&r->live.dirs, p))
+      rc = sweep_dir(r, BRI_CLEAN_INDEX, p, bri_strset_has(&r->verified.dirs, p));
+    free(p);
+  }
+  bri_free_names(names, n);
+  free(dir);
+  return rc;
+}
+
+/* Staging files of interrupted commits (_versions/.tmp*): reclaimed after the grace period. */
+static int sweep_staging(run *r) {
+  char *dir = bri_path_join(r->t->root, "_versions");
+  char **names;
+  size_t n;
+  int rc = entries(r, dir, &names, &n);
+  for (size_t i = 0; i < n && !rc; i++) {
+    if (strncmp(names[i], ".tmp", 4) != 0) continue;
+    char *p = bri_path_join(dir, names[i]);
+    struct stat st;
+    if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) && r->now - st.st_mtime > r->p->grace_sec)
+      rc = remove_file(r, BRI_CLEAN_STAGING, p, (uint64_t)st.st_size);
+    free(p);
+  }
+  bri_free_names(names, n);
+  free(dir);
+  return rc;
+}
+
+int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, bri_cleanup_cb cb, void *user,
+                    bri_cleanup_stats *stats, bri_error *err) {
+  memset(stats, 0, sizeof *stats);
+  run r = {.p = p, .cb = cb, .user = user, .stats = stats, .err = err};
+  r.now = p->now ? p->now : (int64_t)time(NULL);
+  int rc = bri_table_open(root, &r.t, err);
+  if (rc) return rc;
+  size_t nv = r.t->n_versions;
+  bri_manifest **ms = calloc(nv, sizeof *ms);
+  bool *keep = calloc(nv, sizeof *keep);
+  bri_ref *tags = NULL, *branches = NULL;
+  size_t n_tags = 0, n_branches = 0;
+  bri_error load_err;
+  if (!ms || !keep) {
+    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    goto out;
+  }
+  if ((rc = bri_table_tags(r.t, &tags, &n_tags, err)) ||
+      (rc = bri_table_branches(r.t, &branches, &n_branches, err)))
+    goto out;
+  /* phase 1: retention */
+  r.cutoff = INT64_MAX;
+  for (size_t i = 0; i < nv; i++) {
+    uint64_t v = r.t->versions[i].version;
+    if (bri_table_load(r.t, v, &ms[i], &load_err) != 0) {
+      ms[i] = NULL;
+      keep[i] = false;
+      /* unreadable: retained if any rule other than age would keep it */
+    }
+    bool k = i + 1 == nv || (p->retain_versions && i + p->retain_versions >= nv);
+    if (ms[i] && ms[i]->pb->timestamp &&
+        ms[i]->pb->timestamp->seconds >= r.now - p->older_than_sec)
+      k = true;
+    /* the in-flight cutoff comes from this recent working set only: a tag
+     * pins old data, it says nothing about writers now (cf. Lance PR 8705) */
+    if (k && ms[i] && ms[i]->pb->timestamp && ms[i]->pb->timestamp->seconds < r.cutoff)
+      r.cutoff = ms[i]->pb->timestamp->seconds;
+    for (size_t j = 0; j < n_tags; j++) k |= !tags[j].branch && tags[j].version == v;
+    for (size_t j = 0; j < n_branches; j++) k |= !branches[j].branch && branches[j].version == v;
+    if (!ms[i] && !k) {
+      /* age is unknown without a timestamp: keep it unless it is old enough on disk */
+      char *mp = bri_table_manifest_path(r.t, v);
+      struct stat st;
+      k = !mp || lstat(mp, &st) != 0 || r.now - st.st_mtime <= p->older_than_sec;
+      free(mp);
+    }
+    if (k && !ms[i]) {
+      rc = bri_error_set(err, load_err.code ? load_err.code : BRI_ECORRUPT,
+                         "retained version %llu cannot be read, nothing was deleted: %s",
+                         (unsigned long long)v, load_err.msg);
+      goto out;
+    }
+    keep[i] = k;
+  }
+  for (size_t j = 0; j < n_tags; j++) {
+    if (tags[j].branch) continue;
+    bool found = false;
+    for (size_t i = 0; i < nv; i++) found |= r.t->versions[i].version == tags[j].version;
+    if (!found) {
+      rc = bri_error_set(err, BRI_ECORRUPT,
+                         "%s: tag %s names version %llu, which has no manifest; nothing was deleted",
+                         root, tags[j].name, (unsigned long long)tags[j].version);
+      goto out;
+    }
+  }
+  /* phase 2: references */
+  for (size_t i = 0; i < nv && !rc; i++) {
+    if (!ms[i]) continue;
+    if (keep[i]) {
+      stats->versions_retained++;
+      char *mp = bri_table_manifest_path(r.t, r.t->versions[i].version);
+      if (!bri_strset_add_owned(&r.live.files, mp)) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    }
+    if (!rc) rc = collect(&r, ms[i], keep[i] ? &r.live : &r.verified);
+  }
+  if (!rc) {
+    char *tree = bri_path_join(r.t->root, "tree");
+    rc = collect_branches(&r, tree, 0);
+    free(tree);
+  }
+  if (rc) goto out;
+  if (r.cutoff == INT64_MAX) r.cutoff = r.now;
+  bri_strset_freeze(&r.live.files), bri_strset_freeze(&r.live.dirs);
+  bri_strset_freeze(&r.verified.files), bri_strset_freeze(&r.verified.dirs);
+  /* phase 3: delete, files first, manifests last */
+  if ((rc = sweep_data(&r)) || (rc = sweep_flat(&r, "_deletions", BRI_CLEAN_DELETION)) ||
+      (rc = sweep_flat(&r, "_transactions", BRI_CLEAN_TRANSACTION)) ||
+      (rc = sweep_indices(&r)) || (rc = sweep_staging(&r)))
+    goto out;
+  for (size_t i = 0; i + 1 < nv && !rc; i++) {
+    if (keep[i]) continue;
+    char *mp = bri_table_manifest_path(r.t, r.t->versions[i].version);
+    struct stat st;
+    if (mp && lstat(mp, &st) == 0 && S_ISREG(st.st_mode))
+      rc = remove_file(&r, BRI_CLEAN_MANIFEST, mp, (uint64_t)st.st_size);
+    free(mp);
+  }
+out:
+  for (size_t i = 0; ms && i < nv; i++) bri_manifest_free(ms[i]);
+  free(ms), free(keep);
+  bri_refs_free(tags, n_tags);
+  bri_refs_free(branches, n_branches);
+  bri_strset_free(&r.live.files), bri_strset_free(&r.live.dirs);
+  bri_strset_free(&r.verified.files), bri_strset_free(&r.verified.dirs);
+  bri_table_close(r.t);
+  return rc;
+}

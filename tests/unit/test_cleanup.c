@@ -1,0 +1,289 @@
+/* test_cleanup.c: version cleanup on copies of real Lance tables: what goes
+ * (old manifests and what only they referenced), what stays (retained and
+ * tagged versions, young unreferenced files, BRI-named sidecars inside an
+ * otherwise dead sidecar directory), dry runs, fail-closed on an unreadable
+ * retained manifest, and symbolic links never followed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "blob/bri.h"
+#include "blob/sidecar.h"
+#include "cleanup/cleanup.h"
+#include "compact/rewrite.h"
+#include "lance/table/table.h"
+#include "testutil.h"
+#include "util/fsutil.h"
+
+static char *tmp, *root;
+
+static void copy_fixture(const char *name) {
+  tmp = bri_tmpdir();
+  root = bri_path_join(tmp, "t.lance");
+  char *src = bri_fixture(name);
+  bri_copytree(src, root);
+  free(src);
+}
+
+static void teardown(void) {
+  bri_rmtree(tmp);
+  free(tmp), free(root);
+}
+
+/* sha256 listing of every file under root, for "nothing changed" checks */
+static char *listing(void) {
+  char *cmd = bri_strdupf("cd '%s' && find . -exec ls -ld {} + | awk '{print $1, $5, $9}' | sort", root);
+  FILE *f = popen(cmd, "r");
+  char *out = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&out, &len);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, n, m);
+  pclose(f);
+  fclose(m);
+  free(cmd);
+  return out;
+}
+
+static void age_file(const char *path, int64_t seconds_ago) {
+  struct timeval tv[2];
+  gettimeofday(&tv[0], NULL);
+  tv[0].tv_sec -= seconds_ago;
+  tv[1] = tv[0];
+  ck_assert_int_eq(utimes(path, tv), 0);
+}
+
+static bri_cleanup_policy now_policy(void) {
+  bri_cleanup_policy p;
+  bri_cleanup_policy_default(&p);
+  p.older_than_sec = 0;
+  p.now = (int64_t)time(NULL) + 1;
+  return p;
+}
+
+/* plain.lance: versions 1..5, tag v2tag -> 2. Retained: 2 and 5. */
+START_TEST(test_old_versions_go_tagged_stays) {
+  copy_fixture("tables/plain.lance");
+  bri_table *t;
+  bri_error err;
+  ck_assert_int_eq(bri_table_open(root, &t, &err), 0);
+  char *m1 = bri_table_manifest_path(t, 1), *m2 = bri_table_manifest_path(t, 2),
+       *m3 = bri_table_manifest_path(t, 3), *m5 = bri_table_manifest_path(t, 5);
+  bri_manifest *v3;
+  ck_assert_int_eq(bri_table_load(t, 3, &v3, &err), 0);
+  char *txn3 = bri_strdupf("%s/_transactions/%s", root, v3->pb->transaction_file);
+  bri_manifest_free(v3);
+  bri_table_close(t);
+  bri_cleanup_policy p = now_policy();
+  bri_cleanup_stats dry, real;
+  p.dry_run = true;
+  char *before = listing();
+  ck_assert_msg(bri_cleanup_run(root, &p, NULL, NULL, &dry, &err) == 0, "%s", err.msg);
+  char *after_dry = listing();
+  ck_assert_str_eq(before, after_dry); /* a dry run deletes nothing */
+  p.dry_run = false;
+  ck_assert_msg(bri_cleanup_run(root, &p, NULL, NULL, &real, &err) == 0, "%s", err.msg);
+  ck_assert_mem_eq(&dry, &real, sizeof dry); /* and reports exactly what a run does */
+  ck_assert_uint_eq(real.versions_retained, 2);
+  ck_assert_uint_eq(real.files[BRI_CLEAN_MANIFEST], 3); /* versions 1, 3, 4 */
+  ck_assert_uint_eq(real.files[BRI_CLEAN_TRANSACTION], 3);
+  ck_assert_uint_eq(real.files[BRI_CLEAN_DATA], 0);
+  ck_assert(access(m1, F_OK) != 0 && access(m3, F_OK) != 0);
+  ck_assert(access(m2, F_OK) == 0 && access(m5, F_OK) == 0);
+  ck_assert(access(txn3, F_OK) != 0);
+  /* both retained versions still load */
+  ck_assert_int_eq(bri_table_open(root, &t, &err), 0);
+  bri_manifest *m;
+  ck_assert_int_eq(bri_table_load(t, 2, &m, &err), 0);
+  bri_manifest_free(m);
+  ck_assert_int_eq(bri_table_load(t, 5, &m, &err), 0);
+  bri_manifest_free(m);
+  bri_table_close(t);
+  /* a second run finds nothing more */
+  ck_assert_int_eq(bri_cleanup_run(root, &p, NULL, NULL, &real, &err), 0);
+  ck_assert_uint_eq(real.files[BRI_CLEAN_MANIFEST] + real.files[BRI_CLEAN_TRANSACTION], 0);
+  free(m1), free(m2), free(m3), free(m5), free(txn3), free(before), free(after_dry);
+  teardown();
+}
+END_TEST
+
+START_TEST(test_fail_closed_on_unreadable_retained_manifest) {
+  copy_fixture("tables/plain.lance");
+  bri_table *t;
+  bri_error err;
+  ck_assert_int_eq(bri_table_open(root, &t, &err), 0);
+  char *m2 = bri_table_manifest_path(t, 2); /* tagged: retained */
+  bri_table_close(t);
+  size_t len;
+  uint8_t *b = bri_slurp(m2, &len);
+  b[len / 2] ^= 0xff;
+  b[len - 1] = 'X';
+  unlink(m2);
+  bri_write_bytes(m2, b, len);
+  free(b);
+  char *before = listing();
+  bri_cleanup_policy p = now_policy();
+  bri_cleanup_stats st;
+  ck_assert_int_eq(bri_cleanup_run(root, &p, NULL, NULL, &st, &err), BRI_ECORRUPT);
+  ck_assert_msg(strstr(err.msg, "retained version 2 cannot be read, nothing was deleted") != NULL, "%s", err.msg);
+  ck_assert_msg(strstr(err.msg, m2) != NULL, "no file in: %s", err.msg);
+  char *after = listing();
+  ck_assert_str_eq(before, after);
+  free(before), free(after), free(m2);
+  teardown();
+}
+END_TEST
+
+START_TEST(test_grace_and_links) {
+  copy_fixture("tables/v21.lance");
+  char *stray_old = bri_strdupf("%s/data/old-stray.lance", root);
+  char *stray_new = bri_strdupf("%s/data/new-stray.lance", root);
+  bri_write_bytes(stray_old, "x", 1);
+  bri_write_bytes(stray_new, "y", 1);
+  age_file(stray_old, 30 * 24 * 3600);
+  age_file(stray_new, 3 * 24 * 3600);
+  /* links pointing out of the table: never followed, never deleted */
+  char *outside = bri_path_join(tmp, "outside");
+  mkdir(outside, 0755);
+  char *victim = bri_path_join(outside, "victim.blob");
+  bri_write_bytes(victim, "keep", 4);
+  age_file(victim, 30 * 24 * 3600);
+  char *link1 = bri_strdupf("%s/data/evil.lance", root), *link2 = bri_strdupf("%s/data/evilstem", root);
+  ck_assert_int_eq(symlink(victim, link1), 0);
+  ck_assert_int_eq(symlink(outside, link2), 0);
+  bri_cleanup_policy p = now_policy();
+  bri_cleanup_stats st;
+  bri_error err;
+  ck_assert_msg(bri_cleanup_run(root, &p, NULL, NULL, &st, &err) == 0, "%s", err.msg);
+  ck_assert(access(stray_old, F_OK) != 0);
+  ck_assert(access(stray_new, F_OK) == 0);
+  ck_assert_uint_eq(st.kept_too_young, 1);
+  ck_assert(access(victim, F_OK) == 0);
+  struct stat s1;
+  ck_assert_int_eq(lstat(link1, &s1), 0);
+  ck_assert_int_eq(lstat(link2, &s1), 0);
+  free(stray_old), free(stray_new), free(outside), free(victim), free(link1), free(link2);
+  teardown();
+}
+END_TEST
+
+static Lance__Table__DataFragment *copy_fragment(const Lance__Table__DataFragment *from) {
+  size_t len = lance__table__data_fragment__get_packed_size(from);
+  uint8_t *buf = malloc(len);
+  lance__table__data_fragment__pack(from, buf);
+  Lance__Table__DataFragment *f = lance__table__data_fragment__unpack(NULL, len, buf);
+  free(buf);
+  return f;
+}
+
+/* A compaction that keeps pack 1 of fragment 0's sidecar directory through a
+ * BRI: after cleanup the old data file and every other file of that
+ * directory are gone, and the BRI-named sidecar stays. */
+START_TEST(test_bri_sources_cleaned_file_by_file) {
+  copy_fixture("tables/blobs.lance");
+  bri_table *t;
+  bri_manifest *m;
+  bri_error err;
+  ck_assert_int_eq(bri_table_open(root, &t, &err), 0);
+  ck_assert_int_eq(bri_table_load(t, 0, &m, &err), 0);
+  /* find a fragment with a sidecar; give its directory a second file */
+  Lance__Table__DataFragment *src = NULL;
+  char *side = NULL;
+  char **names = NULL;
+  size_t n = 0;
+  for (size_t i = 0; i < m->pb->n_fragments && !src; i++) {
+    ck_assert_int_eq(bri_table_sidecar_dir(t, m->pb, m->pb->fragments[i]->files[0], &side, &err), 0);
+    if (bri_list_dir(side, &names, &n, &err) == 0 && n >= 1) src = m->pb->fragments[i];
+    else {
+      if (names) bri_free_names(names, n);
+      names = NULL;
+      free(side);
+    }
+  }
+  ck_assert_ptr_nonnull(src);
+  uint32_t keep_id;
+  ck_assert(bri_blob_file_id(names[0], &keep_id));
+  char other[BRI_BLOB_NAME_LEN];
+  bri_blob_file_name(keep_id + 1, other);
+  char *kept = bri_path_join(side, names[0]), *dropped = bri_path_join(side, other);
+  bri_write_bytes(dropped, "pack", 4);
+  age_file(dropped, 60);
+  char *stem = bri_datafile_stem(src->files[0]->path);
+  /* the "compacted" fragment: a copy of the data file under a new name */
+  Lance__Table__DataFragment *nf = copy_fragment(src);
+  nf->id = 0;
+  nf->deletion_file = NULL; /* (leaked into the copy's allocation; freed with it below) */
+  char *old_lance = NULL;
+  ck_assert_int_eq(bri_table_datafile_path(t, m->pb, src->files[0], &old_lance, &err), 0);
+  free(nf->files[0]->path);
+  nf->files[0]->path = strdup("compacted00000000000000000000000000000000000000000.lance");
+  char *new_lance = bri_strdupf("%s/data/%s", root, nf->files[0]->path);
+  size_t len;
+  uint8_t *bytes = bri_slurp(old_lance, &len);
+  bri_write_bytes(new_lance, bytes, len);
+  free(bytes);
+  /* BRI: local id 1 -> (stem, keep_id) */
+  Lance__Table__BlobReuseIndex b = LANCE__TABLE__BLOB_REUSE_INDEX__INIT;
+  Lance__Table__BlobReuseSource s = LANCE__TABLE__BLOB_REUSE_SOURCE__INIT;
+  Lance__Table__BlobReuseSource *sp = &s;
+  Lance__Table__RowIdSequence seq = LANCE__TABLE__ROW_ID_SEQUENCE__INIT;
+  Lance__Table__U64Segment seg;
+  lance__table__u64_segment__init(&seg);
+  Lance__Table__U64Segment *segp = &seg;
+  Lance__Table__U64Segment__Range r = LANCE__TABLE__U64_SEGMENT__RANGE__INIT;
+  r.start = 1, r.end = 2, r.has_start = r.has_end = 1;
+  seg.segment_case = LANCE__TABLE__U64_SEGMENT__SEGMENT_RANGE;
+  seg.range = &r;
+  seq.segments = &segp, seq.n_segments = 1;
+  Lance__Table__EncodedU64Array phys;
+  lance__table__encoded_u64_array__init(&phys);
+  Lance__Table__EncodedU64Array__U64Array u64 = LANCE__TABLE__ENCODED_U64_ARRAY__U64_ARRAY__INIT;
+  uint8_t pid[8] = {0};
+  pid[0] = (uint8_t)keep_id, pid[1] = (uint8_t)(keep_id >> 8);
+  u64.values.data = pid, u64.values.len = 8, u64.has_values = 1;
+  phys.array_case = LANCE__TABLE__ENCODED_U64_ARRAY__ARRAY_U64_ARRAY;
+  phys.u64_array = &u64;
+  s.blob_dir = stem, s.local_ids = &seq, s.physical_ids = &phys;
+  b.sources = &sp, b.n_sources = 1;
+  ck_assert_int_eq(bri_datafile_set_bri(nf->files[0], &b, &err), 0);
+  uint64_t old_id = src->id, v;
+  bri_rewrite_group g = {1, &old_id, 1, &nf};
+  bri_rewrite rw = {m->pb->version, 1, &g};
+  ck_assert_msg(bri_rewrite_commit(t, &rw, 3, &v, &err) == 0, "%s", err.msg);
+  bri_manifest_free(m);
+  bri_table_close(t);
+  /* everything is old enough */
+  bri_cleanup_policy p = now_policy();
+  p.now += 5;
+  bri_cleanup_stats st;
+  ck_assert_msg(bri_cleanup_run(root, &p, NULL, NULL, &st, &err) == 0, "%s", err.msg);
+  ck_assert(access(old_lance, F_OK) != 0);   /* the old data file is gone */
+  ck_assert(access(new_lance, F_OK) == 0);
+  ck_assert(access(kept, F_OK) == 0);        /* the sidecar the BRI names remains */
+  ck_assert(access(dropped, F_OK) != 0);     /* the rest of that directory is gone */
+  ck_assert_uint_ge(st.files[BRI_CLEAN_SIDECAR], 1);
+  ck_assert_uint_eq(st.files[BRI_CLEAN_DATA], 1);
+  bri_free_names(names, n);
+  lance__table__data_fragment__free_unpacked(nf, NULL);
+  free(side), free(kept), free(dropped), free(stem), free(old_lance), free(new_lance);
+  teardown();
+}
+END_TEST
+
+static Suite *cleanup_suite(void) {
+  Suite *s = suite_create("cleanup");
+  TCase *tc = tcase_create("cleanup");
+  tcase_add_test(tc, test_old_versions_go_tagged_stays);
+  tcase_add_test(tc, test_fail_closed_on_unreadable_retained_manifest);
+  tcase_add_test(tc, test_grace_and_links);
+  tcase_add_test(tc, test_bri_sources_cleaned_file_by_file);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+BRI_TEST_MAIN(cleanup_suite)
