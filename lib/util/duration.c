@@ -1,0 +1,39 @@
+/* duration.c: duration parsing (see duration.h). Overflow and empty or
+ * unknown units are errors, never silently clamped. */
+#include "util/duration.h"
+
+#include <ctype.h>
+
+int bri_duration_parse(const char *s, const char *what, int64_t *seconds, bri_error *err) {
+  const char *p = s;
+  int64_t total = 0;
+  if (!s || !*s) return bri_error_set(err, BRI_EINVAL, "%s: empty duration", what);
+  while (*p) {
+    if (!isdigit((unsigned char)*p))
+      return bri_error_set(err, BRI_EINVAL, "%s: \"%s\" is not a duration (e.g. 90s, 30m, 2h, 7d)",
+                           what, s);
+    int64_t v = 0;
+    while (isdigit((unsigned char)*p)) {
+      if (v > (INT64_MAX - 9) / 10) goto overflow;
+      v = v * 10 + (*p++ - '0');
+    }
+    int64_t mul = 1;
+    switch (*p) {
+    case 's': mul = 1, p++; break;
+    case 'm': mul = 60, p++; break;
+    case 'h': mul = 3600, p++; break;
+    case 'd': mul = 86400, p++; break;
+    case 'w': mul = 604800, p++; break;
+    case '\0': break;
+    default:
+      return bri_error_set(err, BRI_EINVAL, "%s: unknown unit '%c' in \"%s\" (use s, m, h, d, w)",
+                           what, *p, s);
+    }
+    if (v > INT64_MAX / mul || total > INT64_MAX - v * mul) goto overflow;
+    total += v * mul;
+  }
+  *seconds = total;
+  return 0;
+overflow:
+  return bri_error_set(err, BRI_EINVAL, "%s: duration \"%s\" is too large", what, s);
+}

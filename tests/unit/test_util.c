@@ -1,0 +1,64 @@
+/* test_util.c: small utilities: durations, string sets, error wrapping. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "util/duration.h"
+#include "util/error.h"
+#include "util/strset.h"
+
+START_TEST(test_durations) {
+  static const struct { const char *s; int64_t v; } ok[] = {
+      {"0", 0}, {"90", 90}, {"90s", 90}, {"30m", 1800}, {"2h", 7200}, {"7d", 604800},
+      {"1w", 604800}, {"1h30m", 5400}};
+  int64_t v;
+  bri_error err;
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    ck_assert_msg(bri_duration_parse(ok[i].s, "--x", &v, &err) == 0, "%s: %s", ok[i].s, err.msg);
+    ck_assert_int_eq(v, ok[i].v);
+  }
+  const char *bad[] = {"", "h", "-1", "5y", "1.5h", "99999999999999999999", "9223372036854775807w"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ck_assert_int_eq(bri_duration_parse(bad[i], "--older-than", &v, &err), BRI_EINVAL);
+    ck_assert_msg(strstr(err.msg, "--older-than") != NULL, "%s", err.msg);
+  }
+}
+END_TEST
+
+START_TEST(test_strset) {
+  bri_strset s = {0};
+  const char *words[] = {"b", "a", "c", "a", "b"};
+  for (size_t i = 0; i < 5; i++) ck_assert(bri_strset_add(&s, words[i]));
+  bri_strset_freeze(&s);
+  ck_assert_uint_eq(s.n, 3);
+  ck_assert(bri_strset_has(&s, "a") && bri_strset_has(&s, "c") && !bri_strset_has(&s, "d"));
+  bri_strset_free(&s);
+  ck_assert(!bri_strset_has(&s, "a"));
+}
+END_TEST
+
+START_TEST(test_error_wrap_truncates_safely) {
+  bri_error err;
+  char big[3000];
+  memset(big, 'x', sizeof big - 1);
+  big[sizeof big - 1] = 0;
+  bri_error_set(&err, BRI_ECORRUPT, "%s", big);
+  ck_assert_uint_eq(strlen(err.msg), sizeof err.msg - 1);
+  bri_error_wrap(&err, "context");
+  ck_assert(strncmp(err.msg, "context: xxx", 12) == 0);
+  ck_assert_uint_eq(strlen(err.msg), sizeof err.msg - 1);
+  ck_assert_int_eq(err.code, BRI_ECORRUPT);
+}
+END_TEST
+
+static Suite *util_suite(void) {
+  Suite *s = suite_create("util");
+  TCase *tc = tcase_create("util");
+  tcase_add_test(tc, test_durations);
+  tcase_add_test(tc, test_strset);
+  tcase_add_test(tc, test_error_wrap_truncates_safely);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+BRI_TEST_MAIN(util_suite)
