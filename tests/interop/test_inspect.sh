@@ -7,17 +7,17 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-make_tables "$TMP" --tables plain,blobs,encodings >/dev/null
-make_tables "$TMP" --tables plain --plain-name stable --stable-row-ids --fragments 3 >/dev/null
-make_tables "$TMP" --tables plain --plain-name v21 --storage-version 2.1 --fragments 3 >/dev/null
+make_tables "$TMPD" --tables plain,blobs,encodings >/dev/null
+make_tables "$TMPD" --tables plain --plain-name stable --stable-row-ids --fragments 3 >/dev/null
+make_tables "$TMPD" --tables plain --plain-name v21 --storage-version 2.1 --fragments 3 >/dev/null
 
 tables=()
 for name in plain blobs encodings stable v21; do
-  t=$TMP/$name.lance
+  t=$TMPD/$name.lance
   tables+=("$t")
-  "$BRICTL" inspect "$t" --json >"$TMP/$name.inspect.json" || fail "brictl inspect $name failed"
-  lance_read "$t" --json --no-blob-bytes >"$TMP/$name.lance.json" || fail "lance_read $name failed"
-  node - "$TMP/$name.inspect.json" "$TMP/$name.lance.json" "$name" <<'JS' || fail "inspect disagrees with LanceDB on $name"
+  "$BRICTL" inspect "$t" --json >"$TMPD/$name.inspect.json" || fail "brictl inspect $name failed"
+  lance_read "$t" --json --no-blob-bytes >"$TMPD/$name.lance.json" || fail "lance_read $name failed"
+  node - "$TMPD/$name.inspect.json" "$TMPD/$name.lance.json" "$name" <<'JS' || fail "inspect disagrees with LanceDB on $name"
 const fs = require("fs");
 const [a, b, name] = process.argv.slice(2);
 const ins = JSON.parse(fs.readFileSync(a)), lance = JSON.parse(fs.readFileSync(b));
