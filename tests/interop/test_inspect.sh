@@ -7,7 +7,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-make_tables "$TMPD" --tables plain,blobs,encodings >/dev/null
+make_tables "$TMPD" --tables plain,blobs,encodings --small >/dev/null
 make_tables "$TMPD" --tables plain --plain-name stable --stable-row-ids --fragments 3 >/dev/null
 make_tables "$TMPD" --tables plain --plain-name v21 --storage-version 2.1 --fragments 3 >/dev/null
 

@@ -86,7 +86,8 @@ const Lance__File__V2__ColumnMetadata *bri_datafile_column_metadata(const bri_da
 size_t bri_datafile_num_global_buffers(const bri_datafile *df);
 void bri_datafile_global_buffer(const bri_datafile *df, size_t i, uint64_t *pos, uint64_t *size);
 
-/* Reads [offset, offset+size) into a malloc'd buffer; refuses ranges outside the file. */
+/* Reads [offset, offset+size) into a malloc'd buffer; a range outside the file is
+ * BRI_ECORRUPT (ranges usually come from the file itself). */
 int bri_datafile_read(bri_datafile *df, uint64_t offset, uint64_t size, uint8_t **out,
                       bri_error *err);
 /* The same into a caller's buffer of at least size bytes. */
