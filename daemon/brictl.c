@@ -14,6 +14,7 @@ static const struct {
   const char *summary;
 } COMMANDS[] = {
     {"inspect", cmd_inspect, "versions, flags, schema, fragments and sidecars of a table"},
+    {"cleanup", cmd_cleanup, "delete what no retained version reaches (--dry-run lists it)"},
 };
 
 static void usage(FILE *out) {

@@ -23,5 +23,6 @@ bool cli_parse_u64(const char *s, unsigned long long *out);
 void cli_print_json(json_t *v);
 
 int cmd_inspect(int argc, char **argv);
+int cmd_cleanup(int argc, char **argv);
 
 #endif
