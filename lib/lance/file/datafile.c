@@ -1,0 +1,677 @@
+/* datafile.c: opening and validating a Lance v2 data file (see datafile.h).
+ *
+ * Open reads the tail of the file once (the last 64 KiB, which holds all the
+ * metadata of ordinary files; larger metadata regions get one more read),
+ * then checks the container from the outside in: footer magic and version,
+ * the order and bounds of the tables, the global buffer table, global buffer
+ * 0 (FileDescriptor), every ColumnMetadata, every page's buffers and its
+ * PageLayout. Every offset and length read from the file is checked against
+ * the bytes it claims before it is used; counts are bounded by the bytes that
+ * would hold them before anything is allocated for them. protobuf messages go
+ * through bri_pb_unpack, which walks the wire format first (bounded nesting,
+ * offsets in messages) and only then lets protobuf-c decode.
+ *
+ * The same code serves files and memory images: all reads go through
+ * read_range, which is pread on a descriptor or memcpy from the image. */
+#include "lance/file/datafile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "google/protobuf/any.pb-c.h"
+#include "util/bytes.h"
+#include "util/fsutil.h"
+#include "util/pbcheck.h"
+
+enum {
+  FOOTER_LEN = 40,
+  TAIL_READ = 64 * 1024,
+  ALIGN = 64, /* page buffers and global buffers start at multiples of 64 in >= 2.1 */
+};
+
+struct bri_datafile {
+  char *path;
+  int fd;             /* -1 for memory images */
+  const uint8_t *mem; /* borrowed image, or NULL */
+  uint64_t size;
+  bri_datafile_footer footer;
+  uint8_t *meta;      /* file bytes [footer.column_meta_start, size) */
+  uint64_t *gb_pos, *gb_size;
+  Lance__File__FileDescriptor *desc;
+  Lance__File__V2__ColumnMetadata **cms;
+  bri_column *cols;
+};
+
+static unsigned long long ull(uint64_t v) { return (unsigned long long)v; }
+
+static int read_range(const bri_datafile *df, uint64_t off, uint64_t len, void *buf,
+                      bri_error *err) {
+  if (!bri_range_ok(off, len, df->size))
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: read of %llu bytes at offset %llu is outside the %llu-byte file",
+                         df->path, ull(len), ull(off), ull(df->size));
+  if (len == 0) return 0;
+  if (df->mem) {
+    memcpy(buf, df->mem + off, (size_t)len);
+    return 0;
+  }
+  return bri_pread_exact(df->fd, df->path, off, buf, (size_t)len, err);
+}
+
+const char *bri_datafile_layout_name(const Lance__Encodings21__PageLayout *layout) {
+  switch (layout ? layout->layout_case : LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT__NOT_SET) {
+  case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT: return "mini_block";
+  case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_CONSTANT_LAYOUT: return "constant";
+  case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT: return "full_zip";
+  case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_BLOB_LAYOUT: return "blob";
+  case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_SPARSE_LAYOUT: return "sparse";
+  default: return "unset";
+  }
+}
+
+/* Rewrites a message "<path>: <detail>" as "<path>: <context>: <detail>" so
+ * that a protobuf error keeps the file first and says which message failed. */
+static int add_context(bri_error *err, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int add_context(bri_error *err, const char *path, const char *fmt, ...) {
+  if (!err) return BRI_ECORRUPT;
+  char ctx[256], old[sizeof err->msg];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(ctx, sizeof ctx, fmt, ap);
+  va_end(ap);
+  size_t pl = strlen(path);
+  const char *detail = err->msg;
+  if (strncmp(detail, path, pl) == 0 && strncmp(detail + pl, ": ", 2) == 0) detail += pl + 2;
+  snprintf(old, sizeof old, "%s", detail);
+  char full[sizeof err->msg + sizeof ctx + 4096];
+  snprintf(full, sizeof full, "%s: %s: %s", path, ctx, old);
+  size_t n = strlen(full);
+  if (n >= sizeof err->msg) n = sizeof err->msg - 1; /* truncate, never overflow */
+  memcpy(err->msg, full, n);
+  err->msg[n] = '\0';
+  return err->code;
+}
+
+/* ------------------------------------------------------------ footer */
+
+/* Version policy, spec/file.md section 1.2: only the structural 2.1 and 2.2
+ * formats are read; everything else is named so the user knows why. */
+static int check_version(const char *path, uint64_t at, uint16_t major, uint16_t minor,
+                         bri_error *err) {
+  if (major == 2 && (minor == 1 || minor == 2)) return 0;
+  if (major == 0 && (minor == 1 || minor == 2))
+    return bri_error_set(err, BRI_EUNSUPPORTED,
+                         "%s: footer at offset %llu: legacy Lance v1 file (footer version %u.%u); "
+                         "only file versions 2.1 and 2.2 are supported",
+                         path, ull(at), major, minor);
+  if (major == 0 && minor == 3)
+    return bri_error_set(err, BRI_EUNSUPPORTED,
+                         "%s: footer at offset %llu: Lance file version 2.0 (footer version 0.3); "
+                         "only file versions 2.1 and 2.2 are supported",
+                         path, ull(at));
+  if (major == 2 && minor == 3)
+    return bri_error_set(err, BRI_EUNSUPPORTED,
+                         "%s: footer at offset %llu: Lance file version 2.3 (unstable); "
+                         "only file versions 2.1 and 2.2 are supported",
+                         path, ull(at));
+  return bri_error_set(err, BRI_EUNSUPPORTED,
+                       "%s: footer at offset %llu: unknown Lance file version %u.%u; "
+                       "only file versions 2.1 and 2.2 are supported",
+                       path, ull(at), major, minor);
+}
+
+/* Decodes the footer from the last 40 bytes and checks the table layout:
+ *   column_meta_start <= cmo_table_start, cmo_table_start + 16*C == gbo_table_start
+ *   (Lance locates the CMO table by counting back from the GBO table),
+ *   gbo_table_start + 16*G <= footer start, G >= 1 (global buffer 0 is the schema). */
+static int parse_footer(bri_datafile *df, const uint8_t *p, bri_error *err) {
+  const char *path = df->path;
+  uint64_t at = df->size - FOOTER_LEN;
+  if (memcmp(p + 36, "LANC", 4) != 0)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: offset %llu: expected the magic \"LANC\" at the end of the file, "
+                         "found %02x %02x %02x %02x: not a Lance data file",
+                         path, ull(df->size - 4), p[36], p[37], p[38], p[39]);
+  bri_datafile_footer *f = &df->footer;
+  f->column_meta_start = bri_le64(p);
+  f->cmo_table_start = bri_le64(p + 8);
+  f->gbo_table_start = bri_le64(p + 16);
+  f->num_global_buffers = bri_le32(p + 24);
+  f->num_columns = bri_le32(p + 28);
+  f->major = bri_le16(p + 32);
+  f->minor = bri_le16(p + 34);
+  int rc = check_version(path, at, f->major, f->minor, err);
+  if (rc) return rc;
+
+  if (f->gbo_table_start > at)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: footer at offset %llu: global buffer table start %llu is past the "
+                         "footer",
+                         path, ull(at), ull(f->gbo_table_start));
+  if (f->cmo_table_start > f->gbo_table_start)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: footer at offset %llu: column metadata offset table start %llu is "
+                         "after the global buffer table start %llu",
+                         path, ull(at), ull(f->cmo_table_start), ull(f->gbo_table_start));
+  if (f->column_meta_start > f->cmo_table_start)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: footer at offset %llu: column metadata start %llu is after the "
+                         "column metadata offset table start %llu",
+                         path, ull(at), ull(f->column_meta_start), ull(f->cmo_table_start));
+  if ((uint64_t)f->num_columns * 16 != f->gbo_table_start - f->cmo_table_start)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: footer at offset %llu: %u columns need a %llu-byte offset table, "
+                         "but the tables at %llu and %llu leave %llu bytes",
+                         path, ull(at), f->num_columns, ull((uint64_t)f->num_columns * 16),
+                         ull(f->cmo_table_start), ull(f->gbo_table_start),
+                         ull(f->gbo_table_start - f->cmo_table_start));
+  if (f->num_global_buffers == 0)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: footer at offset %llu: no global buffers; global buffer 0 must hold "
+                         "the schema",
+                         path, ull(at));
+  if ((uint64_t)f->num_global_buffers * 16 > at - f->gbo_table_start)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: footer at offset %llu: %u global buffers need %llu bytes of offset "
+                         "table at %llu, only %llu bytes remain before the footer",
+                         path, ull(at), f->num_global_buffers,
+                         ull((uint64_t)f->num_global_buffers * 16), ull(f->gbo_table_start),
+                         ull(at - f->gbo_table_start));
+  if (df->size - f->column_meta_start > BRI_DATAFILE_MAX_METADATA)
+    return bri_error_set(err, BRI_EUNSUPPORTED,
+                         "%s: footer at offset %llu: %llu bytes of metadata from offset %llu is "
+                         "more than the %llu brid reads",
+                         path, ull(at), ull(df->size - f->column_meta_start),
+                         ull(f->column_meta_start), ull(BRI_DATAFILE_MAX_METADATA));
+  return 0;
+}
+
+/* ------------------------------------------------------------ global buffers */
+
+static int parse_global_buffers(bri_datafile *df, bri_error *err) {
+  const bri_datafile_footer *f = &df->footer;
+  size_t n = f->num_global_buffers;
+  df->gb_pos = calloc(n, sizeof *df->gb_pos);
+  df->gb_size = calloc(n, sizeof *df->gb_size);
+  if (!df->gb_pos || !df->gb_size)
+    return bri_error_set(err, BRI_ENOMEM, "%s: out of memory for %zu global buffers", df->path, n);
+  const uint8_t *t = df->meta + (f->gbo_table_start - f->column_meta_start);
+  for (size_t i = 0; i < n; i++) {
+    uint64_t pos = bri_le64(t + 16 * i), size = bri_le64(t + 16 * i + 8);
+    uint64_t entry = f->gbo_table_start + 16 * i;
+    /* Global buffers are written before the column metadata (spec/file.md 1). */
+    if (!bri_range_ok(pos, size, f->column_meta_start))
+      return bri_error_set(err, BRI_ECORRUPT,
+                           "%s: global buffer table entry %zu at offset %llu: buffer [%llu, +%llu) "
+                           "is not inside the data region [0, %llu)",
+                           df->path, i, ull(entry), ull(pos), ull(size), ull(f->column_meta_start));
+    if (pos % ALIGN != 0)
+      return bri_error_set(err, BRI_ECORRUPT,
+                           "%s: global buffer table entry %zu at offset %llu: position %llu is not "
+                           "a multiple of %d",
+                           df->path, i, ull(entry), ull(pos), ALIGN);
+    df->gb_pos[i] = pos;
+    df->gb_size[i] = size;
+  }
+  return 0;
+}
+
+static int parse_descriptor(bri_datafile *df, bri_error *err) {
+  uint64_t pos = df->gb_pos[0], size = df->gb_size[0];
+  if (size > BRI_DATAFILE_MAX_METADATA)
+    return bri_error_set(err, BRI_EUNSUPPORTED,
+                         "%s: global buffer 0 at offset %llu is %llu bytes, more than the %llu "
+                         "brid reads",
+                         df->path, ull(pos), ull(size), ull(BRI_DATAFILE_MAX_METADATA));
+  uint8_t *buf = malloc(size ? (size_t)size : 1);
+  if (!buf)
+    return bri_error_set(err, BRI_ENOMEM, "%s: out of memory for %llu bytes of schema", df->path,
+                         ull(size));
+  int rc = read_range(df, pos, size, buf, err);
+  if (!rc) {
+    ProtobufCMessage *m;
+    rc = bri_pb_unpack(&lance__file__file_descriptor__descriptor, buf, (size_t)size, pos,
+                       df->path, "file descriptor (global buffer 0)", &m, err);
+    if (rc)
+      add_context(err, df->path, "file descriptor (global buffer 0 at offset %llu, %llu bytes)",
+                  ull(pos), ull(size));
+    else
+      df->desc = (Lance__File__FileDescriptor *)m;
+  }
+  free(buf);
+  if (rc) return rc;
+  if (!df->desc->schema)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: the file descriptor at offset %llu (global buffer 0) has no schema",
+                         df->path, ull(pos));
+  return 0;
+}
+
+/* ------------------------------------------------------------ columns */
+
+/* Finds the next length-delimited field `id` at or after *pos and returns
+ * its payload window; used only to give errors a file offset for bytes
+ * protobuf-c copied out of their context. Stops quietly on malformed bytes
+ * (bri_pb_unpack has validated them already). */
+static bool next_field(const uint8_t *buf, size_t len, size_t *pos, uint64_t id, size_t *off,
+                       size_t *sub) {
+  while (*pos < len) {
+    uint64_t key, v;
+    if (!bri_pb_varint(buf, len, pos, &key)) return false;
+    switch (key & 7) {
+    case 0: if (!bri_pb_varint(buf, len, pos, &v)) return false; break;
+    case 1: if (len - *pos < 8) return false; *pos += 8; break;
+    case 5: if (len - *pos < 4) return false; *pos += 4; break;
+    case 2:
+      if (!bri_pb_varint(buf, len, pos, &v) || v > len - *pos) return false;
+      *pos += (size_t)v;
+      if ((key >> 3) == id) {
+        *off = *pos - (size_t)v;
+        *sub = (size_t)v;
+        return true;
+      }
+      break;
+    default: return false;
+    }
+  }
+  return false;
+}
+
+/* File offset of the PageLayout bytes inside one Page message (the last
+ * occurrence wins, as in protobuf), or page_off when they cannot be found. */
+static uint64_t layout_offset(const uint8_t *page, size_t len, uint64_t page_off) {
+  static const uint64_t path[] = {4, 2, 1, 2}; /* encoding, direct, encoding bytes, Any.value */
+  size_t o = 0, l = len;
+  for (size_t i = 0; page && i < sizeof path / sizeof *path; i++) {
+    size_t pos = 0, o2, l2, lo = 0, ll = 0;
+    bool found = false;
+    while (next_field(page + o, l, &pos, path[i], &o2, &l2)) {
+      lo = o2;
+      ll = l2;
+      found = true;
+    }
+    if (!found) return page_off;
+    o += lo;
+    l = ll;
+  }
+  return page_off + o;
+}
+
+/* Unwraps Encoding{direct{Any}}: checks the location and the exact type URL,
+ * and returns the Any (caller frees). what names the owner for messages. */
+static int unwrap_any(const bri_datafile *df, const Lance__File__V2__Encoding *enc,
+                      const char *want_url, const char *where, Google__Protobuf__Any **out,
+                      bri_error *err) {
+  *out = NULL;
+  if (!enc)
+    return bri_error_set(err, BRI_ECORRUPT, "%s: %s: no encoding (expected a direct Any \"%s\")",
+                         df->path, where, want_url);
+  if (enc->location_case == LANCE__FILE__V2__ENCODING__LOCATION_INDIRECT)
+    return bri_error_set(err, BRI_EUNSUPPORTED,
+                         "%s: %s: deferred (indirect) encodings are not supported (Lance writes "
+                         "direct encodings)",
+                         df->path, where);
+  if (enc->location_case != LANCE__FILE__V2__ENCODING__LOCATION_DIRECT || !enc->direct)
+    return bri_error_set(err, BRI_ECORRUPT, "%s: %s: encoding is %s, expected a direct Any \"%s\"",
+                         df->path, where,
+                         enc->location_case == LANCE__FILE__V2__ENCODING__LOCATION_NONE ? "none"
+                                                                                        : "unset",
+                         want_url);
+  const Lance__File__V2__DirectEncoding *d = enc->direct;
+  const uint8_t *bytes = d->has_encoding ? d->encoding.data : NULL;
+  size_t len = d->has_encoding ? d->encoding.len : 0;
+  Google__Protobuf__Any *any = google__protobuf__any__unpack(NULL, len, bytes);
+  if (!any)
+    return bri_error_set(err, BRI_ECORRUPT, "%s: %s: the %zu encoding bytes are not a valid Any",
+                         df->path, where, len);
+  if (!any->type_url || strcmp(any->type_url, want_url) != 0) {
+    int rc = bri_error_set(err, BRI_ECORRUPT, "%s: %s: Any type URL is \"%.200s\", expected \"%s\"",
+                           df->path, where, any->type_url ? any->type_url : "", want_url);
+    google__protobuf__any__free_unpacked(any, NULL);
+    return rc;
+  }
+  *out = any;
+  return 0;
+}
+
+/* Checks one buffer list (offsets and sizes as parallel arrays) against the
+ * data region; page buffers must also be 64-aligned (Lance asserts it >= 2.1). */
+static int check_buffers(const bri_datafile *df, const char *where, size_t n_off,
+                         const uint64_t *off, size_t n_size, const uint64_t *size, bool aligned,
+                         bri_error *err) {
+  if (n_off != n_size)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: %s: %zu buffer offsets but %zu buffer sizes (expected one size per "
+                         "offset)",
+                         df->path, where, n_off, n_size);
+  uint64_t end = df->footer.column_meta_start;
+  for (size_t b = 0; b < n_off; b++) {
+    if (!bri_range_ok(off[b], size[b], end))
+      return bri_error_set(err, BRI_ECORRUPT,
+                           "%s: %s: buffer %zu [%llu, +%llu) is not inside the data region "
+                           "[0, %llu) of the %llu-byte file",
+                           df->path, where, b, ull(off[b]), ull(size[b]), ull(end), ull(df->size));
+    if (aligned && off[b] % ALIGN != 0)
+      return bri_error_set(err, BRI_ECORRUPT,
+                           "%s: %s: buffer %zu offset %llu is not a multiple of %d",
+                           df->path, where, b, ull(off[b]), ALIGN);
+  }
+  return 0;
+}
+
+/* page_bytes/page_len: this page's message inside the column metadata
+ * (NULL if it could not be located), page_off its file offset; both only
+ * serve error messages. */
+static int parse_page(bri_datafile *df, size_t c, size_t p, const uint8_t *page_bytes,
+                      size_t page_len, uint64_t page_off, bri_error *err) {
+  bri_column *col = &df->cols[c];
+  const Lance__File__V2__ColumnMetadata__Page *pg = df->cms[c]->pages[p];
+  bri_page *out = &col->pages[p];
+  char where[160];
+  snprintf(where, sizeof where, "column %zu (metadata at offset %llu): page %zu", c,
+           ull(col->metadata_offset), p);
+  out->metadata_offset = col->metadata_offset;
+  out->n_rows = pg->has_length ? pg->length : 0;
+  out->priority = pg->has_priority ? pg->priority : 0;
+  int rc = check_buffers(df, where, pg->n_buffer_offsets, pg->buffer_offsets, pg->n_buffer_sizes,
+                         pg->buffer_sizes, true, err);
+  if (rc) return rc;
+  out->n_buffers = pg->n_buffer_offsets;
+  out->buffer_offsets = pg->buffer_offsets;
+  out->buffer_sizes = pg->buffer_sizes;
+
+  Google__Protobuf__Any *any;
+  rc = unwrap_any(df, pg->encoding, BRI_PAGE_LAYOUT_TYPE_URL, where, &any, err);
+  if (rc) return rc;
+  out->encoding_bytes = pg->encoding->direct->encoding.data;
+  out->encoding_len = pg->encoding->direct->encoding.len;
+  uint64_t at = layout_offset(page_bytes, page_len, page_off);
+  ProtobufCMessage *m;
+  rc = bri_pb_unpack(&lance__encodings21__page_layout__descriptor,
+                     any->has_value ? any->value.data : NULL, any->has_value ? any->value.len : 0,
+                     at, df->path, "page layout", &m, err);
+  google__protobuf__any__free_unpacked(any, NULL);
+  if (rc) return add_context(err, df->path, "%s: page layout at offset %llu", where, ull(at));
+  out->layout = (Lance__Encodings21__PageLayout *)m;
+  switch (out->layout->layout_case) {
+  case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT:
+  case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_CONSTANT_LAYOUT:
+  case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT:
+  case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_BLOB_LAYOUT:
+    return 0;
+  case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_SPARSE_LAYOUT:
+    return bri_error_set(err, BRI_EUNSUPPORTED,
+                         "%s: %s: SparseLayout (page layout at offset %llu) is a Lance 2.3 layout, "
+                         "not supported",
+                         df->path, where, ull(at));
+  default:
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: %s: the page layout at offset %llu sets no layout (expected "
+                         "mini-block, constant, full-zip or blob)",
+                         df->path, where, ull(at));
+  }
+}
+
+static int parse_column(bri_datafile *df, size_t c, bri_error *err) {
+  const bri_datafile_footer *f = &df->footer;
+  const uint8_t *t = df->meta + (f->cmo_table_start - f->column_meta_start) + 16 * c;
+  uint64_t pos = bri_le64(t), size = bri_le64(t + 8);
+  uint64_t entry = f->cmo_table_start + 16 * c;
+  /* Column metadata blocks live in [column_meta_start, cmo_table_start). */
+  if (pos < f->column_meta_start ||
+      !bri_range_ok(pos - f->column_meta_start, size, f->cmo_table_start - f->column_meta_start))
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: column metadata offset table entry %zu at offset %llu: [%llu, +%llu) "
+                         "is not inside the column metadata region [%llu, %llu)",
+                         df->path, c, ull(entry), ull(pos), ull(size), ull(f->column_meta_start),
+                         ull(f->cmo_table_start));
+  bri_column *col = &df->cols[c];
+  col->metadata_offset = pos;
+  col->metadata_size = size;
+  const uint8_t *bytes = df->meta + (pos - f->column_meta_start);
+  ProtobufCMessage *m;
+  char what[64];
+  snprintf(what, sizeof what, "column metadata %zu", c);
+  int rc = bri_pb_unpack(&lance__file__v2__column_metadata__descriptor, bytes, (size_t)size, pos,
+                         df->path, what, &m, err);
+  if (rc) return add_context(err, df->path, "%s at offset %llu (%llu bytes)", what, ull(pos), ull(size));
+  Lance__File__V2__ColumnMetadata *cm = (Lance__File__V2__ColumnMetadata *)m;
+  df->cms[c] = cm;
+
+  char where[128];
+  snprintf(where, sizeof where, "column %zu (metadata at offset %llu)", c, ull(pos));
+  Google__Protobuf__Any *any;
+  rc = unwrap_any(df, cm->encoding, BRI_COLUMN_ENCODING_TYPE_URL, where, &any, err);
+  if (rc) return rc;
+  google__protobuf__any__free_unpacked(any, NULL);
+  rc = check_buffers(df, where, cm->n_buffer_offsets, cm->buffer_offsets, cm->n_buffer_sizes,
+                     cm->buffer_sizes, false, err);
+  if (rc) return add_context(err, df->path, "column buffers");
+
+  if (cm->n_pages) {
+    col->pages = calloc(cm->n_pages, sizeof *col->pages);
+    if (!col->pages)
+      return bri_error_set(err, BRI_ENOMEM, "%s: out of memory for %zu pages", df->path,
+                           cm->n_pages);
+  }
+  col->n_pages = cm->n_pages;
+  uint64_t rows = 0;
+  size_t scan = 0; /* walks the Page messages in order: O(size) for all pages */
+  for (size_t p = 0; p < cm->n_pages; p++) {
+    size_t po = 0, pl = 0;
+    bool found = next_field(bytes, (size_t)size, &scan, 2, &po, &pl);
+    rc = parse_page(df, c, p, found ? bytes + po : NULL, pl, pos + po, err);
+    if (rc) return rc;
+    if (!bri_add_ok(rows, col->pages[p].n_rows, &rows))
+      return bri_error_set(err, BRI_ECORRUPT, "%s: %s: page %zu: row count overflows", df->path,
+                           where, p);
+  }
+  col->n_rows = rows;
+  uint64_t want = bri_datafile_num_rows(df);
+  if (rows != want)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: %s: its %zu pages hold %llu rows, but the file descriptor says the "
+                         "file has %llu rows",
+                         df->path, where, cm->n_pages, ull(rows), ull(want));
+  return 0;
+}
+
+/* ------------------------------------------------------------ open */
+
+static int open_common(bri_datafile *df, bri_error *err) {
+  const char *path = df->path;
+  if (df->size < FOOTER_LEN)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: file is %llu bytes, smaller than the %d-byte Lance footer", path,
+                         ull(df->size), FOOTER_LEN);
+  /* One read of the tail covers the whole metadata of ordinary files. */
+  uint64_t tail_len = df->size < TAIL_READ ? df->size : TAIL_READ;
+  uint64_t tail_start = df->size - tail_len;
+  uint8_t *tail = malloc((size_t)tail_len);
+  if (!tail) return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", path);
+  int rc = read_range(df, tail_start, tail_len, tail, err);
+  if (!rc) rc = parse_footer(df, tail + tail_len - FOOTER_LEN, err);
+  if (rc) {
+    free(tail);
+    return rc;
+  }
+  const bri_datafile_footer *f = &df->footer;
+  uint64_t meta_len = df->size - f->column_meta_start;
+  if (f->column_meta_start >= tail_start) {
+    /* Keep the tail buffer, dropping what precedes the metadata. */
+    uint64_t skip = f->column_meta_start - tail_start;
+    memmove(tail, tail + skip, (size_t)meta_len);
+    df->meta = tail;
+  } else {
+    free(tail);
+    df->meta = malloc((size_t)meta_len);
+    if (!df->meta)
+      return bri_error_set(err, BRI_ENOMEM, "%s: out of memory for %llu bytes of metadata", path,
+                           ull(meta_len));
+    rc = read_range(df, f->column_meta_start, meta_len, df->meta, err);
+    if (rc) return rc;
+  }
+
+  rc = parse_global_buffers(df, err);
+  if (!rc) rc = parse_descriptor(df, err);
+  if (rc) return rc;
+
+  size_t nc = f->num_columns;
+  if (nc) {
+    df->cms = calloc(nc, sizeof *df->cms);
+    df->cols = calloc(nc, sizeof *df->cols);
+    if (!df->cms || !df->cols)
+      return bri_error_set(err, BRI_ENOMEM, "%s: out of memory for %zu columns", path, nc);
+  }
+  for (size_t c = 0; c < nc; c++) {
+    rc = parse_column(df, c, err);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+static int finish_open(bri_datafile *df, bri_datafile **out, bri_error *err) {
+  int rc = open_common(df, err);
+  if (rc) {
+    bri_datafile_close(df);
+    return rc;
+  }
+  *out = df;
+  return 0;
+}
+
+static bri_datafile *new_df(const char *path) {
+  bri_datafile *df = calloc(1, sizeof *df);
+  if (!df) return NULL;
+  df->fd = -1;
+  df->path = strdup(path ? path : "(memory)");
+  if (!df->path) {
+    free(df);
+    return NULL;
+  }
+  return df;
+}
+
+int bri_datafile_open(const char *path, bri_datafile **out, bri_error *err) {
+  *out = NULL;
+  bri_datafile *df = new_df(path);
+  if (!df) return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", path);
+  df->fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (df->fd < 0) {
+    int rc = errno == ENOENT ? bri_error_set(err, BRI_ENOTFOUND, "%s: no such file", path)
+                             : bri_error_errno(err, "open", path);
+    bri_datafile_close(df);
+    return rc;
+  }
+  struct stat st;
+  if (fstat(df->fd, &st) != 0) {
+    int rc = bri_error_errno(err, "stat", path);
+    bri_datafile_close(df);
+    return rc;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    bri_datafile_close(df);
+    return bri_error_set(err, BRI_EIO, "%s: not a regular file", path);
+  }
+  df->size = (uint64_t)st.st_size;
+  return finish_open(df, out, err);
+}
+
+int bri_datafile_open_mem(const uint8_t *buf, size_t len, const char *path, bri_datafile **out,
+                          bri_error *err) {
+  *out = NULL;
+  bri_datafile *df = new_df(path);
+  if (!df) return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", path ? path : "(memory)");
+  static const uint8_t empty[1];
+  df->mem = buf ? buf : empty;
+  df->size = buf ? len : 0;
+  return finish_open(df, out, err);
+}
+
+void bri_datafile_close(bri_datafile *df) {
+  if (!df) return;
+  for (size_t c = 0; df->cols && c < df->footer.num_columns; c++) {
+    bri_column *col = &df->cols[c];
+    for (size_t p = 0; p < col->n_pages; p++)
+      if (col->pages[p].layout)
+        lance__encodings21__page_layout__free_unpacked(col->pages[p].layout, NULL);
+    free(col->pages);
+  }
+  for (size_t c = 0; df->cms && c < df->footer.num_columns; c++)
+    if (df->cms[c]) lance__file__v2__column_metadata__free_unpacked(df->cms[c], NULL);
+  free(df->cms);
+  free(df->cols);
+  if (df->desc) lance__file__file_descriptor__free_unpacked(df->desc, NULL);
+  free(df->gb_pos);
+  free(df->gb_size);
+  free(df->meta);
+  if (df->fd >= 0) close(df->fd);
+  free(df->path);
+  free(df);
+}
+
+/* ------------------------------------------------------------ accessors */
+
+const char *bri_datafile_path(const bri_datafile *df) { return df->path; }
+uint64_t bri_datafile_size(const bri_datafile *df) { return df->size; }
+void bri_datafile_version(const bri_datafile *df, uint16_t *major, uint16_t *minor) {
+  *major = df->footer.major;
+  *minor = df->footer.minor;
+}
+const bri_datafile_footer *bri_datafile_footer_of(const bri_datafile *df) { return &df->footer; }
+uint64_t bri_datafile_num_rows(const bri_datafile *df) {
+  /* proto3 writers omit a zero length. */
+  return df->desc && df->desc->has_length ? df->desc->length : 0;
+}
+const Lance__File__FileDescriptor *bri_datafile_descriptor(const bri_datafile *df) {
+  return df->desc;
+}
+size_t bri_datafile_num_columns(const bri_datafile *df) { return df->footer.num_columns; }
+const bri_column *bri_datafile_column(const bri_datafile *df, size_t index) {
+  return index < df->footer.num_columns ? &df->cols[index] : NULL;
+}
+const Lance__File__V2__ColumnMetadata *bri_datafile_column_metadata(const bri_datafile *df,
+                                                                   size_t index) {
+  return index < df->footer.num_columns ? df->cms[index] : NULL;
+}
+size_t bri_datafile_num_global_buffers(const bri_datafile *df) {
+  return df->footer.num_global_buffers;
+}
+void bri_datafile_global_buffer(const bri_datafile *df, size_t i, uint64_t *pos, uint64_t *size) {
+  bool ok = i < df->footer.num_global_buffers;
+  *pos = ok ? df->gb_pos[i] : 0;
+  *size = ok ? df->gb_size[i] : 0;
+}
+
+int bri_datafile_read_into(bri_datafile *df, uint64_t offset, uint64_t size, void *buf,
+                           bri_error *err) {
+  return read_range(df, offset, size, buf, err);
+}
+
+int bri_datafile_read(bri_datafile *df, uint64_t offset, uint64_t size, uint8_t **out,
+                      bri_error *err) {
+  *out = NULL;
+  if (!bri_range_ok(offset, size, df->size) || size > SIZE_MAX - 1)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: read of %llu bytes at offset %llu is outside the %llu-byte file",
+                         df->path, ull(size), ull(offset), ull(df->size));
+  uint8_t *buf = malloc(size ? (size_t)size : 1);
+  if (!buf)
+    return bri_error_set(err, BRI_ENOMEM, "%s: out of memory for %llu bytes at offset %llu",
+                         df->path, ull(size), ull(offset));
+  int rc = read_range(df, offset, size, buf, err);
+  if (rc) {
+    free(buf);
+    return rc;
+  }
+  *out = buf;
+  return 0;
+}
