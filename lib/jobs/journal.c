@@ -1,0 +1,151 @@
+/* journal.c: the output journal and commit intent of running jobs (see
+ * journal.h). The two writes a worker acts on (an entry before creating the
+ * file, an intent before committing) switch the connection to
+ * synchronous=FULL for their transaction, so the WAL is fsynced before the
+ * call returns; everything else stays at NORMAL because recovery repairs
+ * what a power loss could undo there. */
+#include "jobs/journal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobs/internal.h"
+
+void bri_jobs_journal_free(bri_jobs_output *o, size_t n) {
+  for (size_t i = 0; o && i < n; i++) {
+    free(o[i].path);
+    free(o[i].kind);
+  }
+  free(o);
+}
+
+/* A durable write to a job that must be running under this session:
+ * begin_durable takes the mutex, switches to synchronous=FULL, opens the
+ * transaction and loads the job; end_durable commits (the WAL is fsynced
+ * there) or rolls back, restores NORMAL and releases the mutex. */
+static int begin_durable(bri_jobs_store *s, int64_t job_id, const char *what, const char *step,
+                         bri_jobs_job *job, bri_error *err) {
+  memset(job, 0, sizeof *job);
+  pthread_mutex_lock(&s->mu);
+  int rc = jobs_sync_full(s, 1, err);
+  if (!rc) rc = jobs_begin(s, step, err);
+  if (!rc) rc = jobs_get_locked(s, job_id, job, err);
+  if (!rc) rc = jobs_check_owned(s, job, what, err);
+  return rc;
+}
+
+static int end_durable(bri_jobs_store *s, int rc, const char *step, bri_jobs_job *job,
+                       bri_error *err) {
+  if (!rc) rc = jobs_commit(s, step, err);
+  if (rc) jobs_rollback(s);
+  bri_error e2;
+  int rc2 = jobs_sync_full(s, 0, &e2);
+  if (!rc && rc2) { /* the write is durable; the connection is not back to NORMAL */
+    rc = rc2;
+    if (err) *err = e2;
+  }
+  pthread_mutex_unlock(&s->mu);
+  bri_jobs_job_clear(job);
+  return rc;
+}
+
+int bri_jobs_journal_add(bri_jobs_store *s, int64_t job_id, const char *path, const char *kind,
+                         bri_error *err) {
+  if (!path || !*path || !kind || !*kind)
+    return bri_error_set(err, BRI_EINVAL, "%s: journaling for job %lld: empty path or kind",
+                         s->path, (long long)job_id);
+  const char *step = "journaling a job output";
+  bri_jobs_job job;
+  int rc = begin_durable(s, job_id, "journal an output of", step, &job, err);
+  if (!rc)
+    rc = jobs_run(s, step, err,
+                  "INSERT INTO job_outputs (job_id, path, kind, attempt, created_at) "
+                  "VALUES (?, ?, ?, ?, ?) ON CONFLICT (job_id, path) DO NOTHING",
+                  "ittii", job_id, path, kind, (int64_t)job.attempts, jobs_now_locked(s));
+  return end_durable(s, rc, step, &job, err);
+}
+
+int bri_jobs_set_commit_intent(bri_jobs_store *s, int64_t job_id, const char *txn_uuid,
+                               uint64_t read_version, bri_error *err) {
+  if (!txn_uuid || !*txn_uuid)
+    return bri_error_set(err, BRI_EINVAL, "%s: commit intent for job %lld: empty uuid", s->path,
+                         (long long)job_id);
+  if (read_version > INT64_MAX)
+    return bri_error_set(err, BRI_EINVAL,
+                         "%s: commit intent for job %lld: read version %llu does not fit",
+                         s->path, (long long)job_id, (unsigned long long)read_version);
+  const char *step = "recording a commit intent";
+  bri_jobs_job job;
+  int rc = begin_durable(s, job_id, "record a commit intent of", step, &job, err);
+  if (!rc)
+    rc = jobs_run(s, step, err,
+                  "UPDATE jobs SET commit_uuid = ?, commit_read_version = ? WHERE id = ?", "tii",
+                  txn_uuid, (int64_t)read_version, job_id);
+  return end_durable(s, rc, step, &job, err);
+}
+
+int bri_jobs_journal_list(bri_jobs_store *s, int64_t job_id, bri_jobs_output **out, size_t *n,
+                          bri_error *err) {
+  *out = NULL;
+  *n = 0;
+  bri_jobs_output *v = NULL;
+  size_t count = 0, cap = 0;
+  sqlite3_stmt *st;
+  pthread_mutex_lock(&s->mu);
+  int rc = jobs_prepare(s,
+                        "SELECT seq, path, kind, attempt, created_at FROM job_outputs "
+                        "WHERE job_id = ? ORDER BY seq",
+                        &st, "reading a job's journal", err);
+  if (!rc) {
+    sqlite3_bind_int64(st, 1, job_id);
+    while ((rc = jobs_step(s, st, "reading a job's journal", err)) == 1) {
+      if (count == cap) {
+        size_t nc = cap ? 2 * cap : 16;
+        bri_jobs_output *nv = realloc(v, nc * sizeof *nv);
+        if (!nv) {
+          rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory reading a journal", s->path);
+          break;
+        }
+        v = nv, cap = nc;
+      }
+      bri_jobs_output *o = &v[count++];
+      int oom = 0;
+      o->seq = sqlite3_column_int64(st, 0);
+      o->path = jobs_col_text(st, 1, &oom);
+      o->kind = jobs_col_text(st, 2, &oom);
+      o->attempt = sqlite3_column_int(st, 3);
+      o->created_at = sqlite3_column_int64(st, 4);
+      if (oom || !o->path || !o->kind) {
+        rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory reading a journal", s->path);
+        break;
+      }
+    }
+    sqlite3_finalize(st);
+  }
+  pthread_mutex_unlock(&s->mu);
+  if (rc < 0) {
+    bri_jobs_journal_free(v, count);
+    return rc;
+  }
+  *out = v;
+  *n = count;
+  return 0;
+}
+
+int bri_jobs_journal_remove(bri_jobs_store *s, int64_t job_id, const char *path,
+                            bri_error *err) {
+  if (!path) return bri_error_set(err, BRI_EINVAL, "%s: journal remove: no path", s->path);
+  pthread_mutex_lock(&s->mu);
+  int rc = jobs_run(s, "dropping a journal entry", err,
+                    "DELETE FROM job_outputs WHERE job_id = ? AND path = ?", "it", job_id, path);
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+int bri_jobs_journal_clear(bri_jobs_store *s, int64_t job_id, bri_error *err) {
+  pthread_mutex_lock(&s->mu);
+  int rc = jobs_run(s, "clearing a job's journal", err,
+                    "DELETE FROM job_outputs WHERE job_id = ?", "i", job_id);
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}

@@ -1,0 +1,354 @@
+/* queue.c: job state transitions (see queue.h). Every transition is one
+ * BEGIN IMMEDIATE transaction under the store's mutex: it reads the job,
+ * checks the transition is allowed, then writes the job row, its attempt
+ * record, the per-kind counters and the table's state together, so a crash
+ * leaves either the old state or the new one. The partial unique indexes of
+ * the schema back the two queue invariants; the code checks them first to
+ * give a useful answer instead of a constraint error. */
+#include "jobs/queue.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobs/internal.h"
+#include "util/fsutil.h"
+
+void bri_jobs_job_clear(bri_jobs_job *job) {
+  if (!job) return;
+  free(job->root);
+  free(job->owner);
+  free(job->params);
+  free(job->result);
+  free(job->error);
+  free(job->commit_uuid);
+  memset(job, 0, sizeof *job);
+}
+
+static int64_t clamp_bytes(uint64_t v) { return v > INT64_MAX ? INT64_MAX : (int64_t)v; }
+
+int64_t bri_jobs_backoff_ms(const bri_jobs_store *s, int attempts) {
+  int64_t d = s->opt.retry_base_ms;
+  for (int i = 1; i < attempts && d < s->opt.retry_max_ms; i++)
+    d = d > s->opt.retry_max_ms / 2 ? s->opt.retry_max_ms : 2 * d;
+  return d < s->opt.retry_max_ms ? d : s->opt.retry_max_ms;
+}
+
+int bri_jobs_enqueue(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, int priority,
+                     const char *params_json, int64_t not_before, int64_t *job_id,
+                     int *was_duplicate, bri_error *err) {
+  if (kind < 1 || kind > BRI_JOB_NKINDS)
+    return bri_error_set(err, BRI_EINVAL, "%s: enqueue: job kind %d is not one of the four kinds",
+                         s->path, (int)kind);
+  char what[64];
+  snprintf(what, sizeof what, "the params of a %s job", bri_job_kind_name(kind));
+  int rc = jobs_check_json(s, params_json, what, err);
+  if (rc) return rc;
+  const char *step = "queueing a job";
+  sqlite3_stmt *st = NULL;
+  int dup = 0;
+  pthread_mutex_lock(&s->mu);
+  int64_t now = jobs_now_locked(s);
+  if (not_before <= 0) not_before = now;
+  if ((rc = jobs_begin(s, step, err))) goto out;
+  rc = jobs_query(s, &st, step, err, "SELECT 1 FROM tables WHERE id = ?", "i", table_id);
+  if (rc == 0)
+    rc = bri_error_set(err, BRI_ENOTFOUND, "%s: cannot queue a %s job: no table %lld", s->path,
+                       bri_job_kind_name(kind), (long long)table_id);
+  if (rc < 0) goto out;
+  sqlite3_finalize(st);
+  st = NULL;
+  rc = jobs_query(s, &st, step, err,
+                  "SELECT id FROM jobs WHERE table_id = ? AND kind = ? AND state = 'queued'", "it",
+                  table_id, bri_job_kind_name(kind));
+  if (rc < 0) goto out;
+  if (rc == 1) {
+    /* Dedupe: one queued job per (table, kind); the request's urgency wins. */
+    dup = 1;
+    *job_id = sqlite3_column_int64(st, 0);
+    rc = jobs_run(s, step, err,
+                  "UPDATE jobs SET priority = max(priority, ?), not_before = min(not_before, ?) "
+                  "WHERE id = ?",
+                  "iii", (int64_t)priority, not_before, *job_id);
+  } else {
+    rc = jobs_run(s, step, err,
+                  "INSERT INTO jobs (table_id, kind, state, priority, max_attempts, not_before, "
+                  "created_at, params) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?)",
+                  "itiiiit", table_id, bri_job_kind_name(kind), (int64_t)priority,
+                  (int64_t)s->opt.max_attempts, not_before, now, params_json);
+    if (!rc) *job_id = sqlite3_last_insert_rowid(s->db);
+  }
+  if (!rc) rc = jobs_commit(s, step, err);
+out:
+  sqlite3_finalize(st);
+  if (rc) jobs_rollback(s);
+  pthread_mutex_unlock(&s->mu);
+  if (!rc && was_duplicate) *was_duplicate = dup;
+  return rc;
+}
+
+int bri_jobs_claim_next(bri_jobs_store *s, bri_jobs_job *job, int *claimed, bri_error *err) {
+  /* The pick and the update run in one write transaction under the mutex:
+   * no other thread or process can claim in between. */
+  static const char pick[] =
+      "SELECT j.id FROM jobs j JOIN tables t ON t.id = j.table_id "
+      "WHERE j.state = 'queued' AND j.not_before <= ? AND t.paused = 0 "
+      "AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.table_id = j.table_id AND r.state = "
+      "'running') "
+      "ORDER BY j.priority DESC, j.not_before, j.id LIMIT 1";
+  const char *step = "claiming a job";
+  sqlite3_stmt *st = NULL;
+  memset(job, 0, sizeof *job);
+  *claimed = 0;
+  pthread_mutex_lock(&s->mu);
+  int64_t now = jobs_now_locked(s);
+  int rc = jobs_begin(s, step, err);
+  if (rc) goto out;
+  rc = jobs_query(s, &st, step, err, pick, "i", now);
+  if (rc <= 0) goto out; /* nothing claimable (0) or an error */
+  int64_t id = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  st = NULL;
+  rc = jobs_run(s, step, err,
+                "UPDATE jobs SET state = 'running', owner = ?, attempts = attempts + 1, "
+                "started_at = ?, cancel_requested = 0, commit_uuid = NULL, "
+                "commit_read_version = NULL WHERE id = ? AND state = 'queued'",
+                "tii", s->session, now, id);
+  if (!rc)
+    rc = jobs_run(s, step, err,
+                  "INSERT INTO job_attempts (job_id, attempt, owner, started_at) "
+                  "SELECT id, attempts, owner, started_at FROM jobs WHERE id = ?",
+                  "i", id);
+  if (!rc) rc = jobs_get_locked(s, id, job, err);
+  if (!rc) rc = jobs_commit(s, step, err);
+  if (!rc) *claimed = 1;
+out:
+  sqlite3_finalize(st);
+  if (rc < 0) {
+    jobs_rollback(s);
+    bri_jobs_job_clear(job);
+  } else if (!*claimed) {
+    jobs_rollback(s); /* nothing written: just end the transaction */
+  }
+  pthread_mutex_unlock(&s->mu);
+  return rc < 0 ? rc : 0;
+}
+
+int jobs_end_locked(bri_jobs_store *s, const bri_jobs_job *job, bri_job_state state,
+                    const char *result, const char *error, uint64_t bytes_written,
+                    uint64_t bytes_reused, const char *attempt_outcome, int64_t now,
+                    bri_error *err) {
+  const char *step = "ending a job";
+  int64_t run_ms = attempt_outcome && job->started_at ? now - job->started_at : 0;
+  int rc = jobs_run(s, step, err,
+                    "UPDATE jobs SET state = ?, owner = NULL, finished_at = ?, result = ?, "
+                    "error = ?, bytes_written = ?, bytes_reused = ? WHERE id = ?",
+                    "tittiii", bri_job_state_name(state), now, result, error,
+                    clamp_bytes(bytes_written), clamp_bytes(bytes_reused), job->id);
+  if (!rc && attempt_outcome)
+    rc = jobs_run(s, step, err,
+                  "UPDATE job_attempts SET finished_at = ?, outcome = ?, error = ? "
+                  "WHERE job_id = ? AND attempt = ?",
+                  "ittii", now, attempt_outcome, error, job->id, (int64_t)job->attempts);
+  if (!rc)
+    rc = jobs_stats_add_locked(s, job->table_id, job->kind, bri_job_state_name(state), run_ms,
+                               bytes_written, bytes_reused, err);
+  if (rc) return rc;
+  if (state == BRI_JOB_SUCCEEDED && job->kind == BRI_JOB_COMPACT)
+    rc = jobs_run(s, step, err, "UPDATE tables SET last_compaction_at = ? WHERE id = ?", "ii",
+                  now, job->table_id);
+  else if (state == BRI_JOB_SUCCEEDED && job->kind == BRI_JOB_CLEANUP)
+    rc = jobs_run(s, step, err, "UPDATE tables SET last_cleanup_at = ? WHERE id = ?", "ii", now,
+                  job->table_id);
+  else if (state == BRI_JOB_FAILED)
+    rc = jobs_run(s, step, err,
+                  "UPDATE tables SET last_error = ? || ' job ' || ? || ': ' || ?, "
+                  "last_error_at = ? WHERE id = ?",
+                  "titii", bri_job_kind_name(job->kind), job->id,
+                  error ? error : "failed (no message)", now, job->table_id);
+  return rc;
+}
+
+int bri_jobs_finish(bri_jobs_store *s, int64_t job_id, const bri_jobs_outcome *o,
+                    bri_error *err) {
+  if (!o || (o->state != BRI_JOB_SUCCEEDED && o->state != BRI_JOB_FAILED &&
+             o->state != BRI_JOB_CANCELLED))
+    return bri_error_set(err, BRI_EINVAL,
+                         "%s: finishing job %lld: the outcome must be succeeded, failed or "
+                         "cancelled",
+                         s->path, (long long)job_id);
+  int rc = jobs_check_json(s, o->result_json, "a job result", err);
+  if (rc) return rc;
+  const char *step = "finishing a job";
+  bri_jobs_job job = {0};
+  pthread_mutex_lock(&s->mu);
+  int64_t now = jobs_now_locked(s);
+  if ((rc = jobs_begin(s, step, err))) goto out;
+  if ((rc = jobs_get_locked(s, job_id, &job, err))) goto out;
+  if ((rc = jobs_check_owned(s, &job, "finish", err))) goto out;
+  rc = jobs_end_locked(s, &job, o->state, o->result_json, o->error, o->bytes_written,
+                       o->bytes_reused, bri_job_state_name(o->state), now, err);
+  if (!rc) rc = jobs_commit(s, step, err);
+out:
+  if (rc) jobs_rollback(s);
+  pthread_mutex_unlock(&s->mu);
+  bri_jobs_job_clear(&job);
+  return rc;
+}
+
+int jobs_requeue_locked(bri_jobs_store *s, const bri_jobs_job *job, const char *error,
+                        const char *attempt_outcome, int count_run_time, int64_t now,
+                        bri_job_state *new_state, int64_t *not_before, bri_error *err) {
+  const char *step = "requeueing a job";
+  int64_t run_ms = count_run_time && job->started_at ? now - job->started_at : 0;
+  int rc = jobs_run(s, step, err,
+                    "UPDATE job_attempts SET finished_at = ?, outcome = ?, error = ? "
+                    "WHERE job_id = ? AND attempt = ?",
+                    "ittii", now, attempt_outcome, error, job->id, (int64_t)job->attempts);
+  if (!rc)
+    rc = jobs_stats_add_locked(s, job->table_id, job->kind, attempt_outcome, run_ms, 0, 0, err);
+  if (rc) return rc;
+  const char *msg = error ? error : "no message";
+  int64_t next = now + bri_jobs_backoff_ms(s, job->attempts);
+  char *text = NULL;
+
+  if (job->cancel_requested) {
+    text = bri_strdupf("cancelled on request; the last attempt ended with: %s", msg);
+    rc = text ? jobs_end_locked(s, job, BRI_JOB_CANCELLED, NULL, text, 0, 0, NULL, now, err)
+              : BRI_ENOMEM;
+    *new_state = BRI_JOB_CANCELLED;
+    *not_before = 0;
+  } else if (job->attempts >= job->max_attempts) {
+    text = bri_strdupf("gave up after %d attempts: %s", job->attempts, msg);
+    rc = text ? jobs_end_locked(s, job, BRI_JOB_FAILED, NULL, text, 0, 0, NULL, now, err)
+              : BRI_ENOMEM;
+    *new_state = BRI_JOB_FAILED;
+    *not_before = 0;
+  } else {
+    sqlite3_stmt *st = NULL;
+    rc = jobs_query(s, &st, step, err,
+                    "SELECT id FROM jobs WHERE table_id = ? AND kind = ? AND state = 'queued'",
+                    "it", job->table_id, bri_job_kind_name(job->kind));
+    if (rc < 0) return rc;
+    if (rc == 1) {
+      /* A job of the same kind was queued while this one ran: it will plan
+       * from a newer version, so it replaces this one (the backoff carries
+       * over: the conflict that made this attempt fail may still be on). */
+      int64_t other = sqlite3_column_int64(st, 0);
+      sqlite3_finalize(st);
+      char result[64];
+      snprintf(result, sizeof result, "{\"superseded_by\": %lld}", (long long)other);
+      text = bri_strdupf("superseded by job %lld, queued while this one ran; last attempt: %s",
+                         (long long)other, msg);
+      rc = text ? jobs_end_locked(s, job, BRI_JOB_CANCELLED, result, text, 0, 0, NULL, now, err)
+                : BRI_ENOMEM;
+      if (!rc)
+        rc = jobs_run(s, step, err,
+                      "UPDATE jobs SET priority = max(priority, ?), "
+                      "not_before = max(not_before, ?) WHERE id = ?",
+                      "iii", (int64_t)job->priority, next, other);
+      *new_state = BRI_JOB_CANCELLED;
+      *not_before = next;
+    } else {
+      rc = jobs_run(s, step, err,
+                    "UPDATE jobs SET state = 'queued', owner = NULL, not_before = ?, error = ?, "
+                    "commit_uuid = NULL, commit_read_version = NULL WHERE id = ?",
+                    "iti", next, error, job->id);
+      *new_state = BRI_JOB_QUEUED;
+      *not_before = next;
+    }
+  }
+  if (rc == BRI_ENOMEM) rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory", s->path);
+  free(text);
+  return rc;
+}
+
+int bri_jobs_retry_later(bri_jobs_store *s, int64_t job_id, const char *error,
+                         bri_job_state *new_state, int64_t *not_before, bri_error *err) {
+  const char *step = "retrying a job";
+  bri_jobs_job job = {0};
+  bri_job_state ns = 0;
+  int64_t nb = 0;
+  pthread_mutex_lock(&s->mu);
+  int64_t now = jobs_now_locked(s);
+  int rc = jobs_begin(s, step, err);
+  if (rc) goto out;
+  if ((rc = jobs_get_locked(s, job_id, &job, err))) goto out;
+  if ((rc = jobs_check_owned(s, &job, "retry", err))) goto out;
+  rc = jobs_requeue_locked(s, &job, error, "retried", 1, now, &ns, &nb, err);
+  if (!rc) rc = jobs_commit(s, step, err);
+out:
+  if (rc) jobs_rollback(s);
+  pthread_mutex_unlock(&s->mu);
+  bri_jobs_job_clear(&job);
+  if (!rc && new_state) *new_state = ns;
+  if (!rc && not_before) *not_before = nb;
+  return rc;
+}
+
+int bri_jobs_cancel(bri_jobs_store *s, int64_t job_id, bri_job_state *state_after,
+                    bri_error *err) {
+  const char *step = "cancelling a job";
+  bri_jobs_job job = {0};
+  bri_job_state after = 0;
+  pthread_mutex_lock(&s->mu);
+  int64_t now = jobs_now_locked(s);
+  int rc = jobs_begin(s, step, err);
+  if (rc) goto out;
+  if ((rc = jobs_get_locked(s, job_id, &job, err))) goto out;
+  switch (job.state) {
+  case BRI_JOB_QUEUED:
+    rc = jobs_end_locked(s, &job, BRI_JOB_CANCELLED, NULL, "cancelled on request", 0, 0, NULL,
+                         now, err);
+    after = BRI_JOB_CANCELLED;
+    break;
+  case BRI_JOB_RUNNING:
+    /* The worker owns the job's files: only it can stop at a safe point. */
+    rc = jobs_run(s, step, err, "UPDATE jobs SET cancel_requested = 1 WHERE id = ?", "i",
+                  job_id);
+    after = BRI_JOB_RUNNING;
+    break;
+  case BRI_JOB_CANCELLED: after = BRI_JOB_CANCELLED; break;
+  default:
+    rc = bri_error_set(err, BRI_EINVAL, "%s: job %lld has already finished (%s): nothing to cancel",
+                       s->path, (long long)job_id, bri_job_state_name(job.state));
+  }
+  if (!rc) rc = jobs_commit(s, step, err);
+out:
+  if (rc) jobs_rollback(s);
+  pthread_mutex_unlock(&s->mu);
+  bri_jobs_job_clear(&job);
+  if (!rc && state_after) *state_after = after;
+  return rc;
+}
+
+int bri_jobs_cancel_requested(bri_jobs_store *s, int64_t job_id, int *requested, bri_error *err) {
+  sqlite3_stmt *st = NULL;
+  pthread_mutex_lock(&s->mu);
+  int rc = jobs_query(s, &st, "reading a cancel request", err,
+                      "SELECT cancel_requested FROM jobs WHERE id = ?", "i", job_id);
+  if (rc == 1) *requested = sqlite3_column_int(st, 0);
+  else if (rc == 0)
+    rc = bri_error_set(err, BRI_ENOTFOUND, "%s: no job %lld", s->path, (long long)job_id);
+  sqlite3_finalize(st);
+  pthread_mutex_unlock(&s->mu);
+  return rc < 0 ? rc : 0;
+}
+
+int bri_jobs_next_due(bri_jobs_store *s, int64_t *when, int *has, bri_error *err) {
+  sqlite3_stmt *st = NULL;
+  *has = 0;
+  *when = 0;
+  pthread_mutex_lock(&s->mu);
+  int rc = jobs_query(s, &st, "finding the next due job", err,
+                      "SELECT min(j.not_before) FROM jobs j JOIN tables t ON t.id = j.table_id "
+                      "WHERE j.state = 'queued' AND t.paused = 0",
+                      "");
+  if (rc == 1 && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+    *has = 1;
+    *when = sqlite3_column_int64(st, 0);
+  }
+  sqlite3_finalize(st);
+  pthread_mutex_unlock(&s->mu);
+  return rc < 0 ? rc : 0;
+}

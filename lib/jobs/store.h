@@ -1,0 +1,106 @@
+/* store.h: brid's job store, the only daemon state that survives a restart.
+ *
+ * One SQLite file (WAL mode) holds the watched tables, the job queue, each
+ * job's attempts, each job's output journal and per-table counters. The
+ * schema is versioned with PRAGMA user_version and identified with PRAGMA
+ * application_id ("brid"); opening migrates an older file step by step and
+ * refuses a newer one. The store is split by concern:
+ *   store.h    opening, options, kind and state names      (this file)
+ *   tables.h   watched tables: root, paused flag, last seen version, errors
+ *   queue.h    job state transitions: enqueue, claim, finish, retry, cancel
+ *   history.h  read side: job lists, attempts, counts, metrics, pruning
+ *   journal.h  each running job's output journal and commit intent
+ *   recover.h  rolling back or finishing the jobs of a dead daemon
+ *
+ * Main design choice: one connection per process, shared by every thread and
+ * serialized by a mutex held for the whole of each call (each call is one
+ * short transaction, so contention is negligible next to the job work), and
+ * one process per file: open takes an exclusive flock on "<path>.lock",
+ * because two daemons on one store would each take the other's running jobs
+ * for crashed ones and roll back files a live job is about to commit.
+ *
+ * Durability: synchronous=NORMAL (a commit survives a process crash, which
+ * is what kill -9 tests; a power loss may undo the last commits), except the
+ * two writes that must never be lost once the caller acts on them, which
+ * run with synchronous=FULL (the WAL is fsynced at commit): a journal entry,
+ * which must be on disk before the file it names is created, and a commit
+ * intent, which must be on disk before the table commit it announces (a
+ * FULL commit syncs every earlier WAL frame too, so the claim that preceded
+ * a durable journal entry is durable with it). Every
+ * other write that a power loss could undo is repaired by recovery (a lost
+ * "succeeded" becomes a crashed job whose commit is found to have landed; a
+ * lost journal removal is a second remove of a missing file).
+ *
+ * Times are milliseconds since the Unix epoch from the options' clock (the
+ * real-time clock unless a test injects one); 0 means "not set". */
+#ifndef BRI_JOBS_STORE_H
+#define BRI_JOBS_STORE_H
+
+#include <stdint.h>
+
+#include "util/error.h"
+
+#define BRI_JOBS_SCHEMA_VERSION 1
+#define BRI_JOBS_APPLICATION_ID 0x62726964 /* "brid" */
+
+typedef struct bri_jobs_store bri_jobs_store;
+
+typedef enum bri_job_kind {
+  BRI_JOB_COMPACT = 1,
+  BRI_JOB_CLEANUP = 2,
+  BRI_JOB_MATERIALIZE = 3,
+  BRI_JOB_VERIFY = 4,
+} bri_job_kind;
+#define BRI_JOB_NKINDS 4
+
+typedef enum bri_job_state {
+  BRI_JOB_QUEUED = 1,
+  BRI_JOB_RUNNING = 2,
+  BRI_JOB_SUCCEEDED = 3,
+  BRI_JOB_FAILED = 4,
+  BRI_JOB_CANCELLED = 5,
+} bri_job_state;
+#define BRI_JOB_NSTATES 5
+
+/* "compact", "cleanup", ...; "?" for a value outside the enum. */
+const char *bri_job_kind_name(bri_job_kind k);
+const char *bri_job_state_name(bri_job_state s);
+/* Name to value; BRI_EINVAL (err names the accepted values) when unknown. */
+int bri_job_kind_parse(const char *name, bri_job_kind *out, bri_error *err);
+int bri_job_state_parse(const char *name, bri_job_state *out, bri_error *err);
+
+typedef struct bri_jobs_options {
+  int busy_timeout_ms;   /* SQLite busy timeout; default 5000 */
+  int max_attempts;      /* attempts a new job gets before it fails; default 5 */
+  int64_t retry_base_ms; /* first retry delay; default 30 s */
+  int64_t retry_max_ms;  /* cap of the doubling delay; default 1 h */
+  /* Clock in ms since the epoch; NULL = CLOCK_REALTIME. Tests inject one. */
+  int64_t (*clock_ms)(void *user);
+  void *clock_user;
+} bri_jobs_options;
+
+void bri_jobs_options_init(bri_jobs_options *o);
+
+/* Opens (creating if missing) the store at path, with opt or the defaults
+ * when opt is NULL. Refuses: a file another process holds open (BRI_EIO, the
+ * lock file named), a file that is not SQLite or fails SQLite's quick check
+ * (BRI_ECORRUPT), a SQLite file that is not a brid job store (BRI_EINVAL), a
+ * schema version newer than BRI_JOBS_SCHEMA_VERSION (BRI_EUNSUPPORTED), a
+ * filesystem where WAL mode cannot be enabled (BRI_EIO). Each open starts a
+ * new session: jobs this store claims are owned by it, and a job left
+ * running by an earlier session is a crashed one (see recover.h). */
+int bri_jobs_open(const char *path, const bri_jobs_options *opt, bri_jobs_store **out,
+                  bri_error *err);
+
+/* Closes the connection (checkpointing the WAL) and releases the lock.
+ * Jobs still running stay "running" in the file: to the next session they
+ * are crashed jobs, which is what a close without finishing simulates. */
+void bri_jobs_close(bri_jobs_store *s);
+
+const char *bri_jobs_path(const bri_jobs_store *s);
+/* This open's session id (the owner written on the jobs it claims). */
+const char *bri_jobs_session(const bri_jobs_store *s);
+/* The store's clock, ms since the epoch. */
+int64_t bri_jobs_now(bri_jobs_store *s);
+
+#endif

@@ -1,0 +1,1395 @@
+/* test_jobs.c: the SQLite job store on real database files in a temp dir:
+ * schema creation, reopen and migration refusals (future version, foreign
+ * or corrupt files, a second process), the queue's rules (dedupe, claim
+ * order, one running job per table, paused tables, retry backoff and max
+ * attempts, supersession, cancellation), the journal's durability (FULL
+ * sync around its writes, entries surviving close/reopen), recovery after a
+ * real crash (a forked child SIGKILLs itself mid-job), concurrent claims
+ * from many threads, history queries and pruning, and error messages that
+ * name the database file and the failing step. A fake clock makes every
+ * time assertion exact. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "jobs/internal.h"
+#include "jobs/jobs.h"
+#include "testutil.h"
+#include "util/fsutil.h"
+
+#define T0 1700000000000LL
+
+static int64_t fake_now = T0;
+static int64_t fake_clock(void *user) {
+  (void)user;
+  return fake_now;
+}
+
+static char *tmp;    /* per-test temp dir */
+static char *dbpath; /* tmp/jobs.db */
+
+static void setup(void) {
+  tmp = bri_tmpdir();
+  dbpath = bri_path_join(tmp, "jobs.db");
+  fake_now = T0;
+}
+
+static void teardown(void) {
+  bri_rmtree(tmp);
+  free(tmp);
+  free(dbpath);
+}
+
+static void test_options(bri_jobs_options *o) {
+  bri_jobs_options_init(o);
+  o->clock_ms = fake_clock;
+  o->retry_base_ms = 1000;
+  o->retry_max_ms = 5000;
+  o->max_attempts = 4;
+}
+
+static bri_jobs_store *open_with(const bri_jobs_options *o) {
+  bri_jobs_store *s;
+  bri_error err = {0};
+  int rc = bri_jobs_open(dbpath, o, &s, &err);
+  ck_assert_msg(rc == 0, "open: %s", err.msg);
+  return s;
+}
+
+static bri_jobs_store *open_store(void) {
+  bri_jobs_options o;
+  test_options(&o);
+  return open_with(&o);
+}
+
+static int64_t add_table(bri_jobs_store *s, const char *root) {
+  int64_t id;
+  bri_error err;
+  ck_assert_msg(bri_jobs_table_upsert(s, root, &id, NULL, &err) == 0, "%s", err.msg);
+  return id;
+}
+
+static int64_t enqueue(bri_jobs_store *s, int64_t table, bri_job_kind kind, int prio,
+                       int64_t not_before) {
+  int64_t id;
+  int dup = -1;
+  bri_error err;
+  ck_assert_msg(bri_jobs_enqueue(s, table, kind, prio, NULL, not_before, &id, &dup, &err) == 0,
+                "%s", err.msg);
+  ck_assert_int_eq(dup, 0);
+  return id;
+}
+
+/* Claims and returns the job id, or 0 when nothing is claimable. */
+static int64_t claim(bri_jobs_store *s) {
+  bri_jobs_job j;
+  int got;
+  bri_error err;
+  ck_assert_msg(bri_jobs_claim_next(s, &j, &got, &err) == 0, "%s", err.msg);
+  int64_t id = got ? j.id : 0;
+  if (got) {
+    ck_assert_int_eq(j.state, BRI_JOB_RUNNING);
+    ck_assert_str_eq(j.owner, bri_jobs_session(s));
+    ck_assert_int_eq(j.started_at, fake_now);
+  } else {
+    ck_assert_int_eq(j.id, 0);
+  }
+  bri_jobs_job_clear(&j);
+  return id;
+}
+
+static bri_jobs_job get_job(bri_jobs_store *s, int64_t id) {
+  bri_jobs_job j;
+  bri_error err;
+  ck_assert_msg(bri_jobs_get(s, id, &j, &err) == 0, "%s", err.msg);
+  return j;
+}
+
+static void finish(bri_jobs_store *s, int64_t id, bri_job_state st, const char *error) {
+  bri_jobs_outcome o = {.state = st, .error = error};
+  bri_error err;
+  ck_assert_msg(bri_jobs_finish(s, id, &o, &err) == 0, "%s", err.msg);
+}
+
+/* An integer from a raw SQLite connection (next to the store's own). */
+static int64_t raw_int(const char *sql) {
+  sqlite3 *db;
+  ck_assert_int_eq(sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+  sqlite3_stmt *st;
+  ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK, "%s", sqlite3_errmsg(db));
+  ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+  int64_t v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
+}
+
+static int raw_exec(const char *sql, char *errbuf, size_t cap) {
+  sqlite3 *db;
+  ck_assert_int_eq(sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL),
+                   SQLITE_OK);
+  char *msg = NULL;
+  int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+  if (errbuf) snprintf(errbuf, cap, "%s", msg ? msg : "");
+  sqlite3_free(msg);
+  sqlite3_close(db);
+  return rc;
+}
+
+static int file_exists(const char *p) { return access(p, F_OK) == 0; }
+
+/* ---- opening ----------------------------------------------------------- */
+
+START_TEST(schema_created_and_reopened) {
+  bri_jobs_store *s = open_store();
+  char *session1 = strdup(bri_jobs_session(s));
+  int64_t t = add_table(s, "/data/a.lance");
+  int64_t j = enqueue(s, t, BRI_JOB_COMPACT, 3, 0);
+  ck_assert_int_eq(raw_int("PRAGMA user_version"), BRI_JOBS_SCHEMA_VERSION);
+  ck_assert_int_eq(raw_int("PRAGMA application_id"), BRI_JOBS_APPLICATION_ID);
+  ck_assert_int_eq(raw_int("SELECT journal_mode = 'wal' FROM pragma_journal_mode"), 1);
+  ck_assert_int_eq(raw_int("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN "
+                           "('jobs_one_running_per_table', 'jobs_one_queued_per_kind')"),
+                   2);
+  /* the connection's settings */
+  sqlite3_stmt *st;
+  ck_assert_int_eq(sqlite3_prepare_v2(s->db, "PRAGMA foreign_keys", -1, &st, NULL), SQLITE_OK);
+  ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+  ck_assert_int_eq(sqlite3_column_int(st, 0), 1);
+  sqlite3_finalize(st);
+  ck_assert_int_eq(sqlite3_prepare_v2(s->db, "PRAGMA synchronous", -1, &st, NULL), SQLITE_OK);
+  ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+  ck_assert_int_eq(sqlite3_column_int(st, 0), 1); /* NORMAL */
+  sqlite3_finalize(st);
+  bri_jobs_close(s);
+
+  s = open_store();
+  ck_assert_str_ne(bri_jobs_session(s), session1);
+  bri_jobs_table tb;
+  bri_error err;
+  ck_assert_int_eq(bri_jobs_table_find(s, "/data/a.lance", &tb, &err), 0);
+  ck_assert_int_eq(tb.id, t);
+  ck_assert_uint_eq(tb.queued_jobs, 1);
+  bri_jobs_table_clear(&tb);
+  bri_jobs_job job = get_job(s, j);
+  ck_assert_int_eq(job.state, BRI_JOB_QUEUED);
+  ck_assert_int_eq(job.kind, BRI_JOB_COMPACT);
+  ck_assert_int_eq(job.priority, 3);
+  ck_assert_int_eq(job.created_at, T0);
+  ck_assert_int_eq(job.not_before, T0);
+  ck_assert_int_eq(job.max_attempts, 4);
+  ck_assert_str_eq(job.root, "/data/a.lance");
+  bri_jobs_job_clear(&job);
+  bri_jobs_close(s);
+  free(session1);
+}
+END_TEST
+
+START_TEST(future_schema_version_refused) {
+  bri_jobs_close(open_store());
+  ck_assert_int_eq(raw_exec("PRAGMA user_version = 2", NULL, 0), SQLITE_OK);
+  bri_jobs_store *s = NULL;
+  bri_error err = {0};
+  ck_assert_int_eq(bri_jobs_open(dbpath, NULL, &s, &err), BRI_EUNSUPPORTED);
+  ck_assert_ptr_null(s);
+  char *want = bri_strdupf("%s: job store schema version 2 is newer than this brid supports (1)",
+                           dbpath);
+  ck_assert_msg(strstr(err.msg, want) == err.msg, "got: %s", err.msg);
+  free(want);
+  ck_assert_int_eq(raw_int("PRAGMA user_version"), 2); /* untouched */
+}
+END_TEST
+
+START_TEST(foreign_sqlite_files_refused) {
+  ck_assert_int_eq(raw_exec("CREATE TABLE notes (x)", NULL, 0), SQLITE_OK);
+  bri_jobs_store *s = NULL;
+  bri_error err = {0};
+  ck_assert_int_eq(bri_jobs_open(dbpath, NULL, &s, &err), BRI_EINVAL);
+  ck_assert_msg(strstr(err.msg, "not a brid job store: a SQLite database with 1 schema objects"),
+                "got: %s", err.msg);
+  ck_assert_msg(strncmp(err.msg, dbpath, strlen(dbpath)) == 0, "got: %s", err.msg);
+  ck_assert_int_eq(raw_exec("PRAGMA application_id = 42", NULL, 0), SQLITE_OK);
+  ck_assert_int_eq(bri_jobs_open(dbpath, NULL, &s, &err), BRI_EINVAL);
+  ck_assert_msg(strstr(err.msg, "application_id is 0x0000002a, expected 0x62726964"), "got: %s",
+                err.msg);
+  ck_assert_int_eq(raw_int("SELECT count(*) FROM sqlite_master"), 1);
+}
+END_TEST
+
+START_TEST(garbage_file_is_corrupt) {
+  char junk[8192];
+  for (size_t i = 0; i < sizeof junk; i++) junk[i] = (char)(i * 7 + 3);
+  bri_write_bytes(dbpath, junk, sizeof junk);
+  bri_jobs_store *s = NULL;
+  bri_error err = {0};
+  ck_assert_int_eq(bri_jobs_open(dbpath, NULL, &s, &err), BRI_ECORRUPT);
+  ck_assert_ptr_null(s);
+  char *want = bri_strdupf("%s: not a job store: SQLite says \"file is not a database\" reading "
+                           "the header (expected a SQLite database written by brid)",
+                           dbpath);
+  ck_assert_str_eq(err.msg, want);
+  free(want);
+  /* nothing was written over the file */
+  size_t len;
+  uint8_t *back = bri_slurp(dbpath, &len);
+  ck_assert_uint_eq(len, sizeof junk);
+  ck_assert_int_eq(memcmp(back, junk, len), 0);
+  free(back);
+}
+END_TEST
+
+START_TEST(damaged_store_is_corrupt) {
+  bri_jobs_store *s = open_store();
+  int64_t t = add_table(s, "/data/a.lance");
+  for (int k = 1; k <= BRI_JOB_NKINDS; k++) enqueue(s, t, (bri_job_kind)k, 0, 0);
+  bri_jobs_close(s);
+  /* Overwrite every page but the header page with a pattern. */
+  size_t len;
+  uint8_t *b = bri_slurp(dbpath, &len);
+  ck_assert_uint_gt(len, 8192);
+  for (size_t i = 4096; i < len; i++) b[i] = 0xA5;
+  bri_write_bytes(dbpath, b, len);
+  free(b);
+  bri_error err = {0};
+  int rc = bri_jobs_open(dbpath, NULL, &s, &err);
+  ck_assert_int_eq(rc, BRI_ECORRUPT);
+  char *dmg = bri_strdupf("%s: damaged job store: SQLite", dbpath);
+  ck_assert_msg(strstr(err.msg, dmg) == err.msg, "got: %s", err.msg);
+  ck_assert_msg(strchr(err.msg, '\n') == NULL, "one line: %s", err.msg);
+  free(dmg);
+  /* A truncated header page. */
+  b = malloc(60);
+  memcpy(b, "SQLite format 3", 16);
+  memset(b + 16, 0xff, 44);
+  bri_write_bytes(dbpath, b, 60);
+  free(b);
+  char *wal = bri_strdupf("%s-wal", dbpath);
+  unlink(wal); /* a stale WAL would be replayed: drop it */
+  free(wal);
+  rc = bri_jobs_open(dbpath, NULL, &s, &err);
+  ck_assert_msg(rc == BRI_ECORRUPT, "rc %d: %s", rc, err.msg);
+  ck_assert_msg(strstr(err.msg, dbpath) == err.msg && strstr(err.msg, "job store: SQLite says"),
+                "got: %s", err.msg);
+}
+END_TEST
+
+START_TEST(second_process_refused) {
+  bri_jobs_store *s = open_store();
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) { /* another process: must be refused while s is open */
+    bri_jobs_store *s2 = NULL;
+    bri_error err = {0};
+    int rc = bri_jobs_open(dbpath, NULL, &s2, &err);
+    _exit(rc == BRI_EIO && strstr(err.msg, "in use by another process") &&
+                  strstr(err.msg, ".lock")
+              ? 0
+              : 1);
+  }
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  bri_jobs_close(s);
+  s = open_store(); /* released on close */
+  bri_jobs_close(s);
+}
+END_TEST
+
+/* ---- tables ------------------------------------------------------------ */
+
+START_TEST(tables_state) {
+  bri_jobs_store *s = open_store();
+  bri_error err;
+  int64_t a, a2, b;
+  int created = -1;
+  ck_assert_int_eq(bri_jobs_table_upsert(s, "/t/a", &a, &created, &err), 0);
+  ck_assert_int_eq(created, 1);
+  ck_assert_int_eq(bri_jobs_table_upsert(s, "/t/a", &a2, &created, &err), 0);
+  ck_assert_int_eq(created, 0);
+  ck_assert_int_eq(a, a2);
+  b = add_table(s, "/t/b");
+  ck_assert_int_eq(bri_jobs_table_upsert(s, "", &a2, NULL, &err), BRI_EINVAL);
+
+  fake_now = T0 + 5;
+  ck_assert_int_eq(bri_jobs_table_set_seen_version(s, a, 17, &err), 0);
+  ck_assert_int_eq(bri_jobs_table_set_error(s, a, "manifest 17 unreadable", &err), 0);
+  ck_assert_int_eq(bri_jobs_table_set_paused(s, b, 1, &err), 0);
+  ck_assert_int_eq(bri_jobs_table_set_paused(s, 999, 1, &err), BRI_ENOTFOUND);
+  ck_assert_int_eq(bri_jobs_table_set_seen_version(s, a, UINT64_MAX, &err), BRI_EINVAL);
+
+  bri_jobs_table *ts;
+  size_t n;
+  ck_assert_int_eq(bri_jobs_table_list(s, &ts, &n, &err), 0);
+  ck_assert_uint_eq(n, 2);
+  ck_assert_str_eq(ts[0].root, "/t/a");
+  ck_assert_int_eq(ts[0].has_seen_version, 1);
+  ck_assert_uint_eq(ts[0].last_seen_version, 17);
+  ck_assert_str_eq(ts[0].last_error, "manifest 17 unreadable");
+  ck_assert_int_eq(ts[0].last_error_at, T0 + 5);
+  ck_assert_int_eq(ts[0].paused, 0);
+  ck_assert_int_eq(ts[1].paused, 1);
+  ck_assert_int_eq(ts[1].has_seen_version, 0);
+  ck_assert_ptr_null(ts[1].last_error);
+  bri_jobs_table_list_free(ts, n);
+
+  ck_assert_int_eq(bri_jobs_table_set_error(s, a, NULL, &err), 0);
+  bri_jobs_table t;
+  ck_assert_int_eq(bri_jobs_table_get(s, a, &t, &err), 0);
+  ck_assert_ptr_null(t.last_error);
+  ck_assert_int_eq(t.last_error_at, 0);
+  bri_jobs_table_clear(&t);
+  ck_assert_int_eq(bri_jobs_table_get(s, 999, &t, &err), BRI_ENOTFOUND);
+  ck_assert_int_eq(bri_jobs_table_find(s, "/t/zz", &t, &err), BRI_ENOTFOUND);
+  ck_assert_msg(strstr(err.msg, "no table with root /t/zz"), "%s", err.msg);
+
+  /* remove: refused while a job runs, then the history goes with it */
+  int64_t j = enqueue(s, a, BRI_JOB_VERIFY, 0, 0);
+  ck_assert_int_eq(claim(s), j);
+  ck_assert_int_eq(bri_jobs_table_remove(s, a, &err), BRI_EINVAL);
+  ck_assert_msg(strstr(err.msg, "has a running job"), "%s", err.msg);
+  finish(s, j, BRI_JOB_SUCCEEDED, NULL);
+  ck_assert_int_eq(bri_jobs_table_remove(s, a, &err), 0);
+  bri_jobs_job job;
+  ck_assert_int_eq(bri_jobs_get(s, j, &job, &err), BRI_ENOTFOUND);
+  ck_assert_int_eq(raw_int("SELECT count(*) FROM job_attempts"), 0);
+  ck_assert_int_eq(raw_int("SELECT count(*) FROM job_stats"), 0);
+  bri_jobs_close(s);
+}
+END_TEST
+
+/* ---- queue ------------------------------------------------------------- */
+
+START_TEST(enqueue_dedupes_queued_jobs) {
+  bri_jobs_store *s = open_store();
+  bri_error err;
+  int64_t t = add_table(s, "/t/a"), u = add_table(s, "/t/b");
+  int64_t id1, id2;
+  int dup = -1;
+  ck_assert_int_eq(bri_jobs_enqueue(s, t, BRI_JOB_COMPACT, 1, "{\"strategy\": \"bri\"}",
+                                    T0 + 5000, &id1, &dup, &err),
+                   0);
+  ck_assert_int_eq(dup, 0);
+  /* same table and kind: the existing id, more urgent, params kept */
+  ck_assert_int_eq(bri_jobs_enqueue(s, t, BRI_JOB_COMPACT, 7, "{\"strategy\": \"copy\"}",
+                                    T0 + 1000, &id2, &dup, &err),
+                   0);
+  ck_assert_int_eq(dup, 1);
+  ck_assert_int_eq(id2, id1);
+  bri_jobs_job j = get_job(s, id1);
+  ck_assert_int_eq(j.priority, 7);
+  ck_assert_int_eq(j.not_before, T0 + 1000);
+  ck_assert_str_eq(j.params, "{\"strategy\": \"bri\"}");
+  bri_jobs_job_clear(&j);
+  /* a less urgent duplicate lowers nothing */
+  ck_assert_int_eq(bri_jobs_enqueue(s, t, BRI_JOB_COMPACT, 0, NULL, T0 + 9000, &id2, &dup, &err),
+                   0);
+  j = get_job(s, id1);
+  ck_assert_int_eq(j.priority, 7);
+  ck_assert_int_eq(j.not_before, T0 + 1000);
+  bri_jobs_job_clear(&j);
+  /* other kind, other table: new jobs */
+  ck_assert_int_ne(enqueue(s, t, BRI_JOB_CLEANUP, 0, 0), id1);
+  ck_assert_int_ne(enqueue(s, u, BRI_JOB_COMPACT, 0, 0), id1);
+  /* a running job of the kind is not a duplicate */
+  fake_now = T0 + 1000;
+  ck_assert_int_eq(claim(s), id1);
+  int64_t id3 = enqueue(s, t, BRI_JOB_COMPACT, 0, 0);
+  ck_assert_int_ne(id3, id1);
+  /* the schema itself refuses a second queued compact for t */
+  char msg[256];
+  ck_assert_int_ne(raw_exec("INSERT INTO jobs (table_id, kind, state, max_attempts, not_before, "
+                            "created_at) VALUES (1, 'compact', 'queued', 1, 0, 0)",
+                            msg, sizeof msg),
+                   SQLITE_OK);
+  ck_assert_msg(strstr(msg, "UNIQUE constraint failed"), "%s", msg);
+
+  /* refusals */
+  ck_assert_int_eq(bri_jobs_enqueue(s, 999, BRI_JOB_COMPACT, 0, NULL, 0, &id2, &dup, &err),
+                   BRI_ENOTFOUND);
+  ck_assert_msg(strstr(err.msg, "cannot queue a compact job: no table 999"), "%s", err.msg);
+  ck_assert_int_eq(bri_jobs_enqueue(s, t, BRI_JOB_VERIFY, 0, "{\"a\": ", 0, &id2, &dup, &err),
+                   BRI_EINVAL);
+  ck_assert_msg(strstr(err.msg, "the params of a verify job is not valid JSON"), "%s", err.msg);
+  ck_assert_int_eq(bri_jobs_enqueue(s, t, BRI_JOB_VERIFY, 0, "[1]", 0, &id2, &dup, &err),
+                   BRI_EINVAL);
+  ck_assert_msg(strstr(err.msg, "must be a JSON object"), "%s", err.msg);
+  ck_assert_int_eq(bri_jobs_enqueue(s, t, (bri_job_kind)9, 0, NULL, 0, &id2, &dup, &err),
+                   BRI_EINVAL);
+  bri_jobs_close(s);
+}
+END_TEST
+
+START_TEST(claim_order_priority_then_time) {
+  bri_jobs_store *s = open_store();
+  int64_t t[6];
+  char root[32];
+  for (int i = 0; i < 6; i++) {
+    snprintf(root, sizeof root, "/t/%d", i);
+    t[i] = add_table(s, root);
+  }
+  int64_t low = enqueue(s, t[0], BRI_JOB_COMPACT, 1, T0 - 100);
+  int64_t high_later = enqueue(s, t[1], BRI_JOB_COMPACT, 9, T0 + 500);
+  int64_t mid_b = enqueue(s, t[2], BRI_JOB_COMPACT, 5, T0 - 10);
+  int64_t mid_a = enqueue(s, t[3], BRI_JOB_COMPACT, 5, T0 - 20); /* earlier not_before */
+  int64_t mid_c = enqueue(s, t[4], BRI_JOB_COMPACT, 5, T0 - 10); /* same as mid_b, higher id */
+  int64_t neg = enqueue(s, t[5], BRI_JOB_COMPACT, -3, T0 - 1000);
+  int64_t when;
+  int has;
+  bri_error err;
+  ck_assert_int_eq(bri_jobs_next_due(s, &when, &has, &err), 0);
+  ck_assert_int_eq(has, 1);
+  ck_assert_int_eq(when, T0 - 1000);
+  ck_assert_int_eq(claim(s), mid_a);
+  ck_assert_int_eq(claim(s), mid_b);
+  ck_assert_int_eq(claim(s), mid_c);
+  ck_assert_int_eq(claim(s), low);
+  ck_assert_int_eq(claim(s), neg);
+  ck_assert_int_eq(claim(s), 0); /* high_later is not due yet */
+  ck_assert_int_eq(bri_jobs_next_due(s, &when, &has, &err), 0);
+  ck_assert_int_eq(has, 1);
+  ck_assert_int_eq(when, T0 + 500);
+  fake_now = T0 + 499;
+  ck_assert_int_eq(claim(s), 0);
+  fake_now = T0 + 500;
+  ck_assert_int_eq(claim(s), high_later);
+  ck_assert_int_eq(bri_jobs_next_due(s, &when, &has, &err), 0);
+  ck_assert_int_eq(has, 0);
+  bri_jobs_job j = get_job(s, high_later);
+  ck_assert_int_eq(j.attempts, 1);
+  ck_assert_int_eq(j.started_at, T0 + 500);
+  bri_jobs_job_clear(&j);
+  bri_jobs_close(s);
+}
+END_TEST
+
+START_TEST(one_running_job_per_table) {
+  bri_jobs_store *s = open_store();
+  int64_t t = add_table(s, "/t/a"), u = add_table(s, "/t/b");
+  int64_t c = enqueue(s, t, BRI_JOB_COMPACT, 9, 0);
+  int64_t v = enqueue(s, t, BRI_JOB_VERIFY, 5, 0);
+  int64_t other = enqueue(s, u, BRI_JOB_CLEANUP, 0, 0);
+  ck_assert_int_eq(claim(s), c);
+  ck_assert_int_eq(claim(s), other); /* v waits for c although it ranks higher */
+  ck_assert_int_eq(claim(s), 0);
+  bri_jobs_table tb;
+  bri_error err;
+  ck_assert_int_eq(bri_jobs_table_get(s, t, &tb, &err), 0);
+  ck_assert_int_eq(tb.running_job, c);
+  ck_assert_uint_eq(tb.queued_jobs, 1);
+  bri_jobs_table_clear(&tb);
+  /* the schema refuses a second running job on t */
+  char msg[256];
+  ck_assert_int_ne(raw_exec("UPDATE jobs SET state = 'running', owner = 'x' WHERE id = 2", msg,
+                            sizeof msg),
+                   SQLITE_OK);
+  ck_assert_msg(strstr(msg, "UNIQUE constraint failed"), "%s", msg);
+  finish(s, c, BRI_JOB_SUCCEEDED, NULL);
+  ck_assert_int_eq(claim(s), v);
+  bri_jobs_close(s);
+}
+END_TEST
+
+START_TEST(paused_tables_are_skipped) {
+  bri_jobs_store *s = open_store();
+  bri_error err;
+  int64_t t = add_table(s, "/t/a");
+  ck_assert_int_eq(bri_jobs_table_set_paused(s, t, 1, &err), 0);
+  int64_t j = enqueue(s, t, BRI_JOB_COMPACT, 0, 0); /* accepted while paused */
+  ck_assert_int_eq(claim(s), 0);
+  int64_t when;
+  int has;
+  ck_assert_int_eq(bri_jobs_next_due(s, &when, &has, &err), 0);
+  ck_assert_int_eq(has, 0);
+  ck_assert_int_eq(bri_jobs_table_set_paused(s, t, 0, &err), 0);
+  ck_assert_int_eq(claim(s), j);
+  /* pausing does not stop a running job */
+  ck_assert_int_eq(bri_jobs_table_set_paused(s, t, 1, &err), 0);
+  bri_jobs_job job = get_job(s, j);
+  ck_assert_int_eq(job.state, BRI_JOB_RUNNING);
+  bri_jobs_job_clear(&job);
+  finish(s, j, BRI_JOB_SUCCEEDED, NULL);
+  bri_jobs_close(s);
+}
+END_TEST
+
+START_TEST(retry_backoff_then_give_up) {
+  bri_jobs_store *s = open_store(); /* base 1 s, cap 5 s, 4 attempts */
+  bri_error err;
+  ck_assert_int_eq(bri_jobs_backoff_ms(s, 1), 1000);
+  ck_assert_int_eq(bri_jobs_backoff_ms(s, 2), 2000);
+  ck_assert_int_eq(bri_jobs_backoff_ms(s, 3), 4000);
+  ck_assert_int_eq(bri_jobs_backoff_ms(s, 4), 5000);
+  ck_assert_int_eq(bri_jobs_backoff_ms(s, 1000), 5000);
+  int64_t t = add_table(s, "/t/a");
+  int64_t j = enqueue(s, t, BRI_JOB_COMPACT, 0, 0);
+  const int64_t waits[] = {1000, 2000, 4000};
+  for (int a = 1; a <= 3; a++) {
+    ck_assert_int_eq(claim(s), j);
+    fake_now += 10;
+    bri_job_state ns;
+    int64_t nb;
+    ck_assert_int_eq(bri_jobs_retry_later(s, j, "commit conflict", &ns, &nb, &err), 0);
+    ck_assert_int_eq(ns, BRI_JOB_QUEUED);
+    ck_assert_int_eq(nb, fake_now + waits[a - 1]);
+    bri_jobs_job job = get_job(s, j);
+    ck_assert_int_eq(job.attempts, a);
+    ck_assert_str_eq(job.error, "commit conflict");
+    ck_assert_ptr_null(job.owner);
+    bri_jobs_job_clear(&job);
+    fake_now = nb - 1;
+    ck_assert_int_eq(claim(s), 0);
+    fake_now = nb;
+  }
+  ck_assert_int_eq(claim(s), j);
+  fake_now += 10;
+  bri_job_state ns;
+  ck_assert_int_eq(bri_jobs_retry_later(s, j, "commit conflict", &ns, NULL, &err), 0);
+  ck_assert_int_eq(ns, BRI_JOB_FAILED);
+  bri_jobs_job job = get_job(s, j);
+  ck_assert_int_eq(job.state, BRI_JOB_FAILED);
+  ck_assert_str_eq(job.error, "gave up after 4 attempts: commit conflict");
+  ck_assert_int_eq(job.finished_at, fake_now);
+  bri_jobs_job_clear(&job);
+  bri_jobs_table tb;
+  ck_assert_int_eq(bri_jobs_table_get(s, t, &tb, &err), 0);
+  char *want = bri_strdupf("compact job %lld: gave up after 4 attempts: commit conflict",
+                           (long long)j);
+  ck_assert_str_eq(tb.last_error, want);
+  free(want);
+  bri_jobs_table_clear(&tb);
+
+  bri_jobs_attempt *at;
+  size_t n;
+  ck_assert_int_eq(bri_jobs_attempts(s, j, &at, &n, &err), 0);
+  ck_assert_uint_eq(n, 4);
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_int_eq(at[i].attempt, (int)i + 1);
+    ck_assert_str_eq(at[i].outcome, "retried");
+    ck_assert_str_eq(at[i].error, "commit conflict");
+    ck_assert_int_eq(at[i].finished_at - at[i].started_at, 10);
+  }
+  bri_jobs_attempts_free(at, n);
+  bri_jobs_stat *st;
+  ck_assert_int_eq(bri_jobs_stats(s, &st, &n, &err), 0);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_uint_eq(st[0].retried, 4);
+  ck_assert_uint_eq(st[0].failed, 1);
+  ck_assert_uint_eq(st[0].succeeded, 0);
+  ck_assert_int_eq(st[0].run_ms, 40);
+  bri_jobs_stats_free(st, n);
+  /* a finished job cannot be retried */
+  ck_assert_int_eq(bri_jobs_retry_later(s, j, "again", NULL, NULL, &err), BRI_EINVAL);
+  ck_assert_msg(strstr(err.msg, "it is failed, not running"), "%s", err.msg);
+  bri_jobs_close(s);
+}
+END_TEST
+
+START_TEST(retry_superseded_by_queued_job) {
+  bri_jobs_store *s = open_store();
+  bri_error err;
+  int64_t t = add_table(s, "/t/a");
+  int64_t j = enqueue(s, t, BRI_JOB_COMPACT, 4, 0);
+  ck_assert_int_eq(claim(s), j);
+  int64_t k = enqueue(s, t, BRI_JOB_COMPACT, 1, 0); /* a new version arrived meanwhile */
+  bri_job_state ns;
+  int64_t nb;
+  ck_assert_int_eq(bri_jobs_retry_later(s, j, "lost race", &ns, &nb, &err), 0);
+  ck_assert_int_eq(ns, BRI_JOB_CANCELLED);
+  bri_jobs_job a = get_job(s, j), b = get_job(s, k);
+  ck_assert_int_eq(a.state, BRI_JOB_CANCELLED);
+  char *want = bri_strdupf("{\"superseded_by\": %lld}", (long long)k);
+  ck_assert_str_eq(a.result, want);
+  free(want);
+  ck_assert_msg(strstr(a.error, "superseded by job") && strstr(a.error, "lost race"), "%s",
+                a.error);
+  ck_assert_int_eq(b.state, BRI_JOB_QUEUED);
+  ck_assert_int_eq(b.priority, 4);
+  ck_assert_int_eq(b.not_before, T0 + 1000); /* the backoff carries over */
+  ck_assert_int_eq(nb, T0 + 1000);
+  bri_jobs_job_clear(&a);
+  bri_jobs_job_clear(&b);
+  bri_jobs_close(s);
+}
+END_TEST
+
+START_TEST(cancellation) {
+  bri_jobs_store *s = open_store();
+  bri_error err;
+  int64_t t = add_table(s, "/t/a"), u = add_table(s, "/t/b");
+  int64_t q = enqueue(s, t, BRI_JOB_VERIFY, 0, 0);
+  bri_job_state after;
+  ck_assert_int_eq(bri_jobs_cancel(s, q, &after, &err), 0);
+  ck_assert_int_eq(after, BRI_JOB_CANCELLED);
+  bri_jobs_job j = get_job(s, q);
+  ck_assert_int_eq(j.state, BRI_JOB_CANCELLED);
+  ck_assert_int_eq(j.finished_at, T0);
+  ck_assert_int_eq(j.attempts, 0);
+  bri_jobs_job_clear(&j);
+  ck_assert_int_eq(bri_jobs_cancel(s, q, &after, &err), 0); /* idempotent */
+  ck_assert_int_eq(claim(s), 0);
+
+  /* running: a request the worker sees, then finishes with */
+  int64_t r = enqueue(s, t, BRI_JOB_COMPACT, 0, 0);
+  ck_assert_int_eq(claim(s), r);
+  int req = -1;
+  ck_assert_int_eq(bri_jobs_cancel_requested(s, r, &req, &err), 0);
+  ck_assert_int_eq(req, 0);
+  ck_assert_int_eq(bri_jobs_cancel(s, r, &after, &err), 0);
+  ck_assert_int_eq(after, BRI_JOB_RUNNING);
+  ck_assert_int_eq(bri_jobs_cancel_requested(s, r, &req, &err), 0);
+  ck_assert_int_eq(req, 1);
+  finish(s, r, BRI_JOB_CANCELLED, "stopped at a safe point");
+  ck_assert_int_eq(bri_jobs_cancel(s, r, &after, &err), 0);
+
+  /* a cancel request wins over a retry */
+  int64_t r2 = enqueue(s, u, BRI_JOB_COMPACT, 0, 0);
+  ck_assert_int_eq(claim(s), r2);
+  ck_assert_int_eq(bri_jobs_cancel(s, r2, NULL, &err), 0);
+  bri_job_state ns;
+  ck_assert_int_eq(bri_jobs_retry_later(s, r2, "conflict", &ns, NULL, &err), 0);
+  ck_assert_int_eq(ns, BRI_JOB_CANCELLED);
+
+  /* finished jobs cannot be cancelled */
+  int64_t d = enqueue(s, t, BRI_JOB_CLEANUP, 0, 0);
+  ck_assert_int_eq(claim(s), d);
+  finish(s, d, BRI_JOB_SUCCEEDED, NULL);
+  ck_assert_int_eq(bri_jobs_cancel(s, d, &after, &err), BRI_EINVAL);
+  char *want = bri_strdupf("%s: job %lld has already finished (succeeded): nothing to cancel",
+                           dbpath, (long long)d);
+  ck_assert_str_eq(err.msg, want);
+  free(want);
+  ck_assert_int_eq(bri_jobs_cancel(s, 12345, &after, &err), BRI_ENOTFOUND);
+  ck_assert_int_eq(bri_jobs_cancel_requested(s, 12345, &req, &err), BRI_ENOTFOUND);
+  bri_jobs_close(s);
+}
+END_TEST
+
+START_TEST(finish_rules_and_counters) {
+  bri_jobs_store *s = open_store();
+  bri_error err;
+  int64_t t = add_table(s, "/t/a");
+  int64_t c = enqueue(s, t, BRI_JOB_COMPACT, 0, 0);
+  bri_jobs_outcome o = {.state = BRI_JOB_SUCCEEDED, .result_json = "{\"version\": 9}",
+                        .bytes_written = 1000, .bytes_reused = 50000};
+  ck_assert_int_eq(bri_jobs_finish(s, c, &o, &err), BRI_EINVAL); /* still queued */
+  ck_assert_msg(strstr(err.msg, "it is queued, not running"), "%s", err.msg);
+  ck_assert_int_eq(claim(s), c);
+  bri_jobs_outcome bad = {.state = BRI_JOB_QUEUED};
+  ck_assert_int_eq(bri_jobs_finish(s, c, &bad, &err), BRI_EINVAL);
+  bri_jobs_outcome badjson = {.state = BRI_JOB_SUCCEEDED, .result_json = "{oops"};
+  ck_assert_int_eq(bri_jobs_finish(s, c, &badjson, &err), BRI_EINVAL);
+  fake_now = T0 + 2500;
+  ck_assert_int_eq(bri_jobs_finish(s, c, &o, &err), 0);
+  ck_assert_int_eq(bri_jobs_finish(s, c, &o, &err), BRI_EINVAL); /* only once */
+  bri_jobs_job j = get_job(s, c);
+  ck_assert_int_eq(j.state, BRI_JOB_SUCCEEDED);
+  ck_assert_str_eq(j.result, "{\"version\": 9}");
+  ck_assert_uint_eq(j.bytes_written, 1000);
+  ck_assert_uint_eq(j.bytes_reused, 50000);
+  ck_assert_int_eq(j.finished_at, T0 + 2500);
+  ck_assert_ptr_null(j.owner);
+  bri_jobs_job_clear(&j);
+
+  int64_t cl = enqueue(s, t, BRI_JOB_CLEANUP, 0, 0);
+  ck_assert_int_eq(claim(s), cl);
+  fake_now = T0 + 3000;
+  bri_jobs_outcome o2 = {.state = BRI_JOB_SUCCEEDED, .bytes_written = 7};
+  ck_assert_int_eq(bri_jobs_finish(s, cl, &o2, &err), 0);
+  int64_t f = enqueue(s, t, BRI_JOB_COMPACT, 0, 0);
+  ck_assert_int_eq(claim(s), f);
+  fake_now = T0 + 3100;
+  finish(s, f, BRI_JOB_FAILED, "bad page in x.lance");
+
+  bri_jobs_table tb;
+  ck_assert_int_eq(bri_jobs_table_get(s, t, &tb, &err), 0);
+  ck_assert_int_eq(tb.last_compaction_at, T0 + 2500);
+  ck_assert_int_eq(tb.last_cleanup_at, T0 + 3000);
+  char *want = bri_strdupf("compact job %lld: bad page in x.lance", (long long)f);
+  ck_assert_str_eq(tb.last_error, want);
+  free(want);
+  ck_assert_int_eq(tb.last_error_at, T0 + 3100);
+  ck_assert_uint_eq(tb.bytes_written, 1007);
+  ck_assert_uint_eq(tb.bytes_reused, 50000);
+  bri_jobs_table_clear(&tb);
+
+  bri_jobs_stat *st;
+  size_t n;
+  ck_assert_int_eq(bri_jobs_stats(s, &st, &n, &err), 0);
+  ck_assert_uint_eq(n, 2);
+  ck_assert_int_eq(st[0].kind, BRI_JOB_CLEANUP); /* ordered by kind name */
+  ck_assert_uint_eq(st[0].succeeded, 1);
+  ck_assert_int_eq(st[0].run_ms, 500);
+  ck_assert_int_eq(st[1].kind, BRI_JOB_COMPACT);
+  ck_assert_uint_eq(st[1].succeeded, 1);
+  ck_assert_uint_eq(st[1].failed, 1);
+  ck_assert_int_eq(st[1].run_ms, 2500 + 100);
+  ck_assert_str_eq(st[1].root, "/t/a");
+  bri_jobs_stats_free(st, n);
+
+  /* a job left running by an earlier session cannot be finished, only recovered */
+  int64_t r = enqueue(s, t, BRI_JOB_VERIFY, 0, 0);
+  ck_assert_int_eq(claim(s), r);
+  bri_jobs_close(s);
+  s = open_store();
+  ck_assert_int_eq(bri_jobs_finish(s, r, &o2, &err), BRI_EINVAL);
+  ck_assert_msg(strstr(err.msg, "not this one") && strstr(err.msg, "recovered"), "%s", err.msg);
+  bri_jobs_close(s);
+}
+END_TEST
+
+/* ---- journal ----------------------------------------------------------- */
+
+typedef struct trace_log {
+  char *sql[64];
+  int n;
+} trace_log;
+
+static int trace_cb(unsigned type, void *ctx, void *p, void *x) {
+  (void)type;
+  (void)p;
+  trace_log *t = ctx;
+  if (t->n < 64) t->sql[t->n++] = strdup((const char *)x);
+  return 0;
+}
+
+static int trace_find(const trace_log *t, const char *prefix, int from) {
+  for (int i = from; i < t->n; i++)
+    if (strncmp(t->sql[i], prefix, strlen(prefix)) == 0) return i;
+  return -1;
+}
+
+START_TEST(journal_is_durable_and_survives_reopen) {
+  bri_jobs_store *s = open_store();
+  bri_error err;
+  int64_t t = add_table(s, "/t/a");
+  int64_t j = enqueue(s, t, BRI_JOB_COMPACT, 0, 0);
+  ck_assert_int_eq(bri_jobs_journal_add(s, j, "/t/a/data/x.lance", "data", &err), BRI_EINVAL);
+  ck_assert_msg(strstr(err.msg, "cannot journal an output of job") &&
+                    strstr(err.msg, "it is queued, not running"),
+                "%s", err.msg);
+  ck_assert_int_eq(claim(s), j);
+
+  /* The entry is committed under synchronous=FULL, then NORMAL is back. */
+  trace_log log = {0};
+  sqlite3_trace_v2(s->db, SQLITE_TRACE_STMT, trace_cb, &log);
+  ck_assert_int_eq(bri_jobs_journal_add(s, j, "/t/a/data/x.lance", "data", &err), 0);
+  sqlite3_trace_v2(s->db, 0, NULL, NULL);
+  int full = trace_find(&log, "PRAGMA synchronous = FULL", 0);
+  int ins = trace_find(&log, "INSERT INTO job_outputs", full + 1);
+  int com = trace_find(&log, "COMMIT", ins + 1);
+  int normal = trace_find(&log, "PRAGMA synchronous = NORMAL", com + 1);
+  ck_assert_msg(full >= 0 && ins > full && com > ins && normal > com, "%d %d %d %d", full, ins,
+                com, normal);
+  for (int i = 0; i < log.n; i++) free(log.sql[i]);
+
+  fake_now += 1;
+  ck_assert_int_eq(bri_jobs_journal_add(s, j, "/t/a/_deletions/1-2-3.bin", "deletion", &err), 0);
+  ck_assert_int_eq(bri_jobs_journal_add(s, j, "/t/a/data/x.lance", "data", &err), 0); /* again */
+  ck_assert_int_eq(bri_jobs_set_commit_intent(s, j, "5a0e5a0e-1111-4222-8333-944445555666", 12,
+                                              &err),
+                   0);
+  ck_assert_int_eq(bri_jobs_journal_add(s, j, "", "data", &err), BRI_EINVAL);
+  ck_assert_int_eq(bri_jobs_set_commit_intent(s, j, "", 12, &err), BRI_EINVAL);
+  bri_jobs_close(s); /* no finish: as if the daemon died */
+
+  s = open_store();
+  bri_jobs_output *o;
+  size_t n;
+  ck_assert_int_eq(bri_jobs_journal_list(s, j, &o, &n, &err), 0);
+  ck_assert_uint_eq(n, 2);
+  ck_assert_str_eq(o[0].path, "/t/a/data/x.lance");
+  ck_assert_str_eq(o[0].kind, "data");
+  ck_assert_int_eq(o[0].attempt, 1);
+  ck_assert_int_eq(o[0].created_at, T0);
+  ck_assert_str_eq(o[1].path, "/t/a/_deletions/1-2-3.bin");
+  ck_assert_str_eq(o[1].kind, "deletion");
+  ck_assert_int_lt(o[0].seq, o[1].seq);
+  bri_jobs_journal_free(o, n);
+  bri_jobs_job job = get_job(s, j);
+  ck_assert_str_eq(job.commit_uuid, "5a0e5a0e-1111-4222-8333-944445555666");
+  ck_assert_int_eq(job.has_commit_read_version, 1);
+  ck_assert_uint_eq(job.commit_read_version, 12);
+  bri_jobs_job_clear(&job);
+  /* this session does not own the job: no journaling for it */
+  ck_assert_int_eq(bri_jobs_journal_add(s, j, "/t/a/other", "data", &err), BRI_EINVAL);
+  /* remove and clear */
+  ck_assert_int_eq(bri_jobs_journal_remove(s, j, "/t/a/data/x.lance", &err), 0);
+  ck_assert_int_eq(bri_jobs_journal_remove(s, j, "/t/a/data/x.lance", &err), 0);
+  ck_assert_int_eq(bri_jobs_journal_list(s, j, &o, &n, &err), 0);
+  ck_assert_uint_eq(n, 1);
+  bri_jobs_journal_free(o, n);
+  ck_assert_int_eq(bri_jobs_journal_clear(s, j, &err), 0);
+  ck_assert_int_eq(bri_jobs_journal_list(s, j, &o, &n, &err), 0);
+  ck_assert_uint_eq(n, 0);
+  ck_assert_ptr_null(o);
+  bri_jobs_close(s);
+}
+END_TEST
+
+/* ---- recovery ---------------------------------------------------------- */
+
+typedef struct fake_table {
+  const char *referenced[8]; /* paths a committed version references */
+  int n_referenced;
+  const char *landed_uuid; /* a committed transaction uuid, or NULL */
+  uint64_t landed_version;
+  const char *fail_on; /* is_referenced fails for this path */
+  char removed[8][256];
+  int n_removed;
+  int landed_calls;
+} fake_table;
+
+static int cb_is_referenced(void *user, const bri_jobs_job *job, const bri_jobs_output *out,
+                            int *referenced, bri_error *err) {
+  fake_table *f = user;
+  ck_assert_ptr_nonnull(job->root);
+  if (f->fail_on && strcmp(out->path, f->fail_on) == 0)
+    return bri_error_set(err, BRI_EIO, "reading manifests of %s: disk on fire", job->root);
+  *referenced = 0;
+  for (int i = 0; i < f->n_referenced; i++)
+    if (strcmp(out->path, f->referenced[i]) == 0) *referenced = 1;
+  return 0;
+}
+
+static int cb_remove(void *user, const bri_jobs_job *job, const bri_jobs_output *out,
+                     bri_error *err) {
+  (void)job;
+  fake_table *f = user;
+  if (f->n_removed < 8) snprintf(f->removed[f->n_removed++], 256, "%s", out->path);
+  if (unlink(out->path) != 0 && errno != ENOENT) return bri_error_errno(err, "removing", out->path);
+  return 0;
+}
+
+static int cb_commit_landed(void *user, const bri_jobs_job *job, int *landed, uint64_t *version,
+                            bri_error *err) {
+  (void)err;
+  fake_table *f = user;
+  f->landed_calls++;
+  *landed = f->landed_uuid && job->commit_uuid && strcmp(f->landed_uuid, job->commit_uuid) == 0 &&
+            job->has_commit_read_version && f->landed_version > job->commit_read_version;
+  if (*landed) *version = f->landed_version;
+  return 0;
+}
+
+static void touch(const char *p) { bri_write_bytes(p, "x", 1); }
+
+/* Child process: claims the table's compact job, journals and writes two
+ * files, journals a third it never creates, then dies by SIGKILL. */
+static void crash_child(int with_intent) {
+  bri_jobs_options o;
+  test_options(&o);
+  bri_jobs_store *s;
+  bri_error err;
+  if (bri_jobs_open(dbpath, &o, &s, &err)) _exit(10);
+  bri_jobs_job j;
+  int got;
+  if (bri_jobs_claim_next(s, &j, &got, &err) || !got) _exit(11);
+  char *a = bri_path_join(tmp, "a.lance"), *b = bri_path_join(tmp, "b.lance"),
+       *c = bri_path_join(tmp, "c.lance");
+  if (bri_jobs_journal_add(s, j.id, a, "data", &err)) _exit(12);
+  touch(a);
+  if (bri_jobs_journal_add(s, j.id, b, "data", &err)) _exit(13);
+  touch(b);
+  if (with_intent && bri_jobs_set_commit_intent(s, j.id, "uuid-1", 3, &err)) _exit(14);
+  if (bri_jobs_journal_add(s, j.id, c, "txn", &err)) _exit(15);
+  kill(getpid(), SIGKILL);
+  _exit(16);
+}
+
+static int64_t run_crash(int with_intent) {
+  bri_jobs_store *s = open_store();
+  int64_t t = add_table(s, tmp);
+  int64_t j = enqueue(s, t, BRI_JOB_COMPACT, 0, 0);
+  bri_jobs_close(s);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) crash_child(with_intent);
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "child status %d", status);
+  return j;
+}
+
+START_TEST(recovery_after_crash_rolls_back_and_requeues) {
+  int64_t j = run_crash(0);
+  char *a = bri_path_join(tmp, "a.lance"), *b = bri_path_join(tmp, "b.lance"),
+       *c = bri_path_join(tmp, "c.lance");
+  ck_assert(file_exists(a) && file_exists(b) && !file_exists(c));
+  fake_now = T0 + 60000;
+  bri_jobs_store *s = open_store();
+  bri_error err;
+  bri_jobs_table tb;
+  ck_assert_int_eq(bri_jobs_table_find(s, tmp, &tb, &err), 0);
+  ck_assert_int_eq(tb.running_job, j); /* the dead session's claim blocks the table */
+  bri_jobs_table_clear(&tb);
+  ck_assert_int_eq(claim(s), 0);
+
+  fake_table f = {.referenced = {b}, .n_referenced = 1};
+  bri_jobs_recovery_ops ops = {cb_is_referenced, cb_remove, cb_commit_landed, &f};
+  bri_jobs_recovery_report rep;
+  ck_assert_msg(bri_jobs_recover(s, &ops, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_uint_eq(rep.interrupted, 1);
+  ck_assert_uint_eq(rep.requeued, 1);
+  ck_assert_uint_eq(rep.stuck, 0);
+  ck_assert_uint_eq(rep.files_removed, 2);
+  ck_assert_uint_eq(rep.files_kept, 1);
+  ck_assert_int_eq(f.landed_calls, 0); /* no intent recorded: nothing to ask */
+  /* newest first: c (never created) then a; b is referenced and stays */
+  ck_assert_int_eq(f.n_removed, 2);
+  ck_assert_str_eq(f.removed[0], c);
+  ck_assert_str_eq(f.removed[1], a);
+  ck_assert(!file_exists(a) && file_exists(b));
+
+  bri_jobs_job job = get_job(s, j);
+  ck_assert_int_eq(job.state, BRI_JOB_QUEUED);
+  ck_assert_int_eq(job.attempts, 1);
+  ck_assert_int_eq(job.not_before, T0 + 60000 + 1000);
+  ck_assert_msg(strstr(job.error, "interrupted: the daemon stopped while attempt 1 was running"),
+                "%s", job.error);
+  ck_assert_ptr_null(job.owner);
+  bri_jobs_job_clear(&job);
+  bri_jobs_output *o;
+  size_t n;
+  ck_assert_int_eq(bri_jobs_journal_list(s, j, &o, &n, &err), 0);
+  ck_assert_uint_eq(n, 0);
+  bri_jobs_attempt *at;
+  ck_assert_int_eq(bri_jobs_attempts(s, j, &at, &n, &err), 0);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_str_eq(at[0].outcome, "crashed");
+  bri_jobs_attempts_free(at, n);
+
+  /* a second recovery finds nothing; the job runs again after the backoff */
+  ck_assert_int_eq(bri_jobs_recover(s, &ops, &rep, &err), 0);
+  ck_assert_uint_eq(rep.interrupted + rep.leftovers, 0);
+  fake_now = T0 + 61000;
+  ck_assert_int_eq(claim(s), j);
+  job = get_job(s, j);
+  ck_assert_int_eq(job.attempts, 2);
+  bri_jobs_job_clear(&job);
+  /* and recovery leaves this session's running job alone */
+  ck_assert_int_eq(bri_jobs_recover(s, &ops, &rep, &err), 0);
+  ck_assert_uint_eq(rep.interrupted, 0);
+  job = get_job(s, j);
+  ck_assert_int_eq(job.state, BRI_JOB_RUNNING);
+  bri_jobs_job_clear(&job);
+  bri_jobs_stat *st;
+  ck_assert_int_eq(bri_jobs_stats(s, &st, &n, &err), 0);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_uint_eq(st[0].crashed, 1);
+  bri_jobs_stats_free(st, n);
+  bri_jobs_close(s);
+  free(a), free(b), free(c);
+}
+END_TEST
+
+START_TEST(recovery_finishes_a_landed_commit) {
+  int64_t j = run_crash(1);
+  char *a = bri_path_join(tmp, "a.lance"), *b = bri_path_join(tmp, "b.lance"),
+       *c = bri_path_join(tmp, "c.lance");
+  fake_now = T0 + 1234;
+  bri_jobs_store *s = open_store();
+  bri_error err;
+  /* the commit of uuid-1 landed as version 4; it references a and b */
+  fake_table f = {.referenced = {a, b}, .n_referenced = 2, .landed_uuid = "uuid-1",
+                  .landed_version = 4};
+  bri_jobs_recovery_ops ops = {cb_is_referenced, cb_remove, cb_commit_landed, &f};
+  bri_jobs_recovery_report rep;
+  ck_assert_msg(bri_jobs_recover(s, &ops, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(f.landed_calls, 1);
+  ck_assert_uint_eq(rep.succeeded, 1);
+  ck_assert_uint_eq(rep.files_kept, 2);
+  ck_assert_uint_eq(rep.files_removed, 1);
+  ck_assert(file_exists(a) && file_exists(b));
+  bri_jobs_job job = get_job(s, j);
+  ck_assert_int_eq(job.state, BRI_JOB_SUCCEEDED);
+  ck_assert_str_eq(job.result, "{\"recovered\": true, \"version\": 4}");
+  ck_assert_int_eq(job.finished_at, T0 + 1234);
+  bri_jobs_job_clear(&job);
+  bri_jobs_table tb;
+  ck_assert_int_eq(bri_jobs_table_find(s, tmp, &tb, &err), 0);
+  ck_assert_int_eq(tb.last_compaction_at, T0 + 1234);
+  ck_assert_int_eq(tb.running_job, 0);
+  bri_jobs_table_clear(&tb);
+  bri_jobs_close(s);
+  free(a), free(b), free(c);
+}
+END_TEST
+
+START_TEST(recovery_stops_on_callback_failure) {
+  int64_t j = run_crash(1);
+  char *a = bri_path_join(tmp, "a.lance"), *b = bri_path_join(tmp, "b.lance");
+  bri_jobs_store *s = open_store();
+  bri_error err;
+  fake_table f = {.fail_on = a}; /* uuid-1 did not land */
+  bri_jobs_recovery_ops ops = {cb_is_referenced, cb_remove, cb_commit_landed, &f};
+  bri_jobs_recovery_report rep;
+  ck_assert_int_eq(bri_jobs_recover(s, &ops, &rep, &err), BRI_EIO);
+  char *want = bri_strdupf("%s: recovering compact job %lld of %s: %s: reading manifests of %s: "
+                           "disk on fire",
+                           dbpath, (long long)j, tmp, a, tmp);
+  ck_assert_str_eq(err.msg, want);
+  free(want);
+  ck_assert_uint_eq(rep.stuck, 1);
+  ck_assert(file_exists(a) && !file_exists(b)); /* b (newer) went before a failed */
+  bri_jobs_job job = get_job(s, j);
+  ck_assert_int_eq(job.state, BRI_JOB_RUNNING); /* stays blocked */
+  bri_jobs_job_clear(&job);
+  ck_assert_int_eq(claim(s), 0);
+  bri_jobs_table tb;
+  ck_assert_int_eq(bri_jobs_table_find(s, tmp, &tb, &err), 0);
+  ck_assert_msg(strstr(tb.last_error, "disk on fire"), "%s", tb.last_error);
+  bri_jobs_table_clear(&tb);
+  bri_jobs_output *o;
+  size_t n;
+  ck_assert_int_eq(bri_jobs_journal_list(s, j, &o, &n, &err), 0);
+  ck_assert_uint_eq(n, 1); /* only a's entry is left */
+  ck_assert_str_eq(o[0].path, a);
+  bri_jobs_journal_free(o, n);
+  /* fixed: the retry finishes the job */
+  f.fail_on = NULL;
+  ck_assert_msg(bri_jobs_recover(s, &ops, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_uint_eq(rep.requeued, 1);
+  ck_assert(!file_exists(a));
+  job = get_job(s, j);
+  ck_assert_int_eq(job.state, BRI_JOB_QUEUED);
+  bri_jobs_job_clear(&job);
+  /* missing callbacks */
+  bri_jobs_recovery_ops none = {0};
+  ck_assert_int_eq(bri_jobs_recover(s, &none, NULL, &err), BRI_EINVAL);
+  bri_jobs_close(s);
+  free(a), free(b);
+}
+END_TEST
+
+START_TEST(recovery_edge_cases) {
+  /* max attempts reached by the crash: failed, not requeued */
+  bri_jobs_options o;
+  test_options(&o);
+  o.max_attempts = 1;
+  bri_jobs_store *s = open_with(&o);
+  bri_error err;
+  int64_t t = add_table(s, "/t/a"), u = add_table(s, "/t/b"), v = add_table(s, "/t/c");
+  int64_t once = enqueue(s, t, BRI_JOB_COMPACT, 0, 0);
+  ck_assert_int_eq(claim(s), once);
+  /* a cancel was requested before the crash */
+  int64_t cancelled = enqueue(s, u, BRI_JOB_CLEANUP, 0, 0);
+  ck_assert_int_eq(claim(s), cancelled);
+  ck_assert_int_eq(bri_jobs_cancel(s, cancelled, NULL, &err), 0);
+  /* a failed job whose worker could not remove its file */
+  int64_t leftover = enqueue(s, v, BRI_JOB_MATERIALIZE, 0, 0);
+  ck_assert_int_eq(claim(s), leftover);
+  char *x = bri_path_join(tmp, "x.lance");
+  ck_assert_int_eq(bri_jobs_journal_add(s, leftover, x, "link", &err), 0);
+  touch(x);
+  finish(s, leftover, BRI_JOB_FAILED, "EIO while linking");
+  bri_jobs_close(s);
+
+  s = open_with(&o);
+  fake_table f = {0};
+  bri_jobs_recovery_ops ops = {cb_is_referenced, cb_remove, NULL, &f};
+  bri_jobs_recovery_report rep;
+  ck_assert_msg(bri_jobs_recover(s, &ops, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_uint_eq(rep.interrupted, 2);
+  ck_assert_uint_eq(rep.failed, 1);
+  ck_assert_uint_eq(rep.cancelled, 1);
+  ck_assert_uint_eq(rep.leftovers, 1);
+  ck_assert_uint_eq(rep.files_removed, 1);
+  ck_assert(!file_exists(x));
+  bri_jobs_job j = get_job(s, once);
+  ck_assert_int_eq(j.state, BRI_JOB_FAILED);
+  ck_assert_msg(strstr(j.error, "gave up after 1 attempts: interrupted"), "%s", j.error);
+  bri_jobs_job_clear(&j);
+  j = get_job(s, cancelled);
+  ck_assert_int_eq(j.state, BRI_JOB_CANCELLED);
+  bri_jobs_job_clear(&j);
+  j = get_job(s, leftover);
+  ck_assert_int_eq(j.state, BRI_JOB_FAILED);
+  ck_assert_str_eq(j.error, "EIO while linking");
+  bri_jobs_job_clear(&j);
+  bri_jobs_close(s);
+  free(x);
+}
+END_TEST
+
+/* ---- concurrency ------------------------------------------------------- */
+
+#define CT_TABLES 12
+#define CT_THREADS 8
+#define CT_JOBS (CT_TABLES * BRI_JOB_NKINDS)
+
+typedef struct conc {
+  bri_jobs_store *s;
+  int64_t first_id;
+  atomic_int running[CT_TABLES + 1]; /* by table id */
+  atomic_int claims[CT_JOBS + 1];    /* by job id - first_id */
+  atomic_int done;
+  atomic_int violations;
+} conc;
+
+static void *conc_worker(void *arg) {
+  conc *c = arg;
+  bri_error err;
+  while (atomic_load(&c->done) < CT_JOBS) {
+    bri_jobs_job j;
+    int got;
+    if (bri_jobs_claim_next(c->s, &j, &got, &err)) {
+      atomic_fetch_add(&c->violations, 1000);
+      break;
+    }
+    if (!got) {
+      usleep(100);
+      continue;
+    }
+    if (atomic_fetch_add(&c->running[j.table_id], 1) != 0) atomic_fetch_add(&c->violations, 1);
+    int k = atomic_fetch_add(&c->claims[j.id - c->first_id], 1);
+    usleep(300);
+    atomic_fetch_sub(&c->running[j.table_id], 1);
+    if (k == 0 && (j.id % 2) == 0) { /* even jobs fail once with a conflict */
+      bri_job_state ns;
+      if (bri_jobs_retry_later(c->s, j.id, "conflict", &ns, NULL, &err) || ns != BRI_JOB_QUEUED)
+        atomic_fetch_add(&c->violations, 1000);
+    } else {
+      bri_jobs_outcome o = {.state = BRI_JOB_SUCCEEDED, .bytes_written = 1};
+      if (bri_jobs_finish(c->s, j.id, &o, &err)) atomic_fetch_add(&c->violations, 1000);
+      atomic_fetch_add(&c->done, 1);
+    }
+    bri_jobs_job_clear(&j);
+  }
+  return NULL;
+}
+
+START_TEST(concurrent_claims_never_double_claim) {
+  bri_jobs_options o;
+  bri_jobs_options_init(&o); /* real clock */
+  o.retry_base_ms = 0;       /* retried jobs are due again at once */
+  o.retry_max_ms = 0;
+  bri_jobs_store *s = open_with(&o);
+  static conc c;
+  memset(&c, 0, sizeof c);
+  c.s = s;
+  char root[32];
+  int64_t tid[CT_TABLES];
+  for (int i = 0; i < CT_TABLES; i++) {
+    snprintf(root, sizeof root, "/t/%d", i);
+    tid[i] = add_table(s, root);
+    ck_assert_int_eq(tid[i], i + 1);
+  }
+  for (int i = 0; i < CT_TABLES; i++)
+    for (int k = 1; k <= BRI_JOB_NKINDS; k++) {
+      int64_t id = enqueue(s, tid[i], (bri_job_kind)k, k, 0);
+      if (i == 0 && k == 1) c.first_id = id;
+      ck_assert_int_lt(id - c.first_id, CT_JOBS);
+    }
+  pthread_t th[CT_THREADS];
+  for (int i = 0; i < CT_THREADS; i++)
+    ck_assert_int_eq(pthread_create(&th[i], NULL, conc_worker, &c), 0);
+  for (int i = 0; i < CT_THREADS; i++) pthread_join(th[i], NULL);
+  ck_assert_int_eq(atomic_load(&c.violations), 0);
+  ck_assert_int_eq(atomic_load(&c.done), CT_JOBS);
+  for (int i = 0; i < CT_JOBS; i++) {
+    int64_t id = c.first_id + i;
+    ck_assert_int_eq(atomic_load(&c.claims[i]), id % 2 == 0 ? 2 : 1);
+    bri_jobs_job j = get_job(s, id);
+    ck_assert_int_eq(j.state, BRI_JOB_SUCCEEDED);
+    ck_assert_int_eq(j.attempts, id % 2 == 0 ? 2 : 1);
+    bri_jobs_job_clear(&j);
+  }
+  uint64_t counts[BRI_JOB_NSTATES + 1];
+  bri_error err;
+  ck_assert_int_eq(bri_jobs_count_states(s, 0, counts, &err), 0);
+  ck_assert_uint_eq(counts[BRI_JOB_SUCCEEDED], CT_JOBS);
+  ck_assert_uint_eq(counts[0], CT_JOBS);
+  bri_jobs_close(s);
+}
+END_TEST
+
+/* ---- history ----------------------------------------------------------- */
+
+START_TEST(history_lists_counts_and_prunes) {
+  bri_jobs_store *s = open_store();
+  bri_error err;
+  int64_t t = add_table(s, "/t/a"), u = add_table(s, "/t/b");
+  int64_t ids[6];
+  /* t: compact succeeded at +1000, cleanup failed at +2000, verify queued;
+   * u: compact succeeded at +3000 (with a journal left), cleanup cancelled, verify running */
+  ids[0] = enqueue(s, t, BRI_JOB_COMPACT, 0, 0);
+  ids[1] = enqueue(s, t, BRI_JOB_CLEANUP, 0, 0);
+  ids[2] = enqueue(s, t, BRI_JOB_VERIFY, 0, 0);
+  ids[3] = enqueue(s, u, BRI_JOB_COMPACT, 0, 0);
+  ids[4] = enqueue(s, u, BRI_JOB_CLEANUP, 0, 0);
+  ids[5] = enqueue(s, u, BRI_JOB_VERIFY, 0, 0);
+  ck_assert_int_eq(bri_jobs_cancel(s, ids[4], NULL, &err), 0);
+  ck_assert_int_eq(bri_jobs_cancel(s, ids[2], NULL, &err), 0);
+  ids[2] = enqueue(s, t, BRI_JOB_VERIFY, 0, T0 + 999999); /* the queued one */
+  ck_assert_int_eq(claim(s), ids[0]);
+  ck_assert_int_eq(claim(s), ids[3]);
+  fake_now = T0 + 1000;
+  finish(s, ids[0], BRI_JOB_SUCCEEDED, NULL);
+  ck_assert_int_eq(claim(s), ids[1]);
+  fake_now = T0 + 2000;
+  finish(s, ids[1], BRI_JOB_FAILED, "no");
+  ck_assert_int_eq(bri_jobs_journal_add(s, ids[3], "/t/b/data/y.lance", "data", &err), 0);
+  fake_now = T0 + 3000;
+  finish(s, ids[3], BRI_JOB_SUCCEEDED, NULL);
+  ck_assert_int_eq(claim(s), ids[5]);
+
+  uint64_t counts[BRI_JOB_NSTATES + 1];
+  ck_assert_int_eq(bri_jobs_count_states(s, 0, counts, &err), 0);
+  ck_assert_uint_eq(counts[0], 7);
+  ck_assert_uint_eq(counts[BRI_JOB_QUEUED], 1);
+  ck_assert_uint_eq(counts[BRI_JOB_RUNNING], 1);
+  ck_assert_uint_eq(counts[BRI_JOB_SUCCEEDED], 2);
+  ck_assert_uint_eq(counts[BRI_JOB_FAILED], 1);
+  ck_assert_uint_eq(counts[BRI_JOB_CANCELLED], 2);
+  ck_assert_int_eq(bri_jobs_count_states(s, t, counts, &err), 0);
+  ck_assert_uint_eq(counts[0], 4);
+
+  bri_jobs_job *v;
+  size_t n;
+  ck_assert_int_eq(bri_jobs_list(s, NULL, &v, &n, &err), 0);
+  ck_assert_uint_eq(n, 7);
+  for (size_t i = 1; i < n; i++) ck_assert_int_gt(v[i - 1].id, v[i].id); /* newest first */
+  bri_jobs_list_free(v, n);
+  bri_jobs_filter f = {.table_id = u,
+                       .state_mask = (1u << BRI_JOB_SUCCEEDED) | (1u << BRI_JOB_RUNNING)};
+  ck_assert_int_eq(bri_jobs_list(s, &f, &v, &n, &err), 0);
+  ck_assert_uint_eq(n, 2);
+  ck_assert_int_eq(v[0].id, ids[5]);
+  ck_assert_int_eq(v[1].id, ids[3]);
+  bri_jobs_list_free(v, n);
+  f = (bri_jobs_filter){.kind = BRI_JOB_CLEANUP};
+  ck_assert_int_eq(bri_jobs_list(s, &f, &v, &n, &err), 0);
+  ck_assert_uint_eq(n, 2);
+  ck_assert_int_eq(v[0].id, ids[4]);
+  ck_assert_int_eq(v[1].id, ids[1]);
+  bri_jobs_list_free(v, n);
+  f = (bri_jobs_filter){.limit = 3};
+  ck_assert_int_eq(bri_jobs_list(s, &f, &v, &n, &err), 0);
+  ck_assert_uint_eq(n, 3);
+  int64_t last = v[2].id;
+  bri_jobs_list_free(v, n);
+  f.before_id = last; /* next page */
+  ck_assert_int_eq(bri_jobs_list(s, &f, &v, &n, &err), 0);
+  ck_assert_uint_eq(n, 3);
+  ck_assert_int_lt(v[0].id, last);
+  bri_jobs_list_free(v, n);
+
+  /* prune: by age (finished before +1500: ids[0] and the two cancelled at T0) */
+  fake_now = T0 + 5000;
+  size_t removed;
+  ck_assert_int_eq(bri_jobs_prune(s, 3500, 0, &removed, &err), 0);
+  ck_assert_uint_eq(removed, 3);
+  bri_jobs_job j;
+  ck_assert_int_eq(bri_jobs_get(s, ids[0], &j, &err), BRI_ENOTFOUND);
+  ck_assert_int_eq(bri_jobs_get(s, ids[4], &j, &err), BRI_ENOTFOUND);
+  /* by rows: keep the newest finished one (ids[3], which has a journal anyway) */
+  ck_assert_int_eq(bri_jobs_prune(s, 0, 1, &removed, &err), 0);
+  ck_assert_uint_eq(removed, 1); /* ids[1] */
+  ck_assert_int_eq(bri_jobs_prune(s, 0, 0, &removed, &err), 0); /* no limits: nothing */
+  ck_assert_uint_eq(removed, 0);
+  ck_assert_int_eq(bri_jobs_journal_clear(s, ids[3], &err), 0);
+  ck_assert_int_eq(bri_jobs_prune(s, 1, 0, &removed, &err), 0);
+  ck_assert_uint_eq(removed, 1); /* ids[3] once its journal is gone */
+  ck_assert_int_eq(bri_jobs_count_states(s, 0, counts, &err), 0);
+  ck_assert_uint_eq(counts[0], 2); /* the queued and the running job */
+  /* counters survive pruning */
+  bri_jobs_stat *st;
+  ck_assert_int_eq(bri_jobs_stats(s, &st, &n, &err), 0);
+  uint64_t succeeded = 0;
+  for (size_t i = 0; i < n; i++) succeeded += st[i].succeeded;
+  ck_assert_uint_eq(succeeded, 2);
+  bri_jobs_stats_free(st, n);
+  ck_assert_int_eq(raw_int("SELECT count(*) FROM job_attempts"), 1);
+  bri_jobs_close(s);
+}
+END_TEST
+
+START_TEST(names_and_parsing) {
+  bri_error err;
+  bri_job_kind k;
+  bri_job_state st;
+  ck_assert_str_eq(bri_job_kind_name(BRI_JOB_MATERIALIZE), "materialize");
+  ck_assert_str_eq(bri_job_kind_name((bri_job_kind)0), "?");
+  ck_assert_str_eq(bri_job_state_name(BRI_JOB_CANCELLED), "cancelled");
+  ck_assert_int_eq(bri_job_kind_parse("verify", &k, &err), 0);
+  ck_assert_int_eq(k, BRI_JOB_VERIFY);
+  ck_assert_int_eq(bri_job_kind_parse("vacuum", &k, &err), BRI_EINVAL);
+  ck_assert_str_eq(err.msg,
+                   "unknown job kind 'vacuum' (expected compact, cleanup, materialize or verify)");
+  ck_assert_int_eq(bri_job_state_parse("failed", &st, &err), 0);
+  ck_assert_int_eq(st, BRI_JOB_FAILED);
+  ck_assert_int_eq(bri_job_state_parse("done", &st, &err), BRI_EINVAL);
+}
+END_TEST
+
+START_TEST(sql_failures_name_file_and_step) {
+  bri_jobs_store *s = open_store();
+  bri_error err;
+  int64_t t = add_table(s, "/t/a");
+  int64_t j = enqueue(s, t, BRI_JOB_COMPACT, 0, 0);
+  ck_assert_int_eq(claim(s), j);
+  /* Break the schema under the store's feet. */
+  ck_assert_int_eq(sqlite3_exec(s->db, "DROP TABLE job_stats", NULL, NULL, NULL), SQLITE_OK);
+  ck_assert_int_eq(bri_jobs_finish(s, j, &(bri_jobs_outcome){.state = BRI_JOB_SUCCEEDED}, &err),
+                   BRI_EIO);
+  char *want = bri_strdupf("%s: updating job statistics (INSERT INTO job_stats (table_id, kind, "
+                           "succeeded,",
+                           dbpath);
+  ck_assert_msg(strstr(err.msg, want) == err.msg, "got: %s", err.msg);
+  ck_assert_msg(strstr(err.msg, "no such table: job_stats"), "got: %s", err.msg);
+  free(want);
+  /* the transaction was rolled back: still running */
+  bri_jobs_job job = get_job(s, j);
+  ck_assert_int_eq(job.state, BRI_JOB_RUNNING);
+  bri_jobs_job_clear(&job);
+  bri_jobs_close(s);
+  /* and a reopen refuses the damaged schema */
+  bri_jobs_store *s2 = NULL;
+  ck_assert_int_eq(bri_jobs_open(dbpath, NULL, &s2, &err), BRI_ECORRUPT);
+  ck_assert_msg(strstr(err.msg, "damaged job store: table 'job_stats' is missing"), "got: %s",
+                err.msg);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("jobs");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 120);
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, schema_created_and_reopened);
+  tcase_add_test(tc, future_schema_version_refused);
+  tcase_add_test(tc, foreign_sqlite_files_refused);
+  tcase_add_test(tc, garbage_file_is_corrupt);
+  tcase_add_test(tc, damaged_store_is_corrupt);
+  tcase_add_test(tc, second_process_refused);
+  tcase_add_test(tc, tables_state);
+  tcase_add_test(tc, enqueue_dedupes_queued_jobs);
+  tcase_add_test(tc, claim_order_priority_then_time);
+  tcase_add_test(tc, one_running_job_per_table);
+  tcase_add_test(tc, paused_tables_are_skipped);
+  tcase_add_test(tc, retry_backoff_then_give_up);
+  tcase_add_test(tc, retry_superseded_by_queued_job);
+  tcase_add_test(tc, cancellation);
+  tcase_add_test(tc, finish_rules_and_counters);
+  tcase_add_test(tc, journal_is_durable_and_survives_reopen);
+  tcase_add_test(tc, recovery_after_crash_rolls_back_and_requeues);
+  tcase_add_test(tc, recovery_finishes_a_landed_commit);
+  tcase_add_test(tc, recovery_stops_on_callback_failure);
+  tcase_add_test(tc, recovery_edge_cases);
+  tcase_add_test(tc, concurrent_claims_never_double_claim);
+  tcase_add_test(tc, history_lists_counts_and_prunes);
+  tcase_add_test(tc, names_and_parsing);
+  tcase_add_test(tc, sql_failures_name_file_and_step);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+BRI_TEST_MAIN(suite)
