@@ -367,9 +367,11 @@ static void print_text(json_t *r) {
          "%lld bytes, %lld sidecars %lld bytes\n",
          num(t, "fragments"), num(t, "rows"), num(t, "physical_rows"), num(t, "deleted_rows"),
          num(t, "data_files"), num(t, "data_bytes"), num(t, "sidecar_files"), num(t, "sidecar_bytes"));
-  json_array_foreach(json_object_get(r, "indices"), i, e)
-    printf("index     %s on fields %s\n", str(e, "name"),
-           json_dumps(json_object_get(e, "fields"), JSON_COMPACT));
+  json_array_foreach(json_object_get(r, "indices"), i, e) {
+    char *fields = json_dumps(json_object_get(e, "fields"), JSON_COMPACT);
+    printf("index     %s on fields %s\n", str(e, "name"), fields ? fields : "[]");
+    free(fields);
+  }
   json_array_foreach(json_object_get(r, "tags"), i, e)
     printf("tag       %s -> version %lld\n", str(e, "name"), num(e, "version"));
   json_array_foreach(json_object_get(r, "branches"), i, e)
