@@ -15,6 +15,8 @@ static const struct {
 } COMMANDS[] = {
     {"inspect", cmd_inspect, "versions, flags, schema, fragments and sidecars of a table"},
     {"cleanup", cmd_cleanup, "delete what no retained version reaches (--dry-run lists it)"},
+    {"scan", cmd_scan, "row count and one SHA-256 per column, as LanceDB reads them"},
+    {"cat", cmd_cat, "write one blob's bytes to stdout (--column C --row ROWID)"},
 };
 
 static void usage(FILE *out) {
