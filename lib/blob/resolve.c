@@ -25,6 +25,9 @@
 
 typedef struct bri_source {
   char *dir;       /* data_dir(effective base)/blob_dir */
+  char *blob_dir;  /* the source's blob_dir */
+  bool has_base;   /* effective base of the source */
+  uint32_t base_id;
   uint64_t *local; /* strictly increasing (spec/blob.md 6.2 rule 4) */
   uint64_t *phys;  /* aligned with local (rule 5) */
   size_t n;
@@ -42,6 +45,7 @@ struct bri_blob_resolver {
   const Lance__Table__DataFile *df;
   char *datafile; /* absolute path of the .lance file */
   char *own_dir;  /* its own sidecar directory: data_dir(base)/stem */
+  char *stem;     /* the data file's stem (its own blob_dir) */
   bri_source *sources;
   size_t n_sources;
   file_slot slot[2]; /* 0: the data file, 1: last sidecar / external object */
@@ -59,6 +63,7 @@ void bri_blob_resolver_close(bri_blob_resolver *r) {
   if (!r) return;
   for (size_t i = 0; i < r->n_sources; i++) {
     free(r->sources[i].dir);
+    free(r->sources[i].blob_dir);
     free(r->sources[i].local);
     free(r->sources[i].phys);
   }
@@ -67,6 +72,7 @@ void bri_blob_resolver_close(bri_blob_resolver *r) {
   slot_close(&r->slot[1]);
   free(r->datafile);
   free(r->own_dir);
+  free(r->stem);
   free(r);
 }
 
@@ -83,8 +89,10 @@ static int load_source(bri_blob_resolver *r, const Lance__Table__BlobReuseSource
   int rc = bri_table_data_dir(r->t, r->m, has_base, base, &dd, err);
   if (rc) return rc;
   out->dir = bri_path_join(dd, s->blob_dir);
+  out->blob_dir = strdup(s->blob_dir);
+  out->has_base = has_base, out->base_id = base;
   free(dd);
-  if (!out->dir) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!out->dir || !out->blob_dir) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   size_t n_loc = 0, n_phys = 0;
   bri_error e2;
   if (!s->local_ids ||
@@ -122,6 +130,7 @@ int bri_blob_resolver_open(const bri_table *t, const Lance__Table__Manifest *m,
   Lance__Table__BlobReuseIndex *b = NULL;
   int rc = bri_table_datafile_path(t, m, df, &r->datafile, err);
   if (!rc) rc = bri_table_sidecar_dir(t, m, df, &r->own_dir, err);
+  if (!rc && !(r->stem = bri_datafile_stem(df->path))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
   if (!rc) rc = bri_datafile_get_bri(df, t->root, &b, err);
   if (rc > 0) {
     rc = 0;
@@ -164,6 +173,20 @@ static const bri_source *bri_lookup(const bri_blob_resolver *r, uint32_t id, uin
     }
   }
   return NULL;
+}
+
+void bri_blob_terminal_of(const bri_blob_resolver *r, uint32_t local_id, bri_blob_terminal *out) {
+  uint64_t phys;
+  const bri_source *s = bri_lookup(r, local_id, &phys);
+  if (s) { /* spec/blob.md 6.4: the terminal object behind the redirect */
+    out->has_base = s->has_base, out->base_id = s->base_id;
+    out->blob_dir = s->blob_dir, out->dir = s->dir;
+    out->physical_id = (uint32_t)phys;
+  } else {
+    out->has_base = r->df->has_base_id, out->base_id = r->df->base_id;
+    out->blob_dir = r->stem, out->dir = r->own_dir;
+    out->physical_id = local_id;
+  }
 }
 
 int bri_blob_sidecar_path(bri_blob_resolver *r, uint32_t local_id, char **out, bri_error *err) {

@@ -82,6 +82,19 @@ const char *bri_blob_resolver_datafile(const bri_blob_resolver *r);
  * identity data_dir(base)/stem/name(L)). malloc'd into *out. */
 int bri_blob_sidecar_path(bri_blob_resolver *r, uint32_t local_id, char **out, bri_error *err);
 
+/* Where the bytes of local blob id L of this data file physically live:
+ * through the BRI when it names L, else under the file's own stem. Never a
+ * chain: BRI entries are terminal by construction (spec/blob.md 6.4).
+ * Strings are borrowed from the resolver. */
+typedef struct bri_blob_terminal {
+  bool has_base;        /* effective base of the sidecar (false: the table root) */
+  uint32_t base_id;
+  const char *blob_dir; /* one path component under that base's data directory */
+  const char *dir;      /* data_dir(base)/blob_dir */
+  uint32_t physical_id; /* the sidecar is dir/name(physical_id) */
+} bri_blob_terminal;
+void bri_blob_terminal_of(const bri_blob_resolver *r, uint32_t local_id, bri_blob_terminal *out);
+
 /* Validates d and says where its payload is: kind known, sidecar or object
  * present, range inside the file (Dedicated: sidecar length == size),
  * External URI local (absolute path or file://, or relative to a base path

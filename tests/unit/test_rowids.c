@@ -125,12 +125,59 @@ START_TEST(test_real_stable_row_ids) {
 }
 END_TEST
 
+static void roundtrip(const uint64_t *v, size_t n, size_t want_segments) {
+  uint8_t *buf;
+  size_t len;
+  bri_error err;
+  ck_assert_int_eq(bri_u64seq_pack(v, n, &buf, &len, &err), 0);
+  Lance__Table__RowIdSequence *seq;
+  ck_assert_int_eq(bri_u64seq_unpack(buf, len, &seq, &err), 0);
+  ck_assert_uint_eq(seq->n_segments, want_segments);
+  uint64_t *got;
+  size_t m;
+  ck_assert_int_eq(bri_u64seq_decode(seq, n, &got, &m, &err), 0);
+  ck_assert_uint_eq(m, n);
+  for (size_t i = 0; i < n; i++) ck_assert_uint_eq(got[i], v[i]);
+  free(got), free(buf);
+  lance__table__row_id_sequence__free_unpacked(seq, NULL);
+}
+
+START_TEST(test_pack_sequences) {
+  uint64_t v[3000];
+  for (size_t i = 0; i < 3000; i++) v[i] = 100 + i + (i >= 1000 ? 7 : 0) + (i >= 2000 ? 1 : 0);
+  roundtrip(v, 3000, 3);                          /* three runs: Range segments */
+  for (size_t i = 0; i < 3000; i++) v[i] = 5 + 3 * i;
+  roundtrip(v, 3000, 1);                          /* gaps everywhere: one sorted array */
+  for (size_t i = 0; i < 3000; i++) v[i] = (i * 7919) % 3001 + ((uint64_t)1 << 40);
+  roundtrip(v, 3000, 1);                          /* unsorted, wide: one array */
+  roundtrip(v, 0, 0);
+}
+END_TEST
+
+START_TEST(test_pack_versions) {
+  uint64_t v[10] = {1, 1, 1, 2, 2, 5, 5, 5, 5, 1};
+  uint8_t *buf;
+  size_t len;
+  bri_error err;
+  ck_assert_int_eq(bri_versions_pack(v, 10, &buf, &len, &err), 0);
+  uint64_t *got;
+  ck_assert_int_eq(bri_versions_unpack(buf, len, 10, &got, &err), 0);
+  for (size_t i = 0; i < 10; i++) ck_assert_uint_eq(got[i], v[i]);
+  free(got);
+  ck_assert_int_eq(bri_versions_unpack(buf, len, 11, &got, &err), BRI_ECORRUPT);
+  ck_assert_int_eq(bri_versions_unpack(buf, len, 9, &got, &err), BRI_ECORRUPT);
+  free(buf);
+}
+END_TEST
+
 static Suite *rowids_suite(void) {
   Suite *s = suite_create("rowids");
   TCase *tc = tcase_create("rowids");
   tcase_add_test(tc, test_segment_kinds);
   tcase_add_test(tc, test_hostile_sizes_bounded);
   tcase_add_test(tc, test_real_stable_row_ids);
+  tcase_add_test(tc, test_pack_sequences);
+  tcase_add_test(tc, test_pack_versions);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -5,6 +5,7 @@
  * segment index; callers prefix the file and the field. */
 #include "lance/table/rowids.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "util/bytes.h"
@@ -228,4 +229,169 @@ int bri_u64seq_unpack(const uint8_t *buf, size_t len, Lance__Table__RowIdSequenc
   if (!*out)
     return bri_error_set(err, BRI_ECORRUPT, "row id sequence (%zu bytes) does not decode", len);
   return 0;
+}
+
+/* A U64Segment holding v[0..n) as an array (sorted when increasing), with
+ * the narrowest offsets that fit above the minimum. Buffers are malloc'd
+ * into *bytes for the caller to free after packing. */
+static int array_segment(const uint64_t *v, size_t n, Lance__Table__U64Segment *seg,
+                         Lance__Table__EncodedU64Array *arr,
+                         Lance__Table__EncodedU64Array__U16Array *a16,
+                         Lance__Table__EncodedU64Array__U32Array *a32,
+                         Lance__Table__EncodedU64Array__U64Array *a64, uint8_t **bytes) {
+  uint64_t lo = UINT64_MAX, hi = 0;
+  bool sorted = true;
+  for (size_t i = 0; i < n; i++) {
+    lo = v[i] < lo ? v[i] : lo;
+    hi = v[i] > hi ? v[i] : hi;
+    if (i && v[i] <= v[i - 1]) sorted = false;
+  }
+  unsigned w = hi - lo <= UINT16_MAX ? 2 : hi - lo <= UINT32_MAX ? 4 : 8;
+  *bytes = malloc(n * w + 1);
+  if (!*bytes) return BRI_ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    if (w == 2) bri_put_le16(*bytes + 2 * i, (uint16_t)(v[i] - lo));
+    else if (w == 4) bri_put_le32(*bytes + 4 * i, (uint32_t)(v[i] - lo));
+    else bri_put_le64(*bytes + 8 * i, v[i]);
+  }
+  lance__table__encoded_u64_array__init(arr);
+  if (w == 2) {
+    lance__table__encoded_u64_array__u16_array__init(a16);
+    a16->has_base_value = 1, a16->base_value = lo;
+    a16->has_offsets = 1, a16->offsets.data = *bytes, a16->offsets.len = 2 * n;
+    arr->array_case = LANCE__TABLE__ENCODED_U64_ARRAY__ARRAY_U16_ARRAY, arr->u16_array = a16;
+  } else if (w == 4) {
+    lance__table__encoded_u64_array__u32_array__init(a32);
+    a32->has_base_value = 1, a32->base_value = lo;
+    a32->has_offsets = 1, a32->offsets.data = *bytes, a32->offsets.len = 4 * n;
+    arr->array_case = LANCE__TABLE__ENCODED_U64_ARRAY__ARRAY_U32_ARRAY, arr->u32_array = a32;
+  } else {
+    lance__table__encoded_u64_array__u64_array__init(a64);
+    a64->has_values = 1, a64->values.data = *bytes, a64->values.len = 8 * n;
+    arr->array_case = LANCE__TABLE__ENCODED_U64_ARRAY__ARRAY_U64_ARRAY, arr->u64_array = a64;
+  }
+  lance__table__u64_segment__init(seg);
+  if (sorted) seg->segment_case = LANCE__TABLE__U64_SEGMENT__SEGMENT_SORTED_ARRAY, seg->sorted_array = arr;
+  else seg->segment_case = LANCE__TABLE__U64_SEGMENT__SEGMENT_ARRAY, seg->array = arr;
+  return 0;
+}
+
+static int pack_message(const ProtobufCMessage *m, uint8_t **out, size_t *len, bri_error *err) {
+  *len = protobuf_c_message_get_packed_size(m);
+  *out = malloc(*len ? *len : 1);
+  if (!*out) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  protobuf_c_message_pack(m, *out);
+  return 0;
+}
+
+int bri_u64seq_pack(const uint64_t *v, size_t n, uint8_t **out, size_t *len, bri_error *err) {
+  size_t runs = 0;
+  for (size_t i = 0; i < n; i++)
+    if (i == 0 || v[i] != v[i - 1] + 1) runs++;
+  Lance__Table__RowIdSequence seq;
+  lance__table__row_id_sequence__init(&seq);
+  int rc = 0;
+  if (runs && n / runs < 8) { /* fragmented: one array segment is smaller */
+    Lance__Table__U64Segment seg, *segp = &seg;
+    Lance__Table__EncodedU64Array arr;
+    Lance__Table__EncodedU64Array__U16Array a16;
+    Lance__Table__EncodedU64Array__U32Array a32;
+    Lance__Table__EncodedU64Array__U64Array a64;
+    uint8_t *bytes = NULL;
+    if (array_segment(v, n, &seg, &arr, &a16, &a32, &a64, &bytes))
+      return bri_error_set(err, BRI_ENOMEM, "out of memory");
+    seq.segments = &segp, seq.n_segments = 1;
+    rc = pack_message(&seq.base, out, len, err);
+    free(bytes);
+    return rc;
+  }
+  Lance__Table__U64Segment *segs = calloc(runs + 1, sizeof *segs);
+  Lance__Table__U64Segment__Range *ranges = calloc(runs + 1, sizeof *ranges);
+  Lance__Table__U64Segment **ptrs = calloc(runs + 1, sizeof *ptrs);
+  if (!segs || !ranges || !ptrs) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  size_t k = 0;
+  for (size_t i = 0; !rc && i < n; i++) {
+    if (i == 0 || v[i] != v[i - 1] + 1) {
+      lance__table__u64_segment__init(&segs[k]);
+      lance__table__u64_segment__range__init(&ranges[k]);
+      ranges[k].has_start = ranges[k].has_end = 1;
+      ranges[k].start = v[i];
+      segs[k].segment_case = LANCE__TABLE__U64_SEGMENT__SEGMENT_RANGE;
+      segs[k].range = &ranges[k];
+      ptrs[k] = &segs[k];
+      k++;
+    }
+    ranges[k - 1].end = v[i] + 1;
+  }
+  if (!rc) {
+    seq.segments = ptrs, seq.n_segments = runs;
+    rc = pack_message(&seq.base, out, len, err);
+  }
+  free(segs), free(ranges), free(ptrs);
+  return rc;
+}
+
+int bri_versions_unpack(const uint8_t *buf, size_t len, uint64_t n_rows, uint64_t **versions,
+                        bri_error *err) {
+  *versions = NULL;
+  Lance__Table__RowDatasetVersionSequence *s =
+      lance__table__row_dataset_version_sequence__unpack(NULL, len, buf);
+  if (!s) return bri_error_set(err, BRI_ECORRUPT, "row version sequence (%zu bytes) does not decode", len);
+  uint64_t *v = malloc((n_rows ? n_rows : 1) * sizeof *v);
+  int rc = v ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  uint64_t at = 0;
+  for (size_t i = 0; !rc && i < s->n_runs; i++) {
+    uint64_t c = 0;
+    if (!s->runs[i]->span) rc = bri_error_set(err, BRI_ECORRUPT, "version run %zu has no span", i);
+    else rc = segment_count(s->runs[i]->span, i, &c, err);
+    if (!rc && c > n_rows - at)
+      rc = bri_error_set(err, BRI_ECORRUPT, "version runs cover more than the fragment's %llu rows",
+                         (unsigned long long)n_rows);
+    for (uint64_t k = 0; !rc && k < c; k++) v[at++] = s->runs[i]->version;
+  }
+  if (!rc && at != n_rows)
+    rc = bri_error_set(err, BRI_ECORRUPT, "version runs cover %llu of the fragment's %llu rows",
+                       (unsigned long long)at, (unsigned long long)n_rows);
+  lance__table__row_dataset_version_sequence__free_unpacked(s, NULL);
+  if (rc) {
+    free(v);
+    return rc;
+  }
+  *versions = v;
+  return 0;
+}
+
+int bri_versions_pack(const uint64_t *v, size_t n, uint8_t **out, size_t *len, bri_error *err) {
+  size_t runs = 0;
+  for (size_t i = 0; i < n; i++)
+    if (i == 0 || v[i] != v[i - 1]) runs++;
+  Lance__Table__RowDatasetVersionRun *r = calloc(runs + 1, sizeof *r), **rp = calloc(runs + 1, sizeof *rp);
+  Lance__Table__U64Segment *segs = calloc(runs + 1, sizeof *segs);
+  Lance__Table__U64Segment__Range *ranges = calloc(runs + 1, sizeof *ranges);
+  int rc = r && rp && segs && ranges ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  size_t k = 0;
+  for (size_t i = 0; !rc && i < n; i++) {
+    if (i == 0 || v[i] != v[i - 1]) {
+      lance__table__row_dataset_version_run__init(&r[k]);
+      lance__table__u64_segment__init(&segs[k]);
+      lance__table__u64_segment__range__init(&ranges[k]);
+      ranges[k].has_start = ranges[k].has_end = 1;
+      ranges[k].start = i;
+      segs[k].segment_case = LANCE__TABLE__U64_SEGMENT__SEGMENT_RANGE;
+      segs[k].range = &ranges[k];
+      r[k].span = &segs[k];
+      r[k].has_version = 1, r[k].version = v[i];
+      rp[k] = &r[k];
+      k++;
+    }
+    ranges[k - 1].end = i + 1;
+  }
+  if (!rc) {
+    Lance__Table__RowDatasetVersionSequence s;
+    lance__table__row_dataset_version_sequence__init(&s);
+    s.runs = rp, s.n_runs = runs;
+    rc = pack_message(&s.base, out, len, err);
+  }
+  free(r), free(rp), free(segs), free(ranges);
+  return rc;
 }

@@ -31,4 +31,18 @@ int bri_u64array_decode(const Lance__Table__EncodedU64Array *a, uint64_t max, ui
 int bri_u64seq_unpack(const uint8_t *buf, size_t len, Lance__Table__RowIdSequence **out,
                       bri_error *err);
 
+/* Serializes values as a RowIdSequence: each run of consecutive values
+ * becomes a Range segment; when runs are short on average the values go
+ * into one array segment instead (sorted_array when increasing). */
+int bri_u64seq_pack(const uint64_t *v, size_t n, uint8_t **out, size_t *len, bri_error *err);
+
+/* Expands a serialized RowDatasetVersionSequence into one version per row;
+ * the runs must cover exactly n_rows rows. */
+int bri_versions_unpack(const uint8_t *buf, size_t len, uint64_t n_rows, uint64_t **versions,
+                        bri_error *err);
+
+/* Serializes per-row versions as runs of equal versions, each spanning a
+ * Range of row positions. */
+int bri_versions_pack(const uint64_t *v, size_t n, uint8_t **out, size_t *len, bri_error *err);
+
 #endif
