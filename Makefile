@@ -28,7 +28,7 @@ ifneq ($(FUZZ),)
 OPT      := -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 LDFLAGS_ALL := -fsanitize=fuzzer,address,undefined
 endif
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(OPT) -Ilib -I$(BUILD)/gen $(PKG_CFLAGS) -MMD -MP
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(OPT) -Ilib -Idaemon -I$(BUILD)/gen $(PKG_CFLAGS) -MMD -MP
 CFLAGS   ?=
 WARN     := -Wall -Wextra -Werror -Wshadow -Wvla
 
@@ -39,9 +39,16 @@ LIB_SRC  := $(shell find lib -name '*.c' | sort)
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(GEN_C:.c=.o)
 LIBBRI   := $(BUILD)/libbri.a
 
-BRICTL_SRC := daemon/brictl.c daemon/cli.c $(wildcard daemon/cmd_*.c)
+# brictl: the CLI (offline commands + the daemon's client); brid: the daemon
+# (svc_* modules). rpc_* (JSON-RPC framing) is shared by both.
+BRICTL_SRC := daemon/brictl.c daemon/cli.c $(wildcard daemon/cmd_*.c daemon/rpc_*.c)
 BRICTL_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(BRICTL_SRC))
 BRICTL     := $(BUILD)/bin/brictl
+BRID_SRC   := $(wildcard daemon/brid.c daemon/svc_*.c daemon/rpc_*.c)
+BRID_OBJ   := $(patsubst %.c,$(BUILD)/obj/%.o,$(BRID_SRC))
+BRID       := $(if $(wildcard daemon/brid.c),$(BUILD)/bin/brid)
+DAEMON_PKGS := libuv libsystemd inih
+DAEMON_LIBS   := $(shell pkg-config --libs $(DAEMON_PKGS) 2>/dev/null) -pthread
 
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
@@ -54,7 +61,7 @@ FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 .SECONDARY:
 
 .PHONY: all deps check unit interop fuzz fuzzers demo clean
-all: $(BRICTL)
+all: $(BRICTL) $(BRID)
 
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
 	@mkdir -p $(BUILD)/gen
@@ -75,6 +82,10 @@ $(LIBBRI): $(LIB_OBJ)
 $(BRICTL): $(BRICTL_OBJ) $(LIBBRI)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(BRICTL_OBJ) $(LIBBRI) $(PKG_LIBS)
+
+$(BUILD)/bin/brid: $(BRID_OBJ) $(LIBBRI)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(BRID_OBJ) $(LIBBRI) $(PKG_LIBS) $(DAEMON_LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_HELPER_OBJ) $(LIBBRI)
 	@mkdir -p $(dir $@)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs brid's tests: every unit test binary in BUILD/tests, the command-line
-# tests tests/cli/test_*.sh, then the interop tests tests/interop/test_*.sh
+# tests tests/cli/test_*.sh, the daemon tests tests/integration/test_*.sh
+# (a real brid process), then the interop tests tests/interop/test_*.sh
 # (those need the LanceDB oracle that scripts/deps.sh installs). Prints one line per test
 # program and a closing "N passed, N failed" line; exits 1 if any failed.
-#   scripts/run-tests.sh BUILD [unit|cli|interop]
+#   scripts/run-tests.sh BUILD [unit|cli|integration|interop]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:?build dir}
@@ -11,6 +12,7 @@ WHICH=${2:-all}
 export BRI_SOURCE_DIR=$PWD
 export BRICTL=$PWD/$BUILD/bin/brictl
 export BRI_BUILD=$PWD/$BUILD
+export BRID=$PWD/$BUILD/bin/brid
 export ORACLE_NODE_DIR=$PWD/.deps/node
 export LANCEDB_LOG=error
 export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-120}
@@ -30,6 +32,9 @@ if [ "$WHICH" = all ] || [ "$WHICH" = unit ]; then
 fi
 if [ "$WHICH" = all ] || [ "$WHICH" = cli ]; then
   for t in tests/cli/test_*.sh; do [ -f "$t" ] && run "cli/$(basename "$t")" bash "$t"; done
+fi
+if [ "$WHICH" = all ] || [ "$WHICH" = integration ]; then
+  for t in tests/integration/test_*.sh; do [ -f "$t" ] && run "integration/$(basename "$t")" bash "$t"; done
 fi
 if [ "$WHICH" = all ] || [ "$WHICH" = interop ]; then
   for t in tests/interop/test_*.sh; do [ -f "$t" ] && run "interop/$(basename "$t")" bash "$t"; done
