@@ -60,6 +60,7 @@ const char *bri_error_name(int code) {
   case BRI_ENOTFOUND: return "notfound";
   case BRI_ECONFLICT: return "conflict";
   case BRI_ETAKEN: return "version-taken";
+  case BRI_ECANCELLED: return "cancelled";
   default: return "error";
   }
 }

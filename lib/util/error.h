@@ -19,6 +19,7 @@ enum {
   BRI_ENOTFOUND = -6,    /* no such table, version, column or row */
   BRI_ECONFLICT = -7,    /* a concurrent commit changed what this operation relies on */
   BRI_ETAKEN = -8,       /* another writer committed the version we tried first: retry */
+  BRI_ECANCELLED = -9,   /* the caller asked the operation to stop */
 };
 
 typedef struct bri_error {

@@ -1,0 +1,112 @@
+/* cmd_compact.c: `brictl compact TABLE [--strategy bri|link|copy] [--dry-run]
+ * [--json] [--target-rows N] [--repack-threshold F]`: compacts a table
+ * in-process (lib/compact) and reports fragments before and after, rows,
+ * bytes written and reused, and the time taken. --dry-run prints the plan:
+ * bins, rows, and the payload bytes each would reuse, copy or repack. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "compact/execute.h"
+
+static const char USAGE[] =
+    "brictl compact TABLE [--strategy bri|link|copy] [--dry-run] [--json] [--target-rows N] "
+    "[--repack-threshold F]";
+
+static json_t *report_json(const char *root, const bri_compact_request *q, const bri_compact_report *r) {
+  return json_pack("{s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:O}",
+                   "table", root, "strategy", bri_strategy_name(q->strategy), "dry_run", q->dry_run,
+                   "read_version", (json_int_t)r->read_version, "version", (json_int_t)r->version,
+                   "fragments_before", (json_int_t)r->fragments_before, "fragments_after",
+                   (json_int_t)r->fragments_after, "bins", (json_int_t)r->bins,
+                   "fragments_rewritten", (json_int_t)r->fragments_rewritten, "rows",
+                   (json_int_t)r->rows, "data_bytes_written", (json_int_t)r->data_bytes_written,
+                   "payload_bytes_copied", (json_int_t)r->payload_bytes_copied,
+                   "inline_bytes_copied", (json_int_t)r->inline_bytes_copied,
+                   "payload_bytes_reused", (json_int_t)r->payload_bytes_reused, "links",
+                   (json_int_t)r->links, "seconds", r->seconds, "plan",
+                   r->plan ? r->plan : json_null());
+}
+
+int cmd_compact(int argc, char **argv) {
+  bri_compact_request q;
+  bri_compact_request_default(&q);
+  const char *root = NULL;
+  bool as_json = false;
+  bri_error err;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--json")) as_json = true;
+    else if (!strcmp(a, "--dry-run")) q.dry_run = true;
+    else if (!strcmp(a, "--strategy")) {
+      if (++i >= argc || bri_strategy_parse(argv[i], &q.strategy, &err))
+        return cli_usage_error("compact", USAGE, "--strategy takes bri, link or copy");
+    } else if (!strcmp(a, "--target-rows")) {
+      unsigned long long n;
+      if (++i >= argc || !cli_parse_u64(argv[i], &n) || n == 0)
+        return cli_usage_error("compact", USAGE, "--target-rows needs a positive number");
+      q.options.target_rows_per_fragment = n;
+    } else if (!strcmp(a, "--repack-threshold")) {
+      char *end = NULL;
+      if (++i < argc) q.options.repack_threshold = strtod(argv[i], &end);
+      if (i >= argc || !end || *end || q.options.repack_threshold < 0 || q.options.repack_threshold > 1)
+        return cli_usage_error("compact", USAGE, "--repack-threshold needs a number between 0 and 1");
+    } else if (a[0] == '-') {
+      return cli_usage_error("compact", USAGE, "unknown option %s", a);
+    } else if (root) {
+      return cli_usage_error("compact", USAGE, "more than one TABLE given");
+    } else {
+      root = a;
+    }
+  }
+  if (!root) return cli_usage_error("compact", USAGE, "TABLE is required");
+  bri_compact_report r;
+  int rc = bri_compact_table(root, &q, NULL, &r, &err);
+  if (rc) {
+    json_decref(r.plan);
+    return cli_fail(&err);
+  }
+  if (as_json) {
+    json_t *j = report_json(root, &q, &r);
+    cli_print_json(j);
+    json_decref(j);
+  } else if (q.dry_run) {
+    printf("plan for %s at version %llu (strategy %s): %llu bins, %llu of %llu fragments\n", root,
+           (unsigned long long)r.read_version, bri_strategy_name(q.strategy),
+           (unsigned long long)r.bins, (unsigned long long)r.fragments_rewritten,
+           (unsigned long long)r.fragments_before);
+    size_t i;
+    json_t *b;
+    json_array_foreach(json_object_get(r.plan, "bins"), i, b) {
+      json_t *p = json_object_get(b, "payload");
+      printf("  bin %zu: %zu fragments, %lld rows (%lld deleted), %lld data bytes, payload inline %lld packed %lld dedicated %lld%s\n",
+             i, json_array_size(json_object_get(b, "fragments")),
+             (long long)json_integer_value(json_object_get(b, "rows")),
+             (long long)json_integer_value(json_object_get(b, "deleted_rows")),
+             (long long)json_integer_value(json_object_get(b, "data_bytes")),
+             (long long)json_integer_value(json_object_get(p, "inline")),
+             (long long)json_integer_value(json_object_get(p, "packed")),
+             (long long)json_integer_value(json_object_get(p, "dedicated")),
+             json_is_true(json_object_get(p, "repacks_low_utilization_packs")) ? " (repacks)" : "");
+    }
+    json_t *skipped = json_object_get(r.plan, "skipped_indexed");
+    if (json_array_size(skipped))
+      printf("  %zu indexed fragments left alone (the table has no stable row ids)\n", json_array_size(skipped));
+  } else if (r.version == 0) {
+    printf("nothing to compact in %s (version %llu, %llu fragments)\n", root,
+           (unsigned long long)r.read_version, (unsigned long long)r.fragments_before);
+  } else {
+    printf("compacted %s: version %llu -> %llu, fragments %llu -> %llu, %llu rows\n", root,
+           (unsigned long long)r.read_version, (unsigned long long)r.version,
+           (unsigned long long)r.fragments_before, (unsigned long long)r.fragments_after,
+           (unsigned long long)r.rows);
+    printf("  wrote %llu bytes of data files, %llu bytes of payload (%llu inline); reused %llu "
+           "payload bytes in place (%llu links); %.3f s\n",
+           (unsigned long long)r.data_bytes_written, (unsigned long long)r.payload_bytes_copied,
+           (unsigned long long)r.inline_bytes_copied, (unsigned long long)r.payload_bytes_reused,
+           (unsigned long long)r.links, r.seconds);
+  }
+  json_decref(r.plan);
+  return CLI_OK;
+}

@@ -1,0 +1,339 @@
+/* blobout.c: output-side blob handling of a compaction (see blobout.h).
+ * Dedupe keys are strings: the terminal sidecar's absolute path for whole
+ * objects, path|position|size for copied ranges; the BRI groups its entries
+ * by (base, blob_dir) when the file is finished. */
+#include "compact/blobout.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "blob/bri.h"
+#include "blob/sidecar.h"
+#include "bri.pb-c.h"
+#include "lance/table/commit.h"
+#include "lance/table/rowids.h"
+#include "util/bytes.h"
+#include "util/fsutil.h"
+#include "util/strmap.h"
+
+#define PACK_ROLL ((uint64_t)1 << 30) /* Lance rolls packs at 1 GiB */
+
+typedef struct bri_entry {
+  uint32_t local, phys;
+  bool has_base;
+  uint32_t base_id;
+  char *blob_dir;
+} bri_entry;
+
+struct bri_blob_out {
+  char *own_dir;
+  bool dir_made;
+  bri_strategy s;
+  const bri_strset *repack;
+  bri_journal_fn journal;
+  void *juser;
+  uint32_t next_id;
+  bri_strmap objects; /* terminal path -> local id (a) */
+  bri_strmap ranges;  /* path|pos|size -> pack id (a), position (b) */
+  bri_entry *entries;
+  size_t n_entries, cap_entries;
+  int pack_fd;
+  uint32_t pack_id;
+  uint64_t pack_size;
+  bri_blob_out_stats stats;
+};
+
+const char *bri_strategy_name(bri_strategy s) {
+  return s == BRI_STRATEGY_LINK ? "link" : s == BRI_STRATEGY_COPY ? "copy" : "bri";
+}
+
+int bri_strategy_parse(const char *s, bri_strategy *out, bri_error *err) {
+  if (!strcmp(s, "bri")) *out = BRI_STRATEGY_BRI;
+  else if (!strcmp(s, "link")) *out = BRI_STRATEGY_LINK;
+  else if (!strcmp(s, "copy")) *out = BRI_STRATEGY_COPY;
+  else return bri_error_set(err, BRI_EINVAL, "unknown strategy \"%s\" (bri, link or copy)", s);
+  return 0;
+}
+
+int bri_blob_out_open(const char *own_dir, bri_strategy s, const bri_strset *repack,
+                      bri_journal_fn journal, void *juser, bri_blob_out **out, bri_error *err) {
+  bri_blob_out *o = calloc(1, sizeof *o);
+  if (!o || !(o->own_dir = strdup(own_dir))) {
+    free(o);
+    return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  o->s = s, o->repack = repack, o->journal = journal, o->juser = juser;
+  o->next_id = 1;
+  o->pack_fd = -1;
+  *out = o;
+  return 0;
+}
+
+static int journal(bri_blob_out *o, const char *path, bri_error *err) {
+  return o->journal ? o->journal(o->juser, path, err) : 0;
+}
+
+static int ensure_dir(bri_blob_out *o, bri_error *err) {
+  if (o->dir_made) return 0;
+  int rc = journal(o, o->own_dir, err);
+  if (rc) return rc;
+  if (mkdir(o->own_dir, 0755) != 0) return bri_error_errno(err, "create directory", o->own_dir);
+  o->dir_made = true;
+  return 0;
+}
+
+static int new_id(bri_blob_out *o, uint32_t *id, bri_error *err) {
+  if (o->next_id == 0) return bri_error_set(err, BRI_EUNSUPPORTED, "%s: more than 2^32-1 blob ids in one data file", o->own_dir);
+  *id = o->next_id++;
+  return 0;
+}
+
+static char *sidecar(const bri_blob_out *o, uint32_t id) {
+  char name[BRI_BLOB_NAME_LEN];
+  bri_blob_file_name(id, name);
+  return bri_path_join(o->own_dir, name);
+}
+
+/* Copies len bytes at off of src into fd (at its current end). */
+static int copy_range(const char *src, uint64_t off, uint64_t len, int fd, const char *dst,
+                      bri_error *err) {
+  int in = open(src, O_RDONLY | O_CLOEXEC);
+  if (in < 0) return bri_error_errno(err, "open", src);
+  loff_t ioff = (loff_t)off;
+  int rc = 0;
+  while (len && !rc) {
+    ssize_t n = copy_file_range(in, &ioff, fd, NULL, len > ((size_t)1 << 30) ? ((size_t)1 << 30) : len, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS)) {
+      /* fall back to read/write */
+      uint8_t buf[1 << 16];
+      size_t want = len < sizeof buf ? len : sizeof buf;
+      ssize_t r = pread(in, buf, want, ioff);
+      if (r <= 0) { rc = r < 0 ? bri_error_errno(err, "read", src) : bri_error_set(err, BRI_ECORRUPT, "%s: ends before offset %lld", src, (long long)ioff + (long long)want); break; }
+      if (write(fd, buf, (size_t)r) != r) { rc = bri_error_errno(err, "write", dst); break; }
+      ioff += r, len -= (uint64_t)r;
+      continue;
+    }
+    if (n < 0) rc = bri_error_errno(err, "copy into", dst);
+    else if (n == 0) rc = bri_error_set(err, BRI_ECORRUPT, "%s: ends before offset %lld", src, (long long)ioff);
+    else len -= (uint64_t)n;
+  }
+  close(in);
+  return rc;
+}
+
+static int close_pack(bri_blob_out *o, bri_error *err) {
+  if (o->pack_fd < 0) return 0;
+  int rc = fsync(o->pack_fd) == 0 ? 0 : bri_error_errno(err, "fsync", o->own_dir);
+  close(o->pack_fd);
+  o->pack_fd = -1;
+  return rc;
+}
+
+/* Appends a range of a source pack to the output's current pack. */
+static int copy_packed(bri_blob_out *o, const char *src, uint64_t pos, uint64_t size,
+                       uint32_t *blob_id, uint64_t *position, bri_error *err) {
+  char *key = bri_strdupf("%s|%llu|%llu", src, (unsigned long long)pos, (unsigned long long)size);
+  if (!key) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  bri_strmap_entry *e = bri_strmap_get(&o->ranges, key);
+  int rc = 0;
+  if (e) {
+    *blob_id = (uint32_t)e->a, *position = e->b;
+    free(key);
+    return 0;
+  }
+  if (o->pack_fd >= 0 && o->pack_size && o->pack_size + size > PACK_ROLL) rc = close_pack(o, err);
+  if (!rc && o->pack_fd < 0) {
+    char *p = NULL;
+    if (!(rc = ensure_dir(o, err)) && !(rc = new_id(o, &o->pack_id, err))) {
+      p = sidecar(o, o->pack_id);
+      if (!(rc = journal(o, p, err))) {
+        o->pack_fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (o->pack_fd < 0) rc = bri_error_errno(err, "create", p);
+        else o->pack_size = 0, o->stats.sidecars++;
+      }
+    }
+    free(p);
+  }
+  if (!rc) {
+    char *dst = sidecar(o, o->pack_id);
+    rc = copy_range(src, pos, size, o->pack_fd, dst, err);
+    free(dst);
+  }
+  if (!rc) {
+    *blob_id = o->pack_id, *position = o->pack_size;
+    o->pack_size += size;
+    o->stats.copied_bytes += size;
+    if (!bri_strmap_put(&o->ranges, key, *blob_id, *position)) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  free(key);
+  return rc;
+}
+
+/* A whole object: linked or copied under a new id, or recorded in the BRI. */
+static int reuse_object(bri_blob_out *o, const bri_blob_terminal *term, const char *src,
+                        uint64_t size, bool copy, uint32_t *blob_id, bri_error *err) {
+  bri_strmap_entry *e = bri_strmap_get(&o->objects, src);
+  if (e) {
+    *blob_id = (uint32_t)e->a;
+    return 0;
+  }
+  uint32_t id = 0;
+  int rc = new_id(o, &id, err);
+  if (rc) return rc;
+  if (o->s == BRI_STRATEGY_BRI && !copy) {
+    if (o->n_entries == o->cap_entries) {
+      size_t cap = o->cap_entries ? o->cap_entries * 2 : 64;
+      bri_entry *g = realloc(o->entries, cap * sizeof *g);
+      if (!g) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+      o->entries = g, o->cap_entries = cap;
+    }
+    bri_entry *n = &o->entries[o->n_entries];
+    *n = (bri_entry){id, term->physical_id, term->has_base, term->base_id, strdup(term->blob_dir)};
+    if (!n->blob_dir) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+    o->n_entries++;
+    o->stats.reused_bytes += size;
+  } else {
+    char *dst = NULL;
+    if (!(rc = ensure_dir(o, err)) && (dst = sidecar(o, id)) && !(rc = journal(o, dst, err))) {
+      if (!copy) {
+        if (link(src, dst) != 0)
+          rc = errno == EXDEV ? bri_error_set(err, BRI_EUNSUPPORTED,
+                                              "cannot hard-link %s into %s: another filesystem "
+                                              "(use the bri or copy strategy)", src, o->own_dir)
+                              : bri_error_errno(err, "link", src);
+        else o->stats.links++, o->stats.reused_bytes += size;
+      } else {
+        int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0) rc = bri_error_errno(err, "create", dst);
+        else {
+          rc = copy_range(src, 0, size, fd, dst, err);
+          if (!rc && fsync(fd) != 0) rc = bri_error_errno(err, "fsync", dst);
+          close(fd);
+          o->stats.copied_bytes += size, o->stats.sidecars++;
+        }
+      }
+    }
+    if (!dst && !rc) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    free(dst);
+  }
+  if (!rc && !bri_strmap_put(&o->objects, src, id, 0)) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!rc) *blob_id = id;
+  return rc;
+}
+
+int bri_blob_out_rewrite(bri_blob_out *o, bri_blob_resolver *r, uint8_t kind, uint32_t *blob_id,
+                         uint64_t *position, uint64_t size, bri_error *err) {
+  bri_blob_terminal term;
+  bri_blob_terminal_of(r, *blob_id, &term);
+  char name[BRI_BLOB_NAME_LEN];
+  bri_blob_file_name(term.physical_id, name);
+  char *src = bri_path_join(term.dir, name);
+  if (!src) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  int rc;
+  if (kind == 1) { /* Packed */
+    bool repack = o->s == BRI_STRATEGY_COPY || (o->s == BRI_STRATEGY_BRI && o->repack && bri_strset_has(o->repack, src));
+    if (repack) rc = copy_packed(o, src, *position, size, blob_id, position, err);
+    else {
+      /* the whole pack is reused; its bytes are counted once per range */
+      rc = reuse_object(o, &term, src, 0, false, blob_id, err);
+      if (!rc) o->stats.reused_bytes += size;
+    }
+  } else {
+    rc = reuse_object(o, &term, src, size, o->s == BRI_STRATEGY_COPY, blob_id, err);
+  }
+  free(src);
+  return rc;
+}
+
+static bool same_source(const bri_entry *x, const bri_entry *y) {
+  return x->has_base == y->has_base && x->base_id == y->base_id && !strcmp(x->blob_dir, y->blob_dir);
+}
+
+static int cmp_entry(const void *a, const void *b) {
+  const bri_entry *x = a, *y = b;
+  if (x->has_base != y->has_base) return x->has_base - y->has_base;
+  if (x->base_id != y->base_id) return x->base_id < y->base_id ? -1 : 1;
+  int c = strcmp(x->blob_dir, y->blob_dir);
+  if (c) return c;
+  return x->local < y->local ? -1 : x->local > y->local;
+}
+
+/* Builds the BRI: one source per (base, blob_dir), local ids increasing. */
+static int store_bri(bri_blob_out *o, Lance__Table__DataFile *df, bri_error *err) {
+  if (!o->n_entries) return bri_datafile_set_bri(df, NULL, err);
+  qsort(o->entries, o->n_entries, sizeof *o->entries, cmp_entry);
+  size_t n_src = 0;
+  for (size_t i = 0; i < o->n_entries; i++)
+    if (i == 0 || !same_source(&o->entries[i], &o->entries[i - 1])) n_src++;
+  Lance__Table__BlobReuseSource *src = calloc(n_src, sizeof *src), **sp = calloc(n_src, sizeof *sp);
+  uint8_t **locs = calloc(n_src, sizeof *locs), **phys = calloc(n_src, sizeof *phys);
+  size_t *loc_len = calloc(n_src, sizeof *loc_len);
+  Lance__Table__RowIdSequence **seqs = calloc(n_src, sizeof *seqs);
+  Lance__Table__EncodedU64Array *arrs = calloc(n_src, sizeof *arrs);
+  Lance__Table__EncodedU64Array__U64Array *a64 = calloc(n_src, sizeof *a64);
+  uint64_t *tmp = malloc(o->n_entries * sizeof *tmp);
+  int rc = src && sp && locs && phys && loc_len && seqs && arrs && a64 && tmp ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  size_t start = 0, k = 0;
+  for (size_t i = 1; !rc && i <= o->n_entries; i++) {
+    bri_entry *a = &o->entries[start];
+    if (i < o->n_entries && same_source(a, &o->entries[i])) continue;
+    size_t n = i - start;
+    for (size_t j = 0; j < n; j++) tmp[j] = o->entries[start + j].local;
+    if ((rc = bri_u64seq_pack(tmp, n, &locs[k], &loc_len[k], err)) != 0) break;
+    if ((rc = bri_u64seq_unpack(locs[k], loc_len[k], &seqs[k], err)) != 0) break;
+    phys[k] = malloc(8 * n);
+    if (!phys[k]) { rc = bri_error_set(err, BRI_ENOMEM, "out of memory"); break; }
+    for (size_t j = 0; j < n; j++) bri_put_le64(phys[k] + 8 * j, o->entries[start + j].phys);
+    lance__table__encoded_u64_array__init(&arrs[k]);
+    lance__table__encoded_u64_array__u64_array__init(&a64[k]);
+    a64[k].has_values = 1, a64[k].values.data = phys[k], a64[k].values.len = 8 * n;
+    arrs[k].array_case = LANCE__TABLE__ENCODED_U64_ARRAY__ARRAY_U64_ARRAY, arrs[k].u64_array = &a64[k];
+    lance__table__blob_reuse_source__init(&src[k]);
+    src[k].has_base_id = a->has_base, src[k].base_id = a->base_id;
+    src[k].blob_dir = a->blob_dir;
+    src[k].local_ids = seqs[k];
+    src[k].physical_ids = &arrs[k];
+    sp[k] = &src[k];
+    k++;
+    start = i;
+  }
+  if (!rc) {
+    Lance__Table__BlobReuseIndex b;
+    lance__table__blob_reuse_index__init(&b);
+    b.sources = sp, b.n_sources = k;
+    rc = bri_datafile_set_bri(df, &b, err);
+  }
+  for (size_t i = 0; i < n_src; i++) {
+    if (locs) free(locs[i]);
+    if (phys) free(phys[i]);
+    if (seqs && seqs[i]) lance__table__row_id_sequence__free_unpacked(seqs[i], NULL);
+  }
+  free(src), free(sp), free(locs), free(phys), free(loc_len), free(seqs), free(arrs), free(a64), free(tmp);
+  return rc;
+}
+
+int bri_blob_out_finish(bri_blob_out *o, Lance__Table__DataFile *df, bri_error *err) {
+  int rc = close_pack(o, err);
+  if (!rc && o->dir_made) rc = bri_fsync_dir(o->own_dir, err);
+  if (!rc) rc = store_bri(o, df, err);
+  return rc;
+}
+
+const bri_blob_out_stats *bri_blob_out_stats_of(const bri_blob_out *o) { return &o->stats; }
+
+void bri_blob_out_close(bri_blob_out *o) {
+  if (!o) return;
+  if (o->pack_fd >= 0) close(o->pack_fd);
+  for (size_t i = 0; i < o->n_entries; i++) free(o->entries[i].blob_dir);
+  free(o->entries);
+  bri_strmap_free(&o->objects);
+  bri_strmap_free(&o->ranges);
+  free(o->own_dir);
+  free(o);
+}

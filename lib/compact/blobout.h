@@ -1,0 +1,63 @@
+/* blobout.h: where the blob payloads of one compaction output file go.
+ *
+ * Every Packed or Dedicated descriptor copied into a new data file gets a
+ * new local blob id from one allocator per output file (shared by all its
+ * blob columns, spec/blob.md 6.4). What backs that id depends on the
+ * strategy (design.md):
+ *   bri   the id is recorded in the output's Blob Reuse Index, pointing at
+ *         the terminal sidecar the source resolved to (never at another
+ *         BRI'd id: no chains); equal terminals share one id. Packs below
+ *         the utilization threshold are repacked instead (copy below).
+ *   link  the terminal sidecar is hard-linked into the output's own sidecar
+ *         directory under the new id; stock Lance reads the result.
+ *   copy  the payload is copied: Dedicated sidecars whole, Packed ranges
+ *         appended to new packs (rolled at 1 GiB) at new positions.
+ * Every file and directory it creates is handed to the journal callback
+ * first, so that a crashed or failed job can remove exactly its own output. */
+#ifndef BRI_BLOBOUT_H
+#define BRI_BLOBOUT_H
+
+#include <stdint.h>
+
+#include "blob/resolve.h"
+#include "table.pb-c.h"
+#include "util/error.h"
+#include "util/strset.h"
+
+typedef enum bri_strategy { BRI_STRATEGY_BRI = 0, BRI_STRATEGY_LINK, BRI_STRATEGY_COPY } bri_strategy;
+
+const char *bri_strategy_name(bri_strategy s);
+/* "bri", "link" or "copy"; anything else is BRI_EINVAL. */
+int bri_strategy_parse(const char *s, bri_strategy *out, bri_error *err);
+
+/* Called with every path before it is created; non-zero aborts. */
+typedef int (*bri_journal_fn)(void *user, const char *path, bri_error *err);
+
+typedef struct bri_blob_out bri_blob_out;
+
+typedef struct bri_blob_out_stats {
+  uint64_t reused_bytes;   /* payload left in place (BRI or hard link) */
+  uint64_t copied_bytes;   /* payload written (copy, repack) */
+  uint64_t links;          /* hard links made */
+  uint64_t sidecars;       /* sidecar files created */
+} bri_blob_out_stats;
+
+/* own_dir: the output data file's sidecar directory (data/{stem}); it is
+ * created (and journaled) only when something must live there. repack:
+ * absolute paths of packs to repack under the bri strategy (may be NULL). */
+int bri_blob_out_open(const char *own_dir, bri_strategy s, const bri_strset *repack,
+                      bri_journal_fn journal, void *juser, bri_blob_out **out, bri_error *err);
+
+/* Rewrites one descriptor of kind Packed (1) or Dedicated (2) that source
+ * resolver r holds: *blob_id becomes the output-local id, *position the
+ * position in the output's pack when the range was copied. */
+int bri_blob_out_rewrite(bri_blob_out *o, bri_blob_resolver *r, uint8_t kind, uint32_t *blob_id,
+                         uint64_t *position, uint64_t size, bri_error *err);
+
+/* Closes packs (fsynced), fsyncs the sidecar directory, and stores the BRI
+ * (if any entry) on df. */
+int bri_blob_out_finish(bri_blob_out *o, Lance__Table__DataFile *df, bri_error *err);
+const bri_blob_out_stats *bri_blob_out_stats_of(const bri_blob_out *o);
+void bri_blob_out_close(bri_blob_out *o);
+
+#endif

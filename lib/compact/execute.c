@@ -1,0 +1,666 @@
+/* execute.c: compaction of one table (see execute.h).
+ *
+ * Three stages. Survey: for blob tables, read every fragment's descriptors
+ * to measure each Packed sidecar's utilization (union of the visible byte
+ * ranges that resolve to it / its size, spec/blob.md 6.5) and the bytes each
+ * bin would reuse, copy or repack. Write: per bin, decode rows in batches
+ * (the fragment reader drops deleted rows), rewrite Blob v2 descriptors in
+ * the decoded arrays, append them to a new data file. Commit: one Rewrite
+ * group per bin; on any failure remove exactly the files this run created,
+ * newest first, which the journal callback also learned before each
+ * creation (so a crashed process can be cleaned up by its daemon). */
+#include "compact/execute.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "blob/resolve.h"
+#include "blob/sidecar.h"
+#include "compact/rewrite.h"
+#include "lance/file/arrow_build.h"
+#include "lance/file/reader.h"
+#include "lance/file/writer.h"
+#include "lance/table/commit.h"
+#include "lance/table/flags.h"
+#include "lance/table/rowids.h"
+#include "lance/table/schema.h"
+#include "util/fsutil.h"
+#include "util/strmap.h"
+
+void bri_compact_request_default(bri_compact_request *r) {
+  memset(r, 0, sizeof *r);
+  bri_compact_options_default(&r->options);
+  r->strategy = BRI_STRATEGY_BRI;
+}
+
+/* ------------------------------------------------------------------ run state */
+
+typedef struct run {
+  const bri_compact_request *req;
+  const bri_compact_hooks *hooks;
+  bri_compact_report *rep;
+  bri_error *err;
+  bri_table *t;
+  bri_manifest *m;
+  char **created; /* every path this run created, in order */
+  size_t n_created, cap_created;
+  bri_strset repack; /* absolute paths of packs to repack */
+  uint64_t rows_total, rows_done;
+} run;
+
+static int journal(void *user, const char *path, bri_error *err) {
+  run *r = user;
+  if (r->n_created == r->cap_created) {
+    size_t cap = r->cap_created ? r->cap_created * 2 : 16;
+    char **g = realloc(r->created, cap * sizeof *g);
+    if (!g) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+    r->created = g, r->cap_created = cap;
+  }
+  if (!(r->created[r->n_created] = strdup(path))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  r->n_created++;
+  if (r->hooks && r->hooks->journal) return r->hooks->journal(r->hooks->user, path, err);
+  return 0;
+}
+
+/* Removes what this run created, newest first (files before their dirs). */
+static void roll_back(run *r) {
+  for (size_t i = r->n_created; i-- > 0;)
+    if (unlink(r->created[i]) != 0) rmdir(r->created[i]);
+}
+
+/* A fresh data file stem the way Lance names them: 24 binary digits of 3
+ * random bytes, then 26 hex digits of 13 more (spec/table.md section 1). */
+static void random_stem(char out[51]) {
+  char uuid[37];
+  bri_uuid_v4(uuid);
+  uint8_t b[16];
+  for (int i = 0, k = 0; k < 16; i += 2) {
+    if (uuid[i] == '-') i++;
+    unsigned v;
+    sscanf(uuid + i, "%2x", &v);
+    b[k++] = (uint8_t)v;
+  }
+  int p = 0;
+  for (int i = 0; i < 3; i++)
+    for (int bit = 7; bit >= 0; bit--) out[p++] = (char)('0' + ((b[i] >> bit) & 1));
+  for (int i = 3; i < 16; i++) p += sprintf(out + p, "%02x", b[i]);
+  out[p] = 0;
+}
+
+static bool cancelled(run *r) { return r->hooks && r->hooks->cancelled && r->hooks->cancelled(r->hooks->user); }
+
+/* ------------------------------------------------------- descriptor walking */
+
+/* Children of manifest field index fi, in schema order. */
+static size_t children_of(const Lance__Table__Manifest *m, size_t fi, size_t *out, size_t cap) {
+  size_t n = 0;
+  for (size_t i = 0; i < m->n_fields && n < cap; i++)
+    if (m->fields[i]->parent_id == m->fields[fi]->id) out[n++] = i;
+  return n;
+}
+
+typedef int (*desc_fn)(void *ctx, int32_t field_id, uint8_t *kind, uint64_t *position,
+                       uint64_t *size, uint32_t *blob_id, bri_error *err);
+
+/* Buffer pointers of a descriptor struct's children, found by name. */
+typedef struct desc_cols {
+  struct ArrowArray *c[4]; /* kind, position, size, blob_id */
+} desc_cols;
+
+static int desc_columns(const struct ArrowSchema *s, struct ArrowArray *a, desc_cols *d, bri_error *err) {
+  static const char *names[4] = {"kind", "position", "size", "blob_id"};
+  memset(d, 0, sizeof *d);
+  for (int64_t k = 0; k < s->n_children && k < a->n_children; k++)
+    for (int f = 0; f < 4; f++)
+      if (s->children[k]->name && !strcmp(s->children[k]->name, names[f])) d->c[f] = a->children[k];
+  for (int f = 0; f < 4; f++)
+    if (!d->c[f] || d->c[f]->n_buffers < 2 || !d->c[f]->buffers[1] || d->c[f]->length < a->offset + a->length)
+      return bri_error_set(err, BRI_EINVAL, "%s: not a Blob v2 descriptor (no %s)", s->name ? s->name : "?", names[f]);
+  return 0;
+}
+
+static bool valid_at(const struct ArrowArray *a, int64_t i) {
+  const uint8_t *v = a->n_buffers ? a->buffers[0] : NULL;
+  int64_t j = a->offset + i;
+  return !v || (v[j >> 3] >> (j & 7)) & 1;
+}
+
+/* Calls fn on every non-null descriptor of the Blob v2 fields below manifest
+ * field fi (whose decoded array is s/a); fn may change the values. */
+static int walk_blobs(const Lance__Table__Manifest *m, size_t fi, const struct ArrowSchema *s,
+                      struct ArrowArray *a, desc_fn fn, void *ctx, bri_error *err) {
+  const Lance__File__Field *f = m->fields[fi];
+  if (bri_field_is_blob_v2(f)) {
+    desc_cols d;
+    int rc = desc_columns(s, a, &d, err);
+    for (int64_t i = 0; !rc && i < a->length; i++) {
+      int64_t j = a->offset + i;
+      if (!valid_at(a, i) || !valid_at(d.c[0], j)) continue;
+      uint8_t *kind = (uint8_t *)d.c[0]->buffers[1] + d.c[0]->offset + j;
+      uint64_t *pos = (uint64_t *)d.c[1]->buffers[1] + d.c[1]->offset + j;
+      uint64_t *size = (uint64_t *)d.c[2]->buffers[1] + d.c[2]->offset + j;
+      uint32_t *id = (uint32_t *)d.c[3]->buffers[1] + d.c[3]->offset + j;
+      rc = fn(ctx, f->id, kind, pos, size, id, err);
+    }
+    return rc;
+  }
+  size_t kids[256];
+  size_t n = children_of(m, fi, kids, 256);
+  if (!n || (int64_t)n != s->n_children || s->n_children != a->n_children) return 0;
+  for (size_t k = 0; k < n; k++) {
+    int rc = walk_blobs(m, kids[k], s->children[k], a->children[k], fn, ctx, err);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+static bool subtree_has_blob(const Lance__Table__Manifest *m, size_t fi) {
+  if (bri_field_is_blob_v2(m->fields[fi])) return true;
+  size_t kids[256];
+  size_t n = children_of(m, fi, kids, 256);
+  for (size_t k = 0; k < n; k++)
+    if (subtree_has_blob(m, kids[k])) return true;
+  return false;
+}
+
+/* Resolvers of the data files holding blob fields of one fragment. */
+typedef struct resolvers {
+  bri_strmap by_field; /* "field id" -> index */
+  bri_blob_resolver **r;
+  size_t n;
+} resolvers;
+
+static int resolver_for(run *r, resolvers *rs, bri_fragment_reader *fr, int32_t field_id,
+                        bri_blob_resolver **out, bri_error *err) {
+  char key[16];
+  snprintf(key, sizeof key, "%d", field_id);
+  bri_strmap_entry *e = bri_strmap_get(&rs->by_field, key);
+  if (e) {
+    *out = rs->r[e->a];
+    return 0;
+  }
+  const Lance__Table__DataFile *df = bri_fragment_field_datafile(fr, field_id);
+  if (!df) return bri_error_set(err, BRI_ECORRUPT, "%s: blob field %d has a value but no data file", r->t->root, field_id);
+  bri_blob_resolver **g = realloc(rs->r, (rs->n + 1) * sizeof *g);
+  if (!g) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  rs->r = g;
+  int rc = bri_blob_resolver_open(r->t, r->m->pb, df, &rs->r[rs->n], err);
+  if (rc) return rc;
+  if (!bri_strmap_put(&rs->by_field, key, rs->n, 0)) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  *out = rs->r[rs->n++];
+  return 0;
+}
+
+static void resolvers_close(resolvers *rs) {
+  for (size_t i = 0; i < rs->n; i++) bri_blob_resolver_close(rs->r[i]);
+  free(rs->r);
+  bri_strmap_free(&rs->by_field);
+  memset(rs, 0, sizeof *rs);
+}
+
+/* ------------------------------------------------------------------- survey */
+
+typedef struct range { uint64_t lo, hi; } range;
+typedef struct pack_ranges { range *v; size_t n, cap; } pack_ranges;
+
+typedef struct survey {
+  run *r;
+  bri_fragment_reader *fr;
+  resolvers rs;
+  bri_strmap packs;      /* pack path -> index into ranges */
+  pack_ranges *ranges;
+  size_t n_packs;
+  char **pack_paths;
+  /* per fragment: which packs it references (indices), and byte counts */
+  size_t frag;
+  size_t **frag_packs;
+  size_t *n_frag_packs;
+  uint64_t (*frag_bytes)[4]; /* inline, packed, dedicated, external */
+} survey;
+
+static int survey_desc(void *ctx, int32_t field_id, uint8_t *kind, uint64_t *position,
+                       uint64_t *size, uint32_t *blob_id, bri_error *err) {
+  survey *s = ctx;
+  if (*kind <= 3) s->frag_bytes[s->frag][*kind] += *size;
+  if (*kind != 1) return 0;
+  bri_blob_resolver *res;
+  int rc = resolver_for(s->r, &s->rs, s->fr, field_id, &res, err);
+  if (rc) return rc;
+  bri_blob_terminal term;
+  bri_blob_terminal_of(res, *blob_id, &term);
+  char name[BRI_BLOB_NAME_LEN];
+  bri_blob_file_name(term.physical_id, name);
+  char *path = bri_path_join(term.dir, name);
+  if (!path) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  bri_strmap_entry *e = bri_strmap_get(&s->packs, path);
+  if (!e) {
+    pack_ranges *g = realloc(s->ranges, (s->n_packs + 1) * sizeof *g);
+    char **pp = realloc(s->pack_paths, (s->n_packs + 1) * sizeof *pp);
+    if (g) s->ranges = g;
+    if (pp) s->pack_paths = pp;
+    if (!g || !pp || !(e = bri_strmap_put(&s->packs, path, s->n_packs, 0))) {
+      free(path);
+      return bri_error_set(err, BRI_ENOMEM, "out of memory");
+    }
+    memset(&s->ranges[s->n_packs], 0, sizeof *s->ranges);
+    s->pack_paths[s->n_packs++] = strdup(path);
+  }
+  free(path);
+  pack_ranges *pr = &s->ranges[e->a];
+  if (pr->n == pr->cap) {
+    size_t cap = pr->cap ? pr->cap * 2 : 16;
+    range *g = realloc(pr->v, cap * sizeof *g);
+    if (!g) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+    pr->v = g, pr->cap = cap;
+  }
+  pr->v[pr->n++] = (range){*position, *position + *size};
+  size_t *fp = s->frag_packs[s->frag];
+  size_t n = s->n_frag_packs[s->frag];
+  if (!n || fp[n - 1] != e->a) {
+    size_t *g = realloc(fp, (n + 1) * sizeof *g);
+    if (!g) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+    g[n] = e->a;
+    s->frag_packs[s->frag] = g;
+    s->n_frag_packs[s->frag] = n + 1;
+  }
+  return 0;
+}
+
+static int cmp_range(const void *a, const void *b) {
+  const range *x = a, *y = b;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static uint64_t union_bytes(pack_ranges *pr) {
+  qsort(pr->v, pr->n, sizeof *pr->v, cmp_range);
+  uint64_t total = 0, lo = 0, hi = 0;
+  for (size_t i = 0; i < pr->n; i++) {
+    if (i == 0 || pr->v[i].lo > hi) {
+      total += hi - lo;
+      lo = pr->v[i].lo, hi = pr->v[i].hi;
+    } else if (pr->v[i].hi > hi) {
+      hi = pr->v[i].hi;
+    }
+  }
+  return total + (hi - lo);
+}
+
+/* Reads the descriptors of every fragment: fills repack (packs below the
+ * threshold), repack_wanted per fragment, and per-fragment byte counts. */
+static int run_survey(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json_t *plan_packs) {
+  const Lance__Table__Manifest *m = r->m->pb;
+  survey s = {.r = r};
+  s.frag_packs = calloc(m->n_fragments + 1, sizeof *s.frag_packs);
+  s.n_frag_packs = calloc(m->n_fragments + 1, sizeof *s.n_frag_packs);
+  s.frag_bytes = bytes;
+  int rc = s.frag_packs && s.n_frag_packs ? 0 : bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  for (size_t i = 0; !rc && i < m->n_fragments; i++) {
+    s.frag = i;
+    rc = bri_fragment_open(r->t, r->m, m->fragments[i], &s.fr, r->err);
+    for (size_t fi = 0; !rc && fi < m->n_fields; fi++) {
+      if (m->fields[fi]->parent_id != -1 || !subtree_has_blob(m, fi)) continue;
+      struct ArrowArray a;
+      struct ArrowSchema sc;
+      rc = bri_fragment_read_field(s.fr, m->fields[fi]->id, &a, &sc, r->err);
+      if (rc) break;
+      rc = walk_blobs(m, fi, &sc, &a, survey_desc, &s, r->err);
+      a.release(&a);
+      sc.release(&sc);
+    }
+    if (s.fr) bri_fragment_close(s.fr);
+    s.fr = NULL;
+    resolvers_close(&s.rs);
+  }
+  for (size_t p = 0; !rc && p < s.n_packs; p++) {
+    uint64_t size = 0, used = union_bytes(&s.ranges[p]);
+    if (bri_file_size(s.pack_paths[p], &size, r->err) != 0) {
+      rc = bri_error_wrap(r->err, "measuring pack utilization");
+      break;
+    }
+    double util = size ? (double)used / (double)size : 1.0;
+    bool low = util < r->req->options.repack_threshold && r->req->strategy == BRI_STRATEGY_BRI;
+    if (low) {
+      r->rep->packs_below_threshold++;
+      if (!bri_strset_add(&r->repack, s.pack_paths[p])) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+      for (size_t i = 0; i < m->n_fragments; i++)
+        for (size_t k = 0; k < s.n_frag_packs[i]; k++)
+          if (s.frag_packs[i][k] == p) repack_wanted[i] = true;
+    }
+    json_array_append_new(plan_packs, json_pack("{s:s, s:I, s:I, s:f, s:b}", "path", s.pack_paths[p],
+                                                "bytes", (json_int_t)size, "live_bytes", (json_int_t)used,
+                                                "utilization", util, "repack", low));
+  }
+  bri_strset_freeze(&r->repack);
+  for (size_t p = 0; p < s.n_packs; p++) free(s.ranges[p].v), free(s.pack_paths[p]);
+  for (size_t i = 0; s.frag_packs && i < m->n_fragments; i++) free(s.frag_packs[i]);
+  free(s.ranges), free(s.pack_paths), free(s.frag_packs), free(s.n_frag_packs);
+  bri_strmap_free(&s.packs);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- writing */
+
+typedef struct bin_ctx {
+  run *r;
+  bri_fragment_reader *fr;
+  resolvers rs;
+  bri_blob_out *out;
+  bri_file_writer *w;
+  uint64_t inline_bytes;
+} bin_ctx;
+
+static int rewrite_desc(void *ctx, int32_t field_id, uint8_t *kind, uint64_t *position,
+                        uint64_t *size, uint32_t *blob_id, bri_error *err) {
+  bin_ctx *b = ctx;
+  if (*kind != 1 && *kind != 2) return 0; /* Inline: the writer copies; External: unchanged */
+  bri_blob_resolver *res;
+  int rc = resolver_for(b->r, &b->rs, b->fr, field_id, &res, err);
+  return rc ? rc : bri_blob_out_rewrite(b->out, res, *kind, blob_id, position, *size, err);
+}
+
+/* The writer asks for the bytes of an Inline value: they sit at `position`
+ * of the source data file that stores the blob column. */
+static int inline_payload(void *ctx, size_t column, uint64_t index, uint64_t position,
+                          uint64_t size, uint8_t *dst, bri_error *err) {
+  (void)index;
+  bin_ctx *b = ctx;
+  int32_t fid = bri_file_writer_column_field(b->w, column);
+  bri_datafile *df = bri_fragment_field_file(b->fr, fid);
+  if (!df) return bri_error_set(err, BRI_ECORRUPT, "%s: inline blob of field %d has no data file", b->r->t->root, fid);
+  b->inline_bytes += size;
+  return bri_datafile_read_into(df, position, size, dst, err);
+}
+
+/* Row ids (and row version sequences) of the visible rows of a fragment,
+ * appended to ids / created / updated (which may stay unused). */
+typedef struct u64vec { uint64_t *v; size_t n, cap; } u64vec;
+
+static int vec_push(u64vec *v, uint64_t x) {
+  if (v->n == v->cap) {
+    size_t cap = v->cap ? v->cap * 2 : 1024;
+    uint64_t *g = realloc(v->v, cap * sizeof *g);
+    if (!g) return -1;
+    v->v = g, v->cap = cap;
+  }
+  v->v[v->n++] = x;
+  return 0;
+}
+
+static int carry_row_meta(run *r, const Lance__Table__DataFragment *f, bri_fragment_reader *fr,
+                          bool stable, u64vec *ids, u64vec *created, u64vec *updated) {
+  bri_error *err = r->err;
+  uint64_t nrows = bri_fragment_num_rows(fr), phys = bri_fragment_physical_rows(fr);
+  const uint32_t *off = bri_fragment_row_offsets(fr);
+  uint64_t *all = NULL, *cv = NULL, *uv = NULL;
+  size_t n = 0;
+  int rc = 0;
+  if (stable) {
+    Lance__Table__RowIdSequence *seq = NULL;
+    if (f->row_id_sequence_case != LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS)
+      return bri_error_set(err, BRI_EUNSUPPORTED, "%s: fragment %llu keeps its row ids outside the manifest; brid cannot carry them",
+                           r->t->root, (unsigned long long)f->id);
+    rc = bri_u64seq_unpack(f->inline_row_ids.data, f->inline_row_ids.len, &seq, err);
+    if (!rc) rc = bri_u64seq_decode(seq, phys, &all, &n, err);
+    if (seq) lance__table__row_id_sequence__free_unpacked(seq, NULL);
+    if (!rc && n != phys)
+      rc = bri_error_set(err, BRI_ECORRUPT, "%s: fragment %llu has %zu row ids for %llu rows", r->t->root,
+                         (unsigned long long)f->id, n, (unsigned long long)phys);
+  }
+  if (!rc && f->created_at_version_sequence_case == LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS)
+    rc = bri_versions_unpack(f->inline_created_at_versions.data, f->inline_created_at_versions.len, phys, &cv, err);
+  if (!rc && f->last_updated_at_version_sequence_case == LANCE__TABLE__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_INLINE_LAST_UPDATED_AT_VERSIONS)
+    rc = bri_versions_unpack(f->inline_last_updated_at_versions.data, f->inline_last_updated_at_versions.len, phys, &uv, err);
+  for (uint64_t i = 0; !rc && i < nrows; i++) {
+    uint32_t o = off[i];
+    /* spec/table.md 12: a missing created_at is version 1, a missing last_updated its created_at */
+    uint64_t c = cv ? cv[o] : 1, u = uv ? uv[o] : c;
+    if ((stable && vec_push(ids, all[o])) || vec_push(created, c) || vec_push(updated, u))
+      rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  free(all), free(cv), free(uv);
+  return rc;
+}
+
+/* Writes one bin into a new data file; fills *frag (id 0). */
+static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment **frag, bool *any_versions) {
+  const Lance__Table__Manifest *m = r->m->pb;
+  bri_error *err = r->err;
+  char stem[51];
+  random_stem(stem);
+  char *path = bri_strdupf("%s/data/%s.lance", r->t->root, stem);
+  char *own_dir = bri_strdupf("%s/data/%s", r->t->root, stem);
+  bin_ctx b = {.r = r};
+  bool stable = (m->reader_feature_flags & BRI_FLAG_STABLE_ROW_IDS) != 0;
+  u64vec ids = {0}, created = {0}, updated = {0};
+  bri_file_result res = {0};
+  size_t n_top = 0;
+  size_t *top = calloc(m->n_fields + 1, sizeof *top);
+  struct ArrowArray *arrays = calloc(m->n_fields + 1, sizeof *arrays);
+  struct ArrowSchema *schemas = calloc(m->n_fields + 1, sizeof *schemas);
+  const struct ArrowArray **aptr = calloc(m->n_fields + 1, sizeof *aptr);
+  int rc = path && own_dir && top && arrays && schemas && aptr ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  for (size_t i = 0; i < m->n_fields; i++)
+    if (m->fields[i]->parent_id == -1) top[n_top++] = i;
+  uint16_t minor = 2;
+  if (m->data_format && m->data_format->version && !strcmp(m->data_format->version, "2.1")) minor = 1;
+  else if (m->data_format && m->data_format->version && strcmp(m->data_format->version, "2.2"))
+    rc = bri_error_set(err, BRI_EUNSUPPORTED, "%s: data storage version %s is not supported (2.1 and 2.2 are)",
+                       r->t->root, m->data_format->version);
+  if (!rc) rc = journal(r, path, err);
+  if (!rc) rc = bri_file_writer_open(path, minor, m->fields, m->n_fields, NULL, &b.w, err);
+  if (!rc) rc = bri_blob_out_open(own_dir, r->req->strategy, &r->repack, journal, r, &b.out, err);
+  uint64_t batch = r->req->batch_rows ? r->req->batch_rows : 16384;
+  for (size_t k = 0; !rc && k < bin->count; k++) {
+    const Lance__Table__DataFragment *f = m->fragments[bin->first + k];
+    if ((rc = bri_fragment_open(r->t, r->m, f, &b.fr, err)) != 0) break;
+    uint64_t rows = bri_fragment_num_rows(b.fr);
+    for (uint64_t start = 0; !rc && start < rows; start += batch) {
+      uint64_t count = rows - start < batch ? rows - start : batch;
+      size_t got = 0;
+      for (; got < n_top && !rc; got++) {
+        rc = bri_fragment_read_rows(b.fr, m->fields[top[got]]->id, start, count, &arrays[got], &schemas[got], err);
+        if (rc) break;
+        aptr[got] = &arrays[got];
+        rc = walk_blobs(m, top[got], &schemas[got], &arrays[got], rewrite_desc, &b, err);
+        if (rc) { got++; break; }
+      }
+      if (!rc) rc = bri_file_writer_append(b.w, aptr, n_top, inline_payload, &b, err);
+      for (size_t i = 0; i < got && i < n_top; i++) {
+        if (arrays[i].release) arrays[i].release(&arrays[i]);
+        if (schemas[i].release) schemas[i].release(&schemas[i]);
+      }
+      r->rows_done += count;
+      if (r->hooks && r->hooks->progress)
+        r->hooks->progress(r->hooks->user, r->rows_done, r->rows_total, bri_file_writer_bytes(b.w));
+      if (!rc && cancelled(r)) rc = bri_error_set(err, BRI_ECANCELLED, "%s: compaction cancelled", r->t->root);
+    }
+    if (!rc) rc = carry_row_meta(r, f, b.fr, stable, &ids, &created, &updated);
+    bri_fragment_close(b.fr);
+    b.fr = NULL;
+    resolvers_close(&b.rs);
+  }
+  if (!rc) rc = bri_file_writer_finish(b.w, &res, err);
+  Lance__Table__DataFragment *nf = NULL;
+  Lance__Table__DataFile *df = NULL;
+  if (!rc) {
+    nf = calloc(1, sizeof *nf);
+    df = calloc(1, sizeof *df);
+    Lance__Table__DataFile **files = calloc(1, sizeof *files);
+    if (!nf || !df || !files) {
+      free(nf), free(df), free(files);
+      nf = NULL;
+      rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    } else {
+      lance__table__data_fragment__init(nf);
+      lance__table__data_file__init(df);
+      df->path = bri_strdupf("%s.lance", stem);
+      df->fields = res.fields, df->n_fields = res.n_columns, res.fields = NULL;
+      df->column_indices = res.column_indices, df->n_column_indices = res.n_columns, res.column_indices = NULL;
+      df->has_file_major_version = df->has_file_minor_version = df->has_file_size_bytes = 1;
+      df->file_major_version = res.major, df->file_minor_version = res.minor;
+      df->file_size_bytes = res.file_size;
+      files[0] = df;
+      nf->files = files, nf->n_files = 1;
+      nf->has_id = 1, nf->id = 0;
+      nf->has_physical_rows = 1, nf->physical_rows = res.num_rows;
+      r->rep->data_bytes_written += res.file_size;
+      r->rep->rows += res.num_rows;
+      rc = bri_blob_out_finish(b.out, df, err);
+    }
+  }
+  if (!rc && stable) {
+    nf->row_id_sequence_case = LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS;
+    rc = bri_u64seq_pack(ids.v, ids.n, &nf->inline_row_ids.data, &nf->inline_row_ids.len, err);
+  }
+  bool versions = false;
+  for (size_t k = 0; k < bin->count; k++) {
+    const Lance__Table__DataFragment *f = m->fragments[bin->first + k];
+    versions |= f->created_at_version_sequence_case != LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE__NOT_SET ||
+                f->last_updated_at_version_sequence_case != LANCE__TABLE__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE__NOT_SET;
+  }
+  if (!rc && versions) {
+    nf->created_at_version_sequence_case = LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS;
+    nf->last_updated_at_version_sequence_case = LANCE__TABLE__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_INLINE_LAST_UPDATED_AT_VERSIONS;
+    rc = bri_versions_pack(created.v, created.n, &nf->inline_created_at_versions.data, &nf->inline_created_at_versions.len, err);
+    if (!rc) rc = bri_versions_pack(updated.v, updated.n, &nf->inline_last_updated_at_versions.data, &nf->inline_last_updated_at_versions.len, err);
+    *any_versions = true;
+  }
+  if (b.out) {
+    const bri_blob_out_stats *st = bri_blob_out_stats_of(b.out);
+    r->rep->payload_bytes_copied += st->copied_bytes;
+    r->rep->payload_bytes_reused += st->reused_bytes;
+    r->rep->links += st->links;
+  }
+  r->rep->inline_bytes_copied += b.inline_bytes;
+  if (rc && nf) {
+    lance__table__data_fragment__free_unpacked(nf, NULL);
+    nf = NULL;
+  }
+  *frag = nf;
+  if (b.fr) bri_fragment_close(b.fr);
+  resolvers_close(&b.rs);
+  bri_blob_out_close(b.out);
+  bri_file_writer_free(b.w);
+  bri_file_result_free(&res);
+  free(ids.v), free(created.v), free(updated.v);
+  free(path), free(own_dir), free(top), free(arrays), free(schemas), free(aptr);
+  return rc;
+}
+
+/* -------------------------------------------------------------- the table */
+
+static json_t *bins_estimate(const bri_manifest *bm, const bri_plan *p, uint64_t (*bytes)[4],
+                             const bool *repack_wanted) {
+  json_t *plan = bri_plan_to_json(p, bm);
+  json_t *bins = json_object_get(plan, "bins");
+  uint64_t tot[4] = {0};
+  for (size_t k = 0; k < p->n_bins; k++) {
+    uint64_t s[4] = {0};
+    bool repack = false;
+    for (size_t i = p->bins[k].first; i < p->bins[k].first + p->bins[k].count; i++) {
+      for (int j = 0; j < 4; j++) s[j] += bytes[i][j];
+      repack |= repack_wanted[i];
+    }
+    json_object_set_new(json_array_get(bins, k), "payload",
+                        json_pack("{s:I, s:I, s:I, s:I, s:b}", "inline", (json_int_t)s[0], "packed",
+                                  (json_int_t)s[1], "dedicated", (json_int_t)s[2], "external",
+                                  (json_int_t)s[3], "repacks_low_utilization_packs", repack));
+    for (int j = 0; j < 4; j++) tot[j] += s[j];
+  }
+  json_object_set_new(plan, "payload_bytes",
+                      json_pack("{s:I, s:I, s:I, s:I}", "inline", (json_int_t)tot[0], "packed",
+                                (json_int_t)tot[1], "dedicated", (json_int_t)tot[2], "external",
+                                (json_int_t)tot[3]));
+  return plan;
+}
+
+int bri_compact_table(const char *root, const bri_compact_request *req,
+                      const bri_compact_hooks *hooks, bri_compact_report *rep, bri_error *err) {
+  memset(rep, 0, sizeof *rep);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  run r = {.req = req, .hooks = hooks, .rep = rep, .err = err};
+  bri_plan *plan = NULL;
+  bool *repack_wanted = NULL;
+  uint64_t (*bytes)[4] = NULL;
+  Lance__Table__DataFragment **news = NULL;
+  bri_rewrite_group *groups = NULL;
+  uint64_t *old_ids = NULL;
+  int rc = bri_table_open(root, &r.t, err);
+  if (!rc) rc = bri_table_load(r.t, 0, &r.m, err);
+  if (rc) goto out;
+  const Lance__Table__Manifest *m = r.m->pb;
+  bri_compact_request q = *req;
+  if ((rc = bri_compact_options_from_config(r.m, &q.options, err)) != 0) goto out;
+  r.req = &q;
+  rep->read_version = m->version;
+  rep->fragments_before = rep->fragments_after = m->n_fragments;
+  repack_wanted = calloc(m->n_fragments + 1, sizeof *repack_wanted);
+  bytes = calloc(m->n_fragments + 1, sizeof *bytes);
+  json_t *packs = json_array();
+  if (!repack_wanted || !bytes) {
+    json_decref(packs);
+    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    goto out;
+  }
+  bool blobs = false;
+  for (size_t i = 0; i < m->n_fields; i++) blobs |= bri_field_is_blob_v2(m->fields[i]);
+  if (blobs && (rc = run_survey(&r, repack_wanted, bytes, packs)) != 0) {
+    json_decref(packs);
+    goto out;
+  }
+  if ((rc = bri_compact_plan(r.m, &q.options, blobs ? repack_wanted : NULL, &plan, err)) != 0) {
+    json_decref(packs);
+    goto out;
+  }
+  rep->plan = bins_estimate(r.m, plan, bytes, repack_wanted);
+  json_object_set_new(rep->plan, "packs", packs);
+  json_object_set_new(rep->plan, "strategy", json_string(bri_strategy_name(q.strategy)));
+  rep->bins = plan->n_bins;
+  for (size_t k = 0; k < plan->n_bins; k++) {
+    rep->fragments_rewritten += plan->bins[k].count;
+    r.rows_total += plan->bins[k].rows;
+  }
+  if (req->dry_run || plan->n_bins == 0) goto out;
+  news = calloc(plan->n_bins, sizeof *news);
+  groups = calloc(plan->n_bins, sizeof *groups);
+  old_ids = calloc(rep->fragments_rewritten + 1, sizeof *old_ids);
+  if (!news || !groups || !old_ids) {
+    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    goto out;
+  }
+  bool any_versions = false;
+  size_t o = 0;
+  for (size_t k = 0; !rc && k < plan->n_bins; k++) {
+    rc = write_bin(&r, &plan->bins[k], &news[k], &any_versions);
+    groups[k].old_ids = old_ids + o;
+    groups[k].n_old = plan->bins[k].count;
+    for (size_t i = 0; i < plan->bins[k].count; i++) old_ids[o++] = m->fragments[plan->bins[k].first + i]->id;
+    groups[k].new_frags = &news[k];
+    groups[k].n_new = 1;
+  }
+  if (!rc) {
+    bri_rewrite rw = {m->version, plan->n_bins, groups};
+    rc = bri_rewrite_commit(r.t, &rw, req->max_commit_attempts ? req->max_commit_attempts : 20, &rep->version, err);
+  }
+  if (!rc) rep->fragments_after = m->n_fragments - rep->fragments_rewritten + plan->n_bins;
+  else roll_back(&r);
+out:
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  rep->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+  for (size_t k = 0; news && plan && k < plan->n_bins; k++)
+    if (news[k]) lance__table__data_fragment__free_unpacked(news[k], NULL);
+  free(news), free(groups), free(old_ids), free(repack_wanted), free(bytes);
+  bri_plan_free(plan);
+  for (size_t i = 0; i < r.n_created; i++) free(r.created[i]);
+  free(r.created);
+  bri_strset_free(&r.repack);
+  bri_manifest_free(r.m);
+  bri_table_close(r.t);
+  return rc;
+}

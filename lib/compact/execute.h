@@ -1,0 +1,61 @@
+/* execute.h: running a compaction of one table, from plan to commit.
+ *
+ * bri_compact_table plans (plan.h; for blob tables after measuring pack
+ * utilization from the descriptors of every fragment), writes one new data
+ * file per bin (rows of the bin's fragments, deleted rows dropped; every
+ * Blob v2 field rewritten by strategy, blobout.h; Inline payloads copied;
+ * stable row ids and row version sequences carried), and commits all bins
+ * as one Rewrite (rewrite.h). Memory stays bounded by a batch of rows and
+ * one page per column, never by table or blob size. If anything fails, or
+ * the commit loses to a conflicting writer, every file the attempt created
+ * is removed (and only those: sources are never touched). */
+#ifndef BRI_EXECUTE_H
+#define BRI_EXECUTE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "compact/blobout.h"
+#include "compact/plan.h"
+#include "util/error.h"
+
+typedef struct bri_compact_hooks {
+  bri_journal_fn journal;      /* before any output file or directory is created */
+  void (*progress)(void *user, uint64_t rows_done, uint64_t rows_total, uint64_t bytes_written);
+  bool (*cancelled)(void *user); /* polled between batches: true aborts with BRI_ECANCELLED */
+  void *user;
+} bri_compact_hooks;
+
+typedef struct bri_compact_request {
+  bri_compact_options options; /* the table's lance.compaction.* keys override these */
+  bri_strategy strategy;
+  bool dry_run;
+  int max_commit_attempts;     /* 0: 20, Lance's default */
+  uint64_t batch_rows;         /* rows decoded at a time; 0: 16384 */
+} bri_compact_request;
+
+void bri_compact_request_default(bri_compact_request *r);
+
+typedef struct bri_compact_report {
+  uint64_t read_version, version; /* version: what was committed (0: nothing) */
+  uint64_t fragments_before, fragments_after, bins, fragments_rewritten;
+  uint64_t rows;
+  uint64_t data_bytes_written;    /* new .lance files */
+  uint64_t payload_bytes_copied;  /* sidecar payload written (copy, repack) */
+  uint64_t inline_bytes_copied;   /* Inline payload copied into new data files */
+  uint64_t payload_bytes_reused;  /* Packed/Dedicated payload left in place */
+  uint64_t links;
+  uint64_t packs_below_threshold;
+  double seconds;
+  json_t *plan;                   /* the plan and its byte estimates (caller frees) */
+} bri_compact_report;
+
+/* Compacts the table at root. Error codes: BRI_ECONFLICT when a concurrent
+ * writer touched the planned fragments (nothing was committed, outputs were
+ * removed; plan again), BRI_ECANCELLED when the hook asked (outputs removed),
+ * and the usual read/write errors. */
+int bri_compact_table(const char *root, const bri_compact_request *req,
+                      const bri_compact_hooks *hooks, bri_compact_report *rep, bri_error *err);
+
+#endif
