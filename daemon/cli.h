@@ -27,8 +27,5 @@ int cmd_cleanup(int argc, char **argv);
 int cmd_compact(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
 int cmd_cat(int argc, char **argv);
-int cmd_materialize(int argc, char **argv);
-int cmd_clone(int argc, char **argv);
-int cmd_verify(int argc, char **argv);
 
 #endif
