@@ -14,6 +14,7 @@ static const struct {
   const char *summary;
 } COMMANDS[] = {
     {"inspect", cmd_inspect, "versions, flags, schema, fragments and sidecars of a table"},
+    {"gen", cmd_gen, "create or append to a table with generated rows (ids, typed columns, blobs)"},
     {"compact", cmd_compact, "merge small fragments, keeping blob payloads in place (--dry-run plans)"},
     {"cleanup", cmd_cleanup, "delete what no retained version reaches (--dry-run lists it)"},
     {"scan", cmd_scan, "row count and one SHA-256 per column, as LanceDB reads them"},

@@ -25,6 +25,7 @@ void cli_print_json(json_t *v);
 int cmd_inspect(int argc, char **argv);
 int cmd_cleanup(int argc, char **argv);
 int cmd_compact(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
 int cmd_cat(int argc, char **argv);
 

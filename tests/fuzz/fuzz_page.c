@@ -12,7 +12,7 @@
  *   u8   N         number of page buffers (taken mod 9), then per buffer:
  *   u32  size      then min(size, bytes left) bytes
  * Inputs that do not parse this far, or whose PageLayout does not unpack, are
- * ignored. The decoder runs with a 64 MiB output limit; on success the
+ * ignored. The decoder runs with a 32 MiB output limit; on success the
  * harness checks the bri_leaf_page invariants page.h promises (offsets
  * monotone and in range, slot count = visible levels, levels within the
  * maxima), on failure that the message names the page.
@@ -83,7 +83,8 @@ static void check_values(const bri_values *v) {
 static void check_page(const bri_leaf_page *p, uint64_t n_rows) {
   if (p->n_rows != n_rows) abort();
   uint64_t visible = 0, rows = 0;
-  for (uint64_t i = 0; i < p->n_levels; i++) {
+  if (!p->rep && !p->def) visible = rows = p->n_levels;
+  for (uint64_t i = 0; i < p->n_levels && (p->rep || p->def); i++) {
     if (p->rep && p->rep[i] > p->max_rep) abort();
     if (p->def && p->def[i] > p->max_def) abort();
     if (!p->def || p->def[i] <= p->max_visible_def) visible++;
@@ -127,7 +128,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                        .n_buffers = nb,
                        .buffers = bufs,
                        .buffer_sizes = sizes};
-  bri_page_limits lim = {64u << 20};
+  bri_page_limits lim = {32u << 20};
   bri_leaf_page page;
   bri_error err;
   int rc = bri_page_decode_buffers(&in, &type, &lim, &page, &err);

@@ -86,6 +86,33 @@ for (const fr of ins.fragments) for (const d of fr.files) {
 }
 if (!sources) { console.error("no BRI after a bri compaction"); process.exit(1); }
 JS
+# bri over bri: compact, brid appends (LanceDB cannot write to a BRI table),
+# brid deletes nothing but appends again, compact again: the second BRI must
+# name the original sidecars, never the first output's ids (no chains)
+c=$TMPD/chain/t.lance
+"$BRICTL" gen "$c" --fragments 4 --rows 50 --blob-sizes 0,1K,20K,100K,null --inline-threshold 512 --dedicated-threshold 65536 >/dev/null
+"$BRICTL" compact "$c" --strategy bri >/dev/null
+"$BRICTL" gen "$c" --fragments 2 --rows 30 --blob-sizes 2K,80K --inline-threshold 512 --dedicated-threshold 65536 >/dev/null
+scan "$c" >"$TMPD/chain.before.json"
+"$BRICTL" compact "$c" --strategy bri >/dev/null
+scan "$c" >"$TMPD/chain.after.json"
+same "$TMPD/chain.before.json" "$TMPD/chain.after.json" || fail "chain: values changed by compacting BRI output"
+"$BRICTL" inspect "$c" --json >"$TMPD/chain.inspect.json"
+node - "$TMPD/chain.inspect.json" "$c" <<'JS' || fail "chain: a BRI entry goes through another BRI"
+const fs = require("fs"), path = require("path");
+const [f, root] = process.argv.slice(2);
+const ins = JSON.parse(fs.readFileSync(f));
+const frags = ins.fragments;
+if (frags.length !== 1) { console.error("expected one fragment, got", frags.length); process.exit(1); }
+const bri = frags[0].files[0].blob_reuse_index;
+if (!bri) { console.error("no BRI"); process.exit(1); }
+for (const s of bri.sources) {
+  const dir = path.join(root, "data", s.blob_dir);
+  if (!fs.existsSync(dir)) { console.error("missing", dir); process.exit(1); }
+}
+JS
+echo "ok bri over bri"
+
 # LanceDB goes on writing over link output
 c=$TMPD/link/blobs.lance
 lance_ops "$c" append 11 >/dev/null

@@ -805,6 +805,32 @@ START_TEST(rare_shapes) {
   free(lz);
   free_layout(l);
 
+  /* A null slot that carries bytes (Lance writes none) comes back empty, and
+   * the bytes of the slots after it move down. */
+  {
+    int ln[1] = {BRI_LAYER_NULLABLE_ITEM};
+    uint8_t vc[48];
+    memset(vc, 0xfe, sizeof vc);
+    bri_put_le16(vc, 3);
+    bri_put_le16(vc + 2, 6);
+    bri_put_le32(vc + 4, 20);
+    static const uint16_t dv[3] = {0, 1, 0};
+    memcpy(vc + 8, dv, 6);
+    static const uint32_t off[4] = {16, 17, 19, 20};
+    memcpy(vc + 16, off, 16);
+    memcpy(vc + 32, "azzb", 4);
+    bri_put_le32(meta, ((40 / 8 - 1) << 4));
+    l = miniblock(variable(32), NULL, flat(16), 1, ln, 1, 3, 1);
+    c = (page_case){.layout = l, .n_rows = 3, .n = 2, .bufs = {meta, vc}, .sizes = {4, 40}};
+    ck_assert_int_eq(run(&c, &TVAR, &pg, &err), 0);
+    static const int64_t o2[4] = {0, 1, 1, 2};
+    ck_assert_mem_eq(pg.values.offsets, o2, sizeof o2);
+    ck_assert_uint_eq(pg.values.data_len, 2);
+    ck_assert_mem_eq(pg.values.data, "ab", 2);
+    bri_leaf_page_free(&pg);
+    free_layout(l);
+  }
+
   /* The compressive Dictionary encoding (never written by Lance 12) is refused by name. */
   Lance__Encodings21__Dictionary *dd = NEW(Lance__Encodings21__Dictionary, lance__encodings21__dictionary__descriptor);
   dd->indices = flat(32);

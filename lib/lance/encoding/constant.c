@@ -109,6 +109,33 @@ static int scalar_from_buffer(const uint8_t *p, uint64_t len, const bri_values *
   return bri_error_set(err, BRI_EUNSUPPORTED, "constant pages of packed structs are not supported");
 }
 
+/* Writes `count` copies of the sb-bit value at val into slots 0.. of data.
+ * Bulk: the first copies are placed bit by bit, then whole bytes are
+ * replicated by doubling memcpy (8 slots always span exactly sb bytes). */
+static void fill_slots(uint8_t *data, uint64_t sb, const uint8_t *val, uint64_t count) {
+  if (sb == 0) return;
+  if (sb == 1) {
+    bri_bits_fill(data, 0, count, val[0] & 1);
+    return;
+  }
+  uint64_t unit_slots = sb % 8 == 0 ? 1 : 8;
+  uint64_t first = count < unit_slots ? count : unit_slots;
+  if (sb % 8 == 0)
+    memcpy(data, val, (size_t)(sb / 8));
+  else
+    for (uint64_t i = 0; i < first; i++) bri_bits_copy(data, i * sb, val, 0, sb);
+  if (count <= unit_slots) return;
+  uint64_t total_bits = count * sb, total = total_bits / 8 + (total_bits % 8 != 0);
+  uint64_t done = unit_slots * sb / 8;
+  while (done < total) {
+    uint64_t k = done < total - done ? done : total - done;
+    memcpy(data + done, data, (size_t)k);
+    done += k;
+  }
+  if (total_bits % 8) /* keep the bits past the last slot clear */
+    data[total - 1] &= (uint8_t)((1u << (total_bits % 8)) - 1);
+}
+
 int bri_constant_decode(bri_layout_io *io, const Lance__Encodings21__ConstantLayout *cl,
                         bri_error *err) {
   const bri_page_input *in = io->in;
@@ -242,45 +269,19 @@ int bri_constant_decode(bri_layout_io *io, const Lance__Encodings21__ConstantLay
   if (v->kind != BRI_LEAF_FIXED)
     return bri_error_set(err, BRI_EUNSUPPORTED,
                          "constant pages of packed structs are not supported");
+  uint64_t valid = visible;
+  if (out->def) {
+    valid = 0;
+    for (uint64_t i = 0; i < out->n_levels; i++) valid += out->def[i] == 0;
+  }
+  if (valid && !val)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "page has %llu valid values but no constant value (inline or scalar "
+                         "buffer)",
+                         (unsigned long long)valid);
   if ((rc = bri_values_reserve(d, v, visible, 0, err))) return rc;
-  uint64_t sb = bri_values_slot_bits(v);
-  if (!out->def) { /* every item is a valid value: fill in bulk */
-    if (visible && !val)
-      return bri_error_set(err, BRI_ECORRUPT, "page has valid values but no constant value");
-    if (sb == 1) {
-      bri_bits_fill(v->data, 0, visible, val[0] & 1);
-    } else if (sb % 8 == 0 && sb && visible) {
-      uint64_t w = sb / 8, total = visible * w, done = w;
-      memcpy(v->data, val, (size_t)w);
-      while (done < total) { /* doubling copies */
-        uint64_t k = done < total - done ? done : total - done;
-        memcpy(v->data + done, v->data, (size_t)k);
-        done += k;
-      }
-    } else {
-      for (uint64_t i = 0; i < visible && sb; i++) bri_bits_copy(v->data, i * sb, val, 0, sb);
-    }
-    v->n = visible;
-    return 0;
-  }
-  uint64_t slot = 0;
-  for (uint64_t i = 0; i < out->n_levels; i++) {
-    uint16_t dv = out->def ? out->def[i] : 0;
-    if (dv > out->max_visible_def) continue;
-    if (dv == 0) {
-      if (!val)
-        return bri_error_set(err, BRI_ECORRUPT,
-                             "level %llu is a valid value but the page has no constant value",
-                             (unsigned long long)i);
-      if (sb % 8 == 0)
-        memcpy(v->data + slot * (sb / 8), val, (size_t)(sb / 8));
-      else if (vlen == 1 && sb == 1)
-        bri_bits_fill(v->data, slot, 1, val[0] & 1);
-      else
-        bri_bits_copy(v->data, slot * sb, val, 0, sb);
-    }
-    slot++;
-  }
-  v->n = slot;
+  /* Fill every slot with the value; page.c zeroes the null ones afterwards. */
+  if (val && visible) fill_slots(v->data, bri_values_slot_bits(v), val, visible);
+  v->n = visible;
   return 0;
 }

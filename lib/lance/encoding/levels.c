@@ -57,6 +57,10 @@ int bri_levels_check(const uint16_t *rep, const uint16_t *def, uint64_t n, uint1
                      uint16_t max_def, uint16_t max_visible_def, uint64_t *visible,
                      uint64_t *rows, bri_error *err) {
   uint64_t vis = 0, nrows = 0;
+  if (!rep && !def) { /* every level is a valid top-level value */
+    *visible = *rows = n;
+    return 0;
+  }
   for (uint64_t i = 0; i < n; i++) {
     if (rep) {
       if (rep[i] > max_rep)
