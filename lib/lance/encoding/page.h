@@ -47,8 +47,9 @@
  *                      back to back, little-endian as in Arrow. bits == 0 (the
  *                      Arrow null type) has no data.
  *                      FSL validity: for FSL layer k (0 = outermost),
- *                      fsl_validity[k] is NULL when that layer's items are all
- *                      valid, else a bitmap (LSB first, 1 = valid) of
+ *                      fsl_validity[k] is NULL when the page stores no
+ *                      validity for that layer (all valid), else a bitmap
+ *                      (LSB first, 1 = valid; it may still be all ones) of
  *                      n_slots * (dims[0] * ... * dims[k]) bits: the validity of
  *                      the items of that FSL layer. A null row's own nullness
  *                      is in def, not here.
