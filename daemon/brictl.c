@@ -19,6 +19,9 @@ static const struct {
     {"cleanup", cmd_cleanup, "delete what no retained version reaches (--dry-run lists it)"},
     {"scan", cmd_scan, "row count and one SHA-256 per column, as LanceDB reads them"},
     {"cat", cmd_cat, "write one blob's bytes to stdout (--column C --row ROWID)"},
+    {"materialize", cmd_materialize, "make a BRI table readable by stock Lance (links, else copies)"},
+    {"clone", cmd_clone, "clone a table: --shallow (references the source) or --deep (copies)"},
+    {"verify", cmd_verify, "check that every referenced file, blob and BRI target is there"},
 };
 
 static void usage(FILE *out) {

@@ -28,5 +28,8 @@ int cmd_compact(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
 int cmd_cat(int argc, char **argv);
+int cmd_materialize(int argc, char **argv);
+int cmd_clone(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 #endif

@@ -1,0 +1,540 @@
+/* clone.c: shallow and deep clones of one table version (see clone.h).
+ *
+ * Both kinds build the clone's manifest from a copy of the source's (every
+ * unknown field kept), then commit it with bri_commit into the new root,
+ * which gets V2 manifest naming (what Lance uses for new tables). The
+ * deep clone copies first and commits last, so an interrupted clone never
+ * has a version that names a missing file; its journal lists every path it
+ * created, and a failure removes exactly those (newest first). Paths in the
+ * clone are computed by resolving the copied manifest against the clone's
+ * own root once base ids are dropped: the same resolver that readers use
+ * decides where the copies go. */
+#include "cleanup/clone.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "blob/bri.h"
+#include "blob/sidecar.h"
+#include "cleanup/materialize.h"
+#include "lance/table/commit.h"
+#include "lance/table/rowids.h"
+#include "util/fsutil.h"
+#include "util/strmap.h"
+
+int bri_index_dir(const bri_table *t, const Lance__Table__Manifest *m,
+                  const Lance__Table__IndexMetadata *x, char **out, bri_error *err) {
+  *out = NULL;
+  if (!x->uuid || x->uuid->uuid.len != 16)
+    return bri_error_set(err, BRI_ECORRUPT, "%s: index %s has no 16-byte uuid", t->root,
+                         x->name ? x->name : "?");
+  const uint8_t *u = x->uuid->uuid.data;
+  char id[37];
+  snprintf(id, sizeof id, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+           u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+           u[14], u[15]);
+  if (!x->has_base_id) {
+    *out = bri_strdupf("%s/_indices/%s", t->root, id);
+  } else {
+    const Lance__Table__BasePath *b = NULL;
+    for (size_t i = 0; i < m->n_base_paths; i++)
+      if (m->base_paths[i]->id == x->base_id) b = m->base_paths[i];
+    if (!b || !b->path)
+      return bri_error_set(err, BRI_ECORRUPT, "%s: index %s names base id %u, which is not defined",
+                           t->root, id, x->base_id);
+    const char *p = strncmp(b->path, "file://", 7) ? b->path : b->path + 7;
+    if (strstr(p, "://"))
+      return bri_error_set(err, BRI_EUNSUPPORTED, "%s: base %u is at %s; brid only works on local "
+                           "paths", t->root, x->base_id, b->path);
+    *out = b->is_dataset_root ? bri_strdupf("%s/_indices/%s", p, id) : bri_strdupf("%s/%s", p, id);
+  }
+  return *out ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+}
+
+/* ------------------------------------------------------------ run state */
+
+typedef struct run {
+  const bri_clone_options *o;
+  bri_clone_report *rep;
+  bri_error *err;
+  bri_table *src;     /* the source table */
+  bri_table dst;      /* the clone (root + naming; versions appear on commit) */
+  char **created;
+  size_t n_created, cap_created;
+} run;
+
+static int journal(run *r, const char *path) {
+  if (r->n_created == r->cap_created) {
+    size_t cap = r->cap_created ? r->cap_created * 2 : 64;
+    char **g = realloc(r->created, cap * sizeof *g);
+    if (!g) return bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+    r->created = g, r->cap_created = cap;
+  }
+  if (!(r->created[r->n_created] = strdup(path))) return bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  r->n_created++;
+  if (r->o->journal) return r->o->journal(r->o->journal_user, path, r->err);
+  return 0;
+}
+
+static void roll_back(run *r) {
+  for (size_t i = r->n_created; i-- > 0;)
+    if (unlink(r->created[i]) != 0) rmdir(r->created[i]);
+}
+
+/* Creates dir and any missing parents, all inside the clone's root. */
+static int make_dirs(run *r, const char *dir) {
+  struct stat st;
+  if (lstat(dir, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return 0;
+    return bri_error_set(r->err, BRI_EIO, "%s exists and is not a directory", dir);
+  }
+  size_t rl = strlen(r->dst.root);
+  if (strncmp(dir, r->dst.root, rl) || dir[rl] != '/')
+    return bri_error_set(r->err, BRI_EINVAL, "%s: outside the clone %s", dir, r->dst.root);
+  char *parent = strdup(dir);
+  if (!parent) return bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  char *slash = strrchr(parent, '/');
+  int rc = 0;
+  if (slash && (size_t)(slash - parent) > rl) {
+    *slash = 0;
+    rc = make_dirs(r, parent);
+  }
+  free(parent);
+  if (!rc) rc = journal(r, dir);
+  if (!rc && mkdir(dir, 0755) != 0) rc = bri_error_errno(r->err, "create directory", dir);
+  return rc;
+}
+
+static int copy_file(run *r, const char *from, const char *to, const char *what) {
+  char *parent = strdup(to);
+  if (!parent) return bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  char *slash = strrchr(parent, '/');
+  if (slash) *slash = 0;
+  int rc = make_dirs(r, parent);
+  free(parent);
+  if (!rc) rc = journal(r, to);
+  bool linked;
+  uint64_t bytes;
+  if (!rc) rc = bri_file_link_or_copy(from, to, false, &linked, &bytes, r->err);
+  if (rc == BRI_ENOTFOUND)
+    rc = bri_error_set(r->err, BRI_ECORRUPT, "%s: %s is missing in the source", from, what);
+  if (rc) return rc;
+  r->rep->files_copied++;
+  r->rep->bytes_copied += bytes;
+  return 0;
+}
+
+/* Copies the regular files of a directory tree (index directories, sidecar
+ * directories). A missing source directory copies nothing when optional. */
+static int copy_tree(run *r, const char *from, const char *to, bool optional, uint64_t *files,
+                     int depth) {
+  char **names;
+  size_t n;
+  int rc = bri_list_dir(from, &names, &n, r->err);
+  if (rc == BRI_ENOTFOUND && optional) return 0;
+  if (rc == BRI_ENOTFOUND)
+    return bri_error_set(r->err, BRI_ECORRUPT, "%s: directory is missing in the source", from);
+  if (rc) return rc;
+  if ((rc = make_dirs(r, to)) != 0) goto out;
+  for (size_t i = 0; i < n && !rc; i++) {
+    char *a = bri_path_join(from, names[i]), *b = bri_path_join(to, names[i]);
+    struct stat st;
+    if (!a || !b) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+    else if (lstat(a, &st) != 0) rc = bri_error_errno(r->err, "stat", a);
+    else if (S_ISDIR(st.st_mode) && depth < 16) rc = copy_tree(r, a, b, false, files, depth + 1);
+    else if (S_ISREG(st.st_mode)) {
+      rc = copy_file(r, a, b, "file");
+      if (!rc && files) (*files)++;
+    } else
+      rc = bri_error_set(r->err, BRI_ECORRUPT, "%s: not a regular file or directory; brid does "
+                         "not follow links", a);
+    free(a), free(b);
+  }
+out:
+  bri_free_names(names, n);
+  return rc;
+}
+
+/* ------------------------------------------------------------ manifest copy */
+
+static Lance__Table__Manifest *copy_manifest(const Lance__Table__Manifest *m) {
+  size_t len = lance__table__manifest__get_packed_size(m);
+  uint8_t *buf = malloc(len ? len : 1);
+  if (!buf) return NULL;
+  lance__table__manifest__pack(m, buf);
+  Lance__Table__Manifest *c = lance__table__manifest__unpack(NULL, len, buf);
+  free(buf);
+  return c;
+}
+
+static Lance__Table__IndexSection *copy_indices(const Lance__Table__IndexSection *s) {
+  size_t len = lance__table__index_section__get_packed_size(s);
+  uint8_t *buf = malloc(len ? len : 1);
+  if (!buf) return NULL;
+  lance__table__index_section__pack(s, buf);
+  Lance__Table__IndexSection *c = lance__table__index_section__unpack(NULL, len, buf);
+  free(buf);
+  return c;
+}
+
+static void drop_string(char **s) {
+  if (*s && *s != protobuf_c_empty_string) free(*s);
+  *s = NULL;
+}
+
+/* ------------------------------------------------------------ deep */
+
+typedef struct deep {
+  bri_strmap dirs;  /* "base|blob_dir" of a BRI source -> index in names */
+  bri_strmap used;  /* names taken in the clone's data/ */
+  char **names;
+  size_t n_names;
+} deep;
+
+/* The directory of the clone that receives BRI source (base, blob_dir). */
+static int target_dir(run *r, deep *d, bool has_base, uint32_t base, const char *blob_dir,
+                      const char **out) {
+  char *key = has_base ? bri_strdupf("%u|%s", base, blob_dir) : bri_strdupf("root|%s", blob_dir);
+  if (!key) return bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  bri_strmap_entry *e = bri_strmap_get(&d->dirs, key);
+  if (e) {
+    free(key);
+    *out = d->names[e->a];
+    return 0;
+  }
+  /* the source's own name when free, else a numbered variant */
+  char *name = strdup(blob_dir);
+  for (unsigned k = 1; name && bri_strmap_get(&d->used, name); k++) {
+    free(name);
+    name = bri_strdupf("%s-%u", blob_dir, k);
+  }
+  char **g = name ? realloc(d->names, (d->n_names + 1) * sizeof *g) : NULL;
+  if (!g || !bri_strmap_put(&d->used, name, 0, 0) || !bri_strmap_put(&d->dirs, key, d->n_names, 0)) {
+    if (g) d->names = g;
+    free(name), free(key);
+    return bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  }
+  d->names = g;
+  d->names[d->n_names++] = name;
+  free(key);
+  *out = name;
+  return 0;
+}
+
+/* Copies the BRI targets of source DataFile `was` (in manifest m) and
+ * rewrites the BRI of its copy `df` to the clone's directories. */
+static int deep_bri(run *r, deep *d, const bri_manifest *bm, const Lance__Table__DataFile *was,
+                    Lance__Table__DataFile *df) {
+  Lance__Table__BlobReuseIndex *b;
+  int rc = bri_datafile_get_bri(was, bm->path, &b, r->err);
+  if (rc <= 0) return rc;
+  rc = 0;
+  char **saved = calloc(b->n_sources + 1, sizeof *saved);
+  char *data = bri_path_join(r->dst.root, "data");
+  if (!saved || !data) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  size_t k = 0;
+  for (; k < b->n_sources && !rc; k++) {
+    Lance__Table__BlobReuseSource *s = b->sources[k];
+    bool has_base = s->has_base_id || was->has_base_id;
+    uint32_t base = s->has_base_id ? s->base_id : was->base_id;
+    const char *name = NULL;
+    char *from_dir = NULL, *dir = NULL, *to_dir = NULL;
+    uint64_t *phys = NULL;
+    size_t n = 0;
+    saved[k] = s->blob_dir;
+    if (!(rc = target_dir(r, d, has_base, base, s->blob_dir, &name)) &&
+        !(rc = bri_table_data_dir(r->src, bm->pb, has_base, base, &from_dir, r->err)) &&
+        !(rc = bri_u64array_decode(s->physical_ids, BRI_MAX_IDS_PER_FILE, &phys, &n, r->err))) {
+      to_dir = bri_path_join(data, name);
+      dir = bri_path_join(from_dir, s->blob_dir);
+      if (!to_dir || !dir) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n && !rc; i++) {
+      char fname[BRI_BLOB_NAME_LEN];
+      bri_blob_file_name((uint32_t)phys[i], fname);
+      char *a = bri_path_join(dir, fname), *t = bri_path_join(to_dir, fname);
+      struct stat st;
+      if (!a || !t) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+      else if (lstat(t, &st) != 0) { /* each distinct target once */
+        rc = copy_file(r, a, t, "a sidecar a BRI names");
+        if (!rc) r->rep->bri_targets++;
+      }
+      free(a), free(t);
+    }
+    free(phys), free(from_dir), free(to_dir), free(dir);
+    /* the clone's BRI: same ids, the clone's directory, no base (spec/blob.md 6.8) */
+    if (!rc) {
+      s->blob_dir = (char *)name;
+      s->has_base_id = 0, s->base_id = 0;
+    }
+  }
+  if (!rc) rc = bri_datafile_set_bri(df, b, r->err);
+  for (size_t i = 0; saved && i < k; i++) b->sources[i]->blob_dir = saved[i];
+  lance__table__blob_reuse_index__free_unpacked(b, NULL);
+  free(saved), free(data);
+  return rc;
+}
+
+static int deep_copy(run *r, const bri_manifest *bm, Lance__Table__Manifest *c,
+                     Lance__Table__IndexSection *idx) {
+  const Lance__Table__Manifest *m = bm->pb;
+  deep d = {0};
+  int rc = 0;
+  /* data file names and stems are taken in the clone's data/ */
+  for (size_t i = 0; i < m->n_fragments && !rc; i++)
+    for (size_t k = 0; k < m->fragments[i]->n_files && !rc; k++) {
+      const char *p = m->fragments[i]->files[k]->path;
+      char *first = strdup(p), *stem = bri_datafile_stem(p);
+      if (first && strchr(first, '/')) *strchr(first, '/') = 0;
+      if (!first || !stem || (!bri_strmap_get(&d.used, first) && !bri_strmap_put(&d.used, first, 0, 0)) ||
+          (!bri_strmap_get(&d.used, stem) && !bri_strmap_put(&d.used, stem, 0, 0)))
+        rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+      free(first), free(stem);
+    }
+  for (size_t i = 0; i < m->n_fragments && !rc; i++) {
+    const Lance__Table__DataFragment *f = m->fragments[i];
+    Lance__Table__DataFragment *cf = c->fragments[i];
+    for (size_t k = 0; k < f->n_files && !rc; k++) {
+      const Lance__Table__DataFile *was = f->files[k];
+      Lance__Table__DataFile *df = cf->files[k];
+      char *from = NULL, *to = NULL, *from_dir = NULL, *to_dir = NULL;
+      df->has_base_id = 0, df->base_id = 0;
+      if (!(rc = bri_table_datafile_path(r->src, m, was, &from, r->err)) &&
+          !(rc = bri_table_datafile_path(&r->dst, c, df, &to, r->err)) &&
+          !(rc = copy_file(r, from, to, "a data file"))) {
+        struct stat st;
+        r->rep->data_files++;
+        if (was->file_size_bytes && lstat(to, &st) == 0 && (uint64_t)st.st_size != was->file_size_bytes)
+          rc = bri_error_set(r->err, BRI_ECORRUPT, "%s: has %llu bytes, the manifest records %llu",
+                             from, (unsigned long long)st.st_size,
+                             (unsigned long long)was->file_size_bytes);
+      }
+      /* the file's own sidecar directory, whole */
+      if (!rc && !(rc = bri_table_sidecar_dir(r->src, m, was, &from_dir, r->err)) &&
+          !(rc = bri_table_sidecar_dir(&r->dst, c, df, &to_dir, r->err)))
+        rc = copy_tree(r, from_dir, to_dir, true, &r->rep->sidecars, 0);
+      if (!rc) rc = deep_bri(r, &d, bm, was, df);
+      free(from), free(to), free(from_dir), free(to_dir);
+    }
+    if (!rc && f->deletion_file) {
+      char *from = NULL, *to = NULL;
+      cf->deletion_file->has_base_id = 0, cf->deletion_file->base_id = 0;
+      if (!(rc = bri_table_deletion_path(r->src, m, f, &from, r->err)) &&
+          !(rc = bri_table_deletion_path(&r->dst, c, cf, &to, r->err)) &&
+          !(rc = copy_file(r, from, to, "a deletion file")))
+        r->rep->deletion_files++;
+      free(from), free(to);
+    }
+  }
+  for (size_t i = 0; idx && i < idx->n_indices && !rc; i++) {
+    char *from = NULL, *to = NULL;
+    const Lance__Table__IndexMetadata *was = bm->indices->indices[i];
+    idx->indices[i]->has_base_id = 0, idx->indices[i]->base_id = 0;
+    if (!(rc = bri_index_dir(r->src, m, was, &from, r->err)) &&
+        !(rc = bri_index_dir(&r->dst, c, idx->indices[i], &to, r->err)) &&
+        !(rc = copy_tree(r, from, to, false, NULL, 0)))
+      r->rep->index_dirs++;
+    free(from), free(to);
+  }
+  bri_strmap_free(&d.dirs);
+  bri_strmap_free(&d.used);
+  for (size_t i = 0; i < d.n_names; i++) free(d.names[i]);
+  free(d.names);
+  return rc;
+}
+
+/* ------------------------------------------------------------ shallow */
+
+static uint32_t next_base_id(const Lance__Table__Manifest *m) {
+  /* Lance: the highest id + 1, or 0 for a table without base paths */
+  uint32_t id = 0;
+  for (size_t i = 0; i < m->n_base_paths; i++)
+    if (m->base_paths[i]->id >= id) id = m->base_paths[i]->id + 1;
+  return id;
+}
+
+static void shallow_rebase(Lance__Table__Manifest *c, Lance__Table__IndexSection *idx, uint32_t id) {
+  for (size_t i = 0; i < c->n_fragments; i++) {
+    Lance__Table__DataFragment *f = c->fragments[i];
+    for (size_t k = 0; k < f->n_files; k++)
+      if (!f->files[k]->has_base_id) f->files[k]->has_base_id = 1, f->files[k]->base_id = id;
+    if (f->deletion_file && !f->deletion_file->has_base_id)
+      f->deletion_file->has_base_id = 1, f->deletion_file->base_id = id;
+  }
+  for (size_t i = 0; idx && i < idx->n_indices; i++)
+    if (!idx->indices[i]->has_base_id) idx->indices[i]->has_base_id = 1, idx->indices[i]->base_id = id;
+}
+
+/* ------------------------------------------------------------ entry */
+
+/* The version a clone takes: a tag's, the one asked for, or the latest. */
+static int pick_version(run *r, uint64_t *v) {
+  if (!r->o->tag) {
+    *v = r->o->version ? r->o->version : bri_table_latest_version(r->src);
+    return 0;
+  }
+  bri_ref *tags;
+  size_t n;
+  int rc = bri_table_tags(r->src, &tags, &n, r->err);
+  if (rc) return rc;
+  rc = bri_error_set(r->err, BRI_ENOTFOUND, "%s: no tag \"%s\"", r->src->root, r->o->tag);
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(tags[i].name, r->o->tag)) {
+      if (tags[i].branch)
+        rc = bri_error_set(r->err, BRI_EUNSUPPORTED, "%s: tag \"%s\" is on branch %s; brid clones "
+                           "the main branch only", r->src->root, r->o->tag, tags[i].branch);
+      else {
+        *v = tags[i].version;
+        rc = 0;
+      }
+    }
+  bri_refs_free(tags, n);
+  return rc;
+}
+
+/* Prepares the destination: absent (created) or an empty directory. */
+static int prepare_dst(run *r, const char *dst, const char *abs_src) {
+  struct stat st;
+  if (lstat(dst, &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) return bri_error_set(r->err, BRI_EINVAL, "%s exists and is not a directory", dst);
+    char **names;
+    size_t n;
+    int rc = bri_list_dir(dst, &names, &n, r->err);
+    if (rc) return rc;
+    bri_free_names(names, n);
+    if (n) return bri_error_set(r->err, BRI_EINVAL, "%s is not empty; a clone goes into a new or empty directory", dst);
+  } else if (errno != ENOENT) {
+    return bri_error_errno(r->err, "stat", dst);
+  } else {
+    if (journal(r, dst) || mkdir(dst, 0755) != 0)
+      return r->err->code ? r->err->code : bri_error_errno(r->err, "create directory", dst);
+  }
+  char abs[PATH_MAX];
+  if (!realpath(dst, abs)) return bri_error_errno(r->err, "resolve", dst);
+  size_t sl = strlen(abs_src);
+  if (!strncmp(abs, abs_src, sl) && (abs[sl] == 0 || abs[sl] == '/'))
+    return bri_error_set(r->err, BRI_EINVAL, "%s: the clone cannot live inside its source %s", dst, abs_src);
+  if (!(r->dst.root = strdup(abs))) return bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  r->dst.naming = BRI_NAMING_V2;
+  return 0;
+}
+
+int bri_clone_table(const char *src, const char *dst, const bri_clone_options *o,
+                    bri_clone_report *rep, bri_error *err) {
+  memset(rep, 0, sizeof *rep);
+  bri_clone_options def = {0};
+  if (!o) o = &def;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  run r = {.o = o, .rep = rep, .err = err};
+  bri_manifest *bm = NULL;
+  Lance__Table__Manifest *c = NULL;
+  Lance__Table__IndexSection *idx = NULL;
+  Lance__Table__BasePath **bases = NULL, *nb = NULL;
+  Lance__Table__BasePath **saved_bases = NULL;
+  size_t saved_n = 0;
+  char *txn_path = NULL;
+  char abs_src[PATH_MAX];
+  uint64_t v = 0;
+  bri_error_clear(err);
+  int rc = bri_table_open(src, &r.src, err);
+  if (rc) return rc;
+  if (!realpath(r.src->root, abs_src)) {
+    rc = bri_error_errno(err, "resolve", src);
+    goto out;
+  }
+  if ((rc = pick_version(&r, &v)) || (rc = bri_table_load(r.src, v, &bm, err))) goto out;
+  rep->version = v;
+  for (size_t i = 0; i < bm->pb->n_fragments; i++) {
+    const Lance__Table__DataFragment *f = bm->pb->fragments[i];
+    if (f->row_id_sequence_case == LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_EXTERNAL_ROW_IDS ||
+        f->last_updated_at_version_sequence_case ==
+            LANCE__TABLE__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_EXTERNAL_LAST_UPDATED_AT_VERSIONS ||
+        f->created_at_version_sequence_case ==
+            LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_EXTERNAL_CREATED_AT_VERSIONS) {
+      rc = bri_error_set(err, BRI_EUNSUPPORTED, "%s: fragment %llu keeps row ids or row versions in "
+                         "an external file (a legacy layout); brid does not clone it",
+                         bm->path, (unsigned long long)f->id);
+      goto out;
+    }
+  }
+  if ((rc = prepare_dst(&r, dst, abs_src))) goto out;
+  c = copy_manifest(bm->pb);
+  idx = bm->indices ? copy_indices(bm->indices) : NULL;
+  if (!c || (bm->indices && !idx)) {
+    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    goto out;
+  }
+  drop_string(&c->tag);
+  drop_string(&c->branch);
+  if (!o->deep) {
+    uint32_t id = next_base_id(c);
+    rep->base_id = id;
+    shallow_rebase(c, idx, id);
+    nb = malloc(sizeof *nb);
+    bases = malloc((c->n_base_paths + 1) * sizeof *bases);
+    if (!nb || !bases) {
+      rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+      goto out;
+    }
+    /* what Lance writes: {id, name = the tag if any, is_dataset_root, path} */
+    lance__table__base_path__init(nb);
+    nb->has_id = id != 0, nb->id = id;
+    nb->name = (char *)o->tag;
+    nb->has_is_dataset_root = 1, nb->is_dataset_root = 1;
+    nb->path = abs_src;
+    if (c->n_base_paths) memcpy(bases, c->base_paths, c->n_base_paths * sizeof *bases);
+    bases[c->n_base_paths] = nb;
+    saved_bases = c->base_paths, saved_n = c->n_base_paths;
+    c->base_paths = bases, c->n_base_paths = saved_n + 1;
+    for (size_t i = 0; i < c->n_fragments; i++) rep->data_files += c->fragments[i]->n_files;
+    for (size_t i = 0; i < c->n_fragments; i++) rep->deletion_files += c->fragments[i]->deletion_file != NULL;
+    rep->index_dirs = idx ? idx->n_indices : 0;
+  } else if ((rc = deep_copy(&r, bm, c, idx)) != 0) {
+    goto out;
+  }
+  /* commit: the clone's first version carries the source's number, as Lance's clones do */
+  char *vdir = bri_path_join(r.dst.root, "_versions"), *tdir = bri_path_join(r.dst.root, "_transactions");
+  if (!vdir || !tdir) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!rc) rc = make_dirs(&r, vdir);
+  if (!rc) rc = make_dirs(&r, tdir);
+  free(vdir), free(tdir);
+  if (rc) goto out;
+  Lance__Table__Transaction txn;
+  Lance__Table__Transaction__Clone cl;
+  lance__table__transaction__init(&txn);
+  lance__table__transaction__clone__init(&cl);
+  cl.has_is_shallow = 1, cl.is_shallow = !o->deep;
+  cl.ref_name = (char *)o->tag;
+  cl.has_ref_version = 1, cl.ref_version = v;
+  cl.ref_path = abs_src;
+  txn.has_read_version = 1, txn.read_version = v;
+  txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_CLONE;
+  txn.clone = &cl;
+  rc = bri_commit(&r.dst, c, &txn, idx, v, &txn_path, err);
+  free(txn.uuid);
+  if (rc && txn_path) unlink(txn_path);
+out:
+  if (rc) roll_back(&r);
+  if (saved_bases || bases) {
+    if (c) c->base_paths = saved_bases, c->n_base_paths = saved_n;
+  }
+  free(bases), free(nb), free(txn_path);
+  if (c) lance__table__manifest__free_unpacked(c, NULL);
+  if (idx) lance__table__index_section__free_unpacked(idx, NULL);
+  bri_manifest_free(bm);
+  for (size_t i = 0; i < r.n_created; i++) free(r.created[i]);
+  free(r.created);
+  bri_versions_free(r.dst.versions, r.dst.n_versions);
+  free(r.dst.root);
+  bri_table_close(r.src);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  rep->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+  return rc;
+}

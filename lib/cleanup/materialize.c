@@ -1,0 +1,710 @@
+/* materialize.c: replacing BRI-carrying DataFiles by stock-readable ones
+ * (see materialize.h).
+ *
+ * One round per group of DataFiles with the same field list (Lance's
+ * DataReplacement requires all new files of one transaction to store the
+ * same fields): place the new data files and sidecar directories, then
+ * commit against the latest version. Lance's conflict rules for a
+ * DataReplacement (conflict_resolver.rs, check_data_replacement_txn) are
+ * applied to every version committed since the plan, and as a second line
+ * of defence each replaced DataFile must still be present, unchanged, in
+ * the version we build on. A conflict rolls the round back and plans again
+ * from the latest version; committed rounds stay committed. */
+#include "cleanup/materialize.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "blob/bri.h"
+#include "blob/sidecar.h"
+#include "lance/table/commit.h"
+#include "lance/table/rowids.h"
+#include "lance/table/table.h"
+#include "util/fsutil.h"
+#include "util/pbcheck.h"
+
+void bri_materialize_options_default(bri_materialize_options *o) {
+  memset(o, 0, sizeof *o);
+  o->max_attempts = 20;
+}
+
+/* ------------------------------------------------------------ file placement */
+
+#define BRI_COPY_CHUNK ((size_t)1 << 20)
+
+static bool link_unsupported(int e) {
+  return e == EXDEV || e == EPERM || e == EMLINK || e == ENOTSUP || e == EOPNOTSUPP || e == ENOSYS;
+}
+
+static int copy_fd(int in, int out, uint64_t size, const char *src, const char *dst,
+                   bri_error *err) {
+  uint64_t done = 0;
+  bool plain = false;
+  char *buf = NULL;
+  while (done < size) {
+    size_t want = size - done > ((size_t)1 << 30) ? ((size_t)1 << 30) : (size_t)(size - done);
+    ssize_t n;
+    if (!plain) {
+      n = copy_file_range(in, NULL, out, NULL, want, 0);
+      if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
+        plain = true; /* e.g. an old kernel or a filesystem pair it cannot handle */
+        if (lseek(in, (off_t)done, SEEK_SET) < 0 || lseek(out, (off_t)done, SEEK_SET) < 0) {
+          free(buf);
+          return bri_error_errno(err, "seek", src);
+        }
+        continue;
+      }
+    } else {
+      if (!buf && !(buf = malloc(BRI_COPY_CHUNK))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+      n = read(in, buf, want < BRI_COPY_CHUNK ? want : BRI_COPY_CHUNK);
+      if (n > 0) {
+        ssize_t w = 0;
+        while (w < n) {
+          ssize_t k = write(out, buf + w, (size_t)(n - w));
+          if (k < 0 && errno == EINTR) continue;
+          if (k <= 0) {
+            free(buf);
+            return bri_error_errno(err, "write", dst);
+          }
+          w += k;
+        }
+      }
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      free(buf);
+      return bri_error_errno(err, "copy into", dst);
+    }
+    if (n == 0) {
+      free(buf);
+      return bri_error_set(err, BRI_EIO, "%s: shrank to %llu bytes while being copied (expected %llu)",
+                           src, (unsigned long long)done, (unsigned long long)size);
+    }
+    done += (uint64_t)n;
+  }
+  free(buf);
+  return 0;
+}
+
+int bri_file_link_or_copy(const char *src, const char *dst, bool allow_link, bool *linked,
+                          uint64_t *bytes, bri_error *err) {
+  struct stat st;
+  *linked = false;
+  *bytes = 0;
+  if (lstat(src, &st) != 0)
+    return errno == ENOENT ? bri_error_set(err, BRI_ENOTFOUND, "%s: no such file", src)
+                           : bri_error_errno(err, "stat", src);
+  /* Lance writes regular files only; a link could lead anywhere */
+  if (!S_ISREG(st.st_mode))
+    return bri_error_set(err, BRI_ECORRUPT, "%s: not a regular file (symbolic links and special "
+                         "files are never followed)", src);
+  *bytes = (uint64_t)st.st_size;
+  if (allow_link) {
+    if (link(src, dst) == 0) {
+      *linked = true;
+      return 0;
+    }
+    if (errno == EEXIST) return bri_error_set(err, BRI_EIO, "%s already exists; brid never overwrites", dst);
+    if (!link_unsupported(errno)) return bri_error_errno(err, "link", dst);
+  }
+  int in = open(src, O_RDONLY | O_CLOEXEC);
+  if (in < 0) return bri_error_errno(err, "open", src);
+  int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (out < 0) {
+    int e = errno;
+    close(in);
+    errno = e;
+    return e == EEXIST ? bri_error_set(err, BRI_EIO, "%s already exists; brid never overwrites", dst)
+                       : bri_error_errno(err, "create", dst);
+  }
+  int rc = copy_fd(in, out, (uint64_t)st.st_size, src, dst, err);
+  if (!rc && fsync(out) != 0) rc = bri_error_errno(err, "fsync", dst);
+  if (close(out) != 0 && !rc) rc = bri_error_errno(err, "close", dst);
+  close(in);
+  if (rc) unlink(dst);
+  return rc;
+}
+
+/* ------------------------------------------------------------ run state */
+
+typedef struct run {
+  const bri_materialize_options *o;
+  bri_materialize_report *rep;
+  bri_error *err;
+  bri_table *t;
+  char **created; /* what this round created, in order */
+  size_t n_created, cap_created;
+} run;
+
+static int journal(run *r, const char *path) {
+  if (r->n_created == r->cap_created) {
+    size_t cap = r->cap_created ? r->cap_created * 2 : 32;
+    char **g = realloc(r->created, cap * sizeof *g);
+    if (!g) return bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+    r->created = g, r->cap_created = cap;
+  }
+  if (!(r->created[r->n_created] = strdup(path))) return bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  r->n_created++;
+  if (r->o->journal) return r->o->journal(r->o->journal_user, path, r->err);
+  return 0;
+}
+
+/* Removes what this round created, newest first (files before their
+ * directories); never anything else (spec/blob.md 6.7). */
+static void roll_back(run *r) {
+  for (size_t i = r->n_created; i-- > 0;) {
+    if (unlink(r->created[i]) != 0) rmdir(r->created[i]);
+    free(r->created[i]);
+  }
+  r->n_created = 0;
+}
+
+/* After a commit the outputs belong to the table. */
+static void forget(run *r) {
+  for (size_t i = 0; i < r->n_created; i++) free(r->created[i]);
+  r->n_created = 0;
+}
+
+/* A fresh data file stem the way Lance names them: 24 binary digits of 3
+ * random bytes, then 26 hex digits of 13 more (spec/table.md section 1). */
+static void random_stem(char out[51]) {
+  char uuid[37];
+  bri_uuid_v4(uuid);
+  uint8_t b[16];
+  for (int i = 0, k = 0; k < 16; i += 2) {
+    if (uuid[i] == '-') i++;
+    unsigned v;
+    sscanf(uuid + i, "%2x", &v);
+    b[k++] = (uint8_t)v;
+  }
+  int p = 0;
+  for (int i = 0; i < 3; i++)
+    for (int bit = 7; bit >= 0; bit--) out[p++] = (char)('0' + ((b[i] >> bit) & 1));
+  for (int i = 3; i < 16; i++) p += sprintf(out + p, "%02x", b[i]);
+  out[p] = 0;
+}
+
+/* Places one file (or, in a dry run, only counts it; dst_dev is the
+ * destination's filesystem, which decides whether a link would work). */
+static int place(run *r, const char *src, const char *dst, dev_t dst_dev) {
+  uint64_t bytes;
+  bool linked;
+  if (r->o->dry_run) {
+    struct stat st;
+    if (lstat(src, &st) != 0 || !S_ISREG(st.st_mode))
+      return bri_error_set(r->err, BRI_ENOTFOUND, "%s: no such file", src);
+    bytes = (uint64_t)st.st_size;
+    linked = !r->o->no_links && st.st_dev == dst_dev;
+  } else {
+    int rc = journal(r, dst);
+    if (!rc) rc = bri_file_link_or_copy(src, dst, !r->o->no_links, &linked, &bytes, r->err);
+    if (rc) return rc;
+    /* A link shares the old inode and its old mtime, which a concurrent
+     * cleanup would take for an abandoned file until we commit: give it the
+     * time of now, which cleanup never deletes (files newer than the oldest
+     * retained manifest stay). The old file only looks younger for it. */
+    static const struct timespec now[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
+    if (linked && utimensat(AT_FDCWD, dst, now, AT_SYMLINK_NOFOLLOW) != 0)
+      return bri_error_errno(r->err, "set the modification time of", dst);
+  }
+  if (linked) r->rep->links++, r->rep->bytes_linked += bytes;
+  else r->rep->copies++, r->rep->bytes_copied += bytes;
+  return 0;
+}
+
+static Lance__Table__DataFile *copy_datafile(const Lance__Table__DataFile *df) {
+  size_t len = lance__table__data_file__get_packed_size(df);
+  uint8_t *buf = malloc(len ? len : 1);
+  if (!buf) return NULL;
+  lance__table__data_file__pack(df, buf);
+  Lance__Table__DataFile *c = lance__table__data_file__unpack(NULL, len, buf);
+  free(buf);
+  return c;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* ------------------------------------------------------------ one DataFile */
+
+typedef struct repl {
+  uint64_t frag_id;
+  const Lance__Table__DataFile *old; /* borrowed from the planning manifest */
+  Lance__Table__DataFile *nw;        /* owned */
+} repl;
+
+/* Builds the replacement of df (which carries a BRI): the new data file and
+ * its sidecar directory, and the DataFile message naming them. */
+static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *df, repl *out) {
+  bri_error *err = r->err;
+  const Lance__Table__Manifest *m = bm->pb;
+  char *old_path = NULL, *old_dir = NULL, *data = NULL, *new_path = NULL, *new_dir = NULL;
+  char *src_dir = NULL;
+  uint64_t *locals = NULL, *loc = NULL, *phys = NULL;
+  size_t n_locals = 0, n_loc = 0, n_phys = 0;
+  char **names = NULL;
+  size_t n_names = 0;
+  Lance__Table__BlobReuseIndex *b = NULL;
+  char stem[51];
+  int rc;
+  if ((rc = bri_table_datafile_path(r->t, m, df, &old_path, err)) ||
+      (rc = bri_table_sidecar_dir(r->t, m, df, &old_dir, err)))
+    goto out;
+  /* the new file lives in this table's own data directory, whatever base the old one had */
+  data = bri_path_join(r->t->root, "data");
+  random_stem(stem);
+  new_path = bri_strdupf("%s/%s.lance", data, stem);
+  new_dir = bri_path_join(data, stem);
+  if (!data || !new_path || !new_dir) {
+    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    goto out;
+  }
+  struct stat st, dst_st;
+  if (lstat(old_path, &st) != 0 || !S_ISREG(st.st_mode)) {
+    rc = bri_error_set(err, BRI_ECORRUPT, "%s: data file of fragment %llu is missing (or not a "
+                       "regular file)", old_path, (unsigned long long)out->frag_id);
+    goto out;
+  }
+  if (df->file_size_bytes && df->file_size_bytes != (uint64_t)st.st_size) {
+    rc = bri_error_set(err, BRI_ECORRUPT, "%s: has %llu bytes, the manifest records %llu",
+                       old_path, (unsigned long long)st.st_size,
+                       (unsigned long long)df->file_size_bytes);
+    goto out;
+  }
+  if (!r->o->dry_run && lstat(data, &dst_st) != 0) {
+    /* a table whose files all live under other bases may have no data/ yet */
+    if ((rc = journal(r, data)) != 0) goto out;
+    if (mkdir(data, 0755) != 0 && errno != EEXIST) {
+      rc = bri_error_errno(err, "create directory", data);
+      goto out;
+    }
+  }
+  dev_t dev = stat(data, &dst_st) == 0 || stat(r->t->root, &dst_st) == 0 ? dst_st.st_dev : 0;
+  if ((rc = place(r, old_path, new_path, dev)) != 0) goto out;
+  if (!r->o->dry_run) {
+    if ((rc = journal(r, new_dir)) != 0) goto out;
+    if (mkdir(new_dir, 0755) != 0) {
+      rc = bri_error_errno(err, "create directory", new_dir);
+      goto out;
+    }
+  }
+  /* every BRI target, under its local id (spec/blob.md 6.3: a hit names
+   * data_dir(effective base)/blob_dir/name(physical)) */
+  if ((rc = bri_datafile_get_bri(df, bm->path, &b, err)) < 0) goto out;
+  rc = 0;
+  for (size_t i = 0; b && i < b->n_sources && !rc; i++) {
+    const Lance__Table__BlobReuseSource *s = b->sources[i];
+    bool has_base = s->has_base_id || df->has_base_id;
+    uint32_t base = s->has_base_id ? s->base_id : df->base_id;
+    char *dir = NULL;
+    if ((rc = bri_table_data_dir(r->t, m, has_base, base, &dir, err)) != 0) break;
+    free(src_dir);
+    src_dir = bri_path_join(dir, s->blob_dir);
+    free(dir);
+    free(loc), free(phys);
+    loc = phys = NULL;
+    if ((rc = bri_u64seq_decode(s->local_ids, BRI_MAX_IDS_PER_FILE, &loc, &n_loc, err)) ||
+        (rc = bri_u64array_decode(s->physical_ids, BRI_MAX_IDS_PER_FILE, &phys, &n_phys, err)))
+      break;
+    if (n_loc != n_phys) {
+      rc = bri_error_set(err, BRI_ECORRUPT, "%s: data file %s: BRI source %zu maps %zu local ids "
+                         "to %zu physical ids", bm->path, df->path, i, n_loc, n_phys);
+      break;
+    }
+    uint64_t *g = realloc(locals, (n_locals + n_loc + 1) * sizeof *g);
+    if (!g) {
+      rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+      break;
+    }
+    locals = g;
+    for (size_t k = 0; k < n_loc && !rc; k++) {
+      char sname[BRI_BLOB_NAME_LEN], dname[BRI_BLOB_NAME_LEN];
+      bri_blob_file_name((uint32_t)phys[k], sname);
+      bri_blob_file_name((uint32_t)loc[k], dname);
+      locals[n_locals++] = loc[k];
+      char *sp = bri_path_join(src_dir, sname), *dp = bri_path_join(new_dir, dname);
+      rc = sp && dp ? place(r, sp, dp, dev) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+      if (rc == BRI_ENOTFOUND)
+        rc = bri_error_set(err, BRI_ECORRUPT, "%s: sidecar that the BRI of data file %s names for "
+                           "local blob id %llu is missing", sp, old_path, (unsigned long long)loc[k]);
+      free(sp), free(dp);
+    }
+  }
+  if (rc) goto out;
+  if (locals) qsort(locals, n_locals, sizeof *locals, cmp_u64);
+  /* the old file's own sidecars (ids the BRI does not redirect, e.g. repacked packs) */
+  rc = bri_list_dir(old_dir, &names, &n_names, err);
+  if (rc == BRI_ENOTFOUND) rc = 0;
+  for (size_t i = 0; i < n_names && !rc; i++) {
+    uint32_t id;
+    uint64_t id64;
+    if (bri_blob_file_id(names[i], &id) && (id64 = id, locals) &&
+        bsearch(&id64, locals, n_locals, sizeof *locals, cmp_u64))
+      continue; /* shadowed: reads of this id go through the BRI */
+    char *sp = bri_path_join(old_dir, names[i]), *dp = bri_path_join(new_dir, names[i]);
+    struct stat es;
+    if (!sp || !dp) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    else if (lstat(sp, &es) == 0 && S_ISREG(es.st_mode)) rc = place(r, sp, dp, dev);
+    free(sp), free(dp);
+  }
+  if (rc) goto out;
+  if (!r->o->dry_run && ((rc = bri_fsync_dir(new_dir, err)) || (rc = bri_fsync_dir(data, err)))) goto out;
+  /* the DataFile: same fields, columns and bytes; new path, own root, no BRI */
+  if (!(out->nw = copy_datafile(df))) {
+    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    goto out;
+  }
+  free(out->nw->path);
+  out->nw->path = bri_strdupf("%s.lance", stem);
+  out->nw->has_base_id = 0, out->nw->base_id = 0;
+  out->nw->file_size_bytes = (uint64_t)st.st_size, out->nw->has_file_size_bytes = 1;
+  if (!out->nw->path) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!rc) rc = bri_datafile_set_bri(out->nw, NULL, err);
+  r->rep->data_files++;
+out:
+  if (b) lance__table__blob_reuse_index__free_unpacked(b, NULL);
+  bri_free_names(names, n_names);
+  free(old_path), free(old_dir), free(data), free(new_path), free(new_dir), free(src_dir);
+  free(locals), free(loc), free(phys);
+  return rc;
+}
+
+/* ------------------------------------------------------------ commit */
+
+/* The transaction that produced version v: embedded, else its .txn file. */
+static int load_txn(const bri_table *t, uint64_t v, bri_manifest **m_out,
+                    Lance__Table__Transaction **txn, bool *owned, bri_error *err) {
+  *txn = NULL;
+  *owned = false;
+  int rc = bri_table_load(t, v, m_out, err);
+  if (rc) return rc;
+  if ((*m_out)->txn) {
+    *txn = (*m_out)->txn;
+    return 0;
+  }
+  const char *name = (*m_out)->pb->transaction_file;
+  if (!name || !*name || strchr(name, '/'))
+    return bri_error_set(err, BRI_ECONFLICT, "%s: version %llu records no transaction; brid "
+                         "cannot tell what it changed", t->root, (unsigned long long)v);
+  char *p = bri_strdupf("%s/_transactions/%s", t->root, name);
+  uint8_t *buf;
+  size_t len;
+  rc = p ? bri_read_file(p, (size_t)1 << 30, &buf, &len, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!rc) {
+    rc = bri_pb_unpack(&lance__table__transaction__descriptor, buf, len, 0, p, "transaction",
+                       (ProtobufCMessage **)txn, err);
+    free(buf);
+  }
+  free(p);
+  *owned = rc == 0;
+  return rc;
+}
+
+static bool shares_field(const Lance__Table__DataFile *df, const int32_t *fields, size_t n) {
+  for (size_t i = 0; i < df->n_fields; i++)
+    for (size_t k = 0; k < n; k++)
+      if (df->fields[i] == fields[k]) return true;
+  return false;
+}
+
+/* Lance's rules for our DataReplacement against a transaction committed
+ * since we planned (conflict_resolver.rs, check_data_replacement_txn). */
+static int check_txn(const repl *g, size_t n, const Lance__Table__Transaction *o, uint64_t v,
+                     bri_error *err) {
+  const char *what = NULL;
+  uint64_t hit = 0;
+  switch (o->operation_case) {
+  case LANCE__TABLE__TRANSACTION__OPERATION_APPEND:
+  case LANCE__TABLE__TRANSACTION__OPERATION_CLONE:
+  case LANCE__TABLE__TRANSACTION__OPERATION_DELETE:
+  case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE:
+  case LANCE__TABLE__TRANSACTION__OPERATION_MERGE:
+  case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_CONFIG:
+  case LANCE__TABLE__TRANSACTION__OPERATION_RESERVE_FRAGMENTS:
+  case LANCE__TABLE__TRANSACTION__OPERATION_PROJECT:
+  case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_BASES:
+    return 0; /* the DataFile check in attempt() still applies */
+  case LANCE__TABLE__TRANSACTION__OPERATION_CREATE_INDEX:
+    /* an index built meanwhile on a replaced field */
+    for (size_t i = 0; i < o->create_index->n_new_indices && !what; i++)
+      for (size_t k = 0; k < n && !what; k++)
+        if (shares_field(g[k].old, o->create_index->new_indices[i]->fields,
+                         o->create_index->new_indices[i]->n_fields)) {
+          what = "an index creation on a replaced field";
+          hit = g[k].frag_id;
+        }
+    break;
+  case LANCE__TABLE__TRANSACTION__OPERATION_REWRITE: {
+    const Lance__Table__Transaction__Rewrite *rw = o->rewrite;
+    for (size_t k = 0; k < n && !what; k++) {
+      for (size_t i = 0; i < rw->n_old_fragments && !what; i++)
+        if (rw->old_fragments[i]->id == g[k].frag_id) what = "a compaction", hit = g[k].frag_id;
+      for (size_t j = 0; j < rw->n_groups && !what; j++)
+        for (size_t i = 0; i < rw->groups[j]->n_old_fragments && !what; i++)
+          if (rw->groups[j]->old_fragments[i]->id == g[k].frag_id) what = "a compaction", hit = g[k].frag_id;
+    }
+    break;
+  }
+  case LANCE__TABLE__TRANSACTION__OPERATION_DATA_REPLACEMENT:
+    for (size_t i = 0; i < o->data_replacement->n_replacements && !what; i++) {
+      const Lance__Table__Transaction__DataReplacementGroup *x = o->data_replacement->replacements[i];
+      for (size_t k = 0; k < n && !what; k++)
+        if (x->fragment_id == g[k].frag_id &&
+            (!x->new_file || shares_field(g[k].old, x->new_file->fields, x->new_file->n_fields)))
+          what = "another data replacement", hit = g[k].frag_id;
+    }
+    break;
+  case LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE:
+    what = "an overwrite";
+    break;
+  case LANCE__TABLE__TRANSACTION__OPERATION_RESTORE:
+    what = "a restore";
+    break;
+  default:
+    what = "an operation brid does not analyse";
+    break;
+  }
+  if (!what) return 0;
+  if (hit)
+    return bri_error_set(err, BRI_ECONFLICT, "version %llu: %s touched fragment %llu, whose data "
+                         "file is being materialized", (unsigned long long)v, what,
+                         (unsigned long long)hit);
+  return bri_error_set(err, BRI_ECONFLICT, "version %llu: %s was committed meanwhile",
+                       (unsigned long long)v, what);
+}
+
+static bool same_datafile(const Lance__Table__DataFile *a, const Lance__Table__DataFile *b) {
+  size_t la = lance__table__data_file__get_packed_size(a), lb = lance__table__data_file__get_packed_size(b);
+  if (la != lb) return false;
+  uint8_t *x = malloc(la ? la : 1), *y = malloc(lb ? lb : 1);
+  bool same = x && y;
+  if (same) {
+    lance__table__data_file__pack(a, x);
+    lance__table__data_file__pack(b, y);
+    same = memcmp(x, y, la) == 0;
+  }
+  free(x), free(y);
+  return same;
+}
+
+typedef struct slot {
+  Lance__Table__DataFile **where;
+  Lance__Table__DataFile *was;
+} slot;
+
+/* One attempt: check what was committed since read_version, build on the
+ * latest version, commit it + 1. */
+static int attempt(run *r, uint64_t read_version, repl *g, size_t n, uint64_t *version) {
+  bri_error *err = r->err;
+  uint64_t latest = bri_table_latest_version(r->t);
+  for (uint64_t v = read_version + 1; v <= latest; v++) {
+    bri_manifest *vm;
+    Lance__Table__Transaction *txn;
+    bool owned;
+    int rc = load_txn(r->t, v, &vm, &txn, &owned, err);
+    if (!rc) rc = check_txn(g, n, txn, v, err);
+    if (owned) lance__table__transaction__free_unpacked(txn, NULL);
+    bri_manifest_free(vm);
+    if (rc) return rc;
+  }
+  bri_manifest *m;
+  int rc = bri_table_load(r->t, latest, &m, err);
+  if (rc) return rc;
+  slot *slots = calloc(n + 1, sizeof *slots);
+  Lance__Table__Transaction__DataReplacementGroup *gs = calloc(n + 1, sizeof *gs);
+  Lance__Table__Transaction__DataReplacementGroup **gps = calloc(n + 1, sizeof *gps);
+  size_t n_slots = 0;
+  if (!slots || !gs || !gps) {
+    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (size_t k = 0; k < n && !rc; k++) {
+    Lance__Table__DataFile **where = NULL;
+    for (size_t i = 0; i < m->pb->n_fragments && !where; i++) {
+      Lance__Table__DataFragment *f = m->pb->fragments[i];
+      if (f->id != g[k].frag_id) continue;
+      for (size_t j = 0; j < f->n_files && !where; j++)
+        if (same_datafile(f->files[j], g[k].old)) where = &f->files[j];
+    }
+    if (!where) {
+      rc = bri_error_set(err, BRI_ECONFLICT, "%s: data file %s of fragment %llu is no longer in "
+                         "version %llu as planned", r->t->root, g[k].old->path,
+                         (unsigned long long)g[k].frag_id, (unsigned long long)latest);
+      break;
+    }
+    slots[n_slots].where = where;
+    slots[n_slots++].was = *where;
+    *where = g[k].nw;
+    lance__table__transaction__data_replacement_group__init(&gs[k]);
+    gs[k].has_fragment_id = 1, gs[k].fragment_id = g[k].frag_id;
+    gs[k].new_file = g[k].nw;
+    gps[k] = &gs[k];
+  }
+  if (!rc) {
+    Lance__Table__Transaction txn;
+    Lance__Table__Transaction__DataReplacement dr;
+    lance__table__transaction__init(&txn);
+    lance__table__transaction__data_replacement__init(&dr);
+    dr.replacements = gps, dr.n_replacements = n;
+    txn.has_read_version = 1, txn.read_version = read_version;
+    txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_DATA_REPLACEMENT;
+    txn.data_replacement = &dr;
+    rc = bri_commit(r->t, m->pb, &txn, m->indices, latest + 1, NULL, err);
+    free(txn.uuid);
+    if (!rc) *version = latest + 1;
+  }
+out:
+  for (size_t i = 0; i < n_slots; i++) *slots[i].where = slots[i].was;
+  free(slots), free(gs), free(gps);
+  bri_manifest_free(m);
+  return rc;
+}
+
+static void refresh_versions(bri_table *t) {
+  bri_version_entry *v;
+  size_t nv;
+  bri_naming scheme;
+  char *vdir = bri_path_join(t->root, "_versions");
+  if (vdir && bri_versions_list(vdir, &v, &nv, &scheme, NULL) == 0) {
+    bri_versions_free(t->versions, t->n_versions);
+    t->versions = v, t->n_versions = nv;
+  }
+  free(vdir);
+}
+
+/* ------------------------------------------------------------ rounds */
+
+#define BRI_MATERIALIZE_MAX_ROUNDS 4096
+
+static bool same_layout(const Lance__Table__DataFile *a, const Lance__Table__DataFile *b) {
+  if (a->n_fields != b->n_fields || a->file_major_version != b->file_major_version ||
+      a->file_minor_version != b->file_minor_version)
+    return false;
+  return !a->n_fields || !memcmp(a->fields, b->fields, a->n_fields * sizeof *a->fields);
+}
+
+static int has_bri(const Lance__Table__DataFile *df) {
+  for (size_t i = 0; i < df->base.n_unknown_fields; i++)
+    if (df->base.unknown_fields[i].tag == BRI_DATAFILE_FIELD &&
+        df->base.unknown_fields[i].wire_type == PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED)
+      return 1;
+  return 0;
+}
+
+static void free_group(repl *g, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (g[i].nw) lance__table__data_file__free_unpacked(g[i].nw, NULL);
+  free(g);
+}
+
+/* Plans one round on the latest version: the BRI files that share the
+ * layout of the first one (all of them in a dry run). *n = 0: none left. */
+static int round_once(run *r, int *attempts) {
+  bri_error *err = r->err;
+  bri_manifest *m;
+  int rc = bri_table_load(r->t, 0, &m, err);
+  if (rc) return rc;
+  uint64_t read_version = m->pb->version;
+  if (!r->rep->read_version) r->rep->read_version = read_version;
+  const Lance__Table__DataFile *first = NULL;
+  size_t n = 0;
+  for (size_t i = 0; i < m->pb->n_fragments; i++)
+    for (size_t k = 0; k < m->pb->fragments[i]->n_files; k++) {
+      const Lance__Table__DataFile *df = m->pb->fragments[i]->files[k];
+      if (!has_bri(df)) continue;
+      if (!first) first = df;
+      if (r->o->dry_run || same_layout(df, first)) n++;
+    }
+  r->rep->bri_files_left = 0;
+  if (!n) {
+    bri_manifest_free(m);
+    return 1;
+  }
+  repl *g = calloc(n, sizeof *g);
+  size_t k = 0;
+  bri_materialize_report before = *r->rep; /* counters of a round that does not commit are undone */
+  if (!g) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  for (size_t i = 0; !rc && i < m->pb->n_fragments; i++)
+    for (size_t j = 0; !rc && j < m->pb->fragments[i]->n_files; j++) {
+      const Lance__Table__DataFile *df = m->pb->fragments[i]->files[j];
+      if (!has_bri(df) || !(r->o->dry_run || same_layout(df, first))) continue;
+      g[k].frag_id = m->pb->fragments[i]->id;
+      g[k].old = df;
+      rc = build(r, m, df, &g[k]);
+      k++;
+    }
+  if (!rc && !r->o->dry_run) {
+    uint64_t v = 0;
+    for (int a = 0; a < r->o->max_attempts; a++) {
+      rc = attempt(r, read_version, g, n, &v);
+      if (rc != BRI_ETAKEN) break;
+      refresh_versions(r->t); /* lost the race for the version name: rebase again */
+    }
+    if (!rc) {
+      forget(r);
+      r->rep->commits++;
+      r->rep->version = v;
+    } else if (rc == BRI_ECONFLICT && ++*attempts < r->o->max_attempts) {
+      /* plan again from whatever is latest now */
+      roll_back(r);
+      *r->rep = before;
+      refresh_versions(r->t);
+      rc = 0;
+    }
+  }
+  if (rc) {
+    roll_back(r);
+    uint64_t rv = r->rep->read_version;
+    *r->rep = before;
+    r->rep->read_version = rv;
+  }
+  free_group(g, n);
+  bri_manifest_free(m);
+  if (!rc && r->o->dry_run) {
+    r->rep->bri_files_left = n;
+    return 1;
+  }
+  return rc;
+}
+
+int bri_materialize_table(const char *root, const bri_materialize_options *o,
+                          bri_materialize_report *rep, bri_error *err) {
+  memset(rep, 0, sizeof *rep);
+  bri_materialize_options def;
+  if (!o) {
+    bri_materialize_options_default(&def);
+    o = &def;
+  }
+  bri_materialize_options opts = *o;
+  if (opts.max_attempts <= 0) opts.max_attempts = 20;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  run r = {.o = &opts, .rep = rep, .err = err};
+  int rc = bri_table_open(root, &r.t, err);
+  if (rc) return rc;
+  int attempts = 0, rounds = 0;
+  /* each round commits one layout group or re-plans after a conflict (which
+   * attempts bounds); only writers adding BRI files as fast as we remove
+   * them could keep it going, hence the cap */
+  while ((rc = round_once(&r, &attempts)) == 0)
+    if (++rounds >= BRI_MATERIALIZE_MAX_ROUNDS) {
+      rc = bri_error_set(err, BRI_ECONFLICT, "%s: still finding data files with a BRI after %d "
+                         "commits; stopped", root, rounds);
+      break;
+    }
+  if (rc == 1) rc = 0;
+  for (size_t i = 0; i < r.n_created; i++) free(r.created[i]);
+  free(r.created);
+  bri_table_close(r.t);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  rep->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+  return rc;
+}

@@ -1,0 +1,61 @@
+/* materialize.h: turning a table that carries Blob Reuse Indexes back into
+ * one that stock Lance reads (design.md, spec/blob.md 6.4 last rule).
+ *
+ * A DataFile's BRI may not change while its path stays the same (spec/blob.md
+ * 6.2 rule 9), so every DataFile that carries a BRI is replaced by a new one:
+ * a byte-identical data file under a fresh Lance-style stem (hard link, or a
+ * copy across filesystems; Inline descriptor positions stay valid because
+ * the bytes are the same), and a sidecar directory of its own holding every
+ * blob the file references under its local id: the BRI targets and the files
+ * of the old file's own directory. The replacement is committed as a Lance
+ * DataReplacement transaction (fragment ids, row ids and deletion files do
+ * not change, so indices stay valid), one per distinct field list as Lance
+ * requires, and the BRI flag bits disappear with the last BRI (bri_commit
+ * derives them from content). Files this run created are removed again if
+ * it fails; nothing that existed before is ever modified or deleted. */
+#ifndef BRI_MATERIALIZE_H
+#define BRI_MATERIALIZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "compact/blobout.h"
+#include "util/error.h"
+
+typedef struct bri_materialize_options {
+  bool dry_run;              /* count what would be linked or copied; create nothing */
+  bool no_links;             /* always copy (never share inodes with the old files) */
+  int max_attempts;          /* commit attempts per group (lost races, conflicts); 0: 20 */
+  bri_journal_fn journal;    /* told every path before it is created (may be NULL) */
+  void *journal_user;
+} bri_materialize_options;
+
+typedef struct bri_materialize_report {
+  uint64_t read_version;     /* the version planned against first */
+  uint64_t version;          /* the last version committed (0: none) */
+  uint64_t commits;
+  uint64_t data_files;       /* DataFiles replaced */
+  uint64_t sidecars;         /* sidecar files placed in the new directories */
+  uint64_t links, copies;    /* how files were placed */
+  uint64_t bytes_linked, bytes_copied;
+  uint64_t bri_files_left;   /* DataFiles with a BRI in the final version (0 on success) */
+  double seconds;
+} bri_materialize_report;
+
+void bri_materialize_options_default(bri_materialize_options *o);
+
+/* Materializes every BRI of the latest version of the table at root. A
+ * table without BRI is left alone (report says 0 commits). Errors:
+ * BRI_ECONFLICT when concurrent writers kept changing the replaced
+ * fragments (outputs removed), BRI_ECORRUPT when a BRI target is missing,
+ * and the usual read/write errors. */
+int bri_materialize_table(const char *root, const bri_materialize_options *o,
+                          bri_materialize_report *rep, bri_error *err);
+
+/* Creates dst (never overwriting) with the bytes of src: a hard link when
+ * allow_link and the filesystem permits, else a copy (fsynced). *linked
+ * says which; *bytes is the size of src. Shared by clone.c. */
+int bri_file_link_or_copy(const char *src, const char *dst, bool allow_link, bool *linked,
+                          uint64_t *bytes, bri_error *err);
+
+#endif

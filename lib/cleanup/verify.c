@@ -1,0 +1,470 @@
+/* verify.c: table verification (see verify.h).
+ *
+ * One pass per version, oldest first. Each check that touches the disk is
+ * keyed in a map ("kind|path") so that shared files cost one stat for all
+ * versions, and a fragment's descriptors are read once per distinct set of
+ * (data files, deletion file) paths. Descriptors are found by walking the
+ * Arrow arrays the fragment reader hands out alongside the manifest schema:
+ * only fields that have a Blob v2 field below them are read, only valid
+ * elements are visited, and each non-null descriptor goes through the
+ * resolver of the DataFile that stores its field (BRI included). */
+#include "cleanup/verify.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "blob/bri.h"
+#include "blob/resolve.h"
+#include "cleanup/clone.h"
+#include "lance/file/arrow_build.h"
+#include "lance/file/reader.h"
+#include "lance/table/schema.h"
+#include "lance/table/table.h"
+#include "util/fsutil.h"
+#include "util/strmap.h"
+
+typedef struct vrun {
+  const bri_verify_options *o;
+  bri_verify_report *rep;
+  bri_table *t;
+  uint64_t v;            /* version being checked */
+  bool oom;
+  bri_strmap seen;       /* "kind|path" -> a: 1 ok, 2 problem */
+  bri_strmap prev, cur;  /* rule 9: "base|path" -> BRI hash (a), length (b) */
+} vrun;
+
+static void problem(vrun *r, const char *file, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void problem(vrun *r, const char *file, const char *fmt, ...) {
+  r->rep->problems_total++;
+  if (r->rep->n_problems >= r->o->max_problems) return;
+  va_list ap;
+  va_start(ap, fmt);
+  char *what = NULL;
+  if (vasprintf(&what, fmt, ap) < 0) what = NULL;
+  va_end(ap);
+  if (!what) {
+    r->oom = true;
+    return;
+  }
+  /* messages from the library usually start with the file: say it once */
+  size_t fl = strlen(file);
+  if (!strncmp(what, file, fl) && !strncmp(what + fl, ": ", 2)) memmove(what, what + fl + 2, strlen(what + fl + 2) + 1);
+  bri_verify_problem *g = realloc(r->rep->problems, (r->rep->n_problems + 1) * sizeof *g);
+  char *f = strdup(file);
+  if (!g || !f) {
+    if (g) r->rep->problems = g;
+    free(what), free(f);
+    r->oom = true;
+    return;
+  }
+  r->rep->problems = g;
+  g[r->rep->n_problems++] = (bri_verify_problem){r->v, f, what};
+}
+
+/* 1 when key was seen before (its check already ran), 0 when it is new. */
+static int seen(vrun *r, const char *kind, const char *path) {
+  char *key = bri_strdupf("%s|%s", kind, path);
+  if (!key) {
+    r->oom = true;
+    return 1;
+  }
+  int was = bri_strmap_get(&r->seen, key) != NULL;
+  if (!was && !bri_strmap_put(&r->seen, key, 1, 0)) r->oom = true;
+  free(key);
+  return was;
+}
+
+/* Checks a regular file exists (and has `size` bytes when size > 0). */
+static bool check_file(vrun *r, const char *path, uint64_t size, const char *what) {
+  struct stat st;
+  char sz[32];
+  snprintf(sz, sizeof sz, "%llu", (unsigned long long)size);
+  char *key = bri_strdupf("%s|%s", sz, path);
+  if (!key) {
+    r->oom = true;
+    return false;
+  }
+  bri_strmap_entry *e = bri_strmap_get(&r->seen, key);
+  if (e) {
+    free(key);
+    return e->a == 1;
+  }
+  bool ok = false;
+  if (lstat(path, &st) != 0)
+    problem(r, path, "%s is missing (%s)", what, strerror(errno));
+  else if (!S_ISREG(st.st_mode))
+    problem(r, path, "%s is not a regular file", what);
+  else if (size && (uint64_t)st.st_size != size)
+    problem(r, path, "%s has %llu bytes, the manifest records %llu", what,
+            (unsigned long long)st.st_size, (unsigned long long)size);
+  else
+    ok = true;
+  if (!bri_strmap_put(&r->seen, key, ok ? 1 : 2, 0)) r->oom = true;
+  free(key);
+  return ok;
+}
+
+static bool check_dir(vrun *r, const char *path, const char *what) {
+  if (seen(r, "dir", path)) return true;
+  struct stat st;
+  if (lstat(path, &st) != 0) {
+    problem(r, path, "%s is missing (%s)", what, strerror(errno));
+    return false;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    problem(r, path, "%s is not a directory", what);
+    return false;
+  }
+  return true;
+}
+
+typedef struct bri_ctx {
+  vrun *r;
+  const char *datafile;
+} bri_ctx;
+
+static int bri_target_cb(void *user, const char *path) {
+  bri_ctx *c = user;
+  if (seen(c->r, "bri", path)) return 0;
+  c->r->rep->bri_targets++;
+  struct stat st;
+  if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+    problem(c->r, path, "sidecar named by the BRI of data file %s is missing", c->datafile);
+  return 0;
+}
+
+/* spec/blob.md 6.2 rule 9: a DataFile kept at the same (base, path) keeps its BRI. */
+static void check_immutable(vrun *r, const bri_manifest *bm, const Lance__Table__DataFile *df) {
+  uint64_t h = 1469598103934665603ULL, len = 0;
+  for (size_t i = 0; i < df->base.n_unknown_fields; i++) {
+    const ProtobufCMessageUnknownField *u = &df->base.unknown_fields[i];
+    if (u->tag != BRI_DATAFILE_FIELD || u->wire_type != PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED) continue;
+    for (size_t k = 0; k < u->len; k++) h = (h ^ u->data[k]) * 1099511628211ULL;
+    len += u->len;
+  }
+  char *key = df->has_base_id ? bri_strdupf("%u|%s", df->base_id, df->path) : bri_strdupf("-|%s", df->path);
+  if (!key) {
+    r->oom = true;
+    return;
+  }
+  bri_strmap_entry *p = bri_strmap_get(&r->prev, key);
+  if (p && (p->a != h || p->b != len))
+    problem(r, bm->path, "data file %s keeps its path from the previous version but its blob reuse "
+            "index changed (spec/blob.md 6.2 rule 9: a new mapping needs a new data file)", df->path);
+  if (!bri_strmap_get(&r->cur, key) && !bri_strmap_put(&r->cur, key, h, len)) r->oom = true;
+  free(key);
+}
+
+/* ------------------------------------------------------------ descriptors */
+
+typedef struct res {
+  const Lance__Table__DataFile *df;
+  bri_blob_resolver *r;
+} res;
+
+typedef struct fctx {
+  vrun *r;
+  const bri_manifest *bm;
+  const Lance__Table__DataFragment *frag;
+  bri_fragment_reader *rd;
+  const bool *has_blob;   /* per manifest field index: a Blob v2 field at or below it */
+  res *res;
+  size_t n_res;
+  uint64_t row;           /* visible row being walked (for messages) */
+  const char *path;       /* dotted path of the blob field being walked */
+} fctx;
+
+static bool valid(const struct ArrowArray *a, int64_t i) {
+  if (a->null_count == 0 || a->n_buffers < 1 || !a->buffers[0]) return true;
+  int64_t j = a->offset + i;
+  return (((const uint8_t *)a->buffers[0])[j >> 3] >> (j & 7)) & 1;
+}
+
+static long child_field(const Lance__Table__Manifest *m, long fi, const char *name) {
+  int32_t id = m->fields[fi]->id;
+  for (size_t j = 0; j < m->n_fields; j++)
+    if (m->fields[j]->parent_id == id && m->fields[j]->name && name && !strcmp(m->fields[j]->name, name))
+      return (long)j;
+  return -1;
+}
+
+static bri_blob_resolver *resolver(fctx *c, long fi) {
+  const Lance__Table__DataFile *df = bri_fragment_field_datafile(c->rd, c->bm->pb->fields[fi]->id);
+  if (!df) return NULL;
+  for (size_t i = 0; i < c->n_res; i++)
+    if (c->res[i].df == df) return c->res[i].r;
+  res *g = realloc(c->res, (c->n_res + 1) * sizeof *g);
+  if (!g) {
+    c->r->oom = true;
+    return NULL;
+  }
+  c->res = g;
+  bri_error e;
+  if (bri_blob_resolver_open(c->r->t, c->bm->pb, df, &g[c->n_res].r, &e) != 0) {
+    problem(c->r, df->path, "%s", e.msg);
+    return NULL;
+  }
+  g[c->n_res].df = df;
+  return g[c->n_res++].r;
+}
+
+static void check_desc(fctx *c, const struct ArrowSchema *s, const struct ArrowArray *a, int64_t i,
+                       long fi) {
+  bri_blob_desc d;
+  bool is_null;
+  bri_error e;
+  if (bri_blob_desc_get(s, a, i, &d, &is_null, &e) != 0) {
+    problem(c->r, c->bm->path, "fragment %llu field %s: %s", (unsigned long long)c->frag->id,
+            c->path, e.msg);
+    return;
+  }
+  if (is_null) return;
+  bri_blob_resolver *br = resolver(c, fi);
+  if (!br) {
+    if (!c->r->oom && !bri_fragment_field_datafile(c->rd, c->bm->pb->fields[fi]->id))
+      problem(c->r, c->bm->path, "fragment %llu: no data file stores blob field %s",
+              (unsigned long long)c->frag->id, c->path);
+    return;
+  }
+  uint64_t len;
+  int rc = bri_blob_length(br, &d, &len, &e);
+  if (rc == BRI_EUNSUPPORTED && d.kind == BRI_BLOB_EXTERNAL) {
+    c->r->rep->blobs_unchecked++;
+    return;
+  }
+  c->r->rep->blobs++;
+  if (!rc) return;
+  /* name the file that holds (or should hold) the bytes */
+  char *side = NULL;
+  bri_error e2;
+  if ((d.kind == BRI_BLOB_PACKED || d.kind == BRI_BLOB_DEDICATED) && d.blob_id &&
+      bri_blob_sidecar_path(br, d.blob_id, &side, &e2) != 0)
+    side = NULL;
+  char *msg = strdup(e.msg);
+  if (!msg) {
+    c->r->oom = true;
+    free(side);
+    return;
+  }
+  const char *file = side ? side : bri_blob_resolver_datafile(br);
+  size_t fl = strlen(file);
+  const char *tail = !strncmp(msg, file, fl) && !strncmp(msg + fl, ": ", 2) ? msg + fl + 2 : msg;
+  problem(c->r, file, "fragment %llu row %llu, blob field %s: %s", (unsigned long long)c->frag->id,
+          (unsigned long long)c->row, c->path, tail);
+  free(msg), free(side);
+}
+
+/* Visits logical element i of a (manifest field index fi). */
+static void walk(fctx *c, const struct ArrowSchema *s, const struct ArrowArray *a, int64_t i, long fi,
+                 int depth) {
+  if (fi < 0 || !c->has_blob[fi] || i < 0 || i >= a->length || depth > 64 || !valid(a, i)) return;
+  const char *fmt = s->format ? s->format : "";
+  if (bri_field_is_blob_v2(c->bm->pb->fields[fi]) && !strcmp(fmt, "+s")) {
+    check_desc(c, s, a, i, fi);
+    return;
+  }
+  int64_t j = a->offset + i;
+  if (!strcmp(fmt, "+s")) {
+    for (int64_t k = 0; k < s->n_children && k < a->n_children; k++)
+      walk(c, s->children[k], a->children[k], j, child_field(c->bm->pb, fi, s->children[k]->name), depth + 1);
+  } else if ((!strcmp(fmt, "+l") || !strcmp(fmt, "+m") || !strcmp(fmt, "+L")) && s->n_children == 1 &&
+             a->n_children == 1 && a->n_buffers >= 2 && a->buffers[1]) {
+    int64_t lo, hi;
+    if (fmt[1] == 'L') {
+      lo = ((const int64_t *)a->buffers[1])[j];
+      hi = ((const int64_t *)a->buffers[1])[j + 1];
+    } else {
+      lo = ((const int32_t *)a->buffers[1])[j];
+      hi = ((const int32_t *)a->buffers[1])[j + 1];
+    }
+    long cf = child_field(c->bm->pb, fi, s->children[0]->name);
+    for (int64_t k = lo; k < hi && k < a->children[0]->length; k++)
+      walk(c, s->children[0], a->children[0], k, cf, depth + 1);
+  } else if (!strncmp(fmt, "+w:", 3) && s->n_children == 1 && a->n_children == 1) {
+    int64_t n = atoll(fmt + 3);
+    long cf = child_field(c->bm->pb, fi, s->children[0]->name);
+    for (int64_t k = j * n; n > 0 && k < (j + 1) * n && k < a->children[0]->length; k++)
+      walk(c, s->children[0], a->children[0], k, cf, depth + 1);
+  }
+}
+
+static void check_fragment(vrun *r, const bri_manifest *bm, const Lance__Table__DataFragment *f,
+                           const bool *has_blob) {
+  const Lance__Table__Manifest *m = bm->pb;
+  bri_error e;
+  fctx c = {.r = r, .bm = bm, .frag = f, .has_blob = has_blob};
+  if (bri_fragment_open(r->t, bm, f, &c.rd, &e) != 0) {
+    problem(r, bm->path, "fragment %llu cannot be read: %s", (unsigned long long)f->id, e.msg);
+    return;
+  }
+  r->rep->fragments++;
+  const uint32_t *offs = bri_fragment_row_offsets(c.rd);
+  for (size_t fi = 0; fi < m->n_fields && !r->oom; fi++) {
+    if (m->fields[fi]->parent_id != -1 || !has_blob[fi]) continue;
+    struct ArrowArray a;
+    struct ArrowSchema s;
+    if (bri_fragment_read_field(c.rd, m->fields[fi]->id, &a, &s, &e) != 0) {
+      problem(r, bm->path, "fragment %llu field %s cannot be read: %s", (unsigned long long)f->id,
+              m->fields[fi]->name, e.msg);
+      continue;
+    }
+    char *path = bri_field_path(m->fields, m->n_fields, fi);
+    c.path = path ? path : m->fields[fi]->name;
+    for (int64_t i = 0; i < a.length && !r->oom; i++) {
+      c.row = offs ? offs[i] : (uint64_t)i;
+      walk(&c, &s, &a, i, (long)fi, 0);
+    }
+    free(path);
+    bri_arrow_array_release(&a);
+    bri_arrow_schema_release(&s);
+  }
+  for (size_t i = 0; i < c.n_res; i++) bri_blob_resolver_close(c.res[i].r);
+  free(c.res);
+  bri_fragment_close(c.rd);
+}
+
+/* ------------------------------------------------------------ one version */
+
+static void check_version(vrun *r, const bri_manifest *bm) {
+  const Lance__Table__Manifest *m = bm->pb;
+  bri_error e;
+  char *p = NULL;
+  /* which fields have a Blob v2 field at or below them */
+  bool *has_blob = calloc(m->n_fields + 1, sizeof *has_blob);
+  if (!has_blob) {
+    r->oom = true;
+    return;
+  }
+  for (size_t i = 0; i < m->n_fields; i++) {
+    if (!bri_field_is_blob_v2(m->fields[i])) continue;
+    long j = (long)i;
+    for (int hops = 0; j >= 0 && hops < 64; hops++) {
+      has_blob[j] = true;
+      j = m->fields[j]->parent_id < 0 ? -1 : bri_field_index(m->fields, m->n_fields, m->fields[j]->parent_id);
+    }
+  }
+  bool any_blob = false;
+  for (size_t i = 0; i < m->n_fields; i++) any_blob |= has_blob[i];
+  if (m->transaction_file && *m->transaction_file) {
+    p = bri_strdupf("%s/_transactions/%s", r->t->root, m->transaction_file);
+    if (p && !seen(r, "txn", p)) {
+      r->rep->transaction_files++;
+      check_file(r, p, 0, "transaction file");
+    }
+    free(p);
+  }
+  for (size_t i = 0; i < m->n_fragments && !r->oom; i++) {
+    const Lance__Table__DataFragment *f = m->fragments[i];
+    bool whole = true;
+    char *key = strdup("");
+    for (size_t k = 0; k < f->n_files; k++) {
+      const Lance__Table__DataFile *df = f->files[k];
+      check_immutable(r, bm, df);
+      if (bri_table_datafile_path(r->t, m, df, &p, &e) != 0) {
+        problem(r, bm->path, "fragment %llu data file %s: %s", (unsigned long long)f->id, df->path, e.msg);
+        whole = false;
+        continue;
+      }
+      if (!seen(r, "data", p)) r->rep->data_files++;
+      whole &= check_file(r, p, df->file_size_bytes, "data file");
+      bri_ctx bc = {r, p};
+      if (bri_datafile_bri_paths(r->t, m, df, bm->path, bri_target_cb, &bc, &e) != 0)
+        problem(r, bm->path, "%s", e.msg);
+      char *k2 = key ? bri_strdupf("%s%s\n", key, p) : NULL;
+      free(key);
+      key = k2;
+      free(p);
+    }
+    if (f->deletion_file) {
+      if (bri_table_deletion_path(r->t, m, f, &p, &e) != 0) {
+        problem(r, bm->path, "fragment %llu deletion file: %s", (unsigned long long)f->id, e.msg);
+        whole = false;
+      } else {
+        if (!seen(r, "del", p)) r->rep->deletion_files++;
+        whole &= check_file(r, p, 0, "deletion file");
+        char *k2 = key ? bri_strdupf("%s%s\n", key, p) : NULL;
+        free(key);
+        key = k2;
+        free(p);
+      }
+    }
+    if (!key) r->oom = true;
+    else if (whole && any_blob && !r->o->skip_blobs && !seen(r, "frag", key))
+      check_fragment(r, bm, f, has_blob);
+    free(key);
+  }
+  for (size_t i = 0; bm->indices && i < bm->indices->n_indices && !r->oom; i++) {
+    const Lance__Table__IndexMetadata *x = bm->indices->indices[i];
+    if (bri_index_dir(r->t, m, x, &p, &e) != 0) {
+      problem(r, bm->path, "index %s: %s", x->name ? x->name : "?", e.msg);
+      continue;
+    }
+    if (!seen(r, "idx", p)) r->rep->index_dirs++;
+    check_dir(r, p, "index directory");
+    free(p);
+  }
+  free(has_blob);
+}
+
+int bri_verify_table(const char *root, const bri_verify_options *o, bri_verify_report *rep,
+                     bri_error *err) {
+  memset(rep, 0, sizeof *rep);
+  bri_verify_options opts = {0};
+  if (o) opts = *o;
+  if (!opts.max_problems) opts.max_problems = 1000;
+  vrun r = {.o = &opts, .rep = rep};
+  int rc = bri_table_open(root, &r.t, err);
+  if (rc) return rc;
+  size_t first = 0, last = r.t->n_versions;
+  if (!opts.all_versions) {
+    uint64_t want = opts.version ? opts.version : bri_table_latest_version(r.t);
+    for (first = 0; first < r.t->n_versions && r.t->versions[first].version != want; first++) {
+    }
+    if (first == r.t->n_versions) {
+      rc = bri_error_set(err, BRI_ENOTFOUND, "%s: no version %llu (latest is %llu)", root,
+                         (unsigned long long)want, (unsigned long long)bri_table_latest_version(r.t));
+      bri_table_close(r.t);
+      return rc;
+    }
+    last = first + 1;
+  }
+  for (size_t i = first; i < last && !r.oom; i++) {
+    r.v = r.t->versions[i].version;
+    bri_manifest *bm;
+    bri_error e;
+    if (bri_table_load(r.t, r.v, &bm, &e) != 0) {
+      char *mp = bri_table_manifest_path(r.t, r.v);
+      problem(&r, mp ? mp : root, "%s", e.msg);
+      free(mp);
+      continue;
+    }
+    rep->versions_checked++;
+    check_version(&r, bm);
+    bri_manifest_free(bm);
+    bri_strmap_free(&r.prev);
+    r.prev = r.cur;
+    memset(&r.cur, 0, sizeof r.cur);
+  }
+  bri_strmap_free(&r.prev);
+  bri_strmap_free(&r.cur);
+  bri_strmap_free(&r.seen);
+  bri_table_close(r.t);
+  if (r.oom) return bri_error_set(err, BRI_ENOMEM, "%s: out of memory while verifying", root);
+  return 0;
+}
+
+void bri_verify_report_free(bri_verify_report *rep) {
+  for (size_t i = 0; i < rep->n_problems; i++) {
+    free(rep->problems[i].file);
+    free(rep->problems[i].what);
+  }
+  free(rep->problems);
+  rep->problems = NULL;
+  rep->n_problems = 0;
+}

@@ -1,0 +1,325 @@
+/* test_verify.c: table verification (lib/cleanup/verify.h) on copies of the
+ * fixture tables. Whole tables pass (every version, every fixture, and a
+ * BRI table after compaction). Each kind of damage is found and named by
+ * file: a missing or resized data file, a missing deletion file,
+ * transaction file or index directory, an unreadable manifest (the other
+ * versions are still checked), a missing BRI target, a sidecar too short
+ * for the descriptors that point into it, and a BRI changed under a kept
+ * data file path (rule 9). The problem list is bounded, and a directory
+ * that is not a table is an error, not a problem. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "blob/bri.h"
+#include "blob/sidecar.h"
+#include "cleanup/verify.h"
+#include "compact/execute.h"
+#include "lance/table/commit.h"
+#include "lance/table/rowids.h"
+#include "lance/table/table.h"
+#include "testutil.h"
+#include "util/fsutil.h"
+
+static char *tmp, *root;
+
+static void copy_fixture(const char *name) {
+  tmp = bri_tmpdir();
+  root = bri_path_join(tmp, "t.lance");
+  char *src = bri_fixture(name);
+  bri_copytree(src, root);
+  free(src);
+}
+
+static void teardown(void) {
+  bri_rmtree(tmp);
+  free(tmp), free(root);
+}
+
+static bri_verify_report run(bool all, uint64_t version) {
+  bri_verify_options o = {.all_versions = all, .version = version};
+  bri_verify_report r;
+  bri_error err;
+  ck_assert_msg(bri_verify_table(root, &o, &r, &err) == 0, "%s", err.msg);
+  return r;
+}
+
+/* The problem that names file (a substring) and says what (a substring). */
+static void assert_problem(const bri_verify_report *r, const char *file, const char *what) {
+  for (size_t i = 0; i < r->n_problems; i++)
+    if (strstr(r->problems[i].file, file) && strstr(r->problems[i].what, what)) return;
+  ck_abort_msg("no problem naming %s with \"%s\" among %zu (first: %s: %s)", file, what,
+               r->n_problems, r->n_problems ? r->problems[0].file : "-",
+               r->n_problems ? r->problems[0].what : "-");
+}
+
+static void compact_bri(void) {
+  bri_compact_request q;
+  bri_compact_request_default(&q);
+  bri_compact_report rep;
+  bri_error err;
+  ck_assert_msg(bri_compact_table(root, &q, NULL, &rep, &err) == 0, "%s", err.msg);
+  json_decref(rep.plan);
+}
+
+static bri_manifest *latest(bri_table **t) {
+  bri_manifest *m;
+  bri_error err;
+  ck_assert_msg(bri_table_open(root, t, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_table_load(*t, 0, &m, &err) == 0, "%s", err.msg);
+  return m;
+}
+
+START_TEST(test_fixtures_are_whole) {
+  const char *names[] = {"tables/plain.lance", "tables/blobs.lance", "tables/stable.lance", "tables/v21.lance"};
+  for (size_t i = 0; i < 4; i++) {
+    copy_fixture(names[i]);
+    bri_verify_report r = run(true, 0);
+    ck_assert_msg(r.problems_total == 0, "%s: %s: %s", names[i], r.n_problems ? r.problems[0].file : "",
+                  r.n_problems ? r.problems[0].what : "");
+    ck_assert_uint_gt(r.versions_checked, 1);
+    ck_assert_uint_gt(r.data_files, 0);
+    ck_assert_uint_eq(r.transaction_files, r.versions_checked);
+    if (i == 0) {
+      ck_assert_uint_eq(r.index_dirs, 1);
+      ck_assert_uint_eq(r.deletion_files, 3);
+    }
+    if (i == 1) {
+      ck_assert_uint_eq(r.blobs_unchecked, 0);
+      /* 8 visible values in the latest version, and the versions before it */
+      ck_assert_uint_gt(r.blobs, 8);
+    }
+    bri_verify_report_free(&r);
+    teardown();
+  }
+}
+END_TEST
+
+START_TEST(test_missing_and_resized_files) {
+  copy_fixture("tables/plain.lance");
+  bri_table *t;
+  bri_manifest *m = latest(&t);
+  bri_error err;
+  char *d0, *d1, *del = NULL, *txn, *idx;
+  ck_assert_int_eq(bri_table_datafile_path(t, m->pb, m->pb->fragments[0]->files[0], &d0, &err), 0);
+  ck_assert_int_eq(bri_table_datafile_path(t, m->pb, m->pb->fragments[1]->files[0], &d1, &err), 0);
+  for (size_t i = 0; i < m->pb->n_fragments && !del; i++)
+    if (m->pb->fragments[i]->deletion_file)
+      ck_assert_int_eq(bri_table_deletion_path(t, m->pb, m->pb->fragments[i], &del, &err), 0);
+  ck_assert_ptr_nonnull(del);
+  txn = bri_strdupf("%s/_transactions/%s", root, m->pb->transaction_file);
+  const uint8_t *u = m->indices->indices[0]->uuid->uuid.data;
+  idx = bri_strdupf("%s/_indices/%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", root,
+                    u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+                    u[14], u[15]);
+  uint64_t size1 = m->pb->fragments[1]->files[0]->file_size_bytes;
+  bri_manifest_free(m);
+  bri_table_close(t);
+  ck_assert_int_eq(unlink(d0), 0);
+  ck_assert_int_eq(truncate(d1, 100), 0);
+  ck_assert_int_eq(unlink(del), 0);
+  ck_assert_int_eq(unlink(txn), 0);
+  bri_rmtree(idx);
+  bri_verify_report r = run(false, 0);
+  ck_assert_uint_eq(r.problems_total, 5);
+  assert_problem(&r, d0, "data file is missing");
+  char *want = bri_strdupf("data file has 100 bytes, the manifest records %llu", (unsigned long long)size1);
+  assert_problem(&r, d1, want);
+  assert_problem(&r, del, "deletion file is missing");
+  assert_problem(&r, txn, "transaction file is missing");
+  assert_problem(&r, idx, "index directory is missing");
+  ck_assert_uint_eq(r.problems[0].version, 5);
+  bri_verify_report_free(&r);
+  /* an older version that references none of them is whole */
+  r = run(false, 1);
+  ck_assert_uint_eq(r.problems_total, 1); /* only its data file 0 */
+  assert_problem(&r, d0, "data file is missing");
+  bri_verify_report_free(&r);
+  free(d0), free(d1), free(del), free(txn), free(idx), free(want);
+  teardown();
+}
+END_TEST
+
+START_TEST(test_unreadable_manifest_does_not_stop_the_rest) {
+  copy_fixture("tables/plain.lance");
+  bri_table *t;
+  bri_error err;
+  ck_assert_int_eq(bri_table_open(root, &t, &err), 0);
+  char *m3 = bri_table_manifest_path(t, 3);
+  bri_table_close(t);
+  size_t len;
+  uint8_t *b = bri_slurp(m3, &len);
+  b[len - 1] = 'X'; /* the LANC magic */
+  unlink(m3);
+  bri_write_bytes(m3, b, len);
+  free(b);
+  bri_verify_report r = run(true, 0);
+  ck_assert_uint_eq(r.problems_total, 1);
+  ck_assert_uint_eq(r.versions_checked, 4);
+  ck_assert_str_eq(r.problems[0].file, m3);
+  ck_assert_uint_eq(r.problems[0].version, 3);
+  bri_verify_report_free(&r);
+  /* the latest alone is fine */
+  r = run(false, 0);
+  ck_assert_uint_eq(r.problems_total, 0);
+  bri_verify_report_free(&r);
+  free(m3);
+  teardown();
+}
+END_TEST
+
+/* The BRI target that holds the dedicated sidecar, as an absolute path. */
+static char *bri_target(size_t source) {
+  bri_table *t;
+  bri_manifest *m = latest(&t);
+  bri_error err;
+  Lance__Table__BlobReuseIndex *b;
+  ck_assert_int_eq(bri_datafile_get_bri(m->pb->fragments[0]->files[0], m->path, &b, &err), 1);
+  ck_assert_uint_gt(b->n_sources, source);
+  uint64_t *phys;
+  size_t n;
+  ck_assert_int_eq(bri_u64array_decode(b->sources[source]->physical_ids, 100, &phys, &n, &err), 0);
+  char name[BRI_BLOB_NAME_LEN];
+  bri_blob_file_name((uint32_t)phys[0], name);
+  char *p = bri_strdupf("%s/data/%s/%s", root, b->sources[source]->blob_dir, name);
+  free(phys);
+  lance__table__blob_reuse_index__free_unpacked(b, NULL);
+  bri_manifest_free(m);
+  bri_table_close(t);
+  return p;
+}
+
+START_TEST(test_bri_targets_and_descriptors) {
+  copy_fixture("tables/blobs.lance");
+  compact_bri();
+  bri_verify_report r = run(true, 0);
+  ck_assert_msg(r.problems_total == 0, "%s: %s", r.n_problems ? r.problems[0].file : "",
+                r.n_problems ? r.problems[0].what : "");
+  ck_assert_uint_eq(r.bri_targets, 2);
+  bri_verify_report_free(&r);
+  char *a = bri_target(0), *b = bri_target(1);
+  /* one target gone, the other too short for the values it holds */
+  ck_assert_int_eq(unlink(a), 0);
+  ck_assert_int_eq(truncate(b, 10), 0);
+  r = run(false, 0);
+  assert_problem(&r, a, "sidecar named by the BRI of data file");
+  assert_problem(&r, a, "is missing");
+  assert_problem(&r, b, "fragment 4 row");
+  ck_assert_uint_ge(r.problems_total, 3); /* the missing one is also named by its descriptors */
+  ck_assert_uint_eq(r.blobs, 8);
+  bri_verify_report_free(&r);
+  /* the same damage seen from every version: each file is named once per check */
+  r = run(true, 0);
+  ck_assert_uint_ge(r.problems_total, 3);
+  bri_verify_report_free(&r);
+  /* --skip-blobs only checks files */
+  bri_verify_options o = {.skip_blobs = true};
+  bri_error err;
+  ck_assert_int_eq(bri_verify_table(root, &o, &r, &err), 0);
+  ck_assert_uint_eq(r.problems_total, 1);
+  ck_assert_uint_eq(r.blobs, 0);
+  bri_verify_report_free(&r);
+  free(a), free(b);
+  teardown();
+}
+END_TEST
+
+/* Rule 9: a version that keeps a data file's path but changes its BRI. */
+START_TEST(test_bri_changed_under_kept_path) {
+  copy_fixture("tables/blobs.lance");
+  compact_bri();
+  bri_table *t;
+  bri_manifest *m = latest(&t);
+  bri_error err;
+  Lance__Table__DataFile *df = m->pb->fragments[0]->files[0];
+  Lance__Table__BlobReuseIndex *b;
+  ck_assert_int_eq(bri_datafile_get_bri(df, m->path, &b, &err), 1);
+  /* swap the two sources' directories: still a valid BRI, different mapping */
+  char *d0 = b->sources[0]->blob_dir;
+  b->sources[0]->blob_dir = b->sources[1]->blob_dir;
+  b->sources[1]->blob_dir = d0;
+  ck_assert_int_eq(bri_datafile_set_bri(df, b, &err), 0);
+  b->sources[1]->blob_dir = b->sources[0]->blob_dir;
+  b->sources[0]->blob_dir = d0;
+  lance__table__blob_reuse_index__free_unpacked(b, NULL);
+  Lance__Table__Transaction txn;
+  Lance__Table__Transaction__ReserveFragments rf;
+  lance__table__transaction__init(&txn);
+  lance__table__transaction__reserve_fragments__init(&rf);
+  txn.has_read_version = 1, txn.read_version = m->pb->version;
+  txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_RESERVE_FRAGMENTS;
+  txn.reserve_fragments = &rf;
+  uint64_t v = m->pb->version + 1;
+  ck_assert_msg(bri_commit(t, m->pb, &txn, m->indices, v, NULL, &err) == 0, "%s", err.msg);
+  free(txn.uuid);
+  bri_manifest_free(m);
+  bri_table_close(t);
+  bri_verify_report r = run(true, 0);
+  assert_problem(&r, "_versions/", "spec/blob.md 6.2 rule 9");
+  bri_verify_report_free(&r);
+  /* the latest alone cannot see the rule, but its descriptors now miss */
+  r = run(false, 0);
+  ck_assert_uint_gt(r.problems_total, 0);
+  for (size_t i = 0; i < r.n_problems; i++) ck_assert(!strstr(r.problems[i].what, "rule 9"));
+  bri_verify_report_free(&r);
+  teardown();
+}
+END_TEST
+
+START_TEST(test_bounded_list_and_errors) {
+  copy_fixture("tables/blobs.lance");
+  /* every data file of every version gone */
+  char *data = bri_path_join(root, "data");
+  char **names;
+  size_t n;
+  bri_error err;
+  ck_assert_int_eq(bri_list_dir(data, &names, &n, &err), 0);
+  size_t removed = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t l = strlen(names[i]);
+    if (l > 6 && !strcmp(names[i] + l - 6, ".lance")) {
+      char *p = bri_path_join(data, names[i]);
+      ck_assert_int_eq(unlink(p), 0);
+      free(p);
+      removed++;
+    }
+  }
+  bri_free_names(names, n);
+  ck_assert_uint_ge(removed, 4);
+  bri_verify_options o = {.all_versions = true, .max_problems = 2};
+  bri_verify_report r;
+  ck_assert_int_eq(bri_verify_table(root, &o, &r, &err), 0);
+  ck_assert_uint_eq(r.n_problems, 2);
+  ck_assert_uint_eq(r.problems_total, removed); /* each missing file once, however many versions */
+  ck_assert_uint_eq(r.fragments, 0);           /* no descriptor read from a broken fragment */
+  bri_verify_report_free(&r);
+  /* not a table, or no such version: errors */
+  char *nowhere = bri_path_join(tmp, "nowhere");
+  ck_assert_int_eq(bri_verify_table(nowhere, NULL, &r, &err), BRI_ENOTFOUND);
+  bri_verify_report_free(&r);
+  o = (bri_verify_options){.version = 99};
+  ck_assert_int_eq(bri_verify_table(root, &o, &r, &err), BRI_ENOTFOUND);
+  ck_assert_msg(strstr(err.msg, "no version 99") != NULL, "%s", err.msg);
+  bri_verify_report_free(&r);
+  free(data), free(nowhere);
+  teardown();
+}
+END_TEST
+
+static Suite *verify_suite(void) {
+  Suite *s = suite_create("verify");
+  TCase *tc = tcase_create("verify");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_fixtures_are_whole);
+  tcase_add_test(tc, test_missing_and_resized_files);
+  tcase_add_test(tc, test_unreadable_manifest_does_not_stop_the_rest);
+  tcase_add_test(tc, test_bri_targets_and_descriptors);
+  tcase_add_test(tc, test_bri_changed_under_kept_path);
+  tcase_add_test(tc, test_bounded_list_and_errors);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+BRI_TEST_MAIN(verify_suite)
