@@ -207,14 +207,8 @@ static json_t *indices_json(const bri_manifest *bm) {
   if (!bm->indices) return a;
   for (size_t i = 0; i < bm->indices->n_indices; i++) {
     const Lance__Table__IndexMetadata *x = bm->indices->indices[i];
-    char uuid[40] = "";
-    if (x->uuid && x->uuid->uuid.len == 16) {
-      const uint8_t *u = x->uuid->uuid.data;
-      snprintf(uuid, sizeof uuid,
-               "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
-               u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
-               u[15]);
-    }
+    char uuid[37] = "";
+    if (x->uuid && x->uuid->uuid.len == 16) bri_uuid_format(x->uuid->uuid.data, uuid);
     json_t *frags = json_null();
     if (x->has_fragment_bitmap) {
       roaring_bitmap_t *r = roaring_bitmap_portable_deserialize_safe(

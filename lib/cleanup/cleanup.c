@@ -86,12 +86,8 @@ static int collect(run *r, const bri_manifest *bm, refs *into) {
                                                       m->transaction_file)))
     rc = BRI_ENOMEM;
   for (size_t i = 0; !rc && bm->indices && i < bm->indices->n_indices; i++) {
-    const Lance__Table__IndexMetadata *x = bm->indices->indices[i];
-    if (!x->uuid || x->uuid->uuid.len != 16) continue;
-    const uint8_t *u = x->uuid->uuid.data;
-    char *d = bri_strdupf("%s/_indices/%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-                          r->t->root, u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
-                          u[10], u[11], u[12], u[13], u[14], u[15]);
+    char *d = NULL;
+    if ((rc = bri_table_index_dir(r->t, m, bm->indices->indices[i], &d, err)) != 0) break;
     if (!bri_strset_add_owned(&into->dirs, d)) rc = BRI_ENOMEM;
   }
   if (rc == BRI_ENOMEM && err->code != BRI_ENOMEM)

@@ -26,36 +26,8 @@
 #include "lance/table/commit.h"
 #include "lance/table/rowids.h"
 #include "util/fsutil.h"
+#include "util/outputs.h"
 #include "util/strmap.h"
-
-int bri_index_dir(const bri_table *t, const Lance__Table__Manifest *m,
-                  const Lance__Table__IndexMetadata *x, char **out, bri_error *err) {
-  *out = NULL;
-  if (!x->uuid || x->uuid->uuid.len != 16)
-    return bri_error_set(err, BRI_ECORRUPT, "%s: index %s has no 16-byte uuid", t->root,
-                         x->name ? x->name : "?");
-  const uint8_t *u = x->uuid->uuid.data;
-  char id[37];
-  snprintf(id, sizeof id, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-           u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
-           u[14], u[15]);
-  if (!x->has_base_id) {
-    *out = bri_strdupf("%s/_indices/%s", t->root, id);
-  } else {
-    const Lance__Table__BasePath *b = NULL;
-    for (size_t i = 0; i < m->n_base_paths; i++)
-      if (m->base_paths[i]->id == x->base_id) b = m->base_paths[i];
-    if (!b || !b->path)
-      return bri_error_set(err, BRI_ECORRUPT, "%s: index %s names base id %u, which is not defined",
-                           t->root, id, x->base_id);
-    const char *p = strncmp(b->path, "file://", 7) ? b->path : b->path + 7;
-    if (strstr(p, "://"))
-      return bri_error_set(err, BRI_EUNSUPPORTED, "%s: base %u is at %s; brid only works on local "
-                           "paths", t->root, x->base_id, b->path);
-    *out = b->is_dataset_root ? bri_strdupf("%s/_indices/%s", p, id) : bri_strdupf("%s/%s", p, id);
-  }
-  return *out ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
-}
 
 /* ------------------------------------------------------------ run state */
 
@@ -65,27 +37,10 @@ typedef struct run {
   bri_error *err;
   bri_table *src;     /* the source table */
   bri_table dst;      /* the clone (root + naming; versions appear on commit) */
-  char **created;
-  size_t n_created, cap_created;
+  bri_outputs out; /* what the clone created */
 } run;
 
-static int journal(run *r, const char *path) {
-  if (r->n_created == r->cap_created) {
-    size_t cap = r->cap_created ? r->cap_created * 2 : 64;
-    char **g = realloc(r->created, cap * sizeof *g);
-    if (!g) return bri_error_set(r->err, BRI_ENOMEM, "out of memory");
-    r->created = g, r->cap_created = cap;
-  }
-  if (!(r->created[r->n_created] = strdup(path))) return bri_error_set(r->err, BRI_ENOMEM, "out of memory");
-  r->n_created++;
-  if (r->o->journal) return r->o->journal(r->o->journal_user, path, r->err);
-  return 0;
-}
-
-static void roll_back(run *r) {
-  for (size_t i = r->n_created; i-- > 0;)
-    if (unlink(r->created[i]) != 0) rmdir(r->created[i]);
-}
+static int journal(run *r, const char *path) { return bri_outputs_add(&r->out, path, r->err); }
 
 /* Creates dir and any missing parents, all inside the clone's root. */
 static int make_dirs(run *r, const char *dir) {
@@ -336,8 +291,8 @@ static int deep_copy(run *r, const bri_manifest *bm, Lance__Table__Manifest *c,
     char *from = NULL, *to = NULL;
     const Lance__Table__IndexMetadata *was = bm->indices->indices[i];
     idx->indices[i]->has_base_id = 0, idx->indices[i]->base_id = 0;
-    if (!(rc = bri_index_dir(r->src, m, was, &from, r->err)) &&
-        !(rc = bri_index_dir(&r->dst, c, idx->indices[i], &to, r->err)) &&
+    if (!(rc = bri_table_index_dir(r->src, m, was, &from, r->err)) &&
+        !(rc = bri_table_index_dir(&r->dst, c, idx->indices[i], &to, r->err)) &&
         !(rc = copy_tree(r, from, to, false, NULL, 0)))
       r->rep->index_dirs++;
     free(from), free(to);
@@ -433,6 +388,7 @@ int bri_clone_table(const char *src, const char *dst, const bri_clone_options *o
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   run r = {.o = o, .rep = rep, .err = err};
+  r.out.journal = o->journal, r.out.user = o->journal_user;
   bri_manifest *bm = NULL;
   Lance__Table__Manifest *c = NULL;
   Lance__Table__IndexSection *idx = NULL;
@@ -521,7 +477,7 @@ int bri_clone_table(const char *src, const char *dst, const bri_clone_options *o
   free(txn.uuid);
   if (rc && txn_path) unlink(txn_path);
 out:
-  if (rc) roll_back(&r);
+  if (rc) bri_outputs_roll_back(&r.out);
   if (saved_bases || bases) {
     if (c) c->base_paths = saved_bases, c->n_base_paths = saved_n;
   }
@@ -529,8 +485,7 @@ out:
   if (c) lance__table__manifest__free_unpacked(c, NULL);
   if (idx) lance__table__index_section__free_unpacked(idx, NULL);
   bri_manifest_free(bm);
-  for (size_t i = 0; i < r.n_created; i++) free(r.created[i]);
-  free(r.created);
+  bri_outputs_free(&r.out);
   bri_versions_free(r.dst.versions, r.dst.n_versions);
   free(r.dst.root);
   bri_table_close(r.src);

@@ -50,10 +50,5 @@ typedef struct bri_clone_report {
 int bri_clone_table(const char *src, const char *dst, const bri_clone_options *o,
                     bri_clone_report *rep, bri_error *err);
 
-/* Directory of an index's files: {root}/_indices/{uuid}, or under its base
- * ({path}/_indices/{uuid} for a dataset-root base, {path}/{uuid} otherwise,
- * as Lance's Dataset::indice_files_dir). malloc'd. */
-int bri_index_dir(const bri_table *t, const Lance__Table__Manifest *m,
-                  const Lance__Table__IndexMetadata *x, char **out, bri_error *err);
 
 #endif

@@ -27,6 +27,7 @@
 #include "lance/table/rowids.h"
 #include "lance/table/table.h"
 #include "util/fsutil.h"
+#include "util/outputs.h"
 #include "util/pbcheck.h"
 
 void bri_materialize_options_default(bri_materialize_options *o) {
@@ -36,101 +37,6 @@ void bri_materialize_options_default(bri_materialize_options *o) {
 
 /* ------------------------------------------------------------ file placement */
 
-#define BRI_COPY_CHUNK ((size_t)1 << 20)
-
-static bool link_unsupported(int e) {
-  return e == EXDEV || e == EPERM || e == EMLINK || e == ENOTSUP || e == EOPNOTSUPP || e == ENOSYS;
-}
-
-static int copy_fd(int in, int out, uint64_t size, const char *src, const char *dst,
-                   bri_error *err) {
-  uint64_t done = 0;
-  bool plain = false;
-  char *buf = NULL;
-  while (done < size) {
-    size_t want = size - done > ((size_t)1 << 30) ? ((size_t)1 << 30) : (size_t)(size - done);
-    ssize_t n;
-    if (!plain) {
-      n = copy_file_range(in, NULL, out, NULL, want, 0);
-      if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
-        plain = true; /* e.g. an old kernel or a filesystem pair it cannot handle */
-        if (lseek(in, (off_t)done, SEEK_SET) < 0 || lseek(out, (off_t)done, SEEK_SET) < 0) {
-          free(buf);
-          return bri_error_errno(err, "seek", src);
-        }
-        continue;
-      }
-    } else {
-      if (!buf && !(buf = malloc(BRI_COPY_CHUNK))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-      n = read(in, buf, want < BRI_COPY_CHUNK ? want : BRI_COPY_CHUNK);
-      if (n > 0) {
-        ssize_t w = 0;
-        while (w < n) {
-          ssize_t k = write(out, buf + w, (size_t)(n - w));
-          if (k < 0 && errno == EINTR) continue;
-          if (k <= 0) {
-            free(buf);
-            return bri_error_errno(err, "write", dst);
-          }
-          w += k;
-        }
-      }
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      free(buf);
-      return bri_error_errno(err, "copy into", dst);
-    }
-    if (n == 0) {
-      free(buf);
-      return bri_error_set(err, BRI_EIO, "%s: shrank to %llu bytes while being copied (expected %llu)",
-                           src, (unsigned long long)done, (unsigned long long)size);
-    }
-    done += (uint64_t)n;
-  }
-  free(buf);
-  return 0;
-}
-
-int bri_file_link_or_copy(const char *src, const char *dst, bool allow_link, bool *linked,
-                          uint64_t *bytes, bri_error *err) {
-  struct stat st;
-  *linked = false;
-  *bytes = 0;
-  if (lstat(src, &st) != 0)
-    return errno == ENOENT ? bri_error_set(err, BRI_ENOTFOUND, "%s: no such file", src)
-                           : bri_error_errno(err, "stat", src);
-  /* Lance writes regular files only; a link could lead anywhere */
-  if (!S_ISREG(st.st_mode))
-    return bri_error_set(err, BRI_ECORRUPT, "%s: not a regular file (symbolic links and special "
-                         "files are never followed)", src);
-  *bytes = (uint64_t)st.st_size;
-  if (allow_link) {
-    if (link(src, dst) == 0) {
-      *linked = true;
-      return 0;
-    }
-    if (errno == EEXIST) return bri_error_set(err, BRI_EIO, "%s already exists; brid never overwrites", dst);
-    if (!link_unsupported(errno)) return bri_error_errno(err, "link", dst);
-  }
-  int in = open(src, O_RDONLY | O_CLOEXEC);
-  if (in < 0) return bri_error_errno(err, "open", src);
-  int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (out < 0) {
-    int e = errno;
-    close(in);
-    errno = e;
-    return e == EEXIST ? bri_error_set(err, BRI_EIO, "%s already exists; brid never overwrites", dst)
-                       : bri_error_errno(err, "create", dst);
-  }
-  int rc = copy_fd(in, out, (uint64_t)st.st_size, src, dst, err);
-  if (!rc && fsync(out) != 0) rc = bri_error_errno(err, "fsync", dst);
-  if (close(out) != 0 && !rc) rc = bri_error_errno(err, "close", dst);
-  close(in);
-  if (rc) unlink(dst);
-  return rc;
-}
-
 /* ------------------------------------------------------------ run state */
 
 typedef struct run {
@@ -138,57 +44,10 @@ typedef struct run {
   bri_materialize_report *rep;
   bri_error *err;
   bri_table *t;
-  char **created; /* what this round created, in order */
-  size_t n_created, cap_created;
+  bri_outputs out; /* what this round created */
 } run;
 
-static int journal(run *r, const char *path) {
-  if (r->n_created == r->cap_created) {
-    size_t cap = r->cap_created ? r->cap_created * 2 : 32;
-    char **g = realloc(r->created, cap * sizeof *g);
-    if (!g) return bri_error_set(r->err, BRI_ENOMEM, "out of memory");
-    r->created = g, r->cap_created = cap;
-  }
-  if (!(r->created[r->n_created] = strdup(path))) return bri_error_set(r->err, BRI_ENOMEM, "out of memory");
-  r->n_created++;
-  if (r->o->journal) return r->o->journal(r->o->journal_user, path, r->err);
-  return 0;
-}
-
-/* Removes what this round created, newest first (files before their
- * directories); never anything else (spec/blob.md 6.7). */
-static void roll_back(run *r) {
-  for (size_t i = r->n_created; i-- > 0;) {
-    if (unlink(r->created[i]) != 0) rmdir(r->created[i]);
-    free(r->created[i]);
-  }
-  r->n_created = 0;
-}
-
-/* After a commit the outputs belong to the table. */
-static void forget(run *r) {
-  for (size_t i = 0; i < r->n_created; i++) free(r->created[i]);
-  r->n_created = 0;
-}
-
-/* A fresh data file stem the way Lance names them: 24 binary digits of 3
- * random bytes, then 26 hex digits of 13 more (spec/table.md section 1). */
-static void random_stem(char out[51]) {
-  char uuid[37];
-  bri_uuid_v4(uuid);
-  uint8_t b[16];
-  for (int i = 0, k = 0; k < 16; i += 2) {
-    if (uuid[i] == '-') i++;
-    unsigned v;
-    sscanf(uuid + i, "%2x", &v);
-    b[k++] = (uint8_t)v;
-  }
-  int p = 0;
-  for (int i = 0; i < 3; i++)
-    for (int bit = 7; bit >= 0; bit--) out[p++] = (char)('0' + ((b[i] >> bit) & 1));
-  for (int i = 3; i < 16; i++) p += sprintf(out + p, "%02x", b[i]);
-  out[p] = 0;
-}
+static int journal(run *r, const char *path) { return bri_outputs_add(&r->out, path, r->err); }
 
 /* Places one file (or, in a dry run, only counts it; dst_dev is the
  * destination's filesystem, which decides whether a link would work). */
@@ -253,14 +112,14 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *d
   char **names = NULL;
   size_t n_names = 0;
   Lance__Table__BlobReuseIndex *b = NULL;
-  char stem[51];
+  char stem[BRI_STEM_LEN];
   int rc;
   if ((rc = bri_table_datafile_path(r->t, m, df, &old_path, err)) ||
       (rc = bri_table_sidecar_dir(r->t, m, df, &old_dir, err)))
     goto out;
   /* the new file lives in this table's own data directory, whatever base the old one had */
   data = bri_path_join(r->t->root, "data");
-  random_stem(stem);
+  bri_new_datafile_stem(stem);
   new_path = bri_strdupf("%s/%s.lance", data, stem);
   new_dir = bri_path_join(data, stem);
   if (!data || !new_path || !new_dir) {
@@ -379,35 +238,6 @@ out:
 
 /* ------------------------------------------------------------ commit */
 
-/* The transaction that produced version v: embedded, else its .txn file. */
-static int load_txn(const bri_table *t, uint64_t v, bri_manifest **m_out,
-                    Lance__Table__Transaction **txn, bool *owned, bri_error *err) {
-  *txn = NULL;
-  *owned = false;
-  int rc = bri_table_load(t, v, m_out, err);
-  if (rc) return rc;
-  if ((*m_out)->txn) {
-    *txn = (*m_out)->txn;
-    return 0;
-  }
-  const char *name = (*m_out)->pb->transaction_file;
-  if (!name || !*name || strchr(name, '/'))
-    return bri_error_set(err, BRI_ECONFLICT, "%s: version %llu records no transaction; brid "
-                         "cannot tell what it changed", t->root, (unsigned long long)v);
-  char *p = bri_strdupf("%s/_transactions/%s", t->root, name);
-  uint8_t *buf;
-  size_t len;
-  rc = p ? bri_read_file(p, (size_t)1 << 30, &buf, &len, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
-  if (!rc) {
-    rc = bri_pb_unpack(&lance__table__transaction__descriptor, buf, len, 0, p, "transaction",
-                       (ProtobufCMessage **)txn, err);
-    free(buf);
-  }
-  free(p);
-  *owned = rc == 0;
-  return rc;
-}
-
 static bool shares_field(const Lance__Table__DataFile *df, const int32_t *fields, size_t n) {
   for (size_t i = 0; i < df->n_fields; i++)
     for (size_t k = 0; k < n; k++)
@@ -506,13 +336,10 @@ static int attempt(run *r, uint64_t read_version, repl *g, size_t n, uint64_t *v
   bri_error *err = r->err;
   uint64_t latest = bri_table_latest_version(r->t);
   for (uint64_t v = read_version + 1; v <= latest; v++) {
-    bri_manifest *vm;
     Lance__Table__Transaction *txn;
-    bool owned;
-    int rc = load_txn(r->t, v, &vm, &txn, &owned, err);
+    int rc = bri_table_load_transaction(r->t, v, &txn, err);
     if (!rc) rc = check_txn(g, n, txn, v, err);
-    if (owned) lance__table__transaction__free_unpacked(txn, NULL);
-    bri_manifest_free(vm);
+    if (txn) lance__table__transaction__free_unpacked(txn, NULL);
     if (rc) return rc;
   }
   bri_manifest *m;
@@ -649,19 +476,19 @@ static int round_once(run *r, int *attempts) {
       refresh_versions(r->t); /* lost the race for the version name: rebase again */
     }
     if (!rc) {
-      forget(r);
+      bri_outputs_clear(&r->out);
       r->rep->commits++;
       r->rep->version = v;
     } else if (rc == BRI_ECONFLICT && ++*attempts < r->o->max_attempts) {
       /* plan again from whatever is latest now */
-      roll_back(r);
+      bri_outputs_roll_back(&r->out);
       *r->rep = before;
       refresh_versions(r->t);
       rc = 0;
     }
   }
   if (rc) {
-    roll_back(r);
+    bri_outputs_roll_back(&r->out);
     uint64_t rv = r->rep->read_version;
     *r->rep = before;
     r->rep->read_version = rv;
@@ -688,6 +515,7 @@ int bri_materialize_table(const char *root, const bri_materialize_options *o,
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   run r = {.o = &opts, .rep = rep, .err = err};
+  r.out.journal = opts.journal, r.out.user = opts.journal_user;
   int rc = bri_table_open(root, &r.t, err);
   if (rc) return rc;
   int attempts = 0, rounds = 0;
@@ -701,8 +529,7 @@ int bri_materialize_table(const char *root, const bri_materialize_options *o,
       break;
     }
   if (rc == 1) rc = 0;
-  for (size_t i = 0; i < r.n_created; i++) free(r.created[i]);
-  free(r.created);
+  bri_outputs_free(&r.out);
   bri_table_close(r.t);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   rep->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;

@@ -52,10 +52,4 @@ void bri_materialize_options_default(bri_materialize_options *o);
 int bri_materialize_table(const char *root, const bri_materialize_options *o,
                           bri_materialize_report *rep, bri_error *err);
 
-/* Creates dst (never overwriting) with the bytes of src: a hard link when
- * allow_link and the filesystem permits, else a copy (fsynced). *linked
- * says which; *bytes is the size of src. Shared by clone.c. */
-int bri_file_link_or_copy(const char *src, const char *dst, bool allow_link, bool *linked,
-                          uint64_t *bytes, bri_error *err);
-
 #endif

@@ -401,7 +401,7 @@ static void check_version(vrun *r, const bri_manifest *bm) {
   }
   for (size_t i = 0; bm->indices && i < bm->indices->n_indices && !r->oom; i++) {
     const Lance__Table__IndexMetadata *x = bm->indices->indices[i];
-    if (bri_index_dir(r->t, m, x, &p, &e) != 0) {
+    if (bri_table_index_dir(r->t, m, x, &p, &e) != 0) {
       problem(r, bm->path, "index %s: %s", x->name ? x->name : "?", e.msg);
       continue;
     }

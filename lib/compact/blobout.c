@@ -35,8 +35,7 @@ struct bri_blob_out {
   bool dir_made;
   bri_strategy s;
   const bri_strset *repack;
-  bri_journal_fn journal;
-  void *juser;
+  bri_outputs *outs;
   uint32_t next_id;
   bri_strmap objects; /* terminal path -> local id (a) */
   bri_strmap ranges;  /* path|pos|size -> pack id (a), position (b) */
@@ -61,13 +60,13 @@ int bri_strategy_parse(const char *s, bri_strategy *out, bri_error *err) {
 }
 
 int bri_blob_out_open(const char *own_dir, bri_strategy s, const bri_strset *repack,
-                      bri_journal_fn journal, void *juser, bri_blob_out **out, bri_error *err) {
+                      bri_outputs *outs, bri_blob_out **out, bri_error *err) {
   bri_blob_out *o = calloc(1, sizeof *o);
   if (!o || !(o->own_dir = strdup(own_dir))) {
     free(o);
     return bri_error_set(err, BRI_ENOMEM, "out of memory");
   }
-  o->s = s, o->repack = repack, o->journal = journal, o->juser = juser;
+  o->s = s, o->repack = repack, o->outs = outs;
   o->next_id = 1;
   o->pack_fd = -1;
   *out = o;
@@ -75,7 +74,7 @@ int bri_blob_out_open(const char *own_dir, bri_strategy s, const bri_strset *rep
 }
 
 static int journal(bri_blob_out *o, const char *path, bri_error *err) {
-  return o->journal ? o->journal(o->juser, path, err) : 0;
+  return bri_outputs_add(o->outs, path, err);
 }
 
 static int ensure_dir(bri_blob_out *o, bri_error *err) {
@@ -104,25 +103,8 @@ static int copy_range(const char *src, uint64_t off, uint64_t len, int fd, const
                       bri_error *err) {
   int in = open(src, O_RDONLY | O_CLOEXEC);
   if (in < 0) return bri_error_errno(err, "open", src);
-  loff_t ioff = (loff_t)off;
-  int rc = 0;
-  while (len && !rc) {
-    ssize_t n = copy_file_range(in, &ioff, fd, NULL, len > ((size_t)1 << 30) ? ((size_t)1 << 30) : len, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS)) {
-      /* fall back to read/write */
-      uint8_t buf[1 << 16];
-      size_t want = len < sizeof buf ? len : sizeof buf;
-      ssize_t r = pread(in, buf, want, ioff);
-      if (r <= 0) { rc = r < 0 ? bri_error_errno(err, "read", src) : bri_error_set(err, BRI_ECORRUPT, "%s: ends before offset %lld", src, (long long)ioff + (long long)want); break; }
-      if (write(fd, buf, (size_t)r) != r) { rc = bri_error_errno(err, "write", dst); break; }
-      ioff += r, len -= (uint64_t)r;
-      continue;
-    }
-    if (n < 0) rc = bri_error_errno(err, "copy into", dst);
-    else if (n == 0) rc = bri_error_set(err, BRI_ECORRUPT, "%s: ends before offset %lld", src, (long long)ioff);
-    else len -= (uint64_t)n;
-  }
+  int rc = lseek(in, (off_t)off, SEEK_SET) < 0 ? bri_error_errno(err, "seek", src)
+                                               : bri_copy_fd(in, fd, len, src, dst, err);
   close(in);
   return rc;
 }

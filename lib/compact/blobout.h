@@ -22,6 +22,7 @@
 #include "blob/resolve.h"
 #include "table.pb-c.h"
 #include "util/error.h"
+#include "util/outputs.h"
 #include "util/strset.h"
 
 typedef enum bri_strategy { BRI_STRATEGY_BRI = 0, BRI_STRATEGY_LINK, BRI_STRATEGY_COPY } bri_strategy;
@@ -29,9 +30,6 @@ typedef enum bri_strategy { BRI_STRATEGY_BRI = 0, BRI_STRATEGY_LINK, BRI_STRATEG
 const char *bri_strategy_name(bri_strategy s);
 /* "bri", "link" or "copy"; anything else is BRI_EINVAL. */
 int bri_strategy_parse(const char *s, bri_strategy *out, bri_error *err);
-
-/* Called with every path before it is created; non-zero aborts. */
-typedef int (*bri_journal_fn)(void *user, const char *path, bri_error *err);
 
 typedef struct bri_blob_out bri_blob_out;
 
@@ -43,10 +41,11 @@ typedef struct bri_blob_out_stats {
 } bri_blob_out_stats;
 
 /* own_dir: the output data file's sidecar directory (data/{stem}); it is
- * created (and journaled) only when something must live there. repack:
- * absolute paths of packs to repack under the bri strategy (may be NULL). */
+ * created (and recorded in outs) only when something must live there.
+ * repack: absolute paths of packs to repack under the bri strategy (may be
+ * NULL). */
 int bri_blob_out_open(const char *own_dir, bri_strategy s, const bri_strset *repack,
-                      bri_journal_fn journal, void *juser, bri_blob_out **out, bri_error *err);
+                      bri_outputs *outs, bri_blob_out **out, bri_error *err);
 
 /* Rewrites one descriptor of kind Packed (1) or Dedicated (2) that source
  * resolver r holds: *blob_id becomes the output-local id, *position the

@@ -47,50 +47,11 @@ typedef struct run {
   bri_error *err;
   bri_table *t;
   bri_manifest *m;
-  char **created; /* every path this run created, in order */
-  size_t n_created, cap_created;
+  bri_outputs out; /* every path this run created */
   bri_strset repack; /* absolute paths of packs to repack */
   uint64_t rows_total, rows_done;
 } run;
 
-static int journal(void *user, const char *path, bri_error *err) {
-  run *r = user;
-  if (r->n_created == r->cap_created) {
-    size_t cap = r->cap_created ? r->cap_created * 2 : 16;
-    char **g = realloc(r->created, cap * sizeof *g);
-    if (!g) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-    r->created = g, r->cap_created = cap;
-  }
-  if (!(r->created[r->n_created] = strdup(path))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  r->n_created++;
-  if (r->hooks && r->hooks->journal) return r->hooks->journal(r->hooks->user, path, err);
-  return 0;
-}
-
-/* Removes what this run created, newest first (files before their dirs). */
-static void roll_back(run *r) {
-  for (size_t i = r->n_created; i-- > 0;)
-    if (unlink(r->created[i]) != 0) rmdir(r->created[i]);
-}
-
-/* A fresh data file stem the way Lance names them: 24 binary digits of 3
- * random bytes, then 26 hex digits of 13 more (spec/table.md section 1). */
-static void random_stem(char out[51]) {
-  char uuid[37];
-  bri_uuid_v4(uuid);
-  uint8_t b[16];
-  for (int i = 0, k = 0; k < 16; i += 2) {
-    if (uuid[i] == '-') i++;
-    unsigned v;
-    sscanf(uuid + i, "%2x", &v);
-    b[k++] = (uint8_t)v;
-  }
-  int p = 0;
-  for (int i = 0; i < 3; i++)
-    for (int bit = 7; bit >= 0; bit--) out[p++] = (char)('0' + ((b[i] >> bit) & 1));
-  for (int i = 3; i < 16; i++) p += sprintf(out + p, "%02x", b[i]);
-  out[p] = 0;
-}
 
 static bool cancelled(run *r) { return r->hooks && r->hooks->cancelled && r->hooks->cancelled(r->hooks->user); }
 
@@ -430,8 +391,8 @@ static int carry_row_meta(run *r, const Lance__Table__DataFragment *f, bri_fragm
 static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment **frag, bool *any_versions) {
   const Lance__Table__Manifest *m = r->m->pb;
   bri_error *err = r->err;
-  char stem[51];
-  random_stem(stem);
+  char stem[BRI_STEM_LEN];
+  bri_new_datafile_stem(stem);
   char *path = bri_strdupf("%s/data/%s.lance", r->t->root, stem);
   char *own_dir = bri_strdupf("%s/data/%s", r->t->root, stem);
   bin_ctx b = {.r = r};
@@ -451,9 +412,9 @@ static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment
   else if (m->data_format && m->data_format->version && strcmp(m->data_format->version, "2.2"))
     rc = bri_error_set(err, BRI_EUNSUPPORTED, "%s: data storage version %s is not supported (2.1 and 2.2 are)",
                        r->t->root, m->data_format->version);
-  if (!rc) rc = journal(r, path, err);
+  if (!rc) rc = bri_outputs_add(&r->out, path, err);
   if (!rc) rc = bri_file_writer_open(path, minor, m->fields, m->n_fields, NULL, &b.w, err);
-  if (!rc) rc = bri_blob_out_open(own_dir, r->req->strategy, &r->repack, journal, r, &b.out, err);
+  if (!rc) rc = bri_blob_out_open(own_dir, r->req->strategy, &r->repack, &r->out, &b.out, err);
   uint64_t batch = r->req->batch_rows ? r->req->batch_rows : 16384;
   for (size_t k = 0; !rc && k < bin->count; k++) {
     const Lance__Table__DataFragment *f = m->fragments[bin->first + k];
@@ -585,6 +546,8 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   run r = {.req = req, .hooks = hooks, .rep = rep, .err = err};
+  r.out.journal = hooks ? hooks->journal : NULL;
+  r.out.user = hooks ? hooks->user : NULL;
   bri_plan *plan = NULL;
   bool *repack_wanted = NULL;
   uint64_t (*bytes)[4] = NULL;
@@ -649,7 +612,7 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
     rc = bri_rewrite_commit(r.t, &rw, req->max_commit_attempts ? req->max_commit_attempts : 20, &rep->version, err);
   }
   if (!rc) rep->fragments_after = m->n_fragments - rep->fragments_rewritten + plan->n_bins;
-  else roll_back(&r);
+  else bri_outputs_roll_back(&r.out);
 out:
   clock_gettime(CLOCK_MONOTONIC, &t1);
   rep->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -657,8 +620,7 @@ out:
     if (news[k]) lance__table__data_fragment__free_unpacked(news[k], NULL);
   free(news), free(groups), free(old_ids), free(repack_wanted), free(bytes);
   bri_plan_free(plan);
-  for (size_t i = 0; i < r.n_created; i++) free(r.created[i]);
-  free(r.created);
+  bri_outputs_free(&r.out);
   bri_strset_free(&r.repack);
   bri_manifest_free(r.m);
   bri_table_close(r.t);

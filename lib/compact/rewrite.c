@@ -124,36 +124,6 @@ int bri_rewrite_check_conflict(const bri_rewrite *rw, const Lance__Table__Transa
                        (unsigned long long)v, what);
 }
 
-/* The transaction that produced version v: embedded, else its .txn file. */
-static int load_txn(const bri_table *t, uint64_t v, bri_manifest **m_out,
-                    Lance__Table__Transaction **txn, bool *owned, bri_error *err) {
-  *txn = NULL;
-  *owned = false;
-  int rc = bri_table_load(t, v, m_out, err);
-  if (rc) return rc;
-  if ((*m_out)->txn) {
-    *txn = (*m_out)->txn;
-    return 0;
-  }
-  const char *name = (*m_out)->pb->transaction_file;
-  if (!name || !*name || strchr(name, '/'))
-    return bri_error_set(err, BRI_ECONFLICT,
-                         "%s: version %llu records no transaction; brid cannot tell what it changed",
-                         t->root, (unsigned long long)v);
-  char *p = bri_strdupf("%s/_transactions/%s", t->root, name);
-  uint8_t *buf;
-  size_t len;
-  rc = bri_read_file(p, (size_t)1 << 30, &buf, &len, err);
-  if (!rc) {
-    rc = bri_pb_unpack(&lance__table__transaction__descriptor, buf, len, 0, p, "transaction",
-                       (ProtobufCMessage **)txn, err);
-    free(buf);
-  }
-  free(p);
-  *owned = rc == 0;
-  return rc;
-}
-
 static const Lance__Table__DataFragment *find_frag(const Lance__Table__Manifest *m, uint64_t id) {
   for (size_t i = 0; i < m->n_fragments; i++)
     if (m->fragments[i]->id == id) return m->fragments[i];
@@ -241,13 +211,10 @@ static int attempt(bri_table *t, const bri_rewrite *rw, const bri_manifest *base
                    uint64_t *version, bri_error *err) {
   uint64_t latest = bri_table_latest_version(t);
   for (uint64_t v = rw->read_version + 1; v <= latest; v++) {
-    bri_manifest *vm;
     Lance__Table__Transaction *txn;
-    bool owned;
-    int rc = load_txn(t, v, &vm, &txn, &owned, err);
+    int rc = bri_table_load_transaction(t, v, &txn, err);
     if (!rc) rc = bri_rewrite_check_conflict(rw, txn, v, err);
-    if (owned) lance__table__transaction__free_unpacked(txn, NULL);
-    bri_manifest_free(vm);
+    if (txn) lance__table__transaction__free_unpacked(txn, NULL);
     if (rc) return rc;
   }
   bri_manifest *m;

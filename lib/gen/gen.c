@@ -419,30 +419,13 @@ static int column(struct ArrowArray *a, col_kind k, bool nullable, blob_state *b
 
 /* -------------------------------------------------------------- fragments */
 
-static void random_stem(char out[51]) {
-  char uuid[37];
-  bri_uuid_v4(uuid);
-  uint8_t b[16];
-  for (int i = 0, k = 0; k < 16; i += 2) {
-    if (uuid[i] == '-') i++;
-    unsigned v;
-    sscanf(uuid + i, "%2x", &v);
-    b[k++] = (uint8_t)v;
-  }
-  int p = 0;
-  for (int i = 0; i < 3; i++)
-    for (int bit = 7; bit >= 0; bit--) out[p++] = (char)('0' + ((b[i] >> bit) & 1));
-  for (int i = 3; i < 16; i++) p += sprintf(out + p, "%02x", b[i]);
-  out[p] = 0;
-}
-
 /* Writes one fragment's files; *frag gets the new fragment (id 0). */
 static int write_fragment(const char *root, Lance__File__Field **fields, size_t n_fields,
                           const col_kind *kinds, uint16_t minor, const bri_gen_options *o,
                           uint64_t first, Lance__Table__DataFragment **frag, bri_gen_report *rep,
                           bri_error *err) {
-  char stem[51];
-  random_stem(stem);
+  char stem[BRI_STEM_LEN];
+  bri_new_datafile_stem(stem);
   char *path = bri_strdupf("%s/data/%s.lance", root, stem);
   char *data = bri_strdupf("%s/data", root);
   blob_state b = {.dir = bri_strdupf("%s/data/%s", root, stem), .next_id = 1, .pack_fd = -1, .seed = o->seed};

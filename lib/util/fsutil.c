@@ -3,6 +3,7 @@
 #include "util/fsutil.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -139,4 +140,100 @@ int bri_list_dir(const char *dir, char ***names, size_t *count, bri_error *err) 
 void bri_free_names(char **names, size_t count) {
   for (size_t i = 0; i < count; i++) free(names[i]);
   free(names);
+}
+
+#define BRI_COPY_CHUNK ((size_t)1 << 20)
+
+static bool link_unsupported(int e) {
+  return e == EXDEV || e == EPERM || e == EMLINK || e == ENOTSUP || e == EOPNOTSUPP || e == ENOSYS;
+}
+
+int bri_copy_fd(int in, int out, uint64_t size, const char *src, const char *dst, bri_error *err) {
+  uint64_t done = 0;
+  off_t in0 = lseek(in, 0, SEEK_CUR), out0 = lseek(out, 0, SEEK_CUR);
+  if (in0 < 0 || out0 < 0) return bri_error_errno(err, "seek", src);
+  bool plain = false;
+  char *buf = NULL;
+  while (done < size) {
+    size_t want = size - done > ((size_t)1 << 30) ? ((size_t)1 << 30) : (size_t)(size - done);
+    ssize_t n;
+    if (!plain) {
+      n = copy_file_range(in, NULL, out, NULL, want, 0);
+      if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
+        plain = true; /* e.g. an old kernel or a filesystem pair it cannot handle */
+        if (lseek(in, in0 + (off_t)done, SEEK_SET) < 0 || lseek(out, out0 + (off_t)done, SEEK_SET) < 0) {
+          free(buf);
+          return bri_error_errno(err, "seek", src);
+        }
+        continue;
+      }
+    } else {
+      if (!buf && !(buf = malloc(BRI_COPY_CHUNK))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+      n = read(in, buf, want < BRI_COPY_CHUNK ? want : BRI_COPY_CHUNK);
+      if (n > 0) {
+        ssize_t w = 0;
+        while (w < n) {
+          ssize_t k = write(out, buf + w, (size_t)(n - w));
+          if (k < 0 && errno == EINTR) continue;
+          if (k <= 0) {
+            free(buf);
+            return bri_error_errno(err, "write", dst);
+          }
+          w += k;
+        }
+      }
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      free(buf);
+      return bri_error_errno(err, "copy into", dst);
+    }
+    if (n == 0) {
+      free(buf);
+      return bri_error_set(err, BRI_EIO, "%s: shrank to %llu bytes while being copied (expected %llu)",
+                           src, (unsigned long long)done, (unsigned long long)size);
+    }
+    done += (uint64_t)n;
+  }
+  free(buf);
+  return 0;
+}
+
+int bri_file_link_or_copy(const char *src, const char *dst, bool allow_link, bool *linked,
+                          uint64_t *bytes, bri_error *err) {
+  struct stat st;
+  *linked = false;
+  *bytes = 0;
+  if (lstat(src, &st) != 0)
+    return errno == ENOENT ? bri_error_set(err, BRI_ENOTFOUND, "%s: no such file", src)
+                           : bri_error_errno(err, "stat", src);
+  /* Lance writes regular files only; a link could lead anywhere */
+  if (!S_ISREG(st.st_mode))
+    return bri_error_set(err, BRI_ECORRUPT, "%s: not a regular file (symbolic links and special "
+                         "files are never followed)", src);
+  *bytes = (uint64_t)st.st_size;
+  if (allow_link) {
+    if (link(src, dst) == 0) {
+      *linked = true;
+      return 0;
+    }
+    if (errno == EEXIST) return bri_error_set(err, BRI_EIO, "%s already exists; brid never overwrites", dst);
+    if (!link_unsupported(errno)) return bri_error_errno(err, "link", dst);
+  }
+  int in = open(src, O_RDONLY | O_CLOEXEC);
+  if (in < 0) return bri_error_errno(err, "open", src);
+  int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (out < 0) {
+    int e = errno;
+    close(in);
+    errno = e;
+    return e == EEXIST ? bri_error_set(err, BRI_EIO, "%s already exists; brid never overwrites", dst)
+                       : bri_error_errno(err, "create", dst);
+  }
+  int rc = bri_copy_fd(in, out, (uint64_t)st.st_size, src, dst, err);
+  if (!rc && fsync(out) != 0) rc = bri_error_errno(err, "fsync", dst);
+  if (close(out) != 0 && !rc) rc = bri_error_errno(err, "close", dst);
+  close(in);
+  if (rc) unlink(dst);
+  return rc;
 }

@@ -3,6 +3,7 @@
 #ifndef BRI_FSUTIL_H
 #define BRI_FSUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,5 +32,17 @@ char *bri_strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * BRI_ENOTFOUND. The caller frees each name and the array. */
 int bri_list_dir(const char *dir, char ***names, size_t *count, bri_error *err);
 void bri_free_names(char **names, size_t count);
+
+/* Copies size bytes from in to out, each from its current offset
+ * (copy_file_range when the kernel can, else read/write). A source that
+ * ends early is BRI_EIO. */
+int bri_copy_fd(int in, int out, uint64_t size, const char *src, const char *dst, bri_error *err);
+
+/* Creates dst (never overwriting) with the bytes of src: a hard link when
+ * allow_link and the filesystem permits, else a copy (fsynced). *linked
+ * says which; *bytes is the size of src. src must be a regular file:
+ * symbolic links and special files are refused, never followed. */
+int bri_file_link_or_copy(const char *src, const char *dst, bool allow_link, bool *linked,
+                          uint64_t *bytes, bri_error *err);
 
 #endif

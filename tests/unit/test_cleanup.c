@@ -21,38 +21,12 @@
 
 static char *tmp, *root;
 
-static void copy_fixture(const char *name) {
-  tmp = bri_tmpdir();
-  root = bri_path_join(tmp, "t.lance");
-  char *src = bri_fixture(name);
-  bri_copytree(src, root);
-  free(src);
-  /* a fresh checkout gives every file the current time, which cleanup rightly
-   * treats as possibly in flight; date them before the fixture's manifests */
-  char *cmd = bri_strdupf("find '%s' -exec touch -h -d 2020-01-01 {} +", root);
-  ck_assert_int_eq(system(cmd), 0);
-  free(cmd);
-}
+static void copy_fixture(const char *name) { bri_fixture_table(name, &tmp, &root); }
+
 
 static void teardown(void) {
   bri_rmtree(tmp);
   free(tmp), free(root);
-}
-
-/* sha256 listing of every file under root, for "nothing changed" checks */
-static char *listing(void) {
-  char *cmd = bri_strdupf("cd '%s' && find . -exec ls -ld {} + | awk '{print $1, $5, $9}' | sort", root);
-  FILE *f = popen(cmd, "r");
-  char *out = NULL;
-  size_t len = 0;
-  FILE *m = open_memstream(&out, &len);
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, n, m);
-  pclose(f);
-  fclose(m);
-  free(cmd);
-  return out;
 }
 
 static void age_file(const char *path, int64_t seconds_ago) {
@@ -87,9 +61,9 @@ START_TEST(test_old_versions_go_tagged_stays) {
   bri_cleanup_policy p = now_policy();
   bri_cleanup_stats dry, real;
   p.dry_run = true;
-  char *before = listing();
+  char *before = bri_tree_listing(root);
   ck_assert_msg(bri_cleanup_run(root, &p, NULL, NULL, &dry, &err) == 0, "%s", err.msg);
-  char *after_dry = listing();
+  char *after_dry = bri_tree_listing(root);
   ck_assert_str_eq(before, after_dry); /* a dry run deletes nothing */
   p.dry_run = false;
   ck_assert_msg(bri_cleanup_run(root, &p, NULL, NULL, &real, &err) == 0, "%s", err.msg);
@@ -131,13 +105,13 @@ START_TEST(test_fail_closed_on_unreadable_retained_manifest) {
   unlink(m2);
   bri_write_bytes(m2, b, len);
   free(b);
-  char *before = listing();
+  char *before = bri_tree_listing(root);
   bri_cleanup_policy p = now_policy();
   bri_cleanup_stats st;
   ck_assert_int_eq(bri_cleanup_run(root, &p, NULL, NULL, &st, &err), BRI_ECORRUPT);
   ck_assert_msg(strstr(err.msg, "retained version 2 cannot be read, nothing was deleted") != NULL, "%s", err.msg);
   ck_assert_msg(strstr(err.msg, m2) != NULL, "no file in: %s", err.msg);
-  char *after = listing();
+  char *after = bri_tree_listing(root);
   ck_assert_str_eq(before, after);
   free(before), free(after), free(m2);
   teardown();

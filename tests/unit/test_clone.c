@@ -31,43 +31,17 @@
 static char *tmp, *root, *dst;
 
 static void copy_fixture(const char *name) {
-  tmp = bri_tmpdir();
-  root = bri_path_join(tmp, "src.lance");
+  bri_fixture_table(name, &tmp, &root);
   dst = bri_path_join(tmp, "clone.lance");
-  char *src = bri_fixture(name);
-  bri_copytree(src, root);
-  free(src);
-  /* a fresh checkout dates every file now, which cleanup treats as in flight */
-  char *cmd = bri_strdupf("find '%s' -exec touch -h -d 2020-01-01 {} +", root);
-  ck_assert_int_eq(system(cmd), 0);
-  free(cmd);
 }
+
 
 static void teardown(void) {
   bri_rmtree(tmp);
   free(tmp), free(root), free(dst);
 }
 
-static char *listing(const char *dir) {
-  char *cmd = bri_strdupf("cd '%s' && find . -printf '%%p %%s %%y\\n' | sort", dir);
-  FILE *f = popen(cmd, "r");
-  char *out = NULL;
-  size_t len = 0;
-  FILE *m = open_memstream(&out, &len);
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, n, m);
-  pclose(f);
-  fclose(m);
-  free(cmd);
-  return out;
-}
 
-static uint64_t fnv(const uint8_t *p, size_t n) {
-  uint64_t h = 1469598103934665603ULL;
-  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
-  return h;
-}
 
 /* Rows of the latest version, in fragment order: the id column's values,
  * and, for tables with a blob column, the FNV of each blob's bytes. */
@@ -109,7 +83,7 @@ static char *digest(const char *table) {
           uint8_t *bytes;
           size_t n;
           ck_assert_msg(bri_blob_read(res, &d, 1 << 26, &bytes, &n, &err) == 0, "%s", err.msg);
-          fprintf(s, "=%zu:%016llx", n, (unsigned long long)fnv(bytes, n));
+          fprintf(s, "=%zu:%016llx", n, (unsigned long long)bri_fnv1a(bytes, n));
           free(bytes);
         }
       }
@@ -174,7 +148,7 @@ static char *bri_bytes(const Lance__Table__Manifest *m) {
 START_TEST(test_shallow_clone_plain_has_lance_shape) {
   copy_fixture("tables/plain.lance");
   char *before = digest(root);
-  char *src_listing = listing(root);
+  char *src_listing = bri_tree_listing(root);
   bri_clone_options o = {0};
   bri_clone_report rep;
   bri_error err;
@@ -223,7 +197,7 @@ START_TEST(test_shallow_clone_plain_has_lance_shape) {
   char *after = digest(dst);
   ck_assert_str_eq(before, after);
   assert_verifies(dst);
-  char *src_after = listing(root);
+  char *src_after = bri_tree_listing(root);
   ck_assert_str_eq(src_listing, src_after); /* a shallow clone writes nothing in the source */
   free(before), free(after), free(src_listing), free(src_after);
   teardown();
@@ -273,7 +247,7 @@ START_TEST(test_shallow_clone_bri_cleanup_spares_source) {
   char *cmd = bri_strdupf("find '%s' -exec touch -h -d 2020-01-01 {} +", root);
   ck_assert_int_eq(system(cmd), 0);
   free(cmd);
-  char *src_listing = listing(root);
+  char *src_listing = bri_tree_listing(root);
   bri_clone_options o = {0};
   bri_clone_report rep;
   bri_error err;
@@ -298,7 +272,7 @@ START_TEST(test_shallow_clone_bri_cleanup_spares_source) {
   bri_cleanup_stats st;
   ck_assert_msg(bri_cleanup_run(dst, &p, NULL, NULL, &st, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(st.files[BRI_CLEAN_MANIFEST], 1); /* the clone's first version went */
-  char *src_after = listing(root);
+  char *src_after = bri_tree_listing(root);
   ck_assert_str_eq(src_listing, src_after); /* not a single file of the source */
   char *after2 = digest(dst);
   ck_assert_str_eq(before, after2);
@@ -368,7 +342,7 @@ START_TEST(test_deep_clone_plain_copies_everything) {
   }
   ck_assert(!m->indices->indices[0]->has_base_id);
   char *idx;
-  ck_assert_int_eq(bri_index_dir(t, m->pb, m->indices->indices[0], &idx, &err), 0);
+  ck_assert_int_eq(bri_table_index_dir(t, m->pb, m->indices->indices[0], &idx, &err), 0);
   ck_assert_msg(strstr(idx, "/clone.lance/_indices/") != NULL, "%s", idx);
   struct stat st;
   ck_assert(stat(idx, &st) == 0 && S_ISDIR(st.st_mode));
@@ -423,7 +397,7 @@ static int failing_journal(void *user, const char *path, bri_error *err) {
 
 START_TEST(test_deep_clone_failure_rolls_back) {
   copy_fixture("tables/plain.lance");
-  char *src_listing = listing(root);
+  char *src_listing = bri_tree_listing(root);
   for (size_t fail_at = 0; fail_at < 12; fail_at += 3) {
     jstate j = {0, fail_at};
     bri_clone_options o = {.deep = true, .journal = failing_journal, .journal_user = &j};
@@ -432,7 +406,7 @@ START_TEST(test_deep_clone_failure_rolls_back) {
     ck_assert_int_eq(bri_clone_table(root, dst, &o, &rep, &err), BRI_EIO);
     ck_assert_msg(access(dst, F_OK) != 0, "after a failure at path %zu the clone directory remains", fail_at);
   }
-  char *src_after = listing(root);
+  char *src_after = bri_tree_listing(root);
   ck_assert_str_eq(src_listing, src_after);
   free(src_listing), free(src_after);
   teardown();

@@ -32,41 +32,14 @@
 
 static char *tmp, *root;
 
-static void copy_fixture(const char *name) {
-  tmp = bri_tmpdir();
-  root = bri_path_join(tmp, "t.lance");
-  char *src = bri_fixture(name);
-  bri_copytree(src, root);
-  free(src);
-}
+static void copy_fixture(const char *name) { bri_fixture_table(name, &tmp, &root); }
+
 
 static void teardown(void) {
   bri_rmtree(tmp);
   free(tmp), free(root);
 }
 
-/* Every file under root with its size and link count, sorted: "nothing
- * changed" checks. */
-static char *listing(void) {
-  char *cmd = bri_strdupf("cd '%s' && find . -printf '%%p %%s %%y\\n' | sort", root);
-  FILE *f = popen(cmd, "r");
-  char *out = NULL;
-  size_t len = 0;
-  FILE *m = open_memstream(&out, &len);
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, n, m);
-  pclose(f);
-  fclose(m);
-  free(cmd);
-  return out;
-}
-
-static uint64_t fnv(const uint8_t *p, size_t n) {
-  uint64_t h = 1469598103934665603ULL;
-  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
-  return h;
-}
 
 typedef struct row {
   int64_t id;
@@ -115,7 +88,7 @@ static char *digest(const char *table) {
         uint8_t *bytes;
         size_t len;
         ck_assert_msg(bri_blob_read(res, &d, 1 << 26, &bytes, &len, &err) == 0, "%s", err.msg);
-        h = fnv(bytes, len) ^ len;
+        h = bri_fnv1a(bytes, len) ^ len;
         free(bytes);
       }
       rows[n++] = (row){((const int64_t *)ia.buffers[1])[ia.offset + i], h};
@@ -277,7 +250,7 @@ START_TEST(test_materialize_copy_mode_and_dry_run) {
   copy_fixture("tables/blobs.lance");
   char *before = digest(root);
   compact(0.3);
-  char *l0 = listing();
+  char *l0 = bri_tree_listing(root);
   bri_materialize_options o;
   bri_materialize_options_default(&o);
   o.dry_run = true;
@@ -288,7 +261,7 @@ START_TEST(test_materialize_copy_mode_and_dry_run) {
   ck_assert_uint_eq(rep.data_files, 1);
   ck_assert_uint_eq(rep.bri_files_left, 1);
   ck_assert_uint_eq(rep.links, 3); /* data file + pack + dedicated sidecar */
-  char *l1 = listing();
+  char *l1 = bri_tree_listing(root);
   ck_assert_str_eq(l0, l1); /* a dry run creates nothing */
   o.dry_run = false;
   o.no_links = true;
@@ -306,13 +279,13 @@ END_TEST
 
 START_TEST(test_materialize_nothing_to_do) {
   copy_fixture("tables/blobs.lance");
-  char *l0 = listing();
+  char *l0 = bri_tree_listing(root);
   bri_materialize_report rep;
   bri_error err;
   ck_assert_msg(bri_materialize_table(root, NULL, &rep, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(rep.commits, 0);
   ck_assert_uint_eq(rep.version, 0);
-  char *l1 = listing();
+  char *l1 = bri_tree_listing(root);
   ck_assert_str_eq(l0, l1);
   free(l0), free(l1);
   teardown();
@@ -342,11 +315,11 @@ START_TEST(test_materialize_missing_target_changes_nothing) {
   bri_manifest_free(m);
   bri_table_close(t);
   ck_assert_int_eq(unlink(victim), 0);
-  char *l0 = listing();
+  char *l0 = bri_tree_listing(root);
   bri_materialize_report rep;
   ck_assert_int_eq(bri_materialize_table(root, NULL, &rep, &err), BRI_ECORRUPT);
   ck_assert_msg(strstr(err.msg, victim) && strstr(err.msg, "is missing"), "%s", err.msg);
-  char *l1 = listing();
+  char *l1 = bri_tree_listing(root);
   ck_assert_str_eq(l0, l1); /* every file it made is gone again, nothing else touched */
   m = latest(&t);
   ck_assert_uint_eq(m->pb->version, version);
@@ -403,7 +376,7 @@ static int test_journal(void *user, const char *path, bri_error *err) {
 START_TEST(test_materialize_journal_failure_rolls_back) {
   copy_fixture("tables/blobs.lance");
   compact(0.3);
-  char *l0 = listing();
+  char *l0 = bri_tree_listing(root);
   jstate j = {NULL, 0, 3, false};
   bri_materialize_options o;
   bri_materialize_options_default(&o);
@@ -419,7 +392,7 @@ START_TEST(test_materialize_journal_failure_rolls_back) {
   }
   free(j.paths);
   ck_assert_uint_eq(rep.commits, 0);
-  char *l1 = listing();
+  char *l1 = bri_tree_listing(root);
   ck_assert_str_eq(l0, l1);
   free(l0), free(l1);
   teardown();

@@ -25,13 +25,8 @@
 
 static char *tmp, *root;
 
-static void copy_fixture(const char *name) {
-  tmp = bri_tmpdir();
-  root = bri_path_join(tmp, "t.lance");
-  char *src = bri_fixture(name);
-  bri_copytree(src, root);
-  free(src);
-}
+static void copy_fixture(const char *name) { bri_fixture_table(name, &tmp, &root); }
+
 
 static void teardown(void) {
   bri_rmtree(tmp);

@@ -54,6 +54,39 @@ uint8_t *bri_slurp(const char *path, size_t *len) {
   return buf;
 }
 
+void bri_fixture_table(const char *name, char **tmp, char **root) {
+  *tmp = bri_tmpdir();
+  *root = bri_path_join(*tmp, "t.lance");
+  char *src = bri_fixture(name);
+  bri_copytree(src, *root);
+  free(src);
+  char *cmd = bri_strdupf("find '%s' -exec touch -h -d 2020-01-01 {} +", *root);
+  run_or_abort(cmd);
+  free(cmd);
+}
+
+char *bri_tree_listing(const char *dir) {
+  char *cmd = bri_strdupf("cd '%s' && find . -printf '%%p %%s %%y\\n' | sort", dir);
+  FILE *f = popen(cmd, "r");
+  ck_assert_msg(f != NULL, "cannot run %s", cmd);
+  char *out = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&out, &len);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, n, m);
+  pclose(f);
+  fclose(m);
+  free(cmd);
+  return out;
+}
+
+uint64_t bri_fnv1a(const uint8_t *p, size_t n) {
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
+  return h;
+}
+
 int bri_run_suite(Suite *s) {
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -28,6 +28,19 @@ void bri_write_bytes(const char *path, const void *data, size_t len);
 /* Reads a whole file, failing the test on error (malloc'd, *len set). */
 uint8_t *bri_slurp(const char *path, size_t *len);
 
+/* A fresh temp directory (*tmp) holding a copy of fixture `name` at
+ * *tmp/t.lance (*root). The copy's files are dated 2020-01-01: a fresh
+ * checkout dates them "now", which cleanup rightly treats as possibly in
+ * flight. Free with bri_rmtree(*tmp) and free(). */
+void bri_fixture_table(const char *name, char **tmp, char **root);
+
+/* Every path under dir with its size and type, sorted (for "nothing
+ * changed" assertions). malloc'd. */
+char *bri_tree_listing(const char *dir);
+
+/* FNV-1a of bytes (cheap fingerprints in tests). */
+uint64_t bri_fnv1a(const uint8_t *p, size_t n);
+
 int bri_run_suite(Suite *s);
 
 #define BRI_TEST_MAIN(factory) \

@@ -33,6 +33,21 @@ void bri_uuid_v4(char out[37]) {
            u[15]);
 }
 
+void bri_new_datafile_stem(char out[BRI_STEM_LEN]) {
+  uint8_t b[16];
+  size_t got = 0;
+  while (got < sizeof b) {
+    ssize_t n = getrandom(b + got, sizeof b - got, 0);
+    if (n > 0) got += (size_t)n;
+    else if (errno != EINTR) break;
+  }
+  int p = 0;
+  for (int i = 0; i < 3; i++)
+    for (int bit = 7; bit >= 0; bit--) out[p++] = (char)('0' + ((b[i] >> bit) & 1));
+  for (int i = 3; i < 16; i++) p += snprintf(out + p, (size_t)(BRI_STEM_LEN - p), "%02x", b[i]);
+  out[p] = 0;
+}
+
 void bri_manifest_assign_fragment_ids(Lance__Table__Manifest *m,
                                       Lance__Table__DataFragment *const *new_frags, size_t n) {
   uint64_t max = m->has_max_fragment_id ? m->max_fragment_id : 0;

@@ -4,11 +4,13 @@
 #include "lance/table/table.h"
 
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "blob/sidecar.h"
 #include "util/fsutil.h"
+#include "util/pbcheck.h"
 
 int bri_table_open(const char *root, bri_table **out, bri_error *err) {
   *out = NULL;
@@ -67,6 +69,71 @@ int bri_table_load(const bri_table *t, uint64_t v, bri_manifest **out, bri_error
   }
   free(p);
   return rc;
+}
+
+int bri_table_load_transaction(const bri_table *t, uint64_t v, Lance__Table__Transaction **out,
+                               bri_error *err) {
+  *out = NULL;
+  bri_manifest *m;
+  int rc = bri_table_load(t, v, &m, err);
+  if (rc) return rc;
+  if (m->txn) { /* take the embedded one */
+    *out = m->txn;
+    m->txn = NULL;
+    bri_manifest_free(m);
+    return 0;
+  }
+  const char *name = m->pb->transaction_file;
+  if (!name || !*name || strchr(name, '/')) {
+    bri_manifest_free(m);
+    return bri_error_set(err, BRI_ECONFLICT,
+                         "%s: version %llu records no transaction; its changes cannot be told",
+                         t->root, (unsigned long long)v);
+  }
+  char *p = bri_strdupf("%s/_transactions/%s", t->root, name);
+  bri_manifest_free(m);
+  uint8_t *buf;
+  size_t len;
+  rc = p ? bri_read_file(p, (size_t)1 << 30, &buf, &len, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!rc) {
+    rc = bri_pb_unpack(&lance__table__transaction__descriptor, buf, len, 0, p, "transaction",
+                       (ProtobufCMessage **)out, err);
+    free(buf);
+  }
+  free(p);
+  return rc;
+}
+
+void bri_uuid_format(const uint8_t u[16], char out[37]) {
+  snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+           u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+           u[15]);
+}
+
+int bri_table_index_dir(const bri_table *t, const Lance__Table__Manifest *m,
+                        const Lance__Table__IndexMetadata *x, char **out, bri_error *err) {
+  *out = NULL;
+  if (!x->uuid || x->uuid->uuid.len != 16)
+    return bri_error_set(err, BRI_ECORRUPT, "%s: index %s has no 16-byte uuid", t->root,
+                         x->name ? x->name : "?");
+  char id[37];
+  bri_uuid_format(x->uuid->uuid.data, id);
+  if (!x->has_base_id) {
+    *out = bri_strdupf("%s/_indices/%s", t->root, id);
+  } else {
+    const Lance__Table__BasePath *b = NULL;
+    for (size_t i = 0; i < m->n_base_paths; i++)
+      if (m->base_paths[i]->id == x->base_id) b = m->base_paths[i];
+    if (!b || !b->path)
+      return bri_error_set(err, BRI_ECORRUPT, "%s: index %s names base id %u, which is not defined",
+                           t->root, id, x->base_id);
+    const char *p = strncmp(b->path, "file://", 7) ? b->path : b->path + 7;
+    if (strstr(p, "://"))
+      return bri_error_set(err, BRI_EUNSUPPORTED, "%s: base %u is at %s; brid only works on local "
+                           "paths", t->root, x->base_id, b->path);
+    *out = b->is_dataset_root ? bri_strdupf("%s/_indices/%s", p, id) : bri_strdupf("%s/%s", p, id);
+  }
+  return *out ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
 }
 
 static const Lance__Table__BasePath *find_base(const Lance__Table__Manifest *m, uint32_t id) {

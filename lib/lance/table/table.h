@@ -38,6 +38,14 @@ char *bri_table_manifest_path(const bri_table *t, uint64_t v);
 /* Loads version v (0 = latest). Unknown version: BRI_ENOTFOUND. */
 int bri_table_load(const bri_table *t, uint64_t v, bri_manifest **out, bri_error *err);
 
+/* The transaction that produced version v: the one embedded in its
+ * manifest, else its _transactions file. The caller frees it with
+ * lance__table__transaction__free_unpacked. A version that records neither
+ * is BRI_ECONFLICT: nobody can tell what it changed (Lance refuses to rebase
+ * over it too). */
+int bri_table_load_transaction(const bri_table *t, uint64_t v, Lance__Table__Transaction **out,
+                               bri_error *err);
+
 /* Directory that holds data files of base id (has_base false = the table
  * root): {root}/data, {path}/data for dataset-root bases, {path} otherwise.
  * file:// prefixes are stripped; other URI schemes are BRI_EUNSUPPORTED. */
@@ -51,6 +59,13 @@ int bri_table_sidecar_dir(const bri_table *t, const Lance__Table__Manifest *m,
 /* Path of a fragment's deletion file (malloc'd). */
 int bri_table_deletion_path(const bri_table *t, const Lance__Table__Manifest *m,
                             const Lance__Table__DataFragment *f, char **out, bri_error *err);
+
+/* The directory of an index (spec/table.md 1): {root or base}/_indices/{uuid}. */
+int bri_table_index_dir(const bri_table *t, const Lance__Table__Manifest *m,
+                        const Lance__Table__IndexMetadata *x, char **out, bri_error *err);
+
+/* A 16-byte UUID in its 36-character text form. */
+void bri_uuid_format(const uint8_t u[16], char out[37]);
 
 /* Reads the JSON files in _refs/tags and _refs/branches (missing dirs: none). */
 int bri_table_tags(const bri_table *t, bri_ref **out, size_t *count, bri_error *err);

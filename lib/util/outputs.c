@@ -1,0 +1,36 @@
+/* outputs.c: created-file records and their rollback (see outputs.h). */
+#include "util/outputs.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int bri_outputs_add(bri_outputs *o, const char *path, bri_error *err) {
+  if (o->n == o->cap) {
+    size_t cap = o->cap ? o->cap * 2 : 32;
+    char **g = realloc(o->paths, cap * sizeof *g);
+    if (!g) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+    o->paths = g, o->cap = cap;
+  }
+  if (!(o->paths[o->n] = strdup(path))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  o->n++;
+  return o->journal ? o->journal(o->user, path, err) : 0;
+}
+
+void bri_outputs_roll_back(bri_outputs *o) {
+  for (size_t i = o->n; i-- > 0;)
+    if (unlink(o->paths[i]) != 0) rmdir(o->paths[i]);
+  bri_outputs_clear(o);
+}
+
+void bri_outputs_clear(bri_outputs *o) {
+  for (size_t i = 0; i < o->n; i++) free(o->paths[i]);
+  o->n = 0;
+}
+
+void bri_outputs_free(bri_outputs *o) {
+  bri_outputs_clear(o);
+  free(o->paths);
+  o->paths = NULL;
+  o->cap = 0;
+}

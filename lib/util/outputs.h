@@ -1,0 +1,32 @@
+/* outputs.h: the files and directories an operation created, so that a
+ * failed or aborted operation removes exactly those, newest first (files
+ * before the directories that hold them), and never anything it did not
+ * create (spec/blob.md 6.7). Each path is also handed to an optional
+ * journal callback before the caller creates it: the daemon persists it, so
+ * that a crashed process can be cleaned up after a restart. */
+#ifndef BRI_OUTPUTS_H
+#define BRI_OUTPUTS_H
+
+#include <stddef.h>
+
+#include "util/error.h"
+
+/* Called with every path before it is created; non-zero aborts. */
+typedef int (*bri_journal_fn)(void *user, const char *path, bri_error *err);
+
+typedef struct bri_outputs {
+  char **paths;
+  size_t n, cap;
+  bri_journal_fn journal; /* may be NULL */
+  void *user;
+} bri_outputs;
+
+/* Records path (call it before creating the file or directory). */
+int bri_outputs_add(bri_outputs *o, const char *path, bri_error *err);
+/* Removes every recorded path, newest first, and forgets them. */
+void bri_outputs_roll_back(bri_outputs *o);
+/* Forgets the recorded paths (they are now part of a committed version). */
+void bri_outputs_clear(bri_outputs *o);
+void bri_outputs_free(bri_outputs *o);
+
+#endif
