@@ -22,7 +22,9 @@
 #include "blob/resolve.h"
 #include "blob/sidecar.h"
 #include "compact/rewrite.h"
+#include "lance/encoding/page.h"
 #include "lance/file/arrow_build.h"
+#include "lance/file/pagecopy.h"
 #include "lance/file/reader.h"
 #include "lance/file/writer.h"
 #include "lance/table/commit.h"
@@ -387,6 +389,109 @@ static int carry_row_meta(run *r, const Lance__Table__DataFragment *f, bri_fragm
   return rc;
 }
 
+/* Progress report and cancellation point after rows were appended. */
+static int after_rows(run *r, bin_ctx *b, uint64_t rows) {
+  r->rows_done += rows;
+  if (r->hooks && r->hooks->progress)
+    r->hooks->progress(r->hooks->user, r->rows_done, r->rows_total, bri_file_writer_bytes(b->w));
+  if (cancelled(r)) return bri_error_set(r->err, BRI_ECANCELLED, "%s: compaction cancelled", r->t->root);
+  return 0;
+}
+
+/* Appends the visible rows of the open fragment, decoded in batches: every
+ * top-level field read as Arrow, Blob v2 descriptors rewritten, appended. */
+static int append_decoded(run *r, bin_ctx *b, const size_t *top, size_t n_top,
+                          struct ArrowArray *arrays, struct ArrowSchema *schemas,
+                          const struct ArrowArray **aptr, uint64_t batch) {
+  const Lance__Table__Manifest *m = r->m->pb;
+  bri_error *err = r->err;
+  uint64_t rows = bri_fragment_num_rows(b->fr);
+  int rc = 0;
+  for (uint64_t start = 0; !rc && start < rows; start += batch) {
+    uint64_t count = rows - start < batch ? rows - start : batch;
+    size_t got = 0;
+    for (; got < n_top && !rc; got++) {
+      rc = bri_fragment_read_rows(b->fr, m->fields[top[got]]->id, start, count, &arrays[got], &schemas[got], err);
+      if (rc) break;
+      aptr[got] = &arrays[got];
+      rc = walk_blobs(m, top[got], &schemas[got], &arrays[got], rewrite_desc, b, err);
+      if (rc) {
+        got++;
+        break;
+      }
+    }
+    if (!rc) rc = bri_file_writer_append(b->w, aptr, n_top, inline_payload, b, err);
+    for (size_t i = 0; i < got && i < n_top; i++) {
+      bri_arrow_array_release(&arrays[i]);
+      bri_arrow_schema_release(&schemas[i]);
+    }
+    if (!rc) rc = after_rows(r, b, count);
+  }
+  return rc;
+}
+
+/* Page copy applies to a fragment without deletions stored in one data file
+ * of the output's version whose columns are the output's columns (spec/file.md
+ * section 9); the bin's other fragments may still be decoded. */
+static bool copyable(bin_ctx *b, const Lance__Table__DataFragment *f, uint16_t minor) {
+  if ((f->deletion_file && f->deletion_file->num_deleted_rows) || f->n_files != 1) return false;
+  const Lance__Table__DataFile *df = f->files[0];
+  size_t n = bri_file_writer_num_columns(b->w);
+  if (df->file_major_version != 2 || df->file_minor_version != minor || df->n_fields != n ||
+      df->n_column_indices != n)
+    return false;
+  for (size_t c = 0; c < n; c++)
+    if (df->fields[c] != bri_file_writer_column_field(b->w, c) || df->column_indices[c] != (int32_t)c)
+      return false;
+  return true;
+}
+
+/* Rewrites the Blob v2 descriptors of a decoded page in place (slots of
+ * null blobs hold zeros, kind 0, which needs no rewrite). */
+static int rewrite_page_descriptors(bin_ctx *b, int32_t field_id, bri_leaf_page *lp, bri_error *err) {
+  bri_values *v = &lp->values;
+  if (v->kind != BRI_LEAF_STRUCT || v->n_children < 4)
+    return bri_error_set(err, BRI_ECORRUPT, "%s: blob field %d decoded to no descriptor", b->r->t->root, field_id);
+  uint8_t *kind = v->children[0].data;
+  uint64_t *pos = (uint64_t *)v->children[1].data, *size = (uint64_t *)v->children[2].data;
+  uint32_t *id = (uint32_t *)v->children[3].data;
+  int rc = 0;
+  for (uint64_t i = 0; !rc && i < v->n; i++)
+    rc = rewrite_desc(b, field_id, &kind[i], &pos[i], &size[i], &id[i], err);
+  return rc;
+}
+
+/* Appends the open fragment column by column: pages copied verbatim where
+ * pagecopy allows (Lance's own encodings kept), else decoded and re-encoded
+ * (always for Blob v2 columns, whose descriptors change). */
+static int append_copied(run *r, bin_ctx *b, const Lance__Table__DataFragment *f, uint16_t minor) {
+  (void)minor;
+  bri_error *err = r->err;
+  size_t n = bri_file_writer_num_columns(b->w);
+  int rc = 0;
+  for (size_t c = 0; !rc && c < n; c++) {
+    int32_t fid = bri_file_writer_column_field(b->w, c);
+    bri_datafile *src = bri_fragment_field_file(b->fr, fid);
+    if (!src) return bri_error_set(err, BRI_ECORRUPT, "%s: fragment %llu stores no column for field %d",
+                                   r->t->root, (unsigned long long)f->id, fid);
+    bool blob = bri_file_writer_column_is_blob(b->w, c);
+    bri_error why;
+    if (!blob && bri_pagecopy_check(b->w, c, src, c, &why) == 0) {
+      rc = bri_file_writer_copy_column(b->w, c, src, c, err);
+      continue;
+    }
+    const bri_column *col = bri_datafile_column(src, c);
+    for (size_t p = 0; !rc && col && p < col->n_pages; p++) {
+      bri_leaf_page lp;
+      rc = bri_page_decode(src, c, p, bri_file_writer_column_type(b->w, c), &lp, err);
+      if (!rc && blob) rc = rewrite_page_descriptors(b, fid, &lp, err);
+      if (!rc) rc = bri_file_writer_append_leaf(b->w, c, &lp, inline_payload, b, err);
+      bri_leaf_page_free(&lp);
+    }
+  }
+  return rc ? rc : after_rows(r, b, f->physical_rows);
+}
+
 /* Writes one bin into a new data file; fills *frag (id 0). */
 static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment **frag, bool *any_versions) {
   const Lance__Table__Manifest *m = r->m->pb;
@@ -419,26 +524,11 @@ static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment
   for (size_t k = 0; !rc && k < bin->count; k++) {
     const Lance__Table__DataFragment *f = m->fragments[bin->first + k];
     if ((rc = bri_fragment_open(r->t, r->m, f, &b.fr, err)) != 0) break;
-    uint64_t rows = bri_fragment_num_rows(b.fr);
-    for (uint64_t start = 0; !rc && start < rows; start += batch) {
-      uint64_t count = rows - start < batch ? rows - start : batch;
-      size_t got = 0;
-      for (; got < n_top && !rc; got++) {
-        rc = bri_fragment_read_rows(b.fr, m->fields[top[got]]->id, start, count, &arrays[got], &schemas[got], err);
-        if (rc) break;
-        aptr[got] = &arrays[got];
-        rc = walk_blobs(m, top[got], &schemas[got], &arrays[got], rewrite_desc, &b, err);
-        if (rc) { got++; break; }
-      }
-      if (!rc) rc = bri_file_writer_append(b.w, aptr, n_top, inline_payload, &b, err);
-      for (size_t i = 0; i < got && i < n_top; i++) {
-        if (arrays[i].release) arrays[i].release(&arrays[i]);
-        if (schemas[i].release) schemas[i].release(&schemas[i]);
-      }
-      r->rows_done += count;
-      if (r->hooks && r->hooks->progress)
-        r->hooks->progress(r->hooks->user, r->rows_done, r->rows_total, bri_file_writer_bytes(b.w));
-      if (!rc && cancelled(r)) rc = bri_error_set(err, BRI_ECANCELLED, "%s: compaction cancelled", r->t->root);
+    if (copyable(&b, f, minor)) {
+      rc = append_copied(r, &b, f, minor);
+      r->rep->fragments_page_copied++;
+    } else {
+      rc = append_decoded(r, &b, top, n_top, arrays, schemas, aptr, batch);
     }
     if (!rc) rc = carry_row_meta(r, f, b.fr, stable, &ids, &created, &updated);
     bri_fragment_close(b.fr);

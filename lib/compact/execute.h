@@ -41,6 +41,7 @@ void bri_compact_request_default(bri_compact_request *r);
 typedef struct bri_compact_report {
   uint64_t read_version, version; /* version: what was committed (0: nothing) */
   uint64_t fragments_before, fragments_after, bins, fragments_rewritten;
+  uint64_t fragments_page_copied; /* sources appended by page copy (no re-encode) */
   uint64_t rows;
   uint64_t data_bytes_written;    /* new .lance files */
   uint64_t payload_bytes_copied;  /* sidecar payload written (copy, repack) */
