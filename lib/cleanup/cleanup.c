@@ -50,9 +50,24 @@ typedef struct run {
   bri_error *err;
   bri_table *t;
   refs live, verified;
-  int64_t now, cutoff;   /* files modified after cutoff are never deleted */
+  int64_t now, cutoff;   /* nanoseconds; files modified after cutoff are never deleted */
   struct timespec last_delete;
 } run;
+
+/* Times are compared in nanoseconds: a version committed a moment before a
+ * cleanup with --older-than 0 is older than "now" even within one second. */
+#define NS ((int64_t)1000000000)
+
+static int64_t mtime_ns(const struct stat *st) {
+  return (int64_t)st->st_mtim.tv_sec * NS + st->st_mtim.tv_nsec;
+}
+
+/* Seconds to nanoseconds, saturating (a duration of centuries means forever). */
+static int64_t secs_ns(int64_t s) { return s > INT64_MAX / NS ? INT64_MAX / 2 : s * NS; }
+
+static int64_t manifest_ns(const bri_manifest *m) {
+  return m->pb->timestamp->seconds * NS + m->pb->timestamp->nanos;
+}
 
 static int add_file_cb(void *user, const char *path) {
   return bri_strset_add((bri_strset *)user, path) ? 0 : BRI_ENOMEM;
@@ -124,9 +139,9 @@ static int remove_file(run *r, bri_cleanup_kind kind, const char *path, uint64_t
 
 /* Lance's rule for a file no retained version references. */
 static bool deletable(run *r, const struct stat *st, bool verified) {
-  if (st->st_mtime > r->cutoff) return false; /* maybe a writer in flight */
+  if (mtime_ns(st) > r->cutoff) return false; /* maybe a writer in flight */
   if (verified) return true;
-  if (r->now - st->st_mtime > r->p->grace_sec) return true;
+  if (r->now - mtime_ns(st) > secs_ns(r->p->grace_sec)) return true;
   r->stats->kept_too_young++;
   return false;
 }
@@ -282,7 +297,7 @@ static int sweep_staging(run *r) {
     if (strncmp(names[i], ".tmp", 4) != 0) continue;
     char *p = bri_path_join(dir, names[i]);
     struct stat st;
-    if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) && r->now - st.st_mtime > r->p->grace_sec)
+    if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) && r->now - mtime_ns(&st) > secs_ns(r->p->grace_sec))
       rc = remove_file(r, BRI_CLEAN_STAGING, p, (uint64_t)st.st_size);
     free(p);
   }
@@ -295,7 +310,9 @@ int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, bri_cleanup_c
                     bri_cleanup_stats *stats, bri_error *err) {
   memset(stats, 0, sizeof *stats);
   run r = {.p = p, .cb = cb, .user = user, .stats = stats, .err = err};
-  r.now = p->now ? p->now : (int64_t)time(NULL);
+  struct timespec clock;
+  clock_gettime(CLOCK_REALTIME, &clock);
+  r.now = p->now ? p->now * NS : (int64_t)clock.tv_sec * NS + clock.tv_nsec;
   int rc = bri_table_open(root, &r.t, err);
   if (rc) return rc;
   size_t nv = r.t->n_versions;
@@ -322,19 +339,19 @@ int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, bri_cleanup_c
     }
     bool k = i + 1 == nv || (p->retain_versions && i + p->retain_versions >= nv);
     if (ms[i] && ms[i]->pb->timestamp &&
-        ms[i]->pb->timestamp->seconds >= r.now - p->older_than_sec)
+        manifest_ns(ms[i]) >= r.now - secs_ns(p->older_than_sec))
       k = true;
     /* the in-flight cutoff comes from this recent working set only: a tag
      * pins old data, it says nothing about writers now (cf. Lance PR 8705) */
-    if (k && ms[i] && ms[i]->pb->timestamp && ms[i]->pb->timestamp->seconds < r.cutoff)
-      r.cutoff = ms[i]->pb->timestamp->seconds;
+    if (k && ms[i] && ms[i]->pb->timestamp && manifest_ns(ms[i]) < r.cutoff)
+      r.cutoff = manifest_ns(ms[i]);
     for (size_t j = 0; j < n_tags; j++) k |= !tags[j].branch && tags[j].version == v;
     for (size_t j = 0; j < n_branches; j++) k |= !branches[j].branch && branches[j].version == v;
     if (!ms[i] && !k) {
       /* age is unknown without a timestamp: keep it unless it is old enough on disk */
       char *mp = bri_table_manifest_path(r.t, v);
       struct stat st;
-      k = !mp || lstat(mp, &st) != 0 || r.now - st.st_mtime <= p->older_than_sec;
+      k = !mp || lstat(mp, &st) != 0 || r.now - mtime_ns(&st) <= secs_ns(p->older_than_sec);
       free(mp);
     }
     if (k && !ms[i]) {
