@@ -60,7 +60,7 @@ FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 # Generated sources and objects are kept (not deleted as intermediates).
 .SECONDARY:
 
-.PHONY: all deps check unit interop fuzz fuzzers demo clean
+.PHONY: all deps check unit interop fuzz fuzzers demo clean install
 all: $(BRICTL) $(BRID)
 
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
@@ -117,6 +117,25 @@ fuzz: deps
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh $(BUILD)
+
+# make install PREFIX=/usr DESTDIR=pkgroot: binaries, the unit (ExecStart
+# rewritten to BINDIR), sysusers/tmpfiles snippets, the example configuration,
+# and /etc/brid/brid.conf unless one exists (every root commented out: brid
+# refuses to start until an administrator names one).
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
+DOCDIR  ?= $(PREFIX)/share/doc/brid
+install: all
+	install -Dm755 $(BUILD)/bin/brid $(DESTDIR)$(BINDIR)/brid
+	install -Dm755 $(BUILD)/bin/brictl $(DESTDIR)$(BINDIR)/brictl
+	install -Dm644 config/brid.conf.example $(DESTDIR)$(DOCDIR)/brid.conf.example
+	[ -e $(DESTDIR)$(SYSCONFDIR)/brid/brid.conf ] || install -Dm640 config/brid.conf.example $(DESTDIR)$(SYSCONFDIR)/brid/brid.conf
+	mkdir -p $(DESTDIR)$(UNITDIR)
+	sed 's#/usr/local/bin/brid#$(BINDIR)/brid#; s#/usr/local/share/doc/brid#$(DOCDIR)#' systemd/brid.service >$(DESTDIR)$(UNITDIR)/brid.service
+	install -Dm644 systemd/brid.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/brid.conf
+	install -Dm644 systemd/brid.tmpfiles $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/brid.conf
 
 clean:
 	rm -rf build build-san build-fuzz

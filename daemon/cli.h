@@ -31,5 +31,21 @@ int cmd_cat(int argc, char **argv);
 int cmd_materialize(int argc, char **argv);
 int cmd_clone(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+/* Daemon client commands (cmd_status.c, cmd_tables.c, cmd_jobs.c, cmd_control.c);
+ * their exit codes are in cmd_client.h. */
+int cmd_status(int argc, char **argv);
+int cmd_tables(int argc, char **argv);
+int cmd_jobs(int argc, char **argv);
+int cmd_job(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
+int cmd_pause(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
+int cmd_reload(int argc, char **argv);
+int cmd_metrics(int argc, char **argv);
+/* compact/cleanup/materialize/verify through brid (cmd_submit.c): taken when
+ * cli_submit_wanted(argc, argv) (argv[0] = the command) sees --socket,
+ * --wait or --daemon. */
+bool cli_submit_wanted(int argc, char **argv);
+int cmd_submit(int argc, char **argv);
 
 #endif

@@ -1,0 +1,146 @@
+/* cmd_client.c: shared plumbing of brictl's daemon commands (see
+ * cmd_client.h).
+ *
+ * Error replies are printed as brid wrote them (its messages already name
+ * the table, job or parameter); the exit code tells scripts which kind of
+ * failure it was. A refused connection (credentials, connection limit)
+ * counts as "could not use brid", like a missing socket. */
+#include "cmd_client.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rpc_proto.h"
+
+void cli_client_init(cli_client *c) {
+  c->socket = rpc_default_socket();
+  c->json = false;
+  c->timeout_ms = 30000;
+}
+
+int cli_client_opt(cli_client *c, const char *cmd, const char *usage, int argc, char **argv, int *i) {
+  const char *a = argv[*i];
+  if (!strcmp(a, "--json")) {
+    c->json = true;
+    return 1;
+  }
+  if (!strcmp(a, "--socket") || !strncmp(a, "--socket=", 9)) {
+    const char *v = a[8] == '=' ? a + 9 : (*i + 1 < argc ? argv[++*i] : NULL);
+    if (!v || !*v) return cli_usage_error(cmd, usage, "--socket needs a path"), -1;
+    c->socket = v;
+    return 1;
+  }
+  if (!strcmp(a, "--timeout")) {
+    unsigned long long s;
+    if (*i + 1 >= argc || !cli_parse_u64(argv[++*i], &s) || s == 0 || s > 86400)
+      return cli_usage_error(cmd, usage, "--timeout needs a number of seconds (1..86400)"), -1;
+    c->timeout_ms = (int)s * 1000;
+    return 1;
+  }
+  return 0;
+}
+
+int cli_client_open(const cli_client *c, rpc_client **out) {
+  bri_error err;
+  if (rpc_client_connect(c->socket, c->timeout_ms, out, &err)) {
+    fprintf(stderr, "brictl: %s\n", err.msg);
+    return CLI_UNREACHABLE_EXIT;
+  }
+  return 0;
+}
+
+int cli_client_call_on(rpc_client *rc, const char *method, json_t *params, json_t **result) {
+  bri_error err;
+  int code = 0;
+  if (rpc_client_call(rc, method, params, result, &code, &err) == 0) return 0;
+  fprintf(stderr, "brictl: %s\n", err.msg);
+  if (!code || code == RPC_DENIED || code == RPC_BUSY) return CLI_UNREACHABLE_EXIT;
+  return CLI_DAEMON_ERROR;
+}
+
+int cli_client_call(const cli_client *c, const char *method, json_t *params, json_t **result) {
+  rpc_client *rc;
+  int x = cli_client_open(c, &rc);
+  if (x) {
+    json_decref(params);
+    return x;
+  }
+  x = cli_client_call_on(rc, method, params, result);
+  rpc_client_close(rc);
+  return x;
+}
+
+const char *cli_table_path(const char *arg, char *buf, size_t cap) {
+  char r[PATH_MAX];
+  if (realpath(arg, r)) {
+    snprintf(buf, cap, "%s", r);
+  } else if (arg[0] == '/') {
+    snprintf(buf, cap, "%s", arg);
+  } else {
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) cwd[0] = 0;
+    snprintf(buf, cap, "%s/%s", cwd, arg);
+  }
+  return buf;
+}
+
+void cli_fmt_bytes(uint64_t b, char *out, size_t cap) {
+  static const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = (double)b;
+  int i = 0;
+  while (v >= 1024 && i < 5) v /= 1024, i++;
+  if (i == 0) snprintf(out, cap, "%llu B", (unsigned long long)b);
+  else snprintf(out, cap, "%.1f %s", v, u[i]);
+}
+
+void cli_fmt_time(const json_t *ms, char *out, size_t cap) {
+  if (!json_is_integer(ms)) {
+    snprintf(out, cap, "-");
+    return;
+  }
+  time_t t = (time_t)(json_integer_value(ms) / 1000);
+  struct tm tm;
+  localtime_r(&t, &tm);
+  strftime(out, cap, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+void cli_fmt_duration(int64_t ms, char *out, size_t cap) {
+  if (ms < 0) ms = 0;
+  int64_t s = ms / 1000;
+  if (ms < 1000) snprintf(out, cap, "%lldms", (long long)ms);
+  else if (s < 60) snprintf(out, cap, "%.1fs", (double)ms / 1000.0);
+  else if (s < 3600) snprintf(out, cap, "%lldm%02llds", (long long)(s / 60), (long long)(s % 60));
+  else if (s < 86400) snprintf(out, cap, "%lldh%02lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
+  else snprintf(out, cap, "%lldd%lldh", (long long)(s / 86400), (long long)(s % 86400 / 3600));
+}
+
+const char *cli_str(const json_t *o, const char *key) {
+  const json_t *v = json_object_get(o, key);
+  return json_is_string(v) ? json_string_value(v) : "-";
+}
+
+long long cli_int(const json_t *o, const char *key) {
+  const json_t *v = json_object_get(o, key);
+  return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
+}
+
+void cli_fmt_progress(const json_t *p, char *out, size_t cap) {
+  if (!p) {
+    snprintf(out, cap, "starting");
+    return;
+  }
+  char b[32];
+  cli_fmt_bytes((uint64_t)cli_int(p, "bytes_written"), b, sizeof b);
+  long long done = cli_int(p, "rows_done"), total = cli_int(p, "rows_total");
+  const json_t *pct = json_object_get(p, "percent");
+  if (total)
+    snprintf(out, cap, "%s %.0f%% (%lld/%lld rows, %s written)", cli_str(p, "phase"),
+             json_is_number(pct) ? json_number_value(pct) : 0.0, done, total, b);
+  else
+    snprintf(out, cap, "%s", cli_str(p, "phase"));
+}

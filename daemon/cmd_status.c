@@ -1,0 +1,54 @@
+/* cmd_status.c: `brictl status [--json] [--socket PATH]`: what brid is
+ * doing: its state and uptime, tables watched, workers busy, jobs by state,
+ * and each running job with its progress. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd_client.h"
+
+static const char USAGE[] = "brictl status [--json] [--socket PATH] [--timeout SECONDS]";
+
+int cmd_status(int argc, char **argv) {
+  cli_client c;
+  cli_client_init(&c);
+  for (int i = 1; i < argc; i++) {
+    int r = cli_client_opt(&c, "status", USAGE, argc, argv, &i);
+    if (r < 0) return CLI_USAGE;
+    if (r == 0) return cli_usage_error("status", USAGE, "unknown argument %s", argv[i]);
+  }
+  json_t *s;
+  int x = cli_client_call(&c, "status", NULL, &s);
+  if (x) return x;
+  if (c.json) {
+    cli_print_json(s);
+    json_decref(s);
+    return CLI_OK;
+  }
+  char up[32];
+  cli_fmt_duration(cli_int(s, "uptime_seconds") * 1000, up, sizeof up);
+  json_t *cfg = json_object_get(s, "config");
+  printf("brid %s (pid %lld) %s for %s; config %s\n", cli_str(s, "version"), cli_int(s, "pid"), cli_str(s, "state"),
+         up, json_is_string(cfg) ? json_string_value(cfg) : "(built-in defaults)");
+  json_t *t = json_object_get(s, "tables"), *w = json_object_get(s, "workers"), *j = json_object_get(s, "jobs");
+  printf("tables:  %lld watched (%lld paused, %lld inotify watches)\n", cli_int(t, "watched"), cli_int(t, "paused"),
+         cli_int(t, "inotify_watches"));
+  printf("workers: %lld of %lld busy\n", cli_int(w, "busy"), cli_int(w, "total"));
+  printf("jobs:    %lld queued, %lld running, %lld succeeded, %lld failed, %lld cancelled\n", cli_int(j, "queued"),
+         cli_int(j, "running"), cli_int(j, "succeeded"), cli_int(j, "failed"), cli_int(j, "cancelled"));
+  json_t *lr = json_object_get(s, "last_reload");
+  if (json_is_string(json_object_get(lr, "error"))) printf("last reload FAILED: %s\n", cli_str(lr, "error"));
+  json_t *run = json_object_get(s, "running");
+  size_t i;
+  json_t *r;
+  if (json_array_size(run)) printf("running:\n");
+  json_array_foreach(run, i, r) {
+    char pr[160], dur[32];
+    json_t *p = json_object_get(r, "progress");
+    cli_fmt_progress(p, pr, sizeof pr);
+    cli_fmt_duration(cli_int(p, "updated_at") - cli_int(p, "started_at"), dur, sizeof dur);
+    printf("  job %-6lld %-11s %s: %s, %s%s\n", cli_int(r, "job"), cli_str(r, "kind"), cli_str(r, "table"), pr, dur,
+           json_is_true(json_object_get(r, "cancelling")) ? " (stopping)" : "");
+  }
+  json_decref(s);
+  return CLI_OK;
+}

@@ -1,0 +1,594 @@
+/* svc_api.c: the control socket's methods (see svc_api.h).
+ *
+ * A method is a function from validated params to a result; the table at
+ * the bottom maps names to functions and to the parameter names each
+ * accepts, which the dispatcher checks before calling (unknown parameter:
+ * invalid params). Mutating methods are logged with the peer's uid and pid,
+ * so the journal says who paused or cancelled what. */
+#include "svc_api.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "svc_control.h"
+#include "svc_log.h"
+#include "svc_metrics.h"
+#include "svc_sched.h"
+#include "svc_watch.h"
+#include "svc_worker.h"
+#include "util/duration.h"
+
+typedef struct api_err {
+  int code;
+  char msg[1024];
+} api_err;
+
+static json_t *fail(api_err *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static json_t *fail(api_err *e, int code, const char *fmt, ...) {
+  e->code = code;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+  va_end(ap);
+  return NULL;
+}
+
+typedef struct call {
+  brid *d;
+  json_t *params;
+  const svc_peer *peer;
+  const char *method;
+  api_err *e;
+} call;
+
+/* --------------------------------------------------------------- params */
+
+/* The watched table named by params.table (required). */
+static brid_table *param_table(call *c) {
+  json_t *v = json_object_get(c->params, "table");
+  if (!v) return fail(c->e, RPC_INVALID_PARAMS, "params.table is required (a table path)"), NULL;
+  if (!json_is_string(v) || !json_string_value(v)[0])
+    return fail(c->e, RPC_INVALID_PARAMS, "params.table must be a table path (a string)"), NULL;
+  const char *p = json_string_value(v);
+  if (p[0] != '/')
+    return fail(c->e, RPC_INVALID_PARAMS, "params.table must be an absolute path, got \"%s\"", p), NULL;
+  brid_table *t = svc_watch_find(c->d, p);
+  if (!t || !t->present)
+    return fail(c->e, RPC_NOT_FOUND, "%s is not a table brid watches (a directory with _versions/ under a "
+                                     "configured root)", p), NULL;
+  return t;
+}
+
+static int param_bool(call *c, const char *name, bool *out) {
+  json_t *v = json_object_get(c->params, name);
+  if (!v) return 0;
+  if (!json_is_boolean(v)) return fail(c->e, RPC_INVALID_PARAMS, "params.%s must be true or false", name), -1;
+  *out = json_is_true(v);
+  return 0;
+}
+
+static int param_u64(call *c, const char *name, bool required, json_int_t min, json_int_t *out) {
+  json_t *v = json_object_get(c->params, name);
+  if (!v) {
+    if (required) return fail(c->e, RPC_INVALID_PARAMS, "params.%s is required", name), -1;
+    return 0;
+  }
+  if (!json_is_integer(v) || json_integer_value(v) < min)
+    return fail(c->e, RPC_INVALID_PARAMS, "params.%s must be an integer >= %lld", name, (long long)min), -1;
+  *out = json_integer_value(v);
+  return 1;
+}
+
+/* A duration: seconds as an integer, or a string such as "7d". */
+static int param_duration(call *c, const char *name, json_int_t *out) {
+  json_t *v = json_object_get(c->params, name);
+  if (!v) return 0;
+  if (json_is_integer(v) && json_integer_value(v) >= 0) {
+    *out = json_integer_value(v);
+    return 1;
+  }
+  int64_t s;
+  bri_error err;
+  if (json_is_string(v) && bri_duration_parse(json_string_value(v), name, &s, &err) == 0) {
+    *out = s;
+    return 1;
+  }
+  return fail(c->e, RPC_INVALID_PARAMS, "params.%s must be a duration (seconds, or a string like \"90s\", \"7d\")",
+              name), -1;
+}
+
+/* ----------------------------------------------------------------- JSON */
+
+static json_t *ms_or_null(int64_t ms) { return ms ? json_integer(ms) : json_null(); }
+static json_t *str_or_null(const char *s) { return s ? json_string(s) : json_null(); }
+
+static json_t *parse_or_null(const char *s) {
+  if (!s) return json_null();
+  json_t *v = json_loads(s, 0, NULL);
+  return v ? v : json_string(s);
+}
+
+json_t *svc_api_job_json(brid *d, const bri_jobs_job *j, int full) {
+  json_t *o = json_pack("{s:I, s:s, s:I, s:s, s:s, s:i, s:i, s:i, s:b}", "id", (json_int_t)j->id, "table", j->root,
+                        "table_id", (json_int_t)j->table_id, "kind", bri_job_kind_name(j->kind), "state",
+                        bri_job_state_name(j->state), "priority", j->priority, "attempts", j->attempts,
+                        "max_attempts", j->max_attempts, "cancel_requested", j->cancel_requested != 0);
+  json_object_set_new(o, "created_at", ms_or_null(j->created_at));
+  json_object_set_new(o, "not_before", ms_or_null(j->not_before));
+  json_object_set_new(o, "started_at", ms_or_null(j->started_at));
+  json_object_set_new(o, "finished_at", ms_or_null(j->finished_at));
+  json_object_set_new(o, "error", str_or_null(j->error));
+  json_object_set_new(o, "bytes_written", json_integer((json_int_t)j->bytes_written));
+  json_object_set_new(o, "bytes_reused", json_integer((json_int_t)j->bytes_reused));
+  json_object_set_new(o, "params", parse_or_null(j->params));
+  json_t *res = parse_or_null(j->result);
+  if (!full && json_is_object(res)) json_object_del(res, "plan"); /* lists stay small */
+  json_object_set_new(o, "result", res);
+  svc_progress pr;
+  if (j->state == BRI_JOB_RUNNING && d->pool && svc_pool_progress(d->pool, j->id, &pr))
+    json_object_set_new(o, "progress", svc_progress_to_json(&pr));
+  if (!full) return o;
+  bri_error err;
+  bri_jobs_attempt *a = NULL;
+  size_t na = 0;
+  json_t *attempts = json_array();
+  if (bri_jobs_attempts(d->store, j->id, &a, &na, &err) == 0) {
+    for (size_t i = 0; i < na; i++) {
+      json_t *x = json_pack("{s:i, s:o, s:o, s:o, s:o, s:o}", "attempt", a[i].attempt, "owner", str_or_null(a[i].owner),
+                            "started_at", ms_or_null(a[i].started_at), "finished_at", ms_or_null(a[i].finished_at),
+                            "outcome", str_or_null(a[i].outcome), "error", str_or_null(a[i].error));
+      json_array_append_new(attempts, x);
+    }
+    bri_jobs_attempts_free(a, na);
+  }
+  json_object_set_new(o, "attempt_log", attempts);
+  bri_jobs_output *outs = NULL;
+  size_t no = 0;
+  json_t *journal = json_array();
+  if (bri_jobs_journal_list(d->store, j->id, &outs, &no, &err) == 0) {
+    for (size_t i = 0; i < no; i++)
+      json_array_append_new(journal, json_pack("{s:s, s:s, s:i}", "path", outs[i].path, "kind", outs[i].kind,
+                                               "attempt", outs[i].attempt));
+    bri_jobs_journal_free(outs, no);
+  }
+  json_object_set_new(o, "journal", journal);
+  json_object_set_new(o, "commit_uuid", str_or_null(j->commit_uuid));
+  return o;
+}
+
+static brid_table *registry(brid *d, const char *root) {
+  bri_strmap_entry *e = bri_strmap_get(&d->by_root, root);
+  return e ? d->tables[e->a] : NULL;
+}
+
+static json_t *table_json(brid *d, const bri_jobs_table *row) {
+  brid_table *t = registry(d, row->root);
+  json_t *o = json_pack("{s:I, s:s, s:b, s:b, s:b, s:b}", "id", (json_int_t)row->id, "root", row->root, "present",
+                        t && t->present, "watching", t && t->watching, "paused", row->paused != 0,
+                        "paused_by_config", t && t->paused_by_config);
+  json_object_set_new(o, "latest_version", t && t->has_latest ? json_integer((json_int_t)t->latest_version) : json_null());
+  json_object_set_new(o, "seen_version", row->has_seen_version ? json_integer((json_int_t)row->last_seen_version) : json_null());
+  json_object_set_new(o, "fragments", t && t->has_latest ? json_integer((json_int_t)t->fragments) : json_null());
+  json_object_set_new(o, "has_work", json_boolean(t && t->has_work));
+  json_object_set_new(o, "check_error", str_or_null(t ? t->check_error : NULL));
+  json_object_set_new(o, "last_check_at", ms_or_null(t ? t->last_check_ms : 0));
+  json_object_set_new(o, "last_error", str_or_null(row->last_error));
+  json_object_set_new(o, "last_error_at", ms_or_null(row->last_error_at));
+  json_object_set_new(o, "last_compaction_at", ms_or_null(row->last_compaction_at));
+  json_object_set_new(o, "last_cleanup_at", ms_or_null(row->last_cleanup_at));
+  json_object_set_new(o, "running_job", row->running_job ? json_integer(row->running_job) : json_null());
+  json_object_set_new(o, "queued_jobs", json_integer((json_int_t)row->queued_jobs));
+  json_object_set_new(o, "bytes_written", json_integer((json_int_t)row->bytes_written));
+  json_object_set_new(o, "bytes_reused", json_integer((json_int_t)row->bytes_reused));
+  return o;
+}
+
+static json_t *store_fail(api_err *e, const bri_error *err) {
+  return fail(e, err->code == BRI_ENOTFOUND ? RPC_NOT_FOUND : RPC_FAILED, "%s", err->msg);
+}
+
+/* -------------------------------------------------------------- methods */
+
+static json_t *m_status(call *c) {
+  brid *d = c->d;
+  bri_error err;
+  uint64_t counts[BRI_JOB_NSTATES + 1] = {0};
+  if (bri_jobs_count_states(d->store, 0, counts, &err)) return store_fail(c->e, &err);
+  size_t present = 0, paused = 0;
+  bri_jobs_table *rows = NULL;
+  size_t n = 0;
+  if (bri_jobs_table_list(d->store, &rows, &n, &err)) return store_fail(c->e, &err);
+  for (size_t i = 0; i < n; i++) {
+    brid_table *t = registry(d, rows[i].root);
+    if (t && t->present) {
+      present++;
+      paused += rows[i].paused != 0;
+    }
+  }
+  bri_jobs_table_list_free(rows, n);
+  json_t *jobs = json_object();
+  for (int s = 1; s <= BRI_JOB_NSTATES; s++)
+    json_object_set_new(jobs, bri_job_state_name(s), json_integer((json_int_t)counts[s]));
+  int64_t now = brid_now_ms();
+  json_t *o = json_pack("{s:s, s:i, s:s, s:I, s:I, s:o, s:s, s:s}", "version", BRID_VERSION, "pid", (int)getpid(),
+                        "state", d->draining ? "draining" : "running", "started_at", (json_int_t)d->started_ms,
+                        "uptime_seconds", (json_int_t)((now - d->started_ms) / 1000), "config",
+                        str_or_null(d->cfg.file), "socket", d->cfg.socket_path, "store", d->cfg.state_path);
+  json_object_set_new(o, "workers", json_pack("{s:i, s:i}", "total", svc_pool_size(d->pool), "busy",
+                                              svc_pool_size(d->pool) - svc_pool_idle(d->pool)));
+  json_object_set_new(o, "tables", json_pack("{s:I, s:I, s:I}", "watched", (json_int_t)present, "paused",
+                                             (json_int_t)paused, "inotify_watches",
+                                             (json_int_t)svc_watch_count_watching(d)));
+  json_object_set_new(o, "jobs", jobs);
+  json_object_set_new(o, "running", svc_pool_running(d->pool));
+  json_object_set_new(o, "checks_in_flight", json_integer((json_int_t)d->checks_inflight));
+  json_object_set_new(o, "connections", json_integer((json_int_t)svc_control_connections(d->ctl)));
+  json_object_set_new(o, "last_reload", json_pack("{s:o, s:o}", "at", ms_or_null(d->last_reload_ms), "error",
+                                                  str_or_null(d->last_reload_error)));
+  return o;
+}
+
+static json_t *m_tables_list(call *c) {
+  bri_jobs_table *rows = NULL;
+  size_t n = 0;
+  bri_error err;
+  bool all = false;
+  if (param_bool(c, "all", &all)) return NULL;
+  if (bri_jobs_table_list(c->d->store, &rows, &n, &err)) return store_fail(c->e, &err);
+  json_t *a = json_array();
+  for (size_t i = 0; i < n; i++) {
+    brid_table *t = registry(c->d, rows[i].root);
+    if (all || (t && t->present)) json_array_append_new(a, table_json(c->d, &rows[i]));
+  }
+  bri_jobs_table_list_free(rows, n);
+  return json_pack("{s:o}", "tables", a);
+}
+
+static json_t *m_tables_get(call *c) {
+  brid_table *t = param_table(c);
+  if (!t) return NULL;
+  bri_jobs_table row;
+  memset(&row, 0, sizeof row);
+  bri_error err;
+  if (bri_jobs_table_get(c->d->store, t->id, &row, &err)) return store_fail(c->e, &err);
+  json_t *o = table_json(c->d, &row);
+  bri_jobs_table_clear(&row);
+  json_object_set_new(o, "policy", svc_policy_to_json(&t->policy));
+  bri_jobs_filter f = {.table_id = t->id, .limit = 10};
+  bri_jobs_job *jobs = NULL;
+  size_t n = 0;
+  json_t *recent = json_array();
+  if (bri_jobs_list(c->d->store, &f, &jobs, &n, &err) == 0) {
+    for (size_t i = 0; i < n; i++) json_array_append_new(recent, svc_api_job_json(c->d, &jobs[i], 0));
+    bri_jobs_list_free(jobs, n);
+  }
+  json_object_set_new(o, "recent_jobs", recent);
+  return o;
+}
+
+static json_t *m_jobs_list(call *c) {
+  bri_jobs_filter f = {0};
+  json_t *v;
+  if ((v = json_object_get(c->params, "table"))) {
+    brid_table *t = param_table(c);
+    if (!t) return NULL;
+    f.table_id = t->id;
+  }
+  bri_error err;
+  if ((v = json_object_get(c->params, "state"))) {
+    json_t *list = json_is_array(v) ? json_incref(v) : json_pack("[O]", v);
+    size_t i;
+    json_t *s;
+    json_array_foreach(list, i, s) {
+      bri_job_state st;
+      if (!json_is_string(s) || bri_job_state_parse(json_string_value(s), &st, &err)) {
+        json_decref(list);
+        return fail(c->e, RPC_INVALID_PARAMS,
+                    "params.state must be queued, running, succeeded, failed or cancelled (or a list of them)");
+      }
+      f.state_mask |= 1u << st;
+    }
+    json_decref(list);
+  }
+  if ((v = json_object_get(c->params, "kind"))) {
+    if (!json_is_string(v) || bri_job_kind_parse(json_string_value(v), &f.kind, &err))
+      return fail(c->e, RPC_INVALID_PARAMS, "params.kind must be compact, cleanup, materialize or verify");
+  }
+  json_int_t x;
+  int r = param_u64(c, "limit", false, 1, &x);
+  if (r < 0) return NULL;
+  if (r) f.limit = x > 10000 ? 10000 : (size_t)x;
+  if ((r = param_u64(c, "before", false, 1, &x)) < 0) return NULL;
+  if (r) f.before_id = x;
+  bri_jobs_job *jobs = NULL;
+  size_t n = 0;
+  if (bri_jobs_list(c->d->store, &f, &jobs, &n, &err)) return store_fail(c->e, &err);
+  json_t *a = json_array();
+  for (size_t i = 0; i < n; i++) json_array_append_new(a, svc_api_job_json(c->d, &jobs[i], 0));
+  bri_jobs_list_free(jobs, n);
+  return json_pack("{s:o}", "jobs", a);
+}
+
+static json_t *m_jobs_get(call *c) {
+  json_int_t id;
+  if (param_u64(c, "id", true, 1, &id) < 0) return NULL;
+  bri_jobs_job j;
+  memset(&j, 0, sizeof j);
+  bri_error err;
+  if (bri_jobs_get(c->d->store, id, &j, &err)) {
+    if (err.code == BRI_ENOTFOUND) return fail(c->e, RPC_NOT_FOUND, "no job %lld", (long long)id);
+    return store_fail(c->e, &err);
+  }
+  json_t *o = svc_api_job_json(c->d, &j, 1);
+  bri_jobs_job_clear(&j);
+  return o;
+}
+
+static json_t *m_jobs_cancel(call *c) {
+  json_int_t id;
+  if (param_u64(c, "id", true, 1, &id) < 0) return NULL;
+  bri_jobs_job j;
+  memset(&j, 0, sizeof j);
+  bri_error err;
+  if (bri_jobs_get(c->d->store, id, &j, &err)) {
+    if (err.code == BRI_ENOTFOUND) return fail(c->e, RPC_NOT_FOUND, "no job %lld", (long long)id);
+    return store_fail(c->e, &err);
+  }
+  bri_job_state before = j.state;
+  bri_jobs_job_clear(&j);
+  if (before == BRI_JOB_SUCCEEDED || before == BRI_JOB_FAILED)
+    return fail(c->e, RPC_BAD_STATE, "job %lld already %s: nothing to cancel", (long long)id, bri_job_state_name(before));
+  bri_job_state after;
+  if (bri_jobs_cancel(c->d->store, id, &after, &err)) return fail(c->e, RPC_BAD_STATE, "%s", err.msg);
+  bool signalled = after == BRI_JOB_RUNNING && c->d->pool && svc_pool_cancel(c->d->pool, id, false);
+  log_notice("job %lld: cancel requested by uid %u (pid %d): %s", (long long)id, (unsigned)c->peer->uid,
+             (int)c->peer->pid, after == BRI_JOB_RUNNING ? "stops at its next safe point" : bri_job_state_name(after));
+  return json_pack("{s:I, s:s, s:s, s:b}", "id", (json_int_t)id, "state_before", bri_job_state_name(before), "state",
+                   bri_job_state_name(after), "stopping", signalled);
+}
+
+/* Queues kind for the table with params (consumed). */
+static json_t *submit(call *c, brid_table *t, bri_job_kind kind, json_t *params) {
+  char *pj = json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS);
+  json_decref(params);
+  int64_t id;
+  int dup = 0;
+  bri_error err;
+  int rc = bri_jobs_enqueue(c->d->store, t->id, kind, SVC_PRIO_API, pj, 0, &id, &dup, &err);
+  free(pj);
+  if (rc) return store_fail(c->e, &err);
+  log_notice("%s %s requested by uid %u (pid %d): %s job %lld", bri_job_kind_name(kind), t->root,
+             (unsigned)c->peer->uid, (int)c->peer->pid, dup ? "already queued as" : "queued", (long long)id);
+  svc_sched_kick(c->d);
+  bri_jobs_job j;
+  memset(&j, 0, sizeof j);
+  const char *state = "queued";
+  if (bri_jobs_get(c->d->store, id, &j, &err) == 0) state = bri_job_state_name(j.state);
+  json_t *o = json_pack("{s:I, s:s, s:s, s:b, s:s}", "job", (json_int_t)id, "table", t->root, "kind",
+                        bri_job_kind_name(kind), "duplicate", dup != 0, "state", state);
+  bri_jobs_job_clear(&j);
+  bri_jobs_table row;
+  memset(&row, 0, sizeof row);
+  if (c->d->draining)
+    json_object_set_new(o, "note", json_string("brid is shutting down: the job runs after its restart"));
+  else if (bri_jobs_table_get(c->d->store, t->id, &row, &err) == 0 && row.paused)
+    json_object_set_new(o, "note", json_string(t->paused_by_config
+                                                   ? "the table is paused by the configuration: the job waits"
+                                                   : "the table is paused: the job waits for brictl resume"));
+  bri_jobs_table_clear(&row);
+  return o;
+}
+
+static json_t *m_compact(call *c) {
+  brid_table *t = param_table(c);
+  if (!t) return NULL;
+  json_t *p = json_pack("{s:s}", "trigger", "api");
+  json_t *v = json_object_get(c->params, "strategy");
+  bri_strategy s;
+  bri_error err;
+  if (v && (!json_is_string(v) || bri_strategy_parse(json_string_value(v), &s, &err))) {
+    json_decref(p);
+    return fail(c->e, RPC_INVALID_PARAMS, "params.strategy must be bri, link or copy");
+  }
+  if (v) json_object_set(p, "strategy", v);
+  bool dry = false;
+  if (param_bool(c, "dry_run", &dry)) return json_decref(p), NULL;
+  if (dry) json_object_set_new(p, "dry_run", json_true());
+  json_int_t tr;
+  int r = param_u64(c, "target_rows_per_fragment", false, 1, &tr);
+  if (r < 0) return json_decref(p), NULL;
+  if (r) json_object_set_new(p, "target_rows_per_fragment", json_integer(tr));
+  return submit(c, t, BRI_JOB_COMPACT, p);
+}
+
+static json_t *m_cleanup(call *c) {
+  brid_table *t = param_table(c);
+  if (!t) return NULL;
+  json_t *p = json_pack("{s:s}", "trigger", "api");
+  json_int_t x;
+  int r;
+  if ((r = param_duration(c, "older_than", &x)) < 0) return json_decref(p), NULL;
+  if (r) json_object_set_new(p, "older_than", json_integer(x));
+  if ((r = param_duration(c, "grace", &x)) < 0) return json_decref(p), NULL;
+  if (r) json_object_set_new(p, "grace", json_integer(x));
+  if ((r = param_u64(c, "retain_versions", false, 0, &x)) < 0) return json_decref(p), NULL;
+  if (r) json_object_set_new(p, "retain_versions", json_integer(x));
+  bool dry = false;
+  if (param_bool(c, "dry_run", &dry)) return json_decref(p), NULL;
+  if (dry) json_object_set_new(p, "dry_run", json_true());
+  return submit(c, t, BRI_JOB_CLEANUP, p);
+}
+
+static json_t *m_materialize(call *c) {
+  if (!svc_pool_kind_available(BRI_JOB_MATERIALIZE))
+    return fail(c->e, RPC_UNAVAILABLE, "materialize is not available in this build of brid");
+  brid_table *t = param_table(c);
+  if (!t) return NULL;
+  json_t *p = json_pack("{s:s}", "trigger", "api");
+  bool b = false;
+  if (param_bool(c, "dry_run", &b)) return json_decref(p), NULL;
+  if (b) json_object_set_new(p, "dry_run", json_true());
+  b = false;
+  if (param_bool(c, "no_links", &b)) return json_decref(p), NULL;
+  if (b) json_object_set_new(p, "no_links", json_true());
+  return submit(c, t, BRI_JOB_MATERIALIZE, p);
+}
+
+static json_t *m_verify(call *c) {
+  if (!svc_pool_kind_available(BRI_JOB_VERIFY))
+    return fail(c->e, RPC_UNAVAILABLE,
+                "verify is not available in this build of brid (run \"brictl verify TABLE\" offline)");
+  brid_table *t = param_table(c);
+  if (!t) return NULL;
+  json_t *p = json_pack("{s:s}", "trigger", "api");
+  bool b = false;
+  if (param_bool(c, "all_versions", &b)) return json_decref(p), NULL;
+  if (b) json_object_set_new(p, "all_versions", json_true());
+  b = false;
+  if (param_bool(c, "skip_blobs", &b)) return json_decref(p), NULL;
+  if (b) json_object_set_new(p, "skip_blobs", json_true());
+  return submit(c, t, BRI_JOB_VERIFY, p);
+}
+
+static json_t *pause_resume(call *c, bool pause) {
+  brid *d = c->d;
+  bri_error err;
+  json_t *done = json_array(), *kept = json_array();
+  bool cancel_running = false;
+  if (pause && param_bool(c, "cancel_running", &cancel_running)) goto bad;
+  if (json_object_get(c->params, "table")) {
+    brid_table *t = param_table(c);
+    if (!t) goto bad;
+    if (!pause && t->paused_by_config) {
+      fail(c->e, RPC_BAD_STATE, "%s is paused by the configuration (paused = yes); change it and reload", t->root);
+      goto bad;
+    }
+    if (bri_jobs_table_set_paused(d->store, t->id, pause, &err)) {
+      store_fail(c->e, &err);
+      goto bad;
+    }
+    json_array_append_new(done, json_string(t->root));
+  } else {
+    for (size_t i = 0; i < d->n_tables; i++) {
+      brid_table *t = d->tables[i];
+      if (!t->present) continue;
+      if (!pause && t->paused_by_config) {
+        json_array_append_new(kept, json_string(t->root));
+        continue;
+      }
+      if (bri_jobs_table_set_paused(d->store, t->id, pause, &err)) {
+        store_fail(c->e, &err);
+        goto bad;
+      }
+      json_array_append_new(done, json_string(t->root));
+    }
+  }
+  json_t *cancelled = json_array();
+  if (pause && cancel_running) {
+    /* the running jobs of the paused tables go back to the queue */
+    size_t i;
+    json_t *r;
+    json_t *running = svc_pool_running(d->pool);
+    json_array_foreach(running, i, r) {
+      const char *root = json_string_value(json_object_get(r, "table"));
+      size_t k;
+      json_t *p;
+      json_array_foreach(done, k, p) if (root && !strcmp(root, json_string_value(p))) {
+        json_int_t id = json_integer_value(json_object_get(r, "job"));
+        if (svc_pool_cancel(d->pool, id, true)) json_array_append_new(cancelled, json_integer(id));
+      }
+    }
+    json_decref(running);
+  }
+  log_notice("%s %s by uid %u (pid %d)", pause ? "paused" : "resumed",
+             json_object_get(c->params, "table") ? json_string_value(json_array_get(done, 0)) : "every table",
+             (unsigned)c->peer->uid, (int)c->peer->pid);
+  if (!pause) svc_sched_kick(d);
+  json_decref(pause ? kept : cancelled); /* the one the reply does not carry */
+  return json_pack("{s:o, s:o, s:o}", pause ? "paused" : "resumed", done, pause ? "requeued_jobs" : "kept_paused",
+                   pause ? cancelled : kept, "all", json_boolean(!json_object_get(c->params, "table")));
+bad:
+  json_decref(done), json_decref(kept);
+  return NULL;
+}
+
+static json_t *m_pause(call *c) { return pause_resume(c, true); }
+static json_t *m_resume(call *c) { return pause_resume(c, false); }
+
+static json_t *m_reload(call *c) {
+  json_t *changes = NULL;
+  bri_error err;
+  log_notice("reload requested by uid %u (pid %d)", (unsigned)c->peer->uid, (int)c->peer->pid);
+  if (brid_reload(c->d, &changes, &err)) return fail(c->e, RPC_FAILED, "%s", err.msg);
+  return json_pack("{s:b, s:o}", "reloaded", 1, "changes", changes ? changes : json_object());
+}
+
+static json_t *m_metrics(call *c) {
+  char *text = svc_metrics_text(c->d);
+  if (!text) return fail(c->e, RPC_INTERNAL_ERROR, "out of memory");
+  json_t *o = json_pack("{s:s, s:s}", "content_type", "text/plain; version=0.0.4", "text", text);
+  free(text);
+  return o;
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+static const struct {
+  const char *name;
+  json_t *(*fn)(call *c);
+  const char *params; /* accepted names, space separated */
+} METHODS[] = {
+    {"status", m_status, ""},
+    {"tables.list", m_tables_list, "all"},
+    {"tables.get", m_tables_get, "table"},
+    {"jobs.list", m_jobs_list, "table state kind limit before"},
+    {"jobs.get", m_jobs_get, "id"},
+    {"jobs.cancel", m_jobs_cancel, "id"},
+    {"compact", m_compact, "table strategy dry_run target_rows_per_fragment"},
+    {"cleanup", m_cleanup, "table older_than retain_versions grace dry_run"},
+    {"materialize", m_materialize, "table dry_run no_links"},
+    {"verify", m_verify, "table all_versions skip_blobs"},
+    {"pause", m_pause, "table cancel_running"},
+    {"resume", m_resume, "table"},
+    {"reload", m_reload, ""},
+    {"metrics", m_metrics, ""},
+};
+
+static bool accepts(const char *list, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
+    if ((p == list || p[-1] == ' ') && (p[n] == 0 || p[n] == ' ')) return true;
+  return false;
+}
+
+json_t *svc_api_call(brid *d, const rpc_req *req, const svc_peer *peer, int *code, char *msg, size_t cap) {
+  api_err e = {0};
+  for (size_t i = 0; i < sizeof METHODS / sizeof METHODS[0]; i++) {
+    if (strcmp(METHODS[i].name, req->method) != 0) continue;
+    const char *k;
+    json_t *v;
+    json_object_foreach(req->params, k, v) {
+      if (!accepts(METHODS[i].params, k)) {
+        *code = RPC_INVALID_PARAMS;
+        snprintf(msg, cap, "%s: unknown parameter \"%s\"%s%s%s", req->method, k,
+                 METHODS[i].params[0] ? " (accepted: " : " (it takes none)", METHODS[i].params,
+                 METHODS[i].params[0] ? ")" : "");
+        return NULL;
+      }
+    }
+    call c = {.d = d, .params = req->params, .peer = peer, .method = req->method, .e = &e};
+    json_t *r = METHODS[i].fn(&c);
+    if (!r) {
+      *code = e.code ? e.code : RPC_INTERNAL_ERROR;
+      snprintf(msg, cap, "%s", e.msg[0] ? e.msg : "internal error");
+    }
+    return r;
+  }
+  *code = RPC_METHOD_NOT_FOUND;
+  snprintf(msg, cap, "no method \"%s\" (methods: status, tables.list, tables.get, jobs.list, jobs.get, jobs.cancel, "
+                     "compact, cleanup, materialize, verify, pause, resume, reload, metrics)", req->method);
+  return NULL;
+}

@@ -1,0 +1,588 @@
+/* svc_config.c: parsing and validating brid's configuration (see
+ * svc_config.h).
+ *
+ * libinih does the INI syntax; this file owns the key table and the values.
+ * Two workarounds for the distribution's libinih build: lines are read into
+ * a heap buffer (ini_use_stack off), because the stack buffer cuts lines at
+ * 200 bytes; and section names are cut at 49 bytes, too short for table
+ * paths, so "[table PATH]" headers are rewritten to "[table#N]" before
+ * parsing (one line for one line: error line numbers stay right) and N
+ * indexes the saved paths. */
+#include "svc_config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <grp.h>
+#include <ini.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "svc_log.h"
+#include "util/duration.h"
+#include "util/fsutil.h"
+
+/* ------------------------------------------------------------------ keys */
+
+typedef enum { S_DAEMON, S_POLICY } kscope;
+typedef enum {
+  T_ROOT,     /* repeatable path, appended to roots */
+  T_PATH,     /* char * */
+  T_GROUP,    /* char *, a group name or number */
+  T_INT,      /* int within [min, max] */
+  T_U64,      /* uint64_t within [min, max] */
+  T_SIZE,     /* uint64_t with an optional K/M/G/T suffix (powers of 1024) */
+  T_DUR,      /* int64_t seconds (util/duration.h syntax) */
+  T_BOOL,     /* bool: yes/no, true/false, on/off, 1/0 */
+  T_DOUBLE,   /* double within [min, max] */
+  T_STRATEGY, /* bri_strategy */
+  T_MODE,     /* unsigned, octal permission bits */
+  T_LEVEL,    /* int, a log level name */
+} ktype;
+
+typedef struct key {
+  const char *name;
+  kscope scope;
+  ktype type;
+  size_t off;
+  double min, max;
+} key;
+
+#define D(n, t, f, lo, hi) {n, S_DAEMON, t, offsetof(svc_config, f), lo, hi}
+#define P(n, t, f, lo, hi) {n, S_POLICY, t, offsetof(svc_policy, f), lo, hi}
+
+static const key KEYS[] = {
+    D("root", T_ROOT, roots, 0, 0),
+    D("socket", T_PATH, socket_path, 0, 0),
+    D("socket_mode", T_MODE, socket_mode, 0, 0777),
+    D("socket_group", T_GROUP, socket_group, 0, 0),
+    D("state", T_PATH, state_path, 0, 0),
+    D("workers", T_INT, workers, 1, 64),
+    D("debounce", T_DUR, debounce_sec, 0, 86400),
+    D("sweep_interval", T_DUR, sweep_sec, 0, 7 * 86400),
+    D("discovery_depth", T_INT, discovery_depth, 0, 16),
+    D("drain_timeout", T_DUR, drain_sec, 0, 86400),
+    D("max_request_bytes", T_SIZE, max_request_bytes, 1024, 64 << 20),
+    D("max_connections", T_INT, max_connections, 1, 4096),
+    D("log_level", T_LEVEL, log_level, 0, 0),
+    D("max_attempts", T_INT, max_attempts, 1, 1000),
+    D("retry_base", T_DUR, retry_base_sec, 1, 86400),
+    D("retry_max", T_DUR, retry_max_sec, 1, 30 * 86400),
+    D("history_max_age", T_DUR, history_max_age_sec, 0, 3650LL * 86400),
+    D("history_max_rows", T_U64, history_max_rows, 0, 1e9),
+    P("strategy", T_STRATEGY, strategy, 0, 0),
+    P("auto_compact", T_BOOL, auto_compact, 0, 0),
+    P("paused", T_BOOL, paused, 0, 0),
+    P("debounce", T_DUR, debounce_sec, 0, 86400),
+    P("target_rows_per_fragment", T_U64, compact.target_rows_per_fragment, 1, 1e15),
+    P("materialize_deletions", T_BOOL, compact.materialize_deletions, 0, 0),
+    P("materialize_deletions_threshold", T_DOUBLE, compact.materialize_deletions_threshold, 0, 1),
+    P("repack_threshold", T_DOUBLE, compact.repack_threshold, 0, 1),
+    P("max_source_fragments", T_U64, compact.max_source_fragments, 0, 1e15),
+    P("max_source_rows", T_U64, compact.max_source_rows, 0, 1e18),
+    P("max_source_bytes", T_SIZE, compact.max_source_bytes, 0, 1e18),
+    P("batch_rows", T_U64, batch_rows, 0, 1 << 24),
+    P("cleanup_interval", T_DUR, cleanup_interval_sec, 0, 3650LL * 86400),
+    P("cleanup_older_than", T_DUR, cleanup.older_than_sec, 0, 3650LL * 86400),
+    P("cleanup_retain_versions", T_U64, cleanup.retain_versions, 0, 1e12),
+    P("cleanup_grace", T_DUR, cleanup.grace_sec, 0, 3650LL * 86400),
+    P("cleanup_max_deletes_per_sec", T_DOUBLE, cleanup.max_deletes_per_sec, 0, 1e9),
+};
+#define NKEYS (sizeof KEYS / sizeof KEYS[0])
+
+const char *const *svc_config_key_names(void) {
+  static const char *names[NKEYS + 1];
+  static char buf[NKEYS][64];
+  if (!names[0])
+    for (size_t i = 0; i < NKEYS; i++) {
+      snprintf(buf[i], sizeof buf[i], "%s.%s", KEYS[i].scope == S_DAEMON ? "daemon" : "policy",
+               KEYS[i].name);
+      names[i] = buf[i];
+    }
+  return names;
+}
+
+/* ------------------------------------------------------------- defaults */
+
+static void policy_default(svc_policy *p) {
+  memset(p, 0, sizeof *p);
+  p->strategy = BRI_STRATEGY_BRI;
+  p->auto_compact = true;
+  p->debounce_sec = -1;
+  bri_compact_options_default(&p->compact);
+  p->batch_rows = 0;
+  p->cleanup_interval_sec = 86400;
+  bri_cleanup_policy_default(&p->cleanup);
+}
+
+void svc_config_init(svc_config *c) {
+  memset(c, 0, sizeof *c);
+  c->socket_mode = 0660;
+  c->workers = 2;
+  c->debounce_sec = 30;
+  c->sweep_sec = 600;
+  c->drain_sec = 60;
+  c->discovery_depth = 3;
+  c->max_request_bytes = 64 << 10;
+  c->max_connections = 32;
+  c->log_level = LOG_INFO;
+  c->max_attempts = 5;
+  c->retry_base_sec = 30;
+  c->retry_max_sec = 3600;
+  c->history_max_age_sec = 30 * 86400;
+  c->history_max_rows = 10000;
+  policy_default(&c->defaults);
+}
+
+void svc_config_free(svc_config *c) {
+  free(c->file);
+  for (size_t i = 0; i < c->n_roots; i++) free(c->roots[i]);
+  free(c->roots);
+  free(c->socket_path), free(c->socket_group), free(c->state_path);
+  for (size_t i = 0; i < c->n_sections; i++) free(c->sections[i].pattern), free(c->sections[i].canonical);
+  free(c->sections);
+  memset(c, 0, sizeof *c);
+}
+
+/* --------------------------------------------------------------- values */
+
+static bool parse_bool(const char *s, bool *out) {
+  static const char *yes[] = {"yes", "true", "on", "1"}, *no[] = {"no", "false", "off", "0"};
+  for (int i = 0; i < 4; i++) {
+    if (!strcasecmp(s, yes[i])) return *out = true, true;
+    if (!strcasecmp(s, no[i])) return *out = false, true;
+  }
+  return false;
+}
+
+static bool parse_u64(const char *s, uint64_t *out) {
+  if (!isdigit((unsigned char)*s)) return false;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end) return false;
+  *out = v;
+  return true;
+}
+
+static bool parse_size(const char *s, uint64_t *out) {
+  if (!isdigit((unsigned char)*s)) return false;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno) return false;
+  int shift = 0;
+  switch (toupper((unsigned char)*end)) {
+  case 0: break;
+  case 'K': shift = 10; end++; break;
+  case 'M': shift = 20; end++; break;
+  case 'G': shift = 30; end++; break;
+  case 'T': shift = 40; end++; break;
+  default: return false;
+  }
+  if (shift && (!strcasecmp(end, "iB") || !strcasecmp(end, "B"))) end += strlen(end);
+  if (*end) return false;
+  if (shift && v > (UINT64_MAX >> shift)) return false;
+  *out = (uint64_t)v << shift;
+  return true;
+}
+
+typedef struct parse_ctx {
+  svc_config *c;
+  const char *file;
+  char **section_names; /* "[table#N]" -> the original PATH */
+  size_t n_section_names;
+  char msg[900];        /* first error */
+  bool has_msg;
+} parse_ctx;
+
+static int fail(parse_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(parse_ctx *x, const char *fmt, ...) {
+  if (x->has_msg) return 0;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(x->msg, sizeof x->msg, fmt, ap);
+  va_end(ap);
+  x->has_msg = true;
+  return 0;
+}
+
+/* Stores value into the field of k at base; 1 on success (inih's
+ * convention), 0 with the error recorded. */
+static int set_value(parse_ctx *x, const key *k, void *base, const char *sect, const char *v) {
+  char *f = (char *)base + k->off;
+  bri_error err;
+  switch (k->type) {
+  case T_ROOT: {
+    svc_config *c = x->c;
+    if (v[0] != '/') return fail(x, "[%s] root: \"%s\" is not an absolute path", sect, v);
+    char **r = realloc(c->roots, (c->n_roots + 1) * sizeof *r);
+    if (!r) return fail(x, "out of memory");
+    c->roots = r;
+    if (!(c->roots[c->n_roots] = strdup(v))) return fail(x, "out of memory");
+    c->n_roots++;
+    return 1;
+  }
+  case T_PATH:
+  case T_GROUP: {
+    if (!*v) return fail(x, "[%s] %s: empty value", sect, k->name);
+    if (k->type == T_PATH && v[0] != '/')
+      return fail(x, "[%s] %s: \"%s\" is not an absolute path", sect, k->name, v);
+    char *d = strdup(v);
+    if (!d) return fail(x, "out of memory");
+    free(*(char **)f);
+    *(char **)f = d;
+    return 1;
+  }
+  case T_INT:
+  case T_U64:
+  case T_SIZE: {
+    uint64_t u;
+    bool ok = k->type == T_SIZE ? parse_size(v, &u) : parse_u64(v, &u);
+    if (!ok)
+      return fail(x, "[%s] %s: \"%s\" is not %s", sect, k->name, v,
+                  k->type == T_SIZE ? "a size (bytes, or a number with K, M, G or T)" : "a non-negative integer");
+    if ((double)u < k->min || (double)u > k->max)
+      return fail(x, "[%s] %s: %s is outside [%.0f, %.0f]", sect, k->name, v, k->min, k->max);
+    if (k->type == T_INT) *(int *)f = (int)u;
+    else *(uint64_t *)f = u;
+    return 1;
+  }
+  case T_DUR: {
+    int64_t s;
+    if (bri_duration_parse(v, k->name, &s, &err))
+      return fail(x, "[%s] %s: \"%s\" is not a duration (e.g. 90s, 10m, 2h, 7d)", sect, k->name, v);
+    if ((double)s < k->min || (double)s > k->max)
+      return fail(x, "[%s] %s: %s is outside [%.0fs, %.0fs]", sect, k->name, v, k->min, k->max);
+    *(int64_t *)f = s;
+    return 1;
+  }
+  case T_BOOL:
+    if (!parse_bool(v, (bool *)f)) return fail(x, "[%s] %s: \"%s\" is not yes or no", sect, k->name, v);
+    return 1;
+  case T_DOUBLE: {
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (errno || end == v || *end || d != d)
+      return fail(x, "[%s] %s: \"%s\" is not a number", sect, k->name, v);
+    if (d < k->min || d > k->max)
+      return fail(x, "[%s] %s: %s is outside [%g, %g]", sect, k->name, v, k->min, k->max);
+    *(double *)f = d;
+    return 1;
+  }
+  case T_STRATEGY:
+    if (bri_strategy_parse(v, (bri_strategy *)f, &err))
+      return fail(x, "[%s] %s: \"%s\" is not bri, link or copy", sect, k->name, v);
+    return 1;
+  case T_MODE: {
+    char *end;
+    errno = 0;
+    unsigned long m = strtoul(v, &end, 8);
+    if (errno || end == v || *end || m > 0777)
+      return fail(x, "[%s] %s: \"%s\" is not an octal mode such as 0660", sect, k->name, v);
+    *(unsigned *)f = (unsigned)m;
+    return 1;
+  }
+  case T_LEVEL: {
+    int l = svc_log_parse_level(v);
+    if (l < 0)
+      return fail(x, "[%s] %s: \"%s\" is not error, warning, notice, info or debug", sect, k->name, v);
+    *(int *)f = l;
+    return 1;
+  }
+  }
+  return fail(x, "internal error: key %s", k->name);
+}
+
+static const key *find_key(const char *name, kscope scope) {
+  for (size_t i = 0; i < NKEYS; i++)
+    if (KEYS[i].scope == scope && !strcmp(KEYS[i].name, name)) return &KEYS[i];
+  return NULL;
+}
+
+static int on_ini(void *user, const char *section, const char *name, const char *value) {
+  parse_ctx *x = user;
+  if (x->has_msg) return 0;
+  if (!*section || !strcmp(section, "daemon")) {
+    const key *k = find_key(name, S_DAEMON);
+    if (!k) {
+      if (find_key(name, S_POLICY))
+        return fail(x, "[daemon] %s: a table policy key; put it in [defaults] or a [table PATH] section", name);
+      return fail(x, "[daemon] %s: unknown key", name);
+    }
+    return set_value(x, k, x->c, "daemon", value);
+  }
+  svc_policy *p = NULL;
+  svc_table_section *ts = NULL;
+  const char *shown = section;
+  if (!strcmp(section, "defaults")) {
+    p = &x->c->defaults;
+  } else if (!strncmp(section, "table#", 6)) {
+    size_t i = strtoul(section + 6, NULL, 10);
+    if (i >= x->n_section_names) return fail(x, "internal error: section %s", section);
+    shown = x->section_names[i];
+    /* consecutive keys of one header go to one section; the same header
+     * again later starts a new one (file order decides) */
+    svc_config *c = x->c;
+    if (c->n_sections && c->sections[c->n_sections - 1].header == i) {
+      ts = &c->sections[c->n_sections - 1];
+    } else {
+      svc_table_section *s = realloc(c->sections, (c->n_sections + 1) * sizeof *s);
+      if (!s) return fail(x, "out of memory");
+      c->sections = s;
+      ts = &c->sections[c->n_sections++];
+      memset(ts, 0, sizeof *ts);
+      ts->header = i;
+      policy_default(&ts->p);
+      /* "table PATH" or table "PATH" */
+      const char *path = x->section_names[i] + 5;
+      while (*path == ' ' || *path == '\t') path++;
+      size_t n = strlen(path);
+      while (n && (path[n - 1] == ' ' || path[n - 1] == '\t')) n--;
+      if (n >= 2 && path[0] == '"' && path[n - 1] == '"') path++, n -= 2;
+      if (!(ts->pattern = strndup(path, n))) return fail(x, "out of memory");
+      if (ts->pattern[0] != '/')
+        return fail(x, "[%s]: the table path must be absolute", shown);
+      ts->is_glob = strpbrk(ts->pattern, "*?[") != NULL;
+      char canon[PATH_MAX];
+      if (!ts->is_glob && realpath(ts->pattern, canon) && !(ts->canonical = strdup(canon)))
+        return fail(x, "out of memory");
+    }
+    p = &ts->p;
+  } else {
+    return fail(x, "[%s]: unknown section (expected [daemon], [defaults] or [table PATH])", section);
+  }
+  const key *k = find_key(name, S_POLICY);
+  if (!k) {
+    if (find_key(name, S_DAEMON))
+      return fail(x, "[%s] %s: a daemon key; put it in [daemon]", shown, name);
+    return fail(x, "[%s] %s: unknown key", shown, name);
+  }
+  if (ts) ts->set |= (uint64_t)1 << (k - KEYS);
+  return set_value(x, k, p, shown, value);
+}
+
+/* Rewrites every "[table ...]" header to "[table#N]" (see the top). */
+static char *rewrite_sections(const char *text, parse_ctx *x) {
+  /* a header is at least 9 bytes ("[table /]") and its replacement at
+   * most 8 + 20, so the text grows by less than 19 bytes per 9 */
+  size_t n = strlen(text), cap = 4 * n + 64;
+  char *out = malloc(cap);
+  if (!out) return NULL;
+  size_t o = 0;
+  const char *p = text;
+  while (*p) {
+    const char *eol = strchr(p, '\n');
+    size_t len = eol ? (size_t)(eol - p) : strlen(p);
+    const char *q = p;
+    while (q < p + len && (*q == ' ' || *q == '\t')) q++;
+    const char *close = q < p + len && *q == '[' ? memrchr(q, ']', (size_t)(p + len - q)) : NULL;
+    if (close && (size_t)(close - q) > 6 && !strncmp(q + 1, "table", 5) && (q[6] == ' ' || q[6] == '\t' || q[6] == '"')) {
+      char **names = realloc(x->section_names, (x->n_section_names + 1) * sizeof *names);
+      if (!names) {
+        free(out);
+        return NULL;
+      }
+      x->section_names = names;
+      names[x->n_section_names] = strndup(q + 1, (size_t)(close - q - 1));
+      if (!names[x->n_section_names]) {
+        free(out);
+        return NULL;
+      }
+      int w = snprintf(out + o, cap - o, "[table#%zu]", x->n_section_names++);
+      o += (size_t)w;
+    } else {
+      memcpy(out + o, p, len);
+      o += len;
+    }
+    if (eol) out[o++] = '\n';
+    p += len + (eol ? 1 : 0);
+  }
+  out[o] = 0;
+  return out;
+}
+
+static int parse_file(svc_config *c, const char *path, bri_error *err) {
+  uint8_t *text;
+  size_t len;
+  int rc = bri_read_file(path, 4 << 20, &text, &len, err);
+  if (rc) return bri_error_wrap(err, "reading the configuration");
+  if (memchr(text, 0, len)) {
+    free(text);
+    return bri_error_set(err, BRI_EINVAL, "%s: not a text file (NUL byte)", path);
+  }
+  parse_ctx x = {.c = c, .file = path};
+  char *rw = rewrite_sections((const char *)text, &x);
+  free(text);
+  if (!rw) {
+    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    goto out;
+  }
+  ini_use_stack = false;
+  ini_allow_realloc = true;
+  ini_max_line = 64 << 10;
+  ini_stop_on_first_error = true;
+  int line = ini_parse_string(rw, on_ini, &x);
+  free(rw);
+  if (line < 0) {
+    rc = bri_error_set(err, BRI_ENOMEM, "%s: the INI parser ran out of memory", path);
+  } else if (line > 0) {
+    rc = bri_error_set(err, BRI_EINVAL, "%s:%d: %s", path, line,
+                       x.has_msg ? x.msg : "syntax error (expected [section], key = value, or a comment)");
+  } else if (x.has_msg) {
+    rc = bri_error_set(err, BRI_EINVAL, "%s: %s", path, x.msg);
+  }
+out:
+  for (size_t i = 0; i < x.n_section_names; i++) free(x.section_names[i]);
+  free(x.section_names);
+  return rc;
+}
+
+static int validate(svc_config *c, bri_error *err) {
+  if (c->n_roots == 0)
+    return bri_error_set(err, BRI_EINVAL, "no table root configured: give --root DIR or root = DIR in [daemon]");
+  if (!c->socket_path && !(c->socket_path = strdup("/run/brid/brid.sock")))
+    return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!c->state_path && !(c->state_path = strdup(SVC_DEFAULT_STATE)))
+    return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  struct sockaddr_un sa;
+  if (strlen(c->socket_path) >= sizeof sa.sun_path)
+    return bri_error_set(err, BRI_EINVAL, "socket: \"%s\" is longer than a Unix socket path can be (%zu bytes)",
+                         c->socket_path, sizeof sa.sun_path - 1);
+  if (c->socket_group) {
+    struct group g, *res = NULL;
+    char buf[16384];
+    uint64_t gid;
+    if (parse_u64(c->socket_group, &gid) && gid < (uint64_t)INT32_MAX) {
+      c->socket_gid = (gid_t)gid;
+    } else if (getgrnam_r(c->socket_group, &g, buf, sizeof buf, &res) == 0 && res) {
+      c->socket_gid = res->gr_gid;
+    } else {
+      return bri_error_set(err, BRI_EINVAL, "socket_group: no group named \"%s\"", c->socket_group);
+    }
+  }
+  if (c->retry_max_sec < c->retry_base_sec)
+    return bri_error_set(err, BRI_EINVAL, "retry_max (%llds) is shorter than retry_base (%llds)",
+                         (long long)c->retry_max_sec, (long long)c->retry_base_sec);
+  for (size_t i = 0; i < c->n_roots; i++)
+    for (size_t j = 0; j < i; j++)
+      if (!strcmp(c->roots[i], c->roots[j]))
+        return bri_error_set(err, BRI_EINVAL, "root %s is listed twice", c->roots[i]);
+  return 0;
+}
+
+int svc_config_load(svc_config *c, const svc_overrides *ov, bri_error *err) {
+  svc_config_init(c);
+  int rc = 0;
+  if (ov->config_file) {
+    if (!(c->file = strdup(ov->config_file))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    if (!rc) rc = parse_file(c, ov->config_file, err);
+  }
+  if (!rc && ov->n_roots) {
+    for (size_t i = 0; i < c->n_roots; i++) free(c->roots[i]);
+    c->n_roots = 0;
+    for (size_t i = 0; !rc && i < ov->n_roots; i++) {
+      char **r = realloc(c->roots, (c->n_roots + 1) * sizeof *r);
+      if (!r || !(r[c->n_roots] = strdup(ov->roots[i]))) {
+        if (r) c->roots = r;
+        rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+        break;
+      }
+      c->roots = r;
+      c->n_roots++;
+    }
+  }
+  if (!rc && ov->socket_path) {
+    free(c->socket_path);
+    if (!(c->socket_path = strdup(ov->socket_path))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  if (!rc && ov->state_path) {
+    free(c->state_path);
+    if (!(c->state_path = strdup(ov->state_path))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  if (!rc && ov->workers) c->workers = ov->workers;
+  if (!rc && ov->debounce_sec >= 0) c->debounce_sec = ov->debounce_sec;
+  if (!rc && ov->log_level) {
+    int l = svc_log_parse_level(ov->log_level);
+    if (l < 0) rc = bri_error_set(err, BRI_EINVAL, "--log-level: \"%s\" is not error, warning, notice, info or debug", ov->log_level);
+    else c->log_level = l;
+  }
+  if (!rc) rc = validate(c, err);
+  if (rc) svc_config_free(c);
+  return rc;
+}
+
+void svc_config_policy_for(const svc_config *c, const char *root, svc_policy *out) {
+  *out = c->defaults;
+  for (size_t s = 0; s < c->n_sections; s++) {
+    const svc_table_section *ts = &c->sections[s];
+    bool match = ts->is_glob ? fnmatch(ts->pattern, root, FNM_PATHNAME) == 0
+                             : !strcmp(ts->canonical ? ts->canonical : ts->pattern, root);
+    if (!match) continue;
+    for (size_t i = 0; i < NKEYS; i++) {
+      if (!(ts->set & ((uint64_t)1 << i))) continue;
+      const key *k = &KEYS[i];
+      size_t sz = k->type == T_BOOL ? sizeof(bool)
+                  : k->type == T_DOUBLE ? sizeof(double)
+                  : k->type == T_STRATEGY ? sizeof(bri_strategy)
+                  : k->type == T_DUR ? sizeof(int64_t)
+                                     : sizeof(uint64_t);
+      memcpy((char *)out + k->off, (const char *)&ts->p + k->off, sz);
+    }
+  }
+}
+
+json_t *svc_policy_to_json(const svc_policy *p) {
+  const bri_compact_options *o = &p->compact;
+  const bri_cleanup_policy *c = &p->cleanup;
+  return json_pack(
+      "{s:s, s:b, s:b, s:o, s:I, s:b, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "strategy",
+      bri_strategy_name(p->strategy), "auto_compact", p->auto_compact, "paused", p->paused, "debounce",
+      p->debounce_sec < 0 ? json_null() : json_integer(p->debounce_sec), "target_rows_per_fragment",
+      (json_int_t)o->target_rows_per_fragment, "materialize_deletions", o->materialize_deletions,
+      "materialize_deletions_threshold", o->materialize_deletions_threshold, "repack_threshold",
+      o->repack_threshold, "max_source_fragments", (json_int_t)o->max_source_fragments,
+      "max_source_rows", (json_int_t)o->max_source_rows, "max_source_bytes",
+      (json_int_t)o->max_source_bytes, "batch_rows", (json_int_t)p->batch_rows, "cleanup_interval",
+      (json_int_t)p->cleanup_interval_sec, "cleanup_older_than", (json_int_t)c->older_than_sec,
+      "cleanup_retain_versions", (json_int_t)c->retain_versions, "cleanup_grace",
+      (json_int_t)c->grace_sec, "cleanup_max_deletes_per_sec", c->max_deletes_per_sec);
+}
+
+json_t *svc_config_to_json(const svc_config *c) {
+  json_t *roots = json_array();
+  for (size_t i = 0; i < c->n_roots; i++) json_array_append_new(roots, json_string(c->roots[i]));
+  json_t *sections = json_array();
+  for (size_t i = 0; i < c->n_sections; i++) {
+    json_t *keys = json_object();
+    json_t *full = svc_policy_to_json(&c->sections[i].p);
+    for (size_t k = 0; k < NKEYS; k++)
+      if (c->sections[i].set & ((uint64_t)1 << k))
+        json_object_set(keys, KEYS[k].name, json_object_get(full, KEYS[k].name));
+    json_decref(full);
+    json_array_append_new(sections, json_pack("{s:s, s:o, s:b, s:o}", "table", c->sections[i].pattern,
+                                              "canonical", c->sections[i].canonical ? json_string(c->sections[i].canonical) : json_null(),
+                                              "pattern", c->sections[i].is_glob, "set", keys));
+  }
+  char mode[8];
+  snprintf(mode, sizeof mode, "%04o", c->socket_mode);
+  return json_pack("{s:o, s:o, s:s, s:s, s:o, s:s, s:i, s:I, s:I, s:i, s:I, s:I, s:i, s:s, s:i, s:I, s:I, s:I, s:I, s:o, s:o}",
+                   "file", c->file ? json_string(c->file) : json_null(), "roots", roots, "socket",
+                   c->socket_path, "socket_mode", mode, "socket_group",
+                   c->socket_group ? json_string(c->socket_group) : json_null(), "state", c->state_path,
+                   "workers", c->workers, "debounce", (json_int_t)c->debounce_sec, "sweep_interval",
+                   (json_int_t)c->sweep_sec, "discovery_depth", c->discovery_depth, "drain_timeout",
+                   (json_int_t)c->drain_sec, "max_request_bytes", (json_int_t)c->max_request_bytes,
+                   "max_connections", c->max_connections, "log_level", svc_log_level_name(c->log_level),
+                   "max_attempts", c->max_attempts, "retry_base", (json_int_t)c->retry_base_sec,
+                   "retry_max", (json_int_t)c->retry_max_sec, "history_max_age",
+                   (json_int_t)c->history_max_age_sec, "history_max_rows", (json_int_t)c->history_max_rows,
+                   "defaults", svc_policy_to_json(&c->defaults), "tables", sections);
+}

@@ -1,0 +1,108 @@
+/* svc_config.h: brid's configuration: built-in defaults, an optional INI
+ * file (libinih), command-line overrides, and the per-table policy.
+ *
+ * Main design choice: one table of keys (name, section, type, where it is
+ * stored) drives parsing, validation, the --check-config dump and the
+ * documentation check in the tests, so a key cannot be parsed but left
+ * undocumented or vice versa. Sections:
+ *   [daemon]          process settings (roots, socket, state, workers, timers)
+ *   [defaults]        the policy every table starts from
+ *   [table PATH]      policy overrides for one table (PATH absolute; a path
+ *                     with * ? [ is an fnmatch(3) pattern over table roots);
+ *                     sections apply in file order, later ones win
+ * Keys before any section belong to [daemon]. Unknown sections and keys are
+ * errors (a typo must not silently fall back to a default). The
+ * configuration is immutable once loaded: a reload builds a new one and
+ * swaps it in whole. */
+#ifndef BRI_SVC_CONFIG_H
+#define BRI_SVC_CONFIG_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cleanup/cleanup.h"
+#include "compact/execute.h"
+#include "util/error.h"
+
+/* What brid does with one table. */
+typedef struct svc_policy {
+  bri_strategy strategy;       /* blob reuse strategy of compactions */
+  bool auto_compact;           /* enqueue compactions when the planner finds work */
+  bool paused;                 /* no job of this table is started */
+  int64_t debounce_sec;        /* -1: the daemon's debounce */
+  bri_compact_options compact; /* planner thresholds and per-job budgets */
+  uint64_t batch_rows;         /* rows decoded per batch (0: the library's) */
+  int64_t cleanup_interval_sec; /* 0: no scheduled cleanup */
+  bri_cleanup_policy cleanup;  /* retention of scheduled cleanups */
+} svc_policy;
+
+typedef struct svc_table_section {
+  char *pattern;   /* as written */
+  char *canonical; /* realpath of a plain path that exists, else NULL */
+  bool is_glob;
+  uint64_t set;    /* bit i: policy key i is set in this section */
+  svc_policy p;
+  size_t header; /* index of its header in the file */
+} svc_table_section;
+
+typedef struct svc_config {
+  char *file; /* the INI file read, or NULL (built-in defaults only) */
+  char **roots;
+  size_t n_roots;
+  char *socket_path;
+  unsigned socket_mode;
+  char *socket_group; /* NULL: only brid's user (and root) may connect */
+  gid_t socket_gid;   /* resolved from socket_group */
+  char *state_path;
+  int workers;
+  int64_t debounce_sec, sweep_sec, drain_sec;
+  int discovery_depth;
+  uint64_t max_request_bytes;
+  int max_connections;
+  int log_level;
+  int max_attempts;
+  int64_t retry_base_sec, retry_max_sec;
+  int64_t history_max_age_sec;
+  uint64_t history_max_rows;
+  svc_policy defaults;
+  svc_table_section *sections;
+  size_t n_sections;
+} svc_config;
+
+/* Command-line settings; they win over the file's. */
+typedef struct svc_overrides {
+  const char *config_file;
+  const char **roots;
+  size_t n_roots;
+  const char *socket_path, *state_path, *log_level;
+  int workers;          /* 0: not given */
+  int64_t debounce_sec; /* -1: not given */
+} svc_overrides;
+
+#define SVC_DEFAULT_STATE "/var/lib/brid/jobs.db"
+
+/* Built-in defaults (no file). */
+void svc_config_init(svc_config *c);
+void svc_config_free(svc_config *c);
+
+/* Builds a configuration: defaults, then ov->config_file if set, then the
+ * overrides, then validation (group names resolved, ranges checked, at
+ * least one root). On failure *c is left freed and err says which file,
+ * line and key, and what was expected. */
+int svc_config_load(svc_config *c, const svc_overrides *ov, bri_error *err);
+
+/* The policy of the table at root (canonical path). */
+void svc_config_policy_for(const svc_config *c, const char *root, svc_policy *out);
+
+json_t *svc_policy_to_json(const svc_policy *p);
+/* Every setting, for --check-config and the status call. */
+json_t *svc_config_to_json(const svc_config *c);
+
+/* Key names of the documented keys ("daemon.socket", "policy.strategy"...),
+ * NULL-terminated: the tests check config/brid.conf.example against it. */
+const char *const *svc_config_key_names(void);
+
+#endif

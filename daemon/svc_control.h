@@ -1,0 +1,30 @@
+/* svc_control.h: the control socket: a Unix stream socket speaking
+ * line-delimited JSON-RPC 2.0 (rpc_proto.h), served on the loop thread.
+ *
+ * Main design choice: trust is decided once per connection, at accept, from
+ * the kernel's SO_PEERCRED (and SO_PEERGROUPS) rather than from anything
+ * the peer says: brid's own user and root are allowed, and members of
+ * socket_group when one is configured; everyone else gets one JSON-RPC
+ * error and is disconnected. The socket file's mode (0660 by default) is a
+ * first fence, the credential check the one that holds even if the mode is
+ * loosened. Every connection is bounded: request line length
+ * (max_request_bytes), number of connections (max_connections), and bytes
+ * queued for a peer that does not read its replies. */
+#ifndef BRI_SVC_CONTROL_H
+#define BRI_SVC_CONTROL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "svc_daemon.h"
+
+/* Binds and listens on d->cfg.socket_path (a stale socket file is
+ * replaced; a live one is an error), with the configured mode and group. */
+int svc_control_open(brid *d, svc_control **out, bri_error *err);
+/* Stops listening, closes every connection and removes the socket file. */
+void svc_control_close(svc_control *c);
+/* After the loop ran the close callbacks. */
+void svc_control_free(svc_control *c);
+size_t svc_control_connections(const svc_control *c);
+
+#endif

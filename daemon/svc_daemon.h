@@ -1,0 +1,122 @@
+/* svc_daemon.h: the state brid's modules share, owned by the loop thread.
+ *
+ * Main design choice (libuv's): the loop thread owns every handle (the
+ * control socket, the fs watches, the timers, the signal handlers) and all
+ * of this structure except what svc_worker.h says; worker threads run
+ * library calls and talk back only through uv_async_send. The job store is
+ * the one piece both sides use, and it is thread-safe on its own. Modules:
+ *   brid.c         main: flags, start-up (config, store, recovery), signals,
+ *                  reload, drain and shutdown
+ *   svc_config     configuration         svc_log      logging
+ *   svc_watch      tables: discovery, inotify, debounce, sweep, planner checks
+ *   svc_sched      triggers -> jobs, claiming jobs for idle workers, cleanup
+ *                  schedule, history pruning
+ *   svc_worker     the thread pool that runs jobs
+ *   svc_recover    what a crashed or failed job left on disk
+ *   svc_control    the Unix socket server      svc_api   its methods
+ *   svc_metrics    Prometheus text             svc_notify  systemd
+ *   svc_failpoint  crash points armed by tests */
+#ifndef BRI_SVC_DAEMON_H
+#define BRI_SVC_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "jobs/jobs.h"
+#include "svc_config.h"
+#include "util/strmap.h"
+
+#define BRID_VERSION "0.1.0"
+
+typedef struct brid brid;
+typedef struct svc_pool svc_pool;
+typedef struct svc_control svc_control;
+
+/* One watched table. Never freed while the daemon runs (a table that
+ * disappears is only marked absent and unwatched), so callbacks and
+ * in-flight checks can hold a pointer to it. */
+typedef struct brid_table {
+  brid *d;
+  char *root;       /* canonical (realpath) */
+  int64_t id;       /* job store id */
+  svc_policy policy;
+  bool present;     /* found by the latest discovery */
+  bool found;       /* during a discovery: passed by this walk */
+  bool watching;    /* ev started */
+  uv_fs_event_t ev; /* on root/_versions */
+  uv_timer_t debounce;
+  /* planner checks (svc_watch.c) */
+  bool check_running, check_again, check_again_force;
+  bool has_latest;
+  uint64_t latest_version, fragments;
+  bool has_work;
+  bool has_seen;
+  uint64_t seen_version; /* mirrors the store's last seen version */
+  int64_t last_check_ms, last_event_ms;
+  char *check_error;
+  /* scheduling (svc_sched.c) */
+  int64_t cleanup_enqueued_ms;
+  bool paused_by_config;
+} brid_table;
+
+/* A directory under a root that is not a table, watched so that tables
+ * created below it are found without waiting for the sweep. */
+typedef struct brid_dirwatch {
+  brid *d;
+  char *path;
+  bool present;  /* passed by the latest discovery */
+  bool watching; /* ev started */
+  uv_fs_event_t ev;
+} brid_dirwatch;
+
+struct brid {
+  uv_loop_t loop;
+  svc_config cfg;
+  svc_overrides ov;
+  bri_jobs_store *store;
+
+  brid_table **tables;
+  size_t n_tables, cap_tables;
+  bri_strmap by_root; /* root -> index in tables (value a) */
+  brid_dirwatch **dirs;
+  size_t n_dirs, cap_dirs;
+  bri_strmap dir_index;
+
+  uv_timer_t sweep_timer, rescan_timer, cleanup_timer, sched_timer, watchdog_timer, drain_timer;
+  uv_signal_t sig_term, sig_int, sig_hup;
+  svc_pool *pool;
+  svc_control *ctl;
+
+  int64_t started_ms; /* wall clock, ms */
+  bool draining;      /* SIGTERM received: no new job starts */
+  bool drain_cancelled; /* the drain deadline passed and running jobs were asked to stop */
+  bool handles_closed;
+  int exit_code;
+  size_t checks_inflight;
+  int64_t last_reload_ms;
+  char *last_reload_error;
+  uint64_t watchdog_usec;
+
+  /* counters for metrics */
+  uint64_t n_fs_events, n_checks, n_triggers, n_requests, n_request_errors, n_peers_refused,
+      n_connections_refused, n_sweeps, n_check_errors;
+};
+
+/* Wall-clock milliseconds since the epoch. */
+int64_t brid_now_ms(void);
+
+/* brid.c: re-reads the configuration (SIGHUP and the reload method) and
+ * applies it; on error the running configuration stays. *changes (may be
+ * NULL) describes what changed. */
+int brid_reload(brid *d, json_t **changes, bri_error *err);
+
+/* brid.c: starts the drain (SIGTERM): no new jobs, running ones get
+ * drain_timeout to finish, then the loop ends. */
+void brid_shutdown(brid *d);
+
+/* brid.c: called by the pool when a worker becomes idle, so a draining
+ * daemon can finish. */
+void brid_worker_idle(brid *d);
+
+#endif

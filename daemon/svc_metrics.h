@@ -1,0 +1,19 @@
+/* svc_metrics.h: brid's metrics in the Prometheus text exposition format
+ * (version 0.0.4), returned by the metrics method for a scraper or
+ * node_exporter's textfile collector.
+ *
+ * Main design choice: built on demand from the job store's monotonic
+ * per-table, per-kind counters (which survive restarts and history
+ * pruning, as Prometheus counters must) plus gauges read from the loop's
+ * state; nothing is accumulated in memory that a restart would reset,
+ * except the process's own event counters, which carry the usual
+ * "since start" semantics. */
+#ifndef BRI_SVC_METRICS_H
+#define BRI_SVC_METRICS_H
+
+#include "svc_daemon.h"
+
+/* The exposition text (malloc'd), or NULL on out of memory. */
+char *svc_metrics_text(brid *d);
+
+#endif

@@ -1,0 +1,286 @@
+/* svc_recover.c: reference checks and removal of a job's leftover outputs
+ * (see svc_recover.h).
+ *
+ * The reference set of a table is built once per (table, oldest version
+ * needed) and reused for every output of every job of that table during
+ * one recovery pass: a link-strategy job journals one entry per hard link,
+ * and re-reading every manifest per entry would be quadratic. Outputs that
+ * no longer exist are settled with one lstat, without reading any manifest
+ * (the common case after a worker's own rollback). */
+#include "svc_recover.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "blob/bri.h"
+#include "lance/table/table.h"
+#include "svc_log.h"
+#include "util/fsutil.h"
+#include "util/strset.h"
+
+/* A file the job wrote cannot appear in a version older than the job; an
+ * hour of slack covers clock adjustments between the two timestamps. */
+#define SLACK_MS (3600LL * 1000)
+
+typedef struct refs {
+  char *root;
+  int64_t since_ms; /* versions whose manifest is older were not read */
+  bri_strset files; /* exact paths: data, deletion, transaction, BRI'd sidecars */
+  bri_strset dirs;  /* sidecar directories of referenced data files */
+} refs;
+
+static void refs_free(refs *r) {
+  if (!r) return;
+  free(r->root);
+  bri_strset_free(&r->files);
+  bri_strset_free(&r->dirs);
+  free(r);
+}
+
+static int add_bri_path(void *user, const char *path) {
+  refs *r = user;
+  if (!bri_strset_add(&r->files, path)) return BRI_ENOMEM;
+  /* the directory holding a BRI'd sidecar must not be removed either */
+  const char *slash = strrchr(path, '/');
+  if (slash && !bri_strset_add_owned(&r->files, strndup(path, (size_t)(slash - path)))) return BRI_ENOMEM;
+  return 0;
+}
+
+static int refs_add_manifest(refs *r, const bri_table *t, const bri_manifest *bm, bri_error *err) {
+  const Lance__Table__Manifest *m = bm->pb;
+  int rc = 0;
+  for (size_t f = 0; !rc && f < m->n_fragments; f++) {
+    const Lance__Table__DataFragment *fr = m->fragments[f];
+    for (size_t k = 0; !rc && k < fr->n_files; k++) {
+      char *p = NULL, *dir = NULL;
+      rc = bri_table_datafile_path(t, m, fr->files[k], &p, err);
+      if (!rc) rc = bri_table_sidecar_dir(t, m, fr->files[k], &dir, err);
+      if (rc) {
+        free(p), free(dir);
+        break;
+      }
+      bool ok = bri_strset_add_owned(&r->files, p); /* takes p, also on failure */
+      ok = bri_strset_add_owned(&r->dirs, dir) && ok;
+      if (!ok) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+      if (!rc) rc = bri_datafile_bri_paths(t, m, fr->files[k], bm->path, add_bri_path, r, err);
+      if (rc == BRI_ENOMEM) bri_error_set(err, BRI_ENOMEM, "out of memory");
+    }
+    if (!rc && fr->deletion_file) {
+      char *p = NULL;
+      rc = bri_table_deletion_path(t, m, fr, &p, err);
+      if (!rc && !bri_strset_add_owned(&r->files, p)) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    }
+  }
+  if (!rc && m->transaction_file && *m->transaction_file) {
+    char *p = bri_strdupf("%s/_transactions/%s", t->root, m->transaction_file);
+    if (!p || !bri_strset_add_owned(&r->files, p)) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  return rc;
+}
+
+/* Reads every version of root whose manifest was written at or after
+ * since_ms (0: all). A table that no longer exists references nothing. */
+static int refs_build(const char *root, int64_t since_ms, refs **out, bri_error *err) {
+  *out = NULL;
+  refs *r = calloc(1, sizeof *r);
+  if (!r || !(r->root = strdup(root))) {
+    free(r);
+    return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  r->since_ms = since_ms;
+  bri_table *t = NULL;
+  int rc = bri_table_open(root, &t, err);
+  if (rc == BRI_ENOTFOUND) {
+    rc = 0; /* no versions left: nothing is referenced */
+    goto done;
+  }
+  for (size_t i = 0; !rc && i < t->n_versions; i++) {
+    char *mp = bri_table_manifest_path(t, t->versions[i].version);
+    struct stat st;
+    if (!mp) {
+      rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+      break;
+    }
+    bool skip = since_ms > 0 && stat(mp, &st) == 0 &&
+                (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000 < since_ms;
+    free(mp);
+    if (skip) continue;
+    bri_manifest *m = NULL;
+    rc = bri_table_load(t, t->versions[i].version, &m, err);
+    if (rc == BRI_ENOTFOUND) { /* removed by a concurrent cleanup meanwhile */
+      rc = 0;
+      continue;
+    }
+    if (!rc) rc = refs_add_manifest(r, t, m, err);
+    bri_manifest_free(m);
+  }
+done:
+  bri_table_close(t);
+  if (rc) {
+    refs_free(r);
+    return bri_error_wrap(err, "checking which files of %s committed versions reference", root);
+  }
+  bri_strset_freeze(&r->files);
+  bri_strset_freeze(&r->dirs);
+  *out = r;
+  return 0;
+}
+
+static bool refs_has(const refs *r, const char *path) {
+  if (bri_strset_has(&r->files, path) || bri_strset_has(&r->dirs, path)) return true;
+  /* inside a referenced data file's sidecar directory */
+  char buf[4096];
+  size_t n = strlen(path);
+  if (n >= sizeof buf) return false;
+  memcpy(buf, path, n + 1);
+  for (char *s = strrchr(buf, '/'); s && s > buf; s = strrchr(buf, '/')) {
+    *s = 0;
+    if (bri_strset_has(&r->dirs, buf)) return true;
+  }
+  /* a directory that holds a referenced file */
+  size_t plen = strlen(path);
+  for (size_t i = 0; i < r->files.n; i++)
+    if (!strncmp(r->files.items[i], path, plen) && r->files.items[i][plen] == '/') return true;
+  return false;
+}
+
+/* Paths journaled by brid are absolute and inside the table; anything else
+ * is refused rather than removed. */
+static bool inside(const char *root, const char *path) {
+  size_t n = strlen(root);
+  if (strncmp(path, root, n) != 0 || path[n] != '/' || !path[n + 1]) return false;
+  return strstr(path + n, "/../") == NULL && strcmp(path + strlen(path) - 3, "/..") != 0;
+}
+
+static int remove_path(const char *root, const char *path, bri_error *err) {
+  if (!inside(root, path))
+    return bri_error_set(err, BRI_EINVAL, "journaled output %s is not inside its table %s: left in place",
+                         path, root);
+  struct stat st;
+  if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : bri_error_errno(err, "lstat", path);
+  if (S_ISDIR(st.st_mode)) {
+    if (rmdir(path) == 0 || errno == ENOENT) return 0;
+    if (errno == ENOTEMPTY || errno == EEXIST) {
+      /* a directory the job created holds files it did not journal: keep
+       * them (cleanup's reachability decides later) rather than guess */
+      log_warn("%s: directory still holds files that are not in the job's journal; left in place", path);
+      return 0;
+    }
+    return bri_error_errno(err, "rmdir", path);
+  }
+  if (unlink(path) == 0 || errno == ENOENT) return 0;
+  return bri_error_errno(err, "unlink", path);
+}
+
+static int64_t since_of(const bri_jobs_job *job) {
+  return job->started_at > SLACK_MS ? job->started_at - SLACK_MS : 0;
+}
+
+/* ------------------------------------------------------------ recovery */
+
+typedef struct rctx {
+  refs *cache;
+} rctx;
+
+static int cached_refs(rctx *x, const bri_jobs_job *job, refs **out, bri_error *err) {
+  int64_t since = since_of(job);
+  if (x->cache && !strcmp(x->cache->root, job->root) && x->cache->since_ms <= since) {
+    *out = x->cache;
+    return 0;
+  }
+  refs_free(x->cache);
+  x->cache = NULL;
+  int rc = refs_build(job->root, since, &x->cache, err);
+  *out = x->cache;
+  return rc;
+}
+
+static int cb_is_referenced(void *user, const bri_jobs_job *job, const bri_jobs_output *o,
+                            int *referenced, bri_error *err) {
+  *referenced = 0;
+  struct stat st;
+  if (lstat(o->path, &st) != 0 && errno == ENOENT) return 0;
+  refs *r;
+  int rc = cached_refs(user, job, &r, err);
+  if (!rc) *referenced = refs_has(r, o->path);
+  return rc;
+}
+
+static int cb_remove(void *user, const bri_jobs_job *job, const bri_jobs_output *o, bri_error *err) {
+  (void)user;
+  int rc = remove_path(job->root, o->path, err);
+  if (!rc) log_info("recovery: job %lld: removed %s (%s, written by a crashed attempt)", (long long)job->id,
+                    o->path, o->kind);
+  return rc;
+}
+
+static int cb_commit_landed(void *user, const bri_jobs_job *job, int *landed, uint64_t *version,
+                            bri_error *err) {
+  (void)user;
+  *landed = 0;
+  *version = 0;
+  if (!job->commit_uuid || !*job->commit_uuid) return 0;
+  bri_table *t = NULL;
+  int rc = bri_table_open(job->root, &t, err);
+  if (rc == BRI_ENOTFOUND) return 0;
+  for (size_t i = 0; !rc && !*landed && i < t->n_versions; i++) {
+    if (job->has_commit_read_version && t->versions[i].version <= job->commit_read_version) continue;
+    bri_manifest *m = NULL;
+    rc = bri_table_load(t, t->versions[i].version, &m, err);
+    if (rc == BRI_ENOTFOUND) {
+      rc = 0;
+      continue;
+    }
+    if (rc) break;
+    const char *tf = m->pb->transaction_file;
+    if ((m->txn && m->txn->uuid && !strcmp(m->txn->uuid, job->commit_uuid)) ||
+        (tf && strstr(tf, job->commit_uuid))) {
+      *landed = 1;
+      *version = t->versions[i].version;
+    }
+    bri_manifest_free(m);
+  }
+  bri_table_close(t);
+  return rc;
+}
+
+int svc_recover_startup(bri_jobs_store *s, bri_jobs_recovery_report *rep, bri_error *err) {
+  rctx x = {0};
+  bri_jobs_recovery_ops ops = {.is_referenced = cb_is_referenced,
+                               .remove = cb_remove,
+                               .commit_landed = cb_commit_landed,
+                               .user = &x};
+  int rc = bri_jobs_recover(s, &ops, rep, err);
+  refs_free(x.cache);
+  return rc;
+}
+
+int svc_recover_outputs(bri_jobs_store *s, const bri_jobs_job *job, size_t *removed, size_t *kept,
+                        bri_error *err) {
+  if (removed) *removed = 0;
+  if (kept) *kept = 0;
+  bri_jobs_output *outs = NULL;
+  size_t n = 0;
+  int rc = bri_jobs_journal_list(s, job->id, &outs, &n, err);
+  if (rc) return rc;
+  rctx x = {0};
+  for (size_t i = n; !rc && i-- > 0;) {
+    int ref = 0;
+    rc = cb_is_referenced(&x, job, &outs[i], &ref, err);
+    if (!rc && !ref) {
+      struct stat st;
+      bool existed = lstat(outs[i].path, &st) == 0;
+      rc = remove_path(job->root, outs[i].path, err);
+      if (!rc && existed && removed) (*removed)++;
+    } else if (!rc && kept) {
+      (*kept)++;
+    }
+    if (!rc) rc = bri_jobs_journal_remove(s, job->id, outs[i].path, err);
+  }
+  refs_free(x.cache);
+  bri_jobs_journal_free(outs, n);
+  return rc;
+}

@@ -1,0 +1,33 @@
+/* svc_recover.h: deciding what to do with the files of a job that did not
+ * finish cleanly: at start-up for the jobs of a daemon that died (the job
+ * store's recovery, with callbacks that read the table), and in a worker
+ * for the outputs of a failed attempt.
+ *
+ * Main design choice: a journaled output is removed only when no committed
+ * version of its table references it, decided by reading the manifests
+ * themselves (data files, their sidecar directories, deletion files,
+ * transaction files and every sidecar file a Blob Reuse Index names), never
+ * by guessing from the job's state: a commit may have landed just before
+ * the crash. Only versions written after the job started are read (a file
+ * the job created cannot be referenced by an older version; an hour of
+ * slack covers clock steps), and a manifest that cannot be read stops the
+ * job's recovery (fail closed: a file of unknown status stays). Nothing
+ * outside the table root is ever removed. */
+#ifndef BRI_SVC_RECOVER_H
+#define BRI_SVC_RECOVER_H
+
+#include <stddef.h>
+
+#include "jobs/jobs.h"
+#include "util/error.h"
+
+/* bri_jobs_recover with brid's callbacks. */
+int svc_recover_startup(bri_jobs_store *s, bri_jobs_recovery_report *rep, bri_error *err);
+
+/* For a running job of this session whose attempt failed: every journaled
+ * output that still exists and is not referenced is removed, and the
+ * journal is emptied. *removed / *kept (may be NULL) count files. */
+int svc_recover_outputs(bri_jobs_store *s, const bri_jobs_job *job, size_t *removed, size_t *kept,
+                        bri_error *err);
+
+#endif

@@ -1,0 +1,37 @@
+/* svc_sched.h: from triggers to running jobs.
+ *
+ * Turns the daemon's reasons to act (a planner check that found work, a
+ * cleanup that is due, an API request) into rows of the job store, and
+ * rows into running jobs: whenever a worker is idle it claims the next
+ * claimable job (the store picks by priority, due time and id, one job per
+ * table at a time, none of a paused table) and hands it over. A single
+ * timer wakes the scheduler when the earliest delayed job (a retry's
+ * backoff) becomes due; a worker finishing wakes it through the pool.
+ *
+ * Main design choice: the store is the queue. Nothing is held in memory
+ * that a restart would lose, and the scheduler's own state is only "when to
+ * look again", so it can be poked as often as convenient. */
+#ifndef BRI_SVC_SCHED_H
+#define BRI_SVC_SCHED_H
+
+#include <stdbool.h>
+
+#include "svc_daemon.h"
+
+/* Priorities: API requests go before automatic triggers. */
+enum { SVC_PRIO_AUTO = 0, SVC_PRIO_SCHEDULED = 1, SVC_PRIO_API = 10 };
+
+void svc_sched_init(brid *d);
+/* Claims jobs while workers are idle; arms the timer for the next due job. */
+void svc_sched_kick(brid *d);
+/* Queues a job (see bri_jobs_enqueue) and kicks. */
+int svc_sched_enqueue(brid *d, brid_table *t, bri_job_kind kind, int priority, const char *params_json,
+                      int64_t *job_id, int *duplicate, bri_error *err);
+/* Re-evaluates the cleanup schedules (after discovery or a reload). */
+void svc_sched_cleanup_tick(brid *d);
+/* Stops the scheduler's timers (drain). */
+void svc_sched_stop(brid *d);
+/* Sends STATUS to systemd (rate-limited unless force). */
+void svc_status_update(brid *d, bool force);
+
+#endif

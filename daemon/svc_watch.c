@@ -1,0 +1,544 @@
+/* svc_watch.c: table discovery, inotify watches, debounce and planner
+ * checks (see svc_watch.h).
+ *
+ * Tables and watched directories live in arrays of pointers indexed by a
+ * hash map from path to slot, and are never freed before shutdown, so a
+ * handle callback or an in-flight check may keep a pointer. A table that
+ * vanishes is unwatched and marked absent; if it comes back, its slot is
+ * reused. Checks run on libuv's thread pool; at most one per table is in
+ * flight, and a trigger that arrives meanwhile is remembered and replayed
+ * when the check ends (so no commit is ever missed, and no table is planned
+ * twice at once). */
+#include "svc_watch.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "compact/plan.h"
+#include "lance/table/table.h"
+#include "lance/table/version.h"
+#include "svc_failpoint.h"
+#include "svc_log.h"
+#include "svc_sched.h"
+#include "util/fsutil.h"
+
+#define RESCAN_DELAY_MS 1000
+
+static bool is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool has_versions_dir(const char *dir) {
+  char p[PATH_MAX];
+  if (snprintf(p, sizeof p, "%s/_versions", dir) >= (int)sizeof p) return false;
+  return is_dir(p);
+}
+
+static int64_t debounce_ms(const brid_table *t) {
+  int64_t s = t->policy.debounce_sec >= 0 ? t->policy.debounce_sec : t->d->cfg.debounce_sec;
+  return s * 1000;
+}
+
+/* ---------------------------------------------------------------- checks */
+
+typedef struct check_req {
+  uv_work_t req;
+  brid_table *t;
+  char *root;
+  svc_policy policy;
+  bool force, has_seen;
+  uint64_t seen;
+  /* results */
+  int rc;
+  bri_error err;
+  bool empty, loaded;
+  uint64_t latest, fragments, bins;
+  bool budget_exhausted;
+} check_req;
+
+static void check_work(uv_work_t *req) {
+  check_req *c = req->data;
+  bri_table *t = NULL;
+  bri_manifest *m = NULL;
+  bri_plan *plan = NULL;
+  c->rc = bri_table_open(c->root, &t, &c->err);
+  if (c->rc == BRI_ENOTFOUND) { /* a directory with an empty _versions/ */
+    c->rc = 0;
+    c->empty = true;
+    return;
+  }
+  if (c->rc) return;
+  c->latest = bri_table_latest_version(t);
+  if (!c->force && c->has_seen && c->latest == c->seen) goto out; /* nothing new: no manifest read */
+  bri_compact_options o = c->policy.compact;
+  c->rc = bri_table_load(t, c->latest, &m, &c->err);
+  if (!c->rc) c->rc = bri_compact_options_from_config(m, &o, &c->err);
+  if (!c->rc) c->rc = bri_compact_plan(m, &o, NULL, &plan, &c->err);
+  if (!c->rc) {
+    c->loaded = true;
+    c->fragments = m->pb->n_fragments;
+    c->bins = plan->n_bins;
+    c->budget_exhausted = plan->budget_exhausted;
+  }
+out:
+  bri_plan_free(plan);
+  bri_manifest_free(m);
+  bri_table_close(t);
+}
+
+/* True when the table's latest compaction already ran at this version and
+ * found nothing to commit: the planner's cheap check (no pack survey) may
+ * see work the full compaction does not, and re-queueing would loop. */
+static bool noop_at(brid *d, brid_table *t, uint64_t version) {
+  bri_jobs_filter f = {.table_id = t->id, .kind = BRI_JOB_COMPACT, .limit = 1,
+                       .state_mask = 1u << BRI_JOB_SUCCEEDED};
+  bri_jobs_job *jobs = NULL;
+  size_t n = 0;
+  bri_error err;
+  bool noop = false;
+  if (bri_jobs_list(d->store, &f, &jobs, &n, &err) == 0 && n == 1 && jobs[0].result) {
+    json_t *r = json_loads(jobs[0].result, 0, NULL);
+    json_t *v = json_object_get(r, "version"), *rv = json_object_get(r, "read_version"),
+           *dry = json_object_get(r, "dry_run");
+    noop = json_is_integer(v) && json_integer_value(v) == 0 && json_is_integer(rv) &&
+           (uint64_t)json_integer_value(rv) == version && !json_is_true(dry);
+    json_decref(r);
+  }
+  bri_jobs_list_free(jobs, n);
+  return noop;
+}
+
+static void check_done(uv_work_t *req, int status) {
+  check_req *c = req->data;
+  brid_table *t = c->t;
+  brid *d = t->d;
+  t->check_running = false;
+  d->checks_inflight--;
+  d->n_checks++;
+  t->last_check_ms = brid_now_ms();
+  bri_error err;
+  if (status == 0 && c->rc) {
+    d->n_check_errors++;
+    if (!t->check_error || strcmp(t->check_error, c->err.msg) != 0)
+      log_warn("%s: cannot plan: %s", t->root, c->err.msg);
+    free(t->check_error);
+    t->check_error = strdup(c->err.msg);
+  } else if (status == 0) {
+    if (t->check_error) log_info("%s: readable again", t->root);
+    free(t->check_error);
+    t->check_error = NULL;
+    if (!c->empty) {
+      t->has_latest = true;
+      t->latest_version = c->latest;
+    }
+    if (c->loaded) {
+      t->fragments = c->fragments;
+      t->has_work = c->bins > 0;
+      if (!t->has_seen || t->seen_version != c->latest) {
+        if (bri_jobs_table_set_seen_version(d->store, t->id, c->latest, &err))
+          log_err("%s: recording version %llu: %s", t->root, (unsigned long long)c->latest, err.msg);
+        t->has_seen = true;
+        t->seen_version = c->latest;
+      }
+      log_debug("%s: version %llu, %llu fragments, %llu bins to compact", t->root, (unsigned long long)c->latest,
+                (unsigned long long)c->fragments, (unsigned long long)c->bins);
+      if (c->bins && t->policy.auto_compact && !d->draining && !noop_at(d, t, c->latest)) {
+        int64_t id;
+        int dup = 0;
+        if (svc_sched_enqueue(d, t, BRI_JOB_COMPACT, SVC_PRIO_AUTO, "{\"trigger\":\"auto\"}", &id, &dup, &err))
+          log_err("%s: queueing a compaction: %s", t->root, err.msg);
+        else if (!dup) {
+          d->n_triggers++;
+          log_info("%s: version %llu has %llu bin(s) to compact: queued job %lld", t->root,
+                   (unsigned long long)c->latest, (unsigned long long)c->bins, (long long)id);
+        }
+      }
+    }
+  }
+  bool again = t->check_again, force = t->check_again_force;
+  t->check_again = t->check_again_force = false;
+  free(c->root);
+  free(c);
+  if (again && !d->draining) svc_watch_check(t, force);
+  brid_worker_idle(d); /* a draining daemon waits for checks too */
+}
+
+void svc_watch_check(brid_table *t, bool force) {
+  brid *d = t->d;
+  if (d->draining || !t->present) return;
+  if (t->check_running) {
+    t->check_again = true;
+    t->check_again_force |= force;
+    return;
+  }
+  check_req *c = calloc(1, sizeof *c);
+  if (!c || !(c->root = strdup(t->root))) {
+    free(c);
+    log_err("%s: out of memory for a planner check", t->root);
+    return;
+  }
+  c->req.data = c;
+  c->t = t;
+  c->policy = t->policy;
+  c->force = force;
+  c->has_seen = t->has_seen;
+  c->seen = t->seen_version;
+  int e = uv_queue_work(&d->loop, &c->req, check_work, check_done);
+  if (e) {
+    log_err("%s: cannot start a planner check: %s", t->root, uv_strerror(e));
+    free(c->root);
+    free(c);
+    return;
+  }
+  t->check_running = true;
+  d->checks_inflight++;
+}
+
+/* ---------------------------------------------------------- fs events */
+
+static void on_debounce(uv_timer_t *h) { svc_watch_check(h->data, false); }
+
+static void on_rescan(uv_timer_t *h) { svc_watch_discover(h->data); }
+
+/* Coalesced: the first event arms the timer, later ones ride along. */
+static void schedule_rescan(brid *d) {
+  if (!d->draining && !uv_is_active((uv_handle_t *)&d->rescan_timer))
+    uv_timer_start(&d->rescan_timer, on_rescan, RESCAN_DELAY_MS, 0);
+}
+
+static void on_table_event(uv_fs_event_t *h, const char *name, int events, int status) {
+  brid_table *t = h->data;
+  brid *d = t->d;
+  d->n_fs_events++;
+  if (status < 0) {
+    log_debug("%s: watch error: %s", t->root, uv_strerror(status));
+    return;
+  }
+  uint64_t v;
+  bri_naming scheme;
+  if (name && bri_version_parse_name(name, &v, &scheme)) {
+    /* a commit: wait until the writer has been quiet for the debounce */
+    t->last_event_ms = brid_now_ms();
+    if (!d->draining) uv_timer_start(&t->debounce, on_debounce, (uint64_t)debounce_ms(t), 0);
+    return;
+  }
+  (void)events;
+  char p[PATH_MAX];
+  snprintf(p, sizeof p, "%s/_versions", t->root);
+  if (!is_dir(p)) schedule_rescan(d); /* the table (or its _versions/) went away */
+}
+
+static void on_dir_event(uv_fs_event_t *h, const char *name, int events, int status) {
+  brid_dirwatch *w = h->data;
+  (void)name, (void)events;
+  w->d->n_fs_events++;
+  if (status >= 0) schedule_rescan(w->d);
+}
+
+static void watch_table(brid_table *t) {
+  if (t->watching || svc_failpoint_armed("watch.no_inotify")) return;
+  char p[PATH_MAX];
+  snprintf(p, sizeof p, "%s/_versions", t->root);
+  int e = uv_fs_event_start(&t->ev, on_table_event, p, 0);
+  if (e) {
+    /* ENOSPC: fs.inotify.max_user_watches is exhausted; the sweep still works */
+    log_warn("%s: cannot watch %s: %s; relying on the periodic sweep", t->root, p, uv_strerror(e));
+    return;
+  }
+  t->watching = true;
+}
+
+static void unwatch_table(brid_table *t) {
+  if (t->watching) uv_fs_event_stop(&t->ev);
+  t->watching = false;
+  uv_timer_stop(&t->debounce);
+}
+
+/* ------------------------------------------------------------ registry */
+
+void svc_watch_apply_pause(brid_table *t) {
+  bri_error err;
+  if (t->policy.paused && !t->paused_by_config) {
+    if (bri_jobs_table_set_paused(t->d->store, t->id, 1, &err) == 0) {
+      t->paused_by_config = true;
+      log_info("%s: paused by the configuration", t->root);
+    } else {
+      log_err("%s: pausing: %s", t->root, err.msg);
+    }
+  } else if (!t->policy.paused && t->paused_by_config) {
+    if (bri_jobs_table_set_paused(t->d->store, t->id, 0, &err) == 0) {
+      t->paused_by_config = false;
+      log_info("%s: no longer paused by the configuration", t->root);
+    } else {
+      log_err("%s: resuming: %s", t->root, err.msg);
+    }
+  }
+}
+
+static brid_table *lookup(const brid *d, const char *root) {
+  bri_strmap_entry *e = bri_strmap_get(&d->by_root, root);
+  return e ? d->tables[e->a] : NULL;
+}
+
+static void register_table(brid *d, const char *root) {
+  brid_table *t = lookup(d, root);
+  if (t) {
+    t->found = true;
+    if (!t->present) {
+      log_info("%s: table is back", root);
+      t->present = true;
+      watch_table(t);
+      uv_timer_start(&t->debounce, on_debounce, (uint64_t)debounce_ms(t), 0);
+    }
+    return;
+  }
+  bri_error err;
+  int64_t id;
+  int created = 0;
+  if (bri_jobs_table_upsert(d->store, root, &id, &created, &err)) {
+    log_err("%s: cannot register the table: %s", root, err.msg);
+    return;
+  }
+  bri_jobs_table row;
+  memset(&row, 0, sizeof row);
+  if (bri_jobs_table_get(d->store, id, &row, &err)) {
+    log_err("%s: cannot read the table's state: %s", root, err.msg);
+    return;
+  }
+  if (d->n_tables == d->cap_tables) {
+    size_t cap = d->cap_tables ? d->cap_tables * 2 : 64;
+    brid_table **a = realloc(d->tables, cap * sizeof *a);
+    if (!a) {
+      bri_jobs_table_clear(&row);
+      log_err("%s: out of memory", root);
+      return;
+    }
+    d->tables = a, d->cap_tables = cap;
+  }
+  t = calloc(1, sizeof *t);
+  if (!t || !(t->root = strdup(root)) || !bri_strmap_put(&d->by_root, root, d->n_tables, 0)) {
+    if (t) free(t->root);
+    free(t);
+    bri_jobs_table_clear(&row);
+    log_err("%s: out of memory", root);
+    return;
+  }
+  t->d = d;
+  t->id = id;
+  t->present = t->found = true;
+  t->has_seen = row.has_seen_version;
+  t->seen_version = row.last_seen_version;
+  bri_jobs_table_clear(&row);
+  svc_config_policy_for(&d->cfg, root, &t->policy);
+  uv_fs_event_init(&d->loop, &t->ev);
+  uv_timer_init(&d->loop, &t->debounce);
+  t->ev.data = t;
+  t->debounce.data = t;
+  d->tables[d->n_tables++] = t;
+  log_info("%s: %s table (id %lld)", root, created ? "new" : "watching", (long long)id);
+  svc_watch_apply_pause(t);
+  watch_table(t);
+  /* first look after the debounce: a writer may be busy right now */
+  uv_timer_start(&t->debounce, on_debounce, (uint64_t)debounce_ms(t), 0);
+}
+
+static void watch_dir(brid *d, const char *path) {
+  bri_strmap_entry *e = bri_strmap_get(&d->dir_index, path);
+  brid_dirwatch *w = e ? d->dirs[e->a] : NULL;
+  if (!w) {
+    if (d->n_dirs == d->cap_dirs) {
+      size_t cap = d->cap_dirs ? d->cap_dirs * 2 : 16;
+      brid_dirwatch **a = realloc(d->dirs, cap * sizeof *a);
+      if (!a) return;
+      d->dirs = a, d->cap_dirs = cap;
+    }
+    w = calloc(1, sizeof *w);
+    if (!w || !(w->path = strdup(path)) || !bri_strmap_put(&d->dir_index, path, d->n_dirs, 0)) {
+      if (w) free(w->path);
+      free(w);
+      return;
+    }
+    w->d = d;
+    uv_fs_event_init(&d->loop, &w->ev);
+    w->ev.data = w;
+    d->dirs[d->n_dirs++] = w;
+  }
+  w->present = true;
+  if (!w->watching && !svc_failpoint_armed("watch.no_inotify")) {
+    int rc = uv_fs_event_start(&w->ev, on_dir_event, path, 0);
+    if (rc) log_warn("%s: cannot watch for new tables: %s; relying on the periodic sweep", path, uv_strerror(rc));
+    else w->watching = true;
+  }
+}
+
+static void walk(brid *d, const char *path, int depth) {
+  if (has_versions_dir(path)) {
+    register_table(d, path);
+    return; /* a table's inside is the table's business */
+  }
+  watch_dir(d, path);
+  if (depth >= d->cfg.discovery_depth) return;
+  DIR *dir = opendir(path);
+  if (!dir) {
+    log_warn("%s: cannot list: %s", path, strerror(errno));
+    return;
+  }
+  struct dirent *de;
+  while ((de = readdir(dir)) != NULL) {
+    if (de->d_name[0] == '.') continue; /* ., .., hidden and staging directories */
+    char child[PATH_MAX];
+    if (snprintf(child, sizeof child, "%s/%s", path, de->d_name) >= (int)sizeof child) continue;
+    bool dirent_dir = de->d_type == DT_DIR;
+    if (de->d_type == DT_UNKNOWN) {
+      struct stat st;
+      dirent_dir = lstat(child, &st) == 0 && S_ISDIR(st.st_mode);
+    }
+    if (dirent_dir) walk(d, child, depth + 1); /* symbolic links are not followed */
+  }
+  closedir(dir);
+}
+
+void svc_watch_discover(brid *d) {
+  if (d->draining) return;
+  for (size_t i = 0; i < d->n_tables; i++) d->tables[i]->found = false;
+  for (size_t i = 0; i < d->n_dirs; i++) d->dirs[i]->present = false;
+  for (size_t i = 0; i < d->cfg.n_roots; i++) {
+    char canon[PATH_MAX];
+    if (!realpath(d->cfg.roots[i], canon)) {
+      log_warn("root %s: %s; looking again at the next sweep", d->cfg.roots[i], strerror(errno));
+      continue;
+    }
+    walk(d, canon, 0);
+  }
+  for (size_t i = 0; i < d->n_tables; i++) {
+    brid_table *t = d->tables[i];
+    if (!t->found && t->present) {
+      log_info("%s: table is gone (or no longer under a root); not watched any more", t->root);
+      unwatch_table(t);
+      t->present = false;
+    }
+  }
+  for (size_t i = 0; i < d->n_dirs; i++) {
+    brid_dirwatch *w = d->dirs[i];
+    if (!w->present && w->watching) {
+      uv_fs_event_stop(&w->ev);
+      w->watching = false;
+    }
+  }
+}
+
+/* ------------------------------------------------------------- public */
+
+static void on_sweep(uv_timer_t *h) {
+  brid *d = h->data;
+  d->n_sweeps++;
+  svc_watch_discover(d);
+  for (size_t i = 0; i < d->n_tables; i++)
+    if (d->tables[i]->present) svc_watch_check(d->tables[i], false);
+  svc_sched_cleanup_tick(d);
+  size_t removed = 0;
+  bri_error err;
+  if (bri_jobs_prune(d->store, d->cfg.history_max_age_sec * 1000, (size_t)d->cfg.history_max_rows, &removed, &err))
+    log_err("pruning the job history: %s", err.msg);
+  else if (removed)
+    log_info("pruned %zu finished job(s) from the history", removed);
+}
+
+static void start_sweep(brid *d) {
+  uv_timer_stop(&d->sweep_timer);
+  if (d->cfg.sweep_sec > 0)
+    uv_timer_start(&d->sweep_timer, on_sweep, (uint64_t)d->cfg.sweep_sec * 1000, (uint64_t)d->cfg.sweep_sec * 1000);
+}
+
+int svc_watch_start(brid *d, bri_error *err) {
+  (void)err;
+  uv_timer_init(&d->loop, &d->sweep_timer);
+  uv_timer_init(&d->loop, &d->rescan_timer);
+  d->sweep_timer.data = d;
+  d->rescan_timer.data = d;
+  svc_watch_discover(d);
+  start_sweep(d);
+  return 0;
+}
+
+brid_table *svc_watch_find(brid *d, const char *path) {
+  char canon[PATH_MAX];
+  if (!realpath(path, canon)) return NULL;
+  brid_table *t = lookup(d, canon);
+  if (t || !has_versions_dir(canon)) return t;
+  for (size_t i = 0; i < d->cfg.n_roots; i++) {
+    char r[PATH_MAX];
+    size_t n;
+    if (realpath(d->cfg.roots[i], r) && (n = strlen(r)) && !strncmp(canon, r, n) &&
+        (canon[n] == '/' || canon[n] == 0 || !strcmp(r, "/"))) {
+      svc_watch_discover(d);
+      return lookup(d, canon);
+    }
+  }
+  return NULL;
+}
+
+void svc_watch_apply_config(brid *d) {
+  for (size_t i = 0; i < d->n_tables; i++) {
+    brid_table *t = d->tables[i];
+    svc_policy old = t->policy;
+    svc_config_policy_for(&d->cfg, t->root, &t->policy);
+    svc_watch_apply_pause(t);
+    if (memcmp(&old.compact, &t->policy.compact, sizeof old.compact) != 0 || old.auto_compact != t->policy.auto_compact)
+      if (t->present) svc_watch_check(t, true); /* thresholds moved: plan again */
+  }
+  svc_watch_discover(d);
+  start_sweep(d);
+}
+
+void svc_watch_stop(brid *d) {
+  uv_timer_stop(&d->sweep_timer);
+  uv_timer_stop(&d->rescan_timer);
+  for (size_t i = 0; i < d->n_tables; i++) unwatch_table(d->tables[i]);
+  for (size_t i = 0; i < d->n_dirs; i++) {
+    if (d->dirs[i]->watching) uv_fs_event_stop(&d->dirs[i]->ev);
+    d->dirs[i]->watching = false;
+  }
+}
+
+void svc_watch_close(brid *d) {
+  svc_watch_stop(d);
+  uv_close((uv_handle_t *)&d->sweep_timer, NULL);
+  uv_close((uv_handle_t *)&d->rescan_timer, NULL);
+  for (size_t i = 0; i < d->n_tables; i++) {
+    uv_close((uv_handle_t *)&d->tables[i]->ev, NULL);
+    uv_close((uv_handle_t *)&d->tables[i]->debounce, NULL);
+  }
+  for (size_t i = 0; i < d->n_dirs; i++) uv_close((uv_handle_t *)&d->dirs[i]->ev, NULL);
+}
+
+void svc_watch_free(brid *d) {
+  for (size_t i = 0; i < d->n_tables; i++) {
+    free(d->tables[i]->root);
+    free(d->tables[i]->check_error);
+    free(d->tables[i]);
+  }
+  free(d->tables);
+  d->tables = NULL;
+  d->n_tables = d->cap_tables = 0;
+  for (size_t i = 0; i < d->n_dirs; i++) {
+    free(d->dirs[i]->path);
+    free(d->dirs[i]);
+  }
+  free(d->dirs);
+  d->dirs = NULL;
+  d->n_dirs = d->cap_dirs = 0;
+  bri_strmap_free(&d->by_root);
+  bri_strmap_free(&d->dir_index);
+}
+
+size_t svc_watch_count_watching(const brid *d) {
+  size_t n = 0;
+  for (size_t i = 0; i < d->n_tables; i++) n += d->tables[i]->watching;
+  return n;
+}

@@ -1,0 +1,63 @@
+/* svc_worker.h: the worker pool: N threads, each running one job at a time
+ * with a library call (compaction, cleanup, materialize).
+ *
+ * Main design choice: a worker owns its job from claim to the store's
+ * finish/retry (it journals outputs before creating them, rolls back its own
+ * leftovers, ends the job), so a job's life never depends on the loop
+ * thread being responsive. The loop sees only what it needs: which workers
+ * are idle (an async handle fires when a job ends) and each running job's
+ * progress (rows, bytes; updated under the pool mutex, read by the status
+ * and metrics calls; the same async handle fires so STATUS can follow).
+ * Workers touch no libuv object except uv_async_send. Cancellation is an
+ * atomic flag per worker, polled by the library at its safe points (between
+ * batches); a cancel for shutdown puts the job back in the queue instead of
+ * cancelling it. */
+#ifndef BRI_SVC_WORKER_H
+#define BRI_SVC_WORKER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "svc_daemon.h"
+
+typedef struct svc_progress {
+  uint64_t rows_done, rows_total, bytes_written;
+  int64_t started_ms, updated_ms;
+  const char *phase; /* "planning", "writing", "cleaning", ... (static string) */
+} svc_progress;
+
+/* Starts n threads. */
+int svc_pool_start(brid *d, int n, svc_pool **out, bri_error *err);
+
+int svc_pool_size(const svc_pool *p);
+int svc_pool_idle(const svc_pool *p);
+
+/* Hands a claimed job to an idle worker (there must be one): the pool takes
+ * *job's members (the struct is zeroed) and runs it with policy pol. */
+void svc_pool_run(svc_pool *p, bri_jobs_job *job, const svc_policy *pol);
+
+/* Asks the worker running job_id to stop at its next safe point. With
+ * for_shutdown the job goes back to the queue instead of being cancelled.
+ * False when no worker runs that job. */
+bool svc_pool_cancel(svc_pool *p, int64_t job_id, bool for_shutdown);
+/* The same for every running job (drain deadline). */
+void svc_pool_cancel_all(svc_pool *p, bool for_shutdown);
+
+/* Progress of a running job; false when it does not run here. */
+bool svc_pool_progress(svc_pool *p, int64_t job_id, svc_progress *out);
+/* [{job, table, kind, progress...}] of the running jobs. */
+json_t *svc_pool_running(svc_pool *p);
+json_t *svc_progress_to_json(const svc_progress *pr);
+
+/* Stops and joins the threads (call when every worker is idle, or they will
+ * be waited for) and closes the async handle; free after the loop has run
+ * the close callback. */
+void svc_pool_stop(svc_pool *p);
+void svc_pool_free(svc_pool *p);
+
+/* Whether this build runs jobs of kind k (materialize and verify need their
+ * library modules). */
+bool svc_pool_kind_available(bri_job_kind k);
+
+#endif

@@ -1,0 +1,137 @@
+# Helpers sourced by brid's integration tests (a real brid process, a real
+# socket, real inotify, a real SQLite store). Builds on tests/interop/lib.sh
+# (TMPD, fail, pass, skip, make_tables, lance_ops, lance_read, json_eq).
+#
+#   . "$(dirname "$0")/lib.sh"
+#
+# Variables: BRID, BRICTL (from scripts/run-tests.sh or $BRI_BUILD/bin).
+# Functions:
+#   brid_start NAME ARGS...   starts $BRID with --socket $TMPD/NAME.sock --state
+#                             $TMPD/NAME.db plus ARGS, stderr in $TMPD/NAME.log; waits
+#                             for "ready" (15 s, or 120 s under valgrind); sets
+#                             BRID_PID and SOCK. BRID_PREFIX (e.g. "valgrind ...")
+#                             is prepended to the command.
+#   brid_stop                 SIGTERM, waits for exit (30 s); returns brid's status
+#   brid_wait                 waits for exit (30 s) without a signal
+#   brid_kill9                kill -9, waits
+#   ctl ARGS...               $BRICTL with --socket $SOCK appended where it belongs
+#   jget EXPR                 evaluates a Python expression over JSON on stdin (d)
+#   wait_until SECONDS CMD... retries CMD every 0.2 s until it succeeds
+#   rpc_raw LINES...          sends raw lines on one connection, prints one reply
+#                             line per line that expects one (python3)
+#   log_has REGEX             brid's log (this instance) matches
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../interop" && pwd)/lib.sh"
+
+BRI_SOURCE_DIR=${BRI_SOURCE_DIR:-$REPO}
+BRID=${BRID:-$BRI_BUILD/bin/brid}
+[ -x "$BRID" ] || fail "no brid binary at $BRID (build it: make)"
+[ -x "$BRICTL" ] || fail "no brictl binary at $BRICTL"
+BRID_PID=
+SOCK=
+BRID_LOG=
+
+_brid_cleanup() {
+  if [ -n "$BRID_PID" ] && kill -0 "$BRID_PID" 2>/dev/null; then
+    kill -KILL "$BRID_PID" 2>/dev/null || true
+    wait "$BRID_PID" 2>/dev/null || true
+  fi
+  if [ "${KEEP_TMP:-0}" != 1 ] && [ -n "$BRID_LOG" ] && [ "${_TEST_FAILED:-0}" = 1 ]; then
+    echo "--- brid log ($BRID_LOG) ---" >&2
+    tail -40 "$BRID_LOG" >&2 || true
+  fi
+  _interop_cleanup
+}
+trap _brid_cleanup EXIT
+fail() { _TEST_FAILED=1; echo "FAIL: $TEST_NAME: $*" >&2; exit 1; }
+
+brid_start() {
+  local name=$1; shift
+  SOCK=$TMPD/$name.sock
+  BRID_LOG=$TMPD/$name.log
+  local limit=15 from=1
+  [ -n "${BRID_PREFIX:-}" ] && limit=120
+  [ -f "$BRID_LOG" ] && from=$(($(wc -l <"$BRID_LOG") + 1))
+  # shellcheck disable=SC2086
+  ${BRID_PREFIX:-} "$BRID" --socket "$SOCK" --state "$TMPD/$name.db" "$@" 2>>"$BRID_LOG" &
+  BRID_PID=$!
+  local i=0
+  while ! tail -n +"$from" "$BRID_LOG" 2>/dev/null | grep -q "ready:"; do
+    kill -0 "$BRID_PID" 2>/dev/null || { cat "$BRID_LOG" >&2; fail "brid exited during start-up"; }
+    sleep 0.1
+    i=$((i + 1))
+    [ $i -lt $((limit * 10)) ] || fail "brid not ready after ${limit}s"
+  done
+}
+
+brid_stop() {
+  [ -n "$BRID_PID" ] || return 0
+  kill -TERM "$BRID_PID" 2>/dev/null || true
+  brid_wait
+}
+
+# brid_wait: waits (30 s) for brid to exit by itself; returns its status
+brid_wait() {
+  local rc=0 i=0
+  while kill -0 "$BRID_PID" 2>/dev/null; do
+    sleep 0.1
+    i=$((i + 1))
+    [ $i -lt 300 ] || fail "brid did not stop within 30s of SIGTERM"
+  done
+  wait "$BRID_PID" || rc=$?
+  BRID_PID=
+  return $rc
+}
+
+brid_kill9() {
+  kill -KILL "$BRID_PID"
+  wait "$BRID_PID" 2>/dev/null || true
+  BRID_PID=
+}
+
+ctl() { "$BRICTL" "$@" --socket "$SOCK"; }
+
+jget() { python3 -c 'import json,sys
+d=json.load(sys.stdin)
+v=eval(sys.argv[1], {"d": d, "len": len, "any": any, "all": all, "sorted": sorted})
+print(json.dumps(v) if isinstance(v, (dict, list)) else v)' "$1"; }
+
+wait_until() {
+  local secs=$1; shift
+  local end=$((SECONDS + secs))
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $end ] || return 1
+    sleep 0.2
+  done
+}
+
+log_has() { grep -Eq -- "$1" "$BRID_LOG"; }
+
+# rpc_raw LINE...: each argument is sent as is followed by "\n" (one write);
+# then one reply line is read per argument that is not a notification (an
+# object without "id" that parses); prints the replies.
+rpc_raw() {
+  python3 - "$SOCK" "$@" <<'EOF'
+import json, socket, sys
+path, lines = sys.argv[1], sys.argv[2:]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(10)
+s.connect(path)
+s.sendall(("".join(l + "\n" for l in lines)).encode())
+want = 0
+for l in lines:
+    try:
+        o = json.loads(l)
+        if isinstance(o, dict) and "id" not in o and o.get("jsonrpc") == "2.0" and isinstance(o.get("method"), str):
+            continue
+    except Exception:
+        pass
+    want += 1
+f = s.makefile("rb")
+for _ in range(want):
+    line = f.readline()
+    if not line:
+        print("EOF")
+        break
+    sys.stdout.write(line.decode())
+EOF
+}

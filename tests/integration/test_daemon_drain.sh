@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# DAEMON DRAIN: SIGTERM while a job runs.
+#  - within drain_timeout the running job finishes, then brid exits 0;
+#  - past drain_timeout the job is asked to stop at its next safe point, goes
+#    back to the queue (attempt outcome "retried", its outputs removed), brid
+#    exits 0, and the next start runs it to success;
+#  - brid keeps answering status while it drains.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+F=$BRI_SOURCE_DIR/tests/fixtures/tables
+mkdir -p "$TMPD/root"
+cp -a "$F/blobs.lance" "$TMPD/root/a.lance"
+cp -a "$F/blobs.lance" "$TMPD/root/b.lance"
+conf() {
+  cat >"$TMPD/d.conf" <<EOF
+[daemon]
+root = $TMPD/root
+drain_timeout = $1
+retry_base = 1s
+[defaults]
+batch_rows = 1
+auto_compact = no
+cleanup_interval = 0
+EOF
+}
+running() { ctl job "$1" --json | grep -q '"rows_done": [1-9]'; }
+state_is() { ctl job "$1" --json | grep -q "\"state\": \"$2\""; }
+
+# 1. the job finishes within the drain timeout (8 batches x 250 ms)
+conf 30s
+BRID_FAILPOINTS=compact.progress=delay:250 brid_start drain --config "$TMPD/d.conf"
+J=$(ctl compact "$TMPD/root/a.lance" --json | jget 'd["job"]')
+wait_until 10 running "$J" || fail "job $J did not start"
+kill -TERM "$BRID_PID"
+wait_until 5 log_has "stopping: 1 job\\(s\\) running" || fail "no drain log"
+ctl status --json | jget 'd["state"]' | grep -qx draining || fail "status while draining"
+brid_wait || fail "brid exited non-zero after draining"
+log_has "job $J: compacted" || fail "the running job did not finish during the drain"
+echo "ok drain: job finished"
+
+# 2. past the drain timeout: stopped at a safe point, requeued, finished after the restart
+conf 1s
+BRID_FAILPOINTS=compact.progress=delay:400 brid_start drain --config "$TMPD/d.conf"
+K=$(ctl compact "$TMPD/root/b.lance" --json | jget 'd["job"]')
+wait_until 10 running "$K" || fail "job $K did not start"
+before=$(cd "$F/blobs.lance" && find . -type f | sort)
+brid_stop || fail "brid exited non-zero after a drain timeout"
+log_has "drain: 1 job\\(s\\) still running after 1s; asking 1 running job\\(s\\) to stop" || fail "drain timeout not logged"
+log_has "job $K .*interrupted: brid is shutting down; retrying" || fail "the job was not requeued"
+after=$(cd "$TMPD/root/b.lance" && find . -type f | sort)
+[ "$before" = "$after" ] ||
+  fail "the interrupted job left files: $(comm -13 <(echo "$before") <(echo "$after"))"
+brid_start drain --config "$TMPD/d.conf"
+[ "$(ctl job "$K" --json | jget '[a["outcome"] for a in d["attempt_log"]]')" = '["retried"]' ] ||
+  fail "attempts: $(ctl job "$K" --json | jget 'd["attempt_log"]')"
+wait_until 20 state_is "$K" succeeded || fail "job $K did not succeed after the restart"
+brid_stop || fail "brid exited non-zero"
+echo "ok drain: job requeued and finished after the restart"
+pass
