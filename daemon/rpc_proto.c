@@ -24,7 +24,6 @@ const char *rpc_code_name(int code) {
   case RPC_NOT_FOUND: return "not found";
   case RPC_DENIED: return "permission denied";
   case RPC_BAD_STATE: return "bad state";
-  case RPC_UNAVAILABLE: return "unavailable";
   case RPC_BUSY: return "busy";
   default: return "error";
   }

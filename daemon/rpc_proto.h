@@ -26,7 +26,6 @@ enum {
   RPC_NOT_FOUND = -32001,        /* no such table or job */
   RPC_DENIED = -32002,           /* the peer is not allowed to use the socket */
   RPC_BAD_STATE = -32003,        /* e.g. cancelling a finished job */
-  RPC_UNAVAILABLE = -32004,      /* a job kind this build cannot run */
   RPC_BUSY = -32005,             /* too many connections; try again */
 };
 

