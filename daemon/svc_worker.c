@@ -20,14 +20,8 @@
 #include "svc_log.h"
 #include "svc_recover.h"
 #include "svc_sched.h"
-#if __has_include("cleanup/materialize.h")
 #include "cleanup/materialize.h"
-#define HAVE_MATERIALIZE 1
-#endif
-#if __has_include("cleanup/verify.h")
 #include "cleanup/verify.h"
-#define HAVE_VERIFY 1
-#endif
 
 typedef enum { W_IDLE, W_ASSIGNED, W_RUNNING, W_DONE } wstate;
 
@@ -58,20 +52,6 @@ struct svc_pool {
   int64_t last_status_ms;
 };
 
-bool svc_pool_kind_available(bri_job_kind k) {
-  switch (k) {
-  case BRI_JOB_COMPACT:
-  case BRI_JOB_CLEANUP: return true;
-#ifdef HAVE_MATERIALIZE
-  case BRI_JOB_MATERIALIZE: return true;
-#endif
-#ifdef HAVE_VERIFY
-  case BRI_JOB_VERIFY: return true;
-#endif
-  default: return false;
-  }
-}
-
 /* ------------------------------------------------------ progress (worker) */
 
 static void set_phase(svc_worker *w, const char *phase) {
@@ -98,6 +78,13 @@ static void on_progress(void *user, uint64_t rows_done, uint64_t rows_total, uin
 static bool on_cancelled(void *user) {
   svc_worker *w = user;
   return atomic_load(&w->cancel) != 0;
+}
+
+/* The commit intent (lib/jobs/journal.h): durable before the commit, so that
+ * recovery can tell a commit that landed from one that did not. */
+static int on_commit_intent(void *user, const char *txn_uuid, uint64_t read_version, bri_error *err) {
+  svc_worker *w = user;
+  return bri_jobs_set_commit_intent(w->pool->store, w->job.id, txn_uuid, read_version, err);
 }
 
 /* The journal contract (lib/jobs/journal.h): durable before the file. */
@@ -205,7 +192,8 @@ static void run_compact(svc_worker *w, json_t *params) {
     finish(w, BRI_JOB_FAILED, NULL, msg, 0, 0);
     return;
   }
-  bri_compact_hooks hooks = {.journal = on_journal, .progress = on_progress, .cancelled = on_cancelled, .user = w};
+  bri_compact_hooks hooks = {.journal = on_journal, .progress = on_progress, .cancelled = on_cancelled,
+                             .commit_intent = on_commit_intent, .user = w};
   bri_compact_report rep;
   bri_error err = {0};
   set_phase(w, "planning");
@@ -302,7 +290,6 @@ static void run_cleanup(svc_worker *w, json_t *params) {
 
 /* --------------------------------------------------------- materialize */
 
-#ifdef HAVE_MATERIALIZE
 static void run_materialize(svc_worker *w, json_t *params) {
   bri_materialize_options o;
   bri_materialize_options_default(&o);
@@ -338,11 +325,9 @@ static void run_materialize(svc_worker *w, json_t *params) {
                           "seconds", rep.seconds);
   finish(w, BRI_JOB_SUCCEEDED, res, NULL, rep.bytes_copied, rep.bytes_linked);
 }
-#endif
 
 /* -------------------------------------------------------------- verify */
 
-#ifdef HAVE_VERIFY
 /* A verify job succeeds when the table is whole and fails (with the first
  * problem as its error) when it is not, so "failed" in the job list means
  * what an operator expects. */
@@ -390,7 +375,6 @@ static void run_verify(svc_worker *w, json_t *params) {
   }
   bri_verify_report_free(&rep);
 }
-#endif
 
 /* -------------------------------------------------------------- thread */
 
@@ -405,12 +389,8 @@ static void run_job(svc_worker *w) {
   switch (w->job.kind) {
   case BRI_JOB_COMPACT: run_compact(w, params); break;
   case BRI_JOB_CLEANUP: run_cleanup(w, params); break;
-#ifdef HAVE_MATERIALIZE
   case BRI_JOB_MATERIALIZE: run_materialize(w, params); break;
-#endif
-#ifdef HAVE_VERIFY
   case BRI_JOB_VERIFY: run_verify(w, params); break;
-#endif
   default: {
     char msg[160];
     snprintf(msg, sizeof msg, "%s jobs are not available in this build of brid", bri_job_kind_name(w->job.kind));

@@ -56,8 +56,4 @@ json_t *svc_progress_to_json(const svc_progress *pr);
 void svc_pool_stop(svc_pool *p);
 void svc_pool_free(svc_pool *p);
 
-/* Whether this build runs jobs of kind k (materialize and verify need their
- * library modules). */
-bool svc_pool_kind_available(bri_job_kind k);
-
 #endif

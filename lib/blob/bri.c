@@ -158,6 +158,16 @@ static int check_one(const Lance__Table__Manifest *m, const Lance__Table__DataFi
     if (!s->local_ids)
       FAIL("%s: data file %s: BRI source %zu has no local ids (spec/blob.md 6.2 rule 1)", path, f, i);
     bri_error e2;
+    /* counts first: local ids (a Range claims any number in a few bytes) are
+     * only decoded once they match the physical ids, which the bytes bound */
+    uint64_t c_loc, c_phys;
+    if (bri_u64seq_count(s->local_ids, &c_loc, &e2))
+      FAIL("%s: data file %s: BRI source %zu local ids: %s", path, f, i, e2.msg);
+    if (bri_u64array_count(s->physical_ids, &c_phys, &e2))
+      FAIL("%s: data file %s: BRI source %zu physical ids: %s", path, f, i, e2.msg);
+    if (c_loc != c_phys)
+      FAIL("%s: data file %s: BRI source %zu has %llu local ids but %llu physical ids (spec/blob.md "
+           "6.2 rule 5)", path, f, i, (unsigned long long)c_loc, (unsigned long long)c_phys);
     if (bri_u64seq_decode(s->local_ids, BRI_MAX_IDS_PER_FILE - n_all, &loc, &n_loc, &e2))
       FAIL("%s: data file %s: BRI source %zu local ids: %s", path, f, i, e2.msg);
     if (bri_u64array_decode(s->physical_ids, BRI_MAX_IDS_PER_FILE, &phys, &n_phys, &e2))

@@ -95,6 +95,12 @@ static int load_source(bri_blob_resolver *r, const Lance__Table__BlobReuseSource
   if (!out->dir || !out->blob_dir) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   size_t n_loc = 0, n_phys = 0;
   bri_error e2;
+  uint64_t c_loc = 0, c_phys = 0; /* counts first: see bri.c check_one */
+  if (s->local_ids && bri_u64seq_count(s->local_ids, &c_loc, &e2) == 0 &&
+      bri_u64array_count(s->physical_ids, &c_phys, &e2) == 0 && c_loc != c_phys)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: data file %s: BRI source %zu has %llu local ids but %llu physical ids",
+                         r->t->root, f, i, (unsigned long long)c_loc, (unsigned long long)c_phys);
   if (!s->local_ids ||
       bri_u64seq_decode(s->local_ids, BRI_MAX_IDS_PER_FILE, &out->local, &n_loc, &e2))
     return bri_error_set(err, BRI_ECORRUPT, "%s: data file %s: BRI source %zu local ids: %s",

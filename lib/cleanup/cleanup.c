@@ -5,8 +5,9 @@
  * retained manifest or dangling tag; (2) collect the absolute paths that
  * retained versions reach ("live") and that deleted versions reached
  * ("verified"); (3) walk the table's own directories without following
- * symbolic links and delete by Lance's rules: files first, old manifests
- * last, so an interrupted run leaves every retained version whole. */
+ * symbolic links and delete by Lance's rules, old manifests first and the
+ * files they alone reached after them, so that an interrupted run leaves
+ * every version that is still listed whole (see phase 3 below). */
 #include "cleanup/cleanup.h"
 
 #include <dirent.h>
@@ -22,6 +23,7 @@
 #include "blob/bri.h"
 #include "blob/sidecar.h"
 #include "lance/table/table.h"
+#include "util/failpoint.h"
 #include "util/fsutil.h"
 #include "util/strset.h"
 
@@ -129,7 +131,11 @@ static void pace(run *r) {
 static int remove_file(run *r, bri_cleanup_kind kind, const char *path, uint64_t bytes) {
   if (!r->p->dry_run) {
     pace(r);
+    int rc = bri_failpoint("cleanup.before_delete", r->err);
+    if (rc) return bri_error_wrap(r->err, "deleting %s", path);
     if (unlink(path) != 0 && errno != ENOENT) return bri_error_errno(r->err, "delete", path);
+    if ((rc = bri_failpoint("cleanup.after_delete", r->err)) != 0)
+      return bri_error_wrap(r->err, "after deleting %s", path);
   }
   r->stats->files[kind]++;
   r->stats->bytes[kind] += bytes;
@@ -325,6 +331,22 @@ int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, bri_cleanup_c
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
     goto out;
   }
+  /* The directories cleanup lists and deletes in must be the table's own:
+   * a symbolic link (data/ -> another disk, another table) would lead the
+   * deletes outside the table, so the run stops before the first delete.
+   * Below them, entries are lstat'ed: links are neither followed nor deleted. */
+  static const char *own[] = {"_versions", "data", "_deletions", "_transactions", "_indices", "tree"};
+  for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+    char *d = bri_path_join(r.t->root, own[i]);
+    rc = d ? bri_real_dir(d, true, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+    free(d);
+    if (rc) {
+      char why[sizeof err->msg];
+      snprintf(why, sizeof why, "%s", err->msg);
+      bri_error_set(err, rc, "%s; nothing was deleted", why);
+      goto out;
+    }
+  }
   if ((rc = bri_table_tags(r.t, &tags, &n_tags, err)) ||
       (rc = bri_table_branches(r.t, &branches, &n_branches, err)))
     goto out;
@@ -392,11 +414,14 @@ int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, bri_cleanup_c
   if (r.cutoff == INT64_MAX) r.cutoff = r.now;
   bri_strset_freeze(&r.live.files), bri_strset_freeze(&r.live.dirs);
   bri_strset_freeze(&r.verified.files), bri_strset_freeze(&r.verified.dirs);
-  /* phase 3: delete, files first, manifests last */
-  if ((rc = sweep_data(&r)) || (rc = sweep_flat(&r, "_deletions", BRI_CLEAN_DELETION)) ||
-      (rc = sweep_flat(&r, "_transactions", BRI_CLEAN_TRANSACTION)) ||
-      (rc = sweep_indices(&r)) || (rc = sweep_staging(&r)))
-    goto out;
+  /* phase 3: delete, old manifests first, then the files only they reached.
+   * An interrupted run then leaves every version still listed whole (each
+   * listed manifest's files are there: verify --all-versions passes), where
+   * files first (Lance's own order) leaves listed versions whose files are
+   * gone. The price: after an interruption the remaining files of the
+   * deleted versions are no longer "referenced by an old manifest", so the
+   * next run keeps them for the grace period. */
+  if (!p->dry_run && (rc = bri_failpoint("cleanup.before_manifests", err)) != 0) goto out;
   for (size_t i = 0; i + 1 < nv && !rc; i++) {
     if (keep[i]) continue;
     char *mp = bri_table_manifest_path(r.t, r.t->versions[i].version);
@@ -405,6 +430,11 @@ int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, bri_cleanup_c
       rc = remove_file(&r, BRI_CLEAN_MANIFEST, mp, (uint64_t)st.st_size);
     free(mp);
   }
+  if (!rc && !p->dry_run) rc = bri_failpoint("cleanup.before_files", err);
+  if (!rc && ((rc = sweep_data(&r)) || (rc = sweep_flat(&r, "_deletions", BRI_CLEAN_DELETION)) ||
+              (rc = sweep_flat(&r, "_transactions", BRI_CLEAN_TRANSACTION)) ||
+              (rc = sweep_indices(&r)) || (rc = sweep_staging(&r))))
+    goto out;
 out:
   for (size_t i = 0; ms && i < nv; i++) bri_manifest_free(ms[i]);
   free(ms), free(keep);

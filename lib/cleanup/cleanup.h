@@ -11,8 +11,13 @@
  * deleted only if an old manifest referenced it or it is older than the
  * grace period, and never if it is newer than the oldest retained manifest
  * (a concurrent writer may be staging it). Nothing outside the table root is
- * ever deleted, symbolic links are never followed, and any retained manifest
- * that cannot be read stops the run before the first delete (fail closed). */
+ * ever deleted, symbolic links are never followed (a table directory that is
+ * one, e.g. data/, stops the run before the first delete), and any retained
+ * manifest that cannot be read stops the run before the first delete (fail
+ * closed). Old manifests are deleted before the files only they reached, so
+ * that an interrupted run leaves every version still listed whole.
+ * Failpoints: cleanup.before_manifests, cleanup.before_files,
+ * cleanup.before_delete, cleanup.after_delete (util/failpoint.h). */
 #ifndef BRI_CLEANUP_H
 #define BRI_CLEANUP_H
 

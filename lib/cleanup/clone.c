@@ -91,7 +91,11 @@ static int copy_tree(run *r, const char *from, const char *to, bool optional, ui
                      int depth) {
   char **names;
   size_t n;
-  int rc = bri_list_dir(from, &names, &n, r->err);
+  int rc = bri_real_dir(from, optional, r->err); /* a link could lead outside the source */
+  if (rc == BRI_ENOTFOUND)
+    return bri_error_set(r->err, BRI_ECORRUPT, "%s: directory is missing in the source", from);
+  if (rc) return rc;
+  rc = bri_list_dir(from, &names, &n, r->err);
   if (rc == BRI_ENOTFOUND && optional) return 0;
   if (rc == BRI_ENOTFOUND)
     return bri_error_set(r->err, BRI_ECORRUPT, "%s: directory is missing in the source", from);
@@ -209,6 +213,9 @@ static int deep_bri(run *r, deep *d, const bri_manifest *bm, const Lance__Table_
       to_dir = bri_path_join(data, name);
       dir = bri_path_join(from_dir, s->blob_dir);
       if (!to_dir || !dir) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+      else if ((rc = bri_real_dir(dir, false, r->err)) == BRI_ENOTFOUND)
+        rc = bri_error_set(r->err, BRI_ECORRUPT, "%s: a BRI names this directory, which is missing "
+                           "in the source", dir);
     }
     for (size_t i = 0; i < n && !rc; i++) {
       char fname[BRI_BLOB_NAME_LEN];
@@ -241,6 +248,15 @@ static int deep_copy(run *r, const bri_manifest *bm, Lance__Table__Manifest *c,
   const Lance__Table__Manifest *m = bm->pb;
   deep d = {0};
   int rc = 0;
+  /* the source's own directories must be its own: a link could lead the
+   * copies to read anything outside it */
+  static const char *own[] = {"data", "_deletions", "_indices"};
+  for (size_t i = 0; i < sizeof own / sizeof own[0] && !rc; i++) {
+    char *dir = bri_path_join(r->src->root, own[i]);
+    rc = dir ? bri_real_dir(dir, true, r->err) : bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+    free(dir);
+  }
+  if (rc) return rc;
   /* data file names and stems are taken in the clone's data/ */
   for (size_t i = 0; i < m->n_fragments && !rc; i++)
     for (size_t k = 0; k < m->fragments[i]->n_files && !rc; k++) {

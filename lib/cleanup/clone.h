@@ -18,7 +18,10 @@
  * design). base_paths are kept, for External descriptors that name them.
  *
  * The destination must not exist or be an empty directory; on failure
- * everything the clone created is removed. */
+ * everything the clone created is removed. A deep clone copies regular files
+ * only and refuses a source directory it would read that is a symbolic link
+ * (data/, _deletions/, _indices/, a sidecar or BRI source directory): a link
+ * could lead outside the source table. */
 #ifndef BRI_CLONE_H
 #define BRI_CLONE_H
 

@@ -26,6 +26,7 @@
 #include "lance/table/commit.h"
 #include "lance/table/rowids.h"
 #include "lance/table/table.h"
+#include "util/failpoint.h"
 #include "util/fsutil.h"
 #include "util/outputs.h"
 #include "util/pbcheck.h"
@@ -74,7 +75,7 @@ static int place(run *r, const char *src, const char *dst, dev_t dst_dev) {
   }
   if (linked) r->rep->links++, r->rep->bytes_linked += bytes;
   else r->rep->copies++, r->rep->bytes_copied += bytes;
-  return 0;
+  return r->o->dry_run ? 0 : bri_failpoint("materialize.after_place", r->err);
 }
 
 static Lance__Table__DataFile *copy_datafile(const Lance__Table__DataFile *df) {
@@ -138,6 +139,9 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *d
                        (unsigned long long)df->file_size_bytes);
     goto out;
   }
+  /* nothing is read from or written into a directory reached through a
+   * symbolic link: it could lie outside the table */
+  if ((rc = bri_real_dir(data, true, err)) || (rc = bri_real_dir(old_dir, true, err))) goto out;
   if (!r->o->dry_run && lstat(data, &dst_st) != 0) {
     /* a table whose files all live under other bases may have no data/ yet */
     if ((rc = journal(r, data)) != 0) goto out;
@@ -168,6 +172,16 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *d
     free(src_dir);
     src_dir = bri_path_join(dir, s->blob_dir);
     free(dir);
+    if (!src_dir) {
+      rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+      break;
+    }
+    if ((rc = bri_real_dir(src_dir, false, err)) != 0) {
+      if (rc == BRI_ENOTFOUND)
+        rc = bri_error_set(err, BRI_ECORRUPT, "%s: the BRI of data file %s names this directory, "
+                           "which is missing", src_dir, old_path);
+      break;
+    }
     free(loc), free(phys);
     loc = phys = NULL;
     if ((rc = bri_u64seq_decode(s->local_ids, BRI_MAX_IDS_PER_FILE, &loc, &n_loc, err)) ||
@@ -211,7 +225,11 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *d
     char *sp = bri_path_join(old_dir, names[i]), *dp = bri_path_join(new_dir, names[i]);
     struct stat es;
     if (!sp || !dp) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-    else if (lstat(sp, &es) == 0 && S_ISREG(es.st_mode)) rc = place(r, sp, dp, dev);
+    else if (lstat(sp, &es) != 0) rc = bri_error_errno(err, "stat", sp);
+    else if (S_ISREG(es.st_mode)) rc = place(r, sp, dp, dev);
+    else /* skipping it would leave the new file without a blob the old one reads */
+      rc = bri_error_set(err, BRI_ECORRUPT, "%s: not a regular file (symbolic links and special "
+                         "files are never followed)", sp);
     free(sp), free(dp);
   }
   if (rc) goto out;
@@ -468,6 +486,7 @@ static int round_once(run *r, int *attempts) {
       rc = build(r, m, df, &g[k]);
       k++;
     }
+  if (!rc && !r->o->dry_run) rc = bri_failpoint("materialize.before_commit", err);
   if (!rc && !r->o->dry_run) {
     uint64_t v = 0;
     for (int a = 0; a < r->o->max_attempts; a++) {

@@ -12,7 +12,11 @@
  * not change, so indices stay valid), one per distinct field list as Lance
  * requires, and the BRI flag bits disappear with the last BRI (bri_commit
  * derives them from content). Files this run created are removed again if
- * it fails; nothing that existed before is ever modified or deleted. */
+ * it fails; nothing that existed before is ever modified or deleted. No
+ * directory it reads from or writes into may be a symbolic link (data/, the
+ * old sidecar directory, a BRI source directory), and every sidecar must be
+ * a regular file: a link could lead outside the table (BRI_ECORRUPT).
+ * Failpoints: materialize.after_place, materialize.before_commit. */
 #ifndef BRI_MATERIALIZE_H
 #define BRI_MATERIALIZE_H
 

@@ -18,6 +18,7 @@
 #include "lance/table/commit.h"
 #include "lance/table/rowids.h"
 #include "util/bytes.h"
+#include "util/failpoint.h"
 #include "util/fsutil.h"
 #include "util/strmap.h"
 
@@ -101,6 +102,8 @@ static char *sidecar(const bri_blob_out *o, uint32_t id) {
 /* Copies len bytes at off of src into fd (at its current end). */
 static int copy_range(const char *src, uint64_t off, uint64_t len, int fd, const char *dst,
                       bri_error *err) {
+  int rc0 = bri_failpoint("blobout.before_copy", err);
+  if (rc0) return bri_error_wrap(err, "copying into %s", dst);
   int in = open(src, O_RDONLY | O_CLOEXEC);
   if (in < 0) return bri_error_errno(err, "open", src);
   int rc = lseek(in, (off_t)off, SEEK_SET) < 0 ? bri_error_errno(err, "seek", src)
@@ -112,9 +115,9 @@ static int copy_range(const char *src, uint64_t off, uint64_t len, int fd, const
 static int close_pack(bri_blob_out *o, bri_error *err) {
   if (o->pack_fd < 0) return 0;
   int rc = fsync(o->pack_fd) == 0 ? 0 : bri_error_errno(err, "fsync", o->own_dir);
-  close(o->pack_fd);
+  if (close(o->pack_fd) != 0 && !rc) rc = bri_error_errno(err, "close a pack in", o->own_dir);
   o->pack_fd = -1;
-  return rc;
+  return rc ? rc : bri_failpoint("blobout.after_pack", err);
 }
 
 /* Appends a range of a source pack to the output's current pack. */
@@ -189,15 +192,19 @@ static int reuse_object(bri_blob_out *o, const bri_blob_terminal *term, const ch
                                               "cannot hard-link %s into %s: another filesystem "
                                               "(use the bri or copy strategy)", src, o->own_dir)
                               : bri_error_errno(err, "link", src);
-        else o->stats.links++, o->stats.reused_bytes += size;
+        else {
+          o->stats.links++, o->stats.reused_bytes += size;
+          rc = bri_failpoint("blobout.after_link", err);
+        }
       } else {
         int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         if (fd < 0) rc = bri_error_errno(err, "create", dst);
         else {
           rc = copy_range(src, 0, size, fd, dst, err);
           if (!rc && fsync(fd) != 0) rc = bri_error_errno(err, "fsync", dst);
-          close(fd);
+          if (close(fd) != 0 && !rc) rc = bri_error_errno(err, "close", dst);
           o->stats.copied_bytes += size, o->stats.sidecars++;
+          if (!rc) rc = bri_failpoint("blobout.after_copy", err);
         }
       }
     }

@@ -31,6 +31,7 @@
 #include "lance/table/flags.h"
 #include "lance/table/rowids.h"
 #include "lance/table/schema.h"
+#include "util/failpoint.h"
 #include "util/fsutil.h"
 #include "util/strmap.h"
 
@@ -691,18 +692,29 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   size_t o = 0;
   for (size_t k = 0; !rc && k < plan->n_bins; k++) {
     rc = write_bin(&r, &plan->bins[k], &news[k], &any_versions);
+    if (!rc) rc = bri_failpoint("compact.after_bin", err);
     groups[k].old_ids = old_ids + o;
     groups[k].n_old = plan->bins[k].count;
     for (size_t i = 0; i < plan->bins[k].count; i++) old_ids[o++] = m->fragments[plan->bins[k].first + i]->id;
     groups[k].new_frags = &news[k];
     groups[k].n_new = 1;
   }
+  if (!rc) rc = bri_failpoint("compact.before_commit", err);
+  char uuid[37];
+  bri_uuid_v4(uuid);
+  if (!rc && hooks && hooks->commit_intent) rc = hooks->commit_intent(hooks->user, uuid, m->version, err);
   if (!rc) {
-    bri_rewrite rw = {m->version, plan->n_bins, groups};
+    bri_rewrite rw = {m->version, uuid, plan->n_bins, groups};
     rc = bri_rewrite_commit(r.t, &rw, req->max_commit_attempts ? req->max_commit_attempts : 20, &rep->version, err);
   }
-  if (!rc) rep->fragments_after = m->n_fragments - rep->fragments_rewritten + plan->n_bins;
-  else bri_outputs_roll_back(&r.out);
+  if (!rc) {
+    /* the outputs belong to the committed version now: never roll them back */
+    bri_outputs_clear(&r.out);
+    rep->fragments_after = m->n_fragments - rep->fragments_rewritten + plan->n_bins;
+    (void)bri_failpoint("compact.after_commit", NULL);
+  } else {
+    bri_outputs_roll_back(&r.out);
+  }
 out:
   clock_gettime(CLOCK_MONOTONIC, &t1);
   rep->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;

@@ -25,6 +25,10 @@ typedef struct bri_compact_hooks {
   bri_journal_fn journal;      /* before any output file or directory is created */
   void (*progress)(void *user, uint64_t rows_done, uint64_t rows_total, uint64_t bytes_written);
   bool (*cancelled)(void *user); /* polled between batches: true aborts with BRI_ECANCELLED */
+  /* Told the uuid the commit's transaction will carry before the first commit
+   * attempt (every retry reuses it), so that a process that dies after the
+   * commit landed can find out that it did. Non-zero aborts. May be NULL. */
+  int (*commit_intent)(void *user, const char *txn_uuid, uint64_t read_version, bri_error *err);
   void *user;
 } bri_compact_hooks;
 

@@ -314,6 +314,10 @@ static int attempt(bri_table *t, const bri_rewrite *rw, const bri_manifest *base
   rewrite.n_groups = rw->n_groups;
   txn.read_version = rw->read_version;
   txn.has_read_version = 1;
+  if (rw->txn_uuid && !(txn.uuid = strdup(rw->txn_uuid))) {
+    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    goto out;
+  }
   txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_REWRITE;
   txn.rewrite = &rewrite;
   rc = bri_commit(t, pb, &txn, m->indices, latest + 1, NULL, err);

@@ -28,6 +28,7 @@ typedef struct bri_rewrite_group {
 
 typedef struct bri_rewrite {
   uint64_t read_version;
+  const char *txn_uuid;   /* the transaction's uuid in every attempt (NULL: fresh) */
   size_t n_groups;
   const bri_rewrite_group *groups;
 } bri_rewrite;

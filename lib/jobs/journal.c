@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "jobs/internal.h"
+#include "util/failpoint.h"
 
 void bri_jobs_journal_free(bri_jobs_output *o, size_t n) {
   for (size_t i = 0; o && i < n; i++) {
@@ -56,13 +57,18 @@ int bri_jobs_journal_add(bri_jobs_store *s, int64_t job_id, const char *path, co
                          s->path, (long long)job_id);
   const char *step = "journaling a job output";
   bri_jobs_job job;
-  int rc = begin_durable(s, job_id, "journal an output of", step, &job, err);
+  int rc = bri_failpoint("jobs.before_journal_add", err);
+  if (rc) return bri_error_wrap(err, "%s: journaling %s for job %lld", s->path, path, (long long)job_id);
+  rc = begin_durable(s, job_id, "journal an output of", step, &job, err);
   if (!rc)
     rc = jobs_run(s, step, err,
                   "INSERT INTO job_outputs (job_id, path, kind, attempt, created_at) "
                   "VALUES (?, ?, ?, ?, ?) ON CONFLICT (job_id, path) DO NOTHING",
                   "ittii", job_id, path, kind, (int64_t)job.attempts, jobs_now_locked(s));
-  return end_durable(s, rc, step, &job, err);
+  rc = end_durable(s, rc, step, &job, err);
+  if (!rc && (rc = bri_failpoint("jobs.after_journal_add", err)) != 0)
+    bri_error_wrap(err, "%s: journaled %s for job %lld", s->path, path, (long long)job_id);
+  return rc;
 }
 
 int bri_jobs_set_commit_intent(bri_jobs_store *s, int64_t job_id, const char *txn_uuid,

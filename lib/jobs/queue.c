@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "jobs/internal.h"
+#include "util/failpoint.h"
 #include "util/fsutil.h"
 
 void bri_jobs_job_clear(bri_jobs_job *job) {
@@ -179,6 +180,8 @@ int bri_jobs_finish(bri_jobs_store *s, int64_t job_id, const bri_jobs_outcome *o
                          s->path, (long long)job_id);
   int rc = jobs_check_json(s, o->result_json, "a job result", err);
   if (rc) return rc;
+  if ((rc = bri_failpoint("jobs.before_finish", err)) != 0)
+    return bri_error_wrap(err, "%s: finishing job %lld", s->path, (long long)job_id);
   const char *step = "finishing a job";
   bri_jobs_job job = {0};
   pthread_mutex_lock(&s->mu);

@@ -137,6 +137,20 @@ int bri_list_dir(const char *dir, char ***names, size_t *count, bri_error *err) 
   return 0;
 }
 
+int bri_real_dir(const char *path, bool absent_ok, bri_error *err) {
+  struct stat st;
+  if (lstat(path, &st) != 0) {
+    if (errno == ENOENT)
+      return absent_ok ? 0 : bri_error_set(err, BRI_ENOTFOUND, "%s: no such directory", path);
+    return bri_error_errno(err, "stat", path);
+  }
+  if (S_ISLNK(st.st_mode))
+    return bri_error_set(err, BRI_ECORRUPT, "%s is a symbolic link; brid never follows links out of "
+                         "a table", path);
+  if (!S_ISDIR(st.st_mode)) return bri_error_set(err, BRI_ECORRUPT, "%s is not a directory", path);
+  return 0;
+}
+
 void bri_free_names(char **names, size_t count) {
   for (size_t i = 0; i < count; i++) free(names[i]);
   free(names);

@@ -33,6 +33,13 @@ char *bri_strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int bri_list_dir(const char *dir, char ***names, size_t *count, bri_error *err);
 void bri_free_names(char **names, size_t count);
 
+/* 0 when path is a real directory (lstat: a symbolic link to one is not),
+ * or does not exist and absent_ok; otherwise BRI_ECORRUPT naming path (a
+ * symbolic link: "brid never follows links out of a table"), or BRI_EIO /
+ * BRI_ENOTFOUND. For the directories cleanup, materialize and clone list or
+ * write into, so that no link leads them outside the table. */
+int bri_real_dir(const char *path, bool absent_ok, bri_error *err);
+
 /* Copies size bytes from in to out, each from its current offset
  * (copy_file_range when the kernel can, else read/write). A source that
  * ends early is BRI_EIO. */

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/failpoint.h"
+
 int bri_outputs_add(bri_outputs *o, const char *path, bri_error *err) {
   if (o->n == o->cap) {
     size_t cap = o->cap ? o->cap * 2 : 32;
@@ -14,7 +16,8 @@ int bri_outputs_add(bri_outputs *o, const char *path, bri_error *err) {
   }
   if (!(o->paths[o->n] = strdup(path))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   o->n++;
-  return o->journal ? o->journal(o->user, path, err) : 0;
+  int rc = o->journal ? o->journal(o->user, path, err) : 0;
+  return rc ? rc : bri_failpoint("outputs.after_record", err);
 }
 
 void bri_outputs_roll_back(bri_outputs *o) {

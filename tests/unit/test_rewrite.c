@@ -67,7 +67,7 @@ static void plan_two_groups(bri_table *t, setup_rw *s) {
   s->n1 = copy_fragment(m->pb->fragments[1]);
   s->g[0] = (bri_rewrite_group){1, &s->old0, 1, &s->n0};
   s->g[1] = (bri_rewrite_group){1, &s->old1, 1, &s->n1};
-  s->rw = (bri_rewrite){m->pb->version, 2, s->g};
+  s->rw = (bri_rewrite){.read_version = m->pb->version, .n_groups = 2, .groups = s->g};
   bri_manifest_free(m);
 }
 

@@ -26,6 +26,7 @@
 #include "lance/encoding/enc_page.h"
 #include "lance/file/datafile.h"
 #include "lance/file/writer_internal.h"
+#include "util/failpoint.h"
 
 #define WBUF_CAP ((size_t)4 << 20)
 #define PAD_BYTE 0x48
@@ -34,6 +35,11 @@
 /* ---- raw output ----------------------------------------------------------- */
 
 static int write_all(bri_file_writer *w, const uint8_t *p, size_t n, bri_error *err) {
+  int rc = n ? bri_failpoint("writer.write", err) : 0;
+  if (rc) {
+    bri_error_wrap(err, "writing %s", w->path);
+    return rc;
+  }
   while (n) {
     ssize_t k = write(w->fd, p, n);
     if (k < 0) {
@@ -447,10 +453,15 @@ int bri_file_writer_finish(bri_file_writer *w, bri_file_result *res, bri_error *
   memcpy(footer + 36, "LANC", 4);
   if (!rc) rc = put_bytes(w, footer, 40, err);
   if (!rc) rc = wflush(w, err);
+  if (!rc && (rc = bri_failpoint("writer.before_fsync", err)) != 0) bri_error_wrap(err, "%s", w->path);
   if (!rc && fsync(w->fd) != 0) rc = bri_error_errno(err, "fsyncing", w->path);
   if (!rc && close(w->fd) != 0) {
     w->fd = -1;
     rc = bri_error_errno(err, "closing", w->path);
+  }
+  if (!rc) {
+    w->fd = -1; /* closed: the failpoint's error path must not close it again */
+    if ((rc = bri_failpoint("writer.after_finish", err)) != 0) bri_error_wrap(err, "%s", w->path);
   }
   if (rc) return bri_writer_fail(w, rc);
   w->fd = -1;

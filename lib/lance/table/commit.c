@@ -5,6 +5,7 @@
 #include "lance/table/commit.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 
 #include "blob/bri.h"
 #include "lance/table/flags.h"
+#include "util/failpoint.h"
 #include "util/fsutil.h"
 
 void bri_uuid_v4(char out[37]) {
@@ -99,7 +101,11 @@ int bri_fsync_dir(const char *dir, bri_error *err) {
   return rc;
 }
 
-int bri_write_new_file(const char *path, const void *data, size_t len, bri_error *err) {
+/* Creates path (O_EXCL), writes len bytes, passes failpoint fp_written (the
+ * bytes are written, not yet fsynced; may be NULL), fsyncs and closes. On
+ * any failure the file is removed again. */
+static int write_new(const char *path, const void *data, size_t len, const char *fp_written,
+                     bri_error *err) {
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0)
     return errno == EEXIST ? bri_error_set(err, BRI_EIO, "%s already exists; brid never overwrites", path)
@@ -113,10 +119,15 @@ int bri_write_new_file(const char *path, const void *data, size_t len, bri_error
     if (n <= 0) rc = bri_error_errno(err, "write", path);
     else done += (size_t)n;
   }
+  if (!rc && fp_written) rc = bri_failpoint(fp_written, err);
   if (!rc && fsync(fd) != 0) rc = bri_error_errno(err, "fsync", path);
   if (close(fd) != 0 && !rc) rc = bri_error_errno(err, "close", path);
   if (rc) unlink(path);
   return rc;
+}
+
+int bri_write_new_file(const char *path, const void *data, size_t len, bri_error *err) {
+  return write_new(path, data, len, NULL, err);
 }
 
 /* Replaces _versions/latest_version_hint.json with {"version":v} unless it
@@ -138,8 +149,10 @@ static void update_hint(const char *vdir, uint64_t v) {
     bri_uuid_v4(uuid);
     char *tmp = bri_strdupf("%s/.tmp_hint_%s", vdir, uuid);
     int n = snprintf(body, sizeof body, "{\"version\":%llu}", (unsigned long long)v);
-    if (tmp && bri_write_new_file(tmp, body, (size_t)n, NULL) == 0 && rename(tmp, hint) != 0)
-      unlink(tmp);
+    if (tmp && bri_write_new_file(tmp, body, (size_t)n, NULL) == 0) {
+      if (bri_failpoint("commit.before_hint_rename", NULL) != 0 || rename(tmp, hint) != 0) unlink(tmp);
+      else (void)bri_failpoint("commit.after_hint_rename", NULL); /* the commit stands whatever it says */
+    }
     free(tmp);
   }
   free(hint);
@@ -164,6 +177,7 @@ int bri_commit(bri_table *t, Lance__Table__Manifest *m, Lance__Table__Transactio
   uint8_t *buf = NULL, *tbuf = NULL;
   size_t len;
   int rc = 0;
+  bool txn_written = false, staged = false;
   if (!vdir || !tdir || !txn_name || !final) {
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
     goto out;
@@ -213,8 +227,10 @@ int bri_commit(bri_table *t, Lance__Table__Manifest *m, Lance__Table__Transactio
     }
     lance__table__transaction__pack(txn, tbuf);
     mkdir(tdir, 0755);
-    if ((rc = bri_write_new_file(tpath, tbuf, tlen, err)) != 0) goto out;
+    if ((rc = write_new(tpath, tbuf, tlen, "commit.before_txn_fsync", err)) != 0) goto out;
+    txn_written = true;
     if ((rc = bri_fsync_dir(tdir, err)) != 0) goto out;
+    if ((rc = bri_failpoint("commit.after_txn_fsync", err)) != 0) goto out;
     if (txn_path) *txn_path = strdup(tpath);
     if (m->transaction_file && m->transaction_file != protobuf_c_empty_string) free(m->transaction_file);
     m->transaction_file = strdup(txn_name);
@@ -227,18 +243,31 @@ int bri_commit(bri_table *t, Lance__Table__Manifest *m, Lance__Table__Transactio
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
     goto out;
   }
-  if ((rc = bri_write_new_file(staging, buf, len, err)) != 0) goto out;
+  if ((rc = write_new(staging, buf, len, "commit.before_manifest_fsync", err)) != 0) goto out;
+  staged = true;
+  if ((rc = bri_failpoint("commit.after_manifest_fsync", err)) != 0 ||
+      (rc = bri_failpoint("commit.before_link", err)) != 0)
+    goto out;
   if (link(staging, final) != 0) {
     rc = errno == EEXIST
              ? bri_error_set(err, BRI_ETAKEN,
                              "%s: version %llu was committed by another writer first", t->root,
                              (unsigned long long)version)
              : bri_error_errno(err, "link", final);
-    unlink(staging);
     goto out;
   }
+  /* The version is published: from here on nothing may report a failure
+   * that would make the caller remove files this version references. A
+   * failed directory fsync (or an injected error) is a warning left in err
+   * with rc 0 (see commit.h). */
+  bri_error warn;
+  int wrc = bri_failpoint("commit.after_link", &warn);
   unlink(staging);
-  if ((rc = bri_fsync_dir(vdir, err)) != 0) goto out;
+  staged = false;
+  if (!wrc) wrc = bri_fsync_dir(vdir, &warn);
+  if (wrc)
+    bri_error_set(err, wrc, "%s: version %llu is committed, but it may not survive a power loss: %s",
+                  t->root, (unsigned long long)version, warn.msg);
   update_hint(vdir, version);
   /* 3. refresh the version list */
   bri_version_entry *v;
@@ -250,6 +279,15 @@ int bri_commit(bri_table *t, Lance__Table__Manifest *m, Lance__Table__Transactio
     t->n_versions = nv;
   }
 out:
+  /* a failed attempt leaves nothing: no manifest names these files */
+  if (rc && staged) unlink(staging);
+  if (rc && txn_written) {
+    unlink(tpath);
+    if (txn_path) {
+      free(*txn_path);
+      *txn_path = NULL;
+    }
+  }
   free(vdir), free(tdir), free(txn_name), free(name), free(final), free(staging), free(tpath);
   free(buf), free(tbuf);
   return rc;

@@ -45,11 +45,21 @@ void bri_manifest_assign_fragment_ids(Lance__Table__Manifest *m,
 void bri_manifest_derive_flags(Lance__Table__Manifest *m);
 
 /* Commits m as version `version` of table t. txn->read_version must be set;
- * txn->uuid is filled if empty. On success t's version list is refreshed.
- * BRI_ETAKEN: that version exists already (nothing of ours is left
- * behind but the transaction file, which names a version nobody will
- * reference: cleanup reclaims it; the path is returned in *txn_path for the
- * caller's journal when txn_path is non-NULL). */
+ * txn->uuid is filled if empty. On success t's version list is refreshed
+ * and *txn_path (when txn_path is non-NULL) names the transaction file.
+ * Any failure before the link (BRI_ETAKEN: that version exists already;
+ * I/O errors) removes the transaction and staging files again (*txn_path
+ * NULL): a failed commit leaves nothing behind but what a crash would, and
+ * cleanup reclaims that. Once the link succeeded the version is published
+ * and bri_commit returns 0 even when the directory fsync that follows fails:
+ * callers roll back their outputs on error, which would delete files a
+ * visible version references. That failure is left in err as a warning
+ * (err->code BRI_EIO, the message says the version may not survive a power
+ * loss); err->code is otherwise not touched on success.
+ * Failpoints (util/failpoint.h): commit.before_txn_fsync,
+ * commit.after_txn_fsync, commit.before_manifest_fsync,
+ * commit.after_manifest_fsync, commit.before_link, commit.after_link,
+ * commit.before_hint_rename, commit.after_hint_rename. */
 int bri_commit(bri_table *t, Lance__Table__Manifest *m, Lance__Table__Transaction *txn,
                const Lance__Table__IndexSection *idx, uint64_t version, char **txn_path,
                bri_error *err);

@@ -6,6 +6,7 @@
 #include "lance/table/rowids.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "util/bytes.h"
@@ -185,6 +186,8 @@ int bri_u64seq_decode(const Lance__Table__RowIdSequence *seq, uint64_t max, uint
   if (total > max)
     return bri_error_set(err, BRI_ECORRUPT, "sequence holds %llu values, more than the %llu allowed",
                          (unsigned long long)total, (unsigned long long)max);
+  if (total > SIZE_MAX / sizeof(uint64_t)) /* the byte count would wrap */
+    return bri_error_set(err, BRI_ENOMEM, "%llu values do not fit in memory", (unsigned long long)total);
   uint64_t *out = malloc((total ? total : 1) * sizeof *out);
   if (!out) return bri_error_set(err, BRI_ENOMEM, "out of memory for %llu values", (unsigned long long)total);
   uint64_t k = 0;
@@ -286,12 +289,18 @@ static int pack_message(const ProtobufCMessage *m, uint8_t **out, size_t *len, b
 
 int bri_u64seq_pack(const uint64_t *v, size_t n, uint8_t **out, size_t *len, bri_error *err) {
   size_t runs = 0;
-  for (size_t i = 0; i < n; i++)
+  bool has_max = false;
+  for (size_t i = 0; i < n; i++) {
     if (i == 0 || v[i] != v[i - 1] + 1) runs++;
+    has_max |= v[i] == UINT64_MAX;
+  }
   Lance__Table__RowIdSequence seq;
   lance__table__row_id_sequence__init(&seq);
   int rc = 0;
-  if (runs && n / runs < 8) { /* fragmented: one array segment is smaller */
+  /* fragmented: one array segment is smaller. A Range's end is exclusive, so
+   * a run through 2^64-1 has no Range (fuzz_rowids: it encoded start > end):
+   * such values go into the array too. */
+  if (has_max || (runs && n / runs < 8)) {
     Lance__Table__U64Segment seg, *segp = &seg;
     Lance__Table__EncodedU64Array arr;
     Lance__Table__EncodedU64Array__U16Array a16;
@@ -337,21 +346,35 @@ int bri_versions_unpack(const uint8_t *buf, size_t len, uint64_t n_rows, uint64_
   Lance__Table__RowDatasetVersionSequence *s =
       lance__table__row_dataset_version_sequence__unpack(NULL, len, buf);
   if (!s) return bri_error_set(err, BRI_ECORRUPT, "row version sequence (%zu bytes) does not decode", len);
-  uint64_t *v = malloc((n_rows ? n_rows : 1) * sizeof *v);
-  int rc = v ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
-  uint64_t at = 0;
+  /* Count first: the runs must cover exactly n_rows before anything is
+   * allocated for them, and n_rows values must fit in memory's byte count
+   * (fuzz_rowids found 2^61 + k rows wrapping the malloc size: heap overflow). */
+  int rc = 0;
+  uint64_t total = 0;
   for (size_t i = 0; !rc && i < s->n_runs; i++) {
     uint64_t c = 0;
     if (!s->runs[i]->span) rc = bri_error_set(err, BRI_ECORRUPT, "version run %zu has no span", i);
     else rc = segment_count(s->runs[i]->span, i, &c, err);
-    if (!rc && c > n_rows - at)
+    if (!rc && c > n_rows - total)
       rc = bri_error_set(err, BRI_ECORRUPT, "version runs cover more than the fragment's %llu rows",
                          (unsigned long long)n_rows);
-    for (uint64_t k = 0; !rc && k < c; k++) v[at++] = s->runs[i]->version;
+    if (!rc) total += c;
   }
-  if (!rc && at != n_rows)
+  if (!rc && total != n_rows)
     rc = bri_error_set(err, BRI_ECORRUPT, "version runs cover %llu of the fragment's %llu rows",
-                       (unsigned long long)at, (unsigned long long)n_rows);
+                       (unsigned long long)total, (unsigned long long)n_rows);
+  if (!rc && n_rows > SIZE_MAX / sizeof(uint64_t))
+    rc = bri_error_set(err, BRI_ENOMEM, "%llu row versions do not fit in memory",
+                       (unsigned long long)n_rows);
+  uint64_t *v = rc ? NULL : malloc((n_rows ? n_rows : 1) * sizeof *v);
+  if (!rc && !v) rc = bri_error_set(err, BRI_ENOMEM, "out of memory for %llu row versions",
+                                    (unsigned long long)n_rows);
+  uint64_t at = 0;
+  for (size_t i = 0; !rc && i < s->n_runs; i++) {
+    uint64_t c = 0;
+    segment_count(s->runs[i]->span, i, &c, NULL); /* validated above */
+    for (uint64_t k = 0; k < c; k++) v[at++] = s->runs[i]->version;
+  }
   lance__table__row_dataset_version_sequence__free_unpacked(s, NULL);
   if (rc) {
     free(v);

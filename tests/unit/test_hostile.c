@@ -1,0 +1,467 @@
+/* test_hostile.c: symbolic links and ".." inside a table never lead cleanup,
+ * materialize or (deep) clone outside it, and regression tests for what the
+ * fuzzers found in the u64 sequence codecs.
+ *
+ * Each case plants the trap in a copy of tests/fixtures/tables/blobs.lance
+ * (Inline, Packed and Dedicated blobs, a deleted row), with the link target
+ * or the ".." target in a directory next to the table ("outside"), and
+ * checks the outcome: the operation refuses with a message naming the link
+ * (or, for cleanup below a real directory, skips the link), and neither the
+ * table nor the outside directory changed (sizes and types of every path). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "blob/bri.h"
+#include "cleanup/cleanup.h"
+#include "cleanup/clone.h"
+#include "cleanup/materialize.h"
+#include "compact/execute.h"
+#include "lance/table/rowids.h"
+#include "lance/table/table.h"
+#include "testutil.h"
+#include "util/fsutil.h"
+
+static char *tmp, *root, *outside;
+
+static void setup(void) {
+  bri_fixture_table("tables/blobs.lance", &tmp, &root);
+  outside = bri_path_join(tmp, "outside");
+  ck_assert_int_eq(mkdir(outside, 0755), 0);
+}
+
+static void teardown(void) {
+  bri_rmtree(tmp);
+  free(tmp), free(root), free(outside);
+}
+
+static void compact(bri_strategy s) {
+  bri_compact_request q;
+  bri_compact_request_default(&q);
+  q.strategy = s;
+  bri_compact_report rep;
+  bri_error err = {0};
+  ck_assert_msg(bri_compact_table(root, &q, NULL, &rep, &err) == 0, "%s", err.msg);
+  json_decref(rep.plan);
+  ck_assert_uint_gt(rep.version, 0);
+}
+
+static int cleanup_now(bri_error *err) {
+  bri_cleanup_policy p;
+  bri_cleanup_policy_default(&p);
+  p.older_than_sec = 0, p.grace_sec = 0;
+  bri_cleanup_stats st;
+  return bri_cleanup_run(root, &p, NULL, NULL, &st, err);
+}
+
+static void write_old_file(const char *path, const char *text) {
+  bri_write_bytes(path, text, strlen(text));
+  struct timespec t[2] = {{1577836800, 0}, {1577836800, 0}}; /* 2020-01-01: old enough for any rule */
+  ck_assert_int_eq(utimensat(AT_FDCWD, path, t, AT_SYMLINK_NOFOLLOW), 0);
+}
+
+/* Moves path to outside/name and leaves a symbolic link to it in its place. */
+static char *swap_for_link(const char *path, const char *name) {
+  char *to = bri_path_join(outside, name);
+  ck_assert_msg(rename(path, to) == 0, "rename %s: %s", path, strerror(errno));
+  ck_assert_int_eq(symlink(to, path), 0);
+  return to;
+}
+
+static void undo_link(const char *path, char *to) {
+  ck_assert_int_eq(unlink(path), 0);
+  ck_assert_int_eq(rename(to, path), 0);
+  free(to);
+}
+
+/* The sidecar directories (data/<stem>/) of the latest version's data files
+ * that hold files, in manifest order. */
+static size_t sidecar_dirs(char **out, size_t cap) {
+  bri_table *t;
+  bri_manifest *m;
+  bri_error err = {0};
+  ck_assert_int_eq(bri_table_open(root, &t, &err), 0);
+  ck_assert_int_eq(bri_table_load(t, 0, &m, &err), 0);
+  size_t n = 0;
+  for (size_t i = 0; i < m->pb->n_fragments; i++) {
+    char *d;
+    ck_assert_int_eq(bri_table_sidecar_dir(t, m->pb, m->pb->fragments[i]->files[0], &d, &err), 0);
+    char **names;
+    size_t k;
+    if (bri_list_dir(d, &names, &k, NULL) == 0 && k && n < cap) out[n++] = d;
+    else free(d);
+    if (names && k) bri_free_names(names, k);
+  }
+  bri_manifest_free(m);
+  bri_table_close(t);
+  return n;
+}
+
+static char *first_file(const char *dir) {
+  char **names;
+  size_t n;
+  ck_assert_int_eq(bri_list_dir(dir, &names, &n, NULL), 0);
+  ck_assert_uint_gt(n, 0);
+  char *p = bri_path_join(dir, names[0]);
+  bri_free_names(names, n);
+  return p;
+}
+
+typedef struct snap {
+  char *table, *out;
+} snap;
+
+static snap take(void) { return (snap){bri_tree_listing(root), bri_tree_listing(outside)}; }
+
+static void same_as(snap s, const char *what) {
+  char *t = bri_tree_listing(root), *o = bri_tree_listing(outside);
+  ck_assert_msg(!strcmp(t, s.table), "%s changed the table:\n%s\nwas:\n%s", what, t, s.table);
+  ck_assert_msg(!strcmp(o, s.out), "%s changed the outside directory:\n%s\nwas:\n%s", what, o, s.out);
+  free(t), free(o), free(s.table), free(s.out);
+}
+
+static void expect_refusal(int rc, const bri_error *err, const char *needle, const char *what) {
+  ck_assert_msg(rc < 0, "%s succeeded", what);
+  ck_assert_msg(strstr(err->msg, needle), "%s: \"%s\" lacks \"%s\"", what, err->msg, needle);
+}
+
+/* ------------------------------------------------------------ cleanup */
+
+START_TEST(test_cleanup_refuses_symlinked_data_dir) {
+  compact(BRI_STRATEGY_COPY); /* old data files and sidecars become garbage */
+  char *data = bri_path_join(root, "data");
+  char *moved = swap_for_link(data, "data");
+  char *victim = bri_path_join(moved, "00000000000000000000000000000000000000000000000000.lance");
+  write_old_file(victim, "not referenced by anybody, and not the table's");
+  snap s = take();
+  bri_error err = {0};
+  expect_refusal(cleanup_now(&err), &err, "data is a symbolic link", "cleanup");
+  ck_assert_msg(strstr(err.msg, "nothing was deleted"), "%s", err.msg);
+  same_as(s, "cleanup");
+  free(victim), free(moved), free(data);
+}
+END_TEST
+
+START_TEST(test_cleanup_refuses_symlinked_versions_dir) {
+  compact(BRI_STRATEGY_COPY);
+  char *v = bri_path_join(root, "_versions");
+  free(swap_for_link(v, "_versions"));
+  snap s = take();
+  bri_error err = {0};
+  expect_refusal(cleanup_now(&err), &err, "_versions is a symbolic link", "cleanup");
+  same_as(s, "cleanup");
+  free(v);
+}
+END_TEST
+
+START_TEST(test_cleanup_skips_symlinked_sidecar_dir_and_file) {
+  char *dirs[4];
+  size_t n = sidecar_dirs(dirs, 4);
+  ck_assert_uint_eq(n, 2); /* the packed and the dedicated sidecar directories */
+  compact(BRI_STRATEGY_COPY); /* both directories are garbage now */
+  char *moved_dir = swap_for_link(dirs[0], "sidecar-dir");
+  char *file = first_file(dirs[1]);
+  char *moved_file = swap_for_link(file, "sidecar-file");
+  char *out_before = bri_tree_listing(outside);
+  bri_error err = {0};
+  ck_assert_msg(cleanup_now(&err) == 0, "%s", err.msg);
+  char *out_after = bri_tree_listing(outside);
+  ck_assert_str_eq(out_after, out_before); /* nothing behind a link was deleted */
+  struct stat st;
+  ck_assert_int_eq(lstat(dirs[0], &st), 0); /* the links themselves stay too */
+  ck_assert(S_ISLNK(st.st_mode));
+  ck_assert_int_eq(lstat(file, &st), 0);
+  ck_assert(S_ISLNK(st.st_mode));
+  /* while the real files next to the link were cleaned */
+  char **names;
+  size_t k;
+  ck_assert_int_eq(bri_list_dir(dirs[1], &names, &k, NULL), 0);
+  ck_assert_uint_eq(k, 1);
+  bri_free_names(names, k);
+  free(out_before), free(out_after), free(moved_dir), free(file), free(moved_file);
+  for (size_t i = 0; i < n; i++) free(dirs[i]);
+}
+END_TEST
+
+/* ------------------------------------------------------------ materialize */
+
+static int materialize(bri_error *err) {
+  bri_materialize_report rep;
+  return bri_materialize_table(root, NULL, &rep, err);
+}
+
+START_TEST(test_materialize_refuses_symlinks) {
+  char *dirs[4];
+  size_t n = sidecar_dirs(dirs, 4);
+  ck_assert_uint_eq(n, 2);
+  compact(BRI_STRATEGY_BRI); /* the BRI now names files in both directories */
+  bri_error err = {0};
+  /* a BRI source directory that is a link */
+  char *moved = swap_for_link(dirs[0], "src-dir");
+  snap s = take();
+  expect_refusal(materialize(&err), &err, "is a symbolic link", "materialize (linked BRI directory)");
+  same_as(s, "materialize");
+  undo_link(dirs[0], moved);
+  /* a BRI target that is a link */
+  char *file = first_file(dirs[1]);
+  moved = swap_for_link(file, "src-file");
+  s = take();
+  expect_refusal(materialize(&err), &err, "not a regular file", "materialize (linked BRI target)");
+  same_as(s, "materialize");
+  undo_link(file, moved);
+  free(file);
+  /* a link in the data file's own sidecar directory */
+  bri_table *t;
+  bri_manifest *m;
+  ck_assert_int_eq(bri_table_open(root, &t, &err), 0);
+  ck_assert_int_eq(bri_table_load(t, 0, &m, &err), 0);
+  char *own;
+  ck_assert_int_eq(bri_table_sidecar_dir(t, m->pb, m->pb->fragments[0]->files[0], &own, &err), 0);
+  bri_manifest_free(m);
+  bri_table_close(t);
+  ck_assert_int_eq(mkdir(own, 0755), 0);
+  char *target = bri_path_join(outside, "secret");
+  write_old_file(target, "outside the table");
+  char *lnk = bri_path_join(own, "00000000000000000000000000001111.blob");
+  ck_assert_int_eq(symlink(target, lnk), 0);
+  s = take();
+  expect_refusal(materialize(&err), &err, "not a regular file", "materialize (link in own directory)");
+  same_as(s, "materialize");
+  ck_assert_int_eq(unlink(lnk), 0);
+  ck_assert_int_eq(rmdir(own), 0);
+  /* the data directory itself a link */
+  char *data = bri_path_join(root, "data");
+  moved = swap_for_link(data, "data");
+  s = take();
+  expect_refusal(materialize(&err), &err, "data is a symbolic link", "materialize (linked data/)");
+  same_as(s, "materialize");
+  undo_link(data, moved);
+  /* with the traps gone it works */
+  ck_assert_msg(materialize(&err) == 0, "%s", err.msg);
+  free(data), free(own), free(target), free(lnk);
+  for (size_t i = 0; i < n; i++) free(dirs[i]);
+}
+END_TEST
+
+/* ------------------------------------------------------------ clone */
+
+static int deep_clone(bri_error *err) {
+  bri_clone_options o = {.deep = true};
+  bri_clone_report rep;
+  char *dst = bri_path_join(tmp, "clone.lance");
+  int rc = bri_clone_table(root, dst, &o, &rep, err);
+  struct stat st;
+  if (rc) ck_assert_msg(lstat(dst, &st) != 0, "a failed clone left %s behind", dst);
+  else bri_rmtree(dst);
+  free(dst);
+  return rc;
+}
+
+START_TEST(test_deep_clone_refuses_symlinks) {
+  char *dirs[4];
+  size_t n = sidecar_dirs(dirs, 4);
+  ck_assert_uint_eq(n, 2);
+  bri_error err = {0};
+  char *moved = swap_for_link(dirs[0], "sidecar-dir");
+  snap s = take();
+  expect_refusal(deep_clone(&err), &err, "is a symbolic link", "clone (linked sidecar directory)");
+  same_as(s, "clone");
+  undo_link(dirs[0], moved);
+  char *file = first_file(dirs[1]);
+  moved = swap_for_link(file, "sidecar-file");
+  s = take();
+  expect_refusal(deep_clone(&err), &err, "brid does not follow links", "clone (linked sidecar)");
+  same_as(s, "clone");
+  undo_link(file, moved);
+  char *data = bri_path_join(root, "data");
+  moved = swap_for_link(data, "data");
+  s = take();
+  expect_refusal(deep_clone(&err), &err, "data is a symbolic link", "clone (linked data/)");
+  same_as(s, "clone");
+  undo_link(data, moved);
+  /* a BRI source directory that is a link */
+  compact(BRI_STRATEGY_BRI);
+  moved = swap_for_link(dirs[1], "bri-dir");
+  s = take();
+  expect_refusal(deep_clone(&err), &err, "is a symbolic link", "clone (linked BRI directory)");
+  same_as(s, "clone");
+  undo_link(dirs[1], moved);
+  ck_assert_msg(deep_clone(&err) == 0, "%s", err.msg);
+  free(file), free(data);
+  for (size_t i = 0; i < n; i++) free(dirs[i]);
+}
+END_TEST
+
+/* ------------------------------------------------------------ ".." in manifests */
+
+/* Commits (by hand, no checks) a copy of the latest manifest as the next
+ * version after edit() changed it. */
+static void write_hostile_version(void (*edit)(Lance__Table__Manifest *)) {
+  bri_table *t;
+  bri_manifest *m;
+  bri_error err = {0};
+  ck_assert_int_eq(bri_table_open(root, &t, &err), 0);
+  ck_assert_int_eq(bri_table_load(t, 0, &m, &err), 0);
+  uint64_t v = bri_table_latest_version(t) + 1;
+  m->pb->version = v;
+  edit(m->pb);
+  uint8_t *buf;
+  size_t len;
+  ck_assert_int_eq(bri_manifest_serialize(m->pb, m->txn, m->indices, &buf, &len, &err), 0);
+  char *name = bri_version_file_name(v, t->naming);
+  char *path = bri_strdupf("%s/_versions/%s", root, name);
+  bri_write_bytes(path, buf, len);
+  free(buf), free(name), free(path);
+  bri_manifest_free(m);
+  bri_table_close(t);
+}
+
+static void edit_blob_dir_dotdot(Lance__Table__Manifest *m) {
+  for (size_t i = 0; i < m->n_fragments; i++) {
+    Lance__Table__DataFile *df = m->fragments[i]->files[0];
+    Lance__Table__BlobReuseIndex *b;
+    bri_error err = {0};
+    if (bri_datafile_get_bri(df, "edit", &b, &err) != 1) continue;
+    char *saved = b->sources[0]->blob_dir;
+    b->sources[0]->blob_dir = "..";
+    ck_assert_int_eq(bri_datafile_set_bri(df, b, &err), 0);
+    b->sources[0]->blob_dir = saved;
+    lance__table__blob_reuse_index__free_unpacked(b, NULL);
+    return;
+  }
+  ck_abort_msg("no data file carries a BRI");
+}
+
+static void edit_path_dotdot(Lance__Table__Manifest *m) {
+  Lance__Table__DataFile *df = m->fragments[0]->files[0];
+  free(df->path);
+  df->path = strdup("../../outside/victim.lance");
+}
+
+static void all_refuse(const char *needle) {
+  bri_table *t;
+  bri_manifest *m = NULL;
+  bri_error err = {0};
+  ck_assert_int_eq(bri_table_open(root, &t, &err), 0);
+  expect_refusal(bri_table_load(t, 0, &m, &err), &err, needle, "manifest open");
+  bri_table_close(t);
+  snap s = take();
+  expect_refusal(cleanup_now(&err), &err, "nothing was deleted", "cleanup");
+  ck_assert_msg(strstr(err.msg, needle), "cleanup: %s", err.msg);
+  expect_refusal(materialize(&err), &err, needle, "materialize");
+  expect_refusal(deep_clone(&err), &err, needle, "clone");
+  same_as(s, "cleanup, materialize and clone");
+}
+
+START_TEST(test_bri_blob_dir_dotdot_refused) {
+  compact(BRI_STRATEGY_BRI);
+  write_hostile_version(edit_blob_dir_dotdot);
+  all_refuse("blob_dir \"..\" is not one plain path component (spec/blob.md 6.2 rule 7)");
+}
+END_TEST
+
+START_TEST(test_datafile_path_dotdot_refused) {
+  char *victim = bri_path_join(outside, "victim.lance");
+  write_old_file(victim, "outside the table");
+  write_hostile_version(edit_path_dotdot);
+  all_refuse("path \"../../outside/victim.lance\" has an empty, '.' or '..' component");
+  free(victim);
+}
+END_TEST
+
+/* ------------------------------------------------------------ fuzz regressions */
+
+START_TEST(test_versions_row_count_overflow) {
+  /* fuzz_rowids: 2^61 + 22 rows made the allocation wrap to 176 bytes, and
+   * one run spanning them all wrote past it */
+  uint64_t n = ((uint64_t)1 << 61) + 22;
+  Lance__Table__U64Segment__Range rg = LANCE__TABLE__U64_SEGMENT__RANGE__INIT;
+  rg.has_start = rg.has_end = 1, rg.start = 0, rg.end = n;
+  Lance__Table__U64Segment seg = LANCE__TABLE__U64_SEGMENT__INIT;
+  seg.segment_case = LANCE__TABLE__U64_SEGMENT__SEGMENT_RANGE, seg.range = &rg;
+  Lance__Table__RowDatasetVersionRun run = LANCE__TABLE__ROW_DATASET_VERSION_RUN__INIT, *rp = &run;
+  run.span = &seg, run.has_version = 1, run.version = 3;
+  Lance__Table__RowDatasetVersionSequence s = LANCE__TABLE__ROW_DATASET_VERSION_SEQUENCE__INIT;
+  s.runs = &rp, s.n_runs = 1;
+  uint8_t buf[64];
+  size_t len = lance__table__row_dataset_version_sequence__pack(&s, buf);
+  uint64_t *v = NULL;
+  bri_error err = {0};
+  ck_assert_int_eq(bri_versions_unpack(buf, len, n, &v, &err), BRI_ENOMEM);
+  ck_assert_str_eq(err.msg, "2305843009213693974 row versions do not fit in memory");
+  ck_assert_ptr_null(v);
+  /* and runs that do not cover the rows are refused before any allocation */
+  ck_assert_int_eq(bri_versions_unpack(buf, len, n - 1, &v, &err), BRI_ECORRUPT);
+  ck_assert_int_eq(bri_versions_unpack(buf, len, 5, &v, &err), BRI_ECORRUPT);
+}
+END_TEST
+
+START_TEST(test_u64seq_pack_through_max) {
+  /* fuzz_rowids: a run ending at 2^64-1 was packed as Range [start, 0) */
+  uint64_t v[9];
+  for (int i = 0; i < 9; i++) v[i] = UINT64_MAX - 8 + (uint64_t)i;
+  uint8_t *buf;
+  size_t len;
+  bri_error err = {0};
+  ck_assert_int_eq(bri_u64seq_pack(v, 9, &buf, &len, &err), 0);
+  Lance__Table__RowIdSequence *seq;
+  ck_assert_int_eq(bri_u64seq_unpack(buf, len, &seq, &err), 0);
+  uint64_t *w;
+  size_t n;
+  ck_assert_msg(bri_u64seq_decode(seq, 9, &w, &n, &err) == 0, "%s", err.msg);
+  ck_assert_uint_eq(n, 9);
+  ck_assert(memcmp(v, w, sizeof v) == 0);
+  free(w), free(buf);
+  lance__table__row_id_sequence__free_unpacked(seq, NULL);
+  /* a long run below the maximum still packs as one Range */
+  uint64_t r[64];
+  for (int i = 0; i < 64; i++) r[i] = 1000 + (uint64_t)i;
+  ck_assert_int_eq(bri_u64seq_pack(r, 64, &buf, &len, &err), 0);
+  ck_assert_int_eq(bri_u64seq_unpack(buf, len, &seq, &err), 0);
+  ck_assert_uint_eq(seq->n_segments, 1);
+  ck_assert_int_eq(seq->segments[0]->segment_case, LANCE__TABLE__U64_SEGMENT__SEGMENT_RANGE);
+  free(buf);
+  lance__table__row_id_sequence__free_unpacked(seq, NULL);
+}
+END_TEST
+
+START_TEST(test_u64seq_decode_wrapping_count) {
+  /* more values than size_t bytes can count: refused, not a wrapped malloc */
+  Lance__Table__U64Segment__Range rg = LANCE__TABLE__U64_SEGMENT__RANGE__INIT;
+  rg.has_start = rg.has_end = 1, rg.start = 0, rg.end = ((uint64_t)1 << 62);
+  Lance__Table__U64Segment seg = LANCE__TABLE__U64_SEGMENT__INIT, *sp = &seg;
+  seg.segment_case = LANCE__TABLE__U64_SEGMENT__SEGMENT_RANGE, seg.range = &rg;
+  Lance__Table__RowIdSequence seq = LANCE__TABLE__ROW_ID_SEQUENCE__INIT;
+  seq.segments = &sp, seq.n_segments = 1;
+  uint64_t *v = NULL;
+  size_t n = 0;
+  bri_error err = {0};
+  ck_assert_int_eq(bri_u64seq_decode(&seq, UINT64_MAX, &v, &n, &err), BRI_ENOMEM);
+  ck_assert_ptr_null(v);
+}
+END_TEST
+
+static Suite *hostile_suite(void) {
+  Suite *s = suite_create("hostile");
+  TCase *tc = tcase_create("hostile");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_cleanup_refuses_symlinked_data_dir);
+  tcase_add_test(tc, test_cleanup_refuses_symlinked_versions_dir);
+  tcase_add_test(tc, test_cleanup_skips_symlinked_sidecar_dir_and_file);
+  tcase_add_test(tc, test_materialize_refuses_symlinks);
+  tcase_add_test(tc, test_deep_clone_refuses_symlinks);
+  tcase_add_test(tc, test_bri_blob_dir_dotdot_refused);
+  tcase_add_test(tc, test_datafile_path_dotdot_refused);
+  tcase_add_test(tc, test_versions_row_count_overflow);
+  tcase_add_test(tc, test_u64seq_pack_through_max);
+  tcase_add_test(tc, test_u64seq_decode_wrapping_count);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+BRI_TEST_MAIN(hostile_suite)
