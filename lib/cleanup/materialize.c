@@ -329,20 +329,6 @@ static int check_txn(const repl *g, size_t n, const Lance__Table__Transaction *o
                        (unsigned long long)v, what);
 }
 
-static bool same_datafile(const Lance__Table__DataFile *a, const Lance__Table__DataFile *b) {
-  size_t la = lance__table__data_file__get_packed_size(a), lb = lance__table__data_file__get_packed_size(b);
-  if (la != lb) return false;
-  uint8_t *x = malloc(la ? la : 1), *y = malloc(lb ? lb : 1);
-  bool same = x && y;
-  if (same) {
-    lance__table__data_file__pack(a, x);
-    lance__table__data_file__pack(b, y);
-    same = memcmp(x, y, la) == 0;
-  }
-  free(x), free(y);
-  return same;
-}
-
 typedef struct slot {
   Lance__Table__DataFile **where;
   Lance__Table__DataFile *was;
@@ -377,7 +363,7 @@ static int attempt(run *r, uint64_t read_version, repl *g, size_t n, uint64_t *v
       Lance__Table__DataFragment *f = m->pb->fragments[i];
       if (f->id != g[k].frag_id) continue;
       for (size_t j = 0; j < f->n_files && !where; j++)
-        if (same_datafile(f->files[j], g[k].old)) where = &f->files[j];
+        if (bri_pb_equal(&f->files[j]->base, &g[k].old->base)) where = &f->files[j];
     }
     if (!where) {
       rc = bri_error_set(err, BRI_ECONFLICT, "%s: data file %s of fragment %llu is no longer in "

@@ -130,24 +130,6 @@ static const Lance__Table__DataFragment *find_frag(const Lance__Table__Manifest 
   return NULL;
 }
 
-static bool same_message(const ProtobufCMessage *a, const ProtobufCMessage *b) {
-  size_t la = protobuf_c_message_get_packed_size(a), lb = protobuf_c_message_get_packed_size(b);
-  if (la != lb) return false;
-  uint8_t *x = malloc(la ? la : 1), *y = malloc(lb ? lb : 1);
-  bool same = x && y;
-  if (same) {
-    protobuf_c_message_pack(a, x);
-    protobuf_c_message_pack(b, y);
-    same = memcmp(x, y, la) == 0;
-  }
-  free(x), free(y);
-  return same;
-}
-
-/* Index bitmaps under stable row ids (spec/table.md section 11): a group's
- * old fragments are either all covered (then their ids are replaced by the
- * new ones) or none. Without stable row ids the planner never rewrites
- * covered fragments, and a covered old fragment here is a conflict. */
 /* A bitmap replaced in a loaded IndexSection, to be put back before the
  * section is freed (protobuf-c frees what it allocated, not ours). */
 typedef struct swapped_bitmap {
@@ -155,6 +137,10 @@ typedef struct swapped_bitmap {
   ProtobufCBinaryData original;
 } swapped_bitmap;
 
+/* Index bitmaps under stable row ids (spec/table.md section 11): a group's
+ * old fragments are either all covered (then their ids are replaced by the
+ * new ones) or none. Without stable row ids the planner never rewrites
+ * covered fragments, and a covered old fragment here is a conflict. */
 static int update_index_bitmaps(const bri_rewrite *rw, Lance__Table__IndexSection *sec, bool stable,
                                 swapped_bitmap **swapped, size_t *n_swapped, bri_error *err) {
   for (size_t k = 0; sec && k < sec->n_indices; k++) {
@@ -246,7 +232,7 @@ static int attempt(bri_table *t, const bri_rewrite *rw, const bri_manifest *base
         rc = bri_error_set(err, BRI_EINVAL, "fragment %llu is not in version %llu",
                            (unsigned long long)rw->groups[g].old_ids[i],
                            (unsigned long long)rw->read_version);
-      else if (!now || !same_message(&was->base, &now->base))
+      else if (!now || !bri_pb_equal(&was->base, &now->base))
         rc = bri_error_set(err, BRI_ECONFLICT,
                            "fragment %llu changed after version %llu; the compaction must be re-planned",
                            (unsigned long long)rw->groups[g].old_ids[i],

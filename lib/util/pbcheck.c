@@ -6,6 +6,8 @@
 #include "util/pbcheck.h"
 
 #include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 
 enum { MAX_DEPTH = 64 };
 
@@ -144,4 +146,18 @@ int bri_pb_unpack(const ProtobufCMessageDescriptor *desc, const uint8_t *buf, si
                          what, (unsigned long long)file_offset, len, desc->name);
   *out = m;
   return 0;
+}
+
+bool bri_pb_equal(const ProtobufCMessage *a, const ProtobufCMessage *b) {
+  size_t la = protobuf_c_message_get_packed_size(a), lb = protobuf_c_message_get_packed_size(b);
+  if (la != lb) return false;
+  uint8_t *x = malloc(la ? la : 1), *y = malloc(lb ? lb : 1);
+  bool same = x && y;
+  if (same) {
+    protobuf_c_message_pack(a, x);
+    protobuf_c_message_pack(b, y);
+    same = memcmp(x, y, la) == 0;
+  }
+  free(x), free(y);
+  return same;
 }
