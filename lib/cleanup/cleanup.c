@@ -7,7 +7,11 @@
  * ("verified"); (3) walk the table's own directories without following
  * symbolic links and delete by Lance's rules, old manifests first and the
  * files they alone reached after them, so that an interrupted run leaves
- * every version that is still listed whole (see phase 3 below). */
+ * every version that is still listed whole (see phase 3 below). Every
+ * delete is resolved from a descriptor of the table root that refuses
+ * symbolic links on the way (bri_unlink_beneath): the lstat checks decide
+ * what to delete, the resolution makes sure a link swapped in after them
+ * cannot lead the delete outside the table. */
 #include "cleanup/cleanup.h"
 
 #include <dirent.h>
@@ -51,6 +55,7 @@ typedef struct run {
   bri_cleanup_stats *stats;
   bri_error *err;
   bri_table *t;
+  int root_fd;           /* the table root: every delete is resolved beneath it */
   refs live, verified;
   int64_t now, cutoff;   /* nanoseconds; files modified after cutoff are never deleted */
   struct timespec last_delete;
@@ -133,7 +138,13 @@ static int remove_file(run *r, bri_cleanup_kind kind, const char *path, uint64_t
     pace(r);
     int rc = bri_failpoint("cleanup.before_delete", r->err);
     if (rc) return bri_error_wrap(r->err, "deleting %s", path);
-    if (unlink(path) != 0 && errno != ENOENT) return bri_error_errno(r->err, "delete", path);
+    const char *rel = bri_path_below(r->t->root, path);
+    if (!rel)
+      return bri_error_set(r->err, BRI_EINVAL, "%s is not inside the table %s; not deleted", path,
+                           r->t->root);
+    rc = bri_unlink_beneath(r->root_fd, r->t->root, rel, 0, r->err);
+    /* gone meanwhile (ENOENT) counts as deleted, as unlink(2) did before */
+    if (rc && rc != BRI_ENOTFOUND) return bri_error_wrap(r->err, "cleanup did not delete %s", path);
     if ((rc = bri_failpoint("cleanup.after_delete", r->err)) != 0)
       return bri_error_wrap(r->err, "after deleting %s", path);
   }
@@ -193,7 +204,12 @@ static int sweep_dir(run *r, bri_cleanup_kind kind, const char *dir, bool verifi
     free(p);
   }
   bri_free_names(names, n);
-  if (!rc && !r->p->dry_run && rmdir(dir) == 0) r->stats->dirs_removed++;
+  /* once empty; a directory still holding files stays (ENOTEMPTY), and a
+   * link swapped in for it is not a directory to unlinkat */
+  const char *rel = bri_path_below(r->t->root, dir);
+  if (!rc && !r->p->dry_run && rel &&
+      bri_unlink_beneath(r->root_fd, r->t->root, rel, AT_REMOVEDIR, NULL) == 0)
+    r->stats->dirs_removed++;
   return rc;
 }
 
@@ -315,12 +331,16 @@ static int sweep_staging(run *r) {
 int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, bri_cleanup_cb cb, void *user,
                     bri_cleanup_stats *stats, bri_error *err) {
   memset(stats, 0, sizeof *stats);
-  run r = {.p = p, .cb = cb, .user = user, .stats = stats, .err = err};
+  run r = {.p = p, .cb = cb, .user = user, .stats = stats, .err = err, .root_fd = -1};
   struct timespec clock;
   clock_gettime(CLOCK_REALTIME, &clock);
   r.now = p->now ? p->now * NS : (int64_t)clock.tv_sec * NS + clock.tv_nsec;
   int rc = bri_table_open(root, &r.t, err);
   if (rc) return rc;
+  if ((rc = bri_dir_open(r.t->root, &r.root_fd, err)) != 0) {
+    bri_table_close(r.t);
+    return rc;
+  }
   size_t nv = r.t->n_versions;
   bri_manifest **ms = calloc(nv, sizeof *ms);
   bool *keep = calloc(nv, sizeof *keep);
@@ -333,8 +353,10 @@ int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, bri_cleanup_c
   }
   /* The directories cleanup lists and deletes in must be the table's own:
    * a symbolic link (data/ -> another disk, another table) would lead the
-   * deletes outside the table, so the run stops before the first delete.
-   * Below them, entries are lstat'ed: links are neither followed nor deleted. */
+   * deletes outside the table, so the run stops before the first delete
+   * (the message up front; a link swapped in later is refused by the
+   * delete itself). Below them, entries are lstat'ed: links are neither
+   * followed nor deleted. */
   static const char *own[] = {"_versions", "data", "_deletions", "_transactions", "_indices", "tree"};
   for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
     char *d = bri_path_join(r.t->root, own[i]);
@@ -443,5 +465,6 @@ out:
   bri_strset_free(&r.live.files), bri_strset_free(&r.live.dirs);
   bri_strset_free(&r.verified.files), bri_strset_free(&r.verified.dirs);
   bri_table_close(r.t);
+  if (r.root_fd >= 0) close(r.root_fd);
   return rc;
 }

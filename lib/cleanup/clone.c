@@ -8,7 +8,9 @@
  * created, and a failure removes exactly those (newest first). Paths in the
  * clone are computed by resolving the copied manifest against the clone's
  * own root once base ids are dropped: the same resolver that readers use
- * decides where the copies go. */
+ * decides where the copies go. A deep clone reads the source's files
+ * beneath a descriptor of the source root that refuses symbolic links on
+ * the way (the lstat checks only give the early message). */
 #include "cleanup/clone.h"
 
 #include <errno.h>
@@ -36,6 +38,7 @@ typedef struct run {
   bri_clone_report *rep;
   bri_error *err;
   bri_table *src;     /* the source table */
+  int src_fd;         /* its root: files below it are read beneath it */
   bri_table dst;      /* the clone (root + naming; versions appear on commit) */
   bri_outputs out; /* what the clone created */
 } run;
@@ -75,8 +78,25 @@ static int copy_file(run *r, const char *from, const char *to, const char *what)
   free(parent);
   if (!rc) rc = journal(r, to);
   bool linked;
-  uint64_t bytes;
-  if (!rc) rc = bri_file_link_or_copy(from, to, false, &linked, &bytes, r->err);
+  uint64_t bytes = 0;
+  const char *rel = bri_path_below(r->src->root, from);
+  if (!rc && rel) {
+    /* the source's own files: no link on the way is followed */
+    char *dir = strdup(to);
+    char *base = dir ? strrchr(dir, '/') : NULL;
+    int dfd = -1;
+    if (!base) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+    else *base++ = 0;
+    if (!rc) rc = bri_dir_open(dir, &dfd, r->err);
+    if (!rc)
+      rc = bri_link_or_copy_beneath(r->src_fd, r->src->root, rel, dfd, dir, base, false, &linked,
+                                    &bytes, r->err);
+    if (dfd >= 0) close(dfd);
+    free(dir);
+  } else if (!rc) {
+    /* a file under another base of the source (shallow-cloned tables) */
+    rc = bri_file_link_or_copy(from, to, false, &linked, &bytes, r->err);
+  }
   if (rc == BRI_ENOTFOUND)
     rc = bri_error_set(r->err, BRI_ECORRUPT, "%s: %s is missing in the source", from, what);
   if (rc) return rc;
@@ -403,7 +423,7 @@ int bri_clone_table(const char *src, const char *dst, const bri_clone_options *o
   if (!o) o = &def;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  run r = {.o = o, .rep = rep, .err = err};
+  run r = {.o = o, .rep = rep, .err = err, .src_fd = -1};
   r.out.journal = o->journal, r.out.user = o->journal_user;
   bri_manifest *bm = NULL;
   Lance__Table__Manifest *c = NULL;
@@ -417,6 +437,7 @@ int bri_clone_table(const char *src, const char *dst, const bri_clone_options *o
   bri_error_clear(err);
   int rc = bri_table_open(src, &r.src, err);
   if (rc) return rc;
+  if ((rc = bri_dir_open(r.src->root, &r.src_fd, err)) != 0) goto out;
   if (!realpath(r.src->root, abs_src)) {
     rc = bri_error_errno(err, "resolve", src);
     goto out;
@@ -505,6 +526,7 @@ out:
   bri_versions_free(r.dst.versions, r.dst.n_versions);
   free(r.dst.root);
   bri_table_close(r.src);
+  if (r.src_fd >= 0) close(r.src_fd);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   rep->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
   return rc;

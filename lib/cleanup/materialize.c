@@ -9,7 +9,10 @@
  * applied to every version committed since the plan, and as a second line
  * of defence each replaced DataFile must still be present, unchanged, in
  * the version we build on. A conflict rolls the round back and plans again
- * from the latest version; committed rounds stay committed. */
+ * from the latest version; committed rounds stay committed. Files are
+ * linked or copied beneath descriptors of the table root (and of a base's
+ * data directory for sources there) that refuse symbolic links on the way:
+ * the lstat checks give the early message, the resolution the safety. */
 #include "cleanup/materialize.h"
 
 #include <errno.h>
@@ -45,14 +48,34 @@ typedef struct run {
   bri_materialize_report *rep;
   bri_error *err;
   bri_table *t;
+  int root_fd;     /* the table root; new files are created beneath it */
   bri_outputs out; /* what this round created */
 } run;
 
 static int journal(run *r, const char *path) { return bri_outputs_add(&r->out, path, r->err); }
 
+/* src below the table root (resolved beneath r->root_fd) or below base, the
+ * data directory of the base it lives in (opened into *own_fd). */
+static int src_anchor(run *r, const char *src, const char *base, int *fd, int *own_fd,
+                      const char **dir, const char **rel) {
+  *own_fd = -1;
+  if ((*rel = bri_path_below(r->t->root, src)) != NULL) {
+    *fd = r->root_fd, *dir = r->t->root;
+    return 0;
+  }
+  if (!base || !(*rel = bri_path_below(base, src)))
+    return bri_error_set(r->err, BRI_EINVAL, "%s is neither in the table %s nor in its base %s",
+                         src, r->t->root, base ? base : "(none)");
+  int rc = bri_dir_open(base, own_fd, r->err);
+  *fd = *own_fd, *dir = base;
+  return rc;
+}
+
 /* Places one file (or, in a dry run, only counts it; dst_dev is the
- * destination's filesystem, which decides whether a link would work). */
-static int place(run *r, const char *src, const char *dst, dev_t dst_dev) {
+ * destination's filesystem, which decides whether a link would work). src
+ * lies below the table root or below base (its base's data directory), dst
+ * below the table root; neither is reached through a symbolic link. */
+static int place(run *r, const char *src, const char *base, const char *dst, dev_t dst_dev) {
   uint64_t bytes;
   bool linked;
   if (r->o->dry_run) {
@@ -62,16 +85,30 @@ static int place(run *r, const char *src, const char *dst, dev_t dst_dev) {
     bytes = (uint64_t)st.st_size;
     linked = !r->o->no_links && st.st_dev == dst_dev;
   } else {
+    const char *drel = bri_path_below(r->t->root, dst), *srel = NULL, *sdir = NULL;
+    if (!drel) return bri_error_set(r->err, BRI_EINVAL, "%s is not in the table %s", dst, r->t->root);
+    int sfd = -1, own_fd = -1;
     int rc = journal(r, dst);
-    if (!rc) rc = bri_file_link_or_copy(src, dst, !r->o->no_links, &linked, &bytes, r->err);
+    if (!rc) rc = src_anchor(r, src, base, &sfd, &own_fd, &sdir, &srel);
+    /* a missing source is BRI_ENOTFOUND: the caller says what the manifest expected */
+    if (!rc)
+      rc = bri_link_or_copy_beneath(sfd, sdir, srel, r->root_fd, r->t->root, drel,
+                                    !r->o->no_links, &linked, &bytes, r->err);
+    if (own_fd >= 0) close(own_fd);
     if (rc) return rc;
     /* A link shares the old inode and its old mtime, which a concurrent
      * cleanup would take for an abandoned file until we commit: give it the
      * time of now, which cleanup never deletes (files newer than the oldest
      * retained manifest stay). The old file only looks younger for it. */
     static const struct timespec now[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
-    if (linked && utimensat(AT_FDCWD, dst, now, AT_SYMLINK_NOFOLLOW) != 0)
-      return bri_error_errno(r->err, "set the modification time of", dst);
+    int fd;
+    if (linked) {
+      if ((rc = bri_open_beneath(r->root_fd, r->t->root, drel, O_RDONLY, &fd, r->err)) != 0)
+        return rc;
+      rc = futimens(fd, now) == 0 ? 0 : bri_error_errno(r->err, "set the modification time of", dst);
+      close(fd);
+      if (rc) return rc;
+    }
   }
   if (linked) r->rep->links++, r->rep->bytes_linked += bytes;
   else r->rep->copies++, r->rep->bytes_copied += bytes;
@@ -107,7 +144,7 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *d
   bri_error *err = r->err;
   const Lance__Table__Manifest *m = bm->pb;
   char *old_path = NULL, *old_dir = NULL, *data = NULL, *new_path = NULL, *new_dir = NULL;
-  char *src_dir = NULL;
+  char *src_dir = NULL, *old_base = NULL, *src_base = NULL;
   uint64_t *locals = NULL, *loc = NULL, *phys = NULL;
   size_t n_locals = 0, n_loc = 0, n_phys = 0;
   char **names = NULL;
@@ -116,7 +153,8 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *d
   char stem[BRI_STEM_LEN];
   int rc;
   if ((rc = bri_table_datafile_path(r->t, m, df, &old_path, err)) ||
-      (rc = bri_table_sidecar_dir(r->t, m, df, &old_dir, err)))
+      (rc = bri_table_sidecar_dir(r->t, m, df, &old_dir, err)) ||
+      (rc = bri_table_data_dir(r->t, m, df->has_base_id, df->base_id, &old_base, err)))
     goto out;
   /* the new file lives in this table's own data directory, whatever base the old one had */
   data = bri_path_join(r->t->root, "data");
@@ -145,19 +183,18 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *d
   if (!r->o->dry_run && lstat(data, &dst_st) != 0) {
     /* a table whose files all live under other bases may have no data/ yet */
     if ((rc = journal(r, data)) != 0) goto out;
-    if (mkdir(data, 0755) != 0 && errno != EEXIST) {
-      rc = bri_error_errno(err, "create directory", data);
+    if ((rc = bri_mkdir_beneath(r->root_fd, r->t->root, "data", 0755, err)) != 0 && errno != EEXIST)
       goto out;
-    }
+    rc = 0;
   }
   dev_t dev = stat(data, &dst_st) == 0 || stat(r->t->root, &dst_st) == 0 ? dst_st.st_dev : 0;
-  if ((rc = place(r, old_path, new_path, dev)) != 0) goto out;
+  if ((rc = place(r, old_path, old_base, new_path, dev)) != 0) goto out;
   if (!r->o->dry_run) {
     if ((rc = journal(r, new_dir)) != 0) goto out;
-    if (mkdir(new_dir, 0755) != 0) {
-      rc = bri_error_errno(err, "create directory", new_dir);
-      goto out;
-    }
+    const char *rel = bri_path_below(r->t->root, new_dir);
+    if (!rel) rc = bri_error_set(err, BRI_EINVAL, "%s is not in the table %s", new_dir, r->t->root);
+    else rc = bri_mkdir_beneath(r->root_fd, r->t->root, rel, 0755, err);
+    if (rc) goto out;
   }
   /* every BRI target, under its local id (spec/blob.md 6.3: a hit names
    * data_dir(effective base)/blob_dir/name(physical)) */
@@ -169,9 +206,9 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *d
     uint32_t base = s->has_base_id ? s->base_id : df->base_id;
     char *dir = NULL;
     if ((rc = bri_table_data_dir(r->t, m, has_base, base, &dir, err)) != 0) break;
-    free(src_dir);
+    free(src_dir), free(src_base);
     src_dir = bri_path_join(dir, s->blob_dir);
-    free(dir);
+    src_base = dir;
     if (!src_dir) {
       rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
       break;
@@ -204,7 +241,7 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *d
       bri_blob_file_name((uint32_t)loc[k], dname);
       locals[n_locals++] = loc[k];
       char *sp = bri_path_join(src_dir, sname), *dp = bri_path_join(new_dir, dname);
-      rc = sp && dp ? place(r, sp, dp, dev) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+      rc = sp && dp ? place(r, sp, src_base, dp, dev) : bri_error_set(err, BRI_ENOMEM, "out of memory");
       if (rc == BRI_ENOTFOUND)
         rc = bri_error_set(err, BRI_ECORRUPT, "%s: sidecar that the BRI of data file %s names for "
                            "local blob id %llu is missing", sp, old_path, (unsigned long long)loc[k]);
@@ -226,7 +263,7 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *d
     struct stat es;
     if (!sp || !dp) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
     else if (lstat(sp, &es) != 0) rc = bri_error_errno(err, "stat", sp);
-    else if (S_ISREG(es.st_mode)) rc = place(r, sp, dp, dev);
+    else if (S_ISREG(es.st_mode)) rc = place(r, sp, old_base, dp, dev);
     else /* skipping it would leave the new file without a blob the old one reads */
       rc = bri_error_set(err, BRI_ECORRUPT, "%s: not a regular file (symbolic links and special "
                          "files are never followed)", sp);
@@ -250,6 +287,7 @@ out:
   if (b) lance__table__blob_reuse_index__free_unpacked(b, NULL);
   bri_free_names(names, n_names);
   free(old_path), free(old_dir), free(data), free(new_path), free(new_dir), free(src_dir);
+  free(old_base), free(src_base);
   free(locals), free(loc), free(phys);
   return rc;
 }
@@ -519,10 +557,14 @@ int bri_materialize_table(const char *root, const bri_materialize_options *o,
   if (opts.max_attempts <= 0) opts.max_attempts = 20;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  run r = {.o = &opts, .rep = rep, .err = err};
+  run r = {.o = &opts, .rep = rep, .err = err, .root_fd = -1};
   r.out.journal = opts.journal, r.out.user = opts.journal_user;
   int rc = bri_table_open(root, &r.t, err);
   if (rc) return rc;
+  if ((rc = bri_dir_open(r.t->root, &r.root_fd, err)) != 0) {
+    bri_table_close(r.t);
+    return rc;
+  }
   int attempts = 0, rounds = 0;
   /* each round commits one layout group or re-plans after a conflict (which
    * attempts bounds); only writers adding BRI files as fast as we remove
@@ -536,6 +578,7 @@ int bri_materialize_table(const char *root, const bri_materialize_options *o,
   if (rc == 1) rc = 0;
   bri_outputs_free(&r.out);
   bri_table_close(r.t);
+  close(r.root_fd);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   rep->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
   return rc;

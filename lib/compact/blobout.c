@@ -1,7 +1,11 @@
 /* blobout.c: output-side blob handling of a compaction (see blobout.h).
  * Dedupe keys are strings: the terminal sidecar's absolute path for whole
  * objects, path|position|size for copied ranges; the BRI groups its entries
- * by (base, blob_dir) when the file is finished. */
+ * by (base, blob_dir) when the file is finished. Source sidecars are opened
+ * and linked beneath a descriptor of the table root (or of their base's
+ * data directory) that refuses symbolic links on the way, and output files
+ * are created in a descriptor of the output's own directory, so that no
+ * link, even one swapped in mid-job, leads a read, link or write outside. */
 #include "compact/blobout.h"
 
 #include <errno.h>
@@ -32,7 +36,11 @@ typedef struct bri_entry {
 } bri_entry;
 
 struct bri_blob_out {
+  char *root;        /* the table root; root_fd resolves paths beneath it */
+  int root_fd;
   char *own_dir;
+  const char *own_rel; /* own_dir below root */
+  int own_fd;          /* own_dir, once made */
   bool dir_made;
   bri_strategy s;
   const bri_strset *repack;
@@ -60,16 +68,26 @@ int bri_strategy_parse(const char *s, bri_strategy *out, bri_error *err) {
   return 0;
 }
 
-int bri_blob_out_open(const char *own_dir, bri_strategy s, const bri_strset *repack,
-                      bri_outputs *outs, bri_blob_out **out, bri_error *err) {
+int bri_blob_out_open(const char *root, const char *own_dir, bri_strategy s,
+                      const bri_strset *repack, bri_outputs *outs, bri_blob_out **out,
+                      bri_error *err) {
+  *out = NULL;
   bri_blob_out *o = calloc(1, sizeof *o);
-  if (!o || !(o->own_dir = strdup(own_dir))) {
-    free(o);
-    return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  }
+  if (!o) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  o->root_fd = o->own_fd = o->pack_fd = -1;
   o->s = s, o->repack = repack, o->outs = outs;
   o->next_id = 1;
-  o->pack_fd = -1;
+  int rc = 0;
+  if (!(o->own_dir = strdup(own_dir)) || !(o->root = strdup(root)))
+    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  else if (!(o->own_rel = bri_path_below(o->root, o->own_dir)))
+    rc = bri_error_set(err, BRI_EINVAL, "%s: not inside the table %s", own_dir, root);
+  else
+    rc = bri_dir_open(o->root, &o->root_fd, err);
+  if (rc) {
+    bri_blob_out_close(o);
+    return rc;
+  }
   *out = o;
   return 0;
 }
@@ -81,10 +99,72 @@ static int journal(bri_blob_out *o, const char *path, bri_error *err) {
 static int ensure_dir(bri_blob_out *o, bri_error *err) {
   if (o->dir_made) return 0;
   int rc = journal(o, o->own_dir, err);
-  if (rc) return rc;
-  if (mkdir(o->own_dir, 0755) != 0) return bri_error_errno(err, "create directory", o->own_dir);
-  o->dir_made = true;
+  if (!rc) rc = bri_mkdir_beneath(o->root_fd, o->root, o->own_rel, 0755, err);
+  if (!rc) rc = bri_open_beneath(o->root_fd, o->root, o->own_rel, O_RDONLY | O_DIRECTORY, &o->own_fd, err);
+  if (!rc) o->dir_made = true;
+  return rc;
+}
+
+/* Creates a new file in the output's own directory (never overwriting). */
+static int create_own(bri_blob_out *o, uint32_t id, int *fd, bri_error *err) {
+  char name[BRI_BLOB_NAME_LEN];
+  bri_blob_file_name(id, name);
+  *fd = openat(o->own_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (*fd < 0) return bri_error_set(err, BRI_EIO, "create %s/%s: %s", o->own_dir, name, strerror(errno));
   return 0;
+}
+
+/* The directory a source sidecar is resolved beneath, and the path below
+ * it: the table root for the table's own files, else the data directory of
+ * the sidecar's base (term->dir is that directory / blob_dir, one
+ * component by validation, spec/blob.md 6.2 rule 7). *fd is the root's
+ * descriptor or a new one (*owned). */
+static int source_anchor(bri_blob_out *o, const bri_blob_terminal *term, const char *src,
+                         int *fd, bool *owned, char **dir, const char **rel, bri_error *err) {
+  *owned = false, *dir = NULL;
+  if ((*rel = bri_path_below(o->root, src)) != NULL) {
+    *fd = o->root_fd;
+    return 0;
+  }
+  const char *slash = strrchr(term->dir, '/');
+  if (!slash || slash == term->dir) return bri_error_set(err, BRI_EINVAL, "%s: no base directory", src);
+  if (!(*dir = bri_strdupf("%.*s", (int)(slash - term->dir), term->dir)))
+    return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!(*rel = bri_path_below(*dir, src))) {
+    free(*dir);
+    *dir = NULL;
+    return bri_error_set(err, BRI_EINVAL, "%s: not inside %s", src, term->dir);
+  }
+  int rc = bri_dir_open(*dir, fd, err);
+  if (rc) {
+    free(*dir);
+    *dir = NULL;
+  } else {
+    *owned = true;
+  }
+  return rc;
+}
+
+/* Opens a source sidecar for reading (see source_anchor), a regular file. */
+static int open_source(bri_blob_out *o, const bri_blob_terminal *term, const char *src, int *in,
+                       bri_error *err) {
+  int afd;
+  bool owned;
+  char *adir;
+  const char *rel;
+  int rc = source_anchor(o, term, src, &afd, &owned, &adir, &rel, err);
+  if (rc) return rc;
+  rc = bri_open_beneath(afd, owned ? adir : o->root, rel, O_RDONLY, in, err);
+  struct stat st;
+  if (!rc && (fstat(*in, &st) != 0 || !S_ISREG(st.st_mode))) {
+    close(*in);
+    *in = -1;
+    rc = bri_error_set(err, BRI_ECORRUPT, "%s: not a regular file (symbolic links and special "
+                       "files are never followed)", src);
+  }
+  if (owned) close(afd);
+  free(adir);
+  return rc;
 }
 
 static int new_id(bri_blob_out *o, uint32_t *id, bri_error *err) {
@@ -100,12 +180,13 @@ static char *sidecar(const bri_blob_out *o, uint32_t id) {
 }
 
 /* Copies len bytes at off of src into fd (at its current end). */
-static int copy_range(const char *src, uint64_t off, uint64_t len, int fd, const char *dst,
-                      bri_error *err) {
+static int copy_range(bri_blob_out *o, const bri_blob_terminal *term, const char *src, uint64_t off,
+                      uint64_t len, int fd, const char *dst, bri_error *err) {
   int rc0 = bri_failpoint("blobout.before_copy", err);
   if (rc0) return bri_error_wrap(err, "copying into %s", dst);
-  int in = open(src, O_RDONLY | O_CLOEXEC);
-  if (in < 0) return bri_error_errno(err, "open", src);
+  int in;
+  if ((rc0 = open_source(o, term, src, &in, err)) != 0)
+    return bri_error_wrap(err, "copying into %s", dst);
   int rc = lseek(in, (off_t)off, SEEK_SET) < 0 ? bri_error_errno(err, "seek", src)
                                                : bri_copy_fd(in, fd, len, src, dst, err);
   close(in);
@@ -114,15 +195,15 @@ static int copy_range(const char *src, uint64_t off, uint64_t len, int fd, const
 
 static int close_pack(bri_blob_out *o, bri_error *err) {
   if (o->pack_fd < 0) return 0;
-  int rc = fsync(o->pack_fd) == 0 ? 0 : bri_error_errno(err, "fsync", o->own_dir);
+  int rc = fsync(o->pack_fd) == 0 ? 0 : bri_error_errno(err, "fsync a pack in", o->own_dir);
   if (close(o->pack_fd) != 0 && !rc) rc = bri_error_errno(err, "close a pack in", o->own_dir);
   o->pack_fd = -1;
   return rc ? rc : bri_failpoint("blobout.after_pack", err);
 }
 
 /* Appends a range of a source pack to the output's current pack. */
-static int copy_packed(bri_blob_out *o, const char *src, uint64_t pos, uint64_t size,
-                       uint32_t *blob_id, uint64_t *position, bri_error *err) {
+static int copy_packed(bri_blob_out *o, const bri_blob_terminal *term, const char *src, uint64_t pos,
+                       uint64_t size, uint32_t *blob_id, uint64_t *position, bri_error *err) {
   char *key = bri_strdupf("%s|%llu|%llu", src, (unsigned long long)pos, (unsigned long long)size);
   if (!key) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   bri_strmap_entry *e = bri_strmap_get(&o->ranges, key);
@@ -137,17 +218,15 @@ static int copy_packed(bri_blob_out *o, const char *src, uint64_t pos, uint64_t 
     char *p = NULL;
     if (!(rc = ensure_dir(o, err)) && !(rc = new_id(o, &o->pack_id, err))) {
       p = sidecar(o, o->pack_id);
-      if (!(rc = journal(o, p, err))) {
-        o->pack_fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        if (o->pack_fd < 0) rc = bri_error_errno(err, "create", p);
-        else o->pack_size = 0, o->stats.sidecars++;
-      }
+      if (!(rc = journal(o, p, err)) && !(rc = create_own(o, o->pack_id, &o->pack_fd, err)))
+        o->pack_size = 0, o->stats.sidecars++;
     }
     free(p);
   }
   if (!rc) {
     char *dst = sidecar(o, o->pack_id);
-    rc = copy_range(src, pos, size, o->pack_fd, dst, err);
+    rc = dst ? copy_range(o, term, src, pos, size, o->pack_fd, dst, err)
+             : bri_error_set(err, BRI_ENOMEM, "out of memory");
     free(dst);
   }
   if (!rc) {
@@ -187,20 +266,32 @@ static int reuse_object(bri_blob_out *o, const bri_blob_terminal *term, const ch
     char *dst = NULL;
     if (!(rc = ensure_dir(o, err)) && (dst = sidecar(o, id)) && !(rc = journal(o, dst, err))) {
       if (!copy) {
-        if (link(src, dst) != 0)
-          rc = errno == EXDEV ? bri_error_set(err, BRI_EUNSUPPORTED,
-                                              "cannot hard-link %s into %s: another filesystem "
-                                              "(use the bri or copy strategy)", src, o->own_dir)
-                              : bri_error_errno(err, "link", src);
-        else {
+        /* the link names the inode that was opened beneath the anchor:
+         * never a link's target, never a file swapped in meanwhile */
+        int afd;
+        bool owned;
+        char *adir;
+        const char *rel;
+        uint64_t linked_bytes;
+        char name[BRI_BLOB_NAME_LEN];
+        bri_blob_file_name(id, name);
+        if (!(rc = source_anchor(o, term, src, &afd, &owned, &adir, &rel, err))) {
+          rc = bri_link_beneath(afd, owned ? adir : o->root, rel, o->own_fd, o->own_dir, name,
+                                &linked_bytes, err);
+          if (rc == BRI_EIO && errno == EXDEV)
+            rc = bri_error_set(err, BRI_EUNSUPPORTED, "cannot hard-link %s into %s: another "
+                               "filesystem (use the bri or copy strategy)", src, o->own_dir);
+          if (owned) close(afd);
+          free(adir);
+        }
+        if (!rc) {
           o->stats.links++, o->stats.reused_bytes += size;
           rc = bri_failpoint("blobout.after_link", err);
         }
       } else {
-        int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        if (fd < 0) rc = bri_error_errno(err, "create", dst);
-        else {
-          rc = copy_range(src, 0, size, fd, dst, err);
+        int fd;
+        if (!(rc = create_own(o, id, &fd, err))) {
+          rc = copy_range(o, term, src, 0, size, fd, dst, err);
           if (!rc && fsync(fd) != 0) rc = bri_error_errno(err, "fsync", dst);
           if (close(fd) != 0 && !rc) rc = bri_error_errno(err, "close", dst);
           o->stats.copied_bytes += size, o->stats.sidecars++;
@@ -227,7 +318,7 @@ int bri_blob_out_rewrite(bri_blob_out *o, bri_blob_resolver *r, uint8_t kind, ui
   int rc;
   if (kind == 1) { /* Packed */
     bool repack = o->s == BRI_STRATEGY_COPY || (o->s == BRI_STRATEGY_BRI && o->repack && bri_strset_has(o->repack, src));
-    if (repack) rc = copy_packed(o, src, *position, size, blob_id, position, err);
+    if (repack) rc = copy_packed(o, &term, src, *position, size, blob_id, position, err);
     else {
       /* the whole pack is reused; its bytes are counted once per range */
       rc = reuse_object(o, &term, src, 0, false, blob_id, err);
@@ -309,7 +400,7 @@ static int store_bri(bri_blob_out *o, Lance__Table__DataFile *df, bri_error *err
 
 int bri_blob_out_finish(bri_blob_out *o, Lance__Table__DataFile *df, bri_error *err) {
   int rc = close_pack(o, err);
-  if (!rc && o->dir_made) rc = bri_fsync_dir(o->own_dir, err);
+  if (!rc && o->dir_made && fsync(o->own_fd) != 0) rc = bri_error_errno(err, "fsync directory", o->own_dir);
   if (!rc) rc = store_bri(o, df, err);
   return rc;
 }
@@ -319,10 +410,13 @@ const bri_blob_out_stats *bri_blob_out_stats_of(const bri_blob_out *o) { return 
 void bri_blob_out_close(bri_blob_out *o) {
   if (!o) return;
   if (o->pack_fd >= 0) close(o->pack_fd);
+  if (o->own_fd >= 0) close(o->own_fd);
+  if (o->root_fd >= 0) close(o->root_fd);
   for (size_t i = 0; i < o->n_entries; i++) free(o->entries[i].blob_dir);
   free(o->entries);
   bri_strmap_free(&o->objects);
   bri_strmap_free(&o->ranges);
   free(o->own_dir);
+  free(o->root);
   free(o);
 }

@@ -40,12 +40,15 @@ typedef struct bri_blob_out_stats {
   uint64_t sidecars;       /* sidecar files created */
 } bri_blob_out_stats;
 
-/* own_dir: the output data file's sidecar directory (data/{stem}); it is
- * created (and recorded in outs) only when something must live there.
+/* root: the table root; own_dir: the output data file's sidecar directory
+ * ({root}/data/{stem}); it is created (and recorded in outs) only when
+ * something must live there. Sources are read and linked beneath root (or
+ * their base's data directory) without following any symbolic link.
  * repack: absolute paths of packs to repack under the bri strategy (may be
  * NULL). */
-int bri_blob_out_open(const char *own_dir, bri_strategy s, const bri_strset *repack,
-                      bri_outputs *outs, bri_blob_out **out, bri_error *err);
+int bri_blob_out_open(const char *root, const char *own_dir, bri_strategy s,
+                      const bri_strset *repack, bri_outputs *outs, bri_blob_out **out,
+                      bri_error *err);
 
 /* Rewrites one descriptor of kind Packed (1) or Dedicated (2) that source
  * resolver r holds: *blob_id becomes the output-local id, *position the

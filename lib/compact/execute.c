@@ -520,7 +520,7 @@ static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment
                        r->t->root, m->data_format->version);
   if (!rc) rc = bri_outputs_add(&r->out, path, err);
   if (!rc) rc = bri_file_writer_open(path, minor, m->fields, m->n_fields, NULL, &b.w, err);
-  if (!rc) rc = bri_blob_out_open(own_dir, r->req->strategy, &r->repack, &r->out, &b.out, err);
+  if (!rc) rc = bri_blob_out_open(r->t->root, own_dir, r->req->strategy, &r->repack, &r->out, &b.out, err);
   uint64_t batch = r->req->batch_rows ? r->req->batch_rows : 16384;
   for (size_t k = 0; !rc && k < bin->count; k++) {
     const Lance__Table__DataFragment *f = m->fragments[bin->first + k];

@@ -1,16 +1,23 @@
 /* fsutil.c: POSIX file helpers (see fsutil.h). Reads retry on EINTR and
- * treat a short read as a truncated file, never as success. */
+ * treat a short read as a truncated file, never as success. Resolution
+ * beneath a directory asks the kernel first (openat2) and walks component
+ * by component only when it must; either way a refusal is explained by the
+ * same walk, so both give the same message naming the linked component. */
 #include "util/fsutil.h"
 
 #include <dirent.h>
 #include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 int bri_read_file(const char *path, size_t max_len, uint8_t **out, size_t *out_len,
@@ -102,13 +109,8 @@ static int cmp_names(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int bri_list_dir(const char *dir, char ***names, size_t *count, bri_error *err) {
-  *names = NULL;
-  *count = 0;
-  DIR *d = opendir(dir);
-  if (!d)
-    return errno == ENOENT ? bri_error_set(err, BRI_ENOTFOUND, "%s: no such directory", dir)
-                           : bri_error_errno(err, "open directory", dir);
+/* Reads the names of an open DIR (closed here), sorted. */
+static int read_names(DIR *d, const char *dir, char ***names, size_t *count, bri_error *err) {
   char **v = NULL;
   size_t n = 0, cap = 0;
   struct dirent *e;
@@ -135,6 +137,16 @@ int bri_list_dir(const char *dir, char ***names, size_t *count, bri_error *err) 
   *names = v;
   *count = n;
   return 0;
+}
+
+int bri_list_dir(const char *dir, char ***names, size_t *count, bri_error *err) {
+  *names = NULL;
+  *count = 0;
+  DIR *d = opendir(dir);
+  if (!d)
+    return errno == ENOENT ? bri_error_set(err, BRI_ENOTFOUND, "%s: no such directory", dir)
+                           : bri_error_errno(err, "open directory", dir);
+  return read_names(d, dir, names, count, err);
 }
 
 int bri_real_dir(const char *path, bool absent_ok, bri_error *err) {
@@ -213,11 +225,21 @@ int bri_copy_fd(int in, int out, uint64_t size, const char *src, const char *dst
   return 0;
 }
 
+/* dir of path (malloc'd, "." or "/" when it has none) and its last component. */
+static char *split_path(const char *path, const char **base) {
+  const char *slash = strrchr(path, '/');
+  *base = slash ? slash + 1 : path;
+  if (!slash) return strdup(".");
+  if (slash == path) return strdup("/");
+  return bri_strdupf("%.*s", (int)(slash - path), path);
+}
+
 int bri_file_link_or_copy(const char *src, const char *dst, bool allow_link, bool *linked,
                           uint64_t *bytes, bri_error *err) {
   struct stat st;
   *linked = false;
   *bytes = 0;
+  /* up front for the message; the open below refuses a link swapped in later */
   if (lstat(src, &st) != 0)
     return errno == ENOENT ? bri_error_set(err, BRI_ENOTFOUND, "%s: no such file", src)
                            : bri_error_errno(err, "stat", src);
@@ -225,29 +247,400 @@ int bri_file_link_or_copy(const char *src, const char *dst, bool allow_link, boo
   if (!S_ISREG(st.st_mode))
     return bri_error_set(err, BRI_ECORRUPT, "%s: not a regular file (symbolic links and special "
                          "files are never followed)", src);
-  *bytes = (uint64_t)st.st_size;
+  const char *sb, *db;
+  char *sd = split_path(src, &sb), *dd = split_path(dst, &db);
+  int sfd = -1, dfd = -1;
+  int rc = sd && dd ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!rc && !*sb) rc = bri_error_set(err, BRI_EINVAL, "%s: not a file name", src);
+  if (!rc && !*db) rc = bri_error_set(err, BRI_EINVAL, "%s: not a file name", dst);
+  if (!rc) rc = bri_dir_open(sd, &sfd, err);
+  if (!rc) rc = bri_dir_open(dd, &dfd, err);
+  if (!rc) rc = bri_link_or_copy_beneath(sfd, sd, sb, dfd, dd, db, allow_link, linked, bytes, err);
+  if (sfd >= 0) close(sfd);
+  if (dfd >= 0) close(dfd);
+  free(sd), free(dd);
+  return rc;
+}
+
+/* ------------------------------------------------------------ beneath a directory */
+
+static atomic_bool force_walk;
+
+void bri_beneath_force_walk(bool on) { atomic_store(&force_walk, on); }
+
+int bri_dir_open(const char *path, int *out_fd, bri_error *err) {
+  *out_fd = -1;
+  int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return errno == ENOENT ? bri_error_set(err, BRI_ENOTFOUND, "%s: no such directory", path)
+                           : bri_error_errno(err, "open directory", path);
+  *out_fd = fd;
+  return 0;
+}
+
+const char *bri_path_below(const char *dir, const char *path) {
+  size_t n = strlen(dir);
+  while (n > 1 && dir[n - 1] == '/') n--;
+  if (n == 1 && dir[0] == '/') n = 0; /* below "/": everything absolute */
+  if (strncmp(dir, path, n) != 0 || path[n] != '/') return NULL;
+  const char *rel = path + n;
+  while (*rel == '/') rel++;
+  return *rel ? rel : NULL;
+}
+
+static const char *shown(const char *dirpath) { return dirpath ? dirpath : "."; }
+
+/* Lance never writes an absolute path, an empty, "." or ".." component:
+ * such a relpath is refused before any system call (by both ways). */
+static int check_rel(const char *dirpath, const char *rel, bri_error *err) {
+  const char *p = rel;
+  bool bad = !*rel || *rel == '/';
+  while (!bad) {
+    const char *e = strchr(p, '/');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    bad = n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.') || n > NAME_MAX;
+    if (!e) break;
+    p = e + 1;
+  }
+  if (bad) {
+    errno = EINVAL;
+    return bri_error_set(err, BRI_ECORRUPT, "%s/%s: not a plain relative path (absolute, or an "
+                         "empty, '.', '..' or over-long component); brid resolves table files "
+                         "only beneath %s", shown(dirpath), rel, shown(dirpath));
+  }
+  return 0;
+}
+
+/* The message for a component that could not be opened: cur is the
+ * directory it was looked up in, rel[0..end) the path up to and including
+ * it, last whether it is the final component. Keeps errno. */
+static int refuse(int cur, const char *dirpath, const char *rel, size_t end, bool last, int e,
+                  bri_error *err) {
+  char name[NAME_MAX + 1];
+  size_t start = end;
+  while (start > 0 && rel[start - 1] != '/') start--;
+  snprintf(name, sizeof name, "%.*s", (int)(end - start), rel + start);
+  struct stat st;
+  bool is_link = fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+  int rc;
+  if (is_link)
+    rc = bri_error_set(err, BRI_ECORRUPT, "%s/%.*s is a symbolic link%s; brid never follows links "
+                       "out of a table", shown(dirpath), (int)end, rel,
+                       last ? ", not a regular file or directory" : "");
+  else if (e == ELOOP || e == EXDEV)
+    rc = bri_error_set(err, BRI_ECORRUPT, "%s/%.*s: a symbolic link on the way or a path leading "
+                       "out of %s was refused (brid never follows links out of a table)",
+                       shown(dirpath), (int)end, rel, shown(dirpath));
+  else if (e == ENOENT)
+    rc = bri_error_set(err, BRI_ENOTFOUND, "%s/%.*s: no such file or directory", shown(dirpath),
+                       (int)end, rel);
+  else if (e == ENOTDIR)
+    rc = bri_error_set(err, BRI_ECORRUPT, "%s/%.*s is not a directory", shown(dirpath), (int)end, rel);
+  else {
+    errno = e;
+    rc = bri_error_set(err, BRI_EIO, "open %s/%.*s: %s", shown(dirpath), (int)end, rel, strerror(e));
+  }
+  errno = e;
+  return rc;
+}
+
+/* Opens the last component of rel in cur (rel + off) with flags; O_PATH is
+ * refused on a link (O_PATH | O_NOFOLLOW would open the link itself). */
+static int open_last(int cur, const char *dirpath, const char *rel, size_t off, int flags,
+                     int *out_fd, bri_error *err) {
+  int fd;
+  do fd = openat(cur, rel + off, flags | O_NOFOLLOW | O_CLOEXEC, 0644);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0) return refuse(cur, dirpath, rel, strlen(rel), true, errno, err);
+  if (flags & O_PATH) {
+    struct stat st;
+    if (fstat(fd, &st) != 0 || S_ISLNK(st.st_mode)) {
+      close(fd);
+      return refuse(cur, dirpath, rel, strlen(rel), true, ELOOP, err);
+    }
+  }
+  *out_fd = fd;
+  return 0;
+}
+
+/* Opens every directory of rel but the last component, one at a time,
+ * never following a link: *parent is dirfd itself or a new O_PATH
+ * descriptor (*owned), *base_off where the last component starts. */
+static int walk_parent(int dirfd, const char *dirpath, const char *rel, int *parent, bool *owned,
+                       size_t *base_off, bri_error *err) {
+  int cur = dirfd;
+  bool own = false;
+  size_t off = 0;
+  const char *slash;
+  while ((slash = strchr(rel + off, '/')) != NULL) {
+    char name[NAME_MAX + 1];
+    size_t n = (size_t)(slash - (rel + off));
+    memcpy(name, rel + off, n); /* n <= NAME_MAX: check_rel */
+    name[n] = 0;
+    int fd;
+    do fd = openat(cur, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+      int rc = refuse(cur, dirpath, rel, (size_t)(slash - rel), false, errno, err);
+      int e = errno;
+      if (own) close(cur);
+      errno = e;
+      return rc;
+    }
+    if (own) close(cur);
+    cur = fd, own = true;
+    off = (size_t)(slash - rel) + 1;
+  }
+  *parent = cur, *owned = own, *base_off = off;
+  return 0;
+}
+
+int bri_open_beneath_walk(int dirfd, const char *dirpath, const char *relpath, int flags,
+                          int *out_fd, bri_error *err) {
+  *out_fd = -1;
+  int rc = check_rel(dirpath, relpath, err);
+  if (rc) return rc;
+  int parent;
+  bool owned;
+  size_t off;
+  if ((rc = walk_parent(dirfd, dirpath, relpath, &parent, &owned, &off, err)) != 0) return rc;
+  rc = open_last(parent, dirpath, relpath, off, flags, out_fd, err);
+  int e = errno;
+  if (owned) close(parent);
+  errno = e;
+  return rc;
+}
+
+/* Set once openat2 answered ENOSYS (a kernel before 5.6, or valgrind). */
+static atomic_bool no_openat2;
+
+/* openat2 with the no-links resolution: 1 and *fd on success or a refusal
+ * (rc in *rc), 0 when the kernel cannot do it (then the caller walks). */
+static int try_openat2(int dirfd, const char *dirpath, const char *rel, int flags, int *out_fd,
+                       int *rc, bri_error *err) {
+  if (atomic_load(&force_walk) || atomic_load(&no_openat2)) return 0;
+  struct open_how how;
+  memset(&how, 0, sizeof how);
+  how.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC);
+  how.mode = (flags & (O_CREAT | O_TMPFILE)) ? 0644 : 0;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  long fd = -1;
+  for (int tries = 0; tries < 8; tries++) {
+    fd = syscall(SYS_openat2, dirfd, rel, &how, sizeof how);
+    if (fd >= 0 || (errno != EINTR && errno != EAGAIN)) break; /* EAGAIN: a concurrent rename */
+  }
+  if (fd < 0 && errno == ENOSYS) atomic_store(&no_openat2, true); /* not asked again */
+  if (fd < 0 && (errno == ENOSYS || errno == EPERM || errno == EINVAL || errno == E2BIG ||
+                 errno == EAGAIN || errno == EINTR))
+    return 0; /* no openat2 (old kernel, seccomp) or flags it does not take */
+  if (fd >= 0 && (flags & O_PATH)) {
+    struct stat st;
+    if (fstat((int)fd, &st) != 0 || S_ISLNK(st.st_mode)) {
+      close((int)fd);
+      fd = -1, errno = ELOOP;
+    }
+  }
+  if (fd >= 0) {
+    *out_fd = (int)fd, *rc = 0;
+    return 1;
+  }
+  int e = errno;
+  if (e == ELOOP || e == EXDEV || e == ENOTDIR || e == ENOENT) {
+    /* explain it by the walk: it names the component (without creating:
+     * the walk only opens directories here) */
+    int parent;
+    bool owned;
+    size_t off;
+    *rc = walk_parent(dirfd, dirpath, rel, &parent, &owned, &off, err);
+    if (!*rc) {
+      *rc = refuse(parent, dirpath, rel, strlen(rel), true, e, err);
+      if (owned) close(parent);
+    }
+  } else {
+    *rc = bri_error_set(err, BRI_EIO, "open %s/%s: %s", shown(dirpath), rel, strerror(e));
+  }
+  errno = e;
+  return 1;
+}
+
+int bri_open_beneath(int dirfd, const char *dirpath, const char *relpath, int flags, int *out_fd,
+                     bri_error *err) {
+  *out_fd = -1;
+  int rc = check_rel(dirpath, relpath, err);
+  if (rc) return rc;
+  if (try_openat2(dirfd, dirpath, relpath, flags, out_fd, &rc, err)) return rc;
+  return bri_open_beneath_walk(dirfd, dirpath, relpath, flags, out_fd, err);
+}
+
+/* The directory holding rel's last component, resolved beneath dirfd:
+ * *parent (dirfd itself when rel has one component; else owned) and the
+ * offset of the last component in rel. */
+static int open_parent(int dirfd, const char *dirpath, const char *rel, int *parent, bool *owned,
+                       size_t *base_off, bri_error *err) {
+  int rc = check_rel(dirpath, rel, err);
+  if (rc) return rc;
+  const char *slash = strrchr(rel, '/');
+  if (!slash) {
+    *parent = dirfd, *owned = false, *base_off = 0;
+    return 0;
+  }
+  size_t n = (size_t)(slash - rel);
+  char *dir = malloc(n + 1);
+  if (!dir) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  memcpy(dir, rel, n);
+  dir[n] = 0;
+  rc = bri_open_beneath(dirfd, dirpath, dir, O_PATH | O_DIRECTORY, parent, err);
+  int e = errno;
+  free(dir);
+  errno = e;
+  if (rc) return rc;
+  *owned = true, *base_off = n + 1;
+  return 0;
+}
+
+/* unlinkat (flags) or mkdirat (mode) of relpath's last component in its
+ * parent, opened beneath dirfd. */
+typedef enum { AT_UNLINK, AT_MKDIR } at_op;
+
+static int in_parent(at_op op, int dirfd, const char *dirpath, const char *relpath, int arg,
+                     bri_error *err) {
+  int parent;
+  bool owned;
+  size_t off;
+  int rc = open_parent(dirfd, dirpath, relpath, &parent, &owned, &off, err);
+  if (rc) return rc;
+  int r = op == AT_UNLINK ? unlinkat(parent, relpath + off, arg) : mkdirat(parent, relpath + off, (mode_t)arg);
+  int e = errno;
+  if (r != 0 && op == AT_UNLINK && e == ENOENT)
+    rc = bri_error_set(err, BRI_ENOTFOUND, "%s/%s: no such file", shown(dirpath), relpath);
+  else if (r != 0)
+    rc = bri_error_set(err, BRI_EIO, "%s %s/%s: %s", op == AT_UNLINK ? "delete" : "create directory",
+                       shown(dirpath), relpath, strerror(e));
+  if (owned) close(parent);
+  errno = e;
+  return rc;
+}
+
+int bri_unlink_beneath(int dirfd, const char *dirpath, const char *relpath, int flags,
+                       bri_error *err) {
+  return in_parent(AT_UNLINK, dirfd, dirpath, relpath, flags, err);
+}
+
+int bri_mkdir_beneath(int dirfd, const char *dirpath, const char *relpath, mode_t mode,
+                      bri_error *err) {
+  return in_parent(AT_MKDIR, dirfd, dirpath, relpath, (int)mode, err);
+}
+
+/* The source of a link or a copy: opened beneath sfd, a regular file. */
+static int open_source(int sfd, const char *sdir, const char *srel, int *in, struct stat *st,
+                       bri_error *err) {
+  int rc = bri_open_beneath(sfd, sdir, srel, O_RDONLY, in, err);
+  if (rc) return rc;
+  if (fstat(*in, st) != 0) rc = bri_error_errno(err, "stat", srel);
+  /* Lance writes regular files only */
+  else if (!S_ISREG(st->st_mode))
+    rc = bri_error_set(err, BRI_ECORRUPT, "%s/%s: not a regular file (symbolic links and special "
+                       "files are never followed)", shown(sdir), srel);
+  if (rc) {
+    close(*in);
+    *in = -1;
+  }
+  return rc;
+}
+
+int bri_link_beneath(int sfd, const char *sdir, const char *srel, int dfd, const char *ddir,
+                     const char *drel, uint64_t *bytes, bri_error *err) {
+  *bytes = 0;
+  int in = -1, sp = -1, dp = -1;
+  bool sp_own = false, dp_own = false;
+  size_t soff = 0, doff = 0;
+  struct stat st;
+  int rc = open_source(sfd, sdir, srel, &in, &st, err);
+  if (!rc) rc = open_parent(sfd, sdir, srel, &sp, &sp_own, &soff, err);
+  if (!rc) rc = open_parent(dfd, ddir, drel, &dp, &dp_own, &doff, err);
+  if (!rc) {
+    /* linkat without AT_SYMLINK_FOLLOW links whatever the name holds now
+     * (never what a link points at); the result must be the inode opened
+     * above, else a swap happened in between and the link is undone */
+    if (linkat(sp, srel + soff, dp, drel + doff, 0) == 0) {
+      struct stat ln;
+      if (fstatat(dp, drel + doff, &ln, AT_SYMLINK_NOFOLLOW) == 0 && ln.st_dev == st.st_dev &&
+          ln.st_ino == st.st_ino) {
+        *bytes = (uint64_t)st.st_size;
+      } else {
+        unlinkat(dp, drel + doff, 0);
+        rc = bri_error_set(err, BRI_ECORRUPT, "%s/%s was replaced while being linked into %s/%s; "
+                           "refused (brid never follows links out of a table)", shown(sdir), srel,
+                           shown(ddir), drel);
+        errno = EPERM;
+      }
+    } else {
+      int e = errno;
+      rc = e == EEXIST ? bri_error_set(err, BRI_EIO, "%s/%s already exists; brid never overwrites",
+                                       shown(ddir), drel)
+                       : bri_error_set(err, BRI_EIO, "link %s/%s to %s/%s: %s", shown(sdir), srel,
+                                       shown(ddir), drel, strerror(e));
+      errno = e;
+    }
+  }
+  int e = errno;
+  if (in >= 0) close(in);
+  if (sp_own) close(sp);
+  if (dp_own) close(dp);
+  errno = e;
+  return rc;
+}
+
+int bri_link_or_copy_beneath(int sfd, const char *sdir, const char *srel, int dfd, const char *ddir,
+                             const char *drel, bool allow_link, bool *linked, uint64_t *bytes,
+                             bri_error *err) {
+  *linked = false;
+  *bytes = 0;
   if (allow_link) {
-    if (link(src, dst) == 0) {
+    int rc = bri_link_beneath(sfd, sdir, srel, dfd, ddir, drel, bytes, err);
+    if (!rc) {
       *linked = true;
       return 0;
     }
-    if (errno == EEXIST) return bri_error_set(err, BRI_EIO, "%s already exists; brid never overwrites", dst);
-    if (!link_unsupported(errno)) return bri_error_errno(err, "link", dst);
+    if (rc != BRI_EIO || errno == EEXIST || !link_unsupported(errno)) return rc;
   }
-  int in = open(src, O_RDONLY | O_CLOEXEC);
-  if (in < 0) return bri_error_errno(err, "open", src);
-  int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (out < 0) {
-    int e = errno;
-    close(in);
-    errno = e;
-    return e == EEXIST ? bri_error_set(err, BRI_EIO, "%s already exists; brid never overwrites", dst)
-                       : bri_error_errno(err, "create", dst);
+  int in = -1, dp = -1, out = -1;
+  bool dp_own = false, made = false;
+  size_t doff = 0;
+  struct stat st;
+  char *src = bri_strdupf("%s/%s", shown(sdir), srel), *dst = bri_strdupf("%s/%s", shown(ddir), drel);
+  int rc = src && dst ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!rc) rc = open_source(sfd, sdir, srel, &in, &st, err);
+  if (!rc) rc = open_parent(dfd, ddir, drel, &dp, &dp_own, &doff, err);
+  if (!rc) {
+    out = openat(dp, drel + doff, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (out < 0)
+      rc = errno == EEXIST ? bri_error_set(err, BRI_EIO, "%s already exists; brid never overwrites", dst)
+                           : bri_error_errno(err, "create", dst);
+    else made = true;
   }
-  int rc = bri_copy_fd(in, out, (uint64_t)st.st_size, src, dst, err);
+  if (!rc) *bytes = (uint64_t)st.st_size;
+  if (!rc) rc = bri_copy_fd(in, out, (uint64_t)st.st_size, src, dst, err);
   if (!rc && fsync(out) != 0) rc = bri_error_errno(err, "fsync", dst);
-  if (close(out) != 0 && !rc) rc = bri_error_errno(err, "close", dst);
-  close(in);
-  if (rc) unlink(dst);
+  if (out >= 0 && close(out) != 0 && !rc) rc = bri_error_errno(err, "close", dst);
+  if (rc && made) unlinkat(dp, drel + doff, 0);
+  if (in >= 0) close(in);
+  if (dp_own) close(dp);
+  free(src), free(dst);
   return rc;
+}
+
+int bri_list_dirfd(int dirfd, const char *dirpath, char ***names, size_t *count, bri_error *err) {
+  *names = NULL;
+  *count = 0;
+  /* a fresh descriptor: dirfd may be O_PATH, and readdir moves the offset */
+  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return bri_error_errno(err, "open directory", shown(dirpath));
+  DIR *d = fdopendir(fd);
+  if (!d) {
+    int rc = bri_error_errno(err, "open directory", shown(dirpath));
+    close(fd);
+    return rc;
+  }
+  return read_names(d, shown(dirpath), names, count, err);
 }

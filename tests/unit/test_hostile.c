@@ -1,6 +1,8 @@
 /* test_hostile.c: symbolic links and ".." inside a table never lead cleanup,
- * materialize or (deep) clone outside it, and regression tests for what the
- * fuzzers found in the u64 sequence codecs.
+ * materialize, (deep) clone or compaction outside it, also when a link is
+ * swapped in between a check and the use (the *_beneath calls of fsutil,
+ * with openat2 and with the component walk), and regression tests for what
+ * the fuzzers found in the u64 sequence codecs.
  *
  * Each case plants the trap in a copy of tests/fixtures/tables/blobs.lance
  * (Inline, Packed and Dedicated blobs, a deleted row), with the link target
@@ -184,6 +186,298 @@ START_TEST(test_cleanup_skips_symlinked_sidecar_dir_and_file) {
   bri_free_names(names, k);
   free(out_before), free(out_after), free(moved_dir), free(file), free(moved_file);
   for (size_t i = 0; i < n; i++) free(dirs[i]);
+}
+END_TEST
+
+START_TEST(test_cleanup_skips_symlinked_data_file) {
+  compact(BRI_STRATEGY_COPY); /* the old data files are garbage now */
+  char **names;
+  size_t n;
+  char *data = bri_path_join(root, "data");
+  ck_assert_int_eq(bri_list_dir(data, &names, &n, NULL), 0);
+  char *file = NULL;
+  for (size_t i = 0; i < n && !file; i++)
+    if (strstr(names[i], ".lance")) file = bri_path_join(data, names[i]);
+  bri_free_names(names, n);
+  ck_assert_ptr_nonnull(file);
+  char *moved = swap_for_link(file, "data-file");
+  char *out_before = bri_tree_listing(outside);
+  bri_error err = {0};
+  ck_assert_msg(cleanup_now(&err) == 0, "%s", err.msg);
+  char *out_after = bri_tree_listing(outside);
+  ck_assert_str_eq(out_after, out_before);
+  struct stat st;
+  ck_assert_int_eq(lstat(file, &st), 0); /* neither followed nor deleted */
+  ck_assert(S_ISLNK(st.st_mode));
+  free(out_before), free(out_after), free(moved), free(file), free(data);
+}
+END_TEST
+
+/* ------------------------------------------------------------ races */
+
+/* Links swapped in while cleanup runs, after its checks: from the cleanup
+ * callback (called after each delete), a directory cleanup already listed
+ * is moved outside and a link to it left in its place, as a hostile
+ * writer racing the daemon would do. Every later delete must be refused
+ * by the resolution beneath the table root, the files outside kept. Run
+ * with openat2 (_i 0) and with the component walk (_i 1). */
+typedef struct swap_ctx {
+  const char *dir;       /* swap this directory ... */
+  bri_cleanup_kind when; /* ... after the first delete of this kind (under dir when a sidecar) */
+  char *moved;
+  char *listing; /* outside, right after the swap */
+} swap_ctx;
+
+static void swap_on_delete(void *user, bri_cleanup_kind kind, const char *path, uint64_t bytes) {
+  (void)bytes;
+  swap_ctx *c = user;
+  if (c->moved || kind != c->when) return;
+  if (kind == BRI_CLEAN_SIDECAR && strncmp(path, c->dir, strlen(c->dir)) != 0) return;
+  c->moved = swap_for_link(c->dir, "swapped");
+  c->listing = bri_tree_listing(outside);
+}
+
+static void race_cleanup(swap_ctx *c, const char *needle) {
+  bri_cleanup_policy p;
+  bri_cleanup_policy_default(&p);
+  p.older_than_sec = 0, p.grace_sec = 0;
+  bri_cleanup_stats st;
+  bri_error err = {0};
+  int rc = bri_cleanup_run(root, &p, swap_on_delete, c, &st, &err);
+  ck_assert_msg(c->moved, "the swap never happened");
+  expect_refusal(rc, &err, needle, "cleanup (link swapped in)");
+  ck_assert_msg(strstr(err.msg, "brid never follows links out of a table"), "%s", err.msg);
+  char *now = bri_tree_listing(outside);
+  ck_assert_msg(!strcmp(now, c->listing), "cleanup deleted behind a link:\n%s\nwas:\n%s", now,
+                c->listing);
+  free(now), free(c->moved), free(c->listing);
+}
+
+START_TEST(test_cleanup_race_data_dir_swapped) {
+  bri_beneath_force_walk(_i == 1);
+  compact(BRI_STRATEGY_COPY);
+  /* data/ becomes a link right after the first old manifest is deleted:
+   * the sweep of data/ that follows lists the files behind it */
+  char *data = bri_path_join(root, "data");
+  swap_ctx c = {.dir = data, .when = BRI_CLEAN_MANIFEST};
+  race_cleanup(&c, "data is a symbolic link");
+  bri_beneath_force_walk(false);
+  free(data);
+}
+END_TEST
+
+START_TEST(test_cleanup_race_sidecar_dir_swapped) {
+  bri_beneath_force_walk(_i == 1);
+  char *dirs[4];
+  size_t n = sidecar_dirs(dirs, 4);
+  ck_assert_uint_eq(n, 2);
+  compact(BRI_STRATEGY_COPY);
+  /* a second, older-named file so that the directory is swapped between
+   * two deletes in it (names are swept in order) */
+  char *first = bri_path_join(dirs[0], "00000000000000000000000000000001.blob");
+  write_old_file(first, "garbage");
+  swap_ctx c = {.dir = dirs[0], .when = BRI_CLEAN_SIDECAR};
+  const char *stem = strrchr(dirs[0], '/') + 1;
+  char *needle = bri_strdupf("data/%s is a symbolic link", stem);
+  race_cleanup(&c, needle);
+  bri_beneath_force_walk(false);
+  free(needle), free(first);
+  for (size_t i = 0; i < n; i++) free(dirs[i]);
+}
+END_TEST
+
+/* ------------------------------------------------------------ compaction */
+
+static int compact_rc(bri_strategy s, bri_error *err) {
+  bri_compact_request q;
+  bri_compact_request_default(&q);
+  q.strategy = s;
+  bri_compact_report rep;
+  int rc = bri_compact_table(root, &q, NULL, &rep, err);
+  json_decref(rep.plan);
+  return rc;
+}
+
+/* A sidecar of the latest version replaced by a link to a copy of itself
+ * outside, then a sidecar directory replaced the same way: the copy and
+ * link strategies read or link sources beneath the table root and refuse,
+ * naming the file; neither the table nor the outside changes. */
+START_TEST(test_compact_refuses_symlinked_sidecars) {
+  bri_beneath_force_walk(_i == 1);
+  char *dirs[4];
+  size_t n = sidecar_dirs(dirs, 4);
+  ck_assert_uint_eq(n, 2);
+  static const bri_strategy strategies[] = {BRI_STRATEGY_COPY, BRI_STRATEGY_LINK};
+  for (size_t d = 0; d < n; d++) {
+    char *file = first_file(dirs[d]);
+    const char *rel = file + strlen(root) + 1;
+    for (size_t k = 0; k < 2; k++) {
+      /* the file itself a link (to the same bytes: only the link is wrong) */
+      char *to = bri_path_join(outside, "sidecar");
+      size_t len;
+      uint8_t *bytes = bri_slurp(file, &len);
+      bri_write_bytes(to, bytes, len);
+      free(bytes);
+      ck_assert_int_eq(unlink(file), 0);
+      ck_assert_int_eq(symlink(to, file), 0);
+      snap s = take();
+      bri_error err = {0};
+      char *needle = bri_strdupf("%s is a symbolic link, not a regular file", rel);
+      expect_refusal(compact_rc(strategies[k], &err), &err, needle,
+                     k ? "compaction (link, linked sidecar)" : "compaction (copy, linked sidecar)");
+      same_as(s, "compaction");
+      free(needle);
+      ck_assert_int_eq(unlink(file), 0);
+      ck_assert_int_eq(rename(to, file), 0);
+      free(to);
+      /* its directory a link */
+      char *moved = swap_for_link(dirs[d], "sidecar-dir");
+      s = take();
+      needle = bri_strdupf("data/%s is a symbolic link;", strrchr(dirs[d], '/') + 1);
+      expect_refusal(compact_rc(strategies[k], &err), &err, needle,
+                     k ? "compaction (link, linked directory)" : "compaction (copy, linked directory)");
+      same_as(s, "compaction");
+      free(needle);
+      undo_link(dirs[d], moved);
+    }
+    free(file);
+  }
+  /* with the traps gone both work */
+  bri_error err = {0};
+  ck_assert_msg(compact_rc(BRI_STRATEGY_LINK, &err) == 0, "%s", err.msg);
+  bri_beneath_force_walk(false);
+  for (size_t i = 0; i < n; i++) free(dirs[i]);
+}
+END_TEST
+
+/* ------------------------------------------------------------ the beneath calls */
+
+/* openat2 and the walk: the same outcome and the same message for each
+ * path, in a tree with a linked directory, a linked file, a dangling link,
+ * a file where a directory is expected, and lexical escapes. */
+START_TEST(test_beneath_openat2_and_walk_agree) {
+  char *top = bri_path_join(tmp, "top");
+  ck_assert_int_eq(mkdir(top, 0755), 0);
+  char *p = bri_strdupf("%s/a", top);
+  ck_assert_int_eq(mkdir(p, 0755), 0);
+  free(p);
+  p = bri_strdupf("%s/a/f", top);
+  bri_write_bytes(p, "inside", 6);
+  free(p);
+  char *secret = bri_path_join(outside, "secret");
+  bri_write_bytes(secret, "outside", 7);
+  p = bri_strdupf("%s/a/dirlink", top);
+  ck_assert_int_eq(symlink(outside, p), 0);
+  free(p);
+  p = bri_strdupf("%s/a/filelink", top);
+  ck_assert_int_eq(symlink(secret, p), 0);
+  free(p);
+  p = bri_strdupf("%s/a/dangling", top);
+  ck_assert_int_eq(symlink("/nonexistent/x", p), 0);
+  free(p);
+  p = bri_strdupf("%s/a/rel", top);
+  ck_assert_int_eq(symlink("f", p), 0); /* even a link that stays inside */
+  free(p);
+  int dfd;
+  bri_error err = {0};
+  ck_assert_int_eq(bri_dir_open(top, &dfd, &err), 0);
+  static const struct {
+    const char *rel;
+    int flags, rc;
+    const char *msg; /* after "<top>/" */
+  } cases[] = {
+      {"a/f", O_RDONLY, 0, NULL},
+      {"a", O_RDONLY | O_DIRECTORY, 0, NULL},
+      {"a", O_PATH | O_DIRECTORY, 0, NULL},
+      {"a/dirlink/secret", O_RDONLY, BRI_ECORRUPT,
+       "a/dirlink is a symbolic link; brid never follows links out of a table"},
+      {"a/dirlink", O_RDONLY | O_DIRECTORY, BRI_ECORRUPT,
+       "a/dirlink is a symbolic link, not a regular file or directory; brid never follows links out of a table"},
+      {"a/filelink", O_RDONLY, BRI_ECORRUPT,
+       "a/filelink is a symbolic link, not a regular file or directory; brid never follows links out of a table"},
+      {"a/filelink", O_PATH, BRI_ECORRUPT,
+       "a/filelink is a symbolic link, not a regular file or directory; brid never follows links out of a table"},
+      {"a/rel", O_RDONLY, BRI_ECORRUPT,
+       "a/rel is a symbolic link, not a regular file or directory; brid never follows links out of a table"},
+      {"a/dangling", O_RDONLY, BRI_ECORRUPT,
+       "a/dangling is a symbolic link, not a regular file or directory; brid never follows links out of a table"},
+      {"a/f/x", O_RDONLY, BRI_ECORRUPT, "a/f is not a directory"},
+      {"a/missing", O_RDONLY, BRI_ENOTFOUND, "a/missing: no such file or directory"},
+      {"a/missing/f", O_RDONLY, BRI_ENOTFOUND, "a/missing: no such file or directory"},
+      {"../outside/secret", O_RDONLY, BRI_ECORRUPT, "../outside/secret: not a plain relative path"},
+      {"a/../a/f", O_RDONLY, BRI_ECORRUPT, "a/../a/f: not a plain relative path"},
+      {"a/./f", O_RDONLY, BRI_ECORRUPT, "a/./f: not a plain relative path"},
+      {"a//f", O_RDONLY, BRI_ECORRUPT, "a//f: not a plain relative path"},
+      {"/etc/passwd", O_RDONLY, BRI_ECORRUPT, "/etc/passwd: not a plain relative path"},
+      {"", O_RDONLY, BRI_ECORRUPT, ": not a plain relative path"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *want = cases[i].msg ? bri_strdupf("%s/%s", top, cases[i].msg) : NULL;
+    for (int walk = 0; walk < 2; walk++) {
+      int fd = -1;
+      bri_error_clear(&err);
+      int rc = walk ? bri_open_beneath_walk(dfd, top, cases[i].rel, cases[i].flags, &fd, &err)
+                    : bri_open_beneath(dfd, top, cases[i].rel, cases[i].flags, &fd, &err);
+      ck_assert_msg(rc == cases[i].rc, "%s (%s): rc %d, want %d: %s", cases[i].rel,
+                    walk ? "walk" : "openat2", rc, cases[i].rc, err.msg);
+      if (rc == 0) {
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+      } else {
+        ck_assert_int_eq(fd, -1);
+        ck_assert_msg(!strncmp(err.msg, want, strlen(want)), "%s (%s): \"%s\", want \"%s...\"",
+                      cases[i].rel, walk ? "walk" : "openat2", err.msg, want);
+      }
+    }
+    free(want);
+  }
+  /* reading through a descriptor from either way gives the inside file */
+  int fd;
+  char buf[8] = {0};
+  ck_assert_int_eq(bri_open_beneath_walk(dfd, top, "a/f", O_RDONLY, &fd, &err), 0);
+  ck_assert_int_eq(read(fd, buf, sizeof buf), 6);
+  ck_assert_str_eq(buf, "inside");
+  close(fd);
+  /* unlink, mkdir and link refuse the linked directory, for both ways */
+  for (int walk = 0; walk < 2; walk++) {
+    bri_beneath_force_walk(walk);
+    ck_assert_int_eq(bri_unlink_beneath(dfd, top, "a/dirlink/secret", 0, &err), BRI_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "a/dirlink is a symbolic link"), "%s", err.msg);
+    ck_assert_int_eq(access(secret, F_OK), 0);
+    ck_assert_int_eq(bri_mkdir_beneath(dfd, top, "a/dirlink/new", 0755, &err), BRI_ECORRUPT);
+    uint64_t bytes;
+    ck_assert_int_eq(bri_link_beneath(dfd, top, "a/filelink", dfd, top, "a/g", &bytes, &err), BRI_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "a/filelink is a symbolic link"), "%s", err.msg);
+    ck_assert_int_eq(bri_link_beneath(dfd, top, "a/f", dfd, top, "a/dirlink/g", &bytes, &err), BRI_ECORRUPT);
+    bool linked;
+    ck_assert_int_eq(bri_link_or_copy_beneath(dfd, top, "a/dirlink/secret", dfd, top, "a/g", true,
+                                              &linked, &bytes, &err), BRI_ECORRUPT);
+    ck_assert_int_eq(bri_link_or_copy_beneath(dfd, top, "a/f", dfd, top, "a/dirlink/g", false,
+                                              &linked, &bytes, &err), BRI_ECORRUPT);
+    /* what is allowed works */
+    ck_assert_msg(bri_link_beneath(dfd, top, "a/f", dfd, top, "a/g", &bytes, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(bytes, 6);
+    ck_assert_int_eq(bri_link_beneath(dfd, top, "a/f", dfd, top, "a/g", &bytes, &err), BRI_EIO);
+    ck_assert_msg(strstr(err.msg, "already exists"), "%s", err.msg);
+    ck_assert_int_eq(bri_unlink_beneath(dfd, top, "a/g", 0, &err), 0);
+    ck_assert_int_eq(bri_unlink_beneath(dfd, top, "a/g", 0, &err), BRI_ENOTFOUND);
+    ck_assert_int_eq(bri_mkdir_beneath(dfd, top, "a/d", 0755, &err), 0);
+    ck_assert_int_eq(bri_unlink_beneath(dfd, top, "a/d", AT_REMOVEDIR, &err), 0);
+    /* unlinking a link removes the link, never its target */
+    p = bri_strdupf("%s/a/tmplink", top);
+    ck_assert_int_eq(symlink(secret, p), 0);
+    free(p);
+    ck_assert_int_eq(bri_unlink_beneath(dfd, top, "a/tmplink", 0, &err), 0);
+    ck_assert_int_eq(access(secret, F_OK), 0);
+  }
+  bri_beneath_force_walk(false);
+  ck_assert_str_eq(bri_path_below("/t", "/t/a/b"), "a/b");
+  ck_assert_str_eq(bri_path_below("/t/", "/t/a"), "a");
+  ck_assert_ptr_null(bri_path_below("/t", "/tx/a"));
+  ck_assert_ptr_null(bri_path_below("/t", "/t"));
+  ck_assert_ptr_null(bri_path_below("/t", "/t/"));
+  close(dfd);
+  free(top), free(secret);
 }
 END_TEST
 
@@ -453,6 +747,11 @@ static Suite *hostile_suite(void) {
   tcase_add_test(tc, test_cleanup_refuses_symlinked_data_dir);
   tcase_add_test(tc, test_cleanup_refuses_symlinked_versions_dir);
   tcase_add_test(tc, test_cleanup_skips_symlinked_sidecar_dir_and_file);
+  tcase_add_test(tc, test_cleanup_skips_symlinked_data_file);
+  tcase_add_loop_test(tc, test_cleanup_race_data_dir_swapped, 0, 2);
+  tcase_add_loop_test(tc, test_cleanup_race_sidecar_dir_swapped, 0, 2);
+  tcase_add_loop_test(tc, test_compact_refuses_symlinked_sidecars, 0, 2);
+  tcase_add_test(tc, test_beneath_openat2_and_walk_agree);
   tcase_add_test(tc, test_materialize_refuses_symlinks);
   tcase_add_test(tc, test_deep_clone_refuses_symlinks);
   tcase_add_test(tc, test_bri_blob_dir_dotdot_refused);
