@@ -92,9 +92,16 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_HELPER_OBJ) $(LIBBRI)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_HELPER_OBJ) $(LIBBRI) $(PKG_LIBS) $(shell pkg-config --libs check)
 
-$(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(LIBBRI)
+# A harness of daemon code lists the daemon modules it links (basenames of
+# daemon/*.c) in FUZZ_DAEMON_<name>; it then links the daemon's libraries too.
+FUZZ_DAEMON_config  := svc_config svc_log
+FUZZ_DAEMON_request := rpc_proto svc_request
+fuzz_daemon_obj = $(patsubst %,$(BUILD)/obj/daemon/%.o,$(FUZZ_DAEMON_$(1)))
+$(foreach n,$(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC)),$(eval $(BUILD)/fuzz/fuzz_$(n): $(call fuzz_daemon_obj,$(n))))
+
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(LIBBRI)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(LIBBRI) $(PKG_LIBS)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(call fuzz_daemon_obj,$*) $(LIBBRI) $(PKG_LIBS) $(if $(FUZZ_DAEMON_$*),$(DAEMON_LIBS))
 
 fuzzers: $(FUZZ_BIN)
 

@@ -1,10 +1,10 @@
 /* svc_api.c: the control socket's methods (see svc_api.h).
  *
- * A method is a function from validated params to a result; the table at
- * the bottom maps names to functions and to the parameter names each
- * accepts, which the dispatcher checks before calling (unknown parameter:
- * invalid params). Mutating methods are logged with the peer's uid and pid,
- * so the journal says who paused or cancelled what. */
+ * A method is a function from a checked request (svc_request.c: every
+ * parameter, unknown names included, is checked before anything acts) to a
+ * result; the table at the bottom maps methods to functions. Mutating
+ * methods are logged with the peer's uid and pid, so the journal says who
+ * paused or cancelled what. */
 #include "svc_api.h"
 
 #include <stdarg.h>
@@ -16,10 +16,10 @@
 #include "svc_control.h"
 #include "svc_log.h"
 #include "svc_metrics.h"
+#include "svc_request.h"
 #include "svc_sched.h"
 #include "svc_watch.h"
 #include "svc_worker.h"
-#include "util/duration.h"
 
 typedef struct api_err {
   int code;
@@ -38,66 +38,21 @@ static json_t *fail(api_err *e, int code, const char *fmt, ...) {
 
 typedef struct call {
   brid *d;
-  json_t *params;
   const svc_peer *peer;
-  const char *method;
+  const svc_request *r; /* the checked params */
   api_err *e;
 } call;
 
 /* --------------------------------------------------------------- params */
 
-/* The watched table named by params.table (required). */
+/* The watched table named by params.table (checked: an absolute path). */
 static brid_table *param_table(call *c) {
-  json_t *v = json_object_get(c->params, "table");
-  if (!v) return fail(c->e, RPC_INVALID_PARAMS, "params.table is required (a table path)"), NULL;
-  if (!json_is_string(v) || !json_string_value(v)[0])
-    return fail(c->e, RPC_INVALID_PARAMS, "params.table must be a table path (a string)"), NULL;
-  const char *p = json_string_value(v);
-  if (p[0] != '/')
-    return fail(c->e, RPC_INVALID_PARAMS, "params.table must be an absolute path, got \"%s\"", p), NULL;
-  brid_table *t = svc_watch_find(c->d, p);
+  const char *p = c->r->table;
+  brid_table *t = p ? svc_watch_find(c->d, p) : NULL;
   if (!t || !t->present)
     return fail(c->e, RPC_NOT_FOUND, "%s is not a table brid watches (a directory with _versions/ under a "
-                                     "configured root)", p), NULL;
+                                     "configured root)", p ? p : "(none)"), NULL;
   return t;
-}
-
-static int param_bool(call *c, const char *name, bool *out) {
-  json_t *v = json_object_get(c->params, name);
-  if (!v) return 0;
-  if (!json_is_boolean(v)) return fail(c->e, RPC_INVALID_PARAMS, "params.%s must be true or false", name), -1;
-  *out = json_is_true(v);
-  return 0;
-}
-
-static int param_u64(call *c, const char *name, bool required, json_int_t min, json_int_t *out) {
-  json_t *v = json_object_get(c->params, name);
-  if (!v) {
-    if (required) return fail(c->e, RPC_INVALID_PARAMS, "params.%s is required", name), -1;
-    return 0;
-  }
-  if (!json_is_integer(v) || json_integer_value(v) < min)
-    return fail(c->e, RPC_INVALID_PARAMS, "params.%s must be an integer >= %lld", name, (long long)min), -1;
-  *out = json_integer_value(v);
-  return 1;
-}
-
-/* A duration: seconds as an integer, or a string such as "7d". */
-static int param_duration(call *c, const char *name, json_int_t *out) {
-  json_t *v = json_object_get(c->params, name);
-  if (!v) return 0;
-  if (json_is_integer(v) && json_integer_value(v) >= 0) {
-    *out = json_integer_value(v);
-    return 1;
-  }
-  int64_t s;
-  bri_error err;
-  if (json_is_string(v) && bri_duration_parse(json_string_value(v), name, &s, &err) == 0) {
-    *out = s;
-    return 1;
-  }
-  return fail(c->e, RPC_INVALID_PARAMS, "params.%s must be a duration (seconds, or a string like \"90s\", \"7d\")",
-              name), -1;
 }
 
 /* ----------------------------------------------------------------- JSON */
@@ -235,8 +190,7 @@ static json_t *m_tables_list(call *c) {
   bri_jobs_table *rows = NULL;
   size_t n = 0;
   bri_error err;
-  bool all = false;
-  if (param_bool(c, "all", &all)) return NULL;
+  bool all = c->r->all;
   if (bri_jobs_table_list(c->d->store, &rows, &n, &err)) return store_fail(c->e, &err);
   json_t *a = json_array();
   for (size_t i = 0; i < n; i++) {
@@ -270,39 +224,13 @@ static json_t *m_tables_get(call *c) {
 }
 
 static json_t *m_jobs_list(call *c) {
-  bri_jobs_filter f = {0};
-  json_t *v;
-  if ((v = json_object_get(c->params, "table"))) {
+  bri_jobs_filter f = c->r->filter;
+  if (c->r->table) {
     brid_table *t = param_table(c);
     if (!t) return NULL;
     f.table_id = t->id;
   }
   bri_error err;
-  if ((v = json_object_get(c->params, "state"))) {
-    json_t *list = json_is_array(v) ? json_incref(v) : json_pack("[O]", v);
-    size_t i;
-    json_t *s;
-    json_array_foreach(list, i, s) {
-      bri_job_state st;
-      if (!json_is_string(s) || bri_job_state_parse(json_string_value(s), &st, &err)) {
-        json_decref(list);
-        return fail(c->e, RPC_INVALID_PARAMS,
-                    "params.state must be queued, running, succeeded, failed or cancelled (or a list of them)");
-      }
-      f.state_mask |= 1u << st;
-    }
-    json_decref(list);
-  }
-  if ((v = json_object_get(c->params, "kind"))) {
-    if (!json_is_string(v) || bri_job_kind_parse(json_string_value(v), &f.kind, &err))
-      return fail(c->e, RPC_INVALID_PARAMS, "params.kind must be compact, cleanup, materialize or verify");
-  }
-  json_int_t x;
-  int r = param_u64(c, "limit", false, 1, &x);
-  if (r < 0) return NULL;
-  if (r) f.limit = x > 10000 ? 10000 : (size_t)x;
-  if ((r = param_u64(c, "before", false, 1, &x)) < 0) return NULL;
-  if (r) f.before_id = x;
   bri_jobs_job *jobs = NULL;
   size_t n = 0;
   if (bri_jobs_list(c->d->store, &f, &jobs, &n, &err)) return store_fail(c->e, &err);
@@ -313,8 +241,7 @@ static json_t *m_jobs_list(call *c) {
 }
 
 static json_t *m_jobs_get(call *c) {
-  json_int_t id;
-  if (param_u64(c, "id", true, 1, &id) < 0) return NULL;
+  json_int_t id = c->r->id;
   bri_jobs_job j;
   memset(&j, 0, sizeof j);
   bri_error err;
@@ -328,8 +255,7 @@ static json_t *m_jobs_get(call *c) {
 }
 
 static json_t *m_jobs_cancel(call *c) {
-  json_int_t id;
-  if (param_u64(c, "id", true, 1, &id) < 0) return NULL;
+  json_int_t id = c->r->id;
   bri_jobs_job j;
   memset(&j, 0, sizeof j);
   bri_error err;
@@ -350,10 +276,9 @@ static json_t *m_jobs_cancel(call *c) {
                    bri_job_state_name(after), "stopping", signalled);
 }
 
-/* Queues kind for the table with params (consumed). */
-static json_t *submit(call *c, brid_table *t, bri_job_kind kind, json_t *params) {
-  char *pj = json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS);
-  json_decref(params);
+/* Queues kind for the table with the job params of the checked request. */
+static json_t *submit(call *c, brid_table *t, bri_job_kind kind) {
+  char *pj = json_dumps(c->r->job_params, JSON_COMPACT | JSON_SORT_KEYS);
   int64_t id;
   int dup = 0;
   bri_error err;
@@ -384,73 +309,30 @@ static json_t *submit(call *c, brid_table *t, bri_job_kind kind, json_t *params)
 
 static json_t *m_compact(call *c) {
   brid_table *t = param_table(c);
-  if (!t) return NULL;
-  json_t *p = json_pack("{s:s}", "trigger", "api");
-  json_t *v = json_object_get(c->params, "strategy");
-  bri_strategy s;
-  bri_error err;
-  if (v && (!json_is_string(v) || bri_strategy_parse(json_string_value(v), &s, &err))) {
-    json_decref(p);
-    return fail(c->e, RPC_INVALID_PARAMS, "params.strategy must be bri, link or copy");
-  }
-  if (v) json_object_set(p, "strategy", v);
-  bool dry = false;
-  if (param_bool(c, "dry_run", &dry)) return json_decref(p), NULL;
-  if (dry) json_object_set_new(p, "dry_run", json_true());
-  json_int_t tr;
-  int r = param_u64(c, "target_rows_per_fragment", false, 1, &tr);
-  if (r < 0) return json_decref(p), NULL;
-  if (r) json_object_set_new(p, "target_rows_per_fragment", json_integer(tr));
-  return submit(c, t, BRI_JOB_COMPACT, p);
-}
-
-/* Copies a boolean parameter into the job's params when it is true. */
-static int copy_flag(call *c, json_t *p, const char *name) {
-  bool b = false;
-  if (param_bool(c, name, &b)) return -1;
-  if (b) json_object_set_new(p, name, json_true());
-  return 0;
+  return t ? submit(c, t, BRI_JOB_COMPACT) : NULL;
 }
 
 static json_t *m_cleanup(call *c) {
   brid_table *t = param_table(c);
-  if (!t) return NULL;
-  json_t *p = json_pack("{s:s}", "trigger", "api");
-  json_int_t x;
-  int r;
-  if ((r = param_duration(c, "older_than", &x)) < 0) return json_decref(p), NULL;
-  if (r) json_object_set_new(p, "older_than", json_integer(x));
-  if ((r = param_duration(c, "grace", &x)) < 0) return json_decref(p), NULL;
-  if (r) json_object_set_new(p, "grace", json_integer(x));
-  if ((r = param_u64(c, "retain_versions", false, 0, &x)) < 0) return json_decref(p), NULL;
-  if (r) json_object_set_new(p, "retain_versions", json_integer(x));
-  if (copy_flag(c, p, "dry_run")) return json_decref(p), NULL;
-  return submit(c, t, BRI_JOB_CLEANUP, p);
+  return t ? submit(c, t, BRI_JOB_CLEANUP) : NULL;
 }
 
 static json_t *m_materialize(call *c) {
   brid_table *t = param_table(c);
-  if (!t) return NULL;
-  json_t *p = json_pack("{s:s}", "trigger", "api");
-  if (copy_flag(c, p, "dry_run") || copy_flag(c, p, "no_links")) return json_decref(p), NULL;
-  return submit(c, t, BRI_JOB_MATERIALIZE, p);
+  return t ? submit(c, t, BRI_JOB_MATERIALIZE) : NULL;
 }
 
 static json_t *m_verify(call *c) {
   brid_table *t = param_table(c);
-  if (!t) return NULL;
-  json_t *p = json_pack("{s:s}", "trigger", "api");
-  if (copy_flag(c, p, "all_versions") || copy_flag(c, p, "skip_blobs")) return json_decref(p), NULL;
-  return submit(c, t, BRI_JOB_VERIFY, p);
+  return t ? submit(c, t, BRI_JOB_VERIFY) : NULL;
 }
 
 static json_t *pause_resume(call *c, bool pause) {
   brid *d = c->d;
   bri_error err;
   json_t *done = json_array(), *kept = json_array();
-  bool cancel_running = false;
-  if (pause && param_bool(c, "cancel_running", &cancel_running)) goto bad;
-  if (json_object_get(c->params, "table")) {
+  bool cancel_running = pause && c->r->cancel_running;
+  if (c->r->table) {
     brid_table *t = param_table(c);
     if (!t) goto bad;
     if (!pause && t->paused_by_config) {
@@ -495,12 +377,12 @@ static json_t *pause_resume(call *c, bool pause) {
     json_decref(running);
   }
   log_notice("%s %s by uid %u (pid %d)", pause ? "paused" : "resumed",
-             json_object_get(c->params, "table") ? json_string_value(json_array_get(done, 0)) : "every table",
+             c->r->table ? json_string_value(json_array_get(done, 0)) : "every table",
              (unsigned)c->peer->uid, (int)c->peer->pid);
   if (!pause) svc_sched_kick(d);
   json_decref(pause ? kept : cancelled); /* the one the reply does not carry */
   return json_pack("{s:o, s:o, s:o}", pause ? "paused" : "resumed", done, pause ? "requeued_jobs" : "kept_paused",
-                   pause ? cancelled : kept, "all", json_boolean(!json_object_get(c->params, "table")));
+                   pause ? cancelled : kept, "all", json_boolean(!c->r->table));
 bad:
   json_decref(done), json_decref(kept);
   return NULL;
@@ -527,59 +409,24 @@ static json_t *m_metrics(call *c) {
 
 /* ------------------------------------------------------------ dispatch */
 
-static const struct {
-  const char *name;
-  json_t *(*fn)(call *c);
-  const char *params; /* accepted names, space separated */
-} METHODS[] = {
-    {"status", m_status, ""},
-    {"tables.list", m_tables_list, "all"},
-    {"tables.get", m_tables_get, "table"},
-    {"jobs.list", m_jobs_list, "table state kind limit before"},
-    {"jobs.get", m_jobs_get, "id"},
-    {"jobs.cancel", m_jobs_cancel, "id"},
-    {"compact", m_compact, "table strategy dry_run target_rows_per_fragment"},
-    {"cleanup", m_cleanup, "table older_than retain_versions grace dry_run"},
-    {"materialize", m_materialize, "table dry_run no_links"},
-    {"verify", m_verify, "table all_versions skip_blobs"},
-    {"pause", m_pause, "table cancel_running"},
-    {"resume", m_resume, "table"},
-    {"reload", m_reload, ""},
-    {"metrics", m_metrics, ""},
+static json_t *(*const METHODS[])(call *c) = {
+    [SVC_M_STATUS] = m_status,           [SVC_M_TABLES_LIST] = m_tables_list, [SVC_M_TABLES_GET] = m_tables_get,
+    [SVC_M_JOBS_LIST] = m_jobs_list,     [SVC_M_JOBS_GET] = m_jobs_get,       [SVC_M_JOBS_CANCEL] = m_jobs_cancel,
+    [SVC_M_COMPACT] = m_compact,         [SVC_M_CLEANUP] = m_cleanup,         [SVC_M_MATERIALIZE] = m_materialize,
+    [SVC_M_VERIFY] = m_verify,           [SVC_M_PAUSE] = m_pause,             [SVC_M_RESUME] = m_resume,
+    [SVC_M_RELOAD] = m_reload,           [SVC_M_METRICS] = m_metrics,
 };
 
-static bool accepts(const char *list, const char *name) {
-  size_t n = strlen(name);
-  for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
-    if ((p == list || p[-1] == ' ') && (p[n] == 0 || p[n] == ' ')) return true;
-  return false;
-}
-
 json_t *svc_api_call(brid *d, const rpc_req *req, const svc_peer *peer, int *code, char *msg, size_t cap) {
+  svc_request r;
+  if ((*code = svc_request_check(req, &r, msg, cap)) != 0) return NULL;
   api_err e = {0};
-  for (size_t i = 0; i < sizeof METHODS / sizeof METHODS[0]; i++) {
-    if (strcmp(METHODS[i].name, req->method) != 0) continue;
-    const char *k;
-    json_t *v;
-    json_object_foreach(req->params, k, v) {
-      if (!accepts(METHODS[i].params, k)) {
-        *code = RPC_INVALID_PARAMS;
-        snprintf(msg, cap, "%s: unknown parameter \"%s\"%s%s%s", req->method, k,
-                 METHODS[i].params[0] ? " (accepted: " : " (it takes none)", METHODS[i].params,
-                 METHODS[i].params[0] ? ")" : "");
-        return NULL;
-      }
-    }
-    call c = {.d = d, .params = req->params, .peer = peer, .method = req->method, .e = &e};
-    json_t *r = METHODS[i].fn(&c);
-    if (!r) {
-      *code = e.code ? e.code : RPC_INTERNAL_ERROR;
-      snprintf(msg, cap, "%s", e.msg[0] ? e.msg : "internal error");
-    }
-    return r;
+  call c = {.d = d, .peer = peer, .r = &r, .e = &e};
+  json_t *res = METHODS[r.method](&c);
+  svc_request_clear(&r);
+  if (!res) {
+    *code = e.code ? e.code : RPC_INTERNAL_ERROR;
+    snprintf(msg, cap, "%s", e.msg[0] ? e.msg : "internal error");
   }
-  *code = RPC_METHOD_NOT_FOUND;
-  snprintf(msg, cap, "no method \"%s\" (methods: status, tables.list, tables.get, jobs.list, jobs.get, jobs.cancel, "
-                     "compact, cleanup, materialize, verify, pause, resume, reload, metrics)", req->method);
-  return NULL;
+  return res;
 }

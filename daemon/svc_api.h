@@ -18,9 +18,10 @@
  * A table is named by its path (any spelling that resolves to the watched
  * root); times are milliseconds since the epoch; sizes are bytes.
  *
- * Main design choice: handlers validate every parameter (unknown names
- * included) before acting, and return either a result or one error with a
- * JSON-RPC code and a message naming the parameter and what was expected,
+ * Main design choice: every parameter (unknown names included) is checked
+ * before a handler acts (svc_request.h, a pure function of the request, so
+ * it is fuzzed alone), and a call returns either a result or one error with
+ * a JSON-RPC code and a message naming the parameter and what was expected,
  * so a caller's typo never runs a default. */
 #ifndef BRI_SVC_API_H
 #define BRI_SVC_API_H

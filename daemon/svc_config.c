@@ -70,6 +70,8 @@ static const key KEYS[] = {
     D("drain_timeout", T_DUR, drain_sec, 0, 86400),
     D("max_request_bytes", T_SIZE, max_request_bytes, 1024, 64 << 20),
     D("max_connections", T_INT, max_connections, 1, 4096),
+    D("request_timeout", T_DUR, request_timeout_sec, 1, 3600),
+    D("idle_timeout", T_DUR, idle_timeout_sec, 1, 86400),
     D("log_level", T_LEVEL, log_level, 0, 0),
     D("max_attempts", T_INT, max_attempts, 1, 1000),
     D("retry_base", T_DUR, retry_base_sec, 1, 86400),
@@ -131,6 +133,8 @@ void svc_config_init(svc_config *c) {
   c->discovery_depth = 3;
   c->max_request_bytes = 64 << 10;
   c->max_connections = 32;
+  c->request_timeout_sec = 10;
+  c->idle_timeout_sec = 60;
   c->log_level = LOG_INFO;
   c->max_attempts = 5;
   c->retry_base_sec = 30;
@@ -151,6 +155,30 @@ void svc_config_free(svc_config *c) {
 }
 
 /* --------------------------------------------------------------- values */
+
+/* Length of the longest valid UTF-8 prefix of s[0..n) (shortest forms, no
+ * surrogates, at most U+10FFFF: what jansson accepts in a JSON string, and
+ * every setting is shown as one). */
+static size_t utf8_valid_prefix(const char *s, size_t n) {
+  const unsigned char *u = (const unsigned char *)s;
+  size_t i = 0;
+  while (i < n) {
+    unsigned c = u[i];
+    size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (!len || len > n - i) return i;
+    uint32_t cp = len == 1 ? c : c & (0x7Fu >> len);
+    for (size_t k = 1; k < len; k++) {
+      if ((u[i + k] & 0xC0) != 0x80) return i;
+      cp = cp << 6 | (u[i + k] & 0x3F);
+    }
+    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      return i;
+    i += len;
+  }
+  return n;
+}
+
+static bool utf8_ok(const char *s) { return !s || utf8_valid_prefix(s, strlen(s)) == strlen(s); }
 
 static bool parse_bool(const char *s, bool *out) {
   static const char *yes[] = {"yes", "true", "on", "1"}, *no[] = {"no", "false", "off", "0"};
@@ -370,21 +398,24 @@ static int on_ini(void *user, const char *section, const char *name, const char 
 }
 
 /* Rewrites every "[table ...]" header to "[table#N]" (see the top). */
-static char *rewrite_sections(const char *text, parse_ctx *x) {
+static char *rewrite_sections(const char *text, size_t n, parse_ctx *x) {
   /* a header is at least 9 bytes ("[table /]") and its replacement at
    * most 8 + 20, so the text grows by less than 19 bytes per 9 */
-  size_t n = strlen(text), cap = 4 * n + 64;
+  size_t cap = 4 * n + 64;
   char *out = malloc(cap);
   if (!out) return NULL;
   size_t o = 0;
-  const char *p = text;
-  while (*p) {
-    const char *eol = strchr(p, '\n');
-    size_t len = eol ? (size_t)(eol - p) : strlen(p);
+  const char *p = text, *end = text + n;
+  while (p < end) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    size_t len = eol ? (size_t)(eol - p) : (size_t)(end - p);
     const char *q = p;
     while (q < p + len && (*q == ' ' || *q == '\t')) q++;
     const char *close = q < p + len && *q == '[' ? memrchr(q, ']', (size_t)(p + len - q)) : NULL;
-    if (close && (size_t)(close - q) > 6 && !strncmp(q + 1, "table", 5) && (q[6] == ' ' || q[6] == '\t' || q[6] == '"')) {
+    /* "[table#...]" as written is taken too, so that it cannot name a
+     * rewritten section (its path "#..." is then refused as relative) */
+    if (close && (size_t)(close - q) > 6 && !strncmp(q + 1, "table", 5) &&
+        (q[6] == ' ' || q[6] == '\t' || q[6] == '"' || q[6] == '#')) {
       char **names = realloc(x->section_names, (x->n_section_names + 1) * sizeof *names);
       if (!names) {
         free(out);
@@ -409,18 +440,19 @@ static char *rewrite_sections(const char *text, parse_ctx *x) {
   return out;
 }
 
-static int parse_file(svc_config *c, const char *path, bri_error *err) {
-  uint8_t *text;
-  size_t len;
-  int rc = bri_read_file(path, 4 << 20, &text, &len, err);
-  if (rc) return bri_error_wrap(err, "reading the configuration");
-  if (memchr(text, 0, len)) {
-    free(text);
-    return bri_error_set(err, BRI_EINVAL, "%s: not a text file (NUL byte)", path);
+/* Parses the len bytes of the file named path. */
+static int parse_text(svc_config *c, const char *path, const char *text, size_t len, bri_error *err) {
+  int rc = 0;
+  if (memchr(text, 0, len)) return bri_error_set(err, BRI_EINVAL, "%s: not a text file (NUL byte)", path);
+  size_t ok = utf8_valid_prefix(text, len);
+  if (ok < len) {
+    int line = 1;
+    for (const char *q = text; (q = memchr(q, '\n', (size_t)(text + ok - q))) != NULL; q++) line++;
+    return bri_error_set(err, BRI_EINVAL, "%s:%d: not UTF-8 text (byte 0x%02x at offset %zu)", path, line,
+                         (unsigned char)text[ok], ok);
   }
   parse_ctx x = {.c = c, .file = path};
-  char *rw = rewrite_sections((const char *)text, &x);
-  free(text);
+  char *rw = rewrite_sections(text, len, &x);
   if (!rw) {
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
     goto out;
@@ -468,6 +500,14 @@ static int validate(svc_config *c, bri_error *err) {
       return bri_error_set(err, BRI_EINVAL, "socket_group: no group named \"%s\"", c->socket_group);
     }
   }
+  /* the settings are shown as JSON (--check-config, status), which holds only UTF-8 */
+  for (size_t i = 0; i < c->n_roots; i++)
+    if (!utf8_ok(c->roots[i])) return bri_error_set(err, BRI_EINVAL, "root %zu: the path is not UTF-8 text", i + 1);
+  if (!utf8_ok(c->socket_path) || !utf8_ok(c->state_path) || !utf8_ok(c->socket_group))
+    return bri_error_set(err, BRI_EINVAL, "socket, state or socket_group: not UTF-8 text");
+  for (size_t i = 0; i < c->n_sections; i++)
+    if (!utf8_ok(c->sections[i].canonical))
+      return bri_error_set(err, BRI_EINVAL, "[table %s]: its real path is not UTF-8 text", c->sections[i].pattern);
   if (c->retry_max_sec < c->retry_base_sec)
     return bri_error_set(err, BRI_EINVAL, "retry_max (%llds) is shorter than retry_base (%llds)",
                          (long long)c->retry_max_sec, (long long)c->retry_base_sec);
@@ -479,11 +519,25 @@ static int validate(svc_config *c, bri_error *err) {
 }
 
 int svc_config_load(svc_config *c, const svc_overrides *ov, bri_error *err) {
+  if (!ov->config_file) return svc_config_load_text(c, ov, NULL, 0, err);
+  uint8_t *text;
+  size_t len;
+  if (bri_read_file(ov->config_file, 4 << 20, &text, &len, err)) {
+    svc_config_init(c);
+    return bri_error_wrap(err, "reading the configuration");
+  }
+  int rc = svc_config_load_text(c, ov, (const char *)text, len, err);
+  free(text);
+  return rc;
+}
+
+int svc_config_load_text(svc_config *c, const svc_overrides *ov, const char *text, size_t len, bri_error *err) {
   svc_config_init(c);
   int rc = 0;
-  if (ov->config_file) {
-    if (!(c->file = strdup(ov->config_file))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-    if (!rc) rc = parse_file(c, ov->config_file, err);
+  if (text) {
+    const char *name = ov->config_file ? ov->config_file : "(configuration)";
+    if (!(c->file = strdup(name))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    if (!rc) rc = parse_text(c, name, text, len, err);
   }
   if (!rc && ov->n_roots) {
     for (size_t i = 0; i < c->n_roots; i++) free(c->roots[i]);
@@ -573,14 +627,16 @@ json_t *svc_config_to_json(const svc_config *c) {
   }
   char mode[8];
   snprintf(mode, sizeof mode, "%04o", c->socket_mode);
-  return json_pack("{s:o, s:o, s:s, s:s, s:o, s:s, s:i, s:I, s:I, s:i, s:I, s:I, s:i, s:s, s:i, s:I, s:I, s:I, s:I, s:o, s:o}",
+  return json_pack("{s:o, s:o, s:s, s:s, s:o, s:s, s:i, s:I, s:I, s:i, s:I, s:I, s:i, s:I, s:I, s:s, s:i, s:I, s:I, s:I, s:I, s:o, s:o}",
                    "file", c->file ? json_string(c->file) : json_null(), "roots", roots, "socket",
                    c->socket_path, "socket_mode", mode, "socket_group",
                    c->socket_group ? json_string(c->socket_group) : json_null(), "state", c->state_path,
                    "workers", c->workers, "debounce", (json_int_t)c->debounce_sec, "sweep_interval",
                    (json_int_t)c->sweep_sec, "discovery_depth", c->discovery_depth, "drain_timeout",
                    (json_int_t)c->drain_sec, "max_request_bytes", (json_int_t)c->max_request_bytes,
-                   "max_connections", c->max_connections, "log_level", svc_log_level_name(c->log_level),
+                   "max_connections", c->max_connections, "request_timeout",
+                   (json_int_t)c->request_timeout_sec, "idle_timeout", (json_int_t)c->idle_timeout_sec,
+                   "log_level", svc_log_level_name(c->log_level),
                    "max_attempts", c->max_attempts, "retry_base", (json_int_t)c->retry_base_sec,
                    "retry_max", (json_int_t)c->retry_max_sec, "history_max_age",
                    (json_int_t)c->history_max_age_sec, "history_max_rows", (json_int_t)c->history_max_rows,

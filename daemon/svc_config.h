@@ -62,6 +62,8 @@ typedef struct svc_config {
   int discovery_depth;
   uint64_t max_request_bytes;
   int max_connections;
+  int64_t request_timeout_sec; /* a started request line must be complete, a queued reply taken, within it */
+  int64_t idle_timeout_sec;    /* a connection without a request for this long is closed */
   int log_level;
   int max_attempts;
   int64_t retry_base_sec, retry_max_sec;
@@ -93,6 +95,10 @@ void svc_config_free(svc_config *c);
  * least one root). On failure *c is left freed and err says which file,
  * line and key, and what was expected. */
 int svc_config_load(svc_config *c, const svc_overrides *ov, bri_error *err);
+/* The same with the file's len bytes given (text NULL: no file);
+ * ov->config_file only names it. svc_config_load reads the file and calls
+ * this, so a fuzzer feeding bytes here takes brid's one parsing path. */
+int svc_config_load_text(svc_config *c, const svc_overrides *ov, const char *text, size_t len, bri_error *err);
 
 /* The policy of the table at root (canonical path). */
 void svc_config_policy_for(const svc_config *c, const char *root, svc_policy *out);

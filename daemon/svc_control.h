@@ -8,8 +8,11 @@
  * error and is disconnected. The socket file's mode (0660 by default) is a
  * first fence, the credential check the one that holds even if the mode is
  * loosened. Every connection is bounded: request line length
- * (max_request_bytes), number of connections (max_connections), and bytes
- * queued for a peer that does not read its replies. */
+ * (max_request_bytes), number of connections (max_connections, lowered to
+ * what the open-file limit leaves; a stalled connection yields its slot to
+ * a newcomer), bytes queued for a peer that does not read its replies (it
+ * is no longer read), lines handled per turn, and time (request_timeout for
+ * a request line or a queued reply, idle_timeout between requests). */
 #ifndef BRI_SVC_CONTROL_H
 #define BRI_SVC_CONTROL_H
 

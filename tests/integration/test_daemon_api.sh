@@ -66,6 +66,15 @@ rc=0; "$BRID" --config "$TMPD/bad2.conf" --check-config >/dev/null 2>"$TMPD/err"
 printf '[daemon]\nroot = %s\nworkers = 2\n[defaults]\nworkers = 3\n' "$TMPD/root" >"$TMPD/bad3.conf"
 rc=0; "$BRID" --config "$TMPD/bad3.conf" --check-config >/dev/null 2>"$TMPD/err" || rc=$?
 [ $rc = 78 ] && grep -q "workers: a daemon key; put it in \[daemon\]" "$TMPD/err" || fail "misplaced key: $(cat "$TMPD/err")"
+# a file that is not UTF-8 (its settings could not be shown as JSON): refused with the line
+printf '[daemon]\nroot = %s/\377\n' "$TMPD/root" >"$TMPD/bad4.conf"
+rc=0; "$BRID" --config "$TMPD/bad4.conf" --check-config >/dev/null 2>"$TMPD/err" || rc=$?
+[ $rc = 78 ] && grep -q "bad4.conf:2: not UTF-8 text (byte 0xff at offset" "$TMPD/err" || fail "not UTF-8: exit $rc: $(cat "$TMPD/err")"
+# "[table#N]" as written is not brid's internal name of the Nth [table PATH] section
+printf '[daemon]\nroot = %s\n[table /t/a]\npaused = yes\n[table#0]\nstrategy = copy\n' "$TMPD/root" >"$TMPD/bad5.conf"
+rc=0; "$BRID" --config "$TMPD/bad5.conf" --check-config >/dev/null 2>"$TMPD/err" || rc=$?
+[ $rc = 78 ] && grep -q "bad5.conf:6: \[table#0\]: the table path must be absolute" "$TMPD/err" ||
+  fail "[table#0]: exit $rc: $(cat "$TMPD/err")"
 rc=0; "$BRID" --check-config >/dev/null 2>"$TMPD/err" || rc=$?
 [ $rc = 78 ] && grep -q "no table root configured" "$TMPD/err" || fail "no root: exit $rc: $(cat "$TMPD/err")"
 # flags override the file; a [table] section longer than libinih's 49-byte section names
@@ -248,6 +257,11 @@ for l in sys.stdin:
   fail "verify: bad boolean"
 [ "$(rpc_raw '{"jsonrpc":"2.0","id":1,"method":"tables.get","params":{}}' | code)" = -32602 ] ||
   fail "tables.get without table"
+# an empty parameter name once made the accepted-names scan loop forever (brid hung)
+[ "$(rpc_raw '{"jsonrpc":"2.0","id":1,"method":"tables.list","params":{"":1}}' | code)" = -32602 ] ||
+  fail "empty parameter name"
+[ "$(rpc_raw '{"jsonrpc":"2.0","id":1,"method":"status","params":{"":1}}' | code)" = -32602 ] ||
+  fail "empty parameter name of a method without params"
 # a notification gets no reply; pipelined requests are answered in order; ids are echoed
 out=$(rpc_raw '{"jsonrpc":"2.0","method":"status"}' '{"jsonrpc":"2.0","id":"a","method":"status"}' \
   'not json' '{"jsonrpc":"2.0","id":3,"method":"jobs.list","params":{"limit":1}}')

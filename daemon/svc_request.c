@@ -1,0 +1,261 @@
+/* svc_request.c: checking a control request's parameters (see
+ * svc_request.h).
+ *
+ * The method table maps each name to the parameter names it accepts and to
+ * its check; a check reads only the params object and fills the request,
+ * so the order of the errors a peer sees is: unknown method, unknown
+ * parameter, then each parameter in the method's order. */
+#include "svc_request.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "compact/execute.h"
+#include "util/duration.h"
+
+typedef struct chk {
+  const json_t *params;
+  svc_request *r;
+  char *msg;
+  size_t cap;
+} chk;
+
+static int fail(chk *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(chk *c, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->msg, c->cap, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+static json_t *get(chk *c, const char *name) { return json_object_get(c->params, name); }
+
+/* params.table: absent is fine unless required. */
+static int param_table(chk *c, bool required) {
+  json_t *v = get(c, "table");
+  if (!v) return required ? fail(c, RPC_INVALID_PARAMS, "params.table is required (a table path)") : 0;
+  if (!json_is_string(v) || !json_string_value(v)[0])
+    return fail(c, RPC_INVALID_PARAMS, "params.table must be a table path (a string)");
+  const char *p = json_string_value(v);
+  if (p[0] != '/') return fail(c, RPC_INVALID_PARAMS, "params.table must be an absolute path, got \"%s\"", p);
+  c->r->table = p;
+  return 0;
+}
+
+static int param_bool(chk *c, const char *name, bool *out) {
+  json_t *v = get(c, name);
+  if (!v) return 0;
+  if (!json_is_boolean(v)) return fail(c, RPC_INVALID_PARAMS, "params.%s must be true or false", name);
+  *out = json_is_true(v);
+  return 0;
+}
+
+/* An integer >= min: 0 absent, 1 given, < 0 an error code. */
+static int param_int(chk *c, const char *name, bool required, json_int_t min, json_int_t *out) {
+  json_t *v = get(c, name);
+  if (!v) return required ? fail(c, RPC_INVALID_PARAMS, "params.%s is required", name) : 0;
+  if (!json_is_integer(v) || json_integer_value(v) < min)
+    return fail(c, RPC_INVALID_PARAMS, "params.%s must be an integer >= %lld", name, (long long)min);
+  *out = json_integer_value(v);
+  return 1;
+}
+
+/* A duration: seconds as an integer, or a string such as "7d". */
+static int param_duration(chk *c, const char *name, json_int_t *out) {
+  json_t *v = get(c, name);
+  if (!v) return 0;
+  if (json_is_integer(v) && json_integer_value(v) >= 0) {
+    *out = json_integer_value(v);
+    return 1;
+  }
+  int64_t s;
+  bri_error err;
+  if (json_is_string(v) && bri_duration_parse(json_string_value(v), name, &s, &err) == 0) {
+    *out = s;
+    return 1;
+  }
+  return fail(c, RPC_INVALID_PARAMS, "params.%s must be a duration (seconds, or a string like \"90s\", \"7d\")", name);
+}
+
+/* The job's params start as {"trigger": "api"}. */
+static int job_params(chk *c) {
+  if (!(c->r->job_params = json_pack("{s:s}", "trigger", "api")))
+    return fail(c, RPC_INTERNAL_ERROR, "out of memory");
+  return 0;
+}
+
+/* Copies a boolean parameter into the job's params when it is true. */
+static int copy_flag(chk *c, const char *name) {
+  bool b = false;
+  int rc = param_bool(c, name, &b);
+  if (!rc && b) json_object_set_new(c->r->job_params, name, json_true());
+  return rc;
+}
+
+/* ------------------------------------------------------------- methods */
+
+static int c_none(chk *c) {
+  (void)c;
+  return 0;
+}
+
+static int c_tables_list(chk *c) { return param_bool(c, "all", &c->r->all); }
+
+static int c_table(chk *c) { return param_table(c, true); }
+
+static int c_jobs_list(chk *c) {
+  bri_jobs_filter *f = &c->r->filter;
+  int rc;
+  if ((rc = param_table(c, false))) return rc;
+  bri_error err;
+  json_t *v;
+  if ((v = get(c, "state"))) {
+    json_t *list = json_is_array(v) ? json_incref(v) : json_pack("[O]", v);
+    if (!list) return fail(c, RPC_INTERNAL_ERROR, "out of memory");
+    size_t i;
+    json_t *s;
+    json_array_foreach(list, i, s) {
+      bri_job_state st;
+      if (!json_is_string(s) || bri_job_state_parse(json_string_value(s), &st, &err)) {
+        json_decref(list);
+        return fail(c, RPC_INVALID_PARAMS,
+                    "params.state must be queued, running, succeeded, failed or cancelled (or a list of them)");
+      }
+      f->state_mask |= 1u << st;
+    }
+    json_decref(list);
+  }
+  if ((v = get(c, "kind"))) {
+    if (!json_is_string(v) || bri_job_kind_parse(json_string_value(v), &f->kind, &err))
+      return fail(c, RPC_INVALID_PARAMS, "params.kind must be compact, cleanup, materialize or verify");
+  }
+  json_int_t x;
+  int r = param_int(c, "limit", false, 1, &x);
+  if (r < 0) return r;
+  if (r) f->limit = x > 10000 ? 10000 : (size_t)x;
+  if ((r = param_int(c, "before", false, 1, &x)) < 0) return r;
+  if (r) f->before_id = x;
+  return 0;
+}
+
+static int c_job_id(chk *c) {
+  json_int_t id = 0;
+  int r = param_int(c, "id", true, 1, &id);
+  if (r < 0) return r;
+  c->r->id = id;
+  return 0;
+}
+
+static int c_compact(chk *c) {
+  int rc;
+  if ((rc = param_table(c, true)) || (rc = job_params(c))) return rc;
+  json_t *v = get(c, "strategy");
+  bri_strategy s;
+  bri_error err;
+  if (v && (!json_is_string(v) || bri_strategy_parse(json_string_value(v), &s, &err)))
+    return fail(c, RPC_INVALID_PARAMS, "params.strategy must be bri, link or copy");
+  if (v) json_object_set(c->r->job_params, "strategy", v);
+  if ((rc = copy_flag(c, "dry_run"))) return rc;
+  json_int_t tr;
+  int r = param_int(c, "target_rows_per_fragment", false, 1, &tr);
+  if (r < 0) return r;
+  if (r) json_object_set_new(c->r->job_params, "target_rows_per_fragment", json_integer(tr));
+  return 0;
+}
+
+static int c_cleanup(chk *c) {
+  int rc;
+  if ((rc = param_table(c, true)) || (rc = job_params(c))) return rc;
+  json_int_t x;
+  int r;
+  if ((r = param_duration(c, "older_than", &x)) < 0) return r;
+  if (r) json_object_set_new(c->r->job_params, "older_than", json_integer(x));
+  if ((r = param_duration(c, "grace", &x)) < 0) return r;
+  if (r) json_object_set_new(c->r->job_params, "grace", json_integer(x));
+  if ((r = param_int(c, "retain_versions", false, 0, &x)) < 0) return r;
+  if (r) json_object_set_new(c->r->job_params, "retain_versions", json_integer(x));
+  return copy_flag(c, "dry_run");
+}
+
+static int c_materialize(chk *c) {
+  int rc;
+  if ((rc = param_table(c, true)) || (rc = job_params(c)) || (rc = copy_flag(c, "dry_run"))) return rc;
+  return copy_flag(c, "no_links");
+}
+
+static int c_verify(chk *c) {
+  int rc;
+  if ((rc = param_table(c, true)) || (rc = job_params(c)) || (rc = copy_flag(c, "all_versions"))) return rc;
+  return copy_flag(c, "skip_blobs");
+}
+
+static int c_pause(chk *c) {
+  int rc = param_bool(c, "cancel_running", &c->r->cancel_running);
+  return rc ? rc : param_table(c, false);
+}
+
+static int c_resume(chk *c) { return param_table(c, false); }
+
+/* ------------------------------------------------------------ dispatch */
+
+static const struct {
+  const char *name;
+  svc_method method;
+  int (*check)(chk *c);
+  const char *params; /* accepted names, space separated */
+} METHODS[] = {
+    {"status", SVC_M_STATUS, c_none, ""},
+    {"tables.list", SVC_M_TABLES_LIST, c_tables_list, "all"},
+    {"tables.get", SVC_M_TABLES_GET, c_table, "table"},
+    {"jobs.list", SVC_M_JOBS_LIST, c_jobs_list, "table state kind limit before"},
+    {"jobs.get", SVC_M_JOBS_GET, c_job_id, "id"},
+    {"jobs.cancel", SVC_M_JOBS_CANCEL, c_job_id, "id"},
+    {"compact", SVC_M_COMPACT, c_compact, "table strategy dry_run target_rows_per_fragment"},
+    {"cleanup", SVC_M_CLEANUP, c_cleanup, "table older_than retain_versions grace dry_run"},
+    {"materialize", SVC_M_MATERIALIZE, c_materialize, "table dry_run no_links"},
+    {"verify", SVC_M_VERIFY, c_verify, "table all_versions skip_blobs"},
+    {"pause", SVC_M_PAUSE, c_pause, "table cancel_running"},
+    {"resume", SVC_M_RESUME, c_resume, "table"},
+    {"reload", SVC_M_RELOAD, c_none, ""},
+    {"metrics", SVC_M_METRICS, c_none, ""},
+};
+
+static bool accepts(const char *list, const char *name) {
+  size_t n = strlen(name);
+  if (!n) return false;
+  for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
+    if ((p == list || p[-1] == ' ') && (p[n] == 0 || p[n] == ' ')) return true;
+  return false;
+}
+
+void svc_request_clear(svc_request *r) {
+  json_decref(r->job_params);
+  memset(r, 0, sizeof *r);
+}
+
+int svc_request_check(const rpc_req *req, svc_request *out, char *msg, size_t cap) {
+  memset(out, 0, sizeof *out);
+  for (size_t i = 0; i < sizeof METHODS / sizeof METHODS[0]; i++) {
+    if (strcmp(METHODS[i].name, req->method) != 0) continue;
+    const char *k;
+    json_t *v;
+    json_object_foreach(req->params, k, v) {
+      if (!accepts(METHODS[i].params, k)) {
+        snprintf(msg, cap, "%s: unknown parameter \"%s\"%s%s%s", req->method, k,
+                 METHODS[i].params[0] ? " (accepted: " : " (it takes none)", METHODS[i].params,
+                 METHODS[i].params[0] ? ")" : "");
+        return RPC_INVALID_PARAMS;
+      }
+    }
+    out->method = METHODS[i].method;
+    chk c = {.params = req->params, .r = out, .msg = msg, .cap = cap};
+    int rc = METHODS[i].check(&c);
+    if (rc) svc_request_clear(out);
+    return rc;
+  }
+  snprintf(msg, cap, "no method \"%s\" (methods: status, tables.list, tables.get, jobs.list, jobs.get, jobs.cancel, "
+                     "compact, cleanup, materialize, verify, pause, resume, reload, metrics)", req->method);
+  return RPC_METHOD_NOT_FOUND;
+}
