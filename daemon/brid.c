@@ -25,7 +25,6 @@
 #include "svc_config.h"
 #include "svc_control.h"
 #include "svc_daemon.h"
-#include "svc_failpoint.h"
 #include "svc_log.h"
 #include "svc_notify.h"
 #include "svc_recover.h"
@@ -33,6 +32,7 @@
 #include "svc_watch.h"
 #include "svc_worker.h"
 #include "util/duration.h"
+#include "util/failpoint.h"
 
 #define EXIT_CONFIG 78 /* EX_CONFIG: sysexits.h */
 #define HARD_STOP_MS 15000
@@ -242,6 +242,23 @@ static int early_exit(brid *d, int code) {
   return code;
 }
 
+/* A failpoint about to crash or stop brid says so in brid's log first. */
+static void log_failpoint(const char *name, const char *action, long pass) {
+  log_warn("failpoint %s: %s (pass %ld)", name, action, pass);
+}
+
+/* BRI_FAILPOINTS (util/failpoint.h), read before any thread exists: a test
+ * armed this daemon on purpose, so a malformed value stops start-up and an
+ * armed one is logged, never silent. */
+static int arm_failpoints(bri_error *err) {
+  int rc = bri_failpoint_init(err);
+  if (rc) return rc;
+  bri_failpoint_set_notify(log_failpoint);
+  const char *spec = getenv("BRI_FAILPOINTS");
+  if (spec && *spec) log_warn("failpoints armed (BRI_FAILPOINTS=%s): this daemon is under test", spec);
+  return 0;
+}
+
 static int check_config(const svc_config *c) {
   int warnings = 0;
   for (size_t i = 0; i < c->n_roots; i++) {
@@ -346,7 +363,11 @@ int main(int argc, char **argv) {
   }
   signal(SIGPIPE, SIG_IGN);
   svc_log_set_level(d->cfg.log_level);
-  svc_failpoint_init();
+  if (arm_failpoints(&err)) {
+    fprintf(stderr, "brid: %s\n", err.msg);
+    svc_config_free(&d->cfg);
+    return early_exit(d, EXIT_CONFIG);
+  }
   d->started_ms = brid_now_ms();
   int exit_code = 1;
 

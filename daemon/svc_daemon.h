@@ -15,7 +15,8 @@
  *   svc_recover    what a crashed or failed job left on disk
  *   svc_control    the Unix socket server      svc_api   its methods
  *   svc_metrics    Prometheus text             svc_notify  systemd
- *   svc_failpoint  crash points armed by tests */
+ * Failpoints (crash and fault injection for the tests) are libbri's
+ * (util/failpoint.h), armed through BRI_FAILPOINTS for brid as for brictl. */
 #ifndef BRI_SVC_DAEMON_H
 #define BRI_SVC_DAEMON_H
 

@@ -21,9 +21,9 @@
 #include "compact/plan.h"
 #include "lance/table/table.h"
 #include "lance/table/version.h"
-#include "svc_failpoint.h"
 #include "svc_log.h"
 #include "svc_sched.h"
+#include "util/failpoint.h"
 #include "util/fsutil.h"
 
 #define RESCAN_DELAY_MS 1000
@@ -241,7 +241,7 @@ static void on_dir_event(uv_fs_event_t *h, const char *name, int events, int sta
 }
 
 static void watch_table(brid_table *t) {
-  if (t->watching || svc_failpoint_armed("watch.no_inotify")) return;
+  if (t->watching || bri_failpoint_armed("watch.no_inotify")) return;
   char p[PATH_MAX];
   snprintf(p, sizeof p, "%s/_versions", t->root);
   int e = uv_fs_event_start(&t->ev, on_table_event, p, 0);
@@ -369,7 +369,7 @@ static void watch_dir(brid *d, const char *path) {
     d->dirs[d->n_dirs++] = w;
   }
   w->present = true;
-  if (!w->watching && !svc_failpoint_armed("watch.no_inotify")) {
+  if (!w->watching && !bri_failpoint_armed("watch.no_inotify")) {
     int rc = uv_fs_event_start(&w->ev, on_dir_event, path, 0);
     if (rc) log_warn("%s: cannot watch for new tables: %s; relying on the periodic sweep", path, uv_strerror(rc));
     else w->watching = true;

@@ -12,11 +12,11 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 
 #include "cleanup/cleanup.h"
 #include "compact/execute.h"
-#include "svc_failpoint.h"
 #include "svc_log.h"
 #include "svc_recover.h"
 #include "svc_sched.h"
@@ -49,6 +49,7 @@ struct svc_pool {
   svc_worker *w;
   uv_async_t async;
   bool async_open;
+  atomic_bool store_failed; /* a job's end could not be recorded */
   int64_t last_status_ms;
 };
 
@@ -72,7 +73,6 @@ static void on_progress(void *user, uint64_t rows_done, uint64_t rows_total, uin
   w->prog.updated_ms = brid_now_ms();
   pthread_mutex_unlock(&w->pool->mu);
   uv_async_send(&w->pool->async);
-  svc_failpoint("compact.progress");
 }
 
 static bool on_cancelled(void *user) {
@@ -92,12 +92,33 @@ static int on_journal(void *user, const char *path, bri_error *err) {
   svc_worker *w = user;
   size_t n = strlen(path);
   const char *kind = n > 6 && !strcmp(path + n - 6, ".lance") ? "data" : "sidecar";
-  int rc = bri_jobs_journal_add(w->pool->store, w->job.id, path, kind, err);
-  if (!rc) svc_failpoint("compact.journal");
-  return rc;
+  return bri_jobs_journal_add(w->pool->store, w->job.id, path, kind, err);
 }
 
 /* ------------------------------------------------------------- endings */
+
+/* A job's end is written to the store with a few tries (a busy or briefly
+ * failing disk). If it still cannot be written, the job stays "running" in
+ * the store and would hold its table's slot for good: the pool raises
+ * store_failed and the loop stops brid (exit status 1), so that the service
+ * manager restarts it and recovery settles the job, crash-only style. */
+#define RECORD_TRIES 5
+
+static bool recorded(svc_worker *w, int rc, int try, const char *what, const bri_error *err) {
+  if (!rc) return true;
+  if (try + 1 < RECORD_TRIES) {
+    log_warn("job %lld (%s %s): cannot record %s (try %d of %d): %s", (long long)w->job.id,
+             bri_job_kind_name(w->job.kind), w->job.root, what, try + 1, RECORD_TRIES, err->msg);
+    struct timespec ts = {0, 100000000L << try};
+    while (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    nanosleep(&ts, NULL);
+    return false;
+  }
+  log_err("job %lld (%s %s): cannot record %s: %s; stopping brid (its restart settles the job)",
+          (long long)w->job.id, bri_job_kind_name(w->job.kind), w->job.root, what, err->msg);
+  atomic_store(&w->pool->store_failed, true);
+  return true;
+}
 
 static void finish(svc_worker *w, bri_job_state st, json_t *result, const char *error,
                    uint64_t written, uint64_t reused) {
@@ -106,22 +127,29 @@ static void finish(svc_worker *w, bri_job_state st, json_t *result, const char *
   bri_jobs_outcome o = {.state = st, .result_json = res, .error = error, .bytes_written = written,
                         .bytes_reused = reused};
   bri_error err;
-  if (bri_jobs_finish(s, w->job.id, &o, &err))
-    log_err("job %lld (%s %s): cannot record its end: %s", (long long)w->job.id,
-            bri_job_kind_name(w->job.kind), w->job.root, err.msg);
+  for (int try = 0; !recorded(w, bri_jobs_finish(s, w->job.id, &o, &err), try, "its end", &err); try++) {
+  }
   free(res);
   json_decref(result);
+}
+
+/* Errors worth another attempt after the backoff: a concurrent writer won,
+ * an I/O error (a full disk, a flaky mount), memory. Corrupt or unsupported
+ * input fails at once: retrying cannot change the bytes. */
+static bool transient(int rc) {
+  return rc == BRI_ECONFLICT || rc == BRI_ETAKEN || rc == BRI_EIO || rc == BRI_ENOMEM;
 }
 
 static void retry(svc_worker *w, const char *why) {
   bri_job_state st;
   int64_t nb = 0;
   bri_error err;
-  if (bri_jobs_retry_later(w->pool->store, w->job.id, why, &st, &nb, &err)) {
-    log_err("job %lld (%s %s): cannot requeue it: %s", (long long)w->job.id,
-            bri_job_kind_name(w->job.kind), w->job.root, err.msg);
-    return;
+  int rc;
+  for (int try = 0;
+       !recorded(w, rc = bri_jobs_retry_later(w->pool->store, w->job.id, why, &st, &nb, &err), try, "a retry", &err);
+       try++) {
   }
+  if (rc) return;
   if (st == BRI_JOB_QUEUED)
     log_notice("job %lld (%s %s): %s; retrying in %llds", (long long)w->job.id,
                bri_job_kind_name(w->job.kind), w->job.root, why,
@@ -215,7 +243,7 @@ static void run_compact(svc_worker *w, json_t *params) {
   } else {
     roll_back(w);
     int why = atomic_load(&w->cancel);
-    if (rc == BRI_ECONFLICT) {
+    if (transient(rc)) {
       retry(w, err.msg);
     } else if (rc == BRI_ECANCELLED && why == CANCEL_SHUTDOWN) {
       retry(w, "interrupted: brid is shutting down");
@@ -266,8 +294,12 @@ static void run_cleanup(svc_worker *w, json_t *params) {
   bri_error err = {0};
   int rc = bri_cleanup_run(w->job.root, &p, on_clean, &c, &st, &err);
   if (rc) {
-    log_err("job %lld (cleanup %s) failed: %s", (long long)w->job.id, w->job.root, err.msg);
-    finish(w, BRI_JOB_FAILED, NULL, err.msg, 0, 0);
+    if (transient(rc)) {
+      retry(w, err.msg);
+    } else {
+      log_err("job %lld (cleanup %s) failed: %s", (long long)w->job.id, w->job.root, err.msg);
+      finish(w, BRI_JOB_FAILED, NULL, err.msg, 0, 0);
+    }
     return;
   }
   json_t *kinds = json_object();
@@ -304,7 +336,7 @@ static void run_materialize(svc_worker *w, json_t *params) {
   int rc = bri_materialize_table(w->job.root, &o, &rep, &err);
   if (rc) {
     roll_back(w);
-    if (rc == BRI_ECONFLICT) {
+    if (transient(rc)) {
       retry(w, err.msg);
     } else {
       log_err("job %lld (materialize %s) failed: %s", (long long)w->job.id, w->job.root, err.msg);
@@ -435,6 +467,10 @@ static void on_async(uv_async_t *h) {
     freed++;
   }
   pthread_mutex_unlock(&p->mu);
+  if (atomic_load(&p->store_failed) && !p->d->draining) {
+    p->d->exit_code = 1;
+    brid_shutdown(p->d);
+  }
   if (freed) {
     svc_sched_kick(p->d);
     brid_worker_idle(p->d);

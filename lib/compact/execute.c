@@ -396,7 +396,7 @@ static int after_rows(run *r, bin_ctx *b, uint64_t rows) {
   if (r->hooks && r->hooks->progress)
     r->hooks->progress(r->hooks->user, r->rows_done, r->rows_total, bri_file_writer_bytes(b->w));
   if (cancelled(r)) return bri_error_set(r->err, BRI_ECANCELLED, "%s: compaction cancelled", r->t->root);
-  return 0;
+  return bri_failpoint("compact.after_rows", r->err);
 }
 
 /* Appends the visible rows of the open fragment, decoded in batches: every

@@ -17,8 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Every failpoint compiled into libbri. Keep in step with the calls: the unit
- * test greps lib/ for bri_failpoint("...") and compares with this list. */
+/* Every failpoint compiled into libbri and brid. Keep in step with the calls:
+ * the unit test greps lib/ and daemon/ for bri_failpoint("...") and compares
+ * with this list. */
 static const bri_failpoint_info REGISTRY[] = {
     /* commit: lib/lance/table/commit.c, bri_commit */
     {"commit.before_txn_fsync", "lib/lance/table/commit.c", "compact,materialize,clone,gen",
@@ -54,6 +55,9 @@ static const bri_failpoint_info REGISTRY[] = {
      "a path was recorded (and handed to the journal callback); its file or directory does "
      "not exist yet"},
     /* compaction: lib/compact/execute.c */
+    {"compact.after_rows", "lib/compact/execute.c", "compact", BRI_FP_EIO_FAILS,
+     "a batch of rows (or a page-copied fragment) was appended to the open output data file, "
+     "which is journaled and partly written"},
     {"compact.after_bin", "lib/compact/execute.c", "compact", BRI_FP_EIO_FAILS,
      "one output data file and its sidecars are written and fsynced"},
     {"compact.before_commit", "lib/compact/execute.c", "compact", BRI_FP_EIO_FAILS,
@@ -92,6 +96,10 @@ static const bri_failpoint_info REGISTRY[] = {
      "the journal entry is durable; the file it names does not exist yet"},
     {"jobs.before_finish", "lib/jobs/queue.c", "jobs", BRI_FP_EIO_FAILS,
      "the job's work is done (committed or rolled back); its final state is not recorded"},
+    /* brid: daemon/svc_watch.c */
+    {"watch.no_inotify", "daemon/svc_watch.c", "brid", BRI_FP_SWITCH,
+     "a switch: brid watches no _versions/ directory, as on a filesystem without inotify, and "
+     "finds new commits by its periodic sweep alone"},
 };
 
 #define N_REGISTRY (sizeof REGISTRY / sizeof REGISTRY[0])
@@ -110,7 +118,7 @@ const bri_failpoint_info *bri_failpoint_find(const char *name) {
 
 /* ------------------------------------------------------------ armed set */
 
-typedef enum { ACT_ABORT, ACT_EXIT, ACT_EIO, ACT_ENOSPC, ACT_STOP, ACT_DELAY } action;
+typedef enum { ACT_ABORT, ACT_EXIT, ACT_EIO, ACT_ENOSPC, ACT_STOP, ACT_DELAY, ACT_ON } action;
 
 #define MAX_ARMED 16
 
@@ -182,7 +190,15 @@ static int parse(const char *spec, bri_error *err) {
         break;
       }
     }
-    if (!strcmp(act, "abort")) a->act = ACT_ABORT;
+    if ((fi->eio == BRI_FP_SWITCH) != !strcmp(act, "on")) {
+      rc = bri_error_set(err, BRI_EINVAL, fi->eio == BRI_FP_SWITCH
+                         ? "BRI_FAILPOINTS: %s is a switch: its only action is \"on\""
+                         : "BRI_FAILPOINTS: %s: \"on\" is for switches; this failpoint takes "
+                           "abort, exit, eio, enospc, stop or delay:MS", tok);
+      break;
+    }
+    if (!strcmp(act, "on")) a->act = ACT_ON;
+    else if (!strcmp(act, "abort")) a->act = ACT_ABORT;
     else if (!strcmp(act, "exit")) a->act = ACT_EXIT;
     else if (!strcmp(act, "eio")) a->act = ACT_EIO;
     else if (!strcmp(act, "enospc")) a->act = ACT_ENOSPC;
@@ -265,6 +281,8 @@ int bri_failpoint_pass(const char *name, bri_error *err) {
       }
       break;
     }
+    case ACT_ON:
+      break;
     case ACT_EIO:
       rc = bri_error_set(err, BRI_EIO, "failpoint %s: injected I/O error", name);
       break;

@@ -17,6 +17,8 @@
  *   stop       the calling thread sleeps forever, so that a test can kill -9
  *              the process with the step's files on disk
  *   delay:MS   sleep MS milliseconds, then go on
+ *   on         for switches (BRI_FP_SWITCH) only, and the only action they
+ *              take: the code asks bri_failpoint_armed instead of passing
  * @N restricts the action to the Nth pass of that entry (1-based); without it
  * every pass acts. abort, exit and stop first write one line to stderr,
  * "failpoint NAME: ACTION (pass N)", through the notify hook below (the one
@@ -33,8 +35,9 @@
  * the registry of failpoint.c (bri_failpoint_count / bri_failpoint_info_at):
  * the crash matrix (tests/reliability) iterates over it. Arming a name that
  * the registry lacks is refused, and the unit test checks that each
- * bri_failpoint("...") call in lib/ names a registered failpoint and that
- * each registered failpoint is called somewhere. */
+ * bri_failpoint("...") call in lib/ and daemon/ names a registered
+ * failpoint and that each registered failpoint is used where it says. brid
+ * reads the same variable at start-up and refuses to start on a bad one. */
 #ifndef BRI_FAILPOINT_H
 #define BRI_FAILPOINT_H
 
@@ -48,12 +51,15 @@ typedef enum bri_failpoint_eio {
   BRI_FP_EIO_FAILS,   /* the operation fails and removes what it created */
   BRI_FP_EIO_IGNORED, /* after the point of no return (a committed version,
                          a best-effort step): eio/enospc change nothing */
+  BRI_FP_SWITCH,      /* not a step but a switch that changes behaviour
+                         (bri_failpoint_armed): armed with "on" only */
 } bri_failpoint_eio;
 
 typedef struct bri_failpoint_info {
   const char *name;       /* "layer.step" */
   const char *file;       /* source file that passes it */
-  const char *reached_by; /* comma list: compact, cleanup, materialize, clone, gen, jobs */
+  const char *reached_by; /* comma list: compact, cleanup, materialize, clone, gen, jobs
+                             (brid's job store), brid (the daemon alone) */
   bri_failpoint_eio eio;
   const char *what;       /* the state on disk when it fires */
 } bri_failpoint_info;

@@ -105,9 +105,9 @@ cleanup_interval = 0
 batch_rows = 1
 EOF
 # compactions of blobs.lance take 8 batches x 400 ms: long enough to watch and cancel
-export BRID_FAILPOINTS=compact.progress=delay:400
+export BRI_FAILPOINTS=compact.after_rows=delay:400
 brid_start pub/api --config "$TMPD/api.conf" --debounce 1h
-unset BRID_FAILPOINTS
+unset BRI_FAILPOINTS
 B=$TMPD/root/blobs.lance P=$TMPD/root/plain.lance V=$TMPD/root/v21.lance
 
 ctl status --json >"$TMPD/st.json" || fail "status failed"

@@ -19,7 +19,7 @@ mkdir -p "$TMPD/src"
 make_tables "$TMPD/src" --tables blobs --blob-batches 4:4:16K,10:4:100K >/dev/null
 lance_read "$TMPD/src/blobs.lance" --json >"$TMPD/lance_before.json"
 
-for case in bri:compact.progress=10 copy:compact.progress=10 copy:compact.journal=3; do
+for case in bri:compact.after_rows=stop@10 copy:compact.after_rows=stop@10 copy:jobs.after_journal_add=stop@3; do
   strategy=${case%%:*} fp=${case#*:}
   root=$TMPD/$strategy.${fp%%=*}
   mkdir -p "$root"
@@ -36,8 +36,8 @@ batch_rows = 2
 cleanup_interval = 0
 EOF
   # 1. stop the worker after its 10th batch, then kill brid
-  BRID_FAILPOINTS=$fp brid_start "$name" --config "$TMPD/$name.conf" --debounce 1
-  wait_until 30 log_has "stopped at failpoint ${fp%%=*}" || fail "$name: the compaction never reached the failpoint"
+  BRI_FAILPOINTS=$fp brid_start "$name" --config "$TMPD/$name.conf" --debounce 1
+  wait_until 30 log_has "failpoint ${fp%%=*}: stop" || fail "$name: the compaction never reached the failpoint"
   ctl jobs --json >"$TMPD/jobs.json"
   J=$(jget 'd["jobs"][0]["id"]' <"$TMPD/jobs.json")
   [ "$(jget 'd["jobs"][0]["state"]' <"$TMPD/jobs.json")" = running ] || fail "$name: job not running"
@@ -46,7 +46,7 @@ EOF
   existing=0
   while read -r p; do [ -e "$p" ] && existing=$((existing + 1)); done <"$TMPD/outputs.txt"
   [ $existing -ge 1 ] || fail "$name: no journaled output exists yet"
-  if [ $name = copy.compact.progress ]; then
+  if [ $name = copy.compact.after_rows ]; then
     grep -qv '\.lance$' "$TMPD/outputs.txt" || fail "copy: no sidecar output journaled: $(cat "$TMPD/outputs.txt")"
   fi
   brid_kill9

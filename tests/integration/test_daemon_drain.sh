@@ -29,7 +29,7 @@ state_is() { ctl job "$1" --json | grep -q "\"state\": \"$2\""; }
 
 # 1. the job finishes within the drain timeout (8 batches x 250 ms)
 conf 30s
-BRID_FAILPOINTS=compact.progress=delay:250 brid_start drain --config "$TMPD/d.conf"
+BRI_FAILPOINTS=compact.after_rows=delay:250 brid_start drain --config "$TMPD/d.conf"
 J=$(ctl compact "$TMPD/root/a.lance" --json | jget 'd["job"]')
 wait_until 10 running "$J" || fail "job $J did not start"
 kill -TERM "$BRID_PID"
@@ -41,7 +41,7 @@ echo "ok drain: job finished"
 
 # 2. past the drain timeout: stopped at a safe point, requeued, finished after the restart
 conf 1s
-BRID_FAILPOINTS=compact.progress=delay:400 brid_start drain --config "$TMPD/d.conf"
+BRI_FAILPOINTS=compact.after_rows=delay:400 brid_start drain --config "$TMPD/d.conf"
 K=$(ctl compact "$TMPD/root/b.lance" --json | jget 'd["job"]')
 wait_until 10 running "$K" || fail "job $K did not start"
 before=$(cd "$F/blobs.lance" && find . -type f | sort)

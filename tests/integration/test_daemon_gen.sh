@@ -42,7 +42,7 @@ echo "ok inotify"
 
 # the sweep alone (failpoint switch watch.no_inotify: no fs watch at all)
 printf '[daemon]\nroot = %s\nsweep_interval = 2s\n' "$TMPD/root" >"$TMPD/sweep.conf"
-BRID_FAILPOINTS=watch.no_inotify=1 brid_start sweep --config "$TMPD/sweep.conf" --debounce 1
+BRI_FAILPOINTS=watch.no_inotify=on brid_start sweep --config "$TMPD/sweep.conf" --debounce 1
 [ "$(ctl status --json | jget 'd["tables"]["inotify_watches"]')" = 0 ] || fail "inotify watches with watch.no_inotify"
 T=$TMPD/root/nfs.lance
 "$BRICTL" gen "$T" --fragments 3 --rows 5 --blob-sizes 1K,100K >/dev/null

@@ -31,17 +31,17 @@ batch_rows = 1
 auto_compact = no
 EOF
 # a previous session dies in the middle of a compaction
-BRID_FAILPOINTS=compact.progress=3 brid_start vg --config "$TMPD/vg.conf" --debounce 1
-wait_until 20 log_has "stopped at failpoint" || fail "no compaction reached the failpoint"
+BRI_FAILPOINTS=compact.after_rows=stop@3 brid_start vg --config "$TMPD/vg.conf" --debounce 1
+wait_until 20 log_has "failpoint compact.after_rows: stop" || fail "no compaction reached the failpoint"
 brid_kill9
 cp -a "$F/blobs.lance" "$F/v21.lance" "$TMPD/root/"
 cp -a "$F/blobs.lance" "$TMPD/root/slow.lance"
 
-export BRID_FAILPOINTS=compact.progress=delay:200
+export BRI_FAILPOINTS=compact.after_rows=delay:200
 BRID_PREFIX="valgrind -q --leak-check=full --show-leak-kinds=definite,indirect,possible \
   --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=99 --log-file=$TMPD/valgrind.txt"
 brid_start vg --config "$TMPD/vg.conf" --debounce 1
-unset BRID_FAILPOINTS
+unset BRI_FAILPOINTS
 readlink "/proc/$BRID_PID/exe" | grep -q memcheck || fail "brid does not run under valgrind: $(readlink "/proc/$BRID_PID/exe")"
 log_has "recovery: 1 interrupted job\\(s\\): 1 requeued" || fail "no recovery under valgrind"
 B=$TMPD/root/blobs.lance
@@ -81,6 +81,15 @@ rc=0; setpriv --reuid=65534 --regid=65534 --clear-groups "$BRICTL" status --sock
 [ $rc = 3 ] || fail "wrong uid: exit $rc"
 rc=0; brid_stop || rc=$?
 [ $rc = 0 ] || { cat "$TMPD/valgrind.txt" >&2; fail "brid under valgrind exited $rc (99: valgrind found errors or leaks)"; }
+# valgrind 3.19 does not know openat2 (syscall 437) and answers ENOSYS, which
+# brid takes as an old kernel (it walks the path itself): not a problem of brid's
+python3 - "$TMPD/valgrind.txt" <<'EOF'
+import re, sys
+p = sys.argv[1]
+text = open(p).read()
+text = re.sub(r"--\d+-- WARNING: unhandled amd64-linux syscall: 437\n(--\d+-- [^\n]*\n){4}", "", text)
+open(p, "w").write(text)
+EOF
 if [ -s "$TMPD/valgrind.txt" ]; then
   cat "$TMPD/valgrind.txt" >&2
   fail "valgrind reported problems"

@@ -130,6 +130,9 @@ START_TEST(test_parse_errors) {
       {"commit.before_link=eio@x", "BRI_FAILPOINTS: commit.before_link: \"@x\" is not a pass number"},
       {"commit.before_link=delay:abc", "unknown action \"delay:abc\""},
       {"writer.write=eio,commit.before_lnk=abort", "unknown failpoint \"commit.before_lnk\""},
+      {"watch.no_inotify=abort", "watch.no_inotify is a switch: its only action is \"on\""},
+      {"watch.no_inotify=1", "watch.no_inotify is a switch: its only action is \"on\""},
+      {"writer.write=on", "writer.write: \"on\" is for switches"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     bri_error err = {0};
@@ -246,6 +249,19 @@ START_TEST(test_stop_then_kill) {
 }
 END_TEST
 
+/* a switch is armed with "on": it is then armed, and passing it does nothing */
+START_TEST(test_switch_on) {
+  ck_assert(!bri_failpoint_armed("watch.no_inotify"));
+  arm("watch.no_inotify=on");
+  ck_assert(bri_failpoint_armed("watch.no_inotify"));
+  ck_assert(!bri_failpoint_armed("writer.write"));
+  bri_error err = {0};
+  ck_assert_int_eq(bri_failpoint("watch.no_inotify", &err), 0);
+  ck_assert_int_eq(bri_failpoint("writer.write", &err), 0);
+  ck_assert_int_eq(bri_failpoint_find("watch.no_inotify")->eio, BRI_FP_SWITCH);
+}
+END_TEST
+
 /* ------------------------------------------------------------ registry */
 
 START_TEST(test_registry_matches_source) {
@@ -268,9 +284,10 @@ START_TEST(test_registry_matches_source) {
     free(quoted), free(text), free(path);
   }
   ck_assert_ptr_null(bri_failpoint_info_at(n));
-  /* every bri_failpoint("...") call in lib/ names a registered failpoint */
-  char *cmd = bri_strdupf("grep -rhoE 'bri_failpoint\\(\"[^\"]*\"' '%s/lib' --include=*.c "
-                          "--exclude=failpoint.c", src);
+  /* every bri_failpoint("...") or bri_failpoint_armed("...") call in lib/
+   * and daemon/ names a registered failpoint */
+  char *cmd = bri_strdupf("grep -rhoE 'bri_failpoint(_armed)?\\(\"[^\"]*\"' '%s/lib' '%s/daemon' "
+                          "--include=*.c --exclude=failpoint.c", src, src);
   FILE *f = popen(cmd, "r");
   ck_assert_ptr_nonnull(f);
   char line[256];
@@ -279,7 +296,7 @@ START_TEST(test_registry_matches_source) {
     char *q = strchr(line, '"'), *e = q ? strchr(q + 1, '"') : NULL;
     ck_assert_ptr_nonnull(e);
     *e = 0;
-    ck_assert_msg(bri_failpoint_find(q + 1), "lib/ passes unregistered failpoint %s", q + 1);
+    ck_assert_msg(bri_failpoint_find(q + 1), "lib/ or daemon/ passes unregistered failpoint %s", q + 1);
     calls++;
   }
   pclose(f);
@@ -611,6 +628,7 @@ static Suite *failpoint_suite(void) {
   tcase_add_test(tc, test_delay);
   tcase_add_test(tc, test_abort_and_exit);
   tcase_add_test(tc, test_stop_then_kill);
+  tcase_add_test(tc, test_switch_on);
   tcase_add_test(tc, test_registry_matches_source);
   tcase_add_test(tc, test_commit_eio_leaves_nothing);
   tcase_add_test(tc, test_commit_after_link_eio_commits);
