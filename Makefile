@@ -2,7 +2,7 @@
 #   make                 build brictl (and brid) into build/bin
 #   make check           install dependencies, build, run unit + interop tests
 #   make check SANITIZE=1  the same under ASan+UBSan (separate build-san/ tree)
-#   make reliability     the full crash matrix and a 10-minute soak (SOAK_SECONDS)
+#   make reliability     the full crash matrices and a 10-minute soak (SOAK_SECONDS)
 #   make fuzz            build libFuzzer harnesses with clang and run each
 #                        FUZZ_SECONDS (default 60) on a copy of its seed corpus
 #   make demo            compact a demo table (see README)
@@ -118,12 +118,16 @@ unit: all $(TEST_BIN)
 interop: all
 	@scripts/run-tests.sh $(BUILD) interop
 
-# The full crash matrix (every failpoint, every action) and a 10-minute soak;
-# make check runs the fast subset (tests/interop/test_crash_matrix.sh, test_soak.sh).
+# The full crash matrices (every failpoint, every action; through brictl and
+# through brid) and a 10-minute soak; make check runs the fast subsets
+# (tests/interop/test_crash_matrix.sh, tests/integration/test_daemon_crash_matrix.sh,
+# tests/interop/test_soak.sh).
 reliability: deps
 	@$(MAKE) --no-print-directory all
 	@BRI_SOURCE_DIR=$(CURDIR) BRI_BUILD=$(CURDIR)/$(BUILD) BRICTL=$(CURDIR)/$(BUILD)/bin/brictl \
 	  ORACLE_NODE_DIR=$(CURDIR)/.deps/node LANCEDB_LOG=error bash tests/reliability/crash_matrix.sh
+	@BRI_SOURCE_DIR=$(CURDIR) BRI_BUILD=$(CURDIR)/$(BUILD) BRICTL=$(CURDIR)/$(BUILD)/bin/brictl \
+	  ORACLE_NODE_DIR=$(CURDIR)/.deps/node LANCEDB_LOG=error bash tests/reliability/brid_matrix.sh
 	@BRI_SOURCE_DIR=$(CURDIR) BRI_BUILD=$(CURDIR)/$(BUILD) BRICTL=$(CURDIR)/$(BUILD)/bin/brictl \
 	  ORACLE_NODE_DIR=$(CURDIR)/.deps/node LANCEDB_LOG=error bash tests/reliability/soak.sh $(or $(SOAK_SECONDS),600)
 

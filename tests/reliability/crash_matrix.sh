@@ -3,7 +3,7 @@
 # that brictl's offline commands pass through, armed in turn while the
 # command runs on a fresh copy of a blob table, then the table is judged.
 #
-#   tests/reliability/crash_matrix.sh [--fast] [--only REGEX] [--keep-going]
+#   tests/reliability/crash_matrix.sh [--fast] [--only REGEX]
 #
 # Tables (built once, copied for every case; all with Inline, Packed and
 # Dedicated Blob v2 values, deleted rows, and a tag "old" on version 3):
@@ -37,8 +37,8 @@
 # abort, exit and eio; enospc for the write failpoints), on the first command
 # that reaches it. Full (make reliability): every failpoint on every command
 # that reaches it, with every action, plus @3 variants of failpoints passed
-# many times. Failpoints that only the daemon reaches (jobs.*) are listed as
-# such (tests/unit/test_failpoint.c covers them). A failpoint that no command
+# many times. Failpoints that only brid reaches (jobs.*) are listed as such
+# (tests/reliability/brid_matrix.sh covers them). A failpoint that no command
 # reaches fails the run: the registry and the instrumentation disagree.
 # Prints one line per case and a summary; exit status 1 on any failure.
 set -euo pipefail
@@ -46,13 +46,12 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_oracle
 
-FAST=0 ONLY="" KEEP_GOING=0
+FAST=0 ONLY=""
 while [ $# -gt 0 ]; do
   case $1 in
     --fast) FAST=1 ;;
     --only) ONLY=$2; shift ;;
-    --keep-going) KEEP_GOING=1 ;;
-    *) echo "usage: crash_matrix.sh [--fast] [--only REGEX] [--keep-going]" >&2; exit 2 ;;
+    *) echo "usage: crash_matrix.sh [--fast] [--only REGEX]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -61,107 +60,9 @@ START=$SECONDS
 CASE=$TMPD/case
 TAG_V=3
 FX=$TMPD/fx
-mkdir -p "$FX"
 build_refs
-
-# ------------------------------------------------------------------ fixtures
-make_tables "$FX/gen" --tables blobs --blob-batches 2:6:300,2:5:6K,1:3:80K \
-  --inline-threshold 1024 --dedicated-threshold 65536 \
-  --blob-delete "(id % 5 = 2 AND id < 12) OR id = 23" >/dev/null
-mv "$FX/gen/blobs.lance" "$FX/stock.lance"
-lance_ops "$FX/stock.lance" tag old $TAG_V >/dev/null
-lance_read "$FX/stock.lance" --json >"$FX/ref_stock.json"
-lance_ops "$FX/stock.lance" read --version old >"$FX/ref_v3.json"
-"$BRICTL" scan "$FX/stock.lance" --json >"$FX/s.json"
-same_read "$FX/ref_stock.json" "$FX/s.json" || fail "fixture: brictl scan differs from LanceDB"
-"$BRICTL" scan "$FX/stock.lance" --version $TAG_V --json >"$FX/s.json"
-same_read "$FX/ref_v3.json" "$FX/s.json" || fail "fixture: brictl scan --version $TAG_V differs from LanceDB"
-
-cp -a "$FX/stock.lance" "$FX/bri.lance"
-"$BRICTL" compact "$FX/bri.lance" --strategy bri >/dev/null
-"$BRICTL" gen "$FX/bri.lance" --fragments 2 --rows 5 --blob-sizes 300,6K,80K,null \
-  --inline-threshold 1024 --dedicated-threshold 65536 >/dev/null
-"$BRICTL" scan "$FX/bri.lance" --json >"$FX/ref_bri.json"
-latest_has_bri "$FX/bri.lance" || fail "fixture: the bri table carries no BRI"
-
-cp -a "$FX/stock.lance" "$FX/linked.lance"
-"$BRICTL" compact "$FX/linked.lance" --strategy link >/dev/null
-lance_read "$FX/linked.lance" --json >"$FX/ref_linked.json"
-same_read "$FX/ref_stock.json" "$FX/ref_linked.json" || fail "fixture: the linked table reads differently"
-for t in stock bri linked; do
-  "$BRICTL" verify "$FX/$t.lance" --all-versions >/dev/null || fail "fixture $t does not verify"
-done
-# every fixture file is older than what the cases will write
-sleep 1
-
-declare -A CMD_FX CMD_ARGS
-CMD_FX[compact-bri]=stock;   CMD_ARGS[compact-bri]="compact @ --strategy bri"
-CMD_FX[compact-link]=stock;  CMD_ARGS[compact-link]="compact @ --strategy link"
-CMD_FX[compact-copy]=stock;  CMD_ARGS[compact-copy]="compact @ --strategy copy"
-CMD_FX[compact-bri2]=bri;    CMD_ARGS[compact-bri2]="compact @ --strategy bri"
-CMD_FX[materialize]=bri;     CMD_ARGS[materialize]="materialize @"
-CMD_FX[cleanup]=bri;         CMD_ARGS[cleanup]="cleanup @ --older-than 0"
-CMD_FX[cleanup-stock]=linked; CMD_ARGS[cleanup-stock]="cleanup @ --older-than 0"
-
-# registry: "name reached_by eio" per failpoint, in registry order
-mapfile -t REGISTRY < <("$PY" - "$REPO/lib/util/failpoint.c" <<'EOF'
-import re, sys
-text = open(sys.argv[1]).read()
-for m in re.finditer(r'\{"([a-z_]+\.[a-z_]+)",\s*"[^"]+",\s*"([^"]*)",\s*BRI_FP_EIO_(\w+)', text):
-    print(m.group(1), m.group(2), m.group(3).lower())
-EOF
-)
-[ ${#REGISTRY[@]} -ge 20 ] || fail "could not read the failpoint registry (${#REGISTRY[@]} entries)"
-
-candidates() { # commands that may reach a failpoint, from its reached_by list
-  local out="" r
-  for r in ${1//,/ }; do
-    case $r in
-      compact) out+=" compact-bri compact-link compact-copy compact-bri2" ;;
-      materialize) out+=" materialize" ;;
-      cleanup) out+=" cleanup cleanup-stock" ;;
-    esac
-  done
-  echo $out
-}
-
-RESULTS=$TMPD/results
-: >"$RESULTS"
-FAILED=0 CASES=0
-note() { echo "$*" | tee -a "$RESULTS"; }
-
-# check_state TABLE FIXTURE WHEN: verify, latest reads, tagged version reads
-check_state() {
-  local t=$1 fx=$2 when=$3 out=$CASE/read.json
-  if ! "$BRICTL" verify "$t" --all-versions >"$CASE/verify.out" 2>&1; then
-    sed 's/^/      /' "$CASE/verify.out" | head -20
-    echo "verify --all-versions fails $when"; return 1
-  fi
-  if ! "$BRICTL" scan "$t" --json >"$out" 2>"$CASE/scan.err"; then
-    echo "brictl scan fails $when: $(head -3 "$CASE/scan.err")"; return 1
-  fi
-  same_read "$FX/ref_$fx.json" "$out" || { echo "brictl reads other rows or bytes $when"; return 1; }
-  local stock=0
-  latest_has_bri "$t" || stock=1
-  if [ $stock = 1 ]; then
-    if ! lance_read "$t" --json >"$out" 2>"$CASE/lance.err"; then
-      echo "LanceDB cannot read the table $when: $(tail -1 "$CASE/lance.err" | cut -c1-200)"; return 1
-    fi
-    same_read "$FX/ref_$fx.json" "$out" || { echo "LanceDB reads other rows or bytes $when"; return 1; }
-  fi
-  if ! "$BRICTL" scan "$t" --version $TAG_V --json >"$out" 2>"$CASE/scan.err"; then
-    echo "the tagged version $TAG_V cannot be read $when: $(head -3 "$CASE/scan.err")"; return 1
-  fi
-  same_read "$FX/ref_v3.json" "$out" || { echo "the tagged version reads differently $when"; return 1; }
-  # LanceDB opens the latest version first: it refuses the whole table while
-  # the latest carries the BRI flag (by design), so only then is it asked
-  if [ $FAST = 0 ] && [ $stock = 1 ]; then
-    lance_ops "$t" read --version old >"$out" 2>"$CASE/lance.err" ||
-      { echo "LanceDB cannot read the tagged version $when: $(tail -1 "$CASE/lance.err" | cut -c1-200)"; return 1; }
-    same_read "$FX/ref_v3.json" "$out" || { echo "LanceDB reads the tagged version differently $when"; return 1; }
-  fi
-  return 0
-}
+build_fixtures
+read_registry
 
 # run_case FAILPOINT EIO_KIND COMMAND ACTION: 0 passed, 1 failed, 3 not reached
 run_case() {
@@ -233,77 +134,20 @@ run_case() {
   return 0
 }
 
-# one_case FP KIND CMD ACTION: runs, records, returns run_case's status
-one_case() {
-  local out st=0
-  out=$(run_case "$@") || st=$?
-  if [ $st = 3 ]; then return 3; fi
-  CASES=$((CASES + 1))
-  if [ $st = 0 ]; then
-    note "ok   $1 [$3, $4]: $out"
-  else
-    FAILED=$((FAILED + 1))
-    note "FAIL $1 [$3, $4]: $out"
-    if [ "${KEEP_TMP:-0}" = 1 ]; then cp -a "$CASE" "$TMPD/failed-$1-$3-${4//[:@]/_}"; fi
-    [ $KEEP_GOING = 1 ] || [ $FAST = 1 ] || true
-  fi
-  return $st
-}
-
-write_fp() { # failpoints where an injected error is a failed write
-  case $1 in writer.write|writer.before_fsync|blobout.before_copy|commit.before_txn_fsync|commit.before_manifest_fsync) return 0 ;; esac
-  return 1
-}
-repeat_fp() { # failpoints passed many times by one command
-  case $1 in outputs.after_record|blobout.after_link|cleanup.before_delete|cleanup.after_delete|materialize.after_place) return 0 ;; esac
-  return 1
-}
-
-idx=0
-for entry in "${REGISTRY[@]}"; do
-  read -r fp reached kind <<<"$entry"
-  [ -z "$ONLY" ] || [[ $fp =~ $ONLY ]] || continue
-  cmds=$(candidates "$reached")
-  if [ -z "$cmds" ]; then
-    note "n/a  $fp: reached by $reached only (not an offline brictl command; tests/unit/test_failpoint.c)"
-    continue
-  fi
-  idx=$((idx + 1))
-  reached_by=""
+actions_for() { # FP KIND IDX
   if [ $FAST = 1 ]; then
-    actions=(abort exit eio)
-    action=${actions[$((idx % 3))]}
-    [ "$kind" = ignored ] && [ $action = eio ] && action=abort
-    write_fp "$fp" && action=enospc
-    # rotate the candidates so that the strategies share the work
-    read -ra c <<<"$cmds"
-    n=${#c[@]}
-    for ((k = 0; k < n; k++)); do
-      cmd=${c[$(((idx + k) % n))]}
-      st=0; one_case "$fp" "$kind" "$cmd" "$action" || st=$?
-      if [ $st != 3 ]; then reached_by=$cmd; break; fi
-    done
+    local rot=(abort exit eio) act
+    act=${rot[$(($3 % 3))]}
+    [ "$2" = ignored ] && [ $act = eio ] && act=abort
+    write_fp "$1" && act=enospc
+    echo $act
   else
-    for cmd in $cmds; do
-      st=0; one_case "$fp" "$kind" "$cmd" abort || st=$?
-      [ $st = 3 ] && continue
-      reached_by+=" $cmd"
-      acts="exit stop eio"
-      write_fp "$fp" && acts+=" enospc"
-      repeat_fp "$fp" && acts+=" abort@3 eio@3"
-      for a in $acts; do
-        st=0; one_case "$fp" "$kind" "$cmd" "$a" || st=$?
-        [ $st = 3 ] && note "--   $fp [$cmd, $a]: not reached (fewer passes)"
-      done
-    done
+    local acts="abort exit stop eio"
+    write_fp "$1" && acts+=" enospc"
+    repeat_fp "$1" && acts+=" abort@3 eio@3"
+    echo $acts
   fi
-  if [ -z "$reached_by" ]; then
-    FAILED=$((FAILED + 1))
-    note "FAIL $fp: no command reached it (candidates: $cmds)"
-  fi
-done
+}
 
-echo
-echo "crash matrix$([ $FAST = 1 ] && echo " (fast)"): $CASES cases, $FAILED failed, $((SECONDS - START)) s"
-[ $FAILED = 0 ] || fail "$FAILED crash-matrix cases failed"
+run_matrix "crash matrix" "" "brid alone: brid_matrix.sh covers it"
 pass
