@@ -148,31 +148,27 @@ static bool refs_has(const refs *r, const char *path) {
 }
 
 /* Paths journaled by brid are absolute and inside the table; anything else
- * is refused rather than removed. */
-static bool inside(const char *root, const char *path) {
-  size_t n = strlen(root);
-  if (strncmp(path, root, n) != 0 || path[n] != '/' || !path[n + 1]) return false;
-  return strstr(path + n, "/../") == NULL && strcmp(path + strlen(path) - 3, "/..") != 0;
-}
-
+ * is refused rather than removed. The removal resolves the path beneath the
+ * table root without following links (util/fsutil.h), so that a directory
+ * swapped for a link since the crash cannot send it elsewhere. */
 static int remove_path(const char *root, const char *path, bri_error *err) {
-  if (!inside(root, path))
+  const char *rel = bri_path_below(root, path);
+  if (!rel)
     return bri_error_set(err, BRI_EINVAL, "journaled output %s is not inside its table %s: left in place",
                          path, root);
-  struct stat st;
-  if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : bri_error_errno(err, "lstat", path);
-  if (S_ISDIR(st.st_mode)) {
-    if (rmdir(path) == 0 || errno == ENOENT) return 0;
-    if (errno == ENOTEMPTY || errno == EEXIST) {
-      /* a directory the job created holds files it did not journal: keep
-       * them (cleanup's reachability decides later) rather than guess */
-      log_warn("%s: directory still holds files that are not in the job's journal; left in place", path);
-      return 0;
-    }
-    return bri_error_errno(err, "rmdir", path);
+  int dfd;
+  int rc = bri_dir_open(root, &dfd, err);
+  if (rc) return rc == BRI_ENOTFOUND ? 0 : rc; /* the table is gone, and its outputs with it */
+  rc = bri_remove_beneath(dfd, root, rel, err);
+  if (rc && (errno == ENOTEMPTY || errno == EEXIST)) {
+    /* a directory the job created holds files it did not journal: keep
+     * them (cleanup's reachability decides later) rather than guess */
+    log_warn("%s: directory still holds files that are not in the job's journal; left in place", path);
+    rc = 0;
   }
-  if (unlink(path) == 0 || errno == ENOENT) return 0;
-  return bri_error_errno(err, "unlink", path);
+  if (rc == BRI_ENOTFOUND) rc = 0;
+  close(dfd);
+  return rc;
 }
 
 static int64_t since_of(const bri_jobs_job *job) {

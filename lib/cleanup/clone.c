@@ -412,6 +412,7 @@ static int prepare_dst(run *r, const char *dst, const char *abs_src) {
   if (!strncmp(abs, abs_src, sl) && (abs[sl] == 0 || abs[sl] == '/'))
     return bri_error_set(r->err, BRI_EINVAL, "%s: the clone cannot live inside its source %s", dst, abs_src);
   if (!(r->dst.root = strdup(abs))) return bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  r->out.root = r->dst.root; /* the spelling output paths are built from */
   r->dst.naming = BRI_NAMING_V2;
   return 0;
 }

@@ -561,6 +561,7 @@ int bri_materialize_table(const char *root, const bri_materialize_options *o,
   r.out.journal = opts.journal, r.out.user = opts.journal_user;
   int rc = bri_table_open(root, &r.t, err);
   if (rc) return rc;
+  r.out.root = r.t->root; /* the spelling output paths are built from */
   if ((rc = bri_dir_open(r.t->root, &r.root_fd, err)) != 0) {
     bri_table_close(r.t);
     return rc;

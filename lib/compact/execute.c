@@ -646,6 +646,7 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   bri_rewrite_group *groups = NULL;
   uint64_t *old_ids = NULL;
   int rc = bri_table_open(root, &r.t, err);
+  if (!rc) r.out.root = r.t->root; /* the spelling output paths are built from */
   if (!rc) rc = bri_table_load(r.t, 0, &r.m, err);
   if (rc) goto out;
   const Lance__Table__Manifest *m = r.m->pb;

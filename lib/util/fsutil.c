@@ -531,6 +531,12 @@ int bri_mkdir_beneath(int dirfd, const char *dirpath, const char *relpath, mode_
   return in_parent(AT_MKDIR, dirfd, dirpath, relpath, (int)mode, err);
 }
 
+int bri_remove_beneath(int dirfd, const char *dirpath, const char *relpath, bri_error *err) {
+  int rc = in_parent(AT_UNLINK, dirfd, dirpath, relpath, 0, err);
+  if (rc && errno == EISDIR) rc = in_parent(AT_UNLINK, dirfd, dirpath, relpath, AT_REMOVEDIR, err);
+  return rc;
+}
+
 /* The source of a link or a copy: opened beneath sfd, a regular file. */
 static int open_source(int sfd, const char *sdir, const char *srel, int *in, struct stat *st,
                        bri_error *err) {

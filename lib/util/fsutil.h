@@ -108,6 +108,11 @@ void bri_beneath_force_walk(bool on);
 int bri_unlink_beneath(int dirfd, const char *dirpath, const char *relpath, int flags,
                        bri_error *err);
 
+/* Removes relpath whether it is a file or an (empty) directory: unlink,
+ * then rmdir when it is a directory; same resolution and errors (errno
+ * ENOTEMPTY for a directory that is not empty). */
+int bri_remove_beneath(int dirfd, const char *dirpath, const char *relpath, bri_error *err);
+
 /* Creates directory relpath (its parent resolved as above). errno EEXIST
  * when it exists. */
 int bri_mkdir_beneath(int dirfd, const char *dirpath, const char *relpath, mode_t mode,

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "util/failpoint.h"
+#include "util/fsutil.h"
 
 int bri_outputs_add(bri_outputs *o, const char *path, bri_error *err) {
   if (o->n == o->cap) {
@@ -21,8 +22,15 @@ int bri_outputs_add(bri_outputs *o, const char *path, bri_error *err) {
 }
 
 void bri_outputs_roll_back(bri_outputs *o) {
-  for (size_t i = o->n; i-- > 0;)
-    if (unlink(o->paths[i]) != 0) rmdir(o->paths[i]);
+  int dfd = -1;
+  bri_error e;
+  if (o->root && bri_dir_open(o->root, &dfd, &e) != 0) dfd = -1;
+  for (size_t i = o->n; i-- > 0;) {
+    const char *rel = dfd >= 0 ? bri_path_below(o->root, o->paths[i]) : NULL;
+    if (rel) bri_remove_beneath(dfd, o->root, rel, &e);
+    else if (unlink(o->paths[i]) != 0) rmdir(o->paths[i]); /* the root itself (a clone's) */
+  }
+  if (dfd >= 0) close(dfd);
   bri_outputs_clear(o);
 }
 

@@ -19,6 +19,10 @@ typedef struct bri_outputs {
   size_t n, cap;
   bri_journal_fn journal; /* may be NULL */
   void *user;
+  const char *root; /* may be NULL; when set, a path below it is removed
+                       beneath it (util/fsutil.h: no link on the way is
+                       followed), so that a directory swapped for a link
+                       after the files were made cannot redirect a removal */
 } bri_outputs;
 
 /* Records path (call it before creating the file or directory). */

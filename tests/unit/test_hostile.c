@@ -27,6 +27,7 @@
 #include "lance/table/table.h"
 #include "testutil.h"
 #include "util/fsutil.h"
+#include "util/outputs.h"
 
 static char *tmp, *root, *outside;
 
@@ -739,6 +740,34 @@ START_TEST(test_u64seq_decode_wrapping_count) {
 }
 END_TEST
 
+/* A rollback resolves its recorded paths beneath the root: an output
+ * directory swapped for a link after its files were made does not send the
+ * removal of those files elsewhere (the link itself, inside the table, goes;
+ * what it points at stays), and unswapped outputs are removed as before. */
+START_TEST(test_outputs_roll_back_stays_beneath) {
+  char *dir = bri_path_join(root, "data/out_x"), *file = bri_path_join(dir, "a.blob");
+  char *plain = bri_path_join(root, "data/out_y.lance");
+  bri_outputs o = {0};
+  o.root = root;
+  bri_error err = {0};
+  ck_assert_int_eq(bri_outputs_add(&o, plain, &err), 0);
+  bri_write_bytes(plain, "y", 1);
+  ck_assert_int_eq(bri_outputs_add(&o, dir, &err), 0);
+  ck_assert_int_eq(mkdir(dir, 0755), 0);
+  ck_assert_int_eq(bri_outputs_add(&o, file, &err), 0);
+  bri_write_bytes(file, "payload", 7);
+  char *moved = swap_for_link(dir, "out_x");
+  char *victim = bri_path_join(moved, "a.blob");
+  bri_outputs_roll_back(&o);
+  struct stat st;
+  ck_assert_msg(stat(victim, &st) == 0, "the rollback followed the link and removed %s", victim);
+  ck_assert_int_eq(lstat(dir, &st), -1); /* the link inside the table is gone */
+  ck_assert_int_eq(lstat(plain, &st), -1);
+  bri_outputs_free(&o);
+  free(victim), free(moved), free(plain), free(file), free(dir);
+}
+END_TEST
+
 static Suite *hostile_suite(void) {
   Suite *s = suite_create("hostile");
   TCase *tc = tcase_create("hostile");
@@ -754,6 +783,7 @@ static Suite *hostile_suite(void) {
   tcase_add_test(tc, test_beneath_openat2_and_walk_agree);
   tcase_add_test(tc, test_materialize_refuses_symlinks);
   tcase_add_test(tc, test_deep_clone_refuses_symlinks);
+  tcase_add_test(tc, test_outputs_roll_back_stays_beneath);
   tcase_add_test(tc, test_bri_blob_dir_dotdot_refused);
   tcase_add_test(tc, test_datafile_path_dotdot_refused);
   tcase_add_test(tc, test_versions_row_count_overflow);
