@@ -120,7 +120,7 @@ static void on_drain_deadline(uv_timer_t *h) {
     stop_running(d, why);
     return;
   }
-  /* A job that ignores cancellation (a cleanup has no safe point) or is
+  /* A job that ignores cancellation (a verify has no safe point) or is
    * stuck in I/O: leave it running in the store; the next start-up's
    * recovery rolls it back or finds its commit. */
   log_err("drain: %d job(s) did not stop within %ds more; exiting without them", busy, HARD_STOP_MS / 1000);

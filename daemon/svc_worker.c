@@ -172,6 +172,24 @@ static void roll_back(svc_worker *w) {
              w->job.root, removed, kept);
 }
 
+/* The end of an attempt that did not succeed (its outputs rolled back): a
+ * cancellation for shutdown and transient errors go back to the queue, a
+ * cancellation on request ends the job cancelled, anything else fails it. */
+static void end_unsucceeded(svc_worker *w, int rc, const bri_error *err) {
+  const char *kind = bri_job_kind_name(w->job.kind);
+  if (rc == BRI_ECANCELLED && atomic_load(&w->cancel) == CANCEL_SHUTDOWN) {
+    retry(w, "interrupted: brid is shutting down");
+  } else if (rc == BRI_ECANCELLED) {
+    log_notice("job %lld (%s %s): cancelled", (long long)w->job.id, kind, w->job.root);
+    finish(w, BRI_JOB_CANCELLED, NULL, "cancelled on request", 0, 0);
+  } else if (transient(rc)) {
+    retry(w, err->msg);
+  } else {
+    log_err("job %lld (%s %s) failed: %s", (long long)w->job.id, kind, w->job.root, err->msg);
+    finish(w, BRI_JOB_FAILED, NULL, err->msg, 0, 0);
+  }
+}
+
 static void clear_journal(svc_worker *w) {
   bri_error err;
   if (bri_jobs_journal_clear(w->pool->store, w->job.id, &err))
@@ -242,18 +260,7 @@ static void run_compact(svc_worker *w, json_t *params) {
     finish(w, BRI_JOB_SUCCEEDED, compact_result(&q, &rep), NULL, written, rep.payload_bytes_reused);
   } else {
     roll_back(w);
-    int why = atomic_load(&w->cancel);
-    if (transient(rc)) {
-      retry(w, err.msg);
-    } else if (rc == BRI_ECANCELLED && why == CANCEL_SHUTDOWN) {
-      retry(w, "interrupted: brid is shutting down");
-    } else if (rc == BRI_ECANCELLED) {
-      log_notice("job %lld (compact %s): cancelled", (long long)w->job.id, w->job.root);
-      finish(w, BRI_JOB_CANCELLED, NULL, "cancelled on request", 0, 0);
-    } else {
-      log_err("job %lld (compact %s) failed: %s", (long long)w->job.id, w->job.root, err.msg);
-      finish(w, BRI_JOB_FAILED, NULL, err.msg, 0, 0);
-    }
+    end_unsucceeded(w, rc, &err);
   }
   json_decref(rep.plan);
 }
@@ -288,18 +295,14 @@ static void run_cleanup(svc_worker *w, json_t *params) {
       p.grace_sec = json_integer_value(v);
     if ((v = json_object_get(params, "dry_run"))) p.dry_run = json_is_true(v);
   }
+  p.cancelled = on_cancelled, p.cancel_user = w;
   set_phase(w, "cleaning");
   clean_ctx c = {w, 0};
   bri_cleanup_stats st;
   bri_error err = {0};
   int rc = bri_cleanup_run(w->job.root, &p, on_clean, &c, &st, &err);
   if (rc) {
-    if (transient(rc)) {
-      retry(w, err.msg);
-    } else {
-      log_err("job %lld (cleanup %s) failed: %s", (long long)w->job.id, w->job.root, err.msg);
-      finish(w, BRI_JOB_FAILED, NULL, err.msg, 0, 0);
-    }
+    end_unsucceeded(w, rc, &err);
     return;
   }
   json_t *kinds = json_object();
@@ -330,18 +333,14 @@ static void run_materialize(svc_worker *w, json_t *params) {
   if (params && (v = json_object_get(params, "no_links"))) o.no_links = json_is_true(v);
   o.journal = on_journal;
   o.journal_user = w;
+  o.cancelled = on_cancelled, o.cancel_user = w;
   set_phase(w, "materializing");
   bri_materialize_report rep;
   bri_error err = {0};
   int rc = bri_materialize_table(w->job.root, &o, &rep, &err);
   if (rc) {
     roll_back(w);
-    if (transient(rc)) {
-      retry(w, err.msg);
-    } else {
-      log_err("job %lld (materialize %s) failed: %s", (long long)w->job.id, w->job.root, err.msg);
-      finish(w, BRI_JOB_FAILED, NULL, err.msg, 0, 0);
-    }
+    end_unsucceeded(w, rc, &err);
     return;
   }
   clear_journal(w);

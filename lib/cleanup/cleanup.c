@@ -136,6 +136,8 @@ static void pace(run *r) {
 static int remove_file(run *r, bri_cleanup_kind kind, const char *path, uint64_t bytes) {
   if (!r->p->dry_run) {
     pace(r);
+    if (r->p->cancelled && r->p->cancelled(r->p->cancel_user))
+      return bri_error_set(r->err, BRI_ECANCELLED, "%s: cleanup cancelled before deleting %s", r->t->root, path);
     int rc = bri_failpoint("cleanup.before_delete", r->err);
     if (rc) return bri_error_wrap(r->err, "deleting %s", path);
     const char *rel = bri_path_below(r->t->root, path);

@@ -33,6 +33,11 @@ typedef struct bri_cleanup_policy {
   double max_deletes_per_sec;  /* 0: unlimited */
   bool dry_run;                /* report what would go, delete nothing */
   int64_t now;                 /* seconds since the epoch; 0: the clock */
+  /* polled before each deletion (may be NULL): true stops the run with
+   * BRI_ECANCELLED; what is deleted by then stays deleted, and every version
+   * still listed is whole (manifests go first, their files after) */
+  bool (*cancelled)(void *user);
+  void *cancel_user;
 } bri_cleanup_policy;
 
 void bri_cleanup_policy_default(bri_cleanup_policy *p);

@@ -85,6 +85,8 @@ static int place(run *r, const char *src, const char *base, const char *dst, dev
     bytes = (uint64_t)st.st_size;
     linked = !r->o->no_links && st.st_dev == dst_dev;
   } else {
+    if (r->o->cancelled && r->o->cancelled(r->o->cancel_user))
+      return bri_error_set(r->err, BRI_ECANCELLED, "%s: materialize cancelled", r->t->root);
     const char *drel = bri_path_below(r->t->root, dst), *srel = NULL, *sdir = NULL;
     if (!drel) return bri_error_set(r->err, BRI_EINVAL, "%s is not in the table %s", dst, r->t->root);
     int sfd = -1, own_fd = -1;

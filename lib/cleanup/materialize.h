@@ -32,6 +32,10 @@ typedef struct bri_materialize_options {
   int max_attempts;          /* commit attempts per group (lost races, conflicts); 0: 20 */
   bri_journal_fn journal;    /* told every path before it is created (may be NULL) */
   void *journal_user;
+  /* polled before each file is placed (may be NULL): true stops with
+   * BRI_ECANCELLED, removing what the uncommitted round placed */
+  bool (*cancelled)(void *user);
+  void *cancel_user;
 } bri_materialize_options;
 
 typedef struct bri_materialize_report {

@@ -4,7 +4,10 @@
 #  - past drain_timeout the job is asked to stop at its next safe point, goes
 #    back to the queue (attempt outcome "retried", its outputs removed), brid
 #    exits 0, and the next start runs it to success;
-#  - brid keeps answering status while it drains.
+#  - brid keeps answering status while it drains;
+#  - cleanup and materialize jobs stop at their next safe point too: a
+#    cancelled materialize leaves the table as it was, a cleanup interrupted
+#    by the drain is requeued and finishes after the restart.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -57,4 +60,31 @@ brid_start drain --config "$TMPD/d.conf"
 wait_until 20 state_is "$K" succeeded || fail "job $K did not succeed after the restart"
 brid_stop || fail "brid exited non-zero"
 echo "ok drain: job requeued and finished after the restart"
+
+# 3. cleanup and materialize: cancelled on request / stopped by the drain
+cp -a "$F/blobs.lance" "$TMPD/root/c.lance"
+cp -a "$F/blobs.lance" "$TMPD/root/d.lance"
+"$BRICTL" compact "$TMPD/root/c.lance" --strategy copy >/dev/null
+"$BRICTL" compact "$TMPD/root/d.lance" --strategy bri >/dev/null
+find "$TMPD/root/c.lance" -exec touch -h -d 2020-01-01 {} + # old enough for any rule
+before_d=$(cd "$TMPD/root/d.lance" && find . | sort)
+BRI_FAILPOINTS=cleanup.before_delete=delay:400,materialize.after_place=delay:400 brid_start drain --config "$TMPD/d.conf"
+C=$(ctl cleanup "$TMPD/root/c.lance" --older-than 0 --grace 0 --json | jget 'd["job"]')
+M=$(ctl materialize "$TMPD/root/d.lance" --json | jget 'd["job"]')
+wait_until 10 state_is "$C" running || fail "cleanup job $C did not start"
+wait_until 10 state_is "$M" running || fail "materialize job $M did not start"
+ctl cancel "$M" >/dev/null || fail "cancel $M"
+wait_until 10 state_is "$M" cancelled || fail "materialize job $M was not cancelled: $(ctl job "$M")"
+[ "$(cd "$TMPD/root/d.lance" && find . | sort)" = "$before_d" ] || fail "the cancelled materialize left files"
+t0=$SECONDS
+brid_stop || fail "brid exited non-zero after a drain timeout"
+[ $((SECONDS - t0)) -lt 10 ] || fail "the drain took $((SECONDS - t0)) s: the cleanup did not stop at a safe point"
+log_has "job $C \(cleanup .*interrupted: brid is shutting down; retrying" || fail "the cleanup was not requeued"
+brid_start drain --config "$TMPD/d.conf"
+wait_until 20 state_is "$C" succeeded || fail "cleanup job $C did not succeed after the restart"
+M2=$(ctl materialize "$TMPD/root/d.lance" --json | jget 'd["job"]')
+wait_until 20 state_is "$M2" succeeded || fail "materialize job $M2 did not succeed"
+brid_stop || fail "brid exited non-zero"
+for t in c d; do "$BRICTL" verify "$TMPD/root/$t.lance" --all-versions >/dev/null || fail "$t.lance does not verify"; done
+echo "ok drain: materialize cancelled without a trace, cleanup stopped at a safe point and finished after the restart"
 pass
