@@ -18,6 +18,9 @@
 #include "svc_notify.h"
 #include "svc_worker.h"
 
+/* after a failed claim (a busy or failing job store) */
+#define CLAIM_RETRY_MS 1000
+
 static bool notify_enabled;
 
 static void on_sched_timer(uv_timer_t *h) { svc_sched_kick(h->data); }
@@ -45,8 +48,12 @@ void svc_sched_kick(brid *d) {
     memset(&job, 0, sizeof job);
     int claimed = 0;
     if (bri_jobs_claim_next(d->store, &job, &claimed, &err)) {
-      log_err("claiming the next job: %s", err.msg);
-      break;
+      /* the job stays queued: nothing else may come to kick again */
+      log_err("claiming the next job: %s; trying again in %ds", err.msg, CLAIM_RETRY_MS / 1000);
+      uv_timer_stop(&d->sched_timer);
+      uv_timer_start(&d->sched_timer, on_sched_timer, CLAIM_RETRY_MS, 0);
+      svc_status_update(d, false);
+      return;
     }
     if (!claimed) break;
     brid_table *t = table_of(d, job.root);

@@ -87,7 +87,8 @@ int bri_jobs_set_commit_intent(bri_jobs_store *s, int64_t job_id, const char *tx
     rc = jobs_run(s, step, err,
                   "UPDATE jobs SET commit_uuid = ?, commit_read_version = ? WHERE id = ?", "tii",
                   txn_uuid, (int64_t)read_version, job_id);
-  return end_durable(s, rc, step, &job, err);
+  rc = end_durable(s, rc, step, &job, err);
+  return rc ? rc : bri_failpoint("jobs.after_commit_intent", err);
 }
 
 int bri_jobs_journal_list(bri_jobs_store *s, int64_t job_id, bri_jobs_output **out, size_t *n,

@@ -121,6 +121,7 @@ int bri_jobs_claim_next(bri_jobs_store *s, bri_jobs_job *job, int *claimed, bri_
                   "SELECT id, attempts, owner, started_at FROM jobs WHERE id = ?",
                   "i", id);
   if (!rc) rc = jobs_get_locked(s, id, job, err);
+  if (!rc) rc = bri_failpoint("jobs.before_claim", err);
   if (!rc) rc = jobs_commit(s, step, err);
   if (!rc) *claimed = 1;
 out:

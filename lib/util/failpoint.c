@@ -90,6 +90,12 @@ static const bri_failpoint_info REGISTRY[] = {
     {"materialize.before_commit", "lib/cleanup/materialize.c", "materialize", BRI_FP_EIO_FAILS,
      "a round's new data files and sidecar directories are placed and fsynced, not committed"},
     /* job store: lib/jobs/journal.c, lib/jobs/queue.c */
+    {"jobs.before_claim", "lib/jobs/queue.c", "jobs", BRI_FP_EIO_FAILS,
+     "a queued job is marked running with its attempt recorded, not yet committed (eio: the "
+     "claim is rolled back and the job stays queued)"},
+    {"jobs.after_commit_intent", "lib/jobs/journal.c", "jobs", BRI_FP_EIO_FAILS,
+     "a compaction's commit intent (transaction uuid, read version) is durable; its Rewrite is "
+     "not committed yet"},
     {"jobs.before_journal_add", "lib/jobs/journal.c", "jobs", BRI_FP_EIO_FAILS,
      "about to journal an output path (nothing recorded yet)"},
     {"jobs.after_journal_add", "lib/jobs/journal.c", "jobs", BRI_FP_EIO_FAILS,
