@@ -61,6 +61,12 @@ def check(cond, msg):
         FAILED.append(msg)
         print("  FAILED: " + msg, flush=True)
 
+def expect_running(s, f, when):
+    """status on connection s (replies read from f) says brid is running"""
+    s.sendall(STATUS)
+    r = json.loads(f.readline())
+    check(r.get("result", {}).get("state") == "running", "status %s: %r" % (when, r))
+
 def finish():
     check(alive(), "brid (pid %d) is not running" % PID)
     if FAILED:
@@ -317,9 +323,7 @@ def flood_main():
     check(after <= base, "brid fds did not go back to %d (%d)" % (base, after))
     # served once the flood is gone, with a fresh connection
     s = connect()
-    s.sendall(STATUS)
-    r = json.loads(s.makefile("rb").readline())
-    check(r.get("result", {}).get("state") == "running", "status after the flood: %r" % r)
+    expect_running(s, s.makefile("rb"), "after the flood")
     s.close()
     finish()
 
@@ -378,9 +382,7 @@ def proto_main():
     m = json.loads(f.readline())["error"]["message"]
     check("\\u0000" in m, "\\u0000 message: %r" % m)
     # the same connection still works
-    s.sendall(STATUS)
-    r = json.loads(f.readline())
-    check(r.get("result", {}).get("state") == "running", "status after bad input on the same connection: %r" % r)
+    expect_running(s, f, "after bad input on the same connection")
     s.close()
     finish()
 
@@ -418,9 +420,7 @@ def deep_main():
         check(got == want and text in msg, "%s: got %s %r, expected %s %r" % (label, got, msg, want, text))
         check(dt < 1.0, "%s took %.2f s" % (label, dt))
         check(alive(), "brid died on %s" % label)
-    s.sendall(STATUS)
-    r = json.loads(f.readline())
-    check(r.get("result", {}).get("state") == "running", "status after deep nesting: %r" % r)
+    expect_running(s, f, "after deep nesting")
     finish()
 
 # ------------------------------------------------------------ torrent
