@@ -14,6 +14,7 @@
  *   svc_worker     the thread pool that runs jobs
  *   svc_recover    what a crashed or failed job left on disk
  *   svc_control    the Unix socket server      svc_api   its methods
+ *   svc_request    a request's parameters, checked before a method acts
  *   svc_metrics    Prometheus text             svc_notify  systemd
  * Failpoints (crash and fault injection for the tests) are libbri's
  * (util/failpoint.h), armed through BRI_FAILPOINTS for brid as for brictl. */
