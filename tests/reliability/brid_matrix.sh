@@ -40,22 +40,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_oracle
 
-FAST=0 ONLY=""
-while [ $# -gt 0 ]; do
-  case $1 in
-    --fast) FAST=1 ;;
-    --only) ONLY=$2; shift ;;
-    *) echo "usage: brid_matrix.sh [--fast] [--only REGEX]" >&2; exit 2 ;;
-  esac
-  shift
-done
-START=$SECONDS
-CASE=$TMPD/case
-TAG_V=3
-FX=$TMPD/fx
-build_refs
-build_fixtures
-read_registry
+matrix_setup brid_matrix.sh "$@"
 
 job_json() { ctl job "$1" --json 2>/dev/null; }
 

@@ -46,23 +46,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_oracle
 
-FAST=0 ONLY=""
-while [ $# -gt 0 ]; do
-  case $1 in
-    --fast) FAST=1 ;;
-    --only) ONLY=$2; shift ;;
-    *) echo "usage: crash_matrix.sh [--fast] [--only REGEX]" >&2; exit 2 ;;
-  esac
-  shift
-done
-[ -x "$BRICTL" ] || fail "no brictl at $BRICTL"
-START=$SECONDS
-CASE=$TMPD/case
-TAG_V=3
-FX=$TMPD/fx
-build_refs
-build_fixtures
-read_registry
+matrix_setup crash_matrix.sh "$@"
 
 # run_case FAILPOINT EIO_KIND COMMAND ACTION: 0 passed, 1 failed, 3 not reached
 run_case() {

@@ -38,6 +38,10 @@
 #                           on and brictl's arguments (@ stands for the table)
 #   candidates REACHED [brid]  the commands that may reach a failpoint whose
 #                           reached_by list is REACHED (with brid: also jobs)
+#   matrix_setup SCRIPT ARGS...  parses a matrix's flags (--fast sets FAST=1,
+#                           --only REGEX sets ONLY), sets START, CASE, FX and
+#                           TAG_V, builds refs and the fixtures, reads the
+#                           registry
 #   run_matrix TITLE [brid] NA  the loop both matrices share: per failpoint of
 #                           REGISTRY (matching $ONLY), the commands that may
 #                           reach it (candidates), the actions the script's
@@ -228,6 +232,28 @@ candidates() { # commands that may reach a failpoint, from its reached_by list
 RESULTS=$TMPD/results
 FAILED=0 CASES=0
 note() { echo "$*" | tee -a "$RESULTS"; }
+
+matrix_setup() {
+  local script=$1
+  shift
+  FAST=0 ONLY=""
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --fast) FAST=1 ;;
+      --only) ONLY=$2; shift ;;
+      *) echo "usage: $script [--fast] [--only REGEX]" >&2; exit 2 ;;
+    esac
+    shift
+  done
+  [ -x "$BRICTL" ] || fail "no brictl at $BRICTL"
+  START=$SECONDS
+  CASE=$TMPD/case
+  TAG_V=3
+  FX=$TMPD/fx
+  build_refs
+  build_fixtures
+  read_registry
+}
 
 one_case() {
   local out st=0
