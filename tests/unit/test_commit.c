@@ -28,24 +28,6 @@ static void teardown(void) {
   free(tmp), free(root);
 }
 
-/* Builds "reserve one fragment id" on top of the latest version, as LanceDB's
- * optimize() does before a rewrite. */
-static int commit_reserve(bri_table *t, uint64_t version, bri_error *err) {
-  bri_manifest *m;
-  ck_assert_int_eq(bri_table_load(t, 0, &m, err), 0);
-  Lance__Table__Transaction txn = LANCE__TABLE__TRANSACTION__INIT;
-  Lance__Table__Transaction__ReserveFragments rf = LANCE__TABLE__TRANSACTION__RESERVE_FRAGMENTS__INIT;
-  rf.has_num_fragments = 1, rf.num_fragments = 1;
-  txn.read_version = m->pb->version, txn.has_read_version = 1;
-  txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_RESERVE_FRAGMENTS;
-  txn.reserve_fragments = &rf;
-  m->pb->max_fragment_id += 1;
-  int rc = bri_commit(t, m->pb, &txn, m->indices, version, NULL, err);
-  free(txn.uuid);
-  bri_manifest_free(m);
-  return rc;
-}
-
 static int count_tmp_files(const char *dir) {
   DIR *d = opendir(dir);
   int n = 0;
@@ -62,7 +44,7 @@ START_TEST(test_commit_next_version) {
   uint64_t v = bri_table_latest_version(t);
   bri_manifest *before;
   ck_assert_int_eq(bri_table_load(t, v, &before, &err), 0);
-  ck_assert_msg(commit_reserve(t, v + 1, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_commit_reserve(t, v + 1, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(bri_table_latest_version(t), v + 1);
   char *name = bri_version_file_name(v + 1, BRI_NAMING_V2);
   char *path = bri_strdupf("%s/_versions/%s", root, name);
@@ -109,7 +91,7 @@ START_TEST(test_conflict_never_overwrites) {
   char *path = bri_table_manifest_path(t, v);
   size_t len;
   uint8_t *orig = bri_slurp(path, &len);
-  int rc = commit_reserve(t, v, &err); /* version v is taken */
+  int rc = bri_commit_reserve(t, v, &err); /* version v is taken */
   ck_assert_int_eq(rc, BRI_ETAKEN);
   ck_assert_msg(strstr(err.msg, "committed by another writer") != NULL, "%s", err.msg);
   size_t len2;

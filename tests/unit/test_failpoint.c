@@ -56,6 +56,13 @@ static int in_child(void (*fn)(void)) {
   return st;
 }
 
+/* fn, run in a forked child, exits 0 (its other exit codes name the check
+ * that failed) */
+static void child_succeeds(void (*fn)(void)) {
+  int st = in_child(fn);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+}
+
 /* ------------------------------------------------------------ environment */
 
 static void child_env_unknown(void) {
@@ -74,8 +81,7 @@ static void child_env_unknown(void) {
 }
 
 START_TEST(test_env_unknown_name_refused) {
-  int st = in_child(child_env_unknown);
-  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+  child_succeeds(child_env_unknown);
 }
 END_TEST
 
@@ -96,8 +102,7 @@ static void child_env_arms(void) {
 }
 
 START_TEST(test_env_arms) {
-  int st = in_child(child_env_arms);
-  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+  child_succeeds(child_env_arms);
 }
 END_TEST
 
@@ -112,8 +117,7 @@ static void child_env_unset(void) {
 }
 
 START_TEST(test_env_unset_costs_a_branch) {
-  int st = in_child(child_env_unset);
-  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+  child_succeeds(child_env_unset);
 }
 END_TEST
 
@@ -307,26 +311,8 @@ END_TEST
 
 /* ------------------------------------------------------------ eio through the operations */
 
-static int commit_reserve_at(bri_table *t, uint64_t version, bri_error *err);
-
 static int commit_reserve(bri_table *t, bri_error *err) {
-  return commit_reserve_at(t, bri_table_latest_version(t) + 1, err);
-}
-
-static int commit_reserve_at(bri_table *t, uint64_t version, bri_error *err) {
-  bri_manifest *m;
-  ck_assert_int_eq(bri_table_load(t, 0, &m, err), 0);
-  Lance__Table__Transaction txn = LANCE__TABLE__TRANSACTION__INIT;
-  Lance__Table__Transaction__ReserveFragments rf = LANCE__TABLE__TRANSACTION__RESERVE_FRAGMENTS__INIT;
-  rf.has_num_fragments = 1, rf.num_fragments = 1;
-  txn.read_version = m->pb->version, txn.has_read_version = 1;
-  txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_RESERVE_FRAGMENTS;
-  txn.reserve_fragments = &rf;
-  m->pb->max_fragment_id += 1;
-  int rc = bri_commit(t, m->pb, &txn, m->indices, version, NULL, err);
-  free(txn.uuid);
-  bri_manifest_free(m);
-  return rc;
+  return bri_commit_reserve(t, bri_table_latest_version(t) + 1, err);
 }
 
 static void expect_injected(int rc, const bri_error *err, const char *name) {
@@ -363,7 +349,7 @@ START_TEST(test_commit_eio_leaves_nothing) {
   bri_table *t;
   bri_error err = {0};
   ck_assert_int_eq(bri_table_open(root, &t, &err), 0);
-  ck_assert_int_eq(commit_reserve_at(t, bri_table_latest_version(t), &err), BRI_ETAKEN);
+  ck_assert_int_eq(bri_commit_reserve(t, bri_table_latest_version(t), &err), BRI_ETAKEN);
   bri_table_close(t);
   char *now = bri_tree_listing(root);
   ck_assert_msg(!strcmp(now, listing), "a lost race left files behind:\n%s\nwas:\n%s", now, listing);

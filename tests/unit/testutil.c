@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lance/table/commit.h"
 #include "util/fsutil.h"
 
 char *bri_fixture(const char *rel) {
@@ -93,4 +94,20 @@ int bri_run_suite(Suite *s) {
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
   return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+int bri_commit_reserve(bri_table *t, uint64_t version, bri_error *err) {
+  bri_manifest *m;
+  ck_assert_int_eq(bri_table_load(t, 0, &m, err), 0);
+  Lance__Table__Transaction txn = LANCE__TABLE__TRANSACTION__INIT;
+  Lance__Table__Transaction__ReserveFragments rf = LANCE__TABLE__TRANSACTION__RESERVE_FRAGMENTS__INIT;
+  rf.has_num_fragments = 1, rf.num_fragments = 1;
+  txn.read_version = m->pb->version, txn.has_read_version = 1;
+  txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_RESERVE_FRAGMENTS;
+  txn.reserve_fragments = &rf;
+  m->pb->max_fragment_id += 1;
+  int rc = bri_commit(t, m->pb, &txn, m->indices, version, NULL, err);
+  free(txn.uuid);
+  bri_manifest_free(m);
+  return rc;
 }

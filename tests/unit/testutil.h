@@ -11,6 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lance/table/table.h"
+#include "util/error.h"
+
 /* Path of tests/fixtures/<rel> (malloc'd). */
 char *bri_fixture(const char *rel);
 
@@ -40,6 +43,11 @@ char *bri_tree_listing(const char *dir);
 
 /* FNV-1a of bytes (cheap fingerprints in tests). */
 uint64_t bri_fnv1a(const uint8_t *p, size_t n);
+
+/* Commits "reserve one fragment id" on top of t's latest version, as
+ * LanceDB's optimize() does before a rewrite, under the name `version`
+ * (bri_commit's result: BRI_ETAKEN when that version exists). */
+int bri_commit_reserve(bri_table *t, uint64_t version, bri_error *err);
 
 int bri_run_suite(Suite *s);
 
