@@ -240,15 +240,20 @@ static json_t *m_jobs_list(call *c) {
   return json_pack("{s:o}", "jobs", a);
 }
 
-static json_t *m_jobs_get(call *c) {
-  json_int_t id = c->r->id;
-  bri_jobs_job j;
-  memset(&j, 0, sizeof j);
+/* The job params.id names into *j; false with the error set (no such job,
+ * or the store's error). */
+static bool load_job(call *c, bri_jobs_job *j) {
+  memset(j, 0, sizeof *j);
   bri_error err;
-  if (bri_jobs_get(c->d->store, id, &j, &err)) {
-    if (err.code == BRI_ENOTFOUND) return fail(c->e, RPC_NOT_FOUND, "no job %lld", (long long)id);
-    return store_fail(c->e, &err);
-  }
+  if (!bri_jobs_get(c->d->store, c->r->id, j, &err)) return true;
+  if (err.code == BRI_ENOTFOUND) fail(c->e, RPC_NOT_FOUND, "no job %lld", (long long)c->r->id);
+  else store_fail(c->e, &err);
+  return false;
+}
+
+static json_t *m_jobs_get(call *c) {
+  bri_jobs_job j;
+  if (!load_job(c, &j)) return NULL;
   json_t *o = svc_api_job_json(c->d, &j, 1);
   bri_jobs_job_clear(&j);
   return o;
@@ -257,12 +262,8 @@ static json_t *m_jobs_get(call *c) {
 static json_t *m_jobs_cancel(call *c) {
   json_int_t id = c->r->id;
   bri_jobs_job j;
-  memset(&j, 0, sizeof j);
+  if (!load_job(c, &j)) return NULL;
   bri_error err;
-  if (bri_jobs_get(c->d->store, id, &j, &err)) {
-    if (err.code == BRI_ENOTFOUND) return fail(c->e, RPC_NOT_FOUND, "no job %lld", (long long)id);
-    return store_fail(c->e, &err);
-  }
   bri_job_state before = j.state;
   bri_jobs_job_clear(&j);
   if (before == BRI_JOB_SUCCEEDED || before == BRI_JOB_FAILED)
