@@ -189,22 +189,26 @@ static bool parse_bool(const char *s, bool *out) {
   return false;
 }
 
-static bool parse_u64(const char *s, uint64_t *out) {
+/* The decimal number s starts with (no sign, no blanks); *end after it. */
+static bool leading_u64(const char *s, unsigned long long *v, char **end) {
   if (!isdigit((unsigned char)*s)) return false;
-  char *end;
   errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || *end) return false;
+  *v = strtoull(s, end, 10);
+  return errno == 0;
+}
+
+static bool parse_u64(const char *s, uint64_t *out) {
+  unsigned long long v;
+  char *end;
+  if (!leading_u64(s, &v, &end) || *end) return false;
   *out = v;
   return true;
 }
 
 static bool parse_size(const char *s, uint64_t *out) {
-  if (!isdigit((unsigned char)*s)) return false;
+  unsigned long long v;
   char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno) return false;
+  if (!leading_u64(s, &v, &end)) return false;
   int shift = 0;
   switch (toupper((unsigned char)*end)) {
   case 0: break;
