@@ -103,6 +103,15 @@ static int parse_id(int argc, char **argv, const char *cmd, const char *usage, c
   return 0;
 }
 
+/* brictl job|cancel ID: parses the flags and ID, then calls method with it. */
+static int call_on_job(int argc, char **argv, const char *cmd, const char *usage, const char *method,
+                       cli_client *c, long long *id, json_t **res) {
+  cli_client_init(c);
+  int u = parse_id(argc, argv, cmd, usage, c, id);
+  if (u) return u;
+  return cli_client_call(c, method, json_pack("{s:I}", "id", (json_int_t)*id), res);
+}
+
 /* Prints one job in detail (shared with cmd_submit.c's --wait). */
 void cli_print_job(const json_t *j) {
   char buf[64], w[32], r[32];
@@ -157,12 +166,9 @@ void cli_print_job(const json_t *j) {
 
 int cmd_job(int argc, char **argv) {
   cli_client c;
-  cli_client_init(&c);
   long long id;
-  int u = parse_id(argc, argv, "job", JOB_USAGE, &c, &id);
-  if (u) return u;
   json_t *res;
-  int x = cli_client_call(&c, "jobs.get", json_pack("{s:I}", "id", (json_int_t)id), &res);
+  int x = call_on_job(argc, argv, "job", JOB_USAGE, "jobs.get", &c, &id, &res);
   if (x) return x;
   if (c.json) cli_print_json(res);
   else cli_print_job(res);
@@ -172,12 +178,9 @@ int cmd_job(int argc, char **argv) {
 
 int cmd_cancel(int argc, char **argv) {
   cli_client c;
-  cli_client_init(&c);
   long long id;
-  int u = parse_id(argc, argv, "cancel", CANCEL_USAGE, &c, &id);
-  if (u) return u;
   json_t *res;
-  int x = cli_client_call(&c, "jobs.cancel", json_pack("{s:I}", "id", (json_int_t)id), &res);
+  int x = call_on_job(argc, argv, "cancel", CANCEL_USAGE, "jobs.cancel", &c, &id, &res);
   if (x) return x;
   if (c.json) cli_print_json(res);
   else if (!strcmp(cli_str(res, "state"), "running"))
