@@ -40,14 +40,16 @@ LIB_SRC  := $(shell find lib -name '*.c' | sort)
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(GEN_C:.c=.o)
 LIBBRI   := $(BUILD)/libbri.a
 
-# brictl: the CLI (offline commands + the daemon's client); brid: the daemon
-# (svc_* modules). rpc_* (JSON-RPC framing) is shared by both.
-BRICTL_SRC := daemon/brictl.c daemon/cli.c $(wildcard daemon/cmd_*.c daemon/rpc_*.c)
+# Three programs' rooms: daemon/brictl (the CLI: offline commands + the
+# daemon's client), daemon/brid (the daemon), daemon/rpc (the JSON-RPC framing
+# both speak).
+RPC_SRC    := $(wildcard daemon/rpc/*.c)
+BRICTL_SRC := $(wildcard daemon/brictl/*.c) $(RPC_SRC)
 BRICTL_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(BRICTL_SRC))
 BRICTL     := $(BUILD)/bin/brictl
-BRID_SRC   := $(wildcard daemon/brid.c daemon/svc_*.c daemon/rpc_*.c)
+BRID_SRC   := $(wildcard daemon/brid/*.c) $(RPC_SRC)
 BRID_OBJ   := $(patsubst %.c,$(BUILD)/obj/%.o,$(BRID_SRC))
-BRID       := $(if $(wildcard daemon/brid.c),$(BUILD)/bin/brid)
+BRID       := $(BUILD)/bin/brid
 DAEMON_PKGS := libuv libsystemd inih
 DAEMON_LIBS   := $(shell pkg-config --libs $(DAEMON_PKGS) 2>/dev/null) -pthread
 
@@ -92,10 +94,11 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_HELPER_OBJ) $(LIBBRI)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_HELPER_OBJ) $(LIBBRI) $(PKG_LIBS) $(shell pkg-config --libs check)
 
-# A harness of daemon code lists the daemon modules it links (basenames of
-# daemon/*.c) in FUZZ_DAEMON_<name>; it then links the daemon's libraries too.
-FUZZ_DAEMON_config  := svc_config svc_log
-FUZZ_DAEMON_request := rpc_proto svc_request
+# A harness of daemon code lists the daemon modules it links (paths below
+# daemon/, without .c) in FUZZ_DAEMON_<name>; it then links the daemon's
+# libraries too.
+FUZZ_DAEMON_config  := brid/svc_config brid/svc_log
+FUZZ_DAEMON_request := rpc/rpc_proto brid/svc_request
 fuzz_daemon_obj = $(patsubst %,$(BUILD)/obj/daemon/%.o,$(FUZZ_DAEMON_$(1)))
 $(foreach n,$(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC)),$(eval $(BUILD)/fuzz/fuzz_$(n): $(call fuzz_daemon_obj,$(n))))
 
@@ -109,6 +112,7 @@ deps:
 	@scripts/deps.sh
 
 check: deps
+	@scripts/check-layers.sh
 	@$(MAKE) --no-print-directory all $(TEST_BIN)
 	@scripts/run-tests.sh $(BUILD)
 

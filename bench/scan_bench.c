@@ -3,7 +3,7 @@
  *   scan_bench TABLE [--repeat N] [--no-hash]
  *
  * For every top-level column: reads it from every fragment with the fragment
- * reader (lib/lance/file/reader.h) and counts the bytes of the Arrow buffers
+ * reader (lib/lance/dataset/reader.h) and counts the bytes of the Arrow buffers
  * it produced (values, offsets, validity: the decoded size); then hashes the
  * arrays in scan order with the canonical column hasher (hash.h, payload
  * bytes of blob columns excluded). Prints per column and in total: decoded
@@ -16,8 +16,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "lance/file/hash.h"
-#include "lance/file/reader.h"
+#include "scan/hash.h"
+#include "lance/dataset/reader.h"
 #include "lance/table/table.h"
 #include "util/fsutil.h"
 

@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "blob/bri.h"
-#include "blob/sidecar.h"
+#include "lance/table/bri.h"
+#include "lance/table/sidecar.h"
 #include "lance/table/rowids.h"
 #include "util/bytes.h"
 #include "util/fsutil.h"

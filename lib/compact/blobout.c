@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "blob/bri.h"
-#include "blob/sidecar.h"
+#include "lance/table/bri.h"
+#include "lance/table/sidecar.h"
 #include "bri.pb-c.h"
 #include "lance/table/commit.h"
 #include "lance/table/rowids.h"

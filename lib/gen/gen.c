@@ -12,14 +12,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "blob/sidecar.h"
+#include "lance/table/sidecar.h"
 #include "lance/file/arrow_build.h"
-#include "lance/file/reader.h"
+#include "lance/dataset/reader.h"
 #include "lance/file/writer.h"
 #include "lance/table/commit.h"
 #include "lance/table/flags.h"
 #include "lance/table/rowids.h"
-#include "lance/table/schema.h"
+#include "lance/core/schema.h"
 #include "lance/table/table.h"
 #include "util/bytes.h"
 #include "util/fsutil.h"

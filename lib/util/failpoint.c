@@ -74,20 +74,20 @@ static const bri_failpoint_info REGISTRY[] = {
      "a Dedicated sidecar was copied whole and fsynced (copy strategy)"},
     {"blobout.after_pack", "lib/compact/blobout.c", "compact", BRI_FP_EIO_FAILS,
      "an output pack (copied or repacked Packed values) was fsynced and closed"},
-    /* cleanup: lib/cleanup/cleanup.c */
-    {"cleanup.before_manifests", "lib/cleanup/cleanup.c", "cleanup", BRI_FP_EIO_FAILS,
+    /* cleanup: lib/ops/cleanup.c */
+    {"cleanup.before_manifests", "lib/ops/cleanup.c", "cleanup", BRI_FP_EIO_FAILS,
      "the plan is made; nothing is deleted yet"},
-    {"cleanup.before_files", "lib/cleanup/cleanup.c", "cleanup", BRI_FP_EIO_FAILS,
+    {"cleanup.before_files", "lib/ops/cleanup.c", "cleanup", BRI_FP_EIO_FAILS,
      "every old manifest is deleted; no file they alone referenced is deleted yet"},
-    {"cleanup.before_delete", "lib/cleanup/cleanup.c", "cleanup", BRI_FP_EIO_FAILS,
+    {"cleanup.before_delete", "lib/ops/cleanup.c", "cleanup", BRI_FP_EIO_FAILS,
      "about to delete one file (a manifest, data file, sidecar, deletion, transaction, index "
      "or staging file)"},
-    {"cleanup.after_delete", "lib/cleanup/cleanup.c", "cleanup", BRI_FP_EIO_FAILS,
+    {"cleanup.after_delete", "lib/ops/cleanup.c", "cleanup", BRI_FP_EIO_FAILS,
      "one file was just deleted"},
-    /* materialize: lib/cleanup/materialize.c */
-    {"materialize.after_place", "lib/cleanup/materialize.c", "materialize", BRI_FP_EIO_FAILS,
+    /* materialize: lib/ops/materialize.c */
+    {"materialize.after_place", "lib/ops/materialize.c", "materialize", BRI_FP_EIO_FAILS,
      "one file (data file or sidecar) was linked or copied to its new name"},
-    {"materialize.before_commit", "lib/cleanup/materialize.c", "materialize", BRI_FP_EIO_FAILS,
+    {"materialize.before_commit", "lib/ops/materialize.c", "materialize", BRI_FP_EIO_FAILS,
      "a round's new data files and sidecar directories are placed and fsynced, not committed"},
     /* job store: lib/jobs/journal.c, lib/jobs/queue.c */
     {"jobs.before_claim", "lib/jobs/queue.c", "jobs", BRI_FP_EIO_FAILS,
@@ -102,8 +102,8 @@ static const bri_failpoint_info REGISTRY[] = {
      "the journal entry is durable; the file it names does not exist yet"},
     {"jobs.before_finish", "lib/jobs/queue.c", "jobs", BRI_FP_EIO_FAILS,
      "the job's work is done (committed or rolled back); its final state is not recorded"},
-    /* brid: daemon/svc_watch.c */
-    {"watch.no_inotify", "daemon/svc_watch.c", "brid", BRI_FP_SWITCH,
+    /* brid: daemon/brid/svc_watch.c */
+    {"watch.no_inotify", "daemon/brid/svc_watch.c", "brid", BRI_FP_SWITCH,
      "a switch: brid watches no _versions/ directory, as on a filesystem without inotify, and "
      "finds new commits by its periodic sweep alone"},
 };

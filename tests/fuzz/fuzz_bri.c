@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blob/bri.h"
+#include "lance/table/bri.h"
 #include "blob/resolve.h"
 #include "lance/table/flags.h"
 #include "lance/table/manifest.h"

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rpc_proto.h"
-#include "svc_request.h"
+#include "rpc/rpc_proto.h"
+#include "brid/svc_request.h"
 
 static void bad(const char *what) {
   fprintf(stderr, "fuzz_request: %s\n", what);

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "blob/bri.h"
+#include "lance/table/bri.h"
 #include "lance/table/table.h"
 #include "util/fsutil.h"
 

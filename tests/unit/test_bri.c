@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blob/bri.h"
+#include "lance/table/bri.h"
 #include "lance/table/flags.h"
 #include "lance/table/manifest.h"
 #include "lance/table/table.h"

@@ -11,9 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "blob/bri.h"
-#include "blob/sidecar.h"
-#include "cleanup/cleanup.h"
+#include "lance/table/bri.h"
+#include "lance/table/sidecar.h"
+#include "ops/cleanup.h"
 #include "compact/rewrite.h"
 #include "lance/table/table.h"
 #include "testutil.h"

@@ -1,4 +1,4 @@
-/* test_clone.c: shallow and deep clones (lib/cleanup/clone.h) of copies of
+/* test_clone.c: shallow and deep clones (lib/ops/clone.h) of copies of
  * the fixture tables. Shallow: the manifest has Lance's shape (the source
  * version's number, the source root as dataset-root base 0, base ids on
  * every data file, deletion file and index, a Clone transaction, the BRI
@@ -14,15 +14,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "blob/bri.h"
+#include "lance/table/bri.h"
 #include "blob/resolve.h"
-#include "cleanup/cleanup.h"
-#include "cleanup/clone.h"
-#include "cleanup/materialize.h"
-#include "cleanup/verify.h"
+#include "ops/cleanup.h"
+#include "ops/clone.h"
+#include "ops/materialize.h"
+#include "ops/verify.h"
 #include "compact/execute.h"
 #include "lance/file/arrow_build.h"
-#include "lance/file/reader.h"
+#include "lance/dataset/reader.h"
 #include "lance/table/flags.h"
 #include "lance/table/table.h"
 #include "testutil.h"

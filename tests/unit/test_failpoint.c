@@ -15,9 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cleanup/cleanup.h"
-#include "cleanup/materialize.h"
-#include "cleanup/verify.h"
+#include "ops/cleanup.h"
+#include "ops/materialize.h"
+#include "ops/verify.h"
 #include "compact/execute.h"
 #include "jobs/jobs.h"
 #include "lance/table/commit.h"

@@ -1,4 +1,4 @@
-/* test_hash.c: the canonical column hash (lib/lance/file/hash.h) on
+/* test_hash.c: the canonical column hash (lib/scan/hash.h) on
  * hand-built Arrow C Data Interface arrays, one per type family, with the
  * expected SHA-256 computed independently by node using the rules of
  * tests/interop/lance_read.mjs. Every expected value below was printed by
@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "lance/file/arrow_build.h"
-#include "lance/file/hash.h"
+#include "scan/hash.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------ builders */

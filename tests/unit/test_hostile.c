@@ -18,10 +18,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "blob/bri.h"
-#include "cleanup/cleanup.h"
-#include "cleanup/clone.h"
-#include "cleanup/materialize.h"
+#include "lance/table/bri.h"
+#include "ops/cleanup.h"
+#include "ops/clone.h"
+#include "ops/materialize.h"
 #include "compact/execute.h"
 #include "lance/table/rowids.h"
 #include "lance/table/table.h"

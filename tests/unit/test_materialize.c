@@ -1,5 +1,5 @@
 /* test_materialize.c: turning BRI tables back into stock-readable ones
- * (lib/cleanup/materialize.h) on copies of the fixture blobs.lance after a
+ * (lib/ops/materialize.h) on copies of the fixture blobs.lance after a
  * bri compaction: the committed version is a DataReplacement of the same
  * fragment, carries no BRI and no BRI flag bits, its data file is a hard
  * link of the old bytes under a new stem, its sidecar directory holds every
@@ -15,15 +15,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "blob/bri.h"
+#include "lance/table/bri.h"
 #include "blob/resolve.h"
-#include "blob/sidecar.h"
-#include "cleanup/materialize.h"
-#include "cleanup/verify.h"
+#include "lance/table/sidecar.h"
+#include "ops/materialize.h"
+#include "ops/verify.h"
 #include "compact/execute.h"
 #include "compact/rewrite.h"
 #include "lance/file/arrow_build.h"
-#include "lance/file/reader.h"
+#include "lance/dataset/reader.h"
 #include "lance/table/flags.h"
 #include "lance/table/rowids.h"
 #include "lance/table/table.h"

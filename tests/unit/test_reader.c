@@ -1,4 +1,4 @@
-/* test_reader.c: reading fragments as Arrow arrays (lib/lance/file/reader.c,
+/* test_reader.c: reading fragments as Arrow arrays (lib/lance/dataset/reader.c,
  * assemble.c, arrow_build.c).
  *
  * Two kinds of tests:
@@ -21,11 +21,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "blob/sidecar.h"
+#include "lance/table/sidecar.h"
 #include "lance/file/arrow_build.h"
 #include "lance/file/assemble.h"
-#include "lance/file/reader.h"
-#include "lance/table/schema.h"
+#include "lance/dataset/reader.h"
+#include "lance/core/schema.h"
 #include "testutil.h"
 #include "util/bytes.h"
 #include "util/fsutil.h"

@@ -15,11 +15,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "blob/bri.h"
+#include "lance/table/bri.h"
 #include "blob/resolve.h"
-#include "blob/sidecar.h"
-#include "lance/file/hash.h"
-#include "lance/file/reader.h"
+#include "lance/table/sidecar.h"
+#include "scan/hash.h"
+#include "lance/dataset/reader.h"
 #include "lance/table/flags.h"
 #include "lance/table/table.h"
 #include "testutil.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "blob/sidecar.h"
+#include "lance/table/sidecar.h"
 #include "lance/table/table.h"
 #include "lance/table/version.h"
 #include "testutil.h"

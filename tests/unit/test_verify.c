@@ -1,4 +1,4 @@
-/* test_verify.c: table verification (lib/cleanup/verify.h) on copies of the
+/* test_verify.c: table verification (lib/ops/verify.h) on copies of the
  * fixture tables. Whole tables pass (every version, every fixture, and a
  * BRI table after compaction). Each kind of damage is found and named by
  * file: a missing or resized data file, a missing deletion file,
@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "blob/bri.h"
-#include "blob/sidecar.h"
-#include "cleanup/verify.h"
+#include "lance/table/bri.h"
+#include "lance/table/sidecar.h"
+#include "ops/verify.h"
 #include "compact/execute.h"
 #include "lance/table/commit.h"
 #include "lance/table/rowids.h"

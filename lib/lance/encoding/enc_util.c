@@ -9,7 +9,6 @@
 
 #include "google/protobuf/any.pb-c.h"
 #include "lance/encoding/enc_internal.h"
-#include "lance/file/datafile.h"
 
 /* ---- buffer ---------------------------------------------------------------- */
 

@@ -74,10 +74,13 @@
 #include <stdint.h>
 
 #include "encodings_v2_1.pb-c.h"
-#include "lance/file/datafile.h"
 #include "util/error.h"
 
 #define BRI_MAX_FSL_DEPTH 4
+
+/* The Any type URLs Lance 2.1+ writes (spec/file.md section 1.1). */
+#define BRI_PAGE_LAYOUT_TYPE_URL "/lance.encodings21.PageLayout"
+#define BRI_COLUMN_ENCODING_TYPE_URL "/lance.encodings.ColumnEncoding"
 #define BRI_MAX_LAYERS 64
 #define BRI_MAX_STRUCT_CHILDREN 256
 
@@ -184,13 +187,6 @@ typedef struct bri_page_input {
   const uint8_t *const *buffers;
   const uint64_t *buffer_sizes;
 } bri_page_input;
-
-/* Decodes page `page_index` of column `column`. On success the caller owns
- * *out and releases it with bri_leaf_page_free; on failure *out is empty (safe
- * to free) and err names the file, column, page, chunk where known, and what
- * was expected. */
-int bri_page_decode(bri_datafile *df, size_t column, size_t page_index,
-                    const bri_leaf_type *type, bri_leaf_page *out, bri_error *err);
 
 int bri_page_decode_buffers(const bri_page_input *in, const bri_leaf_type *type,
                             const bri_page_limits *limits, bri_leaf_page *out, bri_error *err);

@@ -675,3 +675,46 @@ int bri_datafile_read(bri_datafile *df, uint64_t offset, uint64_t size, uint8_t 
   *out = buf;
   return 0;
 }
+
+/* ---- pages ---------------------------------------------------------------- */
+
+int bri_page_decode(bri_datafile *df, size_t column, size_t page_index,
+                    const bri_leaf_type *type, bri_leaf_page *out, bri_error *err) {
+  memset(out, 0, sizeof *out);
+  const char *path = bri_datafile_path(df);
+  if (column >= bri_datafile_num_columns(df))
+    return bri_error_set(err, BRI_ENOTFOUND, "%s: no column %zu (the file has %zu)", path, column,
+                         bri_datafile_num_columns(df));
+  const bri_column *col = bri_datafile_column(df, column);
+  if (!col || page_index >= col->n_pages)
+    return bri_error_set(err, BRI_ENOTFOUND, "%s: column %zu has no page %zu (it has %zu)", path,
+                         column, page_index, col ? col->n_pages : 0);
+  const bri_page *pg = &col->pages[page_index];
+  char where[1024];
+  snprintf(where, sizeof where, "%s: page %zu of column %zu", path, page_index, column);
+  uint16_t major, minor;
+  bri_datafile_version(df, &major, &minor);
+  size_t nb = pg->n_buffers;
+  uint8_t **bufs = calloc(nb ? nb : 1, sizeof *bufs);
+  if (!bufs) return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", where);
+  int rc = 0;
+  for (size_t i = 0; i < nb && !rc; i++) {
+    rc = bri_datafile_read(df, pg->buffer_offsets[i], pg->buffer_sizes[i], &bufs[i], err);
+    if (rc) bri_error_wrap(err, "%s: buffer %zu", where, i);
+  }
+  if (!rc) {
+    bri_page_input in = {
+        .where = where,
+        .file_minor = minor,
+        .n_rows = pg->n_rows,
+        .layout = pg->layout,
+        .n_buffers = nb,
+        .buffers = (const uint8_t *const *)bufs,
+        .buffer_sizes = pg->buffer_sizes,
+    };
+    rc = bri_page_decode_buffers(&in, type, NULL, out, err);
+  }
+  for (size_t i = 0; i < nb; i++) free(bufs[i]);
+  free(bufs);
+  return rc;
+}

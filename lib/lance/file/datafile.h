@@ -25,6 +25,7 @@
 #include "encodings_v2_1.pb-c.h"
 #include "file.pb-c.h"
 #include "file2.pb-c.h"
+#include "lance/encoding/page.h"
 #include "util/error.h"
 
 /* The 40 footer bytes, decoded (spec/file.md section 1). */
@@ -97,12 +98,15 @@ int bri_datafile_read_into(bri_datafile *df, uint64_t offset, uint64_t size, voi
 /* "mini_block", "constant", "full_zip", "blob", "sparse" or "unset". */
 const char *bri_datafile_layout_name(const Lance__Encodings21__PageLayout *layout);
 
-/* The Any type URLs Lance 2.1+ writes (spec/file.md section 1.1). */
-#define BRI_PAGE_LAYOUT_TYPE_URL "/lance.encodings21.PageLayout"
-#define BRI_COLUMN_ENCODING_TYPE_URL "/lance.encodings.ColumnEncoding"
-
 /* Largest metadata region (column metadata + tables + footer, or global
  * buffer 0) brid reads at open. Real files need KiB to a few MiB. */
 #define BRI_DATAFILE_MAX_METADATA ((uint64_t)1 << 30)
+
+/* Decodes page `page_index` of column `column`. On success the caller owns
+ * *out and releases it with bri_leaf_page_free; on failure *out is empty (safe
+ * to free) and err names the file, column, page, chunk where known, and what
+ * was expected. */
+int bri_page_decode(bri_datafile *df, size_t column, size_t page_index,
+                    const bri_leaf_type *type, bri_leaf_page *out, bri_error *err);
 
 #endif

@@ -19,7 +19,7 @@
 
 #include "lance/file/writer_internal.h"
 #include "lance/encoding/general.h"
-#include "lance/table/schema.h"
+#include "lance/core/schema.h"
 
 static const char *lt_of(const Lance__File__Field *f) {
   return f->logical_type ? f->logical_type : "";

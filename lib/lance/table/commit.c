@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "blob/bri.h"
+#include "lance/table/bri.h"
 #include "lance/table/flags.h"
 #include "util/failpoint.h"
 #include "util/fsutil.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blob/bri.h"
+#include "lance/table/bri.h"
 #include "lance/table/flags.h"
 #include "util/bytes.h"
 #include "util/fsutil.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blob/sidecar.h"
+#include "lance/table/sidecar.h"
 #include "util/fsutil.h"
 #include "util/pbcheck.h"
 

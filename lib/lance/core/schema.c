@@ -1,6 +1,6 @@
 /* schema.c: schema helpers (see schema.h). Lookups are linear: schemas have
  * tens of fields, and callers that loop build their own index. */
-#include "lance/table/schema.h"
+#include "lance/core/schema.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,12 +1,12 @@
 /* cmd_verify.c: `brictl verify TABLE [--all-versions | --version N]
  * [--skip-blobs] [--max-problems N] [--json]`: checks that the table's
- * versions are whole (lib/cleanup/verify.h). Exit status: 0 when every check
+ * versions are whole (lib/ops/verify.h). Exit status: 0 when every check
  * holds, 1 with the list of problems (each naming a file and what is wrong),
  * 2 when the table cannot be opened at all (1 is also a usage error). */
 #include <stdio.h>
 #include <string.h>
 
-#include "cleanup/verify.h"
+#include "ops/verify.h"
 #include "cli.h"
 
 static const char USAGE[] =

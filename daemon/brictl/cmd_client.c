@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rpc_proto.h"
+#include "rpc/rpc_proto.h"
 
 void cli_client_init(cli_client *c) {
   c->socket = rpc_default_socket();

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "cli.h"
-#include "rpc_client.h"
+#include "rpc/rpc_client.h"
 
 enum { CLI_DAEMON_ERROR = 2, CLI_UNREACHABLE_EXIT = 3, CLI_JOB_FAILED_EXIT = 4 };
 

@@ -8,7 +8,7 @@
  * only fields that have a Blob v2 field below them are read, only valid
  * elements are visited, and each non-null descriptor goes through the
  * resolver of the DataFile that stores its field (BRI included). */
-#include "cleanup/verify.h"
+#include "ops/verify.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -17,12 +17,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "blob/bri.h"
+#include "lance/table/bri.h"
 #include "blob/resolve.h"
-#include "cleanup/clone.h"
+#include "ops/clone.h"
 #include "lance/file/arrow_build.h"
-#include "lance/file/reader.h"
-#include "lance/table/schema.h"
+#include "lance/dataset/reader.h"
+#include "lance/core/schema.h"
 #include "lance/table/table.h"
 #include "util/fsutil.h"
 #include "util/strmap.h"

@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "rpc_proto.h"
+#include "rpc/rpc_proto.h"
 #include "svc_daemon.h"
 
 typedef struct svc_peer {

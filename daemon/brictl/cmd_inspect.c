@@ -11,12 +11,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "blob/bri.h"
-#include "blob/sidecar.h"
+#include "lance/table/bri.h"
+#include "lance/table/sidecar.h"
 #include "cli.h"
 #include "lance/table/flags.h"
 #include "lance/table/rowids.h"
-#include "lance/table/schema.h"
+#include "lance/core/schema.h"
 #include "lance/table/table.h"
 #include "util/fsutil.h"
 

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "blob/bri.h"
+#include "lance/table/bri.h"
 #include "lance/table/table.h"
 #include "svc_log.h"
 #include "util/fsutil.h"

@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cleanup/cleanup.h"
+#include "ops/cleanup.h"
 #include "compact/execute.h"
 #include "util/error.h"
 

@@ -5,7 +5,7 @@
  * a reply with another id is a protocol error). Replies are bounded
  * (RPC_CLIENT_MAX_REPLY) so a confused peer cannot make the CLI allocate
  * without end. */
-#include "rpc_client.h"
+#include "rpc/rpc_client.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rpc_proto.h"
+#include "rpc/rpc_proto.h"
 
 #define RPC_CLIENT_MAX_REPLY ((size_t)256 << 20)
 

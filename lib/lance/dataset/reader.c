@@ -16,7 +16,7 @@
  * type per field id) - which is what lets a fragment whose columns were
  * rewritten by schema evolution (several data files, tombstoned ids) read
  * like any other. */
-#include "lance/file/reader.h"
+#include "lance/dataset/reader.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -30,7 +30,7 @@
 #include "lance/file/arrow_build.h"
 #include "lance/file/assemble.h"
 #include "lance/table/deletion.h"
-#include "lance/table/schema.h"
+#include "lance/core/schema.h"
 #include "util/fsutil.h"
 
 /* ---- fragment ------------------------------------------------------------- */

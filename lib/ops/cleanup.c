@@ -12,7 +12,7 @@
  * symbolic links on the way (bri_unlink_beneath): the lstat checks decide
  * what to delete, the resolution makes sure a link swapped in after them
  * cannot lead the delete outside the table. */
-#include "cleanup/cleanup.h"
+#include "ops/cleanup.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -24,8 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "blob/bri.h"
-#include "blob/sidecar.h"
+#include "lance/table/bri.h"
+#include "lance/table/sidecar.h"
 #include "lance/table/table.h"
 #include "util/failpoint.h"
 #include "util/fsutil.h"

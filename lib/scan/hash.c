@@ -5,7 +5,7 @@
  * is measured (clen) and then emitted, which costs one extra walk per level
  * of nesting but never a copy. Bytes go through a 256 KiB buffer into one
  * EVP SHA-256 context; large runs (blob chunks) bypass the buffer. */
-#include "lance/file/hash.h"
+#include "scan/hash.h"
 
 #include <openssl/evp.h>
 #include <stdio.h>

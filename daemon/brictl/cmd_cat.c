@@ -17,8 +17,8 @@
 
 #include "blob/resolve.h"
 #include "cli.h"
-#include "lance/file/reader.h"
-#include "lance/table/schema.h"
+#include "lance/dataset/reader.h"
+#include "lance/core/schema.h"
 #include "lance/table/table.h"
 #include "util/fsutil.h"
 

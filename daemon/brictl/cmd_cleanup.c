@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cleanup/cleanup.h"
+#include "ops/cleanup.h"
 #include "cli.h"
 #include "util/duration.h"
 

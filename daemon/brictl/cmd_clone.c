@@ -1,12 +1,12 @@
 /* cmd_clone.c: `brictl clone SRC DST --shallow|--deep [--version N | --tag T]
- * [--json]`: clones one version of a table (lib/cleanup/clone.h). A shallow
+ * [--json]`: clones one version of a table (lib/ops/clone.h). A shallow
  * clone references the source through a base path (no data is copied, the
  * source must stay); a deep clone copies every referenced byte and rewrites
  * the BRI so that it depends on nothing outside DST. */
 #include <stdio.h>
 #include <string.h>
 
-#include "cleanup/clone.h"
+#include "ops/clone.h"
 #include "cli.h"
 
 static const char USAGE[] =

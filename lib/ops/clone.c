@@ -11,7 +11,7 @@
  * decides where the copies go. A deep clone reads the source's files
  * beneath a descriptor of the source root that refuses symbolic links on
  * the way (the lstat checks only give the early message). */
-#include "cleanup/clone.h"
+#include "ops/clone.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -22,9 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "blob/bri.h"
-#include "blob/sidecar.h"
-#include "cleanup/materialize.h"
+#include "lance/table/bri.h"
+#include "lance/table/sidecar.h"
+#include "ops/materialize.h"
 #include "lance/table/commit.h"
 #include "lance/table/rowids.h"
 #include "util/fsutil.h"

@@ -15,13 +15,13 @@
 #include <time.h>
 #include <sys/stat.h>
 
-#include "cleanup/cleanup.h"
+#include "ops/cleanup.h"
 #include "compact/execute.h"
 #include "svc_log.h"
 #include "svc_recover.h"
 #include "svc_sched.h"
-#include "cleanup/materialize.h"
-#include "cleanup/verify.h"
+#include "ops/materialize.h"
+#include "ops/verify.h"
 
 typedef enum { W_IDLE, W_ASSIGNED, W_RUNNING, W_DONE } wstate;
 

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "jobs/jobs.h"
-#include "rpc_proto.h"
+#include "rpc/rpc_proto.h"
 
 typedef enum svc_method {
   SVC_M_STATUS,

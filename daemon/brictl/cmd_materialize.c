@@ -1,12 +1,12 @@
 /* cmd_materialize.c: `brictl materialize TABLE [--dry-run] [--copy] [--json]`:
  * replaces every data file that carries a Blob Reuse Index by a
- * stock-readable one (lib/cleanup/materialize.h) and reports the commits,
+ * stock-readable one (lib/ops/materialize.h) and reports the commits,
  * files and bytes linked or copied. --copy never hard-links; --dry-run
  * counts what would be placed and changes nothing. */
 #include <stdio.h>
 #include <string.h>
 
-#include "cleanup/materialize.h"
+#include "ops/materialize.h"
 #include "cli.h"
 
 static const char USAGE[] = "brictl materialize TABLE [--dry-run] [--copy] [--json]";

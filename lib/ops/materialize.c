@@ -13,7 +13,7 @@
  * linked or copied beneath descriptors of the table root (and of a base's
  * data directory for sources there) that refuse symbolic links on the way:
  * the lstat checks give the early message, the resolution the safety. */
-#include "cleanup/materialize.h"
+#include "ops/materialize.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,8 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "blob/bri.h"
-#include "blob/sidecar.h"
+#include "lance/table/bri.h"
+#include "lance/table/sidecar.h"
 #include "lance/table/commit.h"
 #include "lance/table/rowids.h"
 #include "lance/table/table.h"

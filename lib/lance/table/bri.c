@@ -1,12 +1,12 @@
 /* bri.c: Blob Reuse Index extraction and validation (see bri.h). Each rule
  * of spec/blob.md 6.2 is checked where it is named below, and the error says
  * which rule broke, so that an operator can tell a bug from tampering. */
-#include "blob/bri.h"
+#include "lance/table/bri.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "blob/sidecar.h"
+#include "lance/table/sidecar.h"
 #include "lance/table/flags.h"
 #include "lance/table/table.h"
 #include "util/fsutil.h"

@@ -1,7 +1,7 @@
 /* sidecar.c: sidecar naming (see sidecar.h). Bit reversal spreads
  * consecutive ids across the name's leading digits, which object stores
  * like; on a local disk it is only a naming rule to follow exactly. */
-#include "blob/sidecar.h"
+#include "lance/table/sidecar.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  * of brid's: batches (arrays) are refused, since one line is one request,
  * and params must be an object (named parameters only), which keeps the
  * method handlers free of positional guessing. */
-#include "rpc_proto.h"
+#include "rpc/rpc_proto.h"
 
 #include <stdarg.h>
 #include <stdio.h>

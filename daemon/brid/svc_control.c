@@ -29,7 +29,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "rpc_proto.h"
+#include "rpc/rpc_proto.h"
 #include "svc_api.h"
 #include "svc_log.h"
 

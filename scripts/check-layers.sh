@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Fails on an #include that goes up a layer or sideways between programs
+# (docs/architecture.md). libbri's folders form one order, lowest first; a
+# file may include headers of its own folder and of any folder listed before
+# it, except where a folder names the only folders it may use. Generated
+# protobuf headers (*.pb-c.h) are the format's definitions and count as the
+# layer right above util. daemon/rpc may use libbri; daemon/brid and
+# daemon/brictl may use libbri and daemon/rpc, never each other.
+#   scripts/check-layers.sh [ROOT]     (ROOT defaults to the repository)
+set -euo pipefail
+ROOT=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+cd "$ROOT"
+
+# Layer order of lib/, lowest first.
+ORDER=(util proto storage lance/core lance/encoding lance/file lance/table lance/dataset
+  blob scan compact ops gen)
+# Folders outside the order: the only folders each may include.
+declare -A ONLY=([jobs]="util")
+
+rank_of() {
+  local i
+  for i in "${!ORDER[@]}"; do [ "${ORDER[$i]}" = "$1" ] && { echo "$i"; return; }; done
+  echo -1
+}
+
+# The lib folder a header path (as written in the #include) belongs to.
+folder_of() {
+  case "$1" in
+    *.pb-c.h) echo proto ;;
+    lance/*/*) echo "${1%/*}" ;;
+    */*) echo "${1%%/*}" ;;
+    *) echo "" ;;
+  esac
+}
+
+bad=0
+report() { echo "$1: includes \"$2\": $3" >&2; bad=$((bad + 1)); }
+
+check_lib_file() {
+  local file=$1 own=$2 inc target
+  local own_rank; own_rank=$(rank_of "$own")
+  while read -r inc; do
+    target=$(folder_of "$inc")
+    [ -n "$target" ] && [ "$target" != "$own" ] || continue
+    if [ -n "${ONLY[$own]+x}" ]; then
+      [[ " ${ONLY[$own]} proto " == *" $target "* ]] ||
+        report "$file" "$inc" "lib/$own may use only ${ONLY[$own]}"
+      continue
+    fi
+    local t_rank; t_rank=$(rank_of "$target")
+    if [ -n "${ONLY[$target]+x}" ]; then
+      report "$file" "$inc" "lib/$target is not a layer of lib/$own"
+    elif [ "$own_rank" -lt 0 ]; then
+      report "$file" "$inc" "lib/$own is not in the layer order (scripts/check-layers.sh)"
+    elif [ "$t_rank" -lt 0 ]; then
+      report "$file" "$inc" "no such layer: $target"
+    elif [ "$t_rank" -gt "$own_rank" ]; then
+      report "$file" "$inc" "lib/$target is above lib/$own"
+    fi
+  done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file")
+}
+
+check_daemon_file() {
+  local file=$1 prog=$2 inc
+  while read -r inc; do
+    case "$inc" in
+      */*) ;;
+      *) continue ;;  # a header of its own folder
+    esac
+    local top=${inc%%/*}
+    case "$top" in
+      brid | brictl | rpc)
+        if [ "$top" != "$prog" ] && { [ "$prog" = rpc ] || [ "$top" != rpc ]; }; then
+          report "$file" "$inc" "daemon/$prog may not use daemon/$top"
+        fi ;;
+    esac
+  done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file")
+}
+
+while IFS= read -r f; do
+  rel=${f#lib/}
+  case "$rel" in
+    lance/*/*) own=${rel%/*} ;;
+    */*) own=${rel%%/*} ;;
+    *) report "$f" "-" "a lib file must live in a layer folder"; continue ;;
+  esac
+  check_lib_file "$f" "$own"
+done < <(find lib -name '*.[ch]' | sort)
+
+while IFS= read -r f; do
+  rel=${f#daemon/}
+  check_daemon_file "$f" "${rel%%/*}"
+done < <(find daemon -mindepth 2 -name '*.[ch]' | sort)
+
+if ((bad)); then
+  echo "check-layers: $bad include(s) break the layer order (docs/architecture.md)" >&2
+  exit 1
+fi
+echo "check-layers: ok"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# scripts/check-layers.sh: the repository keeps its layer order, and the check
+# names each include that goes up a layer or between programs (on a copy with
+# such includes planted).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+CHECK=$BRI_SOURCE_DIR/scripts/check-layers.sh
+out=$("$CHECK" "$BRI_SOURCE_DIR" 2>&1) || fail "the repository breaks its layer order: $out"
+
+cp -r "$BRI_SOURCE_DIR/lib" "$BRI_SOURCE_DIR/daemon" "$TMP/"
+echo '#include "compact/plan.h"' >>"$TMP/lib/lance/table/flags.h"
+echo '#include "lance/file/writer.h"' >>"$TMP/lib/lance/encoding/page.h"
+echo '#include "lance/table/table.h"' >>"$TMP/lib/jobs/store.h"
+echo '#include "brictl/cli.h"' >>"$TMP/daemon/brid/svc_log.h"
+echo '#include "brid/svc_log.h"' >>"$TMP/daemon/rpc/rpc_proto.h"
+set +e; out=$("$CHECK" "$TMP" 2>&1); rc=$?; set -e
+[ "$rc" -eq 1 ] || fail "check-layers exit $rc on planted includes: $out"
+for needle in \
+  'lib/lance/table/flags.h: includes "compact/plan.h": lib/compact is above lib/lance/table' \
+  'lib/lance/encoding/page.h: includes "lance/file/writer.h": lib/lance/file is above lib/lance/encoding' \
+  'lib/jobs/store.h: includes "lance/table/table.h": lib/jobs may use only util' \
+  'daemon/brid/svc_log.h: includes "brictl/cli.h": daemon/brid may not use daemon/brictl' \
+  'daemon/rpc/rpc_proto.h: includes "brid/svc_log.h": daemon/rpc may not use daemon/brid' \
+  'check-layers: 5 include(s) break the layer order'; do
+  grep -qF -- "$needle" <<<"$out" || fail "'$needle' not in: $out"
+done
+echo ok
