@@ -99,7 +99,7 @@ static int journal(bri_blob_out *o, const char *path, bri_error *err) {
 static int ensure_dir(bri_blob_out *o, bri_error *err) {
   if (o->dir_made) return 0;
   int rc = journal(o, o->own_dir, err);
-  if (!rc) rc = bri_mkdir_beneath(o->root_fd, o->root, o->own_rel, 0755, err);
+  if (!rc) rc = bri_mkdir_beneath(o->root_fd, o->root, o->own_rel, err);
   if (!rc) rc = bri_open_beneath(o->root_fd, o->root, o->own_rel, O_RDONLY | O_DIRECTORY, &o->own_fd, err);
   if (!rc) o->dir_made = true;
   return rc;

@@ -185,7 +185,7 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *d
   if (!r->o->dry_run && lstat(data, &dst_st) != 0) {
     /* a table whose files all live under other bases may have no data/ yet */
     if ((rc = journal(r, data)) != 0) goto out;
-    if ((rc = bri_mkdir_beneath(r->root_fd, r->t->root, "data", 0755, err)) != 0 && errno != EEXIST)
+    if ((rc = bri_mkdir_beneath(r->root_fd, r->t->root, "data", err)) != 0 && errno != EEXIST)
       goto out;
     rc = 0;
   }
@@ -195,7 +195,7 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *d
     if ((rc = journal(r, new_dir)) != 0) goto out;
     const char *rel = bri_path_below(r->t->root, new_dir);
     if (!rel) rc = bri_error_set(err, BRI_EINVAL, "%s is not in the table %s", new_dir, r->t->root);
-    else rc = bri_mkdir_beneath(r->root_fd, r->t->root, rel, 0755, err);
+    else rc = bri_mkdir_beneath(r->root_fd, r->t->root, rel, err);
     if (rc) goto out;
   }
   /* every BRI target, under its local id (spec/blob.md 6.3: a hit names

@@ -61,6 +61,7 @@ const char *bri_error_name(int code) {
   case BRI_ECONFLICT: return "conflict";
   case BRI_ETAKEN: return "version-taken";
   case BRI_ECANCELLED: return "cancelled";
+  case BRI_ENOTEMPTY: return "not-empty";
   default: return "error";
   }
 }

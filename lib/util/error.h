@@ -20,6 +20,7 @@ enum {
   BRI_ECONFLICT = -7,    /* a concurrent commit changed what this operation relies on */
   BRI_ETAKEN = -8,       /* another writer committed the version we tried first: retry */
   BRI_ECANCELLED = -9,   /* the caller asked the operation to stop */
+  BRI_ENOTEMPTY = -10,   /* a directory to delete still holds entries */
 };
 
 typedef struct bri_error {

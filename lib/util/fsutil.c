@@ -472,22 +472,19 @@ int bri_open_beneath(int dirfd, const char *dirpath, const char *relpath, int fl
   return bri_open_beneath_walk(dirfd, dirpath, relpath, flags, out_fd, err);
 }
 
-/* The directory holding rel's last component, resolved beneath dirfd:
- * *parent (dirfd itself when rel has one component; else owned) and the
- * offset of the last component in rel. */
-static int open_parent(int dirfd, const char *dirpath, const char *rel, int *parent, bool *owned,
-                       size_t *base_off, bri_error *err) {
-  int rc = check_rel(dirpath, rel, err);
+int bri_parent_beneath(int dirfd, const char *dirpath, const char *relpath, int *parent,
+                       bool *owned, size_t *base_off, bri_error *err) {
+  int rc = check_rel(dirpath, relpath, err);
   if (rc) return rc;
-  const char *slash = strrchr(rel, '/');
+  const char *slash = strrchr(relpath, '/');
   if (!slash) {
     *parent = dirfd, *owned = false, *base_off = 0;
     return 0;
   }
-  size_t n = (size_t)(slash - rel);
+  size_t n = (size_t)(slash - relpath);
   char *dir = malloc(n + 1);
   if (!dir) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  memcpy(dir, rel, n);
+  memcpy(dir, relpath, n);
   dir[n] = 0;
   rc = bri_open_beneath(dirfd, dirpath, dir, O_PATH | O_DIRECTORY, parent, err);
   int e = errno;
@@ -498,24 +495,92 @@ static int open_parent(int dirfd, const char *dirpath, const char *rel, int *par
   return 0;
 }
 
-/* unlinkat (flags) or mkdirat (mode) of relpath's last component in its
- * parent, opened beneath dirfd. */
+void bri_adopt_parent_mode(int fd, int parent, bool is_dir) {
+  struct stat ps, st;
+  if (fstat(parent, &ps) != 0 || fstat(fd, &st) != 0) return;
+  /* files: the directory's read and write bits; directories: its mode with
+   * setgid (what a creator with the directory's umask would have made) */
+  mode_t want = is_dir ? (ps.st_mode & 02777) : (ps.st_mode & 0666);
+  if (st.st_gid != ps.st_gid && fchown(fd, (uid_t)-1, ps.st_gid) != 0) {
+    /* not a member of the directory's group: the mode stays as derived */
+  }
+  if ((st.st_mode & 07777) != want) (void)fchmod(fd, want);
+}
+
+int bri_stat_beneath(int dirfd, const char *dirpath, const char *relpath, struct stat *st,
+                     bri_error *err) {
+  if (!*relpath) return fstat(dirfd, st) == 0 ? 0 : bri_error_errno(err, "stat", shown(dirpath));
+  int parent;
+  bool owned;
+  size_t off;
+  int rc = bri_parent_beneath(dirfd, dirpath, relpath, &parent, &owned, &off, err);
+  if (rc) return rc;
+  if (fstatat(parent, relpath + off, st, AT_SYMLINK_NOFOLLOW) != 0) {
+    int e = errno;
+    rc = e == ENOENT ? bri_error_set(err, BRI_ENOTFOUND, "%s/%s: no such file or directory",
+                                     shown(dirpath), relpath)
+                     : bri_error_set(err, BRI_EIO, "stat %s/%s: %s", shown(dirpath), relpath,
+                                     strerror(e));
+    errno = e;
+  }
+  int e = errno;
+  if (owned) close(parent);
+  errno = e;
+  return rc;
+}
+
+int bri_create_beneath(int dirfd, const char *dirpath, const char *relpath, int *out_fd,
+                       bri_error *err) {
+  *out_fd = -1;
+  int parent;
+  bool owned;
+  size_t off;
+  int rc = bri_parent_beneath(dirfd, dirpath, relpath, &parent, &owned, &off, err);
+  if (rc) return rc;
+  int fd = openat(parent, relpath + off, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  int e = errno;
+  if (fd < 0)
+    rc = e == EEXIST ? bri_error_set(err, BRI_ETAKEN, "%s/%s already exists; brid never overwrites",
+                                     shown(dirpath), relpath)
+                     : bri_error_set(err, BRI_EIO, "create %s/%s: %s", shown(dirpath), relpath,
+                                     strerror(e));
+  else {
+    bri_adopt_parent_mode(fd, parent, false);
+    *out_fd = fd;
+  }
+  if (owned) close(parent);
+  errno = e;
+  return rc;
+}
+
+/* unlinkat (flags) or mkdirat of relpath's last component in its parent,
+ * opened beneath dirfd. A new directory takes its parent's mode and group
+ * (bri_adopt_parent_mode), whatever the umask. */
 typedef enum { AT_UNLINK, AT_MKDIR } at_op;
 
-static int in_parent(at_op op, int dirfd, const char *dirpath, const char *relpath, int arg,
+static int in_parent(at_op op, int dirfd, const char *dirpath, const char *relpath, int flags,
                      bri_error *err) {
   int parent;
   bool owned;
   size_t off;
-  int rc = open_parent(dirfd, dirpath, relpath, &parent, &owned, &off, err);
+  int rc = bri_parent_beneath(dirfd, dirpath, relpath, &parent, &owned, &off, err);
   if (rc) return rc;
-  int r = op == AT_UNLINK ? unlinkat(parent, relpath + off, arg) : mkdirat(parent, relpath + off, (mode_t)arg);
+  const char *name = relpath + off;
+  int r = op == AT_UNLINK ? unlinkat(parent, name, flags) : mkdirat(parent, name, 0700);
   int e = errno;
   if (r != 0 && op == AT_UNLINK && e == ENOENT)
     rc = bri_error_set(err, BRI_ENOTFOUND, "%s/%s: no such file", shown(dirpath), relpath);
   else if (r != 0)
     rc = bri_error_set(err, BRI_EIO, "%s %s/%s: %s", op == AT_UNLINK ? "delete" : "create directory",
                        shown(dirpath), relpath, strerror(e));
+  if (r == 0 && op == AT_MKDIR) {
+    /* the directory just made (never a link swapped in for it) */
+    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+      bri_adopt_parent_mode(fd, parent, true);
+      close(fd);
+    }
+  }
   if (owned) close(parent);
   errno = e;
   return rc;
@@ -526,9 +591,8 @@ int bri_unlink_beneath(int dirfd, const char *dirpath, const char *relpath, int 
   return in_parent(AT_UNLINK, dirfd, dirpath, relpath, flags, err);
 }
 
-int bri_mkdir_beneath(int dirfd, const char *dirpath, const char *relpath, mode_t mode,
-                      bri_error *err) {
-  return in_parent(AT_MKDIR, dirfd, dirpath, relpath, (int)mode, err);
+int bri_mkdir_beneath(int dirfd, const char *dirpath, const char *relpath, bri_error *err) {
+  return in_parent(AT_MKDIR, dirfd, dirpath, relpath, 0, err);
 }
 
 int bri_remove_beneath(int dirfd, const char *dirpath, const char *relpath, bri_error *err) {
@@ -562,8 +626,8 @@ int bri_link_beneath(int sfd, const char *sdir, const char *srel, int dfd, const
   size_t soff = 0, doff = 0;
   struct stat st;
   int rc = open_source(sfd, sdir, srel, &in, &st, err);
-  if (!rc) rc = open_parent(sfd, sdir, srel, &sp, &sp_own, &soff, err);
-  if (!rc) rc = open_parent(dfd, ddir, drel, &dp, &dp_own, &doff, err);
+  if (!rc) rc = bri_parent_beneath(sfd, sdir, srel, &sp, &sp_own, &soff, err);
+  if (!rc) rc = bri_parent_beneath(dfd, ddir, drel, &dp, &dp_own, &doff, err);
   if (!rc) {
     /* linkat without AT_SYMLINK_FOLLOW links whatever the name holds now
      * (never what a link points at); the result must be the inode opened
@@ -573,6 +637,15 @@ int bri_link_beneath(int sfd, const char *sdir, const char *srel, int dfd, const
       if (fstatat(dp, drel + doff, &ln, AT_SYMLINK_NOFOLLOW) == 0 && ln.st_dev == st.st_dev &&
           ln.st_ino == st.st_ino) {
         *bytes = (uint64_t)st.st_size;
+        /* the new name counts as new: a concurrent cleanup must not take it
+         * for an abandoned file by the old inode's age (both names share it) */
+        static const struct timespec now[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
+        if (futimens(in, now) != 0) {
+          int e = errno;
+          unlinkat(dp, drel + doff, 0);
+          errno = e;
+          rc = bri_error_errno(err, "set the modification time of", srel);
+        }
       } else {
         unlinkat(dp, drel + doff, 0);
         rc = bri_error_set(err, BRI_ECORRUPT, "%s/%s was replaced while being linked into %s/%s; "
@@ -582,10 +655,11 @@ int bri_link_beneath(int sfd, const char *sdir, const char *srel, int dfd, const
       }
     } else {
       int e = errno;
-      rc = e == EEXIST ? bri_error_set(err, BRI_EIO, "%s/%s already exists; brid never overwrites",
+      rc = e == EEXIST ? bri_error_set(err, BRI_ETAKEN, "%s/%s already exists; brid never overwrites",
                                        shown(ddir), drel)
-                       : bri_error_set(err, BRI_EIO, "link %s/%s to %s/%s: %s", shown(sdir), srel,
-                                       shown(ddir), drel, strerror(e));
+                       : bri_error_set(err, link_unsupported(e) ? BRI_EUNSUPPORTED : BRI_EIO,
+                                       "link %s/%s to %s/%s: %s", shown(sdir), srel, shown(ddir),
+                                       drel, strerror(e));
       errno = e;
     }
   }
@@ -608,7 +682,7 @@ int bri_link_or_copy_beneath(int sfd, const char *sdir, const char *srel, int df
       *linked = true;
       return 0;
     }
-    if (rc != BRI_EIO || errno == EEXIST || !link_unsupported(errno)) return rc;
+    if (rc != BRI_EUNSUPPORTED) return rc;
   }
   int in = -1, dp = -1, out = -1;
   bool dp_own = false, made = false;
@@ -617,13 +691,16 @@ int bri_link_or_copy_beneath(int sfd, const char *sdir, const char *srel, int df
   char *src = bri_strdupf("%s/%s", shown(sdir), srel), *dst = bri_strdupf("%s/%s", shown(ddir), drel);
   int rc = src && dst ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
   if (!rc) rc = open_source(sfd, sdir, srel, &in, &st, err);
-  if (!rc) rc = open_parent(dfd, ddir, drel, &dp, &dp_own, &doff, err);
+  if (!rc) rc = bri_parent_beneath(dfd, ddir, drel, &dp, &dp_own, &doff, err);
   if (!rc) {
-    out = openat(dp, drel + doff, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    out = openat(dp, drel + doff, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (out < 0)
-      rc = errno == EEXIST ? bri_error_set(err, BRI_EIO, "%s already exists; brid never overwrites", dst)
+      rc = errno == EEXIST ? bri_error_set(err, BRI_ETAKEN, "%s already exists; brid never overwrites", dst)
                            : bri_error_errno(err, "create", dst);
-    else made = true;
+    else {
+      made = true;
+      bri_adopt_parent_mode(out, dp, false);
+    }
   }
   if (!rc) *bytes = (uint64_t)st.st_size;
   if (!rc) rc = bri_copy_fd(in, out, (uint64_t)st.st_size, src, dst, err);

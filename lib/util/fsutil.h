@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "util/error.h"
@@ -87,8 +88,9 @@ int bri_dir_open(const char *path, int *out_fd, bri_error *err);
 const char *bri_path_below(const char *dir, const char *path);
 
 /* Opens relpath beneath dirfd with open(2) flags (O_CLOEXEC and O_NOFOLLOW
- * are added; O_CREAT creates with mode 0644). A last component that is a
- * link is refused, also with O_PATH. */
+ * are added; O_CREAT creates with mode 0644 less the umask: new table files
+ * use bri_create_beneath). A last component that is a link is refused, also
+ * with O_PATH. */
 int bri_open_beneath(int dirfd, const char *dirpath, const char *relpath, int flags, int *out_fd,
                      bri_error *err);
 
@@ -113,17 +115,46 @@ int bri_unlink_beneath(int dirfd, const char *dirpath, const char *relpath, int 
  * ENOTEMPTY for a directory that is not empty). */
 int bri_remove_beneath(int dirfd, const char *dirpath, const char *relpath, bri_error *err);
 
-/* Creates directory relpath (its parent resolved as above). errno EEXIST
- * when it exists. */
-int bri_mkdir_beneath(int dirfd, const char *dirpath, const char *relpath, mode_t mode,
-                      bri_error *err);
+/* Creates directory relpath (its parent resolved as above) with its
+ * parent's mode and group (bri_adopt_parent_mode), whatever the umask.
+ * errno EEXIST when it exists. */
+int bri_mkdir_beneath(int dirfd, const char *dirpath, const char *relpath, bri_error *err);
+
+/* Creates the new file relpath for writing (O_EXCL: an existing name is
+ * BRI_ETAKEN, never overwritten) with its directory's read/write bits and
+ * group (bri_adopt_parent_mode). */
+int bri_create_beneath(int dirfd, const char *dirpath, const char *relpath, int *out_fd,
+                       bri_error *err);
+
+/* What is at relpath (lstat: a link is reported, never followed); "" is
+ * dirfd itself. Missing: BRI_ENOTFOUND. */
+int bri_stat_beneath(int dirfd, const char *dirpath, const char *relpath, struct stat *st,
+                     bri_error *err);
+
+/* The directory holding relpath's last component, resolved as above:
+ * *parent is dirfd itself (one component; *owned false) or a new O_PATH
+ * descriptor the caller closes (*owned), *base_off where the last
+ * component starts in relpath. */
+int bri_parent_beneath(int dirfd, const char *dirpath, const char *relpath, int *parent,
+                       bool *owned, size_t *base_off, bri_error *err);
+
+/* Gives fd (a file or directory just created in directory parent) the
+ * permissions its neighbours have, whatever the process umask: a file the
+ * directory's read/write bits (2775 -> 0664, 0755 -> 0644), a directory the
+ * directory's mode with setgid; and the directory's group where the process
+ * may set it (else the group stays as the kernel chose). Best effort: a
+ * failure leaves the mode the file was created with. */
+void bri_adopt_parent_mode(int fd, int parent, bool is_dir);
 
 /* Hard-links srel beneath sfd to drel beneath dfd (never overwriting): the
  * source is opened beneath sfd (a link anywhere on the way, or the source
  * itself, is refused) and must be a regular file; the new name is checked
  * to name the inode that was opened (a swap between open and link is undone
  * and refused). *bytes is its size. A filesystem that cannot link is
- * BRI_EIO with errno EXDEV, EPERM, ... as linkat(2) set it. */
+ * BRI_EUNSUPPORTED (errno EXDEV, EPERM, ... as linkat(2) set it); an
+ * existing new name BRI_ETAKEN. The link's modification time is set to now
+ * (the inode is shared, so the source's too): a concurrent cleanup must not
+ * take the new name for an abandoned file. */
 int bri_link_beneath(int sfd, const char *sdir, const char *srel, int dfd, const char *ddir,
                      const char *drel, uint64_t *bytes, bri_error *err);
 

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,15 +18,11 @@
 #include "lance/table/flags.h"
 #include "util/failpoint.h"
 #include "util/fsutil.h"
+#include "util/random.h"
 
 void bri_uuid_v4(char out[37]) {
   uint8_t u[16];
-  size_t got = 0;
-  while (got < sizeof u) {
-    ssize_t n = getrandom(u + got, sizeof u - got, 0);
-    if (n > 0) got += (size_t)n;
-    else if (errno != EINTR) break;
-  }
+  bri_random_bytes(u, sizeof u);
   u[6] = (uint8_t)((u[6] & 0x0f) | 0x40);
   u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);
   snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
@@ -37,12 +32,7 @@ void bri_uuid_v4(char out[37]) {
 
 void bri_new_datafile_stem(char out[BRI_STEM_LEN]) {
   uint8_t b[16];
-  size_t got = 0;
-  while (got < sizeof b) {
-    ssize_t n = getrandom(b + got, sizeof b - got, 0);
-    if (n > 0) got += (size_t)n;
-    else if (errno != EINTR) break;
-  }
+  bri_random_bytes(b, sizeof b);
   int p = 0;
   for (int i = 0; i < 3; i++)
     for (int bit = 7; bit >= 0; bit--) out[p++] = (char)('0' + ((b[i] >> bit) & 1));

@@ -1,0 +1,106 @@
+/* backend.h: what a storage backend implements (for lib/storage/ only; the
+ * rest of lib uses store.h).
+ *
+ * store.c is the front: it parses URIs, picks the backend by scheme (the
+ * BACKENDS table in store.c: a new backend adds its file set and one line
+ * there), turns every path into a clean key (relative, no empty, "." or
+ * ".." component) and builds the messages' full paths, so a backend only
+ * ever sees keys. It also supplies what a backend leaves out: a NULL
+ * append_copy or copy falls back to reading and writing through this
+ * process (also used between two different backends, or when the backend
+ * answers BRI_EUNSUPPORTED for that pair of stores), a NULL delete_many to
+ * one delete per key, NULL mkdir / sync to success (directories are
+ * implicit), a NULL link to BRI_EUNSUPPORTED.
+ *
+ * Objects: a backend allocates its own structs with the public one as the
+ * first member (struct s3_store { bri_store base; ... }) and fills the base
+ * with bri_store_init / the front's fields below; the front frees the
+ * base's own strings (bri_store_base_clear), the backend the rest. */
+#ifndef BRI_STORAGE_BACKEND_H
+#define BRI_STORAGE_BACKEND_H
+
+#include "storage/store.h"
+
+typedef struct bri_store_ops bri_store_ops;
+
+struct bri_store {
+  const bri_store_ops *ops;
+  char *uri;       /* as given, no trailing slash: messages' prefix */
+  char *canonical; /* bri_store_canonical */
+  unsigned caps;   /* BRI_STORE_CAP_* */
+};
+
+/* An open file or writer keeps only its backend's ops from the front: a
+ * NULL-store file (store.h) outlives the short-lived store it came from,
+ * so a backend keeps in its own struct whatever else it needs. */
+struct bri_sfile {
+  const bri_store_ops *ops;
+  char *path; /* full path, for messages (the backend allocates it) */
+  uint64_t size;
+};
+
+struct bri_swriter {
+  const bri_store_ops *ops;
+  char *key;     /* the front's */
+  char *path;    /* full path (the front's) */
+  uint64_t size; /* bytes appended so far (the front's) */
+  bri_store_steps steps;
+};
+
+struct bri_store_ops {
+  const char *scheme; /* "s3" for s3://...; NULL for the local backend */
+  /* uri as the user gave it; flags BRI_STORE_CREATE. Fills *out (with
+   * uri, canonical, caps set) */
+  int (*open)(const char *uri, unsigned flags, bri_store **out, bri_error *err);
+  void (*close)(bri_store *st);
+
+  /* path: the full path for messages; fills size, ops and path */
+  int (*open_file)(bri_store *st, const char *key, const char *path, bri_sfile **out,
+                   bri_error *err);
+  int (*read)(bri_sfile *f, uint64_t offset, void *buf, size_t len, bri_error *err);
+  void (*close_file)(bri_sfile *f);
+
+  int (*stat)(bri_store *st, const char *key, bri_store_info *out, bri_error *err);
+  /* dir "" = the root; names sorted by the front, entries' names malloc'd */
+  int (*list)(bri_store *st, const char *dir, unsigned flags, bri_store_entry **out,
+              size_t *count, bri_error *err);
+
+  /* if_absent: put_new, else put */
+  int (*put)(bri_store *st, const char *key, const void *data, size_t len, bool if_absent,
+             const bri_store_steps *steps, bri_error *err);
+
+  /* allocates the writer (the front fills ops, key, path, size, steps
+   * after); it must not need st once made (see above) */
+  int (*create)(bri_store *st, const char *key, bri_swriter **out, bri_error *err);
+  int (*append)(bri_swriter *w, const void *data, size_t len, bri_error *err);
+  /* may be NULL, or answer BRI_EUNSUPPORTED for a source it cannot copy from */
+  int (*append_copy)(bri_swriter *w, bri_store *src, const char *src_key, uint64_t offset,
+                     uint64_t len, bri_error *err);
+  /* completes, frees w; on failure removes the object first */
+  int (*finish)(bri_swriter *w, bri_error *err);
+  void (*abort)(bri_swriter *w);
+
+  /* whole-object copy into this backend's store dst; may be NULL or answer
+   * BRI_EUNSUPPORTED (then the front copies through a writer) */
+  int (*copy)(bri_store *src, const char *src_key, bri_store *dst, const char *dst_key,
+              unsigned flags, bool *linked, uint64_t *bytes, bri_error *err);
+  int (*link)(bri_store *src, const char *src_key, bri_store *dst, const char *dst_key,
+              uint64_t *bytes, bri_error *err);
+  int (*mkdir)(bri_store *st, const char *key, bri_error *err);
+  int (*sync)(bri_store *st, const char *dir, bri_error *err);
+
+  int (*delete_one)(bri_store *st, const char *key, bri_error *err);
+  /* may be NULL; rcs[i] per key, missing counted as 0 */
+  int (*delete_many)(bri_store *st, const char *const *keys, size_t n, int *rcs, bri_error *err);
+};
+
+/* Fills the base of a new store: uri (trailing slashes dropped), canonical
+ * (NULL: the same as uri), caps. */
+int bri_store_base_init(bri_store *st, const bri_store_ops *ops, const char *uri,
+                        const char *canonical, unsigned caps, bri_error *err);
+void bri_store_base_clear(bri_store *st);
+
+/* The registered backends (store.c). */
+extern const bri_store_ops bri_local_store_ops;
+
+#endif

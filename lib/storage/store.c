@@ -1,0 +1,444 @@
+/* store.c: the front of the storage interface (see store.h, backend.h).
+ *
+ * It picks the backend by URI scheme, turns every path into a clean key
+ * before a backend sees it, keeps the byte count of writers, and supplies
+ * what a backend leaves out (copies through this process, one delete per
+ * key, implicit directories). A NULL store (a file named by its own path,
+ * outside any table) is served by a short-lived local store rooted at the
+ * file's directory, so that no second way to open a file exists. */
+#include "storage/backend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/fsutil.h"
+
+/* Backends by scheme; the local one (scheme NULL) takes plain paths and
+ * file:// URIs. A new backend adds one line. */
+static const bri_store_ops *const BACKENDS[] = {
+    &bri_local_store_ops,
+};
+
+#define N_BACKENDS (sizeof BACKENDS / sizeof BACKENDS[0])
+
+/* Chunk of a copy that passes through this process. */
+#define COPY_CHUNK ((size_t)8 << 20)
+
+/* ------------------------------------------------------------ opening */
+
+/* Length of "scheme" in "scheme://...", 0 when uri has none. */
+static size_t scheme_len(const char *uri) {
+  size_t i = 0;
+  while ((uri[i] >= 'a' && uri[i] <= 'z') || (uri[i] >= 'A' && uri[i] <= 'Z') ||
+         (i && ((uri[i] >= '0' && uri[i] <= '9') || uri[i] == '+' || uri[i] == '-' || uri[i] == '.')))
+    i++;
+  return i && !strncmp(uri + i, "://", 3) ? i : 0;
+}
+
+int bri_store_open(const char *uri, unsigned flags, bri_store **out, bri_error *err) {
+  *out = NULL;
+  size_t sl = scheme_len(uri);
+  if (sl == 4 && !strncmp(uri, "file", 4)) {
+    uri += 7; /* file:///abs -> /abs */
+    sl = 0;
+  }
+  for (size_t i = 0; i < N_BACKENDS; i++) {
+    const char *s = BACKENDS[i]->scheme;
+    if (sl ? (s && strlen(s) == sl && !strncmp(s, uri, sl)) : !s)
+      return BACKENDS[i]->open(uri, flags, out, err);
+  }
+  return bri_error_set(err, BRI_EUNSUPPORTED, "%s: no storage backend for scheme \"%.*s\"", uri,
+                       (int)sl, uri);
+}
+
+void bri_store_close(bri_store *st) {
+  if (st) st->ops->close(st);
+}
+
+int bri_store_base_init(bri_store *st, const bri_store_ops *ops, const char *uri,
+                        const char *canonical, unsigned caps, bri_error *err) {
+  size_t n = strlen(uri);
+  while (n > 1 && uri[n - 1] == '/') n--;
+  st->ops = ops;
+  st->caps = caps;
+  st->uri = n ? bri_strdupf("%.*s", (int)n, uri) : strdup(".");
+  st->canonical = strdup(canonical ? canonical : st->uri ? st->uri : "");
+  if (!st->uri || !st->canonical) {
+    bri_store_base_clear(st);
+    return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", uri);
+  }
+  return 0;
+}
+
+void bri_store_base_clear(bri_store *st) {
+  free(st->uri);
+  free(st->canonical);
+  st->uri = st->canonical = NULL;
+}
+
+const char *bri_store_uri(const bri_store *st) { return st->uri; }
+const char *bri_store_canonical(const bri_store *st) { return st->canonical; }
+unsigned bri_store_caps(const bri_store *st) { return st->caps; }
+
+const char *bri_store_key(const bri_store *st, const char *path) {
+  if (!strcmp(path, st->uri)) return "";
+  return bri_path_below(st->uri, path);
+}
+
+char *bri_store_path(const bri_store *st, const char *key) {
+  return *key ? bri_strdupf("%s/%s", st->uri, key) : strdup(st->uri);
+}
+
+/* Lance never writes an empty, "." or ".." component, a leading '/' or a
+ * NUL: a key with one is refused before any backend sees it. "" is the
+ * root itself. */
+static int check_key(const bri_store *st, const char *key, bri_error *err) {
+  for (const char *p = key; *p;) {
+    const char *e = strchr(p, '/');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+      return bri_error_set(err, BRI_ECORRUPT, "%s/%s: not a plain relative path (an empty, '.' or "
+                           "'..' component); brid resolves table files only beneath %s", st->uri,
+                           key, st->uri);
+    if (!e) break;
+    p = e + 1;
+  }
+  return 0;
+}
+
+/* The clean key of path in st (key_of) or BRI_EINVAL naming what. */
+static int key_of(const bri_store *st, const char *path, const char **key, bri_error *err) {
+  if (!(*key = bri_store_key(st, path)))
+    return bri_error_set(err, BRI_EINVAL, "%s is not inside %s; brid reaches a table's files only "
+                         "beneath its root", path, st->uri);
+  return check_key(st, *key, err);
+}
+
+/* The store and key a call works on. st NULL: a local store rooted at the
+ * directory of path (*tmp, closed by the caller), key its last component;
+ * whole_dir: path itself is the directory (listing). */
+static int resolve(bri_store *st, const char *path, bool whole_dir, bri_store **use,
+                   const char **key, bri_store **tmp, bri_error *err) {
+  *tmp = NULL;
+  if (st) {
+    *use = st;
+    return key_of(st, path, key, err);
+  }
+  const char *slash = whole_dir ? NULL : strrchr(path, '/');
+  char *dir = whole_dir ? strdup(path)
+              : slash ? (slash == path ? strdup("/") : bri_strdupf("%.*s", (int)(slash - path), path))
+                      : strdup(".");
+  if (!dir) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  int rc = bri_local_store_ops.open(dir, 0, tmp, err);
+  free(dir);
+  if (rc) return rc;
+  *use = *tmp;
+  *key = whole_dir ? "" : slash ? slash + 1 : path;
+  return 0;
+}
+
+/* ------------------------------------------------------------ reading */
+
+int bri_store_open_file(bri_store *st, const char *path, bri_sfile **out, bri_error *err) {
+  *out = NULL;
+  bri_store *use, *tmp;
+  const char *key;
+  int rc = resolve(st, path, false, &use, &key, &tmp, err);
+  if (!rc) {
+    char *full = st ? bri_store_path(use, key) : strdup(path);
+    rc = full ? use->ops->open_file(use, key, full, out, err)
+              : bri_error_set(err, BRI_ENOMEM, "out of memory");
+    free(full);
+  }
+  bri_store_close(tmp); /* an open file does not need it (backend.h) */
+  return rc;
+}
+
+uint64_t bri_sfile_size(const bri_sfile *f) { return f->size; }
+const char *bri_sfile_path(const bri_sfile *f) { return f->path; }
+
+int bri_sfile_read(bri_sfile *f, uint64_t offset, void *buf, size_t len, bri_error *err) {
+  if (offset > f->size || len > f->size - offset)
+    return bri_error_set(err, BRI_ECORRUPT, "%s: wanted %zu bytes at offset %llu, file ends after %llu",
+                         f->path, len, (unsigned long long)offset, (unsigned long long)f->size);
+  return len ? f->ops->read(f, offset, buf, len, err) : 0;
+}
+
+void bri_sfile_close(bri_sfile *f) {
+  if (f) f->ops->close_file(f);
+}
+
+int bri_store_read(bri_store *st, const char *path, size_t max_len, uint8_t **out, size_t *len,
+                   bri_error *err) {
+  *out = NULL;
+  *len = 0;
+  bri_sfile *f;
+  int rc = bri_store_open_file(st, path, &f, err);
+  if (rc) return rc;
+  uint64_t n = bri_sfile_size(f);
+  uint8_t *buf = NULL;
+  if (n > max_len)
+    rc = bri_error_set(err, BRI_EUNSUPPORTED, "%s: %llu bytes is more than the %zu allowed",
+                       bri_sfile_path(f), (unsigned long long)n, max_len);
+  else if (!(buf = malloc((size_t)n + 1)))
+    rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory for %llu bytes", bri_sfile_path(f),
+                       (unsigned long long)n);
+  else
+    rc = bri_sfile_read(f, 0, buf, (size_t)n, err);
+  bri_sfile_close(f);
+  if (rc) {
+    free(buf);
+    return rc;
+  }
+  buf[n] = 0;
+  *out = buf;
+  *len = (size_t)n;
+  return 0;
+}
+
+/* ------------------------------------------------------------ stat, list */
+
+int bri_store_stat(bri_store *st, const char *path, bri_store_info *out, bri_error *err) {
+  bri_store *use, *tmp;
+  const char *key;
+  int rc = resolve(st, path, false, &use, &key, &tmp, err);
+  if (!rc) rc = use->ops->stat(use, key, out, err);
+  bri_store_close(tmp);
+  return rc;
+}
+
+static int cmp_entry(const void *a, const void *b) {
+  return strcmp(((const bri_store_entry *)a)->name, ((const bri_store_entry *)b)->name);
+}
+
+int bri_store_list(bri_store *st, const char *dir, unsigned flags, bri_store_entry **out,
+                   size_t *count, bri_error *err) {
+  *out = NULL;
+  *count = 0;
+  bri_store *use, *tmp;
+  const char *key;
+  int rc = resolve(st, dir, true, &use, &key, &tmp, err);
+  if (!rc) rc = use->ops->list(use, key, flags, out, count, err);
+  bri_store_close(tmp);
+  if (!rc && *count) qsort(*out, *count, sizeof **out, cmp_entry);
+  return rc;
+}
+
+void bri_store_entries_free(bri_store_entry *e, size_t count) {
+  for (size_t i = 0; e && i < count; i++) free(e[i].name);
+  free(e);
+}
+
+/* ------------------------------------------------------------ writing */
+
+static const bri_store_steps NO_STEPS;
+
+static int put(bri_store *st, const char *path, const void *data, size_t len, bool if_absent,
+               const bri_store_steps *steps, bri_error *err) {
+  bri_store *use, *tmp;
+  const char *key;
+  int rc = resolve(st, path, false, &use, &key, &tmp, err);
+  if (!rc) rc = use->ops->put(use, key, data, len, if_absent, steps ? steps : &NO_STEPS, err);
+  bri_store_close(tmp);
+  return rc;
+}
+
+int bri_store_put_new(bri_store *st, const char *path, const void *data, size_t len,
+                      const bri_store_steps *steps, bri_error *err) {
+  return put(st, path, data, len, true, steps, err);
+}
+
+int bri_store_put(bri_store *st, const char *path, const void *data, size_t len,
+                  const bri_store_steps *steps, bri_error *err) {
+  return put(st, path, data, len, false, steps, err);
+}
+
+int bri_store_create(bri_store *st, const char *path, const bri_store_steps *steps,
+                     bri_swriter **out, bri_error *err) {
+  *out = NULL;
+  bri_store *use, *tmp;
+  const char *key;
+  int rc = resolve(st, path, false, &use, &key, &tmp, err);
+  char *k = NULL, *full = NULL;
+  if (!rc && (!(k = strdup(key)) || !(full = st ? bri_store_path(use, key) : strdup(path))))
+    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!rc) rc = use->ops->create(use, key, out, err);
+  if (!rc) {
+    bri_swriter *w = *out;
+    w->ops = use->ops, w->key = k, w->path = full, w->size = 0;
+    w->steps = steps ? *steps : NO_STEPS;
+  } else {
+    free(k), free(full);
+  }
+  bri_store_close(tmp); /* a writer does not need it (backend.h) */
+  return rc;
+}
+
+int bri_swriter_append(bri_swriter *w, const void *data, size_t len, bri_error *err) {
+  if (!len) return 0;
+  int rc = w->ops->append(w, data, len, err);
+  if (!rc) w->size += len;
+  return rc;
+}
+
+/* A copy through this process: read from f, append to w. */
+static int copy_through(bri_swriter *w, bri_sfile *f, uint64_t offset, uint64_t len, bri_error *err) {
+  size_t cap = len < COPY_CHUNK ? (size_t)len : COPY_CHUNK;
+  uint8_t *buf = malloc(cap ? cap : 1);
+  if (!buf) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  int rc = 0;
+  while (len && !rc) {
+    size_t n = len < cap ? (size_t)len : cap;
+    rc = bri_sfile_read(f, offset, buf, n, err);
+    if (!rc) rc = bri_swriter_append(w, buf, n, err);
+    offset += n, len -= n;
+  }
+  free(buf);
+  return rc;
+}
+
+int bri_swriter_append_copy(bri_swriter *w, bri_store *src, const char *src_path, uint64_t offset,
+                            uint64_t len, bri_error *err) {
+  if (!len) return 0;
+  bri_store *use, *tmp;
+  const char *key;
+  int rc = resolve(src, src_path, false, &use, &key, &tmp, err);
+  if (rc) return rc;
+  rc = BRI_EUNSUPPORTED;
+  if (w->ops->append_copy && use->ops == w->ops) {
+    rc = w->ops->append_copy(w, use, key, offset, len, err);
+    if (!rc) w->size += len;
+  }
+  bri_store_close(tmp);
+  if (rc != BRI_EUNSUPPORTED) return rc;
+  /* between backends, or one that cannot: through this process */
+  bri_sfile *f = NULL;
+  rc = bri_store_open_file(src, src_path, &f, err);
+  if (!rc && (offset > bri_sfile_size(f) || len > bri_sfile_size(f) - offset))
+    rc = bri_error_set(err, BRI_EIO, "%s: has %llu bytes, wanted %llu to copy from (did it shrink?)",
+                       bri_sfile_path(f), (unsigned long long)bri_sfile_size(f),
+                       (unsigned long long)(offset + len));
+  if (!rc) rc = copy_through(w, f, offset, len, err);
+  bri_sfile_close(f);
+  return rc;
+}
+
+uint64_t bri_swriter_size(const bri_swriter *w) { return w->size; }
+const char *bri_swriter_path(const bri_swriter *w) { return w->path; }
+
+int bri_swriter_finish(bri_swriter *w, bri_error *err) {
+  char *k = w->key, *p = w->path; /* the front's; the backend frees w */
+  int rc = w->ops->finish(w, err);
+  free(k), free(p);
+  return rc;
+}
+
+void bri_swriter_abort(bri_swriter *w) {
+  if (!w) return;
+  char *k = w->key, *p = w->path;
+  w->ops->abort(w);
+  free(k), free(p);
+}
+
+int bri_store_copy(bri_store *src, const char *src_path, bri_store *dst, const char *dst_path,
+                   unsigned flags, bool *linked, uint64_t *bytes, bri_error *err) {
+  bool lk = false;
+  *bytes = 0;
+  if (linked) *linked = false;
+  bri_store *use, *tmp;
+  const char *skey, *dkey;
+  int rc = key_of(dst, dst_path, &dkey, err);
+  if (!rc) rc = resolve(src, src_path, false, &use, &skey, &tmp, err);
+  if (rc) return rc;
+  rc = BRI_EUNSUPPORTED;
+  if (dst->ops->copy && use->ops == dst->ops)
+    rc = dst->ops->copy(use, skey, dst, dkey, flags, &lk, bytes, err);
+  bri_store_close(tmp);
+  if (rc == BRI_EUNSUPPORTED) {
+    /* between backends, or one that cannot: through this process */
+    bri_sfile *f = NULL;
+    bri_swriter *w = NULL;
+    rc = bri_store_open_file(src, src_path, &f, err);
+    if (!rc) rc = bri_store_create(dst, dst_path, NULL, &w, err);
+    if (!rc) rc = copy_through(w, f, 0, bri_sfile_size(f), err);
+    if (!rc) {
+      *bytes = bri_sfile_size(f);
+      rc = bri_swriter_finish(w, err);
+    } else {
+      bri_swriter_abort(w);
+    }
+    bri_sfile_close(f);
+  }
+  if (linked) *linked = lk;
+  return rc;
+}
+
+int bri_store_link(bri_store *src, const char *src_path, bri_store *dst, const char *dst_path,
+                   uint64_t *bytes, bri_error *err) {
+  *bytes = 0;
+  const char *skey, *dkey;
+  int rc = key_of(src, src_path, &skey, err);
+  if (!rc) rc = key_of(dst, dst_path, &dkey, err);
+  if (rc) return rc;
+  if (!dst->ops->link || src->ops != dst->ops || !(dst->caps & BRI_STORE_CAP_LINK))
+    return bri_error_set(err, BRI_EUNSUPPORTED, "cannot hard-link %s to %s: the store has no links",
+                         src_path, dst_path);
+  return dst->ops->link(src, skey, dst, dkey, bytes, err);
+}
+
+int bri_store_mkdir(bri_store *st, const char *path, bri_error *err) {
+  const char *key;
+  int rc = key_of(st, path, &key, err);
+  if (rc) return rc;
+  return st->ops->mkdir ? st->ops->mkdir(st, key, err) : 0;
+}
+
+int bri_store_sync(bri_store *st, const char *dir, bri_error *err) {
+  const char *key;
+  int rc = key_of(st, dir, &key, err);
+  if (rc) return rc;
+  return st->ops->sync ? st->ops->sync(st, key, err) : 0;
+}
+
+/* ------------------------------------------------------------ deleting */
+
+int bri_store_delete(bri_store *st, const char *path, bri_error *err) {
+  bri_store *use, *tmp;
+  const char *key;
+  int rc = resolve(st, path, false, &use, &key, &tmp, err);
+  if (!rc) rc = use->ops->delete_one(use, key, err);
+  bri_store_close(tmp);
+  return rc;
+}
+
+int bri_store_delete_many(bri_store *st, const char *const *paths, size_t n, int *rcs,
+                          bri_error *err) {
+  for (size_t i = 0; i < n; i++) { /* all inside, or nothing is deleted */
+    const char *key;
+    int rc = key_of(st, paths[i], &key, err);
+    if (rc) return bri_error_wrap(err, "nothing deleted");
+  }
+  const char **keys = malloc((n ? n : 1) * sizeof *keys);
+  int *own = rcs ? NULL : malloc((n ? n : 1) * sizeof *own);
+  if (!keys || (!rcs && !own)) {
+    free(keys), free(own);
+    return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  int *r = rcs ? rcs : own, rc = 0;
+  for (size_t i = 0; i < n; i++) keys[i] = bri_store_key(st, paths[i]);
+  if (st->ops->delete_many) {
+    rc = st->ops->delete_many(st, keys, n, r, err);
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      bri_error e;
+      r[i] = st->ops->delete_one(st, keys[i], &e);
+      if (r[i] == BRI_ENOTFOUND) r[i] = 0;
+      if (r[i] && !rc) {
+        rc = r[i];
+        if (err) *err = e;
+      }
+    }
+  }
+  free(keys), free(own);
+  return rc;
+}

@@ -1,0 +1,294 @@
+/* store.h: the one door to a table's files. Every byte libbri reads from or
+ * writes to a table, every listing and every deletion goes through a store;
+ * no other layer of lib/ opens, lists or removes table files itself
+ * (scripts/check-storage.sh fails the build when one does).
+ *
+ * A store is one root: a local directory ("/srv/t.lance", "file:///srv/...")
+ * or an object-store prefix ("s3://bucket/prefix/t.lance"; such backends
+ * register in store.c, see storage/backend.h). Inside it, objects are named
+ * by keys, '/'-separated relative paths ("data/x.lance"). Every call that
+ * takes a `path` takes the full path: the store's uri, '/', the key
+ * ("<uri>/data/x.lance", how lib builds paths from a table root; the uri
+ * alone is the root). A path outside the root is BRI_EINVAL, and a key with
+ * an empty, "." or ".." component is BRI_ECORRUPT before any I/O: Lance
+ * never writes one, so a manifest naming one is damaged or hostile.
+ * Backends only ever see clean keys.
+ *
+ * The model is an object store's, so that S3 is natural and a local disk
+ * loses nothing:
+ *   - objects are written whole (put, put_new) or streamed once from start
+ *     to finish (a writer: append bytes, append a copied range of another
+ *     object, finish); nothing is ever modified in place, and only put
+ *     replaces an existing object (latest_version_hint.json);
+ *   - the commit primitive is put_new, put-if-absent: on a local disk a
+ *     staging file linked to its name, on S3 a PUT with If-None-Match: *;
+ *     there is no rename in the interface;
+ *   - directories are prefixes: list shows the immediate children of one
+ *     (files and sub-prefixes, S3's ListObjectsV2 with delimiter "/").
+ *     On a local disk they are real (mkdir makes one, delete removes an
+ *     empty one, sync makes the names in one durable); on object stores
+ *     those three succeed doing nothing;
+ *   - hard links exist only where the store says so (BRI_STORE_CAP_LINK).
+ *
+ * Local stores resolve every path beneath the root and never follow a
+ * symbolic link inside it (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
+ * else a walk of O_NOFOLLOW opens: util/fsutil.h), so a link in a table,
+ * even one swapped in between a check and a use, cannot lead a read, write
+ * or delete outside. The root itself may be a link: it is what the caller
+ * chose. New files and directories take their permissions from the
+ * directory they are created in, not from the process umask (brid runs
+ * with UMask=0077; the table's users must still read and write what it
+ * writes): a file gets the directory's read/write bits (2775 -> 0664, 0755
+ * -> 0644, 0700 -> 0600), a directory the directory's mode (setgid kept),
+ * and both the directory's group where the process may set it.
+ *
+ * Durability. put, put_new, a finished writer, copy: the object's bytes are
+ * durable when the call returns. put and put_new also make the name
+ * durable (they sync the directory). Names created by a writer, copy, link
+ * or mkdir become durable with bri_store_sync of their directory (one sync
+ * after many files, as compaction does before it commits). Object stores
+ * are durable on return; sync does nothing there.
+ *
+ * Errors (error.h): BRI_ENOTFOUND the object or directory does not exist;
+ * BRI_ETAKEN the name exists (put_new, create, copy, link, mkdir: nothing
+ * is ever overwritten); BRI_ENOTEMPTY a directory still holds entries;
+ * BRI_EUNSUPPORTED the store cannot do it (link on S3 or across
+ * filesystems); BRI_ECORRUPT a bad key, a symbolic link where a file or
+ * directory must be, a read past the end; BRI_EINVAL a path
+ * outside the store; BRI_EIO anything else (the message names the full path
+ * and the system's or the server's reason). Messages always name the full
+ * path ("<uri>/<key>").
+ *
+ * Threads: a store may be used from several threads at once; one bri_sfile
+ * or bri_swriter by one thread at a time.
+ *
+ * Failpoints: calls that write take an optional bri_store_steps naming the
+ * failpoints (util/failpoint.h) to pass at their crash-relevant steps, so
+ * that the crash matrices work the same on every backend. */
+#ifndef BRI_STORE_H
+#define BRI_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+typedef struct bri_store bri_store;
+typedef struct bri_sfile bri_sfile;
+typedef struct bri_swriter bri_swriter;
+
+/* ------------------------------------------------------------ stores */
+
+/* What a store can do beyond the common model. */
+enum {
+  BRI_STORE_CAP_LINK = 1 << 0,  /* bri_store_link can work (a POSIX filesystem) */
+  BRI_STORE_CAP_DIRS = 1 << 1,  /* directories are real (mkdir, empty dirs, sync) */
+  BRI_STORE_CAP_LOCAL = 1 << 2, /* paths are local files this process can open */
+};
+
+/* bri_store_open flags. */
+enum {
+  BRI_STORE_CREATE = 1 << 0, /* create the root (local: one directory, mode from the
+                                umask: its parent is not the table's) when missing */
+};
+
+/* Opens the store rooted at uri: a local path (absolute or relative; a
+ * file:// URI) or a URI whose scheme a backend registered ("s3://...").
+ * Local: the root must be a directory (BRI_ENOTFOUND when missing, unless
+ * BRI_STORE_CREATE). Object stores check nothing here that costs a request
+ * unless they must (credentials, endpoint). Unknown scheme: BRI_EUNSUPPORTED
+ * naming it. */
+int bri_store_open(const char *uri, unsigned flags, bri_store **out, bri_error *err);
+void bri_store_close(bri_store *st);
+
+/* The root as given, without trailing slashes ("." for ""). */
+const char *bri_store_uri(const bri_store *st);
+/* The root as an absolute, canonical location (local: realpath; object
+ * stores: the normalized URI): what another table's manifest must name
+ * to find this one (a shallow clone's base path). */
+const char *bri_store_canonical(const bri_store *st);
+unsigned bri_store_caps(const bri_store *st);
+
+/* The key of path in st (the part below the root; "" for the root itself),
+ * or NULL when path lies outside. Lexical. */
+const char *bri_store_key(const bri_store *st, const char *path);
+/* "<uri>/<key>" (malloc'd), or NULL out of memory. */
+char *bri_store_path(const bri_store *st, const char *key);
+
+/* ------------------------------------------------------------ reading */
+
+/* Opens an object for ranged reads; its size is known from here on (a file
+ * that grows later is read as it was). Missing: BRI_ENOTFOUND "<path>: no
+ * such file"; a link on the way or at path: BRI_ECORRUPT; a directory or
+ * special file: BRI_EIO "<path>: not a regular file". The file may outlive
+ * its store. st NULL: path is a local file named by
+ * its own absolute or relative path, outside any table (a CLI argument, an
+ * External blob's absolute URI); links in its directory part are followed,
+ * a link as its last component is refused. */
+int bri_store_open_file(bri_store *st, const char *path, bri_sfile **out, bri_error *err);
+uint64_t bri_sfile_size(const bri_sfile *f);
+/* The full path, for messages. */
+const char *bri_sfile_path(const bri_sfile *f);
+/* Reads exactly len bytes at offset (local: pread; S3: a ranged GET). A range
+ * past the end: BRI_ECORRUPT "<path>: wanted N bytes at offset O, file ends
+ * after E". */
+int bri_sfile_read(bri_sfile *f, uint64_t offset, void *buf, size_t len, bri_error *err);
+void bri_sfile_close(bri_sfile *f);
+
+/* Reads a whole object into a malloc'd buffer (NUL-terminated, the NUL not
+ * counted). Larger than max_len: BRI_EUNSUPPORTED. st NULL as above. */
+int bri_store_read(bri_store *st, const char *path, size_t max_len, uint8_t **out, size_t *len,
+                   bri_error *err);
+
+/* ------------------------------------------------------------ stat, list */
+
+typedef enum bri_entry_kind {
+  BRI_ENTRY_FILE = 1,
+  BRI_ENTRY_DIR,   /* a directory, or a common prefix of an object store */
+  BRI_ENTRY_LINK,  /* a symbolic link (local only): never followed */
+  BRI_ENTRY_OTHER, /* a fifo, socket, device (local only) */
+} bri_entry_kind;
+
+typedef struct bri_store_info {
+  bri_entry_kind kind;
+  uint64_t size;    /* files */
+  int64_t mtime_ns; /* last modification (S3: LastModified); 0 for prefixes */
+} bri_store_info;
+
+/* What is at path, never following a link. Missing: BRI_ENOTFOUND (object
+ * stores: a key that is neither an object nor a non-empty prefix). */
+int bri_store_stat(bri_store *st, const char *path, bri_store_info *out, bri_error *err);
+
+typedef struct bri_store_entry {
+  char *name;          /* one component */
+  bri_store_info info; /* size and mtime_ns only with BRI_LIST_STAT */
+} bri_store_entry;
+
+/* bri_store_list flags. */
+enum {
+  BRI_LIST_STAT = 1 << 0, /* fill size and mtime_ns (free on S3; a stat per entry locally) */
+};
+
+/* The immediate children of directory dir ("" = the root), sorted bytewise by
+ * name: objects, and sub-directories (S3: common prefixes under delimiter
+ * "/"). A missing directory: BRI_ENOTFOUND where the store can tell (local),
+ * else an empty list; a link or non-directory at dir: BRI_ECORRUPT. The
+ * caller frees with bri_store_entries_free. */
+int bri_store_list(bri_store *st, const char *dir, unsigned flags, bri_store_entry **out,
+                   size_t *count, bri_error *err);
+void bri_store_entries_free(bri_store_entry *e, size_t count);
+
+/* ------------------------------------------------------------ writing */
+
+/* Failpoints a writing call passes (each may be NULL). */
+typedef struct bri_store_steps {
+  const char *written;  /* every byte is written, nothing is durable yet (local:
+                           before the fsync; S3: before the PUT or Complete) */
+  const char *durable;  /* put_new: the bytes are durable, the name is not taken
+                           yet (local: staging file fsynced and closed) */
+  const char *publish;  /* put_new: right before the name is taken (link, PUT) */
+  const char *published; /* put_new: the name is taken; an error here stands for a
+                            failed directory sync: a warning, never a failure */
+} bri_store_steps;
+
+/* Creates path with exactly these bytes, durably, name included, only if
+ * nothing is there: BRI_ETAKEN otherwise (the object that was there is left
+ * as it was). Readers see all of the bytes or no object. This is the commit
+ * primitive (a manifest version: Lance on S3 PUTs
+ * _versions/{u64::MAX - v:020}.manifest with If-None-Match: *). Any failure
+ * before the name is taken leaves nothing (local: the staging file is
+ * removed; a crash may leave a staging file "<dir>/.tmp_<name>_<uuid>",
+ * which cleanup reclaims). Once the name is taken the call returns 0; a
+ * later failure (the directory sync) is left in err as a warning: err->code
+ * set, the message saying the object may not survive a power loss. */
+int bri_store_put_new(bri_store *st, const char *path, const void *data, size_t len,
+                      const bri_store_steps *steps, bri_error *err);
+
+/* Writes path with these bytes, replacing what is there: readers see the
+ * old object or the new one, never a mix (local: a staging file renamed
+ * over it). Durable, name included. For files Lance itself replaces
+ * (latest_version_hint.json), never for anything a version references. */
+int bri_store_put(bri_store *st, const char *path, const void *data, size_t len,
+                  const bri_store_steps *steps, bri_error *err);
+
+/* A writer: a new object streamed from first byte to last. create never
+ * overwrites (BRI_ETAKEN). Local: the file exists under its name from
+ * create on (a crash leaves it partial; callers journal it first); S3: a
+ * multipart upload (parts >= 5 MiB), invisible until finish. */
+int bri_store_create(bri_store *st, const char *path, const bri_store_steps *steps,
+                     bri_swriter **out, bri_error *err);
+/* (st NULL: a local file by its own path, as for bri_store_open_file; a
+ * writer, like an open file, may outlive its store.) */
+int bri_swriter_append(bri_swriter *w, const void *data, size_t len, bri_error *err);
+/* Appends bytes [offset, offset + len) of another object (any store) without
+ * passing them through this process where the stores can: local,
+ * copy_file_range; S3 to S3, UploadPartCopy with x-amz-copy-source-range
+ * (ranges below the 5 MiB part minimum are read and appended). A source
+ * shorter than offset + len: BRI_EIO naming it. */
+int bri_swriter_append_copy(bri_swriter *w, bri_store *src, const char *src_path, uint64_t offset,
+                            uint64_t len, bri_error *err);
+/* Bytes appended so far. */
+uint64_t bri_swriter_size(const bri_swriter *w);
+const char *bri_swriter_path(const bri_swriter *w);
+/* Completes the object and makes its bytes durable (local: fsync, close;
+ * S3: CompleteMultipartUpload or one PUT), then frees w. On failure the
+ * object is removed (as by abort) and w freed all the same. */
+int bri_swriter_finish(bri_swriter *w, bri_error *err);
+/* Removes what was written (local: unlink; S3: AbortMultipartUpload) and
+ * frees w. NULL is a no-op. */
+void bri_swriter_abort(bri_swriter *w);
+
+/* bri_store_copy flags. */
+enum {
+  BRI_COPY_TRY_LINK = 1 << 0, /* a hard link when both stores can and the filesystem
+                                 permits (then *linked), else a copy */
+};
+
+/* Creates dst_path in dst with the bytes of src_path in src (whole object),
+ * never overwriting (BRI_ETAKEN), durable (the name: bri_store_sync). Local:
+ * copy_file_range; S3 to S3: CopyObject (UploadPartCopy parts above 5 GiB);
+ * between different backends: read and write. The source must be a regular
+ * file (a link is refused, never followed). *bytes: its size; *linked (may
+ * be NULL): whether BRI_COPY_TRY_LINK made a link. A missing source:
+ * BRI_ENOTFOUND. */
+int bri_store_copy(bri_store *src, const char *src_path, bri_store *dst, const char *dst_path,
+                   unsigned flags, bool *linked, uint64_t *bytes, bri_error *err);
+
+/* Hard-links src_path to the new name dst_path (never overwriting:
+ * BRI_ETAKEN). The new name is checked to name the file that was opened (a
+ * swap in between is undone and refused), and its modification time is set
+ * to now, so that a concurrent cleanup never takes the new name for an
+ * abandoned file (the inode is shared: the old name looks younger too).
+ * *bytes: its size. Stores without BRI_STORE_CAP_LINK, two stores on
+ * different filesystems, and filesystems that refuse links:
+ * BRI_EUNSUPPORTED. */
+int bri_store_link(bri_store *src, const char *src_path, bri_store *dst, const char *dst_path,
+                   uint64_t *bytes, bri_error *err);
+
+/* Creates directory path (its parent must exist). Exists: BRI_ETAKEN (a
+ * directory) or BRI_ECORRUPT (anything else). Object stores: 0, nothing. */
+int bri_store_mkdir(bri_store *st, const char *path, bri_error *err);
+
+/* Makes the names created in directory dir durable (local: fsync of the
+ * directory). Object stores: 0. */
+int bri_store_sync(bri_store *st, const char *dir, bri_error *err);
+
+/* ------------------------------------------------------------ deleting */
+
+/* Deletes the object at path, or an empty directory (local). Never follows
+ * a link: a link at path is itself removed, a link on the way is refused.
+ * Missing: BRI_ENOTFOUND; a directory with entries: BRI_ENOTEMPTY. Object
+ * stores: a directory path deletes nothing (0). */
+int bri_store_delete(bri_store *st, const char *path, bri_error *err);
+
+/* Deletes paths in the order given (local: one by one; object stores: in
+ * batches, S3 DeleteObjects of up to 1000 keys, so files must come before
+ * the directories that hold them, as they do in any rollback). rcs[i] (may
+ * be NULL) gets each path's result as bri_store_delete returns it; a
+ * missing path counts as deleted (0). Returns 0 when every path is gone,
+ * else the first failure (err names it) after trying all of them. */
+int bri_store_delete_many(bri_store *st, const char *const *paths, size_t n, int *rcs,
+                          bri_error *err);
+
+#endif
