@@ -7,6 +7,7 @@
 #                        FUZZ_SECONDS (default 60) on a copy of its seed corpus
 #   make demo            compact a demo table (see README)
 
+VERSION  := 0.1.0
 SANITIZE ?=
 FUZZ     ?=
 BUILD    := build$(if $(SANITIZE),-san)$(if $(FUZZ),-fuzz)
@@ -29,7 +30,7 @@ ifneq ($(FUZZ),)
 OPT      := -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 LDFLAGS_ALL := -fsanitize=fuzzer,address,undefined
 endif
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(OPT) -Ilib -Idaemon -I$(BUILD)/gen $(PKG_CFLAGS) -MMD -MP
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -DBRI_VERSION='"$(VERSION)"' -g $(OPT) -Ilib -Idaemon -I$(BUILD)/gen $(PKG_CFLAGS) -MMD -MP
 CFLAGS   ?=
 WARN     := -Wall -Wextra -Werror -Wshadow -Wvla
 

@@ -2,23 +2,12 @@
 #include "cli.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 int cli_fail(const bri_error *err) {
   fprintf(stderr, "brictl: %s\n", err->msg[0] ? err->msg : bri_error_name(err->code));
   return CLI_ERROR;
-}
-
-int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "brictl %s: ", cmd);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fprintf(stderr, "\nusage: %s\n", usage);
-  return CLI_USAGE;
 }
 
 bool cli_parse_u64(const char *s, unsigned long long *out) {

@@ -22,7 +22,13 @@
 #include "lance/table/table.h"
 #include "util/fsutil.h"
 
-static const char USAGE[] = "brictl cat TABLE --column C --row ROWID [--version N]";
+static const cli_opt OPTS[] = {
+    {.name = "column", .type = CLI_STRING, .value = "C", .help = "the column: top level, or a dotted path through structs"},
+    {.name = "row", .type = CLI_UINT, .value = "ROWID", .help = "the row address: fragment id << 32 | offset"},
+    {.name = "version", .type = CLI_UINT, .value = "N", .min = 1, .help = "read table version N",
+     .def_note = "the latest"},
+    {0},
+};
 
 static int write_chunk(void *ctx, const uint8_t *data, size_t len, bri_error *err) {
   (void)ctx;
@@ -48,35 +54,11 @@ static long find_path(const Lance__Table__Manifest *m, const char *path) {
   return -1;
 }
 
-int cmd_cat(int argc, char **argv) {
-  const char *table = NULL, *column = NULL;
-  unsigned long long rowid = 0, version = 0;
-  bool have_row = false;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--column")) {
-      if (++i >= argc) return cli_usage_error("cat", USAGE, "--column needs a column name");
-      column = argv[i];
-    } else if (!strcmp(argv[i], "--row")) {
-      if (++i >= argc || !cli_parse_u64(argv[i], &rowid))
-        return cli_usage_error("cat", USAGE, "--row needs a row id (fragment << 32 | offset)");
-      have_row = true;
-    } else if (!strcmp(argv[i], "--version")) {
-      if (++i >= argc || !cli_parse_u64(argv[i], &version) || version == 0)
-        return cli_usage_error("cat", USAGE, "--version needs a version number (1 or more)");
-    } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-      printf("usage: %s\n", USAGE);
-      return CLI_OK;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return cli_usage_error("cat", USAGE, "unknown option %s", argv[i]);
-    } else if (!table) {
-      table = argv[i];
-    } else {
-      return cli_usage_error("cat", USAGE, "unexpected argument %s", argv[i]);
-    }
-  }
-  if (!table) return cli_usage_error("cat", USAGE, "no table given");
-  if (!column) return cli_usage_error("cat", USAGE, "--column is required");
-  if (!have_row) return cli_usage_error("cat", USAGE, "--row is required");
+static int cmd_cat(const cli_args *args) {
+  const char *table = args->pos[0], *column = cli_text(args, "column");
+  unsigned long long rowid = cli_uint(args, "row"), version = cli_uint(args, "version");
+  if (!column) return cli_usage(args, "--column is required");
+  if (!cli_given(args, "row")) return cli_usage(args, "--row is required");
 
   bri_error err = {0};
   bri_table *t = NULL;
@@ -209,3 +191,12 @@ int cmd_cat(int argc, char **argv) {
   bri_table_close(t);
   return rc ? cli_fail(&err) : CLI_OK;
 }
+
+const cli_cmd CMD_CAT = {
+    .name = "cat",
+    .args = "TABLE",
+    .summary = "write one blob's bytes to stdout (--column C --row ROWID)",
+    .opts = OPTS,
+    .flags = CLI_CMD_OFFLINE,
+    .run = cmd_cat,
+};

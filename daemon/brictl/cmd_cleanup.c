@@ -1,7 +1,9 @@
 /* cmd_cleanup.c: `brictl cleanup TABLE [--older-than DURATION] [--retain N]
- * [--grace DURATION] [--max-deletes-per-sec R] [--dry-run] [--json]`: runs
- * version cleanup in-process (lib/cleanup) and reports counts and bytes per
- * kind of file. With --dry-run it lists what would go and deletes nothing. */
+ * [--grace DURATION] [--max-deletes-per-sec R] [--dry-run]`: runs version
+ * cleanup in-process (lib/ops/cleanup) and reports counts and bytes per kind
+ * of file. With --dry-run it lists what would go and deletes nothing. With
+ * --wait, --daemon or --socket, brid runs it (cmd_submit.c). The defaults
+ * are lib/ops's (bri_cleanup_policy_default). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +12,21 @@
 #include "cli.h"
 #include "util/duration.h"
 
-static const char USAGE[] =
-    "brictl cleanup TABLE [--older-than DURATION] [--retain N] [--grace DURATION] "
-    "[--max-deletes-per-sec R] [--dry-run] [--json]";
+static const cli_opt OPTS[] = {
+    {.name = "older-than", .type = CLI_DURATION, .value = "DURATION", .def = "7d", .param = "older_than",
+     .def_note = "through brid, the table's policy",
+     .help = "versions older than this go (the latest version, tagged versions and branch roots always stay)"},
+    {.name = "retain", .type = CLI_UINT, .value = "N", .def = "0", .param = "retain_versions",
+     .help = "keep the newest N versions whatever their age (0: no such rule)"},
+    {.name = "grace", .type = CLI_DURATION, .value = "DURATION", .def = "7d", .param = "grace",
+     .def_note = "through brid, the table's policy",
+     .help = "an unreferenced file younger than this stays (a writer may be about to commit it)"},
+    {.name = "max-deletes-per-sec", .type = CLI_NUMBER, .value = "R", .min = 0, .def = "0",
+     .flags = CLI_OFFLINE_ONLY, .help = "pace the deletions (0: no limit)"},
+    {.name = "dry-run", .type = CLI_FLAG, .param = "dry_run", .help = "list what would be deleted and delete nothing"},
+    CLI_SUBMIT_OPTS,
+    {0},
+};
 
 typedef struct listing {
   json_t *files;
@@ -27,39 +41,18 @@ static void on_file(void *user, bri_cleanup_kind kind, const char *path, uint64_
   if (l->print) printf("%-12s %12llu  %s\n", bri_cleanup_kind_name(kind), (unsigned long long)bytes, path);
 }
 
-int cmd_cleanup(int argc, char **argv) {
+static int cmd_cleanup(const cli_args *a) {
+  if (cli_wants_daemon(a)) return cmd_submit(a);
   bri_cleanup_policy p;
   bri_cleanup_policy_default(&p);
-  const char *root = NULL;
-  bool as_json = false;
+  const char *root = a->pos[0];
+  bool as_json = cli_flag(a, "json");
   bri_error err;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--json")) as_json = true;
-    else if (!strcmp(a, "--dry-run")) p.dry_run = true;
-    else if (!strcmp(a, "--older-than") || !strcmp(a, "--grace")) {
-      if (++i >= argc) return cli_usage_error("cleanup", USAGE, "%s needs a duration", a);
-      if (bri_duration_parse(argv[i], a, !strcmp(a, "--grace") ? &p.grace_sec : &p.older_than_sec, &err))
-        return cli_usage_error("cleanup", USAGE, "%s", err.msg);
-    } else if (!strcmp(a, "--retain")) {
-      unsigned long long n;
-      if (++i >= argc || !cli_parse_u64(argv[i], &n))
-        return cli_usage_error("cleanup", USAGE, "--retain needs a number of versions");
-      p.retain_versions = n;
-    } else if (!strcmp(a, "--max-deletes-per-sec")) {
-      char *end = NULL;
-      if (++i < argc) p.max_deletes_per_sec = strtod(argv[i], &end);
-      if (i >= argc || !end || *end || p.max_deletes_per_sec < 0)
-        return cli_usage_error("cleanup", USAGE, "--max-deletes-per-sec needs a non-negative number");
-    } else if (a[0] == '-') {
-      return cli_usage_error("cleanup", USAGE, "unknown option %s", a);
-    } else if (root) {
-      return cli_usage_error("cleanup", USAGE, "more than one TABLE given");
-    } else {
-      root = a;
-    }
-  }
-  if (!root) return cli_usage_error("cleanup", USAGE, "TABLE is required");
+  p.older_than_sec = cli_seconds(a, "older-than");
+  p.grace_sec = cli_seconds(a, "grace");
+  p.retain_versions = cli_uint(a, "retain");
+  p.max_deletes_per_sec = cli_number(a, "max-deletes-per-sec");
+  p.dry_run = cli_flag(a, "dry-run");
   listing l = {as_json ? json_array() : NULL, !as_json && p.dry_run};
   bri_cleanup_stats st;
   int rc = bri_cleanup_run(root, &p, on_file, &l, &st, &err);
@@ -96,3 +89,16 @@ int cmd_cleanup(int argc, char **argv) {
   json_decref(kinds);
   return CLI_OK;
 }
+
+const cli_cmd CMD_CLEANUP = {
+    .name = "cleanup",
+    .args = "TABLE",
+    .summary = "delete what no retained version reaches (--dry-run lists it)",
+    .about = "Deletes TABLE's old versions and every file (data, deletion, transaction, index, Blob "
+             "v2 sidecar, BRI target) that no retained version still reaches. A version stays when "
+             "it is newer than --older-than, among the newest --retain, the latest, tagged or a "
+             "branch root. Durations need a unit: 90s, 30m, 12h, 7d, 2w (0 alone is allowed).",
+    .opts = OPTS,
+    .flags = CLI_CMD_OFFLINE | CLI_CMD_DAEMON | CLI_CMD_JSON,
+    .run = cmd_cleanup,
+};

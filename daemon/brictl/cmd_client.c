@@ -17,39 +17,35 @@
 
 #include "rpc/rpc_proto.h"
 
-void cli_client_init(cli_client *c) {
-  c->socket = rpc_default_socket();
-  c->json = false;
-  c->timeout_ms = 30000;
+void cli_client_init(cli_client *c, const cli_args *a) {
+  c->socket = cli_given(a, "socket") ? cli_text(a, "socket") : rpc_default_socket();
+  c->json = cli_flag(a, "json");
+  c->timeout_ms = (int)cli_seconds(a, "timeout") * 1000;
 }
 
-int cli_client_opt(cli_client *c, const char *cmd, const char *usage, int argc, char **argv, int *i) {
-  const char *a = argv[*i];
-  if (!strcmp(a, "--json")) {
-    c->json = true;
-    return 1;
+json_t *cli_params(const cli_args *a) {
+  json_t *p = json_object();
+  for (size_t i = 0; a->cmd->opts && a->cmd->opts[i].name; i++) {
+    const cli_opt *o = &a->cmd->opts[i];
+    const cli_value *v = &a->v[i];
+    if (!v->given || !o->param) continue;
+    char path[4096];
+    json_t *j = o->type == CLI_FLAG       ? json_true()
+                : o->type == CLI_UINT     ? json_integer((json_int_t)v->u)
+                : o->type == CLI_DURATION ? json_integer((json_int_t)v->secs)
+                : o->type == CLI_NUMBER   ? json_real(v->d)
+                : o->value && !strcmp(o->value, "TABLE") ? json_string(cli_table_path(v->text, path, sizeof path))
+                                                         : json_string(v->text);
+    json_object_set_new(p, o->param, j);
   }
-  if (!strcmp(a, "--socket") || !strncmp(a, "--socket=", 9)) {
-    const char *v = a[8] == '=' ? a + 9 : (*i + 1 < argc ? argv[++*i] : NULL);
-    if (!v || !*v) return cli_usage_error(cmd, usage, "--socket needs a path"), -1;
-    c->socket = v;
-    return 1;
-  }
-  if (!strcmp(a, "--timeout")) {
-    unsigned long long s;
-    if (*i + 1 >= argc || !cli_parse_u64(argv[++*i], &s) || s == 0 || s > 86400)
-      return cli_usage_error(cmd, usage, "--timeout needs a number of seconds (1..86400)"), -1;
-    c->timeout_ms = (int)s * 1000;
-    return 1;
-  }
-  return 0;
+  return p;
 }
 
 int cli_client_open(const cli_client *c, rpc_client **out) {
   bri_error err;
   if (rpc_client_connect(c->socket, c->timeout_ms, out, &err)) {
     fprintf(stderr, "brictl: %s\n", err.msg);
-    return CLI_UNREACHABLE_EXIT;
+    return CLI_UNREACHABLE;
   }
   return 0;
 }
@@ -59,8 +55,8 @@ int cli_client_call_on(rpc_client *rc, const char *method, json_t *params, json_
   int code = 0;
   if (rpc_client_call(rc, method, params, result, &code, &err) == 0) return 0;
   fprintf(stderr, "brictl: %s\n", err.msg);
-  if (!code || code == RPC_DENIED || code == RPC_BUSY) return CLI_UNREACHABLE_EXIT;
-  return CLI_DAEMON_ERROR;
+  if (!code || code == RPC_DENIED || code == RPC_BUSY) return CLI_UNREACHABLE;
+  return CLI_ERROR;
 }
 
 int cli_client_call(const cli_client *c, const char *method, json_t *params, json_t **result) {

@@ -1,13 +1,13 @@
-/* cmd_client.h: what brictl's daemon commands share: the common options
- * (--socket PATH, --json, --timeout SECONDS), one call to brid with errors
+/* cmd_client.h: what brictl's daemon commands share: a client set up from
+ * the global options (--socket, --json, --timeout), one call to brid with errors
  * mapped to exit codes, and formatting for people (sizes, times, tables).
  *
- * Exit codes of the daemon commands (on top of cli.h's 0 ok, 1 usage):
- *   2  brid answered with an error (no such table or job, bad parameter,
- *      job in the wrong state, configuration error on reload)
- *   3  brid could not be reached or refused the connection (not running,
- *      socket missing, permission denied, too many connections, timeout)
- *   4  a job waited for (--wait) ended failed or cancelled */
+ * Exit codes (cli.h): CLI_ERROR when brid answered with an error (no such
+ * table or job, bad parameter, job in the wrong state, configuration error
+ * on reload); CLI_UNREACHABLE when brid could not be reached or refused the
+ * connection (not running, socket missing, permission denied, too many
+ * connections, timeout); CLI_JOB_FAILED when a job waited for (--wait)
+ * ended failed or cancelled. */
 #ifndef BRI_CMD_CLIENT_H
 #define BRI_CMD_CLIENT_H
 
@@ -19,19 +19,19 @@
 #include "cli.h"
 #include "rpc/rpc_client.h"
 
-enum { CLI_DAEMON_ERROR = 2, CLI_UNREACHABLE_EXIT = 3, CLI_JOB_FAILED_EXIT = 4 };
-
 typedef struct cli_client {
   const char *socket;
   bool json;
   int timeout_ms;
 } cli_client;
 
-void cli_client_init(cli_client *c);
+/* The client as the global options (--socket, --json, --timeout) ask. */
+void cli_client_init(cli_client *c, const cli_args *a);
 
-/* Consumes a common option at argv[*i] (advancing *i past its value):
- * 1 consumed, 0 not a common option, -1 usage error (already printed). */
-int cli_client_opt(cli_client *c, const char *cmd, const char *usage, int argc, char **argv, int *i);
+/* The JSON-RPC params of the options given that brid takes (cli_opt.param):
+ * flags as true, numbers and durations (seconds) as integers, the rest as
+ * strings; a TABLE value made absolute (cli_table_path). */
+json_t *cli_params(const cli_args *a);
 
 /* Connects; on failure prints the reason and returns CLI_UNREACHABLE_EXIT. */
 int cli_client_open(const cli_client *c, rpc_client **out);

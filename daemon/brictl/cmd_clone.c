@@ -1,5 +1,4 @@
-/* cmd_clone.c: `brictl clone SRC DST --shallow|--deep [--version N | --tag T]
- * [--json]`: clones one version of a table (lib/ops/clone.h). A shallow
+/* cmd_clone.c: `brictl clone SRC DST --shallow|--deep [--version N | --tag T]`: clones one version of a table (lib/ops/clone.h). A shallow
  * clone references the source through a base path (no data is copied, the
  * source must stay); a deep clone copies every referenced byte and rewrites
  * the BRI so that it depends on nothing outside DST. */
@@ -9,38 +8,24 @@
 #include "ops/clone.h"
 #include "cli.h"
 
-static const char USAGE[] =
-    "brictl clone SRC DST --shallow|--deep [--version N | --tag T] [--json]";
+static const cli_opt OPTS[] = {
+    {.name = "shallow", .type = CLI_FLAG, .excludes = "deep",
+     .help = "reference the source's files through a base path (nothing copied; the source must stay)"},
+    {.name = "deep", .type = CLI_FLAG, .help = "copy every referenced byte; the clone depends on nothing outside DST"},
+    {.name = "version", .type = CLI_UINT, .value = "N", .min = 1, .excludes = "tag", .help = "clone version N",
+     .def_note = "the latest"},
+    {.name = "tag", .type = CLI_STRING, .value = "TAG", .help = "clone the version tagged TAG"},
+    {0},
+};
 
-int cmd_clone(int argc, char **argv) {
+static int cmd_clone(const cli_args *a) {
   bri_clone_options o = {0};
-  const char *paths[2] = {NULL, NULL};
-  int n_paths = 0, kinds = 0;
-  bool as_json = false;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--json")) as_json = true;
-    else if (!strcmp(a, "--shallow")) o.deep = false, kinds++;
-    else if (!strcmp(a, "--deep")) o.deep = true, kinds++;
-    else if (!strcmp(a, "--version")) {
-      unsigned long long v;
-      if (++i >= argc || !cli_parse_u64(argv[i], &v) || v == 0)
-        return cli_usage_error("clone", USAGE, "--version needs a positive integer");
-      o.version = v;
-    } else if (!strcmp(a, "--tag")) {
-      if (++i >= argc) return cli_usage_error("clone", USAGE, "--tag needs a tag name");
-      o.tag = argv[i];
-    } else if (a[0] == '-') {
-      return cli_usage_error("clone", USAGE, "unknown option %s", a);
-    } else if (n_paths == 2) {
-      return cli_usage_error("clone", USAGE, "more than SRC and DST given");
-    } else {
-      paths[n_paths++] = a;
-    }
-  }
-  if (n_paths != 2) return cli_usage_error("clone", USAGE, "SRC and DST are required");
-  if (kinds != 1) return cli_usage_error("clone", USAGE, "say --shallow or --deep (one of them)");
-  if (o.tag && o.version) return cli_usage_error("clone", USAGE, "--version and --tag exclude each other");
+  const char *paths[2] = {a->pos[0], a->pos[1]};
+  bool as_json = cli_flag(a, "json");
+  if (!cli_flag(a, "shallow") && !cli_flag(a, "deep")) return cli_usage(a, "say --shallow or --deep");
+  o.deep = cli_flag(a, "deep");
+  o.version = cli_uint(a, "version");
+  o.tag = cli_text(a, "tag");
   bri_clone_report r;
   bri_error err;
   if (bri_clone_table(paths[0], paths[1], &o, &r, &err)) return cli_fail(&err);
@@ -71,3 +56,16 @@ int cmd_clone(int argc, char **argv) {
   }
   return CLI_OK;
 }
+
+const cli_cmd CMD_CLONE = {
+    .name = "clone",
+    .args = "SRC DST",
+    .summary = "clone a table: --shallow (references the source) or --deep (copies)",
+    .about = "Clones one version of table SRC into the new table DST. A shallow clone references "
+             "SRC's files through a base path, as Lance's shallow_clone does (nothing is copied, SRC "
+             "must stay); a deep clone copies every referenced byte and rewrites the Blob Reuse Index "
+             "so that DST depends on nothing outside it.",
+    .opts = OPTS,
+    .flags = CLI_CMD_OFFLINE | CLI_CMD_JSON,
+    .run = cmd_clone,
+};

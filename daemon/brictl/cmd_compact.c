@@ -1,8 +1,9 @@
 /* cmd_compact.c: `brictl compact TABLE [--strategy bri|link|copy] [--dry-run]
- * [--json] [--target-rows N] [--repack-threshold F]`: compacts a table
- * in-process (lib/compact) and reports fragments before and after, rows,
- * bytes written and reused, and the time taken. --dry-run prints the plan:
- * bins, rows, and the payload bytes each would reuse, copy or repack. */
+ * [--target-rows N] [--repack-threshold F]`: compacts a table in-process
+ * (lib/compact) and reports fragments before and after, rows, bytes written
+ * and reused, and the time taken. --dry-run prints the plan: bins, rows, and
+ * the payload bytes each would reuse, copy or repack. With --wait, --daemon
+ * or --socket, brid runs it (cmd_submit.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +11,22 @@
 #include "cli.h"
 #include "compact/execute.h"
 
-static const char USAGE[] =
-    "brictl compact TABLE [--strategy bri|link|copy] [--dry-run] [--json] [--target-rows N] "
-    "[--repack-threshold F]";
+static const cli_opt OPTS[] = {
+    {.name = "strategy", .type = CLI_CHOICE, .choices = "bri|link|copy", .param = "strategy",
+     .help = "how blob payloads are kept: bri records a Blob Reuse Index (no payload byte written; stock "
+             "Lance refuses the table until materialize), link hard-links the sidecars, copy copies them",
+     .def_note = "bri; through brid, the table's policy"},
+    {.name = "dry-run", .type = CLI_FLAG, .param = "dry_run", .help = "print the plan and change nothing"},
+    {.name = "target-rows", .type = CLI_UINT, .value = "N", .min = 1, .def = "1048576",
+     .param = "target_rows_per_fragment",
+     .help = "fragments with fewer rows are merged with their neighbours (the table's "
+             "lance.compaction.target_rows_per_fragment wins)"},
+    {.name = "repack-threshold", .type = CLI_NUMBER, .value = "F", .min = 0, .max = 1, .def = "0.3",
+     .flags = CLI_OFFLINE_ONLY,
+     .help = "blob packs whose live share is below F are copied compactly instead of reused"},
+    CLI_SUBMIT_OPTS,
+    {0},
+};
 
 static json_t *report_json(const char *root, const bri_compact_request *q, const bri_compact_report *r) {
   return json_pack("{s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:O}",
@@ -30,38 +44,18 @@ static json_t *report_json(const char *root, const bri_compact_request *q, const
                    r->plan ? r->plan : json_null());
 }
 
-int cmd_compact(int argc, char **argv) {
+static int cmd_compact(const cli_args *a) {
+  if (cli_wants_daemon(a)) return cmd_submit(a);
   bri_compact_request q;
   bri_compact_request_default(&q);
-  const char *root = NULL;
-  bool as_json = false;
+  const char *root = a->pos[0];
+  bool as_json = cli_flag(a, "json");
   bri_error err;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--json")) as_json = true;
-    else if (!strcmp(a, "--dry-run")) q.dry_run = true;
-    else if (!strcmp(a, "--strategy")) {
-      if (++i >= argc || bri_strategy_parse(argv[i], &q.strategy, &err))
-        return cli_usage_error("compact", USAGE, "--strategy takes bri, link or copy");
-    } else if (!strcmp(a, "--target-rows")) {
-      unsigned long long n;
-      if (++i >= argc || !cli_parse_u64(argv[i], &n) || n == 0)
-        return cli_usage_error("compact", USAGE, "--target-rows needs a positive number");
-      q.options.target_rows_per_fragment = n;
-    } else if (!strcmp(a, "--repack-threshold")) {
-      char *end = NULL;
-      if (++i < argc) q.options.repack_threshold = strtod(argv[i], &end);
-      if (i >= argc || !end || *end || q.options.repack_threshold < 0 || q.options.repack_threshold > 1)
-        return cli_usage_error("compact", USAGE, "--repack-threshold needs a number between 0 and 1");
-    } else if (a[0] == '-') {
-      return cli_usage_error("compact", USAGE, "unknown option %s", a);
-    } else if (root) {
-      return cli_usage_error("compact", USAGE, "more than one TABLE given");
-    } else {
-      root = a;
-    }
-  }
-  if (!root) return cli_usage_error("compact", USAGE, "TABLE is required");
+  if (cli_given(a, "strategy") && bri_strategy_parse(cli_text(a, "strategy"), &q.strategy, &err))
+    return cli_usage(a, "%s", err.msg);
+  q.dry_run = cli_flag(a, "dry-run");
+  q.options.target_rows_per_fragment = cli_uint(a, "target-rows");
+  q.options.repack_threshold = cli_number(a, "repack-threshold");
   bri_compact_report r;
   int rc = bri_compact_table(root, &q, NULL, &r, &err);
   if (rc) {
@@ -111,3 +105,16 @@ int cmd_compact(int argc, char **argv) {
   json_decref(r.plan);
   return CLI_OK;
 }
+
+const cli_cmd CMD_COMPACT = {
+    .name = "compact",
+    .args = "TABLE",
+    .summary = "merge small fragments, keeping blob payloads in place (--dry-run plans)",
+    .about = "Merges TABLE's small fragments by Lance's rules (adjacent fragments below --target-rows, "
+             "fragments with many deleted rows) and commits one Rewrite version. Pages are copied "
+             "verbatim where possible; Blob v2 payloads stay where they are (--strategy). brictl does "
+             "the work itself, or hands it to brid with --wait, --daemon or --socket.",
+    .opts = OPTS,
+    .flags = CLI_CMD_OFFLINE | CLI_CMD_DAEMON | CLI_CMD_JSON,
+    .run = cmd_compact,
+};

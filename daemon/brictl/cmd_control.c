@@ -12,32 +12,21 @@
 
 #include "cmd_client.h"
 
-static const char PAUSE_USAGE[] = "brictl pause [TABLE] [--cancel-running] [--json] [--socket PATH]";
-static const char RESUME_USAGE[] = "brictl resume [TABLE] [--json] [--socket PATH]";
-static const char RELOAD_USAGE[] = "brictl reload [--json] [--socket PATH]";
-static const char METRICS_USAGE[] = "brictl metrics [--json] [--socket PATH]";
+static const cli_opt PAUSE_OPTS[] = {
+    {.name = "cancel-running", .type = CLI_FLAG,
+     .help = "also stop the running jobs at their next safe point; they go back to the queue",
+     .param = "cancel_running"},
+    {0},
+};
 
-static int pause_resume(int argc, char **argv, bool pause) {
-  const char *cmd = pause ? "pause" : "resume", *usage = pause ? PAUSE_USAGE : RESUME_USAGE;
+static int pause_resume(const cli_args *a, bool pause) {
   cli_client c;
-  cli_client_init(&c);
-  const char *table = NULL;
-  bool cancel = false;
-  for (int i = 1; i < argc; i++) {
-    int r = cli_client_opt(&c, cmd, usage, argc, argv, &i);
-    if (r < 0) return CLI_USAGE;
-    if (r) continue;
-    if (pause && !strcmp(argv[i], "--cancel-running")) cancel = true;
-    else if (argv[i][0] == '-') return cli_usage_error(cmd, usage, "unknown option %s", argv[i]);
-    else if (table) return cli_usage_error(cmd, usage, "more than one TABLE given");
-    else table = argv[i];
-  }
-  json_t *params = json_object();
+  cli_client_init(&c, a);
+  json_t *params = cli_params(a);
   char path[4096];
-  if (table) json_object_set_new(params, "table", json_string(cli_table_path(table, path, sizeof path)));
-  if (cancel) json_object_set_new(params, "cancel_running", json_true());
+  if (a->n_pos) json_object_set_new(params, "table", json_string(cli_table_path(a->pos[0], path, sizeof path)));
   json_t *res;
-  int x = cli_client_call(&c, cmd, params, &res);
+  int x = cli_client_call(&c, a->cmd->name, params, &res);
   if (x) return x;
   if (c.json) {
     cli_print_json(res);
@@ -56,24 +45,14 @@ static int pause_resume(int argc, char **argv, bool pause) {
   return CLI_OK;
 }
 
-int cmd_pause(int argc, char **argv) { return pause_resume(argc, argv, true); }
-int cmd_resume(int argc, char **argv) { return pause_resume(argc, argv, false); }
+static int cmd_pause(const cli_args *a) { return pause_resume(a, true); }
+static int cmd_resume(const cli_args *a) { return pause_resume(a, false); }
 
-static int simple(int argc, char **argv, const char *cmd, const char *usage, const char *method, json_t **res,
-                  cli_client *c) {
-  cli_client_init(c);
-  for (int i = 1; i < argc; i++) {
-    int r = cli_client_opt(c, cmd, usage, argc, argv, &i);
-    if (r < 0) return CLI_USAGE;
-    if (r == 0) return cli_usage_error(cmd, usage, "unknown argument %s", argv[i]);
-  }
-  return cli_client_call(c, method, NULL, res);
-}
-
-int cmd_reload(int argc, char **argv) {
+static int cmd_reload(const cli_args *a) {
   cli_client c;
   json_t *res;
-  int x = simple(argc, argv, "reload", RELOAD_USAGE, "reload", &res, &c);
+  cli_client_init(&c, a);
+  int x = cli_client_call(&c, "reload", NULL, &res);
   if (x) return x;
   if (c.json) {
     cli_print_json(res);
@@ -91,13 +70,55 @@ int cmd_reload(int argc, char **argv) {
   return CLI_OK;
 }
 
-int cmd_metrics(int argc, char **argv) {
+static int cmd_metrics(const cli_args *a) {
   cli_client c;
   json_t *res;
-  int x = simple(argc, argv, "metrics", METRICS_USAGE, "metrics", &res, &c);
+  cli_client_init(&c, a);
+  int x = cli_client_call(&c, "metrics", NULL, &res);
   if (x) return x;
   if (c.json) cli_print_json(res);
   else fputs(cli_str(res, "text"), stdout);
   json_decref(res);
   return CLI_OK;
 }
+
+const cli_cmd CMD_PAUSE = {
+    .name = "pause",
+    .args = "[TABLE]",
+    .summary = "brid starts no new job for TABLE (or for every table)",
+    .about = "brid starts no new job for TABLE, or for every table without TABLE; queued jobs wait "
+             "until `brictl resume`. Running jobs go on unless --cancel-running.",
+    .opts = PAUSE_OPTS,
+    .flags = CLI_CMD_DAEMON | CLI_CMD_JSON,
+    .run = cmd_pause,
+};
+
+const cli_cmd CMD_RESUME = {
+    .name = "resume",
+    .args = "[TABLE]",
+    .summary = "undo pause for TABLE (or for every table)",
+    .about = "Undoes `brictl pause` for TABLE, or for every table without TABLE. A table paused by "
+             "the configuration (paused = yes) stays paused.",
+    .flags = CLI_CMD_DAEMON | CLI_CMD_JSON,
+    .run = cmd_resume,
+};
+
+const cli_cmd CMD_RELOAD = {
+    .name = "reload",
+    .args = "",
+    .summary = "brid re-reads its configuration file",
+    .about = "brid re-reads its configuration file (as on SIGHUP) and prints what changed. A file "
+             "with an error is refused and brid keeps its configuration.",
+    .flags = CLI_CMD_DAEMON | CLI_CMD_JSON,
+    .run = cmd_reload,
+};
+
+const cli_cmd CMD_METRICS = {
+    .name = "metrics",
+    .args = "",
+    .summary = "brid's metrics in the Prometheus text format",
+    .about = "Prints brid's metrics in the Prometheus text exposition format (docs/metrics.md lists "
+             "them).",
+    .flags = CLI_CMD_DAEMON | CLI_CMD_JSON,
+    .run = cmd_metrics,
+};

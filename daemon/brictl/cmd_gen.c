@@ -1,8 +1,9 @@
-/* cmd_gen.c: `brictl gen TABLE [--fragments N] [--rows R] [--blob-sizes LIST]
- * [--seed S] [--start-id N] [--storage-version 2.1|2.2] [--stable-row-ids]
- * [--inline-threshold B] [--dedicated-threshold B] [--no-retry] [--json]`:
+/* cmd_gen.c: `brictl gen TABLE [--fragments N] [--rows N] [--blob-sizes LIST]
+ * [--seed N] [--start-id N] [--storage-version 2.1|2.2] [--stable-row-ids]
+ * [--inline-threshold BYTES] [--dedicated-threshold BYTES] [--no-retry]`:
  * creates or appends to a table with brid's own writer (lib/gen). Exit 3
- * when --no-retry is given and another writer took the version first. */
+ * when --no-retry is given and another writer took the version first. The
+ * defaults in the option table are lib/gen's (bri_gen_options_default). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,71 +11,60 @@
 #include "cli.h"
 #include "gen/gen.h"
 
-static const char USAGE[] =
-    "brictl gen TABLE [--fragments N] [--rows R] [--blob-sizes LIST] [--seed S] [--start-id N] "
-    "[--storage-version 2.1|2.2] [--stable-row-ids] [--inline-threshold B] "
-    "[--dedicated-threshold B] [--no-retry] [--json]";
+static const cli_opt OPTS[] = {
+    {.name = "fragments", .type = CLI_UINT, .value = "N", .min = 1, .def = "1", .help = "fragments to append"},
+    {.name = "rows", .type = CLI_UINT, .value = "N", .min = 1, .def = "1000", .help = "rows per fragment"},
+    {.name = "blob-sizes", .type = CLI_STRING, .value = "LIST",
+     .help = "add a Blob v2 column \"blob\" whose payload sizes cycle through LIST: bytes with an optional "
+             "K or M, or null (e.g. 0,1K,100K,5M,null)"},
+    {.name = "seed", .type = CLI_UINT, .value = "N", .def = "42", .help = "seed of the generated values"},
+    {.name = "start-id", .type = CLI_UINT, .value = "N", .help = "first value of the id column",
+     .def_note = "one past the table's highest id, else 0"},
+    {.name = "storage-version", .type = CLI_CHOICE, .choices = "2.1|2.2", .def = "2.2",
+     .help = "Lance file format of a new table"},
+    {.name = "stable-row-ids", .type = CLI_FLAG, .help = "create the table with stable row ids"},
+    {.name = "inline-threshold", .type = CLI_UINT, .value = "BYTES", .def = "65536",
+     .help = "blobs up to this size are stored inline in the data file"},
+    {.name = "dedicated-threshold", .type = CLI_UINT, .value = "BYTES", .def = "4194304",
+     .help = "blobs from this size on get a dedicated sidecar file; sizes between the thresholds are packed"},
+    {.name = "no-retry", .type = CLI_FLAG,
+     .help = "when another writer commits the version first, exit 3 instead of retrying"},
+    {0},
+};
 
-int cmd_gen(int argc, char **argv) {
+static int cmd_gen(const cli_args *a) {
   bri_gen_options o;
   bri_gen_options_default(&o);
-  const char *root = NULL;
-  bool as_json = false;
+  const char *root = a->pos[0];
   bri_gen_blob *blobs = NULL;
   bri_error err;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    unsigned long long n;
-    uint64_t *num = !strcmp(a, "--fragments") ? &o.fragments
-                    : !strcmp(a, "--rows") ? &o.rows
-                    : !strcmp(a, "--seed") ? &o.seed
-                    : !strcmp(a, "--inline-threshold") ? &o.inline_threshold
-                    : !strcmp(a, "--dedicated-threshold") ? &o.dedicated_threshold : NULL;
-    if (num || !strcmp(a, "--start-id")) {
-      if (++i >= argc || !cli_parse_u64(argv[i], &n)) {
-        free(blobs);
-        return cli_usage_error("gen", USAGE, "%s needs a non-negative number", a);
-      }
-      if (num) *num = n;
-      else o.start_id = (int64_t)n;
-    } else if (!strcmp(a, "--blob-sizes")) {
-      free(blobs);
-      blobs = NULL;
-      if (++i >= argc || bri_gen_parse_blobs(argv[i], &blobs, &o.n_blobs, &err))
-        return cli_usage_error("gen", USAGE, "%s", i < argc ? err.msg : "--blob-sizes needs a list");
-      o.blobs = blobs;
-    } else if (!strcmp(a, "--storage-version")) {
-      if (++i >= argc || (strcmp(argv[i], "2.1") && strcmp(argv[i], "2.2"))) {
-        free(blobs);
-        return cli_usage_error("gen", USAGE, "--storage-version takes 2.1 or 2.2");
-      }
-      o.minor = argv[i][2] == '1' ? 1 : 2;
-    } else if (!strcmp(a, "--stable-row-ids")) o.stable_row_ids = true;
-    else if (!strcmp(a, "--no-retry")) o.retry = false;
-    else if (!strcmp(a, "--json")) as_json = true;
-    else if (a[0] == '-' || root) {
-      free(blobs);
-      return cli_usage_error("gen", USAGE, a[0] == '-' ? "unknown option %s" : "more than one TABLE given (%s)", a);
-    } else root = a;
+  o.fragments = cli_uint(a, "fragments");
+  o.rows = cli_uint(a, "rows");
+  o.seed = cli_uint(a, "seed");
+  if (cli_given(a, "start-id")) o.start_id = (int64_t)cli_uint(a, "start-id");
+  o.minor = !strcmp(cli_text(a, "storage-version"), "2.1") ? 1 : 2;
+  o.stable_row_ids = cli_flag(a, "stable-row-ids");
+  o.inline_threshold = cli_uint(a, "inline-threshold");
+  o.dedicated_threshold = cli_uint(a, "dedicated-threshold");
+  o.retry = !cli_flag(a, "no-retry");
+  if (cli_given(a, "blob-sizes")) {
+    if (bri_gen_parse_blobs(cli_text(a, "blob-sizes"), &blobs, &o.n_blobs, &err))
+      return cli_usage(a, "--blob-sizes: %s", err.msg);
+    o.blobs = blobs;
   }
-  if (!root) {
+  if (o.inline_threshold >= o.dedicated_threshold) {
     free(blobs);
-    return cli_usage_error("gen", USAGE, "TABLE is required");
-  }
-  if (o.rows == 0 || o.inline_threshold >= o.dedicated_threshold) {
-    free(blobs);
-    return cli_usage_error("gen", USAGE, "--rows must be positive and the inline threshold below the dedicated one");
+    return cli_usage(a, "--inline-threshold must be below --dedicated-threshold");
   }
   bri_gen_report r;
   int rc = bri_gen_run(root, &o, &r, &err);
   free(blobs);
   if (rc == BRI_ETAKEN) {
     fprintf(stderr, "brictl: conflict: %s\n", err.msg);
-    return 3;
+    return CLI_CONFLICT;
   }
   if (rc) return cli_fail(&err);
-  if (as_json) {
-    json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "table", root, "first_version",
+  if (cli_flag(a, "json")) {    json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "table", root, "first_version",
                           (json_int_t)r.first_version, "last_version", (json_int_t)r.last_version, "rows",
                           (json_int_t)r.rows, "first_id", (json_int_t)r.first_id, "data_bytes",
                           (json_int_t)r.data_bytes, "sidecar_bytes", (json_int_t)r.sidecar_bytes,
@@ -90,3 +80,15 @@ int cmd_gen(int argc, char **argv) {
   }
   return CLI_OK;
 }
+
+const cli_cmd CMD_GEN = {
+    .name = "gen",
+    .args = "TABLE",
+    .summary = "create or append to a table with generated rows (ids, typed columns, blobs)",
+    .about = "Creates TABLE, or appends to it, with brid's own writer: --fragments fragments of "
+             "--rows rows each, with an id column, typed columns and optionally a Blob v2 column. "
+             "For tests and demos; the values are a function of --seed and the id.",
+    .opts = OPTS,
+    .flags = CLI_CMD_OFFLINE | CLI_CMD_JSON,
+    .run = cmd_gen,
+};

@@ -1,4 +1,4 @@
-/* cmd_inspect.c: `brictl inspect TABLE [--version N] [--json]`.
+/* cmd_inspect.c: `brictl inspect TABLE [--version N]`.
  *
  * Builds one JSON document describing a table version (keys documented in
  * docs/inspect.md and stable for scripts), then prints it either as JSON or
@@ -20,7 +20,11 @@
 #include "lance/table/table.h"
 #include "util/fsutil.h"
 
-static const char USAGE[] = "brictl inspect TABLE [--version N] [--json]";
+static const cli_opt OPTS[] = {
+    {.name = "version", .type = CLI_UINT, .value = "N", .min = 1, .help = "describe table version N",
+     .def_note = "the latest"},
+    {0},
+};
 
 static json_t *iso_time(const Google__Protobuf__Timestamp *ts) {
   if (!ts) return json_null();
@@ -372,28 +376,24 @@ static void print_text(json_t *r) {
     printf("branch    %s from version %lld\n", str(e, "name"), num(e, "parent_version"));
 }
 
-int cmd_inspect(int argc, char **argv) {
-  const char *root = NULL;
-  unsigned long long version = 0;
-  bool as_json = false;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--json")) as_json = true;
-    else if (!strcmp(argv[i], "--version")) {
-      if (++i >= argc || !cli_parse_u64(argv[i], &version) || version == 0)
-        return cli_usage_error("inspect", USAGE, "--version needs a positive integer");
-    } else if (argv[i][0] == '-')
-      return cli_usage_error("inspect", USAGE, "unknown option %s", argv[i]);
-    else if (root)
-      return cli_usage_error("inspect", USAGE, "more than one TABLE given");
-    else
-      root = argv[i];
-  }
-  if (!root) return cli_usage_error("inspect", USAGE, "TABLE is required");
+static int cmd_inspect(const cli_args *a) {
   bri_error err;
   json_t *report = NULL;
-  if (build(root, version, &report, &err)) return cli_fail(&err);
-  if (as_json) cli_print_json(report);
+  if (build(a->pos[0], cli_uint(a, "version"), &report, &err)) return cli_fail(&err);
+  if (cli_flag(a, "json")) cli_print_json(report);
   else print_text(report);
   json_decref(report);
   return CLI_OK;
 }
+
+const cli_cmd CMD_INSPECT = {
+    .name = "inspect",
+    .args = "TABLE",
+    .summary = "versions, flags, schema, fragments and sidecars of a table",
+    .about = "Describes one version of TABLE: its versions, writer, feature flags, schema, "
+             "fragments with their data files, deletion files, Blob v2 sidecars and Blob Reuse "
+             "Index, indices, tags and branches. --json keys are documented in docs/inspect.md.",
+    .opts = OPTS,
+    .flags = CLI_CMD_OFFLINE | CLI_CMD_JSON,
+    .run = cmd_inspect,
+};

@@ -1,18 +1,24 @@
 /* cmd_jobs.c: the job commands of brictl:
- *   brictl jobs [--table T] [--state S[,S]] [--kind K] [--limit N] [--json]
- *   brictl job ID [--json]        one job: attempts, journal, progress, result
- *   brictl cancel ID [--json]     cancel a queued job, or stop a running one
- *                                 at its next safe point */
+ *   brictl jobs [--table T] [--state S[,S]] [--kind K] [--limit N]
+ *   brictl job ID          one job: attempts, journal, progress, result
+ *   brictl cancel ID       cancel a queued job, or stop a running one at
+ *                          its next safe point */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd_client.h"
 
-static const char JOBS_USAGE[] =
-    "brictl jobs [--table TABLE] [--state STATE[,STATE]] [--kind KIND] [--limit N] [--json] [--socket PATH]";
-static const char JOB_USAGE[] = "brictl job ID [--json] [--socket PATH]";
-static const char CANCEL_USAGE[] = "brictl cancel ID [--json] [--socket PATH]";
+static const cli_opt JOBS_OPTS[] = {
+    {.name = "table", .type = CLI_STRING, .value = "TABLE", .help = "only the jobs of this table", .param = "table"},
+    {.name = "state", .type = CLI_STRING, .value = "STATE[,STATE]",
+     .help = "only jobs in these states: queued, running, succeeded, failed, cancelled"},
+    {.name = "kind", .type = CLI_CHOICE, .choices = "compact|cleanup|materialize|verify", .help = "only jobs of this kind",
+     .param = "kind"},
+    {.name = "limit", .type = CLI_UINT, .value = "N", .min = 1, .max = 10000, .help = "at most N jobs, newest first",
+     .def_note = "brid's page size", .param = "limit"},
+    {0},
+};
 
 static void job_line(const json_t *j) {
   char when[64], dur[32], w[32], r[32];
@@ -33,41 +39,16 @@ static void job_line(const json_t *j) {
   }
 }
 
-int cmd_jobs(int argc, char **argv) {
+static int cmd_jobs(const cli_args *a) {
   cli_client c;
-  cli_client_init(&c);
-  json_t *params = json_object();
-  char path[4096];
-  for (int i = 1; i < argc; i++) {
-    int r = cli_client_opt(&c, "jobs", JOBS_USAGE, argc, argv, &i);
-    if (r < 0) goto usage;
-    if (r) continue;
-    const char *a = argv[i];
-    if (i + 1 >= argc && (!strcmp(a, "--table") || !strcmp(a, "--state") || !strcmp(a, "--kind") || !strcmp(a, "--limit"))) {
-      cli_usage_error("jobs", JOBS_USAGE, "%s needs a value", a);
-      goto usage;
-    }
-    if (!strcmp(a, "--table")) {
-      json_object_set_new(params, "table", json_string(cli_table_path(argv[++i], path, sizeof path)));
-    } else if (!strcmp(a, "--state")) {
-      json_t *states = json_array();
-      char *s = strdup(argv[++i]), *save = NULL;
-      for (char *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) json_array_append_new(states, json_string(t));
-      free(s);
-      json_object_set_new(params, "state", states);
-    } else if (!strcmp(a, "--kind")) {
-      json_object_set_new(params, "kind", json_string(argv[++i]));
-    } else if (!strcmp(a, "--limit")) {
-      unsigned long long n;
-      if (!cli_parse_u64(argv[++i], &n) || n == 0) {
-        cli_usage_error("jobs", JOBS_USAGE, "--limit needs a positive number");
-        goto usage;
-      }
-      json_object_set_new(params, "limit", json_integer((json_int_t)n));
-    } else {
-      cli_usage_error("jobs", JOBS_USAGE, "unknown argument %s", a);
-      goto usage;
-    }
+  cli_client_init(&c, a);
+  json_t *params = cli_params(a);
+  if (cli_given(a, "state")) { /* brid takes a list */
+    json_t *states = json_array();
+    char *s = strdup(cli_text(a, "state")), *save = NULL;
+    for (char *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) json_array_append_new(states, json_string(t));
+    free(s);
+    json_object_set_new(params, "state", states);
   }
   json_t *res;
   int x = cli_client_call(&c, "jobs.list", params, &res);
@@ -83,32 +64,15 @@ int cmd_jobs(int argc, char **argv) {
   }
   json_decref(res);
   return CLI_OK;
-usage:
-  json_decref(params);
-  return CLI_USAGE;
 }
 
-static int parse_id(int argc, char **argv, const char *cmd, const char *usage, cli_client *c, long long *id) {
-  *id = 0;
-  for (int i = 1; i < argc; i++) {
-    int r = cli_client_opt(c, cmd, usage, argc, argv, &i);
-    if (r < 0) return CLI_USAGE;
-    if (r) continue;
-    unsigned long long n;
-    if (argv[i][0] == '-' || *id) return cli_usage_error(cmd, usage, "unexpected argument %s", argv[i]);
-    if (!cli_parse_u64(argv[i], &n) || n == 0) return cli_usage_error(cmd, usage, "ID must be a job number, got %s", argv[i]);
-    *id = (long long)n;
-  }
-  if (!*id) return cli_usage_error(cmd, usage, "ID is required");
-  return 0;
-}
-
-/* brictl job|cancel ID: parses the flags and ID, then calls method with it. */
-static int call_on_job(int argc, char **argv, const char *cmd, const char *usage, const char *method,
-                       cli_client *c, long long *id, json_t **res) {
-  cli_client_init(c);
-  int u = parse_id(argc, argv, cmd, usage, c, id);
-  if (u) return u;
+/* brictl job|cancel ID: calls method with the job's ID. */
+static int call_on_job(const cli_args *a, const char *method, cli_client *c, long long *id, json_t **res) {
+  unsigned long long n;
+  cli_client_init(c, a);
+  if (!cli_parse_u64(a->pos[0], &n) || n == 0)
+    return cli_usage(a, "ID needs a job number (1 or more), got \"%s\"", a->pos[0]);
+  *id = (long long)n;
   return cli_client_call(c, method, json_pack("{s:I}", "id", (json_int_t)*id), res);
 }
 
@@ -164,11 +128,11 @@ void cli_print_job(const json_t *j) {
   json_array_foreach(jr, i, a) printf("    %-8s %s\n", cli_str(a, "kind"), cli_str(a, "path"));
 }
 
-int cmd_job(int argc, char **argv) {
+static int cmd_job(const cli_args *a) {
   cli_client c;
   long long id;
   json_t *res;
-  int x = call_on_job(argc, argv, "job", JOB_USAGE, "jobs.get", &c, &id, &res);
+  int x = call_on_job(a, "jobs.get", &c, &id, &res);
   if (x) return x;
   if (c.json) cli_print_json(res);
   else cli_print_job(res);
@@ -176,11 +140,11 @@ int cmd_job(int argc, char **argv) {
   return CLI_OK;
 }
 
-int cmd_cancel(int argc, char **argv) {
+static int cmd_cancel(const cli_args *a) {
   cli_client c;
   long long id;
   json_t *res;
-  int x = call_on_job(argc, argv, "cancel", CANCEL_USAGE, "jobs.cancel", &c, &id, &res);
+  int x = call_on_job(a, "jobs.cancel", &c, &id, &res);
   if (x) return x;
   if (c.json) cli_print_json(res);
   else if (!strcmp(cli_str(res, "state"), "running"))
@@ -190,3 +154,34 @@ int cmd_cancel(int argc, char **argv) {
   json_decref(res);
   return CLI_OK;
 }
+
+const cli_cmd CMD_JOBS = {
+    .name = "jobs",
+    .args = "",
+    .summary = "brid's jobs, newest first (--table, --state, --kind, --limit)",
+    .about = "Lists brid's jobs, newest first: id, kind, state, when it was created, how long it "
+             "took, bytes written and reused, the table, and the error or progress.",
+    .opts = JOBS_OPTS,
+    .flags = CLI_CMD_DAEMON | CLI_CMD_JSON,
+    .run = cmd_jobs,
+};
+
+const cli_cmd CMD_JOB = {
+    .name = "job",
+    .args = "ID",
+    .summary = "one job of brid with its attempts, outputs and progress",
+    .about = "Shows job ID in detail: state, attempts, times, bytes, progress, result, the log of "
+             "its attempts and the outputs it journaled.",
+    .flags = CLI_CMD_DAEMON | CLI_CMD_JSON,
+    .run = cmd_job,
+};
+
+const cli_cmd CMD_CANCEL = {
+    .name = "cancel",
+    .args = "ID",
+    .summary = "cancel job ID in brid (a running one stops at its next safe point)",
+    .about = "Cancels job ID: a queued job is dropped; a running one stops at its next safe point "
+             "and its outputs are rolled back. A finished job cannot be cancelled (an error).",
+    .flags = CLI_CMD_DAEMON | CLI_CMD_JSON,
+    .run = cmd_cancel,
+};

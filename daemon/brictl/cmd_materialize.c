@@ -1,31 +1,31 @@
-/* cmd_materialize.c: `brictl materialize TABLE [--dry-run] [--copy] [--json]`:
+/* cmd_materialize.c: `brictl materialize TABLE [--dry-run] [--copy]`:
  * replaces every data file that carries a Blob Reuse Index by a
  * stock-readable one (lib/ops/materialize.h) and reports the commits,
  * files and bytes linked or copied. --copy never hard-links; --dry-run
- * counts what would be placed and changes nothing. */
+ * counts what would be placed and changes nothing. With --wait, --daemon
+ * or --socket, brid runs it (cmd_submit.c). */
 #include <stdio.h>
 #include <string.h>
 
 #include "ops/materialize.h"
 #include "cli.h"
 
-static const char USAGE[] = "brictl materialize TABLE [--dry-run] [--copy] [--json]";
+static const cli_opt OPTS[] = {
+    {.name = "dry-run", .type = CLI_FLAG, .param = "dry_run",
+     .help = "count the files that would be linked or copied and change nothing"},
+    {.name = "copy", .type = CLI_FLAG, .param = "no_links", .help = "copy every payload, never hard-link"},
+    CLI_SUBMIT_OPTS,
+    {0},
+};
 
-int cmd_materialize(int argc, char **argv) {
+static int cmd_materialize(const cli_args *a) {
+  if (cli_wants_daemon(a)) return cmd_submit(a);
   bri_materialize_options o;
   bri_materialize_options_default(&o);
-  const char *root = NULL;
-  bool as_json = false;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--json")) as_json = true;
-    else if (!strcmp(a, "--dry-run")) o.dry_run = true;
-    else if (!strcmp(a, "--copy")) o.no_links = true;
-    else if (a[0] == '-') return cli_usage_error("materialize", USAGE, "unknown option %s", a);
-    else if (root) return cli_usage_error("materialize", USAGE, "more than one TABLE given");
-    else root = a;
-  }
-  if (!root) return cli_usage_error("materialize", USAGE, "TABLE is required");
+  const char *root = a->pos[0];
+  bool as_json = cli_flag(a, "json");
+  o.dry_run = cli_flag(a, "dry-run");
+  o.no_links = cli_flag(a, "copy");
   bri_materialize_report r;
   bri_error err;
   if (bri_materialize_table(root, &o, &r, &err)) return cli_fail(&err);
@@ -58,3 +58,16 @@ int cmd_materialize(int argc, char **argv) {
   }
   return CLI_OK;
 }
+
+const cli_cmd CMD_MATERIALIZE = {
+    .name = "materialize",
+    .args = "TABLE",
+    .summary = "make a BRI table readable by stock Lance (links, else copies)",
+    .about = "Replaces every data file of TABLE that carries a Blob Reuse Index by one stock Lance "
+             "reads: the reused sidecars are hard-linked next to the new data file (copied across "
+             "filesystems, or always with --copy), and the BRI feature flag goes once no data file "
+             "needs it.",
+    .opts = OPTS,
+    .flags = CLI_CMD_OFFLINE | CLI_CMD_DAEMON | CLI_CMD_JSON,
+    .run = cmd_materialize,
+};

@@ -1,5 +1,4 @@
-/* cmd_scan.c: `brictl scan TABLE [--version N] [--key COL] [--json]
- * [--no-blob-bytes]`: row count and one SHA-256 per top-level column over
+/* cmd_scan.c: `brictl scan TABLE [--version N] [--key COL] [--no-blob-bytes]`: row count and one SHA-256 per top-level column over
  * every visible row, in the exact shape (JSON and text) of the LanceDB
  * oracle tests/interop/lance_read.mjs, so that "brid reads this table like
  * Lance does" is a comparison of two outputs.
@@ -26,8 +25,15 @@
 #include "lance/table/table.h"
 #include "util/fsutil.h"
 
-static const char USAGE[] =
-    "brictl scan TABLE [--version N] [--key COL] [--json] [--no-blob-bytes]";
+static const cli_opt OPTS[] = {
+    {.name = "version", .type = CLI_UINT, .value = "N", .min = 1, .help = "scan table version N",
+     .def_note = "the latest"},
+    {.name = "key", .type = CLI_STRING, .value = "COL",
+     .help = "hash the rows in the order of top-level column COL (\"\": scan order)",
+     .def_note = "id when the table has it, else scan order"},
+    {.name = "no-blob-bytes", .type = CLI_FLAG, .help = "hash Blob v2 columns' descriptors, not their payloads"},
+    {0},
+};
 
 /* ------------------------------------------------------------ table path */
 
@@ -675,32 +681,10 @@ static json_t *column_json(const Lance__Table__Manifest *m, size_t fi, const cha
   return c;
 }
 
-int cmd_scan(int argc, char **argv) {
-  const char *table = NULL, *key = NULL;
-  unsigned long long version = 0;
-  bool json = false, blob_bytes = true;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--json")) json = true;
-    else if (!strcmp(argv[i], "--no-blob-bytes")) blob_bytes = false;
-    else if (!strcmp(argv[i], "--version")) {
-      if (++i >= argc || !cli_parse_u64(argv[i], &version) || version == 0)
-        return cli_usage_error("scan", USAGE, "--version needs a version number (1 or more)");
-    } else if (!strcmp(argv[i], "--key")) {
-      if (++i >= argc) return cli_usage_error("scan", USAGE, "--key needs a column name");
-      key = argv[i];
-    } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-      printf("usage: %s\n", USAGE);
-      return CLI_OK;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return cli_usage_error("scan", USAGE, "unknown option %s", argv[i]);
-    } else if (!table) {
-      table = argv[i];
-    } else {
-      return cli_usage_error("scan", USAGE, "unexpected argument %s", argv[i]);
-    }
-  }
-  if (!table) return cli_usage_error("scan", USAGE, "no table given");
-
+static int cmd_scan(const cli_args *a) {
+  const char *table = a->pos[0], *key = cli_text(a, "key");
+  unsigned long long version = cli_uint(a, "version");
+  bool json = cli_flag(a, "json"), blob_bytes = !cli_flag(a, "no-blob-bytes");
   /* every fragment's data files stay open during the scan: allow as many
    * descriptors as the hard limit does */
   struct rlimit rl;
@@ -797,3 +781,16 @@ int cmd_scan(int argc, char **argv) {
   scan_free(&s);
   return rc ? cli_fail(&err) : CLI_OK;
 }
+
+const cli_cmd CMD_SCAN = {
+    .name = "scan",
+    .args = "TABLE",
+    .summary = "row count and one SHA-256 per column, as LanceDB reads them",
+    .about = "Reads every visible row of TABLE and prints the row count and one SHA-256 per "
+             "top-level column (Blob v2 columns: over their payload bytes), in the shape of the "
+             "LanceDB oracle tests/interop/lance_read.mjs, so that \"brid reads this table as Lance "
+             "does\" is a comparison of two outputs.",
+    .opts = OPTS,
+    .flags = CLI_CMD_OFFLINE | CLI_CMD_JSON,
+    .run = cmd_scan,
+};

@@ -1,4 +1,4 @@
-/* cmd_status.c: `brictl status [--json] [--socket PATH]`: what brid is
+/* cmd_status.c: `brictl status`: what brid is
  * doing: its state and uptime, tables watched, workers busy, jobs by state,
  * and each running job with its progress. */
 #include <stdio.h>
@@ -6,16 +6,9 @@
 
 #include "cmd_client.h"
 
-static const char USAGE[] = "brictl status [--json] [--socket PATH] [--timeout SECONDS]";
-
-int cmd_status(int argc, char **argv) {
+static int cmd_status(const cli_args *a) {
   cli_client c;
-  cli_client_init(&c);
-  for (int i = 1; i < argc; i++) {
-    int r = cli_client_opt(&c, "status", USAGE, argc, argv, &i);
-    if (r < 0) return CLI_USAGE;
-    if (r == 0) return cli_usage_error("status", USAGE, "unknown argument %s", argv[i]);
-  }
+  cli_client_init(&c, a);
   json_t *s;
   int x = cli_client_call(&c, "status", NULL, &s);
   if (x) return x;
@@ -52,3 +45,13 @@ int cmd_status(int argc, char **argv) {
   json_decref(s);
   return CLI_OK;
 }
+
+const cli_cmd CMD_STATUS = {
+    .name = "status",
+    .args = "",
+    .summary = "brid's state, workers, queue and running jobs",
+    .about = "Shows what brid is doing: its state and uptime, the tables it watches, busy workers, "
+             "jobs by state, and each running job with its progress.",
+    .flags = CLI_CMD_DAEMON | CLI_CMD_JSON,
+    .run = cmd_status,
+};

@@ -1,15 +1,11 @@
-/* cmd_submit.c: the daemon variants of brictl's table jobs:
- *   brictl compact TABLE (--wait | --socket PATH | --daemon) [--strategy S]
- *                  [--dry-run] [--target-rows N]
- *   brictl cleanup TABLE (...) [--older-than D] [--retain N] [--grace D] [--dry-run]
- *   brictl materialize TABLE (...) [--dry-run] [--no-links]
- *   brictl verify TABLE (...) [--all-versions] [--skip-blobs]
- * common: [--json] [--timeout SECONDS] [--quiet]
- * The job is queued in brid (ahead of automatic ones); with --wait brictl
- * follows it until it ends, showing its progress on stderr, and exits 4 if
- * it failed or was cancelled. Without --socket/--wait/--daemon these
- * commands run offline in brictl itself (cmd_compact.c, cmd_cleanup.c...);
- * brictl.c sends them here when cli_submit_wanted says so.
+/* cmd_submit.c: the daemon path of brictl's table jobs (compact, cleanup,
+ * materialize, verify): the options of the command that brid takes
+ * (cli_opt.param) become the method's params, and the job is queued in
+ * brid (ahead of automatic ones); with --wait brictl follows it until it
+ * ends, showing its progress on stderr, and exits 4 if it failed or was
+ * cancelled, 5 if verify found problems. Without --socket/--wait/--daemon
+ * these commands run offline in brictl itself (cmd_compact.c,
+ * cmd_cleanup.c...), which call cmd_submit when cli_wants_daemon says so.
  *
  * Waiting polls jobs.get twice a second on one connection (a job's progress
  * is a few numbers; polling keeps the protocol request/response only), and
@@ -22,34 +18,6 @@
 #include <unistd.h>
 
 #include "cmd_client.h"
-#include "util/duration.h"
-
-static const char *const KINDS[] = {"compact", "cleanup", "materialize", "verify"};
-
-static const char *usage_of(const char *cmd) {
-  if (!strcmp(cmd, "compact"))
-    return "brictl compact TABLE (--wait | --socket PATH | --daemon) [--strategy bri|link|copy] [--dry-run] "
-           "[--target-rows N] [--json] [--quiet] [--timeout SECONDS]";
-  if (!strcmp(cmd, "cleanup"))
-    return "brictl cleanup TABLE (--wait | --socket PATH | --daemon) [--older-than DURATION] [--retain N] "
-           "[--grace DURATION] [--dry-run] [--json] [--quiet] [--timeout SECONDS]";
-  if (!strcmp(cmd, "materialize"))
-    return "brictl materialize TABLE (--wait | --socket PATH | --daemon) [--dry-run] [--no-links] [--json] "
-           "[--quiet] [--timeout SECONDS]";
-  return "brictl verify TABLE (--wait | --socket PATH | --daemon) [--all-versions] [--skip-blobs] [--json] "
-         "[--quiet] [--timeout SECONDS]";
-}
-
-bool cli_submit_wanted(int argc, char **argv) {
-  bool kind = false;
-  for (size_t k = 0; k < sizeof KINDS / sizeof KINDS[0]; k++) kind |= argc > 0 && !strcmp(argv[0], KINDS[k]);
-  if (!kind) return false;
-  for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "--wait") || !strcmp(argv[i], "--daemon") || !strcmp(argv[i], "--socket") ||
-        !strncmp(argv[i], "--socket=", 9))
-      return true;
-  return false;
-}
 
 static void sleep_ms(int ms) {
   struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -68,8 +36,8 @@ static int wait_job(const cli_client *c, rpc_client **rc, long long id, bool qui
   *job = NULL;
   for (;;) {
     json_t *j = NULL;
-    int x = *rc ? cli_client_call_on(*rc, "jobs.get", json_pack("{s:I}", "id", (json_int_t)id), &j) : CLI_UNREACHABLE_EXIT;
-    if (x == CLI_UNREACHABLE_EXIT) {
+    int x = *rc ? cli_client_call_on(*rc, "jobs.get", json_pack("{s:I}", "id", (json_int_t)id), &j) : CLI_UNREACHABLE;
+    if (x == CLI_UNREACHABLE) {
       /* brid restarting? the job survives in its store */
       rpc_client_close(*rc);
       *rc = NULL;
@@ -147,74 +115,14 @@ static void summary(const json_t *j) {
   }
 }
 
-int cmd_submit(int argc, char **argv) {
-  const char *cmd = argv[0], *usage = usage_of(cmd);
+int cmd_submit(const cli_args *a) {
+  const char *cmd = a->cmd->name;
   cli_client c;
-  cli_client_init(&c);
-  bool wait = false, quiet = false;
-  const char *table = NULL;
-  json_t *p = json_object();
-  bri_error err;
-  for (int i = 1; i < argc; i++) {
-    int r = cli_client_opt(&c, cmd, usage, argc, argv, &i);
-    if (r < 0) goto usage;
-    if (r) continue;
-    const char *a = argv[i];
-    bool compact = !strcmp(cmd, "compact"), cleanup = !strcmp(cmd, "cleanup");
-    bool mat = !strcmp(cmd, "materialize"), ver = !strcmp(cmd, "verify");
-    if (!strcmp(a, "--wait")) wait = true;
-    else if (!strcmp(a, "--daemon")) continue;
-    else if (!strcmp(a, "--quiet")) quiet = true;
-    else if (!strcmp(a, "--dry-run") && !ver) json_object_set_new(p, "dry_run", json_true());
-    else if (compact && !strcmp(a, "--strategy")) {
-      if (++i >= argc) {
-        cli_usage_error(cmd, usage, "--strategy takes bri, link or copy");
-        goto usage;
-      }
-      json_object_set_new(p, "strategy", json_string(argv[i]));
-    } else if (compact && !strcmp(a, "--target-rows")) {
-      unsigned long long n;
-      if (++i >= argc || !cli_parse_u64(argv[i], &n) || n == 0) {
-        cli_usage_error(cmd, usage, "--target-rows needs a positive number");
-        goto usage;
-      }
-      json_object_set_new(p, "target_rows_per_fragment", json_integer((json_int_t)n));
-    } else if (cleanup && (!strcmp(a, "--older-than") || !strcmp(a, "--grace"))) {
-      int64_t s;
-      if (++i >= argc || bri_duration_parse(argv[i], a, &s, &err)) {
-        cli_usage_error(cmd, usage, "%s needs a duration (e.g. 7d, 12h)", a);
-        goto usage;
-      }
-      json_object_set_new(p, !strcmp(a, "--grace") ? "grace" : "older_than", json_integer(s));
-    } else if (cleanup && !strcmp(a, "--retain")) {
-      unsigned long long n;
-      if (++i >= argc || !cli_parse_u64(argv[i], &n)) {
-        cli_usage_error(cmd, usage, "--retain needs a number of versions");
-        goto usage;
-      }
-      json_object_set_new(p, "retain_versions", json_integer((json_int_t)n));
-    } else if (mat && !strcmp(a, "--no-links")) {
-      json_object_set_new(p, "no_links", json_true());
-    } else if (ver && !strcmp(a, "--all-versions")) {
-      json_object_set_new(p, "all_versions", json_true());
-    } else if (ver && !strcmp(a, "--skip-blobs")) {
-      json_object_set_new(p, "skip_blobs", json_true());
-    } else if (a[0] == '-') {
-      cli_usage_error(cmd, usage, "unknown option %s (with the daemon)", a);
-      goto usage;
-    } else if (table) {
-      cli_usage_error(cmd, usage, "more than one TABLE given");
-      goto usage;
-    } else {
-      table = a;
-    }
-  }
-  if (!table) {
-    cli_usage_error(cmd, usage, "TABLE is required");
-    goto usage;
-  }
+  cli_client_init(&c, a);
+  bool wait = cli_flag(a, "wait"), quiet = cli_flag(a, "quiet");
+  json_t *p = cli_params(a);
   char path[4096];
-  json_object_set_new(p, "table", json_string(cli_table_path(table, path, sizeof path)));
+  json_object_set_new(p, "table", json_string(cli_table_path(a->pos[0], path, sizeof path)));
   rpc_client *rc = NULL;
   int x = cli_client_open(&c, &rc);
   if (x) {
@@ -247,10 +155,11 @@ int cmd_submit(int argc, char **argv) {
   if (x) return x;
   if (c.json) cli_print_json(job);
   else summary(job);
-  x = !strcmp(cli_str(job, "state"), "succeeded") ? CLI_OK : CLI_JOB_FAILED_EXIT;
+  /* a verify that found problems ends failed in brid; its exit code is
+   * verify's own, as offline */
+  x = cli_int(json_object_get(job, "result"), "problems_total") ? CLI_PROBLEMS
+      : strcmp(cli_str(job, "state"), "succeeded")              ? CLI_JOB_FAILED
+                                                                : CLI_OK;
   json_decref(job);
   return x;
-usage:
-  json_decref(p);
-  return CLI_USAGE;
 }

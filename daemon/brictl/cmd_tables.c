@@ -1,4 +1,4 @@
-/* cmd_tables.c: `brictl tables [TABLE] [--all] [--json]`: the tables brid
+/* cmd_tables.c: `brictl tables [TABLE] [--all]`: the tables brid
  * watches, one line each (version, fragments, state, last compaction,
  * bytes written and reused, last error); with TABLE, that table in detail
  * with its effective policy and recent jobs. --all includes tables brid
@@ -9,7 +9,11 @@
 
 #include "cmd_client.h"
 
-static const char USAGE[] = "brictl tables [TABLE] [--all] [--json] [--socket PATH]";
+static const cli_opt OPTS[] = {
+    {.name = "all", .type = CLI_FLAG, .help = "also the tables brid knows from its store but no longer watches",
+     .param = "all"},
+    {0},
+};
 
 static void state_of(const json_t *t, char *out, size_t cap) {
   if (!json_is_true(json_object_get(t, "present"))) snprintf(out, cap, "gone");
@@ -65,20 +69,11 @@ static void detail(const json_t *t) {
   }
 }
 
-int cmd_tables(int argc, char **argv) {
+static int cmd_tables(const cli_args *a) {
   cli_client c;
-  cli_client_init(&c);
-  const char *table = NULL;
-  bool all = false;
-  for (int i = 1; i < argc; i++) {
-    int r = cli_client_opt(&c, "tables", USAGE, argc, argv, &i);
-    if (r < 0) return CLI_USAGE;
-    if (r) continue;
-    if (!strcmp(argv[i], "--all")) all = true;
-    else if (argv[i][0] == '-') return cli_usage_error("tables", USAGE, "unknown option %s", argv[i]);
-    else if (table) return cli_usage_error("tables", USAGE, "more than one TABLE given");
-    else table = argv[i];
-  }
+  cli_client_init(&c, a);
+  const char *table = a->n_pos ? a->pos[0] : NULL;
+  bool all = cli_flag(a, "all");
   char path[4096];
   json_t *res;
   int x = table ? cli_client_call(&c, "tables.get", json_pack("{s:s}", "table", cli_table_path(table, path, sizeof path)), &res)
@@ -113,3 +108,15 @@ int cmd_tables(int argc, char **argv) {
   json_decref(res);
   return CLI_OK;
 }
+
+const cli_cmd CMD_TABLES = {
+    .name = "tables",
+    .args = "[TABLE]",
+    .summary = "the tables brid watches, or one TABLE with its policy and recent jobs",
+    .about = "Lists the tables brid watches, one line each: version, fragments, state, last "
+             "compaction, bytes written and reused, last error. With TABLE: that table in detail, "
+             "with its effective policy and its recent jobs.",
+    .opts = OPTS,
+    .flags = CLI_CMD_DAEMON | CLI_CMD_JSON,
+    .run = cmd_tables,
+};

@@ -1,46 +1,36 @@
 /* cmd_verify.c: `brictl verify TABLE [--all-versions | --version N]
- * [--skip-blobs] [--max-problems N] [--json]`: checks that the table's
- * versions are whole (lib/ops/verify.h). Exit status: 0 when every check
- * holds, 1 with the list of problems (each naming a file and what is wrong),
- * 2 when the table cannot be opened at all (1 is also a usage error). */
+ * [--skip-blobs] [--max-problems N]`: checks that the table's versions are
+ * whole (lib/ops/verify.h). Exit status: 0 when every check holds,
+ * CLI_PROBLEMS (5) with the list of problems (each naming a file and what
+ * is wrong), 2 when the table cannot be opened at all. With --wait,
+ * --daemon or --socket, brid runs it (cmd_submit.c). */
 #include <stdio.h>
 #include <string.h>
 
 #include "ops/verify.h"
 #include "cli.h"
 
-static const char USAGE[] =
-    "brictl verify TABLE [--all-versions | --version N] [--skip-blobs] [--max-problems N] [--json]";
+static const cli_opt OPTS[] = {
+    {.name = "all-versions", .type = CLI_FLAG, .param = "all_versions", .help = "check every version, not only the latest"},
+    {.name = "version", .type = CLI_UINT, .value = "N", .min = 1, .excludes = "all-versions",
+     .flags = CLI_OFFLINE_ONLY, .help = "check version N", .def_note = "the latest"},
+    {.name = "skip-blobs", .type = CLI_FLAG, .param = "skip_blobs",
+     .help = "do not resolve every Blob v2 descriptor to its bytes"},
+    {.name = "max-problems", .type = CLI_UINT, .value = "N", .min = 1, .flags = CLI_OFFLINE_ONLY,
+     .help = "list at most N problems (all are counted)", .def_note = "the library's limit"},
+    CLI_SUBMIT_OPTS,
+    {0},
+};
 
-int cmd_verify(int argc, char **argv) {
+static int cmd_verify(const cli_args *a) {
+  if (cli_wants_daemon(a)) return cmd_submit(a);
   bri_verify_options o = {0};
-  const char *root = NULL;
-  bool as_json = false;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    unsigned long long n;
-    if (!strcmp(a, "--json")) as_json = true;
-    else if (!strcmp(a, "--all-versions")) o.all_versions = true;
-    else if (!strcmp(a, "--skip-blobs")) o.skip_blobs = true;
-    else if (!strcmp(a, "--version")) {
-      if (++i >= argc || !cli_parse_u64(argv[i], &n) || n == 0)
-        return cli_usage_error("verify", USAGE, "--version needs a positive integer");
-      o.version = n;
-    } else if (!strcmp(a, "--max-problems")) {
-      if (++i >= argc || !cli_parse_u64(argv[i], &n) || n == 0)
-        return cli_usage_error("verify", USAGE, "--max-problems needs a positive number");
-      o.max_problems = (size_t)n;
-    } else if (a[0] == '-') {
-      return cli_usage_error("verify", USAGE, "unknown option %s", a);
-    } else if (root) {
-      return cli_usage_error("verify", USAGE, "more than one TABLE given");
-    } else {
-      root = a;
-    }
-  }
-  if (!root) return cli_usage_error("verify", USAGE, "TABLE is required");
-  if (o.all_versions && o.version)
-    return cli_usage_error("verify", USAGE, "--all-versions and --version exclude each other");
+  const char *root = a->pos[0];
+  bool as_json = cli_flag(a, "json");
+  o.all_versions = cli_flag(a, "all-versions");
+  o.skip_blobs = cli_flag(a, "skip-blobs");
+  o.version = cli_uint(a, "version");
+  o.max_problems = (size_t)cli_uint(a, "max-problems");
   bri_verify_report r;
   bri_error err;
   if (bri_verify_table(root, &o, &r, &err)) {
@@ -84,5 +74,18 @@ int cmd_verify(int argc, char **argv) {
     }
   }
   bri_verify_report_free(&r);
-  return ok ? CLI_OK : 1;
+  return ok ? CLI_OK : CLI_PROBLEMS;
 }
+
+const cli_cmd CMD_VERIFY = {
+    .name = "verify",
+    .args = "TABLE",
+    .summary = "check that every referenced file, blob and BRI target is there",
+    .about = "Checks that TABLE's latest version (or --version N, or every version) is whole: every "
+             "data, deletion and transaction file and index directory it references exists, every "
+             "Blob v2 descriptor resolves to its bytes, every BRI target is there. Exits 5 when it "
+             "finds problems, each listed with the file and what is wrong.",
+    .opts = OPTS,
+    .flags = CLI_CMD_OFFLINE | CLI_CMD_DAEMON | CLI_CMD_JSON,
+    .run = cmd_verify,
+};

@@ -29,7 +29,7 @@
 #include "svc_config.h"
 #include "util/strmap.h"
 
-#define BRID_VERSION "0.1.0"
+#define BRID_VERSION BRI_VERSION /* the Makefile's VERSION */
 
 typedef struct brid brid;
 typedef struct svc_pool svc_pool;

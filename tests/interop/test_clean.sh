@@ -108,7 +108,7 @@ grep -q "nothing was deleted" "$TMPD/c.err" || fail "cleanup error: $(cat "$TMPD
 listing "$c" >"$TMPD/c.after"
 cmp -s "$TMPD/c.before" "$TMPD/c.after" || fail "cleanup changed the table although a retained manifest is corrupt"
 set +e; "$BRICTL" verify "$c" --all-versions >"$TMPD/c.verify"; rc=$?; set -e
-[ "$rc" -eq 1 ] && grep -qF "$bad" "$TMPD/c.verify" || fail "verify (exit $rc) does not report $bad"
+[ "$rc" -eq 5 ] && grep -qF "$bad" "$TMPD/c.verify" || fail "verify (exit $rc) does not report $bad"
 echo "ok corrupted retained manifest: nothing deleted"
 
 # --- materialize: LanceDB reads, appends, optimizes
