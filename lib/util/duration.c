@@ -1,8 +1,9 @@
-/* duration.c: duration parsing (see duration.h). Overflow and empty or
- * unknown units are errors, never silently clamped. */
+/* duration.c: duration parsing (see duration.h). Overflow, a missing or
+ * unknown unit are errors, never silently guessed or clamped. */
 #include "util/duration.h"
 
 #include <ctype.h>
+#include <string.h>
 
 int bri_duration_parse(const char *s, const char *what, int64_t *seconds, bri_error *err) {
   const char *p = s;
@@ -24,7 +25,14 @@ int bri_duration_parse(const char *s, const char *what, int64_t *seconds, bri_er
     case 'h': mul = 3600, p++; break;
     case 'd': mul = 86400, p++; break;
     case 'w': mul = 604800, p++; break;
-    case '\0': break;
+    case '\0':
+      /* a bare number is refused: "--older-than 7" meant seconds and
+       * deleted a week of versions' worth of history (OPS 9); 0 is 0 in
+       * every unit */
+      if (v != 0 || p != s + strspn(s, "0"))
+        return bri_error_set(err, BRI_EINVAL, "%s: \"%s\" has no unit: write %llds, %lldm, %lldh, %lldd or %lldw",
+                             what, s, (long long)v, (long long)v, (long long)v, (long long)v, (long long)v);
+      break;
     default:
       return bri_error_set(err, BRI_EINVAL, "%s: unknown unit '%c' in \"%s\" (use s, m, h, d, w)",
                            what, *p, s);

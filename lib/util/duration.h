@@ -1,6 +1,8 @@
-/* duration.h: human durations as brid's CLI and configuration accept them:
- * an integer followed by an optional unit s, m, h, d or w ("90s", "2h",
- * "7d"; no unit means seconds), or several such terms ("1h30m"). */
+/* duration.h: human durations as brid's CLI, configuration and control
+ * requests accept them: an integer followed by a unit s, m, h, d or w
+ * ("90s", "2h", "7d"), or several such terms ("1h30m"). The unit is
+ * required: "7" is refused (seven seconds or seven days?); only "0" may go
+ * without one. */
 #ifndef BRI_DURATION_H
 #define BRI_DURATION_H
 

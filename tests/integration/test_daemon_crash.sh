@@ -36,7 +36,7 @@ batch_rows = 2
 cleanup_interval = 0
 EOF
   # 1. stop the worker after its 10th batch, then kill brid
-  BRI_FAILPOINTS=$fp brid_start "$name" --config "$TMPD/$name.conf" --debounce 1
+  BRI_FAILPOINTS=$fp brid_start "$name" --config "$TMPD/$name.conf" --debounce 1s
   wait_until 30 log_has "failpoint ${fp%%=*}: stop" || fail "$name: the compaction never reached the failpoint"
   ctl jobs --json >"$TMPD/jobs.json"
   J=$(jget 'd["jobs"][0]["id"]' <"$TMPD/jobs.json")
@@ -57,7 +57,7 @@ EOF
   same "$TMPD/lance_before.json" "$TMPD/scan_killed.json" || fail "$name: a half-done compaction changed the table"
 
   # 2. restart: recovery removes the attempt's files and requeues the job
-  brid_start "$name" --config "$TMPD/$name.conf" --debounce 1
+  brid_start "$name" --config "$TMPD/$name.conf" --debounce 1s
   log_has "recovery: 1 interrupted job\\(s\\): 1 requeued" || fail "$name: recovery did not requeue the job"
   while read -r p; do
     [ ! -e "$p" ] || fail "$name: $p of the killed attempt survived recovery"

@@ -20,7 +20,7 @@ at_least() { [ "$(count)" -ge "$1" ]; }
 
 mkdir -p "$TMPD/root"
 T=$TMPD/root/gen.lance
-brid_start gen --root "$TMPD/root" --debounce 1
+brid_start gen --root "$TMPD/root" --debounce 1s
 "$BRICTL" gen "$T" --fragments 4 --rows 5 --blob-sizes 1K,100K >/dev/null
 wait_until 20 at_least 1 || fail "a table brictl gen created was not compacted"
 "$BRICTL" gen "$T" --fragments 1 --rows 5 --blob-sizes 1K,100K >/dev/null
@@ -42,7 +42,7 @@ echo "ok inotify"
 
 # the sweep alone (failpoint switch watch.no_inotify: no fs watch at all)
 printf '[daemon]\nroot = %s\nsweep_interval = 2s\n' "$TMPD/root" >"$TMPD/sweep.conf"
-BRI_FAILPOINTS=watch.no_inotify=on brid_start sweep --config "$TMPD/sweep.conf" --debounce 1
+BRI_FAILPOINTS=watch.no_inotify=on brid_start sweep --config "$TMPD/sweep.conf" --debounce 1s
 [ "$(ctl status --json | jget 'd["tables"]["inotify_watches"]')" = 0 ] || fail "inotify watches with watch.no_inotify"
 T=$TMPD/root/nfs.lance
 "$BRICTL" gen "$T" --fragments 3 --rows 5 --blob-sizes 1K,100K >/dev/null

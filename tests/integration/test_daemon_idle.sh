@@ -19,7 +19,7 @@ for g in $(seq -w 0 9); do
   for t in $(seq -w 0 99); do cp -a "$TMPD/one.lance" "$TMPD/root/g$g/t$t.lance"; done
 done
 t0=$(date +%s%N)
-brid_start idle --root "$TMPD/root" --debounce 1 --log-level notice
+brid_start idle --root "$TMPD/root" --debounce 1s --log-level notice
 startup_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 checked() {
   ctl tables --json | jget 'len(d["tables"]) == 1000 and all(t["latest_version"] is not None for t in d["tables"])' | grep -qx True &&

@@ -48,7 +48,7 @@ wait_until 5 test -S "$TMPD/sd_notify.sock" || fail "notify listener did not sta
 mkdir -p "$TMPD/root"
 cp -a "$BRI_SOURCE_DIR/tests/fixtures/tables/v21.lance" "$TMPD/root/"
 printf '[daemon]\nroot = %s\n' "$TMPD/root" >"$TMPD/n.conf"
-NOTIFY_SOCKET=$TMPD/sd_notify.sock WATCHDOG_USEC=1000000 brid_start notify --config "$TMPD/n.conf" --debounce 1
+NOTIFY_SOCKET=$TMPD/sd_notify.sock WATCHDOG_USEC=1000000 brid_start notify --config "$TMPD/n.conf" --debounce 1s
 has() { grep -q "$1" "$TMPD/notify.txt"; }
 wait_until 5 has '^READY=1$' || fail "no READY=1: $(cat "$TMPD/notify.txt")"
 wait_until 5 has '^STATUS=.*tables' || fail "no STATUS=: $(cat "$TMPD/notify.txt")"

@@ -34,7 +34,7 @@ cleanup_interval = 4s
 cleanup_older_than = 0
 cleanup_grace = 0
 EOF
-brid_start trig --config "$TMPD/brid.conf" --debounce 1
+brid_start trig --config "$TMPD/brid.conf" --debounce 1s
 started=$(ctl status --json | jget 'd["started_at"]')
 
 # 1. found at start-up, compacted after the debounce
@@ -92,7 +92,7 @@ echo "ok cleanup schedule"
 # 5. commits while brid is down are noticed at the next start
 brid_stop || fail "brid exited non-zero"
 lance_ops "$T" append 5 >/dev/null
-brid_start trig --config "$TMPD/brid.conf" --debounce 1
+brid_start trig --config "$TMPD/brid.conf" --debounce 1s
 wait_until 20 at_least 3 compact succeeded "$T" || fail "a commit made while brid was down was missed"
 brid_stop || fail "brid exited non-zero"
 echo "ok restart"

@@ -31,7 +31,7 @@ batch_rows = 1
 auto_compact = no
 EOF
 # a previous session dies in the middle of a compaction
-BRI_FAILPOINTS=compact.after_rows=stop@3 brid_start vg --config "$TMPD/vg.conf" --debounce 1
+BRI_FAILPOINTS=compact.after_rows=stop@3 brid_start vg --config "$TMPD/vg.conf" --debounce 1s
 wait_until 20 log_has "failpoint compact.after_rows: stop" || fail "no compaction reached the failpoint"
 brid_kill9
 cp -a "$F/blobs.lance" "$F/v21.lance" "$TMPD/root/"
@@ -40,7 +40,7 @@ cp -a "$F/blobs.lance" "$TMPD/root/slow.lance"
 export BRI_FAILPOINTS=compact.after_rows=delay:200
 BRID_PREFIX="valgrind -q --leak-check=full --show-leak-kinds=definite,indirect,possible \
   --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=99 --log-file=$TMPD/valgrind.txt"
-brid_start vg --config "$TMPD/vg.conf" --debounce 1
+brid_start vg --config "$TMPD/vg.conf" --debounce 1s
 unset BRI_FAILPOINTS
 readlink "/proc/$BRID_PID/exe" | grep -q memcheck || fail "brid does not run under valgrind: $(readlink "/proc/$BRID_PID/exe")"
 log_has "recovery: 1 interrupted job\\(s\\): 1 requeued" || fail "no recovery under valgrind"
@@ -54,8 +54,8 @@ ctl tables >/dev/null
 ctl tables "$B" >/dev/null
 ctl jobs >/dev/null
 ctl job 1 >/dev/null
-ctl cleanup "$B" --wait --older-than 0 --grace 0 --timeout 120 >/dev/null || fail "cleanup under valgrind"
-ctl verify "$B" --wait --timeout 120 >/dev/null || fail "verify under valgrind"
+ctl cleanup "$B" --wait --older-than 0 --grace 0 --timeout 120s >/dev/null || fail "cleanup under valgrind"
+ctl verify "$B" --wait --timeout 120s >/dev/null || fail "verify under valgrind"
 ctl pause "$TMPD/root/v21.lance" >/dev/null
 Q=$(ctl compact "$TMPD/root/v21.lance" --json | jget 'd["job"]')
 ctl cancel "$Q" >/dev/null

@@ -76,7 +76,7 @@ EOF
   BRI_FAILPOINTS="$fp=$action" brid_start bm --config "$CASE/brid.conf"
   # shellcheck disable=SC2086
   local j st rc=0
-  if ctl ${CMD_ARGS[$cmd]//@/$t} --json --timeout 10 >"$CASE/submit.json" 2>"$CASE/submit.err"; then
+  if ctl ${CMD_ARGS[$cmd]//@/$t} --json --timeout 10s >"$CASE/submit.json" 2>"$CASE/submit.err"; then
     j=$(jget 'd["job"]' <"$CASE/submit.json") || { echo "no job id in $(cat "$CASE/submit.json")"; return 1; }
   elif { grep -q "failpoint $fp: stop" "$BRID_LOG" || wait_until 10 sh -c "! kill -0 $BRID_PID 2>/dev/null"; } &&
     grep -q "queued job 1$" "$BRID_LOG"; then

@@ -9,7 +9,7 @@
 
 START_TEST(test_durations) {
   static const struct { const char *s; int64_t v; } ok[] = {
-      {"0", 0}, {"90", 90}, {"90s", 90}, {"30m", 1800}, {"2h", 7200}, {"7d", 604800},
+      {"0", 0}, {"00", 0}, {"0s", 0}, {"90s", 90}, {"30m", 1800}, {"2h", 7200}, {"7d", 604800},
       {"1w", 604800}, {"1h30m", 5400}};
   int64_t v;
   bri_error err;
@@ -17,11 +17,15 @@ START_TEST(test_durations) {
     ck_assert_msg(bri_duration_parse(ok[i].s, "--x", &v, &err) == 0, "%s: %s", ok[i].s, err.msg);
     ck_assert_int_eq(v, ok[i].v);
   }
-  const char *bad[] = {"", "h", "-1", "5y", "1.5h", "99999999999999999999", "9223372036854775807w"};
+  const char *bad[] = {"", "h", "-1", "5y", "1.5h", "99999999999999999999", "9223372036854775807w",
+                       "7", "90", "1h30", "0h5"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     ck_assert_int_eq(bri_duration_parse(bad[i], "--older-than", &v, &err), BRI_EINVAL);
     ck_assert_msg(strstr(err.msg, "--older-than") != NULL, "%s", err.msg);
   }
+  /* a bare number says which units it could have meant */
+  ck_assert_int_eq(bri_duration_parse("7", "--older-than", &v, &err), BRI_EINVAL);
+  ck_assert_str_eq(err.msg, "--older-than: \"7\" has no unit: write 7s, 7m, 7h, 7d or 7w");
 }
 END_TEST
 
