@@ -5,7 +5,9 @@
 # it, except where a folder names the only folders it may use. Generated
 # protobuf headers (*.pb-c.h) are the format's definitions and count as the
 # layer right above util. daemon/rpc may use libbri; daemon/brid and
-# daemon/brictl may use libbri and daemon/rpc, never each other.
+# daemon/brictl may use libbri and daemon/rpc, never each other. A program's
+# main file (daemon/brid/brid.c, daemon/brictl/brictl.c) holds main alone:
+# it defines no other function the program's modules could call back into.
 #   scripts/check-layers.sh [ROOT]     (ROOT defaults to the repository)
 set -euo pipefail
 ROOT=${1:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -92,8 +94,18 @@ while IFS= read -r f; do
   check_daemon_file "$f" "${rel%%/*}"
 done < <(find daemon -mindepth 2 -name '*.[ch]' | sort)
 
+# main files: no function with external linkage but main
+for f in daemon/brid/brid.c daemon/brictl/brictl.c; do
+  [ -f "$f" ] || continue
+  while read -r fn; do
+    echo "$f: defines $fn(); only main lives in a program's main file" >&2
+    bad=$((bad + 1))
+  done < <(sed -n 's/^[A-Za-z_][A-Za-z0-9_ *]*[ *]\([A-Za-z_][A-Za-z0-9_]*\)(.*/\1/p' "$f" |
+    grep -v '^main$' | while read -r n; do grep -Eq "^static [^(]*[ *]$n\(" "$f" || echo "$n"; done)
+done
+
 if ((bad)); then
-  echo "check-layers: $bad include(s) break the layer order (docs/architecture.md)" >&2
+  echo "check-layers: $bad include(s) or definition(s) break the layer order (docs/architecture.md)" >&2
   exit 1
 fi
 echo "check-layers: ok"

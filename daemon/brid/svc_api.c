@@ -20,6 +20,7 @@
 #include "svc_sched.h"
 #include "svc_watch.h"
 #include "svc_worker.h"
+#include "util/duration.h"
 
 typedef struct api_err {
   int code;
@@ -167,7 +168,7 @@ static json_t *m_status(call *c) {
   json_t *jobs = json_object();
   for (int s = 1; s <= BRI_JOB_NSTATES; s++)
     json_object_set_new(jobs, bri_job_state_name(s), json_integer((json_int_t)counts[s]));
-  int64_t now = brid_now_ms();
+  int64_t now = bri_now_ms();
   json_t *o = json_pack("{s:s, s:i, s:s, s:I, s:I, s:o, s:s, s:s}", "version", BRID_VERSION, "pid", (int)getpid(),
                         "state", d->draining ? "draining" : "running", "started_at", (json_int_t)d->started_ms,
                         "uptime_seconds", (json_int_t)((now - d->started_ms) / 1000), "config",
@@ -396,7 +397,7 @@ static json_t *m_reload(call *c) {
   json_t *changes = NULL;
   bri_error err;
   log_notice("reload requested by uid %u (pid %d)", (unsigned)c->peer->uid, (int)c->peer->pid);
-  if (brid_reload(c->d, &changes, &err)) return fail(c->e, RPC_FAILED, "%s", err.msg);
+  if (svc_daemon_reload(c->d, &changes, &err)) return fail(c->e, RPC_FAILED, "%s", err.msg);
   return json_pack("{s:b, s:o}", "reloaded", 1, "changes", changes ? changes : json_object());
 }
 

@@ -5,7 +5,8 @@
  * of this structure except what svc_worker.h says; worker threads run
  * library calls and talk back only through uv_async_send. The job store is
  * the one piece both sides use, and it is thread-safe on its own. Modules:
- *   brid.c         main: flags, start-up (config, store, recovery), signals,
+ *   brid.c         main: flags and the configuration, nothing else
+ *   svc_daemon     start-up (store, recovery, socket, workers), signals,
  *                  reload, drain and shutdown
  *   svc_config     configuration         svc_log      logging
  *   svc_watch      tables: discovery, inotify, debounce, sweep, planner checks
@@ -105,20 +106,22 @@ struct brid {
       n_connections_refused, n_sweeps, n_check_errors;
 };
 
-/* Wall-clock milliseconds since the epoch. */
-int64_t brid_now_ms(void);
+/* svc_daemon.c: runs the daemon whose configuration main loaded (d->cfg):
+ * store, recovery, socket, discovery, workers, then the loop until the
+ * drain ends. Returns the exit status (0 stopped cleanly, 1 failed). */
+int svc_daemon_run(brid *d);
 
-/* brid.c: re-reads the configuration (SIGHUP and the reload method) and
- * applies it; on error the running configuration stays. *changes (may be
- * NULL) describes what changed. */
-int brid_reload(brid *d, json_t **changes, bri_error *err);
+/* svc_daemon.c: re-reads the configuration (SIGHUP and the reload method)
+ * and applies it; on error the running configuration stays. *changes (may
+ * be NULL) describes what changed. */
+int svc_daemon_reload(brid *d, json_t **changes, bri_error *err);
 
-/* brid.c: starts the drain (SIGTERM): no new jobs, running ones get
+/* svc_daemon.c: starts the drain (SIGTERM): no new jobs, running ones get
  * drain_timeout to finish, then the loop ends. */
-void brid_shutdown(brid *d);
+void svc_daemon_shutdown(brid *d);
 
-/* brid.c: called by the pool when a worker becomes idle, so a draining
- * daemon can finish. */
-void brid_worker_idle(brid *d);
+/* svc_daemon.c: called by the pool when a worker becomes idle, so a
+ * draining daemon can finish. */
+void svc_daemon_worker_idle(brid *d);
 
 #endif

@@ -17,6 +17,7 @@
 #include "svc_log.h"
 #include "svc_notify.h"
 #include "svc_worker.h"
+#include "util/duration.h"
 
 /* after a failed claim (a busy or failing job store) */
 #define CLAIM_RETRY_MS 1000
@@ -71,7 +72,7 @@ void svc_sched_kick(brid *d) {
   int has = 0;
   uv_timer_stop(&d->sched_timer);
   if (bri_jobs_next_due(d->store, &when, &has, &err) == 0 && has) {
-    int64_t now = brid_now_ms();
+    int64_t now = bri_now_ms();
     /* a job already due but not claimed waits for a worker or for its
      * table's running job: a worker ending kicks again, no timer needed */
     if (when > now) uv_timer_start(&d->sched_timer, on_sched_timer, (uint64_t)(when - now) + 5, 0);
@@ -96,7 +97,7 @@ void svc_sched_cleanup_tick(brid *d) {
     uv_timer_start(&d->cleanup_timer, on_cleanup_timer, 60000, 0);
     return;
   }
-  int64_t now = brid_now_ms(), next = INT64_MAX;
+  int64_t now = bri_now_ms(), next = INT64_MAX;
   for (size_t i = 0; i < n; i++) {
     brid_table *t = table_of(d, rows[i].root);
     if (!t || !t->present || t->policy.cleanup_interval_sec <= 0) continue;
@@ -134,7 +135,7 @@ void svc_sched_stop(brid *d) {
 void svc_status_update(brid *d, bool force) {
   if (!notify_enabled) return;
   static int64_t last;
-  int64_t now = brid_now_ms();
+  int64_t now = bri_now_ms();
   if (!force && now - last < 1000) return;
   last = now;
   uint64_t counts[BRI_JOB_NSTATES + 1] = {0};

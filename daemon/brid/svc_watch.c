@@ -23,6 +23,7 @@
 #include "lance/table/version.h"
 #include "svc_log.h"
 #include "svc_sched.h"
+#include "util/duration.h"
 #include "util/failpoint.h"
 #include "util/fsutil.h"
 
@@ -120,7 +121,7 @@ static void check_done(uv_work_t *req, int status) {
   t->check_running = false;
   d->checks_inflight--;
   d->n_checks++;
-  t->last_check_ms = brid_now_ms();
+  t->last_check_ms = bri_now_ms();
   bri_error err;
   if (status == 0 && c->rc) {
     d->n_check_errors++;
@@ -165,7 +166,7 @@ static void check_done(uv_work_t *req, int status) {
   free(c->root);
   free(c);
   if (again && !d->draining) svc_watch_check(t, force);
-  brid_worker_idle(d); /* a draining daemon waits for checks too */
+  svc_daemon_worker_idle(d); /* a draining daemon waits for checks too */
 }
 
 void svc_watch_check(brid_table *t, bool force) {
@@ -223,7 +224,7 @@ static void on_table_event(uv_fs_event_t *h, const char *name, int events, int s
   bri_naming scheme;
   if (name && bri_version_parse_name(name, &v, &scheme)) {
     /* a commit: wait until the writer has been quiet for the debounce */
-    t->last_event_ms = brid_now_ms();
+    t->last_event_ms = bri_now_ms();
     if (!d->draining) uv_timer_start(&t->debounce, on_debounce, (uint64_t)debounce_ms(t), 0);
     return;
   }

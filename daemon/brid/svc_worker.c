@@ -20,6 +20,7 @@
 #include "svc_log.h"
 #include "svc_recover.h"
 #include "svc_sched.h"
+#include "util/duration.h"
 #include "ops/materialize.h"
 #include "ops/verify.h"
 
@@ -58,7 +59,7 @@ struct svc_pool {
 static void set_phase(svc_worker *w, const char *phase) {
   pthread_mutex_lock(&w->pool->mu);
   w->prog.phase = phase;
-  w->prog.updated_ms = brid_now_ms();
+  w->prog.updated_ms = bri_now_ms();
   pthread_mutex_unlock(&w->pool->mu);
   uv_async_send(&w->pool->async);
 }
@@ -70,7 +71,7 @@ static void on_progress(void *user, uint64_t rows_done, uint64_t rows_total, uin
   w->prog.rows_total = rows_total;
   w->prog.bytes_written = bytes;
   w->prog.phase = "writing";
-  w->prog.updated_ms = brid_now_ms();
+  w->prog.updated_ms = bri_now_ms();
   pthread_mutex_unlock(&w->pool->mu);
   uv_async_send(&w->pool->async);
 }
@@ -153,7 +154,7 @@ static void retry(svc_worker *w, const char *why) {
   if (st == BRI_JOB_QUEUED)
     log_notice("job %lld (%s %s): %s; retrying in %llds", (long long)w->job.id,
                bri_job_kind_name(w->job.kind), w->job.root, why,
-               (long long)((nb - brid_now_ms()) / 1000));
+               (long long)((nb - bri_now_ms()) / 1000));
   else
     log_notice("job %lld (%s %s): %s; now %s", (long long)w->job.id, bri_job_kind_name(w->job.kind),
                w->job.root, why, bri_job_state_name(st));
@@ -468,11 +469,11 @@ static void on_async(uv_async_t *h) {
   pthread_mutex_unlock(&p->mu);
   if (atomic_load(&p->store_failed) && !p->d->draining) {
     p->d->exit_code = 1;
-    brid_shutdown(p->d);
+    svc_daemon_shutdown(p->d);
   }
   if (freed) {
     svc_sched_kick(p->d);
-    brid_worker_idle(p->d);
+    svc_daemon_worker_idle(p->d);
   }
   svc_status_update(p->d, freed > 0);
 }
@@ -533,7 +534,7 @@ void svc_pool_run(svc_pool *p, bri_jobs_job *job, const svc_policy *pol) {
     memset(job, 0, sizeof *job);
     w->policy = *pol;
     memset(&w->prog, 0, sizeof w->prog);
-    w->prog.started_ms = brid_now_ms();
+    w->prog.started_ms = bri_now_ms();
     w->prog.updated_ms = w->prog.started_ms;
     w->prog.phase = "starting";
     atomic_store(&w->cancel, 0);

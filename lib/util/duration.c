@@ -3,7 +3,9 @@
 #include "util/duration.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 int bri_duration_parse(const char *s, const char *what, int64_t *seconds, bri_error *err) {
   const char *p = s;
@@ -44,4 +46,29 @@ int bri_duration_parse(const char *s, const char *what, int64_t *seconds, bri_er
   return 0;
 overflow:
   return bri_error_set(err, BRI_EINVAL, "%s: duration \"%s\" is too large", what, s);
+}
+
+void bri_duration_format(int64_t seconds, char *out, size_t cap) {
+  static const struct {
+    char unit;
+    int64_t sec;
+  } U[] = {{'d', 86400}, {'h', 3600}, {'m', 60}, {'s', 1}}; /* days, not weeks: "14d" */
+  size_t n = 0;
+  if (cap) out[0] = 0;
+  if (seconds <= 0) {
+    snprintf(out, cap, "%llds", (long long)(seconds < 0 ? seconds : 0));
+    return;
+  }
+  for (size_t i = 0; i < sizeof U / sizeof U[0] && seconds > 0; i++) {
+    int64_t v = seconds / U[i].sec;
+    if (!v) continue;
+    seconds -= v * U[i].sec;
+    if (n < cap) n += (size_t)snprintf(out + n, cap - n, "%lld%c", (long long)v, U[i].unit);
+  }
+}
+
+int64_t bri_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }

@@ -13,6 +13,7 @@ echo '#include "lance/file/writer.h"' >>"$TMP/lib/lance/encoding/page.h"
 echo '#include "lance/table/table.h"' >>"$TMP/lib/jobs/store.h"
 echo '#include "brictl/cli.h"' >>"$TMP/daemon/brid/svc_log.h"
 echo '#include "brid/svc_log.h"' >>"$TMP/daemon/rpc/rpc_proto.h"
+printf 'int64_t brid_now_ms(void) {\n  return 0;\n}\n' >>"$TMP/daemon/brid/brid.c"
 set +e; out=$("$CHECK" "$TMP" 2>&1); rc=$?; set -e
 [ "$rc" -eq 1 ] || fail "check-layers exit $rc on planted includes: $out"
 for needle in \
@@ -21,7 +22,8 @@ for needle in \
   'lib/jobs/store.h: includes "lance/table/table.h": lib/jobs may use only util' \
   'daemon/brid/svc_log.h: includes "brictl/cli.h": daemon/brid may not use daemon/brictl' \
   'daemon/rpc/rpc_proto.h: includes "brid/svc_log.h": daemon/rpc may not use daemon/brid' \
-  'check-layers: 5 include(s) break the layer order'; do
+  'daemon/brid/brid.c: defines brid_now_ms(); only main lives in a program'"'"'s main file' \
+  'check-layers: 6 include(s) or definition(s) break the layer order'; do
   grep -qF -- "$needle" <<<"$out" || fail "'$needle' not in: $out"
 done
 echo ok

@@ -1,0 +1,280 @@
+/* svc_daemon.c: the daemon's life after its configuration is loaded:
+ * start-up (see svc_daemon.h for the order), the signals, reload, the drain
+ * and shutdown. brid.c holds only main (flags and the configuration); the
+ * svc_* modules call the functions here, never into brid.c.
+ *
+ * Start-up order is chosen so that nothing runs on a half-known state: job
+ * store (its lock keeps a second daemon out), recovery of a previous crash
+ * (before any worker can claim a job), control socket, discovery, workers,
+ * and only then READY=1. Shutdown is a drain: SIGTERM stops new work at
+ * once, running jobs get drain_timeout to finish, then are asked to stop at
+ * their next safe point (they go back to the queue), and if a job still
+ * does not stop, brid exits anyway and the next start's recovery rolls it
+ * back. A second SIGTERM skips the wait. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "svc_config.h"
+#include "svc_control.h"
+#include "svc_daemon.h"
+#include "svc_log.h"
+#include "svc_notify.h"
+#include "svc_recover.h"
+#include "svc_sched.h"
+#include "svc_watch.h"
+#include "svc_worker.h"
+#include "util/duration.h"
+
+#define HARD_STOP_MS 15000
+
+/* ----------------------------------------------------------- shutdown */
+
+static void close_cb(uv_handle_t *h) { (void)h; }
+
+static void close_walk(uv_handle_t *h, void *arg) {
+  (void)arg;
+  if (!uv_is_closing(h)) uv_close(h, close_cb);
+}
+
+static void on_drain_deadline(uv_timer_t *h);
+
+static void finish_shutdown(brid *d) {
+  if (d->handles_closed) return;
+  d->handles_closed = true;
+  log_notice("stopped: no job is running");
+  svc_pool_stop(d->pool);
+  svc_control_close(d->ctl);
+  svc_watch_close(d);
+  uv_close((uv_handle_t *)&d->sched_timer, close_cb);
+  uv_close((uv_handle_t *)&d->cleanup_timer, close_cb);
+  uv_close((uv_handle_t *)&d->drain_timer, close_cb);
+  uv_close((uv_handle_t *)&d->watchdog_timer, close_cb);
+  uv_close((uv_handle_t *)&d->sig_term, close_cb);
+  uv_close((uv_handle_t *)&d->sig_int, close_cb);
+  uv_close((uv_handle_t *)&d->sig_hup, close_cb);
+}
+
+void svc_daemon_worker_idle(brid *d) {
+  if (!d->draining || d->handles_closed) return;
+  if (svc_pool_idle(d->pool) < svc_pool_size(d->pool) || d->checks_inflight) return;
+  finish_shutdown(d);
+}
+
+/* Asks the running jobs to stop at their next safe point (they go back to
+ * the queue), and gives them HARD_STOP_MS to do so. */
+static void stop_running(brid *d, const char *why) {
+  d->drain_cancelled = true;
+  log_warn("drain: %s; asking %d running job(s) to stop (they go back to the queue)", why,
+           svc_pool_size(d->pool) - svc_pool_idle(d->pool));
+  svc_pool_cancel_all(d->pool, true);
+  uv_timer_stop(&d->drain_timer);
+  uv_timer_start(&d->drain_timer, on_drain_deadline, HARD_STOP_MS, 0);
+}
+
+static void on_drain_deadline(uv_timer_t *h) {
+  brid *d = h->data;
+  int busy = svc_pool_size(d->pool) - svc_pool_idle(d->pool);
+  if (!d->drain_cancelled) {
+    char why[96];
+    snprintf(why, sizeof why, "%d job(s) still running after %llds", busy, (long long)d->cfg.drain_sec);
+    stop_running(d, why);
+    return;
+  }
+  /* A job that ignores cancellation (a verify has no safe point) or is
+   * stuck in I/O: leave it running in the store; the next start-up's
+   * recovery rolls it back or finds its commit. */
+  log_err("drain: %d job(s) did not stop within %ds more; exiting without them", busy, HARD_STOP_MS / 1000);
+  _exit(1);
+}
+
+void svc_daemon_shutdown(brid *d) {
+  if (d->handles_closed) return;
+  if (d->draining) {
+    if (!d->drain_cancelled) stop_running(d, "second stop signal");
+    return;
+  }
+  d->draining = true;
+  svc_notify_stopping();
+  int busy = svc_pool_size(d->pool) - svc_pool_idle(d->pool);
+  log_notice("stopping: %d job(s) running%s", busy, busy ? "; waiting for them (drain_timeout)" : "");
+  svc_watch_stop(d);
+  svc_sched_stop(d);
+  uv_timer_start(&d->drain_timer, on_drain_deadline, (uint64_t)d->cfg.drain_sec * 1000, 0);
+  svc_daemon_worker_idle(d);
+}
+
+static void on_signal(uv_signal_t *h, int sig) {
+  brid *d = h->data;
+  if (sig == SIGHUP) {
+    bri_error err;
+    svc_daemon_reload(d, NULL, &err);
+    return;
+  }
+  log_notice("received %s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  svc_daemon_shutdown(d);
+}
+
+static void on_watchdog(uv_timer_t *h) {
+  (void)h;
+  svc_notify_watchdog();
+}
+
+/* -------------------------------------------------------------- reload */
+
+#define SWAP(a, b)                                                                                                   \
+  do {                                                                                                               \
+    __typeof__(a) tmp_ = (a);                                                                                        \
+    (a) = (b);                                                                                                       \
+    (b) = tmp_;                                                                                                      \
+  } while (0)
+
+static bool str_differs(const char *a, const char *b) { return (a == NULL) != (b == NULL) || (a && strcmp(a, b)); }
+
+int svc_daemon_reload(brid *d, json_t **changes, bri_error *err) {
+  if (changes) *changes = NULL;
+  svc_notify_reloading();
+  svc_config nc;
+  int rc = svc_config_load(&nc, &d->ov, err);
+  d->last_reload_ms = bri_now_ms();
+  free(d->last_reload_error);
+  d->last_reload_error = NULL;
+  if (rc) {
+    d->last_reload_error = strdup(err->msg);
+    log_err("reload failed, keeping the running configuration: %s", err->msg);
+    svc_notify_ready();
+    return rc;
+  }
+  json_t *ch = json_object(), *restart = json_array();
+  svc_config *oc = &d->cfg;
+  /* settings bound to what is already open keep their running value */
+  if (str_differs(oc->socket_path, nc.socket_path)) json_array_append_new(restart, json_string("socket"));
+  if (str_differs(oc->state_path, nc.state_path)) json_array_append_new(restart, json_string("state"));
+  if (oc->workers != nc.workers) json_array_append_new(restart, json_string("workers"));
+  if (oc->socket_mode != nc.socket_mode) json_array_append_new(restart, json_string("socket_mode"));
+  if (str_differs(oc->socket_group, nc.socket_group)) json_array_append_new(restart, json_string("socket_group"));
+  if (oc->max_attempts != nc.max_attempts || oc->retry_base_sec != nc.retry_base_sec ||
+      oc->retry_max_sec != nc.retry_max_sec)
+    json_array_append_new(restart, json_string("max_attempts/retry_base/retry_max"));
+  SWAP(nc.socket_path, oc->socket_path);
+  SWAP(nc.state_path, oc->state_path);
+  SWAP(nc.socket_group, oc->socket_group);
+  nc.socket_gid = oc->socket_gid;
+  nc.workers = oc->workers;
+  nc.socket_mode = oc->socket_mode;
+  nc.max_attempts = oc->max_attempts, nc.retry_base_sec = oc->retry_base_sec, nc.retry_max_sec = oc->retry_max_sec;
+  json_t *oroots = json_array(), *nroots = json_array();
+  for (size_t i = 0; i < oc->n_roots; i++) json_array_append_new(oroots, json_string(oc->roots[i]));
+  for (size_t i = 0; i < nc.n_roots; i++) json_array_append_new(nroots, json_string(nc.roots[i]));
+  if (!json_equal(oroots, nroots)) json_object_set(ch, "roots", nroots);
+  json_decref(oroots), json_decref(nroots);
+  if (oc->debounce_sec != nc.debounce_sec) json_object_set_new(ch, "debounce", json_integer(nc.debounce_sec));
+  if (oc->sweep_sec != nc.sweep_sec) json_object_set_new(ch, "sweep_interval", json_integer(nc.sweep_sec));
+  if (oc->log_level != nc.log_level) json_object_set_new(ch, "log_level", json_string(svc_log_level_name(nc.log_level)));
+  json_t *op = svc_policy_to_json(&oc->defaults), *np = svc_policy_to_json(&nc.defaults);
+  if (!json_equal(op, np)) json_object_set(ch, "defaults", np);
+  json_decref(op), json_decref(np);
+  if (oc->n_sections != nc.n_sections) json_object_set_new(ch, "table_sections", json_integer((json_int_t)nc.n_sections));
+  if (json_array_size(restart)) json_object_set(ch, "restart_needed", restart);
+  json_decref(restart);
+  SWAP(*oc, nc);
+  svc_config_free(&nc);
+  svc_log_set_level(d->cfg.log_level);
+  svc_watch_apply_config(d);
+  svc_sched_cleanup_tick(d);
+  svc_sched_kick(d);
+  svc_notify_ready();
+  char *s = json_dumps(ch, JSON_COMPACT);
+  log_notice("configuration reloaded%s%s", json_object_size(ch) ? ": " : " (no change)", json_object_size(ch) && s ? s : "");
+  free(s);
+  if (json_object_get(ch, "restart_needed"))
+    log_warn("some changed settings take effect at the next restart (see restart_needed)");
+  if (changes) *changes = ch;
+  else json_decref(ch);
+  return 0;
+}
+
+
+/* ------------------------------------------------------------- start-up */
+
+int svc_daemon_run(brid *d) {
+  d->started_ms = bri_now_ms();
+  int exit_code = 1;
+  bri_error err;
+
+  bri_jobs_options jo;
+  bri_jobs_options_init(&jo);
+  jo.max_attempts = d->cfg.max_attempts;
+  jo.retry_base_ms = d->cfg.retry_base_sec * 1000;
+  jo.retry_max_ms = d->cfg.retry_max_sec * 1000;
+  if (bri_jobs_open(d->cfg.state_path, &jo, &d->store, &err)) {
+    log_err("cannot open the job store: %s", err.msg);
+    return exit_code;
+  }
+  bri_jobs_recovery_report rep = {0};
+  if (svc_recover_startup(d->store, &rep, &err))
+    log_err("recovery left %zu job(s) as they were: %s", rep.stuck, err.msg);
+  if (rep.interrupted || rep.leftovers)
+    log_notice("recovery: %zu interrupted job(s): %zu requeued, %zu finished (their commit had landed), %zu failed, "
+               "%zu cancelled; %zu file(s) removed, %zu kept; %zu job(s) with leftover outputs",
+               rep.interrupted, rep.requeued, rep.succeeded, rep.failed, rep.cancelled, rep.files_removed,
+               rep.files_kept, rep.leftovers);
+
+  uv_loop_init(&d->loop);
+  if (svc_control_open(d, &d->ctl, &err)) {
+    log_err("%s", err.msg);
+    goto out_loop;
+  }
+  svc_sched_init(d);
+  uv_timer_init(&d->loop, &d->drain_timer);
+  uv_timer_init(&d->loop, &d->watchdog_timer);
+  d->drain_timer.data = d;
+  if (svc_watch_start(d, &err)) {
+    log_err("%s", err.msg);
+    goto out_loop;
+  }
+  if (svc_pool_start(d, d->cfg.workers, &d->pool, &err)) {
+    log_err("%s", err.msg);
+    goto out_loop;
+  }
+  uv_signal_init(&d->loop, &d->sig_term);
+  uv_signal_init(&d->loop, &d->sig_int);
+  uv_signal_init(&d->loop, &d->sig_hup);
+  d->sig_term.data = d->sig_int.data = d->sig_hup.data = d;
+  uv_signal_start(&d->sig_term, on_signal, SIGTERM);
+  uv_signal_start(&d->sig_int, on_signal, SIGINT);
+  uv_signal_start(&d->sig_hup, on_signal, SIGHUP);
+  d->watchdog_usec = svc_notify_watchdog_usec();
+  if (d->watchdog_usec) {
+    uint64_t every = d->watchdog_usec / 2000;
+    uv_timer_start(&d->watchdog_timer, on_watchdog, every ? every : 1, every ? every : 1);
+  }
+  svc_sched_kick(d);
+  svc_sched_cleanup_tick(d);
+  svc_notify_ready();
+  svc_status_update(d, true);
+  log_notice("brid %s ready: %zu table(s) under %zu root(s), %d worker(s), socket %s, store %s", BRID_VERSION,
+             d->n_tables, d->cfg.n_roots, d->cfg.workers, d->cfg.socket_path, d->cfg.state_path);
+  uv_run(&d->loop, UV_RUN_DEFAULT);
+  exit_code = d->exit_code;
+
+out_loop:
+  if (!d->handles_closed) {
+    /* start-up failed after the loop existed: close what was opened */
+    if (d->pool) svc_pool_stop(d->pool);
+    svc_control_close(d->ctl);
+    uv_walk(&d->loop, close_walk, NULL);
+    uv_run(&d->loop, UV_RUN_DEFAULT);
+  }
+  if (uv_loop_close(&d->loop) == UV_EBUSY) {
+    uv_run(&d->loop, UV_RUN_DEFAULT);
+    uv_loop_close(&d->loop);
+  }
+  svc_pool_free(d->pool);
+  svc_control_free(d->ctl);
+  svc_watch_free(d);
+  bri_jobs_close(d->store);
+  return exit_code;
+}
