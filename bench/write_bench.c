@@ -114,7 +114,7 @@ int main(int argc, char **argv) {
 
   /* encode */
   double t0 = now();
-  if (bri_file_writer_open(enc, minor, FP, NF, NULL, &w, &err)) die("open", &err);
+  if (bri_file_writer_open(NULL, enc, minor, FP, NF, NULL, &w, &err)) die("open", &err);
   const int64_t B = 65536;
   for (int64_t s = 0; s < rows; s += B) {
     int64_t n = rows - s < B ? rows - s : B;
@@ -156,9 +156,9 @@ int main(int argc, char **argv) {
 
   /* decode + re-encode */
   bri_datafile *src;
-  if (bri_datafile_open(enc, &src, &err)) die("open source", &err);
+  if (bri_datafile_open(NULL, enc, &src, &err)) die("open source", &err);
   t0 = now();
-  if (bri_file_writer_open(re, minor, FP, NF, NULL, &w, &err)) die("open", &err);
+  if (bri_file_writer_open(NULL, re, minor, FP, NF, NULL, &w, &err)) die("open", &err);
   for (size_t c = 0; c < bri_file_writer_num_columns(w); c++) {
     const bri_column *cl = bri_datafile_column(src, c);
     for (size_t p = 0; p < cl->n_pages; p++) {
@@ -177,7 +177,7 @@ int main(int argc, char **argv) {
 
   /* page copy, twice */
   t0 = now();
-  if (bri_file_writer_open(cp, minor, FP, NF, NULL, &w, &err)) die("open", &err);
+  if (bri_file_writer_open(NULL, cp, minor, FP, NF, NULL, &w, &err)) die("open", &err);
   for (int k = 0; k < 2; k++)
     for (size_t c = 0; c < bri_file_writer_num_columns(w); c++)
       if (bri_file_writer_copy_column(w, c, src, c, &err)) die("copy", &err);

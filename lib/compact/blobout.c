@@ -1,26 +1,23 @@
 /* blobout.c: output-side blob handling of a compaction (see blobout.h).
- * Dedupe keys are strings: the terminal sidecar's absolute path for whole
- * objects, path|position|size for copied ranges; the BRI groups its entries
- * by (base, blob_dir) when the file is finished. Source sidecars are opened
- * and linked beneath a descriptor of the table root (or of their base's
- * data directory) that refuses symbolic links on the way, and output files
- * are created in a descriptor of the output's own directory, so that no
- * link, even one swapped in mid-job, leads a read, link or write outside. */
+ * Dedupe keys are strings: the terminal sidecar's path for whole objects,
+ * path|position|size for copied ranges; the BRI groups its entries by
+ * (base, blob_dir) when the file is finished. Every source sidecar is read,
+ * copied or linked through the store that reaches it (the table's, or its
+ * base's: bri_table_store_of), and every output file is made through the
+ * table's store, so that no link, even one swapped in mid-job, leads a
+ * read, link or write outside the table (storage/store.h), and so that a
+ * copy on an object store stays on the server. */
 #include "compact/blobout.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "lance/table/bri.h"
-#include "lance/table/sidecar.h"
 #include "bri.pb-c.h"
+#include "lance/table/bri.h"
 #include "lance/table/commit.h"
 #include "lance/table/rowids.h"
+#include "lance/table/sidecar.h"
 #include "util/bytes.h"
 #include "util/failpoint.h"
 #include "util/fsutil.h"
@@ -36,11 +33,9 @@ typedef struct bri_entry {
 } bri_entry;
 
 struct bri_blob_out {
-  char *root;        /* the table root; root_fd resolves paths beneath it */
-  int root_fd;
-  char *own_dir;
-  const char *own_rel; /* own_dir below root */
-  int own_fd;          /* own_dir, once made */
+  const bri_table *t; /* sources resolve through its stores */
+  const Lance__Table__Manifest *m;
+  char *own_dir;      /* below the table root */
   bool dir_made;
   bri_strategy s;
   const bri_strset *repack;
@@ -50,9 +45,8 @@ struct bri_blob_out {
   bri_strmap ranges;  /* path|pos|size -> pack id (a), position (b) */
   bri_entry *entries;
   size_t n_entries, cap_entries;
-  int pack_fd;
+  bri_swriter *pack;
   uint32_t pack_id;
-  uint64_t pack_size;
   bri_blob_out_stats stats;
 };
 
@@ -68,26 +62,20 @@ int bri_strategy_parse(const char *s, bri_strategy *out, bri_error *err) {
   return 0;
 }
 
-int bri_blob_out_open(const char *root, const char *own_dir, bri_strategy s,
-                      const bri_strset *repack, bri_outputs *outs, bri_blob_out **out,
-                      bri_error *err) {
+int bri_blob_out_open(const bri_table *t, const Lance__Table__Manifest *m, const char *own_dir,
+                      bri_strategy s, const bri_strset *repack, bri_outputs *outs,
+                      bri_blob_out **out, bri_error *err) {
   *out = NULL;
+  if (!bri_store_key(t->store, own_dir))
+    return bri_error_set(err, BRI_EINVAL, "%s: not inside the table %s", own_dir, t->root);
   bri_blob_out *o = calloc(1, sizeof *o);
-  if (!o) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  o->root_fd = o->own_fd = o->pack_fd = -1;
+  if (!o || !(o->own_dir = strdup(own_dir))) {
+    free(o);
+    return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  o->t = t, o->m = m;
   o->s = s, o->repack = repack, o->outs = outs;
   o->next_id = 1;
-  int rc = 0;
-  if (!(o->own_dir = strdup(own_dir)) || !(o->root = strdup(root)))
-    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-  else if (!(o->own_rel = bri_path_below(o->root, o->own_dir)))
-    rc = bri_error_set(err, BRI_EINVAL, "%s: not inside the table %s", own_dir, root);
-  else
-    rc = bri_dir_open(o->root, &o->root_fd, err);
-  if (rc) {
-    bri_blob_out_close(o);
-    return rc;
-  }
   *out = o;
   return 0;
 }
@@ -99,72 +87,14 @@ static int journal(bri_blob_out *o, const char *path, bri_error *err) {
 static int ensure_dir(bri_blob_out *o, bri_error *err) {
   if (o->dir_made) return 0;
   int rc = journal(o, o->own_dir, err);
-  if (!rc) rc = bri_mkdir_beneath(o->root_fd, o->root, o->own_rel, err);
-  if (!rc) rc = bri_open_beneath(o->root_fd, o->root, o->own_rel, O_RDONLY | O_DIRECTORY, &o->own_fd, err);
+  if (!rc) rc = bri_store_mkdir(o->t->store, o->own_dir, err);
   if (!rc) o->dir_made = true;
   return rc;
 }
 
-/* Creates a new file in the output's own directory (never overwriting). */
-static int create_own(bri_blob_out *o, uint32_t id, int *fd, bri_error *err) {
-  char name[BRI_BLOB_NAME_LEN];
-  bri_blob_file_name(id, name);
-  *fd = openat(o->own_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (*fd < 0) return bri_error_set(err, BRI_EIO, "create %s/%s: %s", o->own_dir, name, strerror(errno));
-  return 0;
-}
-
-/* The directory a source sidecar is resolved beneath, and the path below
- * it: the table root for the table's own files, else the data directory of
- * the sidecar's base (term->dir is that directory / blob_dir, one
- * component by validation, spec/blob.md 6.2 rule 7). *fd is the root's
- * descriptor or a new one (*owned). */
-static int source_anchor(bri_blob_out *o, const bri_blob_terminal *term, const char *src,
-                         int *fd, bool *owned, char **dir, const char **rel, bri_error *err) {
-  *owned = false, *dir = NULL;
-  if ((*rel = bri_path_below(o->root, src)) != NULL) {
-    *fd = o->root_fd;
-    return 0;
-  }
-  const char *slash = strrchr(term->dir, '/');
-  if (!slash || slash == term->dir) return bri_error_set(err, BRI_EINVAL, "%s: no base directory", src);
-  if (!(*dir = bri_strdupf("%.*s", (int)(slash - term->dir), term->dir)))
-    return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  if (!(*rel = bri_path_below(*dir, src))) {
-    free(*dir);
-    *dir = NULL;
-    return bri_error_set(err, BRI_EINVAL, "%s: not inside %s", src, term->dir);
-  }
-  int rc = bri_dir_open(*dir, fd, err);
-  if (rc) {
-    free(*dir);
-    *dir = NULL;
-  } else {
-    *owned = true;
-  }
-  return rc;
-}
-
-/* Opens a source sidecar for reading (see source_anchor), a regular file. */
-static int open_source(bri_blob_out *o, const bri_blob_terminal *term, const char *src, int *in,
-                       bri_error *err) {
-  int afd;
-  bool owned;
-  char *adir;
-  const char *rel;
-  int rc = source_anchor(o, term, src, &afd, &owned, &adir, &rel, err);
-  if (rc) return rc;
-  rc = bri_open_beneath(afd, owned ? adir : o->root, rel, O_RDONLY, in, err);
-  struct stat st;
-  if (!rc && (fstat(*in, &st) != 0 || !S_ISREG(st.st_mode))) {
-    close(*in);
-    *in = -1;
-    rc = bri_error_set(err, BRI_ECORRUPT, "%s: not a regular file (symbolic links and special "
-                       "files are never followed)", src);
-  }
-  if (owned) close(afd);
-  free(adir);
-  return rc;
+/* The store that reaches a source sidecar (the table's or its base's). */
+static int source_store(bri_blob_out *o, const char *src, bri_store **st, bri_error *err) {
+  return bri_table_store_of(o->t, o->m, src, st, err);
 }
 
 static int new_id(bri_blob_out *o, uint32_t *id, bri_error *err) {
@@ -179,31 +109,17 @@ static char *sidecar(const bri_blob_out *o, uint32_t id) {
   return bri_path_join(o->own_dir, name);
 }
 
-/* Copies len bytes at off of src into fd (at its current end). */
-static int copy_range(bri_blob_out *o, const bri_blob_terminal *term, const char *src, uint64_t off,
-                      uint64_t len, int fd, const char *dst, bri_error *err) {
-  int rc0 = bri_failpoint("blobout.before_copy", err);
-  if (rc0) return bri_error_wrap(err, "copying into %s", dst);
-  int in;
-  if ((rc0 = open_source(o, term, src, &in, err)) != 0)
-    return bri_error_wrap(err, "copying into %s", dst);
-  int rc = lseek(in, (off_t)off, SEEK_SET) < 0 ? bri_error_errno(err, "seek", src)
-                                               : bri_copy_fd(in, fd, len, src, dst, err);
-  close(in);
-  return rc;
-}
-
 static int close_pack(bri_blob_out *o, bri_error *err) {
-  if (o->pack_fd < 0) return 0;
-  int rc = fsync(o->pack_fd) == 0 ? 0 : bri_error_errno(err, "fsync a pack in", o->own_dir);
-  if (close(o->pack_fd) != 0 && !rc) rc = bri_error_errno(err, "close a pack in", o->own_dir);
-  o->pack_fd = -1;
+  if (!o->pack) return 0;
+  bri_swriter *w = o->pack;
+  o->pack = NULL;
+  int rc = bri_swriter_finish(w, err);
   return rc ? rc : bri_failpoint("blobout.after_pack", err);
 }
 
 /* Appends a range of a source pack to the output's current pack. */
-static int copy_packed(bri_blob_out *o, const bri_blob_terminal *term, const char *src, uint64_t pos,
-                       uint64_t size, uint32_t *blob_id, uint64_t *position, bri_error *err) {
+static int copy_packed(bri_blob_out *o, const char *src, uint64_t pos, uint64_t size,
+                       uint32_t *blob_id, uint64_t *position, bri_error *err) {
   char *key = bri_strdupf("%s|%llu|%llu", src, (unsigned long long)pos, (unsigned long long)size);
   if (!key) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   bri_strmap_entry *e = bri_strmap_get(&o->ranges, key);
@@ -213,25 +129,26 @@ static int copy_packed(bri_blob_out *o, const bri_blob_terminal *term, const cha
     free(key);
     return 0;
   }
-  if (o->pack_fd >= 0 && o->pack_size && o->pack_size + size > PACK_ROLL) rc = close_pack(o, err);
-  if (!rc && o->pack_fd < 0) {
+  if (o->pack && bri_swriter_size(o->pack) && bri_swriter_size(o->pack) + size > PACK_ROLL)
+    rc = close_pack(o, err);
+  if (!rc && !o->pack) {
     char *p = NULL;
     if (!(rc = ensure_dir(o, err)) && !(rc = new_id(o, &o->pack_id, err))) {
       p = sidecar(o, o->pack_id);
-      if (!(rc = journal(o, p, err)) && !(rc = create_own(o, o->pack_id, &o->pack_fd, err)))
-        o->pack_size = 0, o->stats.sidecars++;
+      if (!p) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+      else if (!(rc = journal(o, p, err)) && !(rc = bri_store_create(o->t->store, p, NULL, &o->pack, err)))
+        o->stats.sidecars++;
     }
     free(p);
   }
+  bri_store *st;
+  uint64_t at = o->pack ? bri_swriter_size(o->pack) : 0;
+  if (!rc && (rc = bri_failpoint("blobout.before_copy", err)) == 0 &&
+      (rc = source_store(o, src, &st, err)) == 0)
+    rc = bri_swriter_append_copy(o->pack, st, src, pos, size, err);
+  if (rc && o->pack) bri_error_wrap(err, "copying into %s", bri_swriter_path(o->pack));
   if (!rc) {
-    char *dst = sidecar(o, o->pack_id);
-    rc = dst ? copy_range(o, term, src, pos, size, o->pack_fd, dst, err)
-             : bri_error_set(err, BRI_ENOMEM, "out of memory");
-    free(dst);
-  }
-  if (!rc) {
-    *blob_id = o->pack_id, *position = o->pack_size;
-    o->pack_size += size;
+    *blob_id = o->pack_id, *position = at;
     o->stats.copied_bytes += size;
     if (!bri_strmap_put(&o->ranges, key, *blob_id, *position)) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
   }
@@ -264,39 +181,31 @@ static int reuse_object(bri_blob_out *o, const bri_blob_terminal *term, const ch
     o->stats.reused_bytes += size;
   } else {
     char *dst = NULL;
-    if (!(rc = ensure_dir(o, err)) && (dst = sidecar(o, id)) && !(rc = journal(o, dst, err))) {
+    bri_store *st = NULL;
+    if (!(rc = ensure_dir(o, err)) && (dst = sidecar(o, id)) && !(rc = journal(o, dst, err)) &&
+        !(rc = source_store(o, src, &st, err))) {
+      uint64_t bytes;
       if (!copy) {
-        /* the link names the inode that was opened beneath the anchor:
-         * never a link's target, never a file swapped in meanwhile */
-        int afd;
-        bool owned;
-        char *adir;
-        const char *rel;
-        uint64_t linked_bytes;
-        char name[BRI_BLOB_NAME_LEN];
-        bri_blob_file_name(id, name);
-        if (!(rc = source_anchor(o, term, src, &afd, &owned, &adir, &rel, err))) {
-          rc = bri_link_beneath(afd, owned ? adir : o->root, rel, o->own_fd, o->own_dir, name,
-                                &linked_bytes, err);
-          if (rc == BRI_EIO && errno == EXDEV)
-            rc = bri_error_set(err, BRI_EUNSUPPORTED, "cannot hard-link %s into %s: another "
-                               "filesystem (use the bri or copy strategy)", src, o->own_dir);
-          if (owned) close(afd);
-          free(adir);
+        /* the link names the file that was opened beneath the source's
+         * root: never a link's target, never a file swapped in meanwhile */
+        rc = bri_store_link(st, src, o->t->store, dst, &bytes, err);
+        if (rc == BRI_EUNSUPPORTED) {
+          char why[sizeof err->msg];
+          snprintf(why, sizeof why, "%s", err->msg);
+          rc = bri_error_set(err, BRI_EUNSUPPORTED, "cannot hard-link %s into %s: %s (use the bri or "
+                             "copy strategy)", src, o->own_dir, why);
         }
         if (!rc) {
           o->stats.links++, o->stats.reused_bytes += size;
           rc = bri_failpoint("blobout.after_link", err);
         }
       } else {
-        int fd;
-        if (!(rc = create_own(o, id, &fd, err))) {
-          rc = copy_range(o, term, src, 0, size, fd, dst, err);
-          if (!rc && fsync(fd) != 0) rc = bri_error_errno(err, "fsync", dst);
-          if (close(fd) != 0 && !rc) rc = bri_error_errno(err, "close", dst);
-          o->stats.copied_bytes += size, o->stats.sidecars++;
-          if (!rc) rc = bri_failpoint("blobout.after_copy", err);
-        }
+        /* a Dedicated sidecar whole: on an object store a server-side copy */
+        if (!(rc = bri_failpoint("blobout.before_copy", err)))
+          rc = bri_store_copy(st, src, o->t->store, dst, 0, NULL, &bytes, err);
+        if (rc) bri_error_wrap(err, "copying into %s", dst);
+        o->stats.copied_bytes += size, o->stats.sidecars++;
+        if (!rc) rc = bri_failpoint("blobout.after_copy", err);
       }
     }
     if (!dst && !rc) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
@@ -318,7 +227,7 @@ int bri_blob_out_rewrite(bri_blob_out *o, bri_blob_resolver *r, uint8_t kind, ui
   int rc;
   if (kind == 1) { /* Packed */
     bool repack = o->s == BRI_STRATEGY_COPY || (o->s == BRI_STRATEGY_BRI && o->repack && bri_strset_has(o->repack, src));
-    if (repack) rc = copy_packed(o, &term, src, *position, size, blob_id, position, err);
+    if (repack) rc = copy_packed(o, src, *position, size, blob_id, position, err);
     else {
       /* the whole pack is reused; its bytes are counted once per range */
       rc = reuse_object(o, &term, src, 0, false, blob_id, err);
@@ -400,7 +309,7 @@ static int store_bri(bri_blob_out *o, Lance__Table__DataFile *df, bri_error *err
 
 int bri_blob_out_finish(bri_blob_out *o, Lance__Table__DataFile *df, bri_error *err) {
   int rc = close_pack(o, err);
-  if (!rc && o->dir_made && fsync(o->own_fd) != 0) rc = bri_error_errno(err, "fsync directory", o->own_dir);
+  if (!rc && o->dir_made) rc = bri_store_sync(o->t->store, o->own_dir, err);
   if (!rc) rc = store_bri(o, df, err);
   return rc;
 }
@@ -409,14 +318,11 @@ const bri_blob_out_stats *bri_blob_out_stats_of(const bri_blob_out *o) { return 
 
 void bri_blob_out_close(bri_blob_out *o) {
   if (!o) return;
-  if (o->pack_fd >= 0) close(o->pack_fd);
-  if (o->own_fd >= 0) close(o->own_fd);
-  if (o->root_fd >= 0) close(o->root_fd);
+  bri_swriter_abort(o->pack); /* journaled: the rollback removes it too */
   for (size_t i = 0; i < o->n_entries; i++) free(o->entries[i].blob_dir);
   free(o->entries);
   bri_strmap_free(&o->objects);
   bri_strmap_free(&o->ranges);
   free(o->own_dir);
-  free(o->root);
   free(o);
 }

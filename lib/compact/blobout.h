@@ -20,9 +20,10 @@
 #include <stdint.h>
 
 #include "blob/resolve.h"
+#include "lance/table/table.h"
 #include "table.pb-c.h"
 #include "util/error.h"
-#include "util/outputs.h"
+#include "storage/outputs.h"
 #include "util/strset.h"
 
 typedef enum bri_strategy { BRI_STRATEGY_BRI = 0, BRI_STRATEGY_LINK, BRI_STRATEGY_COPY } bri_strategy;
@@ -40,15 +41,15 @@ typedef struct bri_blob_out_stats {
   uint64_t sidecars;       /* sidecar files created */
 } bri_blob_out_stats;
 
-/* root: the table root; own_dir: the output data file's sidecar directory
- * ({root}/data/{stem}); it is created (and recorded in outs) only when
- * something must live there. Sources are read and linked beneath root (or
- * their base's data directory) without following any symbolic link.
- * repack: absolute paths of packs to repack under the bri strategy (may be
- * NULL). */
-int bri_blob_out_open(const char *root, const char *own_dir, bri_strategy s,
-                      const bri_strset *repack, bri_outputs *outs, bri_blob_out **out,
-                      bri_error *err);
+/* t: the table (and m the manifest the sources come from); own_dir: the
+ * output data file's sidecar directory ({root}/data/{stem}); it is created
+ * (and recorded in outs) only when something must live there. Sources are
+ * read, copied and linked through the store that reaches them (the
+ * table's, or their base's), never following a symbolic link. repack: paths
+ * of packs to repack under the bri strategy (may be NULL). */
+int bri_blob_out_open(const bri_table *t, const Lance__Table__Manifest *m, const char *own_dir,
+                      bri_strategy s, const bri_strset *repack, bri_outputs *outs,
+                      bri_blob_out **out, bri_error *err);
 
 /* Rewrites one descriptor of kind Packed (1) or Dedicated (2) that source
  * resolver r holds: *blob_id becomes the output-local id, *position the

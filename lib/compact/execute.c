@@ -281,11 +281,15 @@ static int run_survey(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json_t 
     resolvers_close(&s.rs);
   }
   for (size_t p = 0; !rc && p < s.n_packs; p++) {
-    uint64_t size = 0, used = union_bytes(&s.ranges[p]);
-    if (bri_file_size(s.pack_paths[p], &size, r->err) != 0) {
+    uint64_t used = union_bytes(&s.ranges[p]);
+    bri_store *st;
+    bri_store_info info;
+    if (bri_table_store_of(r->t, m, s.pack_paths[p], &st, r->err) != 0 ||
+        bri_store_stat(st, s.pack_paths[p], &info, r->err) != 0) {
       rc = bri_error_wrap(r->err, "measuring pack utilization");
       break;
     }
+    uint64_t size = info.size;
     double util = size ? (double)used / (double)size : 1.0;
     bool low = util < r->req->options.repack_threshold && r->req->strategy == BRI_STRATEGY_BRI;
     if (low) {
@@ -519,8 +523,8 @@ static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment
     rc = bri_error_set(err, BRI_EUNSUPPORTED, "%s: data storage version %s is not supported (2.1 and 2.2 are)",
                        r->t->root, m->data_format->version);
   if (!rc) rc = bri_outputs_add(&r->out, path, err);
-  if (!rc) rc = bri_file_writer_open(path, minor, m->fields, m->n_fields, NULL, &b.w, err);
-  if (!rc) rc = bri_blob_out_open(r->t->root, own_dir, r->req->strategy, &r->repack, &r->out, &b.out, err);
+  if (!rc) rc = bri_file_writer_open(r->t->store, path, minor, m->fields, m->n_fields, NULL, &b.w, err);
+  if (!rc) rc = bri_blob_out_open(r->t, m, own_dir, r->req->strategy, &r->repack, &r->out, &b.out, err);
   uint64_t batch = r->req->batch_rows ? r->req->batch_rows : 16384;
   for (size_t k = 0; !rc && k < bin->count; k++) {
     const Lance__Table__DataFragment *f = m->fragments[bin->first + k];
@@ -646,7 +650,7 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   bri_rewrite_group *groups = NULL;
   uint64_t *old_ids = NULL;
   int rc = bri_table_open(root, &r.t, err);
-  if (!rc) r.out.root = r.t->root; /* the spelling output paths are built from */
+  if (!rc) r.out.store = r.t->store; /* output paths are built from its uri */
   if (!rc) rc = bri_table_load(r.t, 0, &r.m, err);
   if (rc) goto out;
   const Lance__Table__Manifest *m = r.m->pb;

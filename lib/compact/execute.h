@@ -18,7 +18,7 @@
 
 #include "compact/blobout.h"
 #include "compact/plan.h"
-#include "util/outputs.h"
+#include "storage/outputs.h"
 #include "util/error.h"
 
 typedef struct bri_compact_hooks {

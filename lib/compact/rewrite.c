@@ -331,15 +331,7 @@ int bri_rewrite_commit(bri_table *t, const bri_rewrite *rw, int max_attempts, ui
     rc = attempt(t, rw, base, version, err);
     if (rc != BRI_ETAKEN) break;
     /* lost the race for the version name: refresh the list and rebase again */
-    bri_version_entry *v;
-    size_t nv;
-    bri_naming scheme;
-    char *vdir = bri_path_join(t->root, "_versions");
-    if (bri_versions_list(vdir, &v, &nv, &scheme, err) == 0) {
-      bri_versions_free(t->versions, t->n_versions);
-      t->versions = v, t->n_versions = nv;
-    }
-    free(vdir);
+    (void)bri_table_refresh(t, err);
   }
   bri_manifest_free(base);
   return rc;

@@ -5,12 +5,9 @@
 #include "gen/gen.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "lance/table/sidecar.h"
 #include "lance/file/arrow_build.h"
@@ -228,10 +225,11 @@ static int utf8(struct ArrowArray *a, uint64_t n, char **vals, uint8_t *valid, i
 }
 
 typedef struct blob_state {
+  bri_store *st;       /* the table's */
   char *dir;           /* data/{stem} */
   bool dir_made;
   uint32_t next_id;
-  int pack_fd;
+  bri_swriter *pack;
   uint32_t pack_id;
   uint64_t pack_size;
   uint64_t sidecar_bytes, inline_bytes;
@@ -240,34 +238,28 @@ typedef struct blob_state {
 
 static int sidecar_write(blob_state *b, uint32_t id, bool append, uint64_t id_row, uint64_t size,
                          bri_error *err) {
+  int rc = 0;
   if (!b->dir_made) {
-    if (mkdir(b->dir, 0755) != 0 && errno != EEXIST) return bri_error_errno(err, "create directory", b->dir);
+    if ((rc = bri_store_mkdir(b->st, b->dir, err)) != 0 && rc != BRI_ETAKEN) return rc;
     b->dir_made = true;
   }
   char name[BRI_BLOB_NAME_LEN];
   bri_blob_file_name(id, name);
   char *p = bri_path_join(b->dir, name);
-  int fd = append ? b->pack_fd : -1;
-  if (fd < 0) fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  int rc = fd < 0 ? bri_error_errno(err, "create", p) : 0;
+  bri_swriter *w = append ? b->pack : NULL;
+  if (!p) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  else if (!w) rc = bri_store_create(b->st, p, NULL, &w, err);
   uint8_t *buf = rc ? NULL : malloc(size ? size : 1);
   if (!rc && !buf) rc = bri_error_set(err, BRI_ENOMEM, "out of memory for a %llu-byte blob", (unsigned long long)size);
   if (!rc) {
     fill_bytes(buf, size, b->seed, id_row);
-    for (uint64_t done = 0; done < size && !rc;) {
-      ssize_t w = write(fd, buf + done, size - done);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) rc = bri_error_errno(err, "write", p);
-      else done += (uint64_t)w;
-    }
+    rc = bri_swriter_append(w, buf, size, err);
     b->sidecar_bytes += size;
   }
   free(buf);
-  if (append) b->pack_fd = fd;
-  else if (fd >= 0) {
-    if (!rc && fsync(fd) != 0) rc = bri_error_errno(err, "fsync", p);
-    close(fd);
-  }
+  if (append) b->pack = w;
+  else if (w && !rc) rc = bri_swriter_finish(w, err);
+  else bri_swriter_abort(w);
   free(p);
   return rc;
 }
@@ -294,11 +286,12 @@ static int blob_array(struct ArrowArray *a, blob_state *b, const bri_gen_options
       b->inline_bytes += g->size;
     } else if (g->size <= o->dedicated_threshold) {
       kind[i] = 1;
-      if (b->pack_fd >= 0 && b->pack_size + g->size > PACK_ROLL) {
-        close(b->pack_fd);
-        b->pack_fd = -1;
+      if (b->pack && b->pack_size + g->size > PACK_ROLL) {
+        bri_swriter *w = b->pack;
+        b->pack = NULL;
+        if ((rc = bri_swriter_finish(w, err)) != 0) break;
       }
-      if (b->pack_fd < 0) b->pack_id = b->next_id++, b->pack_size = 0;
+      if (!b->pack) b->pack_id = b->next_id++, b->pack_size = 0;
       id[i] = b->pack_id;
       pos[i] = b->pack_size;
       rc = sidecar_write(b, b->pack_id, true, first + i, g->size, err);
@@ -419,31 +412,41 @@ static int column(struct ArrowArray *a, col_kind k, bool nullable, blob_state *b
 
 /* -------------------------------------------------------------- fragments */
 
+/* Removes what a failed fragment left: the data file and its sidecar
+ * directory, through the table's store. */
+static void remove_fragment_files(bri_store *st, const char *path, const char *dir) {
+  bri_store_delete(st, path, NULL);
+  bri_store_entry *e;
+  size_t n;
+  if (bri_store_list(st, dir, 0, &e, &n, NULL) == 0) {
+    for (size_t i = 0; i < n; i++) {
+      char *q = bri_path_join(dir, e[i].name);
+      if (q) bri_store_delete(st, q, NULL);
+      free(q);
+    }
+    bri_store_entries_free(e, n);
+  }
+  bri_store_delete(st, dir, NULL);
+}
+
 /* Writes one fragment's files; *frag gets the new fragment (id 0). */
-static int write_fragment(const char *root, Lance__File__Field **fields, size_t n_fields,
-                          const col_kind *kinds, uint16_t minor, const bri_gen_options *o,
-                          uint64_t first, Lance__Table__DataFragment **frag, bri_gen_report *rep,
-                          bri_error *err) {
+static int write_fragment(bri_store *st, const char *root, Lance__File__Field **fields,
+                          size_t n_fields, const col_kind *kinds, uint16_t minor,
+                          const bri_gen_options *o, uint64_t first,
+                          Lance__Table__DataFragment **frag, bri_gen_report *rep, bri_error *err) {
   char stem[BRI_STEM_LEN];
   bri_new_datafile_stem(stem);
   char *path = bri_strdupf("%s/data/%s.lance", root, stem);
   char *data = bri_strdupf("%s/data", root);
-  blob_state b = {.dir = bri_strdupf("%s/data/%s", root, stem), .next_id = 1, .pack_fd = -1, .seed = o->seed};
+  blob_state b = {.st = st, .dir = bri_strdupf("%s/data/%s", root, stem), .next_id = 1, .seed = o->seed};
   bri_file_writer *w = NULL;
   bri_file_result res = {0};
   size_t n_top = 0;
   struct ArrowArray *arrays = calloc(n_fields + 1, sizeof *arrays);
   const struct ArrowArray **ptr = calloc(n_fields + 1, sizeof *ptr);
   int rc = path && data && b.dir && arrays && ptr ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
-  /* like mkdir -p: the table may be new, and so may its parents */
-  for (char *q = data + 1; !rc && *q; q++)
-    if (*q == '/') {
-      *q = 0;
-      mkdir(data, 0755);
-      *q = '/';
-    }
-  if (!rc && mkdir(data, 0755) != 0 && errno != EEXIST) rc = bri_error_errno(err, "create directory", data);
-  if (!rc) rc = bri_file_writer_open(path, minor, fields, n_fields, NULL, &w, err);
+  if (!rc && (rc = bri_store_mkdir(st, data, err)) == BRI_ETAKEN) rc = 0;
+  if (!rc) rc = bri_file_writer_open(st, path, minor, fields, n_fields, NULL, &w, err);
   const uint64_t batch = 8192;
   for (uint64_t start = 0; !rc && start < o->rows; start += batch) {
     uint64_t n = o->rows - start < batch ? o->rows - start : batch;
@@ -458,11 +461,13 @@ static int write_fragment(const char *root, Lance__File__Field **fields, size_t 
     if (!rc) rc = bri_file_writer_append(w, ptr, n_top, inline_bytes, ctx, err);
     for (size_t i = 0; i < n_top; i++) bri_arrow_array_release(&arrays[i]);
   }
-  if (b.pack_fd >= 0) {
-    if (!rc && fsync(b.pack_fd) != 0) rc = bri_error_errno(err, "fsync", b.dir);
-    close(b.pack_fd);
+  if (b.pack) {
+    bri_swriter *pw = b.pack;
+    b.pack = NULL;
+    if (!rc) rc = bri_swriter_finish(pw, err);
+    else bri_swriter_abort(pw);
   }
-  if (!rc && b.dir_made) rc = bri_fsync_dir(b.dir, err);
+  if (!rc && b.dir_made) rc = bri_store_sync(st, b.dir, err);
   if (!rc) rc = bri_file_writer_finish(w, &res, err);
   if (!rc) {
     Lance__Table__DataFragment *f = calloc(1, sizeof *f);
@@ -489,48 +494,11 @@ static int write_fragment(const char *root, Lance__File__Field **fields, size_t 
       rep->rows += res.num_rows;
     }
   }
-  if (rc) { /* nothing of a failed fragment stays behind */
-    bri_file_writer_free(w);
-    w = NULL;
-    char *cmd = NULL;
-    if (b.dir_made && (cmd = bri_strdupf("%s", b.dir))) {
-      char **names;
-      size_t nn;
-      if (bri_list_dir(b.dir, &names, &nn, NULL) == 0) {
-        for (size_t i = 0; i < nn; i++) {
-          char *p = bri_path_join(b.dir, names[i]);
-          if (p) unlink(p);
-          free(p);
-        }
-        bri_free_names(names, nn);
-      }
-      rmdir(b.dir);
-    }
-    free(cmd);
-  }
-  bri_file_writer_free(w);
+  bri_file_writer_free(w); /* removes the data file unless it was finished */
+  if (rc && b.dir && b.dir_made) remove_fragment_files(st, path, b.dir); /* nothing stays behind */
   bri_file_result_free(&res);
   free(path), free(data), free(b.dir), free(arrays), free(ptr);
   return rc;
-}
-
-static void remove_fragment_files(const char *root, const Lance__Table__DataFragment *f) {
-  char *p = bri_strdupf("%s/data/%s", root, f->files[0]->path);
-  char *stem = bri_datafile_stem(f->files[0]->path);
-  char *dir = bri_strdupf("%s/data/%s", root, stem);
-  if (p) unlink(p);
-  char **names;
-  size_t n;
-  if (dir && bri_list_dir(dir, &names, &n, NULL) == 0) {
-    for (size_t i = 0; i < n; i++) {
-      char *q = bri_path_join(dir, names[i]);
-      if (q) unlink(q);
-      free(q);
-    }
-    bri_free_names(names, n);
-    rmdir(dir);
-  }
-  free(p), free(stem), free(dir);
 }
 
 /* Largest value of the id column, -1 for an empty table. */
@@ -579,16 +547,10 @@ static int commit_fragment(const char *root, bool *created, Lance__File__Field *
     size_t saved_n = 0;
     if (!*created) {
       /* a new table: version 1, an Overwrite like LanceDB's createTable */
-      char *vd = bri_strdupf("%s/_versions", root);
-      mkdir(root, 0755);
-      if (vd) mkdir(vd, 0755);
-      free(vd);
-      t = calloc(1, sizeof *t);
-      if (!t || !(t->root = strdup(root))) {
-        free(t);
-        return bri_error_set(err, BRI_ENOMEM, "out of memory");
-      }
-      t->naming = BRI_NAMING_V2;
+      bri_store *st;
+      if ((rc = bri_store_open(root, BRI_STORE_CREATE | BRI_STORE_PARENTS, &st, err)) ||
+          (rc = bri_table_create(st, &t, err)))
+        return rc;
       lance__table__manifest__init(&fresh);
       lance__table__manifest__data_storage_format__init(&fmt);
       fmt.file_format = "lance";
@@ -648,13 +610,10 @@ static int commit_fragment(const char *root, bool *created, Lance__File__Field *
       if (m->timestamp) free(m->timestamp);
       if (m->writer_version) protobuf_c_message_free_unpacked(&m->writer_version->base, NULL);
       free(m->transaction_file);
-      bri_versions_free(t->versions, t->n_versions);
-      free(t->root);
-      free(t);
     } else {
       bri_manifest_free(bm);
-      bri_table_close(t);
     }
+    bri_table_close(t);
     if (rc == BRI_ETAKEN && o->retry) {
       rep->retries++;
       *created = true; /* somebody created or extended it: append on top */
@@ -678,6 +637,7 @@ int bri_gen_run(const char *root, const bri_gen_options *o, bri_gen_report *rep,
   uint16_t minor = o->minor;
   bool created = false;
   int64_t start = o->start_id;
+  bri_store *st = NULL;
   int rc = bri_table_open(root, &t, err);
   if (rc == 0) {
     created = true;
@@ -714,10 +674,17 @@ int bri_gen_run(const char *root, const bri_gen_options *o, bri_gen_report *rep,
   for (uint64_t k = 0; !rc && k < o->fragments; k++) {
     Lance__Table__DataFragment *frag = NULL;
     uint64_t first = (uint64_t)start + k * o->rows, v = 0;
-    rc = write_fragment(root, fields, n_fields, kinds, minor, o, first, &frag, rep, err);
+    if (!st) rc = bri_store_open(root, BRI_STORE_CREATE | BRI_STORE_PARENTS, &st, err);
+    if (!rc) rc = write_fragment(st, root, fields, n_fields, kinds, minor, o, first, &frag, rep, err);
     if (!rc) {
       rc = commit_fragment(root, &created, new_fields, n_new, o, minor, frag, &v, rep, err);
-      if (rc) remove_fragment_files(root, frag);
+      if (rc) {
+        char *p = bri_strdupf("%s/data/%s", root, frag->files[0]->path);
+        char *stem = bri_datafile_stem(frag->files[0]->path);
+        char *dir = stem ? bri_strdupf("%s/data/%s", root, stem) : NULL;
+        if (p && dir) remove_fragment_files(st, p, dir);
+        free(p), free(stem), free(dir);
+      }
       else {
         if (!rep->first_version) rep->first_version = v;
         rep->last_version = v;
@@ -730,5 +697,6 @@ int bri_gen_run(const char *root, const bri_gen_options *o, bri_gen_report *rep,
   free(kinds);
   bri_manifest_free(bm);
   bri_table_close(t);
+  bri_store_close(st);
   return rc;
 }

@@ -9,26 +9,23 @@
  * clone are computed by resolving the copied manifest against the clone's
  * own root once base ids are dropped: the same resolver that readers use
  * decides where the copies go. A deep clone reads the source's files
- * beneath a descriptor of the source root that refuses symbolic links on
- * the way (the lstat checks only give the early message). */
+ * through the store that reaches them (the source's or its base's), which
+ * refuses symbolic links on the way (the directory checks only give the
+ * early message), and copies server-side where the stores can. */
 #include "ops/clone.h"
 
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "lance/table/bri.h"
 #include "lance/table/sidecar.h"
 #include "ops/materialize.h"
 #include "lance/table/commit.h"
 #include "lance/table/rowids.h"
+#include "storage/outputs.h"
 #include "util/fsutil.h"
-#include "util/outputs.h"
 #include "util/strmap.h"
 
 /* ------------------------------------------------------------ run state */
@@ -37,39 +34,44 @@ typedef struct run {
   const bri_clone_options *o;
   bri_clone_report *rep;
   bri_error *err;
-  bri_table *src;     /* the source table */
-  int src_fd;         /* its root: files below it are read beneath it */
-  bri_table dst;      /* the clone (root + naming; versions appear on commit) */
-  bri_outputs out; /* what the clone created */
+  bri_table *src;                   /* the source table */
+  const Lance__Table__Manifest *m;  /* the source version being cloned */
+  bri_table *dst;                   /* the clone (versions appear on commit) */
+  bri_outputs out;                  /* what the clone created */
 } run;
 
 static int journal(run *r, const char *path) { return bri_outputs_add(&r->out, path, r->err); }
 
 /* Creates dir and any missing parents, all inside the clone's root. */
 static int make_dirs(run *r, const char *dir) {
-  struct stat st;
-  if (lstat(dir, &st) == 0) {
-    if (S_ISDIR(st.st_mode)) return 0;
-    return bri_error_set(r->err, BRI_EIO, "%s exists and is not a directory", dir);
+  bri_store *st = r->dst->store;
+  const char *key = bri_store_key(st, dir);
+  if (!key || !*key) return bri_error_set(r->err, BRI_EINVAL, "%s: outside the clone %s", dir, r->dst->root);
+  bri_store_info info;
+  bri_error e;
+  int rc = bri_store_stat(st, dir, &info, &e);
+  if (!rc)
+    return info.kind == BRI_ENTRY_DIR ? 0 : bri_error_set(r->err, BRI_EIO, "%s exists and is not a "
+                                                          "directory", dir);
+  if (rc != BRI_ENOTFOUND) {
+    *r->err = e;
+    return rc;
   }
-  size_t rl = strlen(r->dst.root);
-  if (strncmp(dir, r->dst.root, rl) || dir[rl] != '/')
-    return bri_error_set(r->err, BRI_EINVAL, "%s: outside the clone %s", dir, r->dst.root);
-  char *parent = strdup(dir);
-  if (!parent) return bri_error_set(r->err, BRI_ENOMEM, "out of memory");
-  char *slash = strrchr(parent, '/');
-  int rc = 0;
-  if (slash && (size_t)(slash - parent) > rl) {
-    *slash = 0;
+  rc = 0;
+  const char *slash = strrchr(key, '/');
+  if (slash) {
+    char *parent = bri_strdupf("%.*s", (int)(strlen(dir) - strlen(slash)), dir);
+    if (!parent) return bri_error_set(r->err, BRI_ENOMEM, "out of memory");
     rc = make_dirs(r, parent);
+    free(parent);
   }
-  free(parent);
   if (!rc) rc = journal(r, dir);
-  if (!rc && mkdir(dir, 0755) != 0) rc = bri_error_errno(r->err, "create directory", dir);
+  if (!rc) rc = bri_store_mkdir(st, dir, r->err);
   return rc;
 }
 
-static int copy_file(run *r, const char *from, const char *to, const char *what) {
+/* Copies one file of the source (its own or a base's) into the clone. */
+static int copy_file(run *r, const char *from, const char *to, const char *what, uint64_t *out_bytes) {
   char *parent = strdup(to);
   if (!parent) return bri_error_set(r->err, BRI_ENOMEM, "out of memory");
   char *slash = strrchr(parent, '/');
@@ -77,31 +79,16 @@ static int copy_file(run *r, const char *from, const char *to, const char *what)
   int rc = make_dirs(r, parent);
   free(parent);
   if (!rc) rc = journal(r, to);
-  bool linked;
   uint64_t bytes = 0;
-  const char *rel = bri_path_below(r->src->root, from);
-  if (!rc && rel) {
-    /* the source's own files: no link on the way is followed */
-    char *dir = strdup(to);
-    char *base = dir ? strrchr(dir, '/') : NULL;
-    int dfd = -1;
-    if (!base) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
-    else *base++ = 0;
-    if (!rc) rc = bri_dir_open(dir, &dfd, r->err);
-    if (!rc)
-      rc = bri_link_or_copy_beneath(r->src_fd, r->src->root, rel, dfd, dir, base, false, &linked,
-                                    &bytes, r->err);
-    if (dfd >= 0) close(dfd);
-    free(dir);
-  } else if (!rc) {
-    /* a file under another base of the source (shallow-cloned tables) */
-    rc = bri_file_link_or_copy(from, to, false, &linked, &bytes, r->err);
-  }
+  bri_store *st = NULL;
+  if (!rc) rc = bri_table_store_of(r->src, r->m, from, &st, r->err);
+  if (!rc) rc = bri_store_copy(st, from, r->dst->store, to, 0, NULL, &bytes, r->err);
   if (rc == BRI_ENOTFOUND)
     rc = bri_error_set(r->err, BRI_ECORRUPT, "%s: %s is missing in the source", from, what);
   if (rc) return rc;
   r->rep->files_copied++;
   r->rep->bytes_copied += bytes;
+  if (out_bytes) *out_bytes = bytes;
   return 0;
 }
 
@@ -109,26 +96,27 @@ static int copy_file(run *r, const char *from, const char *to, const char *what)
  * directories). A missing source directory copies nothing when optional. */
 static int copy_tree(run *r, const char *from, const char *to, bool optional, uint64_t *files,
                      int depth) {
-  char **names;
-  size_t n;
-  int rc = bri_real_dir(from, optional, r->err); /* a link could lead outside the source */
+  bri_store *st;
+  bri_store_entry *e = NULL;
+  size_t n = 0;
+  int rc = bri_table_store_of(r->src, r->m, from, &st, r->err);
+  if (!rc) rc = bri_store_check_dir(st, from, optional, r->err); /* a link could lead outside */
   if (rc == BRI_ENOTFOUND)
     return bri_error_set(r->err, BRI_ECORRUPT, "%s: directory is missing in the source", from);
   if (rc) return rc;
-  rc = bri_list_dir(from, &names, &n, r->err);
+  rc = bri_store_list(st, from, 0, &e, &n, r->err);
   if (rc == BRI_ENOTFOUND && optional) return 0;
   if (rc == BRI_ENOTFOUND)
     return bri_error_set(r->err, BRI_ECORRUPT, "%s: directory is missing in the source", from);
   if (rc) return rc;
   if ((rc = make_dirs(r, to)) != 0) goto out;
   for (size_t i = 0; i < n && !rc; i++) {
-    char *a = bri_path_join(from, names[i]), *b = bri_path_join(to, names[i]);
-    struct stat st;
+    char *a = bri_path_join(from, e[i].name), *b = bri_path_join(to, e[i].name);
+    bri_entry_kind k = e[i].info.kind;
     if (!a || !b) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
-    else if (lstat(a, &st) != 0) rc = bri_error_errno(r->err, "stat", a);
-    else if (S_ISDIR(st.st_mode) && depth < 16) rc = copy_tree(r, a, b, false, files, depth + 1);
-    else if (S_ISREG(st.st_mode)) {
-      rc = copy_file(r, a, b, "file");
+    else if (k == BRI_ENTRY_DIR && depth < 16) rc = copy_tree(r, a, b, false, files, depth + 1);
+    else if (k == BRI_ENTRY_FILE) {
+      rc = copy_file(r, a, b, "file", NULL);
       if (!rc && files) (*files)++;
     } else
       rc = bri_error_set(r->err, BRI_ECORRUPT, "%s: not a regular file or directory; brid does "
@@ -136,7 +124,7 @@ static int copy_tree(run *r, const char *from, const char *to, bool optional, ui
     free(a), free(b);
   }
 out:
-  bri_free_names(names, n);
+  bri_store_entries_free(e, n);
   return rc;
 }
 
@@ -215,7 +203,7 @@ static int deep_bri(run *r, deep *d, const bri_manifest *bm, const Lance__Table_
   if (rc <= 0) return rc;
   rc = 0;
   char **saved = calloc(b->n_sources + 1, sizeof *saved);
-  char *data = bri_path_join(r->dst.root, "data");
+  char *data = bri_path_join(r->dst->root, "data");
   if (!saved || !data) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
   size_t k = 0;
   for (; k < b->n_sources && !rc; k++) {
@@ -232,8 +220,10 @@ static int deep_bri(run *r, deep *d, const bri_manifest *bm, const Lance__Table_
         !(rc = bri_u64array_decode(s->physical_ids, BRI_MAX_IDS_PER_FILE, &phys, &n, r->err))) {
       to_dir = bri_path_join(data, name);
       dir = bri_path_join(from_dir, s->blob_dir);
+      bri_store *st;
       if (!to_dir || !dir) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
-      else if ((rc = bri_real_dir(dir, false, r->err)) == BRI_ENOTFOUND)
+      else if (!(rc = bri_table_store_of(r->src, bm->pb, dir, &st, r->err)) &&
+               (rc = bri_store_check_dir(st, dir, false, r->err)) == BRI_ENOTFOUND)
         rc = bri_error_set(r->err, BRI_ECORRUPT, "%s: a BRI names this directory, which is missing "
                            "in the source", dir);
     }
@@ -241,10 +231,10 @@ static int deep_bri(run *r, deep *d, const bri_manifest *bm, const Lance__Table_
       char fname[BRI_BLOB_NAME_LEN];
       bri_blob_file_name((uint32_t)phys[i], fname);
       char *a = bri_path_join(dir, fname), *t = bri_path_join(to_dir, fname);
-      struct stat st;
+      bri_store_info info;
       if (!a || !t) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
-      else if (lstat(t, &st) != 0) { /* each distinct target once */
-        rc = copy_file(r, a, t, "a sidecar a BRI names");
+      else if ((rc = bri_store_stat(r->dst->store, t, &info, r->err)) == BRI_ENOTFOUND) {
+        rc = copy_file(r, a, t, "a sidecar a BRI names", NULL); /* each distinct target once */
         if (!rc) r->rep->bri_targets++;
       }
       free(a), free(t);
@@ -273,7 +263,8 @@ static int deep_copy(run *r, const bri_manifest *bm, Lance__Table__Manifest *c,
   static const char *own[] = {"data", "_deletions", "_indices"};
   for (size_t i = 0; i < sizeof own / sizeof own[0] && !rc; i++) {
     char *dir = bri_path_join(r->src->root, own[i]);
-    rc = dir ? bri_real_dir(dir, true, r->err) : bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+    rc = dir ? bri_store_check_dir(r->src->store, dir, true, r->err)
+             : bri_error_set(r->err, BRI_ENOMEM, "out of memory");
     free(dir);
   }
   if (rc) return rc;
@@ -295,20 +286,20 @@ static int deep_copy(run *r, const bri_manifest *bm, Lance__Table__Manifest *c,
       const Lance__Table__DataFile *was = f->files[k];
       Lance__Table__DataFile *df = cf->files[k];
       char *from = NULL, *to = NULL, *from_dir = NULL, *to_dir = NULL;
+      uint64_t bytes = 0;
       df->has_base_id = 0, df->base_id = 0;
       if (!(rc = bri_table_datafile_path(r->src, m, was, &from, r->err)) &&
-          !(rc = bri_table_datafile_path(&r->dst, c, df, &to, r->err)) &&
-          !(rc = copy_file(r, from, to, "a data file"))) {
-        struct stat st;
+          !(rc = bri_table_datafile_path(r->dst, c, df, &to, r->err)) &&
+          !(rc = copy_file(r, from, to, "a data file", &bytes))) {
         r->rep->data_files++;
-        if (was->file_size_bytes && lstat(to, &st) == 0 && (uint64_t)st.st_size != was->file_size_bytes)
+        if (was->file_size_bytes && bytes != was->file_size_bytes)
           rc = bri_error_set(r->err, BRI_ECORRUPT, "%s: has %llu bytes, the manifest records %llu",
-                             from, (unsigned long long)st.st_size,
+                             from, (unsigned long long)bytes,
                              (unsigned long long)was->file_size_bytes);
       }
       /* the file's own sidecar directory, whole */
       if (!rc && !(rc = bri_table_sidecar_dir(r->src, m, was, &from_dir, r->err)) &&
-          !(rc = bri_table_sidecar_dir(&r->dst, c, df, &to_dir, r->err)))
+          !(rc = bri_table_sidecar_dir(r->dst, c, df, &to_dir, r->err)))
         rc = copy_tree(r, from_dir, to_dir, true, &r->rep->sidecars, 0);
       if (!rc) rc = deep_bri(r, &d, bm, was, df);
       free(from), free(to), free(from_dir), free(to_dir);
@@ -317,8 +308,8 @@ static int deep_copy(run *r, const bri_manifest *bm, Lance__Table__Manifest *c,
       char *from = NULL, *to = NULL;
       cf->deletion_file->has_base_id = 0, cf->deletion_file->base_id = 0;
       if (!(rc = bri_table_deletion_path(r->src, m, f, &from, r->err)) &&
-          !(rc = bri_table_deletion_path(&r->dst, c, cf, &to, r->err)) &&
-          !(rc = copy_file(r, from, to, "a deletion file")))
+          !(rc = bri_table_deletion_path(r->dst, c, cf, &to, r->err)) &&
+          !(rc = copy_file(r, from, to, "a deletion file", NULL)))
         r->rep->deletion_files++;
       free(from), free(to);
     }
@@ -328,7 +319,7 @@ static int deep_copy(run *r, const bri_manifest *bm, Lance__Table__Manifest *c,
     const Lance__Table__IndexMetadata *was = bm->indices->indices[i];
     idx->indices[i]->has_base_id = 0, idx->indices[i]->base_id = 0;
     if (!(rc = bri_table_index_dir(r->src, m, was, &from, r->err)) &&
-        !(rc = bri_table_index_dir(&r->dst, c, idx->indices[i], &to, r->err)) &&
+        !(rc = bri_table_index_dir(r->dst, c, idx->indices[i], &to, r->err)) &&
         !(rc = copy_tree(r, from, to, false, NULL, 0)))
       r->rep->index_dirs++;
     free(from), free(to);
@@ -389,31 +380,41 @@ static int pick_version(run *r, uint64_t *v) {
   return rc;
 }
 
-/* Prepares the destination: absent (created) or an empty directory. */
-static int prepare_dst(run *r, const char *dst, const char *abs_src) {
-  struct stat st;
-  if (lstat(dst, &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) return bri_error_set(r->err, BRI_EINVAL, "%s exists and is not a directory", dst);
-    char **names;
+/* Prepares the destination: absent (created) or an empty directory, not
+ * inside the source; r->dst is the new table on it. */
+static int prepare_dst(run *r, const char *dst) {
+  bri_store_info info;
+  bri_store *st = NULL;
+  int rc = bri_store_stat(NULL, dst, &info, r->err);
+  if (!rc && info.kind != BRI_ENTRY_DIR)
+    return bri_error_set(r->err, BRI_EINVAL, "%s exists and is not a directory", dst);
+  if (!rc) {
+    bri_store_entry *e;
     size_t n;
-    int rc = bri_list_dir(dst, &names, &n, r->err);
-    if (rc) return rc;
-    bri_free_names(names, n);
-    if (n) return bri_error_set(r->err, BRI_EINVAL, "%s is not empty; a clone goes into a new or empty directory", dst);
-  } else if (errno != ENOENT) {
-    return bri_error_errno(r->err, "stat", dst);
+    if ((rc = bri_store_open(dst, 0, &st, r->err)) || (rc = bri_store_list(st, dst, 0, &e, &n, r->err))) {
+      bri_store_close(st);
+      return rc;
+    }
+    bri_store_entries_free(e, n);
+    if (n) {
+      bri_store_close(st);
+      return bri_error_set(r->err, BRI_EINVAL, "%s is not empty; a clone goes into a new or empty "
+                           "directory", dst);
+    }
+  } else if (rc == BRI_ENOTFOUND) {
+    if ((rc = journal(r, dst)) || (rc = bri_store_open(dst, BRI_STORE_CREATE, &st, r->err))) return rc;
   } else {
-    if (journal(r, dst) || mkdir(dst, 0755) != 0)
-      return r->err->code ? r->err->code : bri_error_errno(r->err, "create directory", dst);
+    return rc;
   }
-  char abs[PATH_MAX];
-  if (!realpath(dst, abs)) return bri_error_errno(r->err, "resolve", dst);
+  const char *abs = bri_store_canonical(st), *abs_src = bri_store_canonical(r->src->store);
   size_t sl = strlen(abs_src);
-  if (!strncmp(abs, abs_src, sl) && (abs[sl] == 0 || abs[sl] == '/'))
-    return bri_error_set(r->err, BRI_EINVAL, "%s: the clone cannot live inside its source %s", dst, abs_src);
-  if (!(r->dst.root = strdup(abs))) return bri_error_set(r->err, BRI_ENOMEM, "out of memory");
-  r->out.root = r->dst.root; /* the spelling output paths are built from */
-  r->dst.naming = BRI_NAMING_V2;
+  if (!strncmp(abs, abs_src, sl) && (abs[sl] == 0 || abs[sl] == '/')) {
+    bri_store_close(st);
+    return bri_error_set(r->err, BRI_EINVAL, "%s: the clone cannot live inside its source %s", dst,
+                         abs_src);
+  }
+  if ((rc = bri_table_create(st, &r->dst, r->err)) != 0) return rc;
+  r->out.store = r->dst->store;
   return 0;
 }
 
@@ -424,7 +425,7 @@ int bri_clone_table(const char *src, const char *dst, const bri_clone_options *o
   if (!o) o = &def;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  run r = {.o = o, .rep = rep, .err = err, .src_fd = -1};
+  run r = {.o = o, .rep = rep, .err = err};
   r.out.journal = o->journal, r.out.user = o->journal_user;
   bri_manifest *bm = NULL;
   Lance__Table__Manifest *c = NULL;
@@ -433,17 +434,12 @@ int bri_clone_table(const char *src, const char *dst, const bri_clone_options *o
   Lance__Table__BasePath **saved_bases = NULL;
   size_t saved_n = 0;
   char *txn_path = NULL;
-  char abs_src[PATH_MAX];
   uint64_t v = 0;
   bri_error_clear(err);
   int rc = bri_table_open(src, &r.src, err);
   if (rc) return rc;
-  if ((rc = bri_dir_open(r.src->root, &r.src_fd, err)) != 0) goto out;
-  if (!realpath(r.src->root, abs_src)) {
-    rc = bri_error_errno(err, "resolve", src);
-    goto out;
-  }
   if ((rc = pick_version(&r, &v)) || (rc = bri_table_load(r.src, v, &bm, err))) goto out;
+  r.m = bm->pb;
   rep->version = v;
   for (size_t i = 0; i < bm->pb->n_fragments; i++) {
     const Lance__Table__DataFragment *f = bm->pb->fragments[i];
@@ -458,7 +454,7 @@ int bri_clone_table(const char *src, const char *dst, const bri_clone_options *o
       goto out;
     }
   }
-  if ((rc = prepare_dst(&r, dst, abs_src))) goto out;
+  if ((rc = prepare_dst(&r, dst))) goto out;
   c = copy_manifest(bm->pb);
   idx = bm->indices ? copy_indices(bm->indices) : NULL;
   if (!c || (bm->indices && !idx)) {
@@ -482,7 +478,7 @@ int bri_clone_table(const char *src, const char *dst, const bri_clone_options *o
     nb->has_id = id != 0, nb->id = id;
     nb->name = (char *)o->tag;
     nb->has_is_dataset_root = 1, nb->is_dataset_root = 1;
-    nb->path = abs_src;
+    nb->path = (char *)bri_store_canonical(r.src->store);
     if (c->n_base_paths) memcpy(bases, c->base_paths, c->n_base_paths * sizeof *bases);
     bases[c->n_base_paths] = nb;
     saved_bases = c->base_paths, saved_n = c->n_base_paths;
@@ -494,7 +490,7 @@ int bri_clone_table(const char *src, const char *dst, const bri_clone_options *o
     goto out;
   }
   /* commit: the clone's first version carries the source's number, as Lance's clones do */
-  char *vdir = bri_path_join(r.dst.root, "_versions"), *tdir = bri_path_join(r.dst.root, "_transactions");
+  char *vdir = bri_path_join(r.dst->root, "_versions"), *tdir = bri_path_join(r.dst->root, "_transactions");
   if (!vdir || !tdir) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
   if (!rc) rc = make_dirs(&r, vdir);
   if (!rc) rc = make_dirs(&r, tdir);
@@ -507,13 +503,12 @@ int bri_clone_table(const char *src, const char *dst, const bri_clone_options *o
   cl.has_is_shallow = 1, cl.is_shallow = !o->deep;
   cl.ref_name = (char *)o->tag;
   cl.has_ref_version = 1, cl.ref_version = v;
-  cl.ref_path = abs_src;
+  cl.ref_path = (char *)bri_store_canonical(r.src->store);
   txn.has_read_version = 1, txn.read_version = v;
   txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_CLONE;
   txn.clone = &cl;
-  rc = bri_commit(&r.dst, c, &txn, idx, v, &txn_path, err);
+  rc = bri_commit(r.dst, c, &txn, idx, v, &txn_path, err);
   free(txn.uuid);
-  if (rc && txn_path) unlink(txn_path);
 out:
   if (rc) bri_outputs_roll_back(&r.out);
   if (saved_bases || bases) {
@@ -524,10 +519,8 @@ out:
   if (idx) lance__table__index_section__free_unpacked(idx, NULL);
   bri_manifest_free(bm);
   bri_outputs_free(&r.out);
-  bri_versions_free(r.dst.versions, r.dst.n_versions);
-  free(r.dst.root);
+  bri_table_close(r.dst);
   bri_table_close(r.src);
-  if (r.src_fd >= 0) close(r.src_fd);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   rep->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
   return rc;

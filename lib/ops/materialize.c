@@ -31,7 +31,7 @@
 #include "lance/table/table.h"
 #include "util/failpoint.h"
 #include "util/fsutil.h"
-#include "util/outputs.h"
+#include "storage/outputs.h"
 #include "util/pbcheck.h"
 
 void bri_materialize_options_default(bri_materialize_options *o) {
@@ -272,7 +272,9 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *d
     free(sp), free(dp);
   }
   if (rc) goto out;
-  if (!r->o->dry_run && ((rc = bri_fsync_dir(new_dir, err)) || (rc = bri_fsync_dir(data, err)))) goto out;
+  if (!r->o->dry_run && ((rc = bri_store_sync(r->t->store, new_dir, err)) ||
+                         (rc = bri_store_sync(r->t->store, data, err))))
+    goto out;
   /* the DataFile: same fields, columns and bytes; new path, own root, no BRI */
   if (!(out->nw = copy_datafile(df))) {
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
@@ -439,18 +441,6 @@ out:
   return rc;
 }
 
-static void refresh_versions(bri_table *t) {
-  bri_version_entry *v;
-  size_t nv;
-  bri_naming scheme;
-  char *vdir = bri_path_join(t->root, "_versions");
-  if (vdir && bri_versions_list(vdir, &v, &nv, &scheme, NULL) == 0) {
-    bri_versions_free(t->versions, t->n_versions);
-    t->versions = v, t->n_versions = nv;
-  }
-  free(vdir);
-}
-
 /* ------------------------------------------------------------ rounds */
 
 #define BRI_MATERIALIZE_MAX_ROUNDS 4096
@@ -518,7 +508,7 @@ static int round_once(run *r, int *attempts) {
     for (int a = 0; a < r->o->max_attempts; a++) {
       rc = attempt(r, read_version, g, n, &v);
       if (rc != BRI_ETAKEN) break;
-      refresh_versions(r->t); /* lost the race for the version name: rebase again */
+      (void)bri_table_refresh(r->t, NULL); /* lost the race for the version name: rebase again */
     }
     if (!rc) {
       bri_outputs_clear(&r->out);
@@ -528,7 +518,7 @@ static int round_once(run *r, int *attempts) {
       /* plan again from whatever is latest now */
       bri_outputs_roll_back(&r->out);
       *r->rep = before;
-      refresh_versions(r->t);
+      (void)bri_table_refresh(r->t, NULL);
       rc = 0;
     }
   }
@@ -563,7 +553,7 @@ int bri_materialize_table(const char *root, const bri_materialize_options *o,
   r.out.journal = opts.journal, r.out.user = opts.journal_user;
   int rc = bri_table_open(root, &r.t, err);
   if (rc) return rc;
-  r.out.root = r.t->root; /* the spelling output paths are built from */
+  r.out.store = r.t->store; /* output paths are built from its uri */
   if ((rc = bri_dir_open(r.t->root, &r.root_fd, err)) != 0) {
     bri_table_close(r.t);
     return rc;

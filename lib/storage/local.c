@@ -63,9 +63,21 @@ static int local_open(const char *uri, unsigned flags, bri_store **out, bri_erro
   *out = NULL;
   const char *path = *uri ? uri : ".";
   /* the root itself is the caller's choice: links in it are followed; made
-   * with the umask, as its parent is not the table's */
-  if ((flags & BRI_STORE_CREATE) && mkdir(path, 0777) != 0 && errno != EEXIST)
-    return bri_error_errno(err, "create directory", path);
+   * (with missing parents, like mkdir -p) with the umask, as its parent is
+   * not the table's */
+  if (flags & BRI_STORE_CREATE) {
+    char *p = strdup(path);
+    if (!p) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+    for (char *q = p + 1; (flags & BRI_STORE_PARENTS) && *q; q++)
+      if (*q == '/') {
+        *q = 0;
+        (void)mkdir(p, 0777); /* an existing one is fine; a real failure shows below */
+        *q = '/';
+      }
+    int rc = mkdir(p, 0777) != 0 && errno != EEXIST ? bri_error_errno(err, "create directory", path) : 0;
+    free(p);
+    if (rc) return rc;
+  }
   local_store *s = calloc(1, sizeof *s);
   if (!s) return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", path);
   s->fd = -1;
@@ -298,19 +310,13 @@ static int local_put(bri_store *st, const char *key, const void *data, size_t le
              : bri_error_errno(err, if_absent ? "link" : "rename", full);
     goto out;
   }
-  if (!if_absent) {
-    staged = false;
-    rc = sync_dirfd(parent, dir, err);
-    goto out;
-  }
   /* published: nothing below may turn into a failure (store.h) */
   bri_error warn;
   int wrc = step(steps->published, &warn);
-  unlinkat(parent, staging, 0);
+  if (if_absent) unlinkat(parent, staging, 0); /* renamed away otherwise */
   staged = false;
   if (!wrc) wrc = sync_dirfd(parent, dir, &warn);
-  if (wrc)
-    bri_error_set(err, wrc, "%s is written, but it may not survive a power loss: %s", full, warn.msg);
+  if (wrc && err) *err = warn; /* the reason, as a warning (store.h) */
 out:
   if (fd >= 0) close(fd);
   if (staged) unlinkat(parent, staging, 0); /* a failed attempt leaves nothing */

@@ -131,6 +131,8 @@ static int resolve(bri_store *st, const char *path, bool whole_dir, bri_store **
   if (!dir) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   int rc = bri_local_store_ops.open(dir, 0, tmp, err);
   free(dir);
+  if (rc == BRI_ENOTFOUND)
+    return bri_error_set(err, rc, "%s: no such %s", path, whole_dir ? "directory" : "file");
   if (rc) return rc;
   *use = *tmp;
   *key = whole_dir ? "" : slash ? slash + 1 : path;
@@ -205,6 +207,23 @@ int bri_store_stat(bri_store *st, const char *path, bri_store_info *out, bri_err
   if (!rc) rc = use->ops->stat(use, key, out, err);
   bri_store_close(tmp);
   return rc;
+}
+
+int bri_store_check_dir(bri_store *st, const char *path, bool absent_ok, bri_error *err) {
+  bri_store_info info;
+  bri_error e;
+  int rc = bri_store_stat(st, path, &info, &e);
+  if (rc == BRI_ENOTFOUND)
+    return absent_ok ? 0 : bri_error_set(err, rc, "%s: no such directory", path);
+  if (rc) {
+    if (err) *err = e;
+    return rc;
+  }
+  if (info.kind == BRI_ENTRY_LINK)
+    return bri_error_set(err, BRI_ECORRUPT, "%s is a symbolic link; brid never follows links out of "
+                         "a table", path);
+  if (info.kind != BRI_ENTRY_DIR) return bri_error_set(err, BRI_ECORRUPT, "%s is not a directory", path);
+  return 0;
 }
 
 static int cmp_entry(const void *a, const void *b) {

@@ -89,8 +89,9 @@ enum {
 
 /* bri_store_open flags. */
 enum {
-  BRI_STORE_CREATE = 1 << 0, /* create the root (local: one directory, mode from the
-                                umask: its parent is not the table's) when missing */
+  BRI_STORE_CREATE = 1 << 0,  /* create the root when missing (local: one directory,
+                                 mode from the umask: its parent is not the table's) */
+  BRI_STORE_PARENTS = 1 << 1, /* with BRI_STORE_CREATE: missing parents too (mkdir -p) */
 };
 
 /* Opens the store rooted at uri: a local path (absolute or relative; a
@@ -160,6 +161,14 @@ typedef struct bri_store_info {
  * stores: a key that is neither an object nor a non-empty prefix). */
 int bri_store_stat(bri_store *st, const char *path, bri_store_info *out, bri_error *err);
 
+/* 0 when path is a directory (a link to one is not), or is missing and
+ * absent_ok; a link: BRI_ECORRUPT "<path> is a symbolic link; brid never
+ * follows links out of a table"; anything else BRI_ECORRUPT "<path> is not
+ * a directory"; missing: BRI_ENOTFOUND. For the directories an operation
+ * lists or writes into: the early, clear refusal (the calls themselves
+ * refuse a link again, also one swapped in later). */
+int bri_store_check_dir(bri_store *st, const char *path, bool absent_ok, bri_error *err);
+
 typedef struct bri_store_entry {
   char *name;          /* one component */
   bri_store_info info; /* size and mtime_ns only with BRI_LIST_STAT */
@@ -185,11 +194,12 @@ void bri_store_entries_free(bri_store_entry *e, size_t count);
 typedef struct bri_store_steps {
   const char *written;  /* every byte is written, nothing is durable yet (local:
                            before the fsync; S3: before the PUT or Complete) */
-  const char *durable;  /* put_new: the bytes are durable, the name is not taken
-                           yet (local: staging file fsynced and closed) */
-  const char *publish;  /* put_new: right before the name is taken (link, PUT) */
-  const char *published; /* put_new: the name is taken; an error here stands for a
-                            failed directory sync: a warning, never a failure */
+  const char *durable;  /* put, put_new: the bytes are durable, the name is not
+                           taken yet (local: staging file fsynced and closed) */
+  const char *publish;  /* put, put_new: right before the name is taken (link,
+                           rename, PUT) */
+  const char *published; /* put, put_new: the name is taken; an error here stands
+                            for a failed directory sync: a warning, never a failure */
 } bri_store_steps;
 
 /* Creates path with exactly these bytes, durably, name included, only if
@@ -201,14 +211,17 @@ typedef struct bri_store_steps {
  * removed; a crash may leave a staging file "<dir>/.tmp_<name>_<uuid>",
  * which cleanup reclaims). Once the name is taken the call returns 0; a
  * later failure (the directory sync) is left in err as a warning: err->code
- * set, the message saying the object may not survive a power loss. */
+ * set and the message its reason; the object may not survive a power loss.
+ * err->code is otherwise not touched on success. */
 int bri_store_put_new(bri_store *st, const char *path, const void *data, size_t len,
                       const bri_store_steps *steps, bri_error *err);
 
 /* Writes path with these bytes, replacing what is there: readers see the
  * old object or the new one, never a mix (local: a staging file renamed
- * over it). Durable, name included. For files Lance itself replaces
- * (latest_version_hint.json), never for anything a version references. */
+ * over it). Durable, name included; failures and warnings as put_new
+ * (steps.publish: right before the rename). For files Lance itself
+ * replaces (latest_version_hint.json), never for anything a version
+ * references. */
 int bri_store_put(bri_store *st, const char *path, const void *data, size_t len,
                   const bri_store_steps *steps, bri_error *err);
 

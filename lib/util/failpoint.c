@@ -51,7 +51,7 @@ static const bri_failpoint_info REGISTRY[] = {
     {"writer.after_finish", "lib/lance/file/writer.c", "compact,gen", BRI_FP_EIO_FAILS,
      "a new data file is complete, fsynced and closed; no manifest names it yet"},
     /* created-path record: lib/util/outputs.c */
-    {"outputs.after_record", "lib/util/outputs.c", "compact,materialize,clone", BRI_FP_EIO_FAILS,
+    {"outputs.after_record", "lib/storage/outputs.c", "compact,materialize,clone", BRI_FP_EIO_FAILS,
      "a path was recorded (and handed to the journal callback); its file or directory does "
      "not exist yet"},
     /* compaction: lib/compact/execute.c */

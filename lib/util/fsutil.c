@@ -347,16 +347,16 @@ static int refuse(int cur, const char *dirpath, const char *rel, size_t end, boo
 /* Opens the last component of rel in cur (rel + off) with flags; O_PATH is
  * refused on a link (O_PATH | O_NOFOLLOW would open the link itself). */
 static int open_last(int cur, const char *dirpath, const char *rel, size_t off, int flags,
-                     int *out_fd, bri_error *err) {
+                     bool last, int *out_fd, bri_error *err) {
   int fd;
   do fd = openat(cur, rel + off, flags | O_NOFOLLOW | O_CLOEXEC, 0644);
   while (fd < 0 && errno == EINTR);
-  if (fd < 0) return refuse(cur, dirpath, rel, strlen(rel), true, errno, err);
+  if (fd < 0) return refuse(cur, dirpath, rel, strlen(rel), last, errno, err);
   if (flags & O_PATH) {
     struct stat st;
     if (fstat(fd, &st) != 0 || S_ISLNK(st.st_mode)) {
       close(fd);
-      return refuse(cur, dirpath, rel, strlen(rel), true, ELOOP, err);
+      return refuse(cur, dirpath, rel, strlen(rel), last, ELOOP, err);
     }
   }
   *out_fd = fd;
@@ -395,8 +395,11 @@ static int walk_parent(int dirfd, const char *dirpath, const char *rel, int *par
   return 0;
 }
 
-int bri_open_beneath_walk(int dirfd, const char *dirpath, const char *relpath, int flags,
-                          int *out_fd, bri_error *err) {
+/* The walk; last: relpath's last component is the caller's final one (a
+ * parent directory opened for a longer path is not: its refusal message
+ * says so, as the walk of the whole path would). */
+static int walk(int dirfd, const char *dirpath, const char *relpath, int flags, bool last,
+                int *out_fd, bri_error *err) {
   *out_fd = -1;
   int rc = check_rel(dirpath, relpath, err);
   if (rc) return rc;
@@ -404,11 +407,16 @@ int bri_open_beneath_walk(int dirfd, const char *dirpath, const char *relpath, i
   bool owned;
   size_t off;
   if ((rc = walk_parent(dirfd, dirpath, relpath, &parent, &owned, &off, err)) != 0) return rc;
-  rc = open_last(parent, dirpath, relpath, off, flags, out_fd, err);
+  rc = open_last(parent, dirpath, relpath, off, flags, last, out_fd, err);
   int e = errno;
   if (owned) close(parent);
   errno = e;
   return rc;
+}
+
+int bri_open_beneath_walk(int dirfd, const char *dirpath, const char *relpath, int flags,
+                          int *out_fd, bri_error *err) {
+  return walk(dirfd, dirpath, relpath, flags, true, out_fd, err);
 }
 
 /* Set once openat2 answered ENOSYS (a kernel before 5.6, or valgrind). */
@@ -416,8 +424,8 @@ static atomic_bool no_openat2;
 
 /* openat2 with the no-links resolution: 1 and *fd on success or a refusal
  * (rc in *rc), 0 when the kernel cannot do it (then the caller walks). */
-static int try_openat2(int dirfd, const char *dirpath, const char *rel, int flags, int *out_fd,
-                       int *rc, bri_error *err) {
+static int try_openat2(int dirfd, const char *dirpath, const char *rel, int flags, bool last,
+                       int *out_fd, int *rc, bri_error *err) {
   if (atomic_load(&force_walk) || atomic_load(&no_openat2)) return 0;
   struct open_how how;
   memset(&how, 0, sizeof how);
@@ -453,7 +461,7 @@ static int try_openat2(int dirfd, const char *dirpath, const char *rel, int flag
     size_t off;
     *rc = walk_parent(dirfd, dirpath, rel, &parent, &owned, &off, err);
     if (!*rc) {
-      *rc = refuse(parent, dirpath, rel, strlen(rel), true, e, err);
+      *rc = refuse(parent, dirpath, rel, strlen(rel), last, e, err);
       if (owned) close(parent);
     }
   } else {
@@ -463,13 +471,18 @@ static int try_openat2(int dirfd, const char *dirpath, const char *rel, int flag
   return 1;
 }
 
-int bri_open_beneath(int dirfd, const char *dirpath, const char *relpath, int flags, int *out_fd,
-                     bri_error *err) {
+static int open_beneath(int dirfd, const char *dirpath, const char *relpath, int flags, bool last,
+                        int *out_fd, bri_error *err) {
   *out_fd = -1;
   int rc = check_rel(dirpath, relpath, err);
   if (rc) return rc;
-  if (try_openat2(dirfd, dirpath, relpath, flags, out_fd, &rc, err)) return rc;
-  return bri_open_beneath_walk(dirfd, dirpath, relpath, flags, out_fd, err);
+  if (try_openat2(dirfd, dirpath, relpath, flags, last, out_fd, &rc, err)) return rc;
+  return walk(dirfd, dirpath, relpath, flags, last, out_fd, err);
+}
+
+int bri_open_beneath(int dirfd, const char *dirpath, const char *relpath, int flags, int *out_fd,
+                     bri_error *err) {
+  return open_beneath(dirfd, dirpath, relpath, flags, true, out_fd, err);
 }
 
 int bri_parent_beneath(int dirfd, const char *dirpath, const char *relpath, int *parent,
@@ -486,7 +499,7 @@ int bri_parent_beneath(int dirfd, const char *dirpath, const char *relpath, int 
   if (!dir) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   memcpy(dir, relpath, n);
   dir[n] = 0;
-  rc = bri_open_beneath(dirfd, dirpath, dir, O_PATH | O_DIRECTORY, parent, err);
+  rc = open_beneath(dirfd, dirpath, dir, O_PATH | O_DIRECTORY, false, parent, err);
   int e = errno;
   free(dir);
   errno = e;

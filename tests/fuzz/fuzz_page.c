@@ -173,7 +173,7 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "tests/fixtures/encoding/%s", FIXTURES[f].file);
     bri_datafile *df;
     bri_error err;
-    if (bri_datafile_open(path, &df, &err)) {
+    if (bri_datafile_open(NULL, path, &df, &err)) {
       fprintf(stderr, "%s\n", err.msg);
       return 1;
     }

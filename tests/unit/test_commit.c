@@ -49,7 +49,7 @@ START_TEST(test_commit_next_version) {
   char *name = bri_version_file_name(v + 1, BRI_NAMING_V2);
   char *path = bri_strdupf("%s/_versions/%s", root, name);
   bri_manifest *m;
-  ck_assert_msg(bri_manifest_read(path, &m, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_manifest_read(NULL, path, &m, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(m->pb->version, v + 1);
   ck_assert_str_eq(m->pb->writer_version->library, BRI_WRITER_LIBRARY);
   ck_assert_uint_eq(m->pb->max_fragment_id, before->pb->max_fragment_id + 1);

@@ -31,7 +31,7 @@ static bri_datafile *open_fixture(const char *name) {
   char *p = bri_fixture(name);
   bri_datafile *df = NULL;
   bri_error err = {0};
-  int rc = bri_datafile_open(p, &df, &err);
+  int rc = bri_datafile_open(NULL, p, &df, &err);
   ck_assert_msg(rc == 0, "%s", err.msg);
   free(p);
   return df;
@@ -298,7 +298,7 @@ static void expect_refused(const fixture_bytes *f, const uint8_t *b, size_t len,
   bri_write_bytes(f->path, b, len);
   bri_datafile *df = (bri_datafile *)1;
   bri_error err = {0};
-  int rc = bri_datafile_open(f->path, &df, &err);
+  int rc = bri_datafile_open(NULL, f->path, &df, &err);
   ck_assert_msg(rc == code, "len %zu: expected %d, got %d (%s)", len, code, rc, err.msg);
   ck_assert_ptr_null(df);
   ck_assert_msg(strstr(err.msg, f->path) != NULL, "no path in: %s", err.msg);
@@ -569,7 +569,7 @@ static void expect_mutation(const fixture_bytes *f, size_t column, int what, uin
     bri_write_bytes(f->path, b, n);
     bri_datafile *df;
     bri_error err = {0};
-    ck_assert_msg(bri_datafile_open(f->path, &df, &err) == 0, "%s", err.msg);
+    ck_assert_msg(bri_datafile_open(NULL, f->path, &df, &err) == 0, "%s", err.msg);
     bri_datafile_close(df);
   } else {
     expect_refused(f, b, n, code, needle);
@@ -673,7 +673,7 @@ START_TEST(real_unsupported_versions) {
     char *p = bri_fixture(names[i]);
     bri_datafile *df = (bri_datafile *)1;
     bri_error err = {0};
-    ck_assert_int_eq(bri_datafile_open(p, &df, &err), BRI_EUNSUPPORTED);
+    ck_assert_int_eq(bri_datafile_open(NULL, p, &df, &err), BRI_EUNSUPPORTED);
     ck_assert_ptr_null(df);
     ck_assert_msg(strstr(err.msg, p) && strstr(err.msg, needles[i]), "%s", err.msg);
     free(p);
@@ -684,11 +684,11 @@ END_TEST
 START_TEST(missing_and_not_regular) {
   bri_datafile *df = (bri_datafile *)1;
   bri_error err = {0};
-  ck_assert_int_eq(bri_datafile_open("/nonexistent/x.lance", &df, &err), BRI_ENOTFOUND);
+  ck_assert_int_eq(bri_datafile_open(NULL, "/nonexistent/x.lance", &df, &err), BRI_ENOTFOUND);
   ck_assert_ptr_null(df);
   ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/x.lance"));
   char *dir = bri_tmpdir();
-  ck_assert_int_eq(bri_datafile_open(dir, &df, &err), BRI_EIO);
+  ck_assert_int_eq(bri_datafile_open(NULL, dir, &df, &err), BRI_EIO);
   ck_assert_ptr_nonnull(strstr(err.msg, dir));
   bri_rmtree(dir);
   free(dir);

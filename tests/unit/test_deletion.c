@@ -33,7 +33,7 @@ static uint32_t *read_ok(const char *name, int type, uint64_t ndel, uint64_t phy
   char *p = bri_fixture(name);
   uint32_t *v = NULL;
   bri_error err = {0};
-  int rc = bri_deletion_read(p, type, ndel, phys, &v, n, &err);
+  int rc = bri_deletion_read(NULL, p, type, ndel, phys, &v, n, &err);
   ck_assert_msg(rc == 0, "%s: %s", name, err.msg);
   free(p);
   return v;
@@ -128,7 +128,7 @@ START_TEST(arrow_uncompressed_and_schema_checks) {
     char *p = bri_fixture(bad[i].name);
     bri_error err = {0};
     v = NULL;
-    int rc = bri_deletion_read(p, BRI_DELETION_ARROW, 0, 10, &v, &n, &err);
+    int rc = bri_deletion_read(NULL, p, BRI_DELETION_ARROW, 0, 10, &v, &n, &err);
     ck_assert_msg(rc == bad[i].code, "%s: rc %d (%s)", bad[i].name, rc, err.msg);
     ck_assert_ptr_null(v);
     ck_assert_msg(strstr(err.msg, p) && strstr(err.msg, bad[i].needle), "%s: %s", bad[i].name,
@@ -151,7 +151,7 @@ START_TEST(count_and_range_mismatch) {
   bri_error err = {0};
   uint32_t *v;
   size_t n;
-  ck_assert_int_eq(bri_deletion_read(p, BRI_DELETION_ARROW, 144, 1000, &v, &n, &err), BRI_ECORRUPT);
+  ck_assert_int_eq(bri_deletion_read(NULL, p, BRI_DELETION_ARROW, 144, 1000, &v, &n, &err), BRI_ECORRUPT);
   ck_assert_ptr_nonnull(strstr(err.msg, p));
   free(b);
   free(p);
@@ -355,13 +355,13 @@ START_TEST(writer_round_trip_and_lance_bytes) {
     uint8_t *orig = bri_slurp(p, &len);
     char *out = out_path(dir, i);
     bri_error err = {0};
-    ck_assert_msg(bri_deletion_write_bin(out, v, n, &err) == 0, "%s", err.msg);
+    ck_assert_msg(bri_deletion_write_bin(NULL, out, v, n, &err) == 0, "%s", err.msg);
     size_t wlen;
     uint8_t *w = bri_slurp(out, &wlen);
     ck_assert_uint_eq(wlen, len);
     ck_assert_int_eq(memcmp(w, orig, len), 0);
     /* Never overwrite: a second write fails and leaves the file intact. */
-    ck_assert_int_eq(bri_deletion_write_bin(out, v, 1, &err), BRI_EIO);
+    ck_assert_int_eq(bri_deletion_write_bin(NULL, out, v, 1, &err), BRI_ETAKEN);
     ck_assert_ptr_nonnull(strstr(err.msg, out));
     free(w);
     w = bri_slurp(out, &wlen);
@@ -378,10 +378,10 @@ START_TEST(writer_round_trip_and_lance_bytes) {
   for (uint32_t x = 5; x < 200000 && n < 20000; x += (x < 70000 ? 7 : 3)) v[n++] = x;
   char *out = out_path(dir, 9);
   bri_error err = {0};
-  ck_assert_int_eq(bri_deletion_write_bin(out, v, n, &err), 0);
+  ck_assert_int_eq(bri_deletion_write_bin(NULL, out, v, n, &err), 0);
   uint32_t *back;
   size_t bn;
-  ck_assert_msg(bri_deletion_read(out, BRI_DELETION_BITMAP, n, 200000, &back, &bn, &err) == 0,
+  ck_assert_msg(bri_deletion_read(NULL, out, BRI_DELETION_BITMAP, n, 200000, &back, &bn, &err) == 0,
                 "%s", err.msg);
   ck_assert_uint_eq(bn, n);
   ck_assert_int_eq(memcmp(back, v, n * sizeof *v), 0);
@@ -389,9 +389,9 @@ START_TEST(writer_round_trip_and_lance_bytes) {
   /* Unsorted, duplicate or empty input is refused and creates nothing. */
   uint32_t bad[] = {3, 3};
   char *out2 = out_path(dir, 10);
-  ck_assert_int_eq(bri_deletion_write_bin(out2, bad, 2, &err), BRI_EINVAL);
+  ck_assert_int_eq(bri_deletion_write_bin(NULL, out2, bad, 2, &err), BRI_EINVAL);
   ck_assert_ptr_nonnull(strstr(err.msg, out2));
-  ck_assert_int_eq(bri_deletion_write_bin(out2, bad, 0, &err), BRI_EINVAL);
+  ck_assert_int_eq(bri_deletion_write_bin(NULL, out2, bad, 0, &err), BRI_EINVAL);
   ck_assert_int_ne(access(out2, F_OK), 0);
   free(out2);
   free(out);

@@ -73,7 +73,7 @@ static fx open_fx(const char *name) {
   snprintf(rel, sizeof rel, "encoding/%s", name);
   char *p = bri_fixture(rel);
   bri_error err = {0};
-  int rc = bri_datafile_open(p, &f.df, &err);
+  int rc = bri_datafile_open(NULL, p, &f.df, &err);
   ck_assert_msg(rc == 0, "%s", err.msg);
   free(p);
   return f;

@@ -27,7 +27,7 @@
 #include "lance/table/table.h"
 #include "testutil.h"
 #include "util/fsutil.h"
-#include "util/outputs.h"
+#include "storage/outputs.h"
 
 static char *tmp, *root, *outside;
 
@@ -748,8 +748,10 @@ START_TEST(test_outputs_roll_back_stays_beneath) {
   char *dir = bri_path_join(root, "data/out_x"), *file = bri_path_join(dir, "a.blob");
   char *plain = bri_path_join(root, "data/out_y.lance");
   bri_outputs o = {0};
-  o.root = root;
   bri_error err = {0};
+  bri_store *store;
+  ck_assert_int_eq(bri_store_open(root, 0, &store, &err), 0);
+  o.store = store;
   ck_assert_int_eq(bri_outputs_add(&o, plain, &err), 0);
   bri_write_bytes(plain, "y", 1);
   ck_assert_int_eq(bri_outputs_add(&o, dir, &err), 0);
@@ -764,6 +766,7 @@ START_TEST(test_outputs_roll_back_stays_beneath) {
   ck_assert_int_eq(lstat(dir, &st), -1); /* the link inside the table is gone */
   ck_assert_int_eq(lstat(plain, &st), -1);
   bri_outputs_free(&o);
+  bri_store_close(store);
   free(victim), free(moved), free(plain), free(file), free(dir);
 }
 END_TEST

@@ -225,7 +225,7 @@ static uint8_t *edited(void (*edit)(Lance__Table__Manifest *), size_t *len) {
   char *p = latest_manifest("tables/plain.lance");
   bri_manifest *m;
   bri_error err;
-  ck_assert_int_eq(bri_manifest_read(p, &m, &err), 0);
+  ck_assert_int_eq(bri_manifest_read(NULL, p, &m, &err), 0);
   edit(m->pb);
   uint8_t *out;
   ck_assert_int_eq(bri_manifest_serialize(m->pb, m->txn, m->indices, &out, len, &err), 0);

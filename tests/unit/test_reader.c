@@ -1513,7 +1513,7 @@ START_TEST(damaged_data_files_never_crash) {
     /* Page data sits before the schema (global buffer 0); damage only there
      * so that the container still opens and pages get decoded. */
     bri_datafile *df;
-    ck_assert_int_eq(bri_datafile_open(dfp, &df, &err), 0);
+    ck_assert_int_eq(bri_datafile_open(NULL, dfp, &df, &err), 0);
     uint64_t gpos, gsize;
     bri_datafile_global_buffer(df, 0, &gpos, &gsize);
     bri_datafile_close(df);

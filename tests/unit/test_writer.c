@@ -155,7 +155,7 @@ static void write_file(const char *path, uint16_t minor, const bri_file_writer_o
                        struct ArrowArray **arrays, size_t n, bri_file_result *res) {
   bri_file_writer *w;
   bri_error err;
-  ck_assert_msg(bri_file_writer_open(path, minor, fields, nfields, opt, &w, &err) == 0, "%s",
+  ck_assert_msg(bri_file_writer_open(NULL, path, minor, fields, nfields, opt, &w, &err) == 0, "%s",
                 err.msg);
   ck_assert_msg(bri_file_writer_append(w, (const struct ArrowArray *const *)arrays, n, NULL, NULL,
                                        &err) == 0,
@@ -196,7 +196,7 @@ START_TEST(test_levels_list_nullable_items) {
   ck_assert_int_eq(res.fields[0], 1); /* only the leaf owns a column */
   bri_datafile *df;
   bri_error err;
-  ck_assert_msg(bri_datafile_open(p, &df, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_datafile_open(NULL, p, &df, &err) == 0, "%s", err.msg);
   bri_leaf_page lp;
   decode(df, 0, 0, &I32, &lp);
   ck_assert_uint_eq(lp.n_levels, 13);
@@ -250,7 +250,7 @@ START_TEST(test_levels_emptyable_list) {
   write_file(p, 1, NULL, &l, 1, &res);
   bri_datafile *df;
   bri_error err;
-  ck_assert_msg(bri_datafile_open(p, &df, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_datafile_open(NULL, p, &df, &err) == 0, "%s", err.msg);
   bri_leaf_page lp;
   decode(df, 0, 0, &I32, &lp);
   ck_assert_uint_eq(lp.layers[0], BRI_LAYER_ALL_VALID_ITEM);
@@ -282,7 +282,7 @@ START_TEST(test_levels_struct) {
   ck_assert_int_eq(res.column_indices[1], 1);
   bri_datafile *df;
   bri_error err;
-  ck_assert_msg(bri_datafile_open(p, &df, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_datafile_open(NULL, p, &df, &err) == 0, "%s", err.msg);
   bri_leaf_page lp;
   decode(df, 0, 0, &I32, &lp);
   ck_assert_ptr_null(lp.rep);
@@ -317,7 +317,7 @@ START_TEST(test_levels_list_of_lists) {
   ck_assert_int_eq(res.fields[0], 2);
   bri_datafile *df;
   bri_error err;
-  ck_assert_msg(bri_datafile_open(p, &df, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_datafile_open(NULL, p, &df, &err) == 0, "%s", err.msg);
   bri_leaf_page lp;
   decode(df, 0, 0, &I32, &lp);
   ck_assert_uint_eq(lp.n_layers, 3);
@@ -350,7 +350,7 @@ START_TEST(test_levels_struct_over_list) {
   ck_assert_uint_eq(res.n_columns, 2);
   bri_datafile *df;
   bri_error err;
-  ck_assert_msg(bri_datafile_open(p, &df, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_datafile_open(NULL, p, &df, &err) == 0, "%s", err.msg);
   bri_leaf_page lp;
   decode(df, 0, 0, &I32, &lp);
   ck_assert_uint_eq(lp.layers[0], BRI_LAYER_NULLABLE_ITEM);
@@ -427,7 +427,7 @@ START_TEST(test_container_bytes) {
   /* pages: 64-aligned buffers, 0x48 between them */
   bri_datafile *df;
   bri_error err;
-  ck_assert_msg(bri_datafile_open(p, &df, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_datafile_open(NULL, p, &df, &err) == 0, "%s", err.msg);
   const bri_page *pg = &bri_datafile_column(df, 0)->pages[0];
   ck_assert_uint_eq(pg->n_buffers, 2);
   ck_assert_uint_eq(pg->n_rows, 1000);
@@ -481,7 +481,7 @@ START_TEST(test_container_v21) {
   ids_file(p, 1, &res);
   bri_datafile *df;
   bri_error err;
-  ck_assert_msg(bri_datafile_open(p, &df, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_datafile_open(NULL, p, &df, &err) == 0, "%s", err.msg);
   uint16_t ma, mi;
   bri_datafile_version(df, &ma, &mi);
   ck_assert_uint_eq(mi, 1);
@@ -510,7 +510,7 @@ START_TEST(test_never_overwrites) {
   fld("id", 0, -1, "int64", false);
   bri_file_writer *w;
   bri_error err;
-  ck_assert_int_eq(bri_file_writer_open(p, 2, fields, nfields, NULL, &w, &err), BRI_EIO);
+  ck_assert_int_eq(bri_file_writer_open(NULL, p, 2, fields, nfields, NULL, &w, &err), BRI_ETAKEN);
   ck_assert_msg(strstr(err.msg, "exists.lance") != NULL, "%s", err.msg);
   size_t n;
   uint8_t *b = bri_slurp(p, &n);
@@ -529,7 +529,7 @@ START_TEST(test_partial_file_removed) {
   bri_error err;
   struct stat st;
   /* arrays of different lengths: the append fails and the file is gone */
-  ck_assert_int_eq(bri_file_writer_open(p, 2, fields, nfields, NULL, &w, &err), 0);
+  ck_assert_int_eq(bri_file_writer_open(NULL, p, 2, fields, nfields, NULL, &w, &err), 0);
   ck_assert_int_eq(stat(p, &st), 0);
   struct ArrowArray *ab[2] = {PRIM(2, NULL, int32_t, 1, 2), PRIM(3, NULL, int32_t, 1, 2, 3)};
   ck_assert_int_eq(bri_file_writer_append(w, (const struct ArrowArray *const *)ab, 2, NULL, NULL, &err),
@@ -540,7 +540,7 @@ START_TEST(test_partial_file_removed) {
   ck_assert_int_eq(bri_file_writer_finish(w, &res, &err), BRI_EINVAL);
   bri_file_writer_free(w);
   /* columns with different row counts: finish fails, nothing is left */
-  ck_assert_int_eq(bri_file_writer_open(p, 2, fields, nfields, NULL, &w, &err), 0);
+  ck_assert_int_eq(bri_file_writer_open(NULL, p, 2, fields, nfields, NULL, &w, &err), 0);
   bri_leaf_page lp = {0};
   int32_t v[2] = {5, 6};
   lp.n_rows = lp.n_levels = 2;
@@ -559,7 +559,7 @@ START_TEST(test_partial_file_removed) {
   ck_assert_int_ne(stat(p, &st), 0);
   bri_file_writer_free(w);
   /* freed before finish: removed */
-  ck_assert_int_eq(bri_file_writer_open(p, 2, fields, nfields, NULL, &w, &err), 0);
+  ck_assert_int_eq(bri_file_writer_open(NULL, p, 2, fields, nfields, NULL, &w, &err), 0);
   bri_file_writer_free(w);
   ck_assert_int_ne(stat(p, &st), 0);
   free(p);
@@ -572,18 +572,18 @@ START_TEST(test_schema_refusals) {
   char *p = tpath("x.lance");
   Lance__File__Field *f = fld("old", 0, -1, "large_binary", true);
   add_meta(f, "lance-encoding:blob", "true");
-  ck_assert_int_eq(bri_file_writer_open(p, 1, fields, nfields, NULL, &w, &err), BRI_EUNSUPPORTED);
+  ck_assert_int_eq(bri_file_writer_open(NULL, p, 1, fields, nfields, NULL, &w, &err), BRI_EUNSUPPORTED);
   ck_assert_msg(strstr(err.msg, "field old is a legacy blob column") != NULL, "%s", err.msg);
   fields_reset();
   fld("iv", 0, -1, "interval:month_day_nano", true);
-  ck_assert_int_eq(bri_file_writer_open(p, 2, fields, nfields, NULL, &w, &err), BRI_EUNSUPPORTED);
+  ck_assert_int_eq(bri_file_writer_open(NULL, p, 2, fields, nfields, NULL, &w, &err), BRI_EUNSUPPORTED);
   ck_assert_msg(strstr(err.msg, "logical type \"interval:month_day_nano\"") != NULL, "%s", err.msg);
   fields_reset();
   fld("x", 0, -1, "int32", false);
-  ck_assert_int_eq(bri_file_writer_open(p, 3, fields, nfields, NULL, &w, &err), BRI_EUNSUPPORTED);
+  ck_assert_int_eq(bri_file_writer_open(NULL, p, 3, fields, nfields, NULL, &w, &err), BRI_EUNSUPPORTED);
   ck_assert_msg(strstr(err.msg, "2.3") != NULL, "%s", err.msg);
   fld("y", 1, 7, "int32", false);
-  ck_assert_int_eq(bri_file_writer_open(p, 2, fields, nfields, NULL, &w, &err), BRI_EINVAL);
+  ck_assert_int_eq(bri_file_writer_open(NULL, p, 2, fields, nfields, NULL, &w, &err), BRI_EINVAL);
   ck_assert_msg(strstr(err.msg, "has parent 7") != NULL, "%s", err.msg);
   struct stat st;
   ck_assert_int_ne(stat(p, &st), 0);
@@ -617,7 +617,7 @@ START_TEST(test_page_cutting) {
   write_file(p, 2, &opt, a, 2, &res);
   bri_datafile *df;
   bri_error err;
-  ck_assert_msg(bri_datafile_open(p, &df, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_datafile_open(NULL, p, &df, &err) == 0, "%s", err.msg);
   for (size_t c = 0; c < 2; c++) {
     const bri_column *col = bri_datafile_column(df, c);
     ck_assert_uint_gt(col->n_pages, 3);
@@ -700,7 +700,7 @@ START_TEST(test_types_and_layouts) {
     ck_assert_int_eq(res.fields[9], 10);
     bri_datafile *df;
     bri_error err;
-    ck_assert_msg(bri_datafile_open(p, &df, &err) == 0, "%s", err.msg);
+    ck_assert_msg(bri_datafile_open(NULL, p, &df, &err) == 0, "%s", err.msg);
     bri_leaf_page lp;
     /* bool */
     bri_leaf_type tb = {.kind = BRI_LEAF_FIXED, .bits = 1};
@@ -817,7 +817,7 @@ START_TEST(test_blob_inline) {
   char *p = tpath("blob.lance");
   bri_file_writer *w;
   bri_error err;
-  ck_assert_int_eq(bri_file_writer_open(p, 2, fields, nfields, NULL, &w, &err), 0);
+  ck_assert_int_eq(bri_file_writer_open(NULL, p, 2, fields, nfields, NULL, &w, &err), 0);
   ck_assert_uint_eq(bri_file_writer_num_columns(w), 2);
   ck_assert(bri_file_writer_column_is_blob(w, 1));
   /* without a payload callback an Inline value cannot be written */
@@ -826,7 +826,7 @@ START_TEST(test_blob_inline) {
   ck_assert_msg(strstr(err.msg, "Inline blob 0 (100 bytes) but no payload callback") != NULL, "%s",
                 err.msg);
   bri_file_writer_free(w);
-  ck_assert_int_eq(bri_file_writer_open(p, 2, fields, nfields, NULL, &w, &err), 0);
+  ck_assert_int_eq(bri_file_writer_open(NULL, p, 2, fields, nfields, NULL, &w, &err), 0);
   ck_assert_msg(bri_file_writer_append(w, (const struct ArrowArray *const *)a, 2, payload, NULL, &err) == 0,
                 "%s", err.msg);
   bri_file_result res;
@@ -835,7 +835,7 @@ START_TEST(test_blob_inline) {
   ck_assert_uint_eq(res.n_columns, 2);
   ck_assert_int_eq(res.fields[1], 1); /* the blob struct, not its children */
   bri_datafile *df;
-  ck_assert_msg(bri_datafile_open(p, &df, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_datafile_open(NULL, p, &df, &err) == 0, "%s", err.msg);
   /* GB0: blob struct + five descriptor fields with id -1 / parent -1 */
   const Lance__File__Schema *s = bri_datafile_descriptor(df)->schema;
   ck_assert_uint_eq(s->n_fields, 7);
@@ -876,7 +876,7 @@ START_TEST(test_blob_inline) {
   bri_file_result_free(&res);
   /* 2.1 has no VariablePackedStruct */
   char *p21 = tpath("blob21.lance");
-  ck_assert_int_eq(bri_file_writer_open(p21, 1, fields, nfields, NULL, &w, &err), 0);
+  ck_assert_int_eq(bri_file_writer_open(NULL, p21, 1, fields, nfields, NULL, &w, &err), 0);
   ck_assert_int_eq(bri_file_writer_append(w, (const struct ArrowArray *const *)a, 2, payload, NULL, &err), 0);
   ck_assert_int_eq(bri_file_writer_finish(w, &res, &err), BRI_EUNSUPPORTED);
   ck_assert_msg(strstr(err.msg, "needs file version 2.2") != NULL, "%s", err.msg);
@@ -919,10 +919,10 @@ START_TEST(test_page_copy) {
   two_col_file(b, 2, 3000);
   bri_datafile *da, *db;
   bri_error err;
-  ck_assert_msg(bri_datafile_open(a, &da, &err) == 0, "%s", err.msg);
-  ck_assert_msg(bri_datafile_open(b, &db, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_datafile_open(NULL, a, &da, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_datafile_open(NULL, b, &db, &err) == 0, "%s", err.msg);
   bri_file_writer *w;
-  ck_assert_int_eq(bri_file_writer_open(out, 2, fields, nfields, NULL, &w, &err), 0);
+  ck_assert_int_eq(bri_file_writer_open(NULL, out, 2, fields, nfields, NULL, &w, &err), 0);
   for (size_t c = 0; c < 2; c++) {
     ck_assert_msg(bri_pagecopy_check(w, c, da, c, &err) == 0, "%s", err.msg);
     ck_assert_msg(bri_file_writer_copy_column(w, c, da, c, &err) == 0, "%s", err.msg);
@@ -934,7 +934,7 @@ START_TEST(test_page_copy) {
   bri_file_writer_free(w);
   ck_assert_uint_eq(res.num_rows, 6000);
   bri_datafile *d;
-  ck_assert_msg(bri_datafile_open(out, &d, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_datafile_open(NULL, out, &d, &err) == 0, "%s", err.msg);
   for (size_t c = 0; c < 2; c++) {
     const bri_column *col = bri_datafile_column(d, c), *src = bri_datafile_column(da, c);
     ck_assert_uint_eq(col->n_pages, 2 * src->n_pages);
@@ -968,8 +968,8 @@ START_TEST(test_page_copy) {
   char *o2 = tpath("o2.lance"), *v21 = tpath("v21.lance");
   two_col_file(v21, 1, 0);
   bri_datafile *d21;
-  ck_assert_msg(bri_datafile_open(v21, &d21, &err) == 0, "%s", err.msg);
-  ck_assert_int_eq(bri_file_writer_open(o2, 2, fields, nfields, NULL, &w, &err), 0);
+  ck_assert_msg(bri_datafile_open(NULL, v21, &d21, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(bri_file_writer_open(NULL, o2, 2, fields, nfields, NULL, &w, &err), 0);
   ck_assert_int_eq(bri_file_writer_copy_column(w, 0, d21, 0, &err), BRI_EUNSUPPORTED);
   ck_assert_msg(strstr(err.msg, "file versions differ (source 2.1, output 2.2)") != NULL, "%s",
                 err.msg);
@@ -979,7 +979,7 @@ START_TEST(test_page_copy) {
   fld("id", 0, -1, "int32", false);
   fld("l", 1, -1, "list", true);
   fld("item", 2, 1, "string", true);
-  ck_assert_int_eq(bri_file_writer_open(o2, 2, fields, nfields, NULL, &w, &err), 0);
+  ck_assert_int_eq(bri_file_writer_open(NULL, o2, 2, fields, nfields, NULL, &w, &err), 0);
   ck_assert_int_eq(bri_pagecopy_check(w, 0, da, 0, &err), BRI_EUNSUPPORTED);
   ck_assert_msg(strstr(err.msg, "schemas differ: source column 0 is id (id 0, int64)") != NULL,
                 "%s", err.msg);
@@ -988,7 +988,7 @@ START_TEST(test_page_copy) {
   /* a different column count */
   fields_reset();
   fld("id", 0, -1, "int64", false);
-  ck_assert_int_eq(bri_file_writer_open(o2, 2, fields, nfields, NULL, &w, &err), 0);
+  ck_assert_int_eq(bri_file_writer_open(NULL, o2, 2, fields, nfields, NULL, &w, &err), 0);
   ck_assert_int_eq(bri_pagecopy_check(w, 0, da, 0, &err), BRI_EUNSUPPORTED);
   ck_assert_msg(strstr(err.msg, "column counts differ (source 2, output 1)") != NULL, "%s", err.msg);
   bri_file_writer_free(w);
@@ -1014,15 +1014,15 @@ START_TEST(test_page_copy_refuses_blobs) {
   char *p = tpath("b.lance"), *o = tpath("o.lance");
   bri_file_writer *w;
   bri_error err;
-  ck_assert_int_eq(bri_file_writer_open(p, 2, fields, nfields, NULL, &w, &err), 0);
+  ck_assert_int_eq(bri_file_writer_open(NULL, p, 2, fields, nfields, NULL, &w, &err), 0);
   ck_assert_int_eq(bri_file_writer_append(w, (const struct ArrowArray *const *)a, 2, payload, NULL, &err), 0);
   bri_file_result res;
   ck_assert_msg(bri_file_writer_finish(w, &res, &err) == 0, "%s", err.msg);
   bri_file_writer_free(w);
   bri_file_result_free(&res);
   bri_datafile *df;
-  ck_assert_msg(bri_datafile_open(p, &df, &err) == 0, "%s", err.msg);
-  ck_assert_int_eq(bri_file_writer_open(o, 2, fields, nfields, NULL, &w, &err), 0);
+  ck_assert_msg(bri_datafile_open(NULL, p, &df, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(bri_file_writer_open(NULL, o, 2, fields, nfields, NULL, &w, &err), 0);
   ck_assert_msg(bri_pagecopy_check(w, 0, df, 0, &err) == 0, "%s", err.msg);
   ck_assert_int_eq(bri_file_writer_copy_column(w, 1, df, 1, &err), BRI_EUNSUPPORTED);
   ck_assert_msg(strstr(err.msg, "stores Blob v2 descriptors") != NULL, "%s", err.msg);

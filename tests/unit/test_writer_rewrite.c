@@ -134,12 +134,12 @@ static int rewrite_datafile(bri_table *t, Lance__Table__Manifest *m, Lance__Tabl
   int rc;
   if ((rc = bri_table_datafile_path(t, m, df, &src_path, err))) goto out;
   if ((rc = bri_table_data_dir(t, m, false, 0, &data_dir, err))) goto out;
-  if ((rc = bri_datafile_open(src_path, &src, err))) goto out;
+  if ((rc = bri_datafile_open(NULL, src_path, &src, err))) goto out;
   dst_path = bri_strdupf("%s/%s.lance", data_dir, stem);
   uint16_t major, minor;
   bri_datafile_version(src, &major, &minor);
   const Lance__File__FileDescriptor *fd = bri_datafile_descriptor(src);
-  if ((rc = bri_file_writer_open(dst_path, minor, fd->schema->fields, fd->schema->n_fields, &g_opt,
+  if ((rc = bri_file_writer_open(NULL, dst_path, minor, fd->schema->fields, fd->schema->n_fields, &g_opt,
                                  &w, err)))
     goto out;
   for (size_t c = 0; c < bri_file_writer_num_columns(w); c++) {
@@ -213,7 +213,7 @@ static int rewrite_fragment_arrow(bri_table *t, Lance__Table__Manifest *m,
   if ((rc = bri_table_data_dir(t, m, false, 0, &data_dir, err))) goto out;
   dst_path = bri_strdupf("%s/%s.lance", data_dir, stem);
   uint16_t minor = frag->n_files ? (uint16_t)frag->files[0]->file_minor_version : 2;
-  if ((rc = bri_file_writer_open(dst_path, minor, m->fields, m->n_fields, &g_opt, &w, err))) goto out;
+  if ((rc = bri_file_writer_open(NULL, dst_path, minor, m->fields, m->n_fields, &g_opt, &w, err))) goto out;
   arrow_ctx ac = {r, w};
   uint64_t rows = bri_fragment_num_rows(r);
   for (uint64_t first = 0; first < rows;) {
@@ -461,7 +461,7 @@ static void check_files(const char *root, const char *prefix) {
       char *p;
       ck_assert_int_eq(bri_table_datafile_path(t, m->pb, df, &p, &err), 0);
       bri_datafile *d;
-      ck_assert_msg(bri_datafile_open(p, &d, &err) == 0, "%s", err.msg);
+      ck_assert_msg(bri_datafile_open(NULL, p, &d, &err) == 0, "%s", err.msg);
       ck_assert_uint_eq(bri_datafile_size(d), df->file_size_bytes);
       uint16_t ma, mi;
       bri_datafile_version(d, &ma, &mi);

@@ -91,8 +91,10 @@ int bri_fragment_open(const bri_table *t, const bri_manifest *m,
     rfile *f = &r->files[i];
     f->pb = frag->files[i];
     r->n_files = i + 1;
+    bri_store *st = NULL;
     rc = bri_table_datafile_path(t, m->pb, f->pb, &f->path, err);
-    if (!rc) rc = bri_datafile_open(f->path, &f->df, err);
+    if (!rc) rc = bri_table_store_of(t, m->pb, f->path, &st, err);
+    if (!rc) rc = bri_datafile_open(st, f->path, &f->df, err);
     if (rc) goto fail;
     uint64_t rows = bri_datafile_num_rows(f->df);
     if (!have_rows) {
@@ -114,10 +116,12 @@ int bri_fragment_open(const bri_table *t, const bri_manifest *m,
   if (frag->deletion_file) {
     char *dpath = NULL;
     const Lance__Table__DeletionFile *dfp = frag->deletion_file;
+    bri_store *st = NULL;
     rc = bri_table_deletion_path(t, m->pb, frag, &dpath, err);
+    if (!rc) rc = bri_table_store_of(t, m->pb, dpath, &st, err);
     if (!rc)
-      rc = bri_deletion_read(dpath, (int)dfp->file_type, dfp->num_deleted_rows, r->physical_rows,
-                             &r->del, &r->n_del, err);
+      rc = bri_deletion_read(st, dpath, (int)dfp->file_type, dfp->num_deleted_rows,
+                             r->physical_rows, &r->del, &r->n_del, err);
     free(dpath);
     if (rc) goto fail;
   }

@@ -12,18 +12,15 @@
  * offsets in messages) and only then lets protobuf-c decode.
  *
  * The same code serves files and memory images: all reads go through
- * read_range, which is pread on a descriptor or memcpy from the image. */
+ * read_range, a ranged read of the storage interface (pread on a local
+ * disk, a ranged GET on S3) or memcpy from the image. */
 #include "lance/file/datafile.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "google/protobuf/any.pb-c.h"
 #include "util/bytes.h"
@@ -38,7 +35,7 @@ enum {
 
 struct bri_datafile {
   char *path;
-  int fd;             /* -1 for memory images */
+  bri_sfile *f;       /* NULL for memory images */
   const uint8_t *mem; /* borrowed image, or NULL */
   uint64_t size;
   bri_datafile_footer footer;
@@ -62,7 +59,7 @@ static int read_range(const bri_datafile *df, uint64_t off, uint64_t len, void *
     memcpy(buf, df->mem + off, (size_t)len);
     return 0;
   }
-  return bri_pread_exact(df->fd, df->path, off, buf, (size_t)len, err);
+  return bri_sfile_read(df->f, off, buf, (size_t)len, err);
 }
 
 const char *bri_datafile_layout_name(const Lance__Encodings21__PageLayout *layout) {
@@ -551,7 +548,6 @@ static int finish_open(bri_datafile *df, bri_datafile **out, bri_error *err) {
 static bri_datafile *new_df(const char *path) {
   bri_datafile *df = calloc(1, sizeof *df);
   if (!df) return NULL;
-  df->fd = -1;
   df->path = strdup(path ? path : "(memory)");
   if (!df->path) {
     free(df);
@@ -560,28 +556,16 @@ static bri_datafile *new_df(const char *path) {
   return df;
 }
 
-int bri_datafile_open(const char *path, bri_datafile **out, bri_error *err) {
+int bri_datafile_open(bri_store *st, const char *path, bri_datafile **out, bri_error *err) {
   *out = NULL;
   bri_datafile *df = new_df(path);
   if (!df) return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", path);
-  df->fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (df->fd < 0) {
-    int rc = errno == ENOENT ? bri_error_set(err, BRI_ENOTFOUND, "%s: no such file", path)
-                             : bri_error_errno(err, "open", path);
+  int rc = bri_store_open_file(st, path, &df->f, err);
+  if (rc) {
     bri_datafile_close(df);
     return rc;
   }
-  struct stat st;
-  if (fstat(df->fd, &st) != 0) {
-    int rc = bri_error_errno(err, "stat", path);
-    bri_datafile_close(df);
-    return rc;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    bri_datafile_close(df);
-    return bri_error_set(err, BRI_EIO, "%s: not a regular file", path);
-  }
-  df->size = (uint64_t)st.st_size;
+  df->size = bri_sfile_size(df->f);
   return finish_open(df, out, err);
 }
 
@@ -613,7 +597,7 @@ void bri_datafile_close(bri_datafile *df) {
   free(df->gb_pos);
   free(df->gb_size);
   free(df->meta);
-  if (df->fd >= 0) close(df->fd);
+  bri_sfile_close(df->f);
   free(df->path);
   free(df);
 }

@@ -26,6 +26,7 @@
 #include "file.pb-c.h"
 #include "file2.pb-c.h"
 #include "lance/encoding/page.h"
+#include "storage/store.h"
 #include "util/error.h"
 
 /* The 40 footer bytes, decoded (spec/file.md section 1). */
@@ -60,8 +61,9 @@ typedef struct bri_column {
 
 typedef struct bri_datafile bri_datafile;
 
-/* Opens and validates the container at path. */
-int bri_datafile_open(const char *path, bri_datafile **out, bri_error *err);
+/* Opens and validates the container at path in store st (NULL: a local
+ * path, storage/store.h). */
+int bri_datafile_open(bri_store *st, const char *path, bri_datafile **out, bri_error *err);
 
 /* The same over a file image held in memory (tests, fuzzing, files already
  * read). buf is borrowed: it must stay valid and unchanged until close. path

@@ -37,7 +37,6 @@ static bool same_column(const wcol *a, const wcol *b) {
 /* The writer's column list for the source file's schema (no file is made). */
 static int source_columns(bri_datafile *src, bri_file_writer *tmp, bri_error *err) {
   memset(tmp, 0, sizeof *tmp);
-  tmp->fd = -1;
   tmp->finished = true; /* owns no file */
   const Lance__File__FileDescriptor *fd = bri_datafile_descriptor(src);
   if (!fd || !fd->schema)

@@ -1,7 +1,7 @@
 /* writer.c: the data file container on the write side, and page cutting
  * (writer.h; spec/file.md section 1).
  *
- * Owns the file descriptor and its byte position, the 64-byte alignment and
+ * Owns the new file (a storage writer) and its byte position, the 64-byte alignment and
  * 0x48 padding of every buffer, the per-column page lists, the flush that
  * turns a column's buffered rows into one page (renumbering raw level codes
  * into Lance def values from the layers present in that page, then
@@ -9,17 +9,14 @@
  * global buffer 0, ColumnMetadata per column, CMO and GBO tables, footer.
  *
  * Design choice: writes go through one 4 MiB staging buffer (large page
- * buffers bypass it) so that many small pages do not cost one syscall each;
+ * buffers bypass it) so that many small pages do not cost one call each;
  * the position is tracked in user space and every recorded offset is the
  * position before the write. Any failure marks the writer failed and
- * unlinks the partial file at once; nothing half-written survives. */
+ * removes the partial file at once; nothing half-written survives. */
 #include "lance/file/writer.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "file2.pb-c.h"
 #include "google/protobuf/any.pb-c.h"
@@ -40,16 +37,7 @@ static int write_all(bri_file_writer *w, const uint8_t *p, size_t n, bri_error *
     bri_error_wrap(err, "writing %s", w->path);
     return rc;
   }
-  while (n) {
-    ssize_t k = write(w->fd, p, n);
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      return bri_error_errno(err, "writing", w->path);
-    }
-    p += k;
-    n -= (size_t)k;
-  }
-  return 0;
+  return n ? bri_swriter_append(w->out, p, n, err) : 0;
 }
 
 static int wflush(bri_file_writer *w, bri_error *err) {
@@ -77,11 +65,9 @@ static int put_bytes(bri_file_writer *w, const void *src, size_t n, bri_error *e
 int bri_writer_fail(bri_file_writer *w, int rc) {
   if (!w->failed && !w->finished) {
     w->failed = true;
-    if (w->fd >= 0) {
-      close(w->fd);
-      w->fd = -1;
-    }
-    unlink(w->path);
+    if (w->out) bri_swriter_abort(w->out);
+    else bri_store_delete(w->st, w->path, NULL); /* finished, then failed after */
+    w->out = NULL;
   }
   return rc;
 }
@@ -244,9 +230,10 @@ int bri_writer_flush_column(bri_file_writer *w, wcol *c, bri_error *err) {
 
 /* ---- open ------------------------------------------------------------------------ */
 
-int bri_file_writer_open(const char *path, uint16_t minor, Lance__File__Field *const *fields,
-                         size_t n_fields, const bri_file_writer_options *opt,
-                         bri_file_writer **out, bri_error *err) {
+int bri_file_writer_open(bri_store *st, const char *path, uint16_t minor,
+                         Lance__File__Field *const *fields, size_t n_fields,
+                         const bri_file_writer_options *opt, bri_file_writer **out,
+                         bri_error *err) {
   *out = NULL;
   if (!path || (!fields && n_fields))
     return bri_error_set(err, BRI_EINVAL, "file writer: missing path or fields");
@@ -255,7 +242,7 @@ int bri_file_writer_open(const char *path, uint16_t minor, Lance__File__Field *c
                          "%s: file version 2.%u cannot be written (2.1 and 2.2 can)", path, minor);
   bri_file_writer *w = calloc(1, sizeof *w);
   if (!w) return bri_error_set(err, BRI_ENOMEM, "file writer: out of memory");
-  w->fd = -1;
+  w->st = st;
   w->minor = minor;
   if (opt) w->opt = *opt;
   if (!w->opt.page_target_bytes) w->opt.page_target_bytes = BRI_WRITER_DEFAULT_PAGE_BYTES;
@@ -271,11 +258,8 @@ int bri_file_writer_open(const char *path, uint16_t minor, Lance__File__Field *c
     bri_error_wrap(err, "%s", path);
     goto fail;
   }
-  w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (w->fd < 0) {
-    rc = bri_error_errno(err, "creating", path);
-    goto fail;
-  }
+  static const bri_store_steps steps = {.written = "writer.before_fsync"};
+  if ((rc = bri_store_create(st, path, &steps, &w->out, err)) != 0) goto fail;
   *out = w;
   return 0;
 fail:
@@ -453,18 +437,19 @@ int bri_file_writer_finish(bri_file_writer *w, bri_file_result *res, bri_error *
   memcpy(footer + 36, "LANC", 4);
   if (!rc) rc = put_bytes(w, footer, 40, err);
   if (!rc) rc = wflush(w, err);
-  if (!rc && (rc = bri_failpoint("writer.before_fsync", err)) != 0) bri_error_wrap(err, "%s", w->path);
-  if (!rc && fsync(w->fd) != 0) rc = bri_error_errno(err, "fsyncing", w->path);
-  if (!rc && close(w->fd) != 0) {
-    w->fd = -1;
-    rc = bri_error_errno(err, "closing", w->path);
-  }
-  if (!rc) {
-    w->fd = -1; /* closed: the failpoint's error path must not close it again */
-    if ((rc = bri_failpoint("writer.after_finish", err)) != 0) bri_error_wrap(err, "%s", w->path);
-  }
   if (rc) return bri_writer_fail(w, rc);
-  w->fd = -1;
+  /* complete and durable (writer.before_fsync is passed in there); a failure
+   * removes the file */
+  bri_swriter *sw = w->out;
+  w->out = NULL;
+  if ((rc = bri_swriter_finish(sw, err)) != 0) {
+    w->failed = true;
+    return rc;
+  }
+  if ((rc = bri_failpoint("writer.after_finish", err)) != 0) {
+    bri_error_wrap(err, "%s", w->path);
+    return bri_writer_fail(w, rc);
+  }
   w->finished = true;
   res->file_size = w->pos;
   res->num_rows = rows;
@@ -495,7 +480,6 @@ void bri_file_result_free(bri_file_result *r) {
 void bri_file_writer_free(bri_file_writer *w) {
   if (!w) return;
   if (!w->finished) bri_writer_fail(w, 0);
-  if (w->fd >= 0) close(w->fd);
   for (size_t i = 0; i < w->n_cols; i++) {
     wcol *c = &w->cols[i];
     for (size_t p = 0; p < c->n_pages; p++) free(c->pages[p].encoding);

@@ -6,9 +6,9 @@
  * FileDescriptor: schema + row count); one ColumnMetadata per column whose
  * pages carry Any{/lance.encodings21.PageLayout} encodings and whose column
  * encoding is Any{/lance.encodings.ColumnEncoding, values}; the CMO and GBO
- * tables; the 40-byte footer. The file is created with O_EXCL (never
- * overwrites) and removed again when anything fails or when the writer is
- * freed before bri_file_writer_finish succeeded.
+ * tables; the 40-byte footer. The file is created through the storage
+ * interface (never overwriting) and removed again when anything fails or
+ * when the writer is freed before bri_file_writer_finish succeeded.
  *
  * Rows arrive per column: as Arrow batches (bri_file_writer_append, one
  * ArrowArray per top-level field, shapes as in reader.h), as already decoded
@@ -36,6 +36,7 @@
 
 #include "file.pb-c.h"
 #include "lance/encoding/page.h"
+#include "storage/store.h"
 #include "util/arrow_c.h"
 #include "util/error.h"
 
@@ -76,15 +77,17 @@ typedef struct bri_file_result {
   int32_t *column_indices; /* DataFile.column_indices: 0 .. n_columns-1 */
 } bri_file_result;
 
-/* Creates path (O_EXCL) for file version 2.minor (minor 1 or 2) with the
- * given schema. opt may be NULL. Errors: BRI_EUNSUPPORTED for a type the
- * writer cannot store (legacy blob v1 columns, packed structs of fixed-width
+/* Creates path in store st (bri_store_create: never overwriting; st NULL: a
+ * local path) for file version 2.minor (minor 1 or 2) with the given
+ * schema. opt may be NULL. Errors: BRI_EUNSUPPORTED for a type the writer
+ * cannot store (legacy blob v1 columns, packed structs of fixed-width
  * children, unknown logical types; the message names the field), BRI_EINVAL
- * for a malformed field list, BRI_EIO when the file exists or cannot be
- * created. */
-int bri_file_writer_open(const char *path, uint16_t minor, Lance__File__Field *const *fields,
-                         size_t n_fields, const bri_file_writer_options *opt,
-                         bri_file_writer **out, bri_error *err);
+ * for a malformed field list, BRI_ETAKEN when the file exists, BRI_EIO when
+ * it cannot be created. */
+int bri_file_writer_open(bri_store *st, const char *path, uint16_t minor,
+                         Lance__File__Field *const *fields, size_t n_fields,
+                         const bri_file_writer_options *opt, bri_file_writer **out,
+                         bri_error *err);
 
 /* Appends one batch: arrays[i] is top-level field i (in schema order), all
  * with the same length. Arrow shapes as reader.h documents them (lists with

@@ -23,6 +23,7 @@
 #include "lance/encoding/enc_page.h"
 #include "lance/encoding/page.h"
 #include "lance/file/writer.h"
+#include "storage/store.h"
 
 enum { WSTEP_STRUCT = 1, WSTEP_LIST = 2 };
 
@@ -92,7 +93,8 @@ typedef struct wcol {
 
 struct bri_file_writer {
   char *path;
-  int fd;
+  bri_store *st;    /* where the file is made (NULL: a local path, store.h) */
+  bri_swriter *out; /* the new file; NULL once finished or failed */
   uint16_t minor;
   bri_file_writer_options opt;
   bool failed, finished;

@@ -1,18 +1,16 @@
-/* commit.c: put-if-not-exists commits of new versions (see commit.h). The
- * order of operations is what makes a crash safe: the transaction file and
- * the staging manifest exist before the link, so a crash leaves either no new
- * version (and files cleanup can reclaim) or a complete, fsynced one. */
+/* commit.c: put-if-absent commits of new versions (see commit.h). The
+ * order of operations is what makes a crash safe: the transaction file is
+ * durable before the manifest, and the manifest's bytes are durable before
+ * its version name is taken (storage/store.h), so a crash leaves either no
+ * new version (and files cleanup can reclaim) or a complete, durable one. */
 #include "lance/table/commit.h"
 
 #include <errno.h>
 #include <stdbool.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "lance/table/bri.h"
 #include "lance/table/flags.h"
@@ -83,67 +81,26 @@ void bri_manifest_derive_flags(Lance__Table__Manifest *m) {
   m->has_reader_feature_flags = m->has_writer_feature_flags = 1;
 }
 
-int bri_fsync_dir(const char *dir, bri_error *err) {
-  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return bri_error_errno(err, "open directory", dir);
-  int rc = fsync(fd) == 0 ? 0 : bri_error_errno(err, "fsync directory", dir);
-  close(fd);
-  return rc;
-}
-
-/* Creates path (O_EXCL), writes len bytes, passes failpoint fp_written (the
- * bytes are written, not yet fsynced; may be NULL), fsyncs and closes. On
- * any failure the file is removed again. */
-static int write_new(const char *path, const void *data, size_t len, const char *fp_written,
-                     bri_error *err) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return errno == EEXIST ? bri_error_set(err, BRI_EIO, "%s already exists; brid never overwrites", path)
-                           : bri_error_errno(err, "create", path);
-  const uint8_t *p = data;
-  size_t done = 0;
-  int rc = 0;
-  while (done < len && !rc) {
-    ssize_t n = write(fd, p + done, len - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) rc = bri_error_errno(err, "write", path);
-    else done += (size_t)n;
-  }
-  if (!rc && fp_written) rc = bri_failpoint(fp_written, err);
-  if (!rc && fsync(fd) != 0) rc = bri_error_errno(err, "fsync", path);
-  if (close(fd) != 0 && !rc) rc = bri_error_errno(err, "close", path);
-  if (rc) unlink(path);
-  return rc;
-}
-
-int bri_write_new_file(const char *path, const void *data, size_t len, bri_error *err) {
-  return write_new(path, data, len, NULL, err);
-}
-
 /* Replaces _versions/latest_version_hint.json with {"version":v} unless it
  * already names a newer version. Best effort: the hint is an optimisation
  * for readers, never the source of truth, so a failure is not a commit
  * failure. */
-static void update_hint(const char *vdir, uint64_t v) {
+static void update_hint(bri_table *t, const char *vdir, uint64_t v) {
   char *hint = bri_path_join(vdir, "latest_version_hint.json");
   uint8_t *old;
   size_t len;
   unsigned long long cur = 0;
-  if (hint && bri_read_file(hint, 4096, &old, &len, NULL) == 0) {
+  if (hint && bri_store_read(t->store, hint, 4096, &old, &len, NULL) == 0) {
     const char *k = strstr((char *)old, "\"version\"");
     if (k) sscanf(strchr(k, ':') ? strchr(k, ':') + 1 : "", "%llu", &cur);
     free(old);
   }
   if (hint && cur <= v) {
-    char uuid[37], body[64];
-    bri_uuid_v4(uuid);
-    char *tmp = bri_strdupf("%s/.tmp_hint_%s", vdir, uuid);
+    char body[64];
     int n = snprintf(body, sizeof body, "{\"version\":%llu}", (unsigned long long)v);
-    if (tmp && bri_write_new_file(tmp, body, (size_t)n, NULL) == 0) {
-      if (bri_failpoint("commit.before_hint_rename", NULL) != 0 || rename(tmp, hint) != 0) unlink(tmp);
-      else (void)bri_failpoint("commit.after_hint_rename", NULL); /* the commit stands whatever it says */
-    }
-    free(tmp);
+    static const bri_store_steps steps = {.publish = "commit.before_hint_rename",
+                                          .published = "commit.after_hint_rename"};
+    (void)bri_store_put(t->store, hint, body, (size_t)n, &steps, NULL);
   }
   free(hint);
 }
@@ -163,11 +120,11 @@ int bri_commit(bri_table *t, Lance__Table__Manifest *m, Lance__Table__Transactio
   char *txn_name = bri_strdupf("%llu-%s.txn", (unsigned long long)txn->read_version, txn->uuid);
   char *name = bri_version_file_name(version, t->naming);
   char *final = vdir && name ? bri_path_join(vdir, name) : NULL;
-  char *staging = NULL, *tpath = NULL;
+  char *tpath = NULL;
   uint8_t *buf = NULL, *tbuf = NULL;
   size_t len;
   int rc = 0;
-  bool txn_written = false, staged = false;
+  bool txn_written = false;
   if (!vdir || !tdir || !txn_name || !final) {
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
     goto out;
@@ -216,69 +173,67 @@ int bri_commit(bri_table *t, Lance__Table__Manifest *m, Lance__Table__Transactio
       goto out;
     }
     lance__table__transaction__pack(txn, tbuf);
-    mkdir(tdir, 0755);
-    if ((rc = write_new(tpath, tbuf, tlen, "commit.before_txn_fsync", err)) != 0) goto out;
+    rc = bri_store_mkdir(t->store, tdir, err);
+    if (rc && rc != BRI_ETAKEN) goto out;
+    static const bri_store_steps txn_steps = {.written = "commit.before_txn_fsync"};
+    bri_error e = {0};
+    if ((rc = bri_store_put_new(t->store, tpath, tbuf, tlen, &txn_steps, &e)) != 0) {
+      if (err) *err = e;
+      goto out;
+    }
     txn_written = true;
-    if ((rc = bri_fsync_dir(tdir, err)) != 0) goto out;
+    /* not synced into its directory: nothing names it yet, so it fails */
+    if (e.code) {
+      rc = e.code;
+      if (err) *err = e;
+      goto out;
+    }
     if ((rc = bri_failpoint("commit.after_txn_fsync", err)) != 0) goto out;
     if (txn_path) *txn_path = strdup(tpath);
     if (m->transaction_file && m->transaction_file != protobuf_c_empty_string) free(m->transaction_file);
     m->transaction_file = strdup(txn_name);
   }
-  /* 2. the manifest: staging file, then link = put-if-not-exists */
+  /* 2. the manifest, put-if-absent: another writer's version is never
+   * overwritten (spec/table.md section 4) */
   if ((rc = bri_manifest_serialize(m, txn, idx, &buf, &len, err)) != 0) goto out;
-  bri_uuid_v4(uuid);
-  staging = bri_strdupf("%s/.tmp_%s_%s", vdir, name, uuid);
-  if (!staging) {
-    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!t->n_versions && (rc = bri_store_mkdir(t->store, vdir, err)) != 0 && rc != BRI_ETAKEN)
+    goto out; /* a new table's first version */
+  rc = 0;
+  static const bri_store_steps steps = {.written = "commit.before_manifest_fsync",
+                                        .durable = "commit.after_manifest_fsync",
+                                        .publish = "commit.before_link",
+                                        .published = "commit.after_link"};
+  bri_error warn = {0};
+  rc = bri_store_put_new(t->store, final, buf, len, &steps, &warn);
+  if (rc == BRI_ETAKEN) {
+    rc = bri_error_set(err, BRI_ETAKEN, "%s: version %llu was committed by another writer first",
+                       t->root, (unsigned long long)version);
     goto out;
   }
-  if ((rc = write_new(staging, buf, len, "commit.before_manifest_fsync", err)) != 0) goto out;
-  staged = true;
-  if ((rc = bri_failpoint("commit.after_manifest_fsync", err)) != 0 ||
-      (rc = bri_failpoint("commit.before_link", err)) != 0)
-    goto out;
-  if (link(staging, final) != 0) {
-    rc = errno == EEXIST
-             ? bri_error_set(err, BRI_ETAKEN,
-                             "%s: version %llu was committed by another writer first", t->root,
-                             (unsigned long long)version)
-             : bri_error_errno(err, "link", final);
+  if (rc) {
+    if (err) *err = warn;
     goto out;
   }
   /* The version is published: from here on nothing may report a failure
    * that would make the caller remove files this version references. A
-   * failed directory fsync (or an injected error) is a warning left in err
+   * failed directory sync (or an injected error) is a warning left in err
    * with rc 0 (see commit.h). */
-  bri_error warn;
-  int wrc = bri_failpoint("commit.after_link", &warn);
-  unlink(staging);
-  staged = false;
-  if (!wrc) wrc = bri_fsync_dir(vdir, &warn);
-  if (wrc)
-    bri_error_set(err, wrc, "%s: version %llu is committed, but it may not survive a power loss: %s",
-                  t->root, (unsigned long long)version, warn.msg);
-  update_hint(vdir, version);
+  if (warn.code)
+    bri_error_set(err, warn.code, "%s: version %llu is committed, but it may not survive a power "
+                  "loss: %s", t->root, (unsigned long long)version, warn.msg);
+  update_hint(t, vdir, version);
   /* 3. refresh the version list */
-  bri_version_entry *v;
-  size_t nv;
-  bri_naming scheme;
-  if (bri_versions_list(vdir, &v, &nv, &scheme, NULL) == 0) {
-    bri_versions_free(t->versions, t->n_versions);
-    t->versions = v;
-    t->n_versions = nv;
-  }
+  (void)bri_table_refresh(t, NULL);
 out:
   /* a failed attempt leaves nothing: no manifest names these files */
-  if (rc && staged) unlink(staging);
   if (rc && txn_written) {
-    unlink(tpath);
+    bri_store_delete(t->store, tpath, NULL);
     if (txn_path) {
       free(*txn_path);
       *txn_path = NULL;
     }
   }
-  free(vdir), free(tdir), free(txn_name), free(name), free(final), free(staging), free(tpath);
+  free(vdir), free(tdir), free(txn_name), free(name), free(final), free(tpath);
   free(buf), free(tbuf);
   return rc;
 }

@@ -1,12 +1,12 @@
-/* commit.h: publishing a new table version on a local filesystem.
+/* commit.h: publishing a new table version.
  *
  * A commit writes the transaction file, then the manifest under the table's
- * naming scheme with put-if-not-exists semantics: the bytes go to a staging
- * file in _versions/ (named .tmp_*, which Lance's cleanup also reclaims),
- * are fsynced, and are published with link(2), which fails with EEXIST when
- * another writer already took that version: a conflict, never an overwrite
- * (spec/table.md section 4). The directory is fsynced after the link, and
- * latest_version_hint.json is replaced atomically (write + rename).
+ * naming scheme with put-if-absent (bri_store_put_new: locally a staging
+ * file in _versions/ named .tmp_*, which Lance's cleanup also reclaims,
+ * fsynced and published with link(2); on S3 a PUT with If-None-Match: *),
+ * which fails when another writer already took that version: a conflict,
+ * never an overwrite (spec/table.md section 4). latest_version_hint.json is
+ * then replaced (bri_store_put).
  *
  * Building the manifest content (which fragments, which transaction) is the
  * caller's job; this module only stamps what every commit must carry:
@@ -63,12 +63,5 @@ void bri_manifest_derive_flags(Lance__Table__Manifest *m);
 int bri_commit(bri_table *t, Lance__Table__Manifest *m, Lance__Table__Transaction *txn,
                const Lance__Table__IndexSection *idx, uint64_t version, char **txn_path,
                bri_error *err);
-
-/* Writes len bytes to a new file (O_EXCL: an existing file is an error,
- * never overwritten) and fsyncs it. */
-int bri_write_new_file(const char *path, const void *data, size_t len, bri_error *err);
-
-/* fsyncs a directory. */
-int bri_fsync_dir(const char *dir, bri_error *err);
 
 #endif

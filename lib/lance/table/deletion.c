@@ -17,15 +17,12 @@
  * for duplicates. */
 #include "lance/table/deletion.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <zstd.h>
 
 #include "util/bytes.h"
@@ -821,13 +818,13 @@ int bri_deletion_parse(const uint8_t *buf, size_t len, const char *path, int fil
   }
 }
 
-int bri_deletion_read(const char *path, int file_type, uint64_t num_deleted_rows,
+int bri_deletion_read(bri_store *st, const char *path, int file_type, uint64_t num_deleted_rows,
                       uint64_t physical_rows, uint32_t **offsets, size_t *count, bri_error *err) {
   *offsets = NULL;
   *count = 0;
   uint8_t *buf;
   size_t len;
-  int rc = bri_read_file(path, BRI_DELETION_MAX_BYTES, &buf, &len, err);
+  int rc = bri_store_read(st, path, BRI_DELETION_MAX_BYTES, &buf, &len, err);
   if (rc) return rc;
   rc = bri_deletion_parse(buf, len, path, file_type, num_deleted_rows, physical_rows, offsets,
                           count, err);
@@ -884,35 +881,20 @@ int bri_deletion_encode_bin(const uint32_t *v, size_t n, uint8_t **out, size_t *
   return 0;
 }
 
-int bri_deletion_write_bin(const char *path, const uint32_t *sorted_offsets, size_t n,
-                           bri_error *err) {
+int bri_deletion_write_bin(bri_store *st, const char *path, const uint32_t *sorted_offsets,
+                           size_t n, bri_error *err) {
   uint8_t *b;
   size_t len;
   int rc = bri_deletion_encode_bin(sorted_offsets, n, &b, &len, err);
   if (rc) return bri_error_wrap(err, "%s", path);
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    rc = errno == EEXIST
-             ? bri_error_set(err, BRI_EIO, "%s: already exists; deletion files are never "
-                                           "overwritten", path)
-             : bri_error_errno(err, "create", path);
-    free(b);
-    return rc;
-  }
-  size_t done = 0;
-  while (done < len) {
-    ssize_t w = write(fd, b + done, len - done);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      rc = bri_error_errno(err, "write", path);
-      break;
-    }
-    done += (size_t)w;
-  }
-  if (!rc && fsync(fd) != 0) rc = bri_error_errno(err, "fsync", path);
-  if (close(fd) != 0 && !rc) rc = bri_error_errno(err, "close", path);
-  if (rc) unlink(path); /* we created it (O_EXCL), so it is ours to remove */
+  bri_error e = {0};
+  rc = bri_store_put_new(st, path, b, len, NULL, &e);
   free(b);
+  if (rc == BRI_ETAKEN)
+    return bri_error_set(err, rc, "%s: already exists; deletion files are never overwritten", path);
+  if (!rc && e.code) /* written, its directory not synced: nothing names it yet */
+    rc = e.code, bri_store_delete(st, path, NULL);
+  if (rc && err) *err = e;
   return rc;
 }
 

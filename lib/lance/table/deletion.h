@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "storage/store.h"
 #include "util/error.h"
 
 enum {
@@ -47,7 +48,7 @@ int bri_deletion_parse(const uint8_t *buf, size_t len, const char *path, int fil
                        size_t *count, bri_error *err);
 
 /* Reads and parses the deletion file at path (same contract). */
-int bri_deletion_read(const char *path, int file_type, uint64_t num_deleted_rows,
+int bri_deletion_read(bri_store *st, const char *path, int file_type, uint64_t num_deleted_rows,
                       uint64_t physical_rows, uint32_t **offsets, size_t *count, bri_error *err);
 
 /* Serializes n strictly increasing offsets (n >= 1) as a portable Roaring
@@ -56,11 +57,11 @@ int bri_deletion_read(const char *path, int file_type, uint64_t num_deleted_rows
 int bri_deletion_encode_bin(const uint32_t *sorted_offsets, size_t n, uint8_t **out,
                             size_t *out_len, bri_error *err);
 
-/* Writes bri_deletion_encode_bin's bytes to a new file at path (O_EXCL: an
- * existing file is an error and is left untouched), fsyncs it, and removes
- * the partial file on any failure. */
-int bri_deletion_write_bin(const char *path, const uint32_t *sorted_offsets, size_t n,
-                           bri_error *err);
+/* Writes bri_deletion_encode_bin's bytes to a new file at path in store st
+ * (put-if-absent: an existing file is BRI_ETAKEN and is left untouched),
+ * durably; any failure leaves no file. */
+int bri_deletion_write_bin(bri_store *st, const char *path, const uint32_t *sorted_offsets,
+                           size_t n, bri_error *err);
 
 /* "{fragment_id}-{read_version}-{id}.arrow|bin" (spec/table.md 5.5), malloc'd. */
 char *bri_deletion_file_name(uint64_t fragment_id, uint64_t read_version, uint64_t id,

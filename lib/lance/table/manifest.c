@@ -183,11 +183,11 @@ int bri_manifest_parse(const uint8_t *buf, size_t len, const char *path, bri_man
   return 0;
 }
 
-int bri_manifest_read(const char *path, bri_manifest **out, bri_error *err) {
+int bri_manifest_read(bri_store *st, const char *path, bri_manifest **out, bri_error *err) {
   uint8_t *buf;
   size_t len;
   *out = NULL;
-  int rc = bri_read_file(path, BRI_MANIFEST_MAX_BYTES, &buf, &len, err);
+  int rc = bri_store_read(st, path, BRI_MANIFEST_MAX_BYTES, &buf, &len, err);
   if (rc) return rc;
   rc = bri_manifest_parse(buf, len, path, out, err);
   free(buf);

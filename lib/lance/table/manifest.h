@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "storage/store.h"
 #include "table.pb-c.h"
 #include "transaction.pb-c.h"
 #include "util/error.h"
@@ -30,7 +31,8 @@ int bri_manifest_parse(const uint8_t *buf, size_t len, const char *path, bri_man
                        bri_error *err);
 
 /* Reads and parses the manifest file at path. */
-int bri_manifest_read(const char *path, bri_manifest **out, bri_error *err);
+/* st NULL: path is a local file outside any table (storage/store.h). */
+int bri_manifest_read(bri_store *st, const char *path, bri_manifest **out, bri_error *err);
 
 void bri_manifest_free(bri_manifest *m);
 

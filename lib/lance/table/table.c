@@ -12,21 +12,39 @@
 #include "util/fsutil.h"
 #include "util/pbcheck.h"
 
-int bri_table_open(const char *root, bri_table **out, bri_error *err) {
-  *out = NULL;
-  bri_table *t = calloc(1, sizeof *t);
-  if (!t) return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", root);
-  size_t n = strlen(root);
-  while (n > 1 && root[n - 1] == '/') n--;
-  t->root = bri_strdupf("%.*s", (int)n, root);
+/* Stores of base paths, by the path the manifest gives (file:// dropped). */
+struct bri_table_bases {
+  size_t n;
+  char **paths;
+  bri_store **stores;
+};
+
+static int list_versions(bri_table *t, bri_version_entry **v, size_t *n, bri_naming *naming,
+                         bri_error *err) {
   char *vdir = bri_path_join(t->root, "_versions");
-  int rc = (!t->root || !vdir) ? bri_error_set(err, BRI_ENOMEM, "%s: out of memory", root)
-                               : bri_versions_list(vdir, &t->versions, &t->n_versions, &t->naming, err);
-  if (rc == BRI_ENOTFOUND)
-    rc = bri_error_set(err, BRI_ENOTFOUND, "%s: not a Lance table (no _versions directory)", root);
-  else if (!rc && t->n_versions == 0)
-    rc = bri_error_set(err, BRI_ENOTFOUND, "%s: not a Lance table (no manifest in %s)", root, vdir);
+  int rc = vdir ? bri_versions_list(t->store, vdir, v, n, naming, err)
+                : bri_error_set(err, BRI_ENOMEM, "%s: out of memory", t->root);
   free(vdir);
+  return rc;
+}
+
+int bri_table_open_store(bri_store *st, bri_table **out, bri_error *err) {
+  *out = NULL;
+  const char *root = bri_store_uri(st);
+  bri_table *t = calloc(1, sizeof *t);
+  if (!t || !(t->root = strdup(root)) || !(t->bases = calloc(1, sizeof *t->bases))) {
+    if (t) free(t->root);
+    free(t);
+    bri_store_close(st);
+    return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", root);
+  }
+  t->store = st;
+  int rc = list_versions(t, &t->versions, &t->n_versions, &t->naming, err);
+  if (rc == BRI_ENOTFOUND)
+    rc = bri_error_set(err, BRI_ENOTFOUND, "%s: not a Lance table (no _versions directory)", t->root);
+  else if (!rc && t->n_versions == 0)
+    rc = bri_error_set(err, BRI_ENOTFOUND, "%s: not a Lance table (no manifest in %s/_versions)",
+                       t->root, t->root);
   if (rc) {
     bri_table_close(t);
     return rc;
@@ -35,11 +53,103 @@ int bri_table_open(const char *root, bri_table **out, bri_error *err) {
   return 0;
 }
 
+int bri_table_create(bri_store *st, bri_table **out, bri_error *err) {
+  *out = NULL;
+  const char *root = bri_store_uri(st);
+  bri_table *t = calloc(1, sizeof *t);
+  if (!t || !(t->root = strdup(root)) || !(t->bases = calloc(1, sizeof *t->bases))) {
+    if (t) free(t->root);
+    free(t);
+    bri_store_close(st);
+    return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", root);
+  }
+  t->store = st;
+  t->naming = BRI_NAMING_V2; /* what Lance uses for new tables */
+  *out = t;
+  return 0;
+}
+
+int bri_table_open(const char *root, bri_table **out, bri_error *err) {
+  *out = NULL;
+  bri_store *st;
+  int rc = bri_store_open(root, 0, &st, err);
+  if (rc == BRI_ENOTFOUND) {
+    size_t n = strlen(root);
+    while (n > 1 && root[n - 1] == '/') n--;
+    return bri_error_set(err, BRI_ENOTFOUND, "%.*s: not a Lance table (no _versions directory)",
+                         (int)n, root);
+  }
+  return rc ? rc : bri_table_open_store(st, out, err);
+}
+
 void bri_table_close(bri_table *t) {
   if (!t) return;
   bri_versions_free(t->versions, t->n_versions);
+  if (t->bases) {
+    for (size_t i = 0; i < t->bases->n; i++) {
+      free(t->bases->paths[i]);
+      bri_store_close(t->bases->stores[i]);
+    }
+    free(t->bases->paths);
+    free(t->bases->stores);
+    free(t->bases);
+  }
+  bri_store_close(t->store);
   free(t->root);
   free(t);
+}
+
+int bri_table_refresh(bri_table *t, bri_error *err) {
+  bri_version_entry *v;
+  size_t nv;
+  bri_naming scheme;
+  int rc = list_versions(t, &v, &nv, &scheme, err);
+  if (rc) return rc;
+  bri_versions_free(t->versions, t->n_versions);
+  t->versions = v, t->n_versions = nv;
+  if (nv) t->naming = scheme;
+  return 0;
+}
+
+/* The local path of a base (file:// dropped), or NULL for another scheme. */
+static const char *base_local(const Lance__Table__BasePath *b) {
+  const char *p = b->path ? b->path : "";
+  if (!strncmp(p, "file://", 7)) p += 7;
+  return strstr(p, "://") ? NULL : p;
+}
+
+int bri_table_store_of(const bri_table *t, const Lance__Table__Manifest *m, const char *path,
+                       bri_store **out, bri_error *err) {
+  *out = NULL;
+  if (bri_store_key(t->store, path)) {
+    *out = t->store;
+    return 0;
+  }
+  bri_table_bases *b = t->bases;
+  for (size_t i = 0; i < b->n; i++)
+    if (bri_path_below(b->paths[i], path)) {
+      *out = b->stores[i];
+      return 0;
+    }
+  for (size_t i = 0; m && i < m->n_base_paths; i++) {
+    const char *p = base_local(m->base_paths[i]);
+    if (!p || p[0] != '/' || !bri_path_below(p, path)) continue;
+    char **np = realloc(b->paths, (b->n + 1) * sizeof *np);
+    if (np) b->paths = np;
+    bri_store **ns = np ? realloc(b->stores, (b->n + 1) * sizeof *ns) : NULL;
+    if (ns) b->stores = ns;
+    if (!np || !ns || !(b->paths[b->n] = strdup(p)))
+      return bri_error_set(err, BRI_ENOMEM, "out of memory");
+    int rc = bri_store_open(p, 0, &b->stores[b->n], err);
+    if (rc) {
+      free(b->paths[b->n]);
+      return bri_error_wrap(err, "%s: base %u of %s", path, m->base_paths[i]->id, t->root);
+    }
+    *out = b->stores[b->n++];
+    return 0;
+  }
+  return bri_error_set(err, BRI_EINVAL, "%s is neither in the table %s nor in one of its bases",
+                       path, t->root);
 }
 
 uint64_t bri_table_latest_version(const bri_table *t) {
@@ -60,7 +170,7 @@ int bri_table_load(const bri_table *t, uint64_t v, bri_manifest **out, bri_error
   if (!p)
     return bri_error_set(err, BRI_ENOTFOUND, "%s: no version %llu (latest is %llu)", t->root,
                          (unsigned long long)v, (unsigned long long)bri_table_latest_version(t));
-  int rc = bri_manifest_read(p, out, err);
+  int rc = bri_manifest_read(t->store, p, out, err);
   if (!rc && (*out)->pb->version != v) {
     rc = bri_error_set(err, BRI_ECORRUPT, "%s: file name says version %llu, manifest says %llu", p,
                        (unsigned long long)v, (unsigned long long)(*out)->pb->version);
@@ -94,7 +204,8 @@ int bri_table_load_transaction(const bri_table *t, uint64_t v, Lance__Table__Tra
   bri_manifest_free(m);
   uint8_t *buf;
   size_t len;
-  rc = p ? bri_read_file(p, (size_t)1 << 30, &buf, &len, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  rc = p ? bri_store_read(t->store, p, (size_t)1 << 30, &buf, &len, err)
+         : bri_error_set(err, BRI_ENOMEM, "out of memory");
   if (!rc) {
     rc = bri_pb_unpack(&lance__table__transaction__descriptor, buf, len, 0, p, "transaction",
                        (ProtobufCMessage **)out, err);
@@ -249,9 +360,10 @@ static int read_refs(const bri_table *t, const char *sub, int is_tag, bri_ref **
   *out = NULL;
   *count = 0;
   char *dir = bri_strdupf("%s/_refs/%s", t->root, sub);
-  char **names;
+  if (!dir) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  bri_store_entry *e;
   size_t n;
-  int rc = bri_list_dir(dir, &names, &n, err);
+  int rc = bri_store_list(t->store, dir, 0, &e, &n, err);
   if (rc == BRI_ENOTFOUND) {
     free(dir);
     return 0;
@@ -262,31 +374,42 @@ static int read_refs(const bri_table *t, const char *sub, int is_tag, bri_ref **
   }
   bri_ref *refs = calloc(n ? n : 1, sizeof *refs);
   size_t k = 0;
+  if (!refs) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
   for (size_t i = 0; i < n && !rc; i++) {
-    size_t len = strlen(names[i]);
-    if (len <= 5 || strcmp(names[i] + len - 5, ".json")) continue;
-    char *p = bri_path_join(dir, names[i]);
+    char *name = e[i].name;
+    size_t len = strlen(name);
+    if (len <= 5 || strcmp(name + len - 5, ".json")) continue;
+    char *p = bri_path_join(dir, name);
+    uint8_t *buf = NULL;
+    size_t blen;
     json_error_t je;
-    json_t *j = json_load_file(p, 0, &je);
+    json_t *j = NULL;
+    if (!p) {
+      rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+      break;
+    }
+    if ((rc = bri_store_read(t->store, p, 1 << 20, &buf, &blen, err)) == 0 &&
+        !(j = json_loadb((const char *)buf, blen, 0, &je)))
+      rc = bri_error_set(err, BRI_ECORRUPT, "%s: %s", p, je.text);
     uint64_t ver;
     const char *vkey = is_tag ? "version" : "parentVersion", *vkey2 = is_tag ? "version" : "parent_version";
-    if (!j || !json_is_object(j) || !json_u64_2(j, vkey, vkey2, &ver)) {
-      rc = bri_error_set(err, BRI_ECORRUPT, "%s: %s", p,
-                         j ? "expected an object with a non-negative integer version"
-                           : je.text);
-    } else {
+    if (!rc && (!json_is_object(j) || !json_u64_2(j, vkey, vkey2, &ver))) {
+      rc = bri_error_set(err, BRI_ECORRUPT, "%s: expected an object with a non-negative integer "
+                         "version", p);
+    } else if (!rc) {
       const char *br = is_tag ? json_str2(j, "branch", "branch")
                               : json_str2(j, "parentBranch", "parent_branch");
-      names[i][len - 5] = 0;
-      refs[k].name = is_tag ? strdup(names[i]) : unescape(names[i]);
+      name[len - 5] = 0;
+      refs[k].name = is_tag ? strdup(name) : unescape(name);
       refs[k].branch = br ? strdup(br) : NULL;
       refs[k].version = ver;
       k++;
     }
     json_decref(j);
+    free(buf);
     free(p);
   }
-  bri_free_names(names, n);
+  bri_store_entries_free(e, n);
   free(dir);
   if (rc) {
     bri_refs_free(refs, k);

@@ -1,9 +1,11 @@
-/* table.h: a Lance table root on a local filesystem.
+/* table.h: a Lance table root, on any store (storage/store.h).
  *
- * Opening a table lists its versions (either naming scheme) without reading
- * any manifest; manifests are loaded on demand. This module also resolves
- * where the files a manifest names live (base paths: spec/table.md section 1)
- * and reads tags and branches from _refs/. Everything here is read-only. */
+ * Opening a table opens its store and lists its versions (either naming
+ * scheme) without reading any manifest; manifests are loaded on demand.
+ * This module also resolves where the files a manifest names live (base
+ * paths: spec/table.md section 1), as paths below the table root or below
+ * a base, with the store that reaches each (bri_table_store_of), and reads
+ * tags and branches from _refs/. Everything here is read-only. */
 #ifndef BRI_TABLE_H
 #define BRI_TABLE_H
 
@@ -13,13 +15,18 @@
 
 #include "lance/table/manifest.h"
 #include "lance/table/version.h"
+#include "storage/store.h"
 #include "util/error.h"
 
+typedef struct bri_table_bases bri_table_bases;
+
 typedef struct bri_table {
-  char *root;                 /* as given, without trailing slashes */
+  char *root;                 /* as given, without trailing slashes: bri_store_uri(store) */
+  bri_store *store;           /* the root's store (owned) */
   bri_naming naming;
   size_t n_versions;
   bri_version_entry *versions; /* ascending */
+  bri_table_bases *bases;      /* stores of base paths, opened on demand (owned) */
 } bri_table;
 
 typedef struct bri_ref {
@@ -30,7 +37,23 @@ typedef struct bri_ref {
 
 /* Opens root (a directory with _versions/). No manifest: BRI_ENOTFOUND. */
 int bri_table_open(const char *root, bri_table **out, bri_error *err);
+/* The same on a store already open; the table takes it (closed with the
+ * table, also when the open fails). */
+int bri_table_open_store(bri_store *st, bri_table **out, bri_error *err);
 void bri_table_close(bri_table *t);
+/* A table with no version yet in store st (taken as above), for making its
+ * first one with bri_commit (which creates _versions/); naming is V2. */
+int bri_table_create(bri_store *st, bri_table **out, bri_error *err);
+
+/* The store that reaches path: the table's own below its root, else the
+ * store of the base path of m that path lies below (opened once, kept with
+ * the table). Anything else is BRI_EINVAL naming it. */
+int bri_table_store_of(const bri_table *t, const Lance__Table__Manifest *m, const char *path,
+                       bri_store **out, bri_error *err);
+
+/* Lists the versions of the table again (after a commit, or to see other
+ * writers' commits). */
+int bri_table_refresh(bri_table *t, bri_error *err);
 
 uint64_t bri_table_latest_version(const bri_table *t);
 /* Path of version v's manifest (malloc'd), or NULL when v does not exist. */

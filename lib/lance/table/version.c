@@ -50,18 +50,18 @@ static int cmp_version(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-int bri_versions_list(const char *versions_dir, bri_version_entry **out, size_t *count,
-                      bri_naming *scheme, bri_error *err) {
+int bri_versions_list(bri_store *st, const char *versions_dir, bri_version_entry **out,
+                      size_t *count, bri_naming *scheme, bri_error *err) {
   *out = NULL;
   *count = 0;
   *scheme = BRI_NAMING_V2;
-  char **names;
+  bri_store_entry *e;
   size_t n;
-  int rc = bri_list_dir(versions_dir, &names, &n, err);
+  int rc = bri_store_list(st, versions_dir, 0, &e, &n, err);
   if (rc) return rc;
   bri_version_entry *v = calloc(n ? n : 1, sizeof *v);
   if (!v) {
-    bri_free_names(names, n);
+    bri_store_entries_free(e, n);
     return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", versions_dir);
   }
   size_t k = 0;
@@ -69,7 +69,7 @@ int bri_versions_list(const char *versions_dir, bri_version_entry **out, size_t 
   for (size_t i = 0; i < n; i++) {
     uint64_t ver;
     bri_naming s;
-    if (!bri_version_parse_name(names[i], &ver, &s)) continue;
+    if (!bri_version_parse_name(e[i].name, &ver, &s)) continue;
     if (seen && s != *scheme) {
       rc = bri_error_set(err, BRI_ECORRUPT,
                          "%s: found both V1 (N.manifest) and V2 (20-digit) manifest names; "
@@ -80,11 +80,11 @@ int bri_versions_list(const char *versions_dir, bri_version_entry **out, size_t 
     *scheme = s;
     seen = 1;
     v[k].version = ver;
-    v[k].file = names[i];
-    names[i] = NULL;
+    v[k].file = e[i].name;
+    e[i].name = NULL;
     k++;
   }
-  bri_free_names(names, n);
+  bri_store_entries_free(e, n);
   if (!rc) {
     qsort(v, k, sizeof *v, cmp_version);
     for (size_t i = 1; i < k; i++)

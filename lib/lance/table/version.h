@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "storage/store.h"
 #include "util/error.h"
 
 typedef enum { BRI_NAMING_V1 = 1, BRI_NAMING_V2 = 2 } bri_naming;
@@ -27,11 +28,12 @@ int bri_version_parse_name(const char *name, uint64_t *version, bri_naming *sche
 /* File name of version v under scheme (malloc'd). */
 char *bri_version_file_name(uint64_t v, bri_naming scheme);
 
-/* Lists versions in versions_dir, ascending. Duplicates (the same version under
- * both names) and mixed schemes are errors. An empty list is not an error;
- * *scheme is BRI_NAMING_V2 then (what Lance uses for new tables). */
-int bri_versions_list(const char *versions_dir, bri_version_entry **out, size_t *count,
-                      bri_naming *scheme, bri_error *err);
+/* Lists versions in versions_dir (a directory of store st), ascending.
+ * Duplicates (the same version under both names) and mixed schemes are
+ * errors. An empty list is not an error; *scheme is BRI_NAMING_V2 then
+ * (what Lance uses for new tables). */
+int bri_versions_list(bri_store *st, const char *versions_dir, bri_version_entry **out,
+                      size_t *count, bri_naming *scheme, bri_error *err);
 void bri_versions_free(bri_version_entry *v, size_t count);
 
 #endif

@@ -1,12 +1,10 @@
 /* outputs.c: created-file records and their rollback (see outputs.h). */
-#include "util/outputs.h"
+#include "storage/outputs.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "util/failpoint.h"
-#include "util/fsutil.h"
 
 int bri_outputs_add(bri_outputs *o, const char *path, bri_error *err) {
   if (o->n == o->cap) {
@@ -22,15 +20,10 @@ int bri_outputs_add(bri_outputs *o, const char *path, bri_error *err) {
 }
 
 void bri_outputs_roll_back(bri_outputs *o) {
-  int dfd = -1;
-  bri_error e;
-  if (o->root && bri_dir_open(o->root, &dfd, &e) != 0) dfd = -1;
   for (size_t i = o->n; i-- > 0;) {
-    const char *rel = dfd >= 0 ? bri_path_below(o->root, o->paths[i]) : NULL;
-    if (rel) bri_remove_beneath(dfd, o->root, rel, &e);
-    else if (unlink(o->paths[i]) != 0) rmdir(o->paths[i]); /* the root itself (a clone's) */
+    const char *key = o->store ? bri_store_key(o->store, o->paths[i]) : NULL;
+    bri_store_delete(key && *key ? o->store : NULL, o->paths[i], NULL);
   }
-  if (dfd >= 0) close(dfd);
   bri_outputs_clear(o);
 }
 

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "storage/store.h"
 #include "util/error.h"
 
 /* Called with every path before it is created; non-zero aborts. */
@@ -19,10 +20,11 @@ typedef struct bri_outputs {
   size_t n, cap;
   bri_journal_fn journal; /* may be NULL */
   void *user;
-  const char *root; /* may be NULL; when set, a path below it is removed
-                       beneath it (util/fsutil.h: no link on the way is
-                       followed), so that a directory swapped for a link
-                       after the files were made cannot redirect a removal */
+  bri_store *store; /* where the paths are (borrowed): removed through it, so
+                       that no link on the way is followed and a directory
+                       swapped for a link after the files were made cannot
+                       redirect a removal; a path outside it (a clone's own
+                       root) is removed as a local path */
 } bri_outputs;
 
 /* Records path (call it before creating the file or directory). */
