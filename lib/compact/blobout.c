@@ -56,16 +56,19 @@ struct bri_blob_out {
   bri_blob_out_stats stats;
 };
 
+static const char *const STRATEGY_NAMES[] = {"bri", "link", "copy", "auto"};
+
 const char *bri_strategy_name(bri_strategy s) {
-  return s == BRI_STRATEGY_LINK ? "link" : s == BRI_STRATEGY_COPY ? "copy" : "bri";
+  return (unsigned)s < sizeof STRATEGY_NAMES / sizeof STRATEGY_NAMES[0] ? STRATEGY_NAMES[s] : "?";
 }
 
 int bri_strategy_parse(const char *s, bri_strategy *out, bri_error *err) {
-  if (!strcmp(s, "bri")) *out = BRI_STRATEGY_BRI;
-  else if (!strcmp(s, "link")) *out = BRI_STRATEGY_LINK;
-  else if (!strcmp(s, "copy")) *out = BRI_STRATEGY_COPY;
-  else return bri_error_set(err, BRI_EINVAL, "unknown strategy \"%s\" (bri, link or copy)", s);
-  return 0;
+  for (size_t i = 0; i < sizeof STRATEGY_NAMES / sizeof STRATEGY_NAMES[0]; i++)
+    if (!strcmp(s, STRATEGY_NAMES[i])) {
+      *out = (bri_strategy)i;
+      return 0;
+    }
+  return bri_error_set(err, BRI_EINVAL, "unknown strategy \"%s\" (auto, bri, link or copy)", s);
 }
 
 int bri_blob_out_open(const char *root, const char *own_dir, bri_strategy s,
@@ -239,9 +242,34 @@ static int copy_packed(bri_blob_out *o, const bri_blob_terminal *term, const cha
   return rc;
 }
 
-/* A whole object: linked or copied under a new id, or recorded in the BRI. */
+/* Links a whole object into the output's own directory as dst/name. */
+static int link_object(bri_blob_out *o, const bri_blob_terminal *term, const char *src, const char *name,
+                       bri_error *err) {
+  /* the link names the inode that was opened beneath the anchor: never a
+   * link's target, never a file swapped in meanwhile */
+  int afd;
+  bool owned;
+  char *adir;
+  const char *rel;
+  uint64_t linked_bytes;
+  int rc = source_anchor(o, term, src, &afd, &owned, &adir, &rel, err);
+  if (rc) return rc;
+  rc = bri_link_beneath(afd, owned ? adir : o->root, rel, o->own_fd, o->own_dir, name, &linked_bytes, err);
+  int e = errno;
+  if (owned) close(afd);
+  free(adir);
+  errno = e;
+  return rc;
+}
+
+/* Returned by reuse_object when auto's link of a pack was refused: the
+ * caller copies the range instead (not the whole pack). */
+#define LINK_REFUSED 1
+
+/* A whole object: linked or copied under a new id, or recorded in the BRI.
+ * packed: a Packed pack (size 0: its bytes are counted per range). */
 static int reuse_object(bri_blob_out *o, const bri_blob_terminal *term, const char *src,
-                        uint64_t size, bool copy, uint32_t *blob_id, bri_error *err) {
+                        uint64_t size, bool copy, bool packed, uint32_t *blob_id, bri_error *err) {
   bri_strmap_entry *e = bri_strmap_get(&o->objects, src);
   if (e) {
     *blob_id = (uint32_t)e->a;
@@ -266,29 +294,28 @@ static int reuse_object(bri_blob_out *o, const bri_blob_terminal *term, const ch
     char *dst = NULL;
     if (!(rc = ensure_dir(o, err)) && (dst = sidecar(o, id)) && !(rc = journal(o, dst, err))) {
       if (!copy) {
-        /* the link names the inode that was opened beneath the anchor:
-         * never a link's target, never a file swapped in meanwhile */
-        int afd;
-        bool owned;
-        char *adir;
-        const char *rel;
-        uint64_t linked_bytes;
         char name[BRI_BLOB_NAME_LEN];
         bri_blob_file_name(id, name);
-        if (!(rc = source_anchor(o, term, src, &afd, &owned, &adir, &rel, err))) {
-          rc = bri_link_beneath(afd, owned ? adir : o->root, rel, o->own_fd, o->own_dir, name,
-                                &linked_bytes, err);
-          if (rc == BRI_EIO && errno == EXDEV)
-            rc = bri_error_set(err, BRI_EUNSUPPORTED, "cannot hard-link %s into %s: another "
-                               "filesystem (use the bri or copy strategy)", src, o->own_dir);
-          if (owned) close(afd);
-          free(adir);
+        rc = link_object(o, term, src, name, err);
+        if (rc == BRI_EUNSUPPORTED && o->s == BRI_STRATEGY_AUTO) {
+          /* auto: copies from now on (nothing was created under dst) */
+          o->stats.links_refused = true;
+          rc = 0, copy = true;
+          if (packed) {
+            o->next_id--; /* the id just taken, unused */
+            free(dst);
+            return LINK_REFUSED;
+          }
+        } else if (rc == BRI_EUNSUPPORTED && errno == EXDEV) {
+          rc = bri_error_set(err, BRI_EUNSUPPORTED, "cannot hard-link %s into %s: another "
+                             "filesystem (use the auto, bri or copy strategy)", src, o->own_dir);
         }
-        if (!rc) {
+        if (!rc && !copy) {
           o->stats.links++, o->stats.reused_bytes += size;
           rc = bri_failpoint("blobout.after_link", err);
         }
-      } else {
+      }
+      if (!rc && copy) {
         int fd;
         if (!(rc = create_own(o, id, &fd, err))) {
           rc = copy_range(o, term, src, 0, size, fd, dst, err);
@@ -316,16 +343,18 @@ int bri_blob_out_rewrite(bri_blob_out *o, bri_blob_resolver *r, uint8_t kind, ui
   char *src = bri_path_join(term.dir, name);
   if (!src) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   int rc;
+  bool copy = o->s == BRI_STRATEGY_COPY || (o->s == BRI_STRATEGY_AUTO && o->stats.links_refused);
   if (kind == 1) { /* Packed */
-    bool repack = o->s == BRI_STRATEGY_COPY || (o->s == BRI_STRATEGY_BRI && o->repack && bri_strset_has(o->repack, src));
-    if (repack) rc = copy_packed(o, &term, src, *position, size, blob_id, position, err);
-    else {
+    bool repack = copy || (o->s == BRI_STRATEGY_BRI && o->repack && bri_strset_has(o->repack, src));
+    if (!repack) {
       /* the whole pack is reused; its bytes are counted once per range */
-      rc = reuse_object(o, &term, src, 0, false, blob_id, err);
-      if (!rc) o->stats.reused_bytes += size;
+      rc = reuse_object(o, &term, src, 0, false, true, blob_id, err);
+      if (rc == LINK_REFUSED) repack = true;
+      else if (!rc) o->stats.reused_bytes += size;
     }
+    if (repack) rc = copy_packed(o, &term, src, *position, size, blob_id, position, err);
   } else {
-    rc = reuse_object(o, &term, src, size, o->s == BRI_STRATEGY_COPY, blob_id, err);
+    rc = reuse_object(o, &term, src, size, copy, false, blob_id, err);
   }
   free(src);
   return rc;
