@@ -99,7 +99,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_HELPER_OBJ) $(LIBBRI)
 # daemon/, without .c) in FUZZ_DAEMON_<name>; it then links the daemon's
 # libraries too.
 FUZZ_DAEMON_config  := brid/svc_config brid/svc_log
-FUZZ_DAEMON_request := rpc/rpc_proto brid/svc_request
+FUZZ_DAEMON_request := rpc/rpc_proto brid/svc_request brid/svc_kinds brid/svc_config brid/svc_log
 fuzz_daemon_obj = $(patsubst %,$(BUILD)/obj/daemon/%.o,$(FUZZ_DAEMON_$(1)))
 $(foreach n,$(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC)),$(eval $(BUILD)/fuzz/fuzz_$(n): $(call fuzz_daemon_obj,$(n))))
 
@@ -147,7 +147,9 @@ demo: deps
 # make install PREFIX=/usr DESTDIR=pkgroot: binaries, the unit (ExecStart
 # rewritten to BINDIR), sysusers/tmpfiles snippets, the example configuration,
 # and /etc/brid/brid.conf unless one exists (every root commented out: brid
-# refuses to start until an administrator names one).
+# refuses to start until an administrator names one). brid.conf is 0644: it
+# holds no secret, and the unit's User=brid must read it (a root-only file
+# stops the service with exit status 78).
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 UNITDIR ?= $(PREFIX)/lib/systemd/system
@@ -157,7 +159,7 @@ install: all
 	install -Dm755 $(BUILD)/bin/brid $(DESTDIR)$(BINDIR)/brid
 	install -Dm755 $(BUILD)/bin/brictl $(DESTDIR)$(BINDIR)/brictl
 	install -Dm644 config/brid.conf.example $(DESTDIR)$(DOCDIR)/brid.conf.example
-	[ -e $(DESTDIR)$(SYSCONFDIR)/brid/brid.conf ] || install -Dm640 config/brid.conf.example $(DESTDIR)$(SYSCONFDIR)/brid/brid.conf
+	[ -e $(DESTDIR)$(SYSCONFDIR)/brid/brid.conf ] || install -Dm644 config/brid.conf.example $(DESTDIR)$(SYSCONFDIR)/brid/brid.conf
 	mkdir -p $(DESTDIR)$(UNITDIR)
 	sed 's#/usr/local/bin/brid#$(BINDIR)/brid#; s#/usr/local/share/doc/brid#$(DOCDIR)#' systemd/brid.service >$(DESTDIR)$(UNITDIR)/brid.service
 	install -Dm644 systemd/brid.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/brid.conf

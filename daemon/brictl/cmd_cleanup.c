@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/cleanup.h"
 #include "cli.h"
+#include "ops/cleanup.h"
+#include "ops/report.h"
 #include "util/duration.h"
 
 static const cli_opt OPTS[] = {
@@ -60,33 +61,23 @@ static int cmd_cleanup(const cli_args *a) {
     json_decref(l.files);
     return cli_fail(&err);
   }
-  json_t *kinds = json_object();
-  uint64_t files = 0, bytes = 0;
-  for (int k = 0; k < BRI_CLEAN_KINDS; k++) {
-    json_object_set_new(kinds, bri_cleanup_kind_name(k),
-                        json_pack("{s:I, s:I}", "files", (json_int_t)st.files[k], "bytes",
-                                  (json_int_t)st.bytes[k]));
-    files += st.files[k], bytes += st.bytes[k];
-  }
+  json_t *rep = bri_cleanup_report_json(root, &p, &st);
   if (as_json) {
-    json_t *out = json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:o, s:o}", "table", root,
-                            "dry_run", p.dry_run, "versions_retained",
-                            (json_int_t)st.versions_retained, "files", (json_int_t)files, "bytes",
-                            (json_int_t)bytes, "dirs_removed", (json_int_t)st.dirs_removed,
-                            "kept_too_young", (json_int_t)st.kept_too_young, "by_kind", kinds,
-                            "deleted", l.files);
-    cli_print_json(out);
-    json_decref(out);
+    json_object_set_new(rep, "deleted", l.files); /* the list: brictl's alone (brid does not keep it) */
+    cli_print_json(rep);
+    json_decref(rep);
     return CLI_OK;
   }
+  unsigned long long files = (unsigned long long)json_integer_value(json_object_get(rep, "files")),
+                     bytes = (unsigned long long)json_integer_value(json_object_get(rep, "bytes"));
+  json_decref(rep);
   printf("%s %llu files, %llu bytes (%llu versions retained, %llu unreferenced files too young)\n",
-         p.dry_run ? "would delete" : "deleted", (unsigned long long)files, (unsigned long long)bytes,
+         p.dry_run ? "would delete" : "deleted", files, bytes,
          (unsigned long long)st.versions_retained, (unsigned long long)st.kept_too_young);
   for (int k = 0; k < BRI_CLEAN_KINDS; k++)
     if (st.files[k])
       printf("  %-12s %8llu files %14llu bytes\n", bri_cleanup_kind_name(k),
              (unsigned long long)st.files[k], (unsigned long long)st.bytes[k]);
-  json_decref(kinds);
   return CLI_OK;
 }
 

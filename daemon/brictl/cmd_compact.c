@@ -1,4 +1,4 @@
-/* cmd_compact.c: `brictl compact TABLE [--strategy bri|link|copy] [--dry-run]
+/* cmd_compact.c: `brictl compact TABLE [--strategy auto|bri|link|copy] [--dry-run]
  * [--target-rows N] [--repack-threshold F]`: compacts a table in-process
  * (lib/compact) and reports fragments before and after, rows, bytes written
  * and reused, and the time taken. --dry-run prints the plan: bins, rows, and
@@ -10,12 +10,14 @@
 
 #include "cli.h"
 #include "compact/execute.h"
+#include "ops/report.h"
 
 static const cli_opt OPTS[] = {
-    {.name = "strategy", .type = CLI_CHOICE, .choices = "bri|link|copy", .param = "strategy",
-     .help = "how blob payloads are kept: bri records a Blob Reuse Index (no payload byte written; stock "
-             "Lance refuses the table until materialize), link hard-links the sidecars, copy copies them",
-     .def_note = "bri; through brid, the table's policy"},
+    {.name = "strategy", .type = CLI_CHOICE, .choices = "auto|bri|link|copy", .param = "strategy",
+     .help = "how blob payloads are kept: auto links where the filesystem allows, else copies (a table "
+             "with a Blob Reuse Index stays bri), link hard-links the sidecars, copy copies them, bri records a "
+             "Blob Reuse Index (no payload byte written; stock Lance refuses the table until materialize)",
+     .def_note = "auto; through brid, the table's policy"},
     {.name = "dry-run", .type = CLI_FLAG, .param = "dry_run", .help = "print the plan and change nothing"},
     {.name = "target-rows", .type = CLI_UINT, .value = "N", .min = 1, .def = "1048576",
      .param = "target_rows_per_fragment",
@@ -27,22 +29,6 @@ static const cli_opt OPTS[] = {
     CLI_SUBMIT_OPTS,
     {0},
 };
-
-static json_t *report_json(const char *root, const bri_compact_request *q, const bri_compact_report *r) {
-  return json_pack("{s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:O}",
-                   "table", root, "strategy", bri_strategy_name(q->strategy), "dry_run", q->dry_run,
-                   "read_version", (json_int_t)r->read_version, "version", (json_int_t)r->version,
-                   "fragments_before", (json_int_t)r->fragments_before, "fragments_after",
-                   (json_int_t)r->fragments_after, "bins", (json_int_t)r->bins,
-                   "fragments_rewritten", (json_int_t)r->fragments_rewritten, "fragments_page_copied",
-                   (json_int_t)r->fragments_page_copied, "rows",
-                   (json_int_t)r->rows, "data_bytes_written", (json_int_t)r->data_bytes_written,
-                   "payload_bytes_copied", (json_int_t)r->payload_bytes_copied,
-                   "inline_bytes_copied", (json_int_t)r->inline_bytes_copied,
-                   "payload_bytes_reused", (json_int_t)r->payload_bytes_reused, "links",
-                   (json_int_t)r->links, "seconds", r->seconds, "plan",
-                   r->plan ? r->plan : json_null());
-}
 
 static int cmd_compact(const cli_args *a) {
   if (cli_wants_daemon(a)) return cmd_submit(a);
@@ -63,7 +49,7 @@ static int cmd_compact(const cli_args *a) {
     return cli_fail(&err);
   }
   if (as_json) {
-    json_t *j = report_json(root, &q, &r);
+    json_t *j = bri_compact_report_json(root, &q, &r);
     cli_print_json(j);
     json_decref(j);
   } else if (q.dry_run) {
@@ -92,10 +78,12 @@ static int cmd_compact(const cli_args *a) {
     printf("nothing to compact in %s (version %llu, %llu fragments)\n", root,
            (unsigned long long)r.read_version, (unsigned long long)r.fragments_before);
   } else {
-    printf("compacted %s: version %llu -> %llu, fragments %llu -> %llu, %llu rows\n", root,
+    json_t *j = bri_compact_report_json(root, &q, &r);
+    printf("compacted %s: version %llu -> %llu, fragments %llu -> %llu, %llu rows (strategy %s)\n", root,
            (unsigned long long)r.read_version, (unsigned long long)r.version,
            (unsigned long long)r.fragments_before, (unsigned long long)r.fragments_after,
-           (unsigned long long)r.rows);
+           (unsigned long long)r.rows, json_string_value(json_object_get(j, "strategy_used")));
+    json_decref(j);
     printf("  wrote %llu bytes of data files, %llu bytes of payload (%llu inline); reused %llu "
            "payload bytes in place (%llu links); %.3f s\n",
            (unsigned long long)r.data_bytes_written, (unsigned long long)r.payload_bytes_copied,

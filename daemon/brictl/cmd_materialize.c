@@ -7,8 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops/materialize.h"
 #include "cli.h"
+#include "ops/materialize.h"
+#include "ops/report.h"
 
 static const cli_opt OPTS[] = {
     {.name = "dry-run", .type = CLI_FLAG, .param = "dry_run",
@@ -30,13 +31,7 @@ static int cmd_materialize(const cli_args *a) {
   bri_error err;
   if (bri_materialize_table(root, &o, &r, &err)) return cli_fail(&err);
   if (as_json) {
-    json_t *j = json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "table", root,
-                          "dry_run", o.dry_run, "read_version", (json_int_t)r.read_version,
-                          "version", (json_int_t)r.version, "commits", (json_int_t)r.commits,
-                          "data_files", (json_int_t)r.data_files, "links", (json_int_t)r.links,
-                          "copies", (json_int_t)r.copies, "bytes_linked", (json_int_t)r.bytes_linked,
-                          "bytes_copied", (json_int_t)r.bytes_copied, "bri_files_left",
-                          (json_int_t)r.bri_files_left, "seconds", r.seconds);
+    json_t *j = bri_materialize_report_json(root, &o, &r);
     cli_print_json(j);
     json_decref(j);
   } else if (o.dry_run) {

@@ -107,7 +107,7 @@ static void summary(const json_t *j) {
     json_t *p;
     json_array_foreach(json_object_get(r, "problems"), i, p) {
       if (i >= 20) break;
-      printf("    %s: %s\n", cli_str(p, "file"), cli_str(p, "what"));
+      printf("    %s: %s\n", cli_str(p, "file"), cli_str(p, "problem"));
     }
   } else {
     printf("  %lld data file(s) replaced, %lld links, %lld copies\n", cli_int(r, "data_files"), cli_int(r, "links"),
@@ -137,6 +137,15 @@ int cmd_submit(const cli_args *a) {
   }
   long long id = cli_int(sub, "job");
   if (!c.json && json_is_string(json_object_get(sub, "note"))) fprintf(stderr, "brictl: note: %s\n", cli_str(sub, "note"));
+  size_t k;
+  json_t *other;
+  if (!c.json && !quiet)
+    json_array_foreach(json_object_get(sub, "also_queued"), k, other) {
+      char *ps = json_dumps(json_object_get(other, "params"), JSON_COMPACT | JSON_ENCODE_ANY);
+      fprintf(stderr, "brictl: note: %s job %lld with other options (%s) is queued for this table too; "
+                      "only identical requests are merged\n", cmd, cli_int(other, "job"), ps ? ps : "?");
+      free(ps);
+    }
   if (!wait) {
     if (c.json) cli_print_json(sub);
     else printf("%s job %lld for %s (%s)\n", json_is_true(json_object_get(sub, "duplicate")) ? "already queued as" : "queued",

@@ -7,8 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops/verify.h"
 #include "cli.h"
+#include "ops/report.h"
+#include "ops/verify.h"
 
 static const cli_opt OPTS[] = {
     {.name = "all-versions", .type = CLI_FLAG, .param = "all_versions", .help = "check every version, not only the latest"},
@@ -39,19 +40,7 @@ static int cmd_verify(const cli_args *a) {
   }
   bool ok = r.problems_total == 0;
   if (as_json) {
-    json_t *list = json_array();
-    for (size_t i = 0; i < r.n_problems; i++)
-      json_array_append_new(list, json_pack("{s:I, s:s, s:s}", "version", (json_int_t)r.problems[i].version,
-                                            "file", r.problems[i].file, "problem", r.problems[i].what));
-    json_t *j = json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
-                          "table", root, "ok", ok, "versions_checked", (json_int_t)r.versions_checked,
-                          "data_files", (json_int_t)r.data_files, "deletion_files",
-                          (json_int_t)r.deletion_files, "transaction_files",
-                          (json_int_t)r.transaction_files, "index_dirs", (json_int_t)r.index_dirs,
-                          "bri_targets", (json_int_t)r.bri_targets, "fragments",
-                          (json_int_t)r.fragments, "blobs", (json_int_t)r.blobs, "blobs_unchecked",
-                          (json_int_t)r.blobs_unchecked, "problems_total", (json_int_t)r.problems_total,
-                          "problems_listed", (json_int_t)r.n_problems, "problems", list);
+    json_t *j = bri_verify_report_json(root, &o, &r);
     cli_print_json(j);
     json_decref(j);
   } else {

@@ -278,7 +278,27 @@ static json_t *m_jobs_cancel(call *c) {
                    bri_job_state_name(after), "stopping", signalled);
 }
 
-/* Queues kind for the table with the job params of the checked request. */
+/* The other queued jobs of kind for t: requests with other options (an
+ * identical request would have been merged), which run one after the
+ * other. [{job, params}] */
+static json_t *other_requests(call *c, brid_table *t, bri_job_kind kind, int64_t id) {
+  bri_jobs_filter f = {.table_id = t->id, .kind = kind, .state_mask = 1u << BRI_JOB_QUEUED};
+  bri_jobs_job *jobs = NULL;
+  size_t n = 0;
+  bri_error err;
+  json_t *a = json_array();
+  if (bri_jobs_list(c->d->store, &f, &jobs, &n, &err)) return a;
+  for (size_t i = 0; i < n; i++)
+    if (jobs[i].id != id)
+      json_array_append_new(a, json_pack("{s:I, s:o}", "job", (json_int_t)jobs[i].id, "params",
+                                         parse_or_null(jobs[i].params)));
+  bri_jobs_list_free(jobs, n);
+  return a;
+}
+
+/* Queues kind for the table with the job params of the checked request:
+ * an identical request already queued is that job (duplicate), another
+ * one is a job of its own (lib/jobs/queue.h). */
 static json_t *submit(call *c, brid_table *t, bri_job_kind kind) {
   char *pj = json_dumps(c->r->job_params, JSON_COMPACT | JSON_SORT_KEYS);
   int64_t id;
@@ -297,6 +317,9 @@ static json_t *submit(call *c, brid_table *t, bri_job_kind kind) {
   json_t *o = json_pack("{s:I, s:s, s:s, s:b, s:s}", "job", (json_int_t)id, "table", t->root, "kind",
                         bri_job_kind_name(kind), "duplicate", dup != 0, "state", state);
   bri_jobs_job_clear(&j);
+  json_t *others = other_requests(c, t, kind, id);
+  if (json_array_size(others)) json_object_set(o, "also_queued", others);
+  json_decref(others);
   bri_jobs_table row;
   memset(&row, 0, sizeof row);
   if (c->d->draining)
@@ -309,24 +332,9 @@ static json_t *submit(call *c, brid_table *t, bri_job_kind kind) {
   return o;
 }
 
-static json_t *m_compact(call *c) {
+static json_t *m_job(call *c) {
   brid_table *t = param_table(c);
-  return t ? submit(c, t, BRI_JOB_COMPACT) : NULL;
-}
-
-static json_t *m_cleanup(call *c) {
-  brid_table *t = param_table(c);
-  return t ? submit(c, t, BRI_JOB_CLEANUP) : NULL;
-}
-
-static json_t *m_materialize(call *c) {
-  brid_table *t = param_table(c);
-  return t ? submit(c, t, BRI_JOB_MATERIALIZE) : NULL;
-}
-
-static json_t *m_verify(call *c) {
-  brid_table *t = param_table(c);
-  return t ? submit(c, t, BRI_JOB_VERIFY) : NULL;
+  return t ? submit(c, t, c->r->kind) : NULL;
 }
 
 static json_t *pause_resume(call *c, bool pause) {
@@ -414,8 +422,7 @@ static json_t *m_metrics(call *c) {
 static json_t *(*const METHODS[])(call *c) = {
     [SVC_M_STATUS] = m_status,           [SVC_M_TABLES_LIST] = m_tables_list, [SVC_M_TABLES_GET] = m_tables_get,
     [SVC_M_JOBS_LIST] = m_jobs_list,     [SVC_M_JOBS_GET] = m_jobs_get,       [SVC_M_JOBS_CANCEL] = m_jobs_cancel,
-    [SVC_M_COMPACT] = m_compact,         [SVC_M_CLEANUP] = m_cleanup,         [SVC_M_MATERIALIZE] = m_materialize,
-    [SVC_M_VERIFY] = m_verify,           [SVC_M_PAUSE] = m_pause,             [SVC_M_RESUME] = m_resume,
+    [SVC_M_JOB] = m_job,                 [SVC_M_PAUSE] = m_pause,             [SVC_M_RESUME] = m_resume,
     [SVC_M_RELOAD] = m_reload,           [SVC_M_METRICS] = m_metrics,
 };
 

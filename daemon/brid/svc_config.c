@@ -19,8 +19,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
@@ -112,9 +114,9 @@ const char *const *svc_config_key_names(void) {
 
 /* ------------------------------------------------------------- defaults */
 
-static void policy_default(svc_policy *p) {
+void svc_policy_default(svc_policy *p) {
   memset(p, 0, sizeof *p);
-  p->strategy = BRI_STRATEGY_BRI;
+  p->strategy = BRI_STRATEGY_AUTO; /* never leaves a table stock Lance refuses (execute.h) */
   p->auto_compact = true;
   p->debounce_sec = -1;
   bri_compact_options_default(&p->compact);
@@ -141,7 +143,7 @@ void svc_config_init(svc_config *c) {
   c->retry_max_sec = 3600;
   c->history_max_age_sec = 30 * 86400;
   c->history_max_rows = 10000;
-  policy_default(&c->defaults);
+  svc_policy_default(&c->defaults);
 }
 
 void svc_config_free(svc_config *c) {
@@ -311,7 +313,7 @@ static int set_value(parse_ctx *x, const key *k, void *base, const char *sect, c
   }
   case T_STRATEGY:
     if (bri_strategy_parse(v, (bri_strategy *)f, &err))
-      return fail(x, "[%s] %s: \"%s\" is not bri, link or copy", sect, k->name, v);
+      return fail(x, "[%s] %s: \"%s\" is not auto, bri, link or copy", sect, k->name, v);
     return 1;
   case T_MODE: {
     char *end;
@@ -372,7 +374,7 @@ static int on_ini(void *user, const char *section, const char *name, const char 
       ts = &c->sections[c->n_sections++];
       memset(ts, 0, sizeof *ts);
       ts->header = i;
-      policy_default(&ts->p);
+      svc_policy_default(&ts->p);
       /* "table PATH" or table "PATH" */
       const char *path = x->section_names[i] + 5;
       while (*path == ' ' || *path == '\t') path++;
@@ -527,8 +529,17 @@ int svc_config_load(svc_config *c, const svc_overrides *ov, bri_error *err) {
   uint8_t *text;
   size_t len;
   if (bri_read_file(ov->config_file, 4 << 20, &text, &len, err)) {
+    int e = errno;
     svc_config_init(c);
-    return bri_error_wrap(err, "reading the configuration");
+    bri_error_wrap(err, "reading the configuration");
+    if (e == EACCES) {
+      /* the usual cause under systemd: the file is not readable by User=brid */
+      struct passwd *pw = getpwuid(geteuid());
+      size_t n = strlen(err->msg);
+      snprintf(err->msg + n, sizeof err->msg - n, " (brid runs as user %s: make the file readable by it, e.g. "
+               "chmod 0644, or chgrp %s and chmod 0640)", pw ? pw->pw_name : "?", pw ? pw->pw_name : "brid");
+    }
+    return err->code;
   }
   int rc = svc_config_load_text(c, ov, (const char *)text, len, err);
   free(text);

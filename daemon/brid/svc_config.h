@@ -86,6 +86,9 @@ typedef struct svc_overrides {
 
 #define SVC_DEFAULT_STATE "/var/lib/brid/jobs.db"
 
+/* The built-in policy ([defaults] with no key set). */
+void svc_policy_default(svc_policy *p);
+
 /* Built-in defaults (no file). */
 void svc_config_init(svc_config *c);
 void svc_config_free(svc_config *c);

@@ -11,8 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "compact/execute.h"
-#include "util/duration.h"
+#include "svc_kinds.h"
 
 typedef struct chk {
   const json_t *params;
@@ -60,38 +59,6 @@ static int param_int(chk *c, const char *name, bool required, json_int_t min, js
     return fail(c, RPC_INVALID_PARAMS, "params.%s must be an integer >= %lld", name, (long long)min);
   *out = json_integer_value(v);
   return 1;
-}
-
-/* A duration: seconds as an integer, or a string such as "7d". */
-static int param_duration(chk *c, const char *name, json_int_t *out) {
-  json_t *v = get(c, name);
-  if (!v) return 0;
-  if (json_is_integer(v) && json_integer_value(v) >= 0) {
-    *out = json_integer_value(v);
-    return 1;
-  }
-  int64_t s;
-  bri_error err;
-  if (json_is_string(v) && bri_duration_parse(json_string_value(v), name, &s, &err) == 0) {
-    *out = s;
-    return 1;
-  }
-  return fail(c, RPC_INVALID_PARAMS, "params.%s must be a duration (seconds, or a string like \"90s\", \"7d\")", name);
-}
-
-/* The job's params start as {"trigger": "api"}. */
-static int job_params(chk *c) {
-  if (!(c->r->job_params = json_pack("{s:s}", "trigger", "api")))
-    return fail(c, RPC_INTERNAL_ERROR, "out of memory");
-  return 0;
-}
-
-/* Copies a boolean parameter into the job's params when it is true. */
-static int copy_flag(chk *c, const char *name) {
-  bool b = false;
-  int rc = param_bool(c, name, &b);
-  if (!rc && b) json_object_set_new(c->r->job_params, name, json_true());
-  return rc;
 }
 
 /* ------------------------------------------------------------- methods */
@@ -148,47 +115,19 @@ static int c_job_id(chk *c) {
   return 0;
 }
 
-static int c_compact(chk *c) {
-  int rc;
-  if ((rc = param_table(c, true)) || (rc = job_params(c))) return rc;
-  json_t *v = get(c, "strategy");
-  bri_strategy s;
-  bri_error err;
-  if (v && (!json_is_string(v) || bri_strategy_parse(json_string_value(v), &s, &err)))
-    return fail(c, RPC_INVALID_PARAMS, "params.strategy must be bri, link or copy");
-  if (v) json_object_set(c->r->job_params, "strategy", v);
-  if ((rc = copy_flag(c, "dry_run"))) return rc;
-  json_int_t tr;
-  int r = param_int(c, "target_rows_per_fragment", false, 1, &tr);
-  if (r < 0) return r;
-  if (r) json_object_set_new(c->r->job_params, "target_rows_per_fragment", json_integer(tr));
+/* A job of the kind named like the method (svc_kinds.h): the kind's parse
+ * refuses bad values and writes the job's params, which start as
+ * {"trigger": "api"}. */
+static int c_kind(chk *c) {
+  int rc = param_table(c, true);
+  if (rc) return rc;
+  const svc_kind *k = svc_kind_of(c->r->kind);
+  if (!(c->r->job_params = json_pack("{s:s}", "trigger", "api"))) return fail(c, RPC_INTERNAL_ERROR, "out of memory");
+  svc_policy pol;
+  svc_policy_default(&pol);
+  svc_opts o;
+  if (k->parse(c->params, &pol, &o, c->r->job_params, c->msg, c->cap)) return RPC_INVALID_PARAMS;
   return 0;
-}
-
-static int c_cleanup(chk *c) {
-  int rc;
-  if ((rc = param_table(c, true)) || (rc = job_params(c))) return rc;
-  json_int_t x;
-  int r;
-  if ((r = param_duration(c, "older_than", &x)) < 0) return r;
-  if (r) json_object_set_new(c->r->job_params, "older_than", json_integer(x));
-  if ((r = param_duration(c, "grace", &x)) < 0) return r;
-  if (r) json_object_set_new(c->r->job_params, "grace", json_integer(x));
-  if ((r = param_int(c, "retain_versions", false, 0, &x)) < 0) return r;
-  if (r) json_object_set_new(c->r->job_params, "retain_versions", json_integer(x));
-  return copy_flag(c, "dry_run");
-}
-
-static int c_materialize(chk *c) {
-  int rc;
-  if ((rc = param_table(c, true)) || (rc = job_params(c)) || (rc = copy_flag(c, "dry_run"))) return rc;
-  return copy_flag(c, "no_links");
-}
-
-static int c_verify(chk *c) {
-  int rc;
-  if ((rc = param_table(c, true)) || (rc = job_params(c)) || (rc = copy_flag(c, "all_versions"))) return rc;
-  return copy_flag(c, "skip_blobs");
 }
 
 static int c_pause(chk *c) {
@@ -204,7 +143,7 @@ static const struct {
   const char *name;
   svc_method method;
   int (*check)(chk *c);
-  const char *params; /* accepted names, space separated */
+  const char *params; /* accepted names, space separated (a kind's: "table" and svc_kinds.h's list) */
 } METHODS[] = {
     {"status", SVC_M_STATUS, c_none, ""},
     {"tables.list", SVC_M_TABLES_LIST, c_tables_list, "all"},
@@ -212,10 +151,10 @@ static const struct {
     {"jobs.list", SVC_M_JOBS_LIST, c_jobs_list, "table state kind limit before"},
     {"jobs.get", SVC_M_JOBS_GET, c_job_id, "id"},
     {"jobs.cancel", SVC_M_JOBS_CANCEL, c_job_id, "id"},
-    {"compact", SVC_M_COMPACT, c_compact, "table strategy dry_run target_rows_per_fragment"},
-    {"cleanup", SVC_M_CLEANUP, c_cleanup, "table older_than retain_versions grace dry_run"},
-    {"materialize", SVC_M_MATERIALIZE, c_materialize, "table dry_run no_links"},
-    {"verify", SVC_M_VERIFY, c_verify, "table all_versions skip_blobs"},
+    {"compact", SVC_M_JOB, c_kind, NULL},
+    {"cleanup", SVC_M_JOB, c_kind, NULL},
+    {"materialize", SVC_M_JOB, c_kind, NULL},
+    {"verify", SVC_M_JOB, c_kind, NULL},
     {"pause", SVC_M_PAUSE, c_pause, "table cancel_running"},
     {"resume", SVC_M_RESUME, c_resume, "table"},
     {"reload", SVC_M_RELOAD, c_none, ""},
@@ -239,13 +178,20 @@ int svc_request_check(const rpc_req *req, svc_request *out, char *msg, size_t ca
   memset(out, 0, sizeof *out);
   for (size_t i = 0; i < sizeof METHODS / sizeof METHODS[0]; i++) {
     if (strcmp(METHODS[i].name, req->method) != 0) continue;
+    const svc_kind *kind = METHODS[i].params ? NULL : svc_kind_named(req->method);
+    char kparams[256];
+    const char *params = METHODS[i].params;
+    if (kind) {
+      snprintf(kparams, sizeof kparams, "table %s", kind->params);
+      params = kparams;
+      out->kind = kind->kind;
+    }
     const char *k;
     json_t *v;
     json_object_foreach(req->params, k, v) {
-      if (!accepts(METHODS[i].params, k)) {
+      if (!accepts(params, k)) {
         snprintf(msg, cap, "%s: unknown parameter \"%s\"%s%s%s", req->method, k,
-                 METHODS[i].params[0] ? " (accepted: " : " (it takes none)", METHODS[i].params,
-                 METHODS[i].params[0] ? ")" : "");
+                 params[0] ? " (accepted: " : " (it takes none)", params, params[0] ? ")" : "");
         return RPC_INVALID_PARAMS;
       }
     }

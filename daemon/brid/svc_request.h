@@ -25,10 +25,7 @@ typedef enum svc_method {
   SVC_M_JOBS_LIST,
   SVC_M_JOBS_GET,
   SVC_M_JOBS_CANCEL,
-  SVC_M_COMPACT,
-  SVC_M_CLEANUP,
-  SVC_M_MATERIALIZE,
-  SVC_M_VERIFY,
+  SVC_M_JOB, /* compact, cleanup, materialize, verify: a job of that kind (svc_kinds.h) */
   SVC_M_PAUSE,
   SVC_M_RESUME,
   SVC_M_RELOAD,
@@ -43,7 +40,8 @@ typedef struct svc_request {
   bool cancel_running;    /* pause: params.cancel_running */
   int64_t id;             /* jobs.get, jobs.cancel: params.id (>= 1) */
   bri_jobs_filter filter; /* jobs.list: states, kind, limit, before (table_id is left 0) */
-  json_t *job_params;     /* compact, cleanup, materialize, verify: the params the job is queued with (owned) */
+  bri_job_kind kind;      /* SVC_M_JOB: the kind of job */
+  json_t *job_params;     /* SVC_M_JOB: the params the job is queued with (owned) */
 } svc_request;
 
 /* Checks req into *out. Returns 0, or a JSON-RPC code (RPC_METHOD_NOT_FOUND,

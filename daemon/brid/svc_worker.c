@@ -15,18 +15,17 @@
 #include <time.h>
 #include <sys/stat.h>
 
-#include "ops/cleanup.h"
-#include "compact/execute.h"
+#include "svc_kinds.h"
 #include "svc_log.h"
 #include "svc_recover.h"
 #include "svc_sched.h"
 #include "util/duration.h"
-#include "ops/materialize.h"
-#include "ops/verify.h"
 
 typedef enum { W_IDLE, W_ASSIGNED, W_RUNNING, W_DONE } wstate;
 
-typedef struct svc_worker {
+typedef struct svc_worker svc_worker;
+
+struct svc_worker {
   struct svc_pool *pool;
   int index;
   pthread_t thread;
@@ -37,7 +36,7 @@ typedef struct svc_worker {
   svc_policy policy;
   svc_progress prog;   /* under pool->mu */
   atomic_int cancel;   /* 0, CANCEL_USER or CANCEL_SHUTDOWN */
-} svc_worker;
+};
 
 enum { CANCEL_USER = 1, CANCEL_SHUTDOWN = 2 };
 
@@ -197,215 +196,32 @@ static void clear_journal(svc_worker *w) {
     log_err("job %lld: clearing its journal: %s", (long long)w->job.id, err.msg);
 }
 
-/* ------------------------------------------------------------- compact */
+/* ------------------------------------------------ the job API (svc_kinds) */
 
-static json_t *compact_result(const bri_compact_request *q, const bri_compact_report *r) {
-  json_t *plan = r->plan ? json_incref(r->plan) : json_null();
-  return json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:o}",
-                   "strategy", bri_strategy_name(q->strategy), "dry_run", q->dry_run, "read_version",
-                   (json_int_t)r->read_version, "version", (json_int_t)r->version, "fragments_before",
-                   (json_int_t)r->fragments_before, "fragments_after", (json_int_t)r->fragments_after,
-                   "bins", (json_int_t)r->bins, "fragments_rewritten", (json_int_t)r->fragments_rewritten,
-                   "rows", (json_int_t)r->rows, "data_bytes_written", (json_int_t)r->data_bytes_written,
-                   "payload_bytes_copied", (json_int_t)r->payload_bytes_copied, "inline_bytes_copied",
-                   (json_int_t)r->inline_bytes_copied, "payload_bytes_reused",
-                   (json_int_t)r->payload_bytes_reused, "links", (json_int_t)r->links,
-                   "packs_below_threshold", (json_int_t)r->packs_below_threshold, "seconds", r->seconds,
-                   "plan", plan);
+static void job_phase(void *user, const char *phase) { set_phase(user, phase); }
+
+static void job_count(void *user, uint64_t items) {
+  svc_worker *w = user;
+  pthread_mutex_lock(&w->pool->mu);
+  w->prog.rows_done = items; /* files, for the progress line */
+  w->prog.updated_ms = bri_now_ms();
+  pthread_mutex_unlock(&w->pool->mu);
 }
 
-static int compact_params(svc_worker *w, json_t *params, bri_compact_request *q, char *msg, size_t cap) {
-  if (!params) return 0;
-  json_t *v;
-  bri_error err;
-  if ((v = json_object_get(params, "strategy")) &&
-      (!json_is_string(v) || bri_strategy_parse(json_string_value(v), &q->strategy, &err)))
-    return snprintf(msg, cap, "params.strategy must be bri, link or copy"), -1;
-  if ((v = json_object_get(params, "dry_run"))) q->dry_run = json_is_true(v);
-  if ((v = json_object_get(params, "target_rows_per_fragment")) && json_is_integer(v) && json_integer_value(v) > 0)
-    q->options.target_rows_per_fragment = (uint64_t)json_integer_value(v);
-  (void)w;
-  return 0;
+static void job_succeed(void *user, json_t *result, uint64_t written, uint64_t reused) {
+  clear_journal(user);
+  finish(user, BRI_JOB_SUCCEEDED, result, NULL, written, reused);
 }
 
-static void run_compact(svc_worker *w, json_t *params) {
-  bri_compact_request q;
-  bri_compact_request_default(&q);
-  q.options = w->policy.compact;
-  q.strategy = w->policy.strategy;
-  q.batch_rows = w->policy.batch_rows;
-  char msg[256];
-  if (compact_params(w, params, &q, msg, sizeof msg)) {
-    finish(w, BRI_JOB_FAILED, NULL, msg, 0, 0);
-    return;
-  }
-  bri_compact_hooks hooks = {.journal = on_journal, .progress = on_progress, .cancelled = on_cancelled,
-                             .commit_intent = on_commit_intent, .user = w};
-  bri_compact_report rep;
-  bri_error err = {0};
-  set_phase(w, "planning");
-  int rc = bri_compact_table(w->job.root, &q, &hooks, &rep, &err);
-  if (rc == 0) {
-    clear_journal(w);
-    uint64_t written = rep.data_bytes_written + rep.payload_bytes_copied;
-    if (rep.version)
-      log_notice("job %lld: compacted %s: version %llu, %llu -> %llu fragments, %llu rows, "
-                 "%llu bytes written, %llu reused (%.2fs)",
-                 (long long)w->job.id, w->job.root, (unsigned long long)rep.version,
-                 (unsigned long long)rep.fragments_before, (unsigned long long)rep.fragments_after,
-                 (unsigned long long)rep.rows, (unsigned long long)written,
-                 (unsigned long long)rep.payload_bytes_reused, rep.seconds);
-    else
-      log_info("job %lld: %s: %s", (long long)w->job.id, w->job.root,
-               q.dry_run ? "dry run planned" : "nothing to compact");
-    finish(w, BRI_JOB_SUCCEEDED, compact_result(&q, &rep), NULL, written, rep.payload_bytes_reused);
-  } else {
-    roll_back(w);
-    end_unsucceeded(w, rc, &err);
-  }
-  json_decref(rep.plan);
+static void job_fail(void *user, json_t *result, const char *msg) {
+  svc_worker *w = user;
+  log_err("job %lld (%s %s) failed: %s", (long long)w->job.id, bri_job_kind_name(w->job.kind), w->job.root, msg);
+  finish(w, BRI_JOB_FAILED, result, msg, 0, 0);
 }
 
-/* ------------------------------------------------------------- cleanup */
-
-typedef struct clean_ctx {
-  svc_worker *w;
-  uint64_t files;
-} clean_ctx;
-
-static void on_clean(void *user, bri_cleanup_kind kind, const char *path, uint64_t bytes) {
-  clean_ctx *c = user;
-  c->files++;
-  log_debug("job %lld: cleanup %s %s (%llu bytes)", (long long)c->w->job.id, bri_cleanup_kind_name(kind), path,
-            (unsigned long long)bytes);
-  pthread_mutex_lock(&c->w->pool->mu);
-  c->w->prog.rows_done = c->files; /* files, for the progress line */
-  c->w->prog.bytes_written = 0;
-  pthread_mutex_unlock(&c->w->pool->mu);
-}
-
-static void run_cleanup(svc_worker *w, json_t *params) {
-  bri_cleanup_policy p = w->policy.cleanup;
-  json_t *v;
-  if (params) {
-    if ((v = json_object_get(params, "older_than")) && json_is_integer(v) && json_integer_value(v) >= 0)
-      p.older_than_sec = json_integer_value(v);
-    if ((v = json_object_get(params, "retain_versions")) && json_is_integer(v) && json_integer_value(v) >= 0)
-      p.retain_versions = (uint64_t)json_integer_value(v);
-    if ((v = json_object_get(params, "grace")) && json_is_integer(v) && json_integer_value(v) >= 0)
-      p.grace_sec = json_integer_value(v);
-    if ((v = json_object_get(params, "dry_run"))) p.dry_run = json_is_true(v);
-  }
-  p.cancelled = on_cancelled, p.cancel_user = w;
-  set_phase(w, "cleaning");
-  clean_ctx c = {w, 0};
-  bri_cleanup_stats st;
-  bri_error err = {0};
-  int rc = bri_cleanup_run(w->job.root, &p, on_clean, &c, &st, &err);
-  if (rc) {
-    end_unsucceeded(w, rc, &err);
-    return;
-  }
-  json_t *kinds = json_object();
-  uint64_t files = 0, bytes = 0;
-  for (int k = 0; k < BRI_CLEAN_KINDS; k++) {
-    json_object_set_new(kinds, bri_cleanup_kind_name(k),
-                        json_pack("{s:I, s:I}", "files", (json_int_t)st.files[k], "bytes", (json_int_t)st.bytes[k]));
-    files += st.files[k], bytes += st.bytes[k];
-  }
-  log_notice("job %lld: cleanup of %s %s %llu files, %llu bytes (%llu versions retained)", (long long)w->job.id,
-             w->job.root, p.dry_run ? "would delete" : "deleted", (unsigned long long)files,
-             (unsigned long long)bytes, (unsigned long long)st.versions_retained);
-  json_t *res = json_pack("{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "dry_run", p.dry_run, "older_than",
-                          (json_int_t)p.older_than_sec, "retain_versions", (json_int_t)p.retain_versions,
-                          "versions_retained", (json_int_t)st.versions_retained, "files", (json_int_t)files,
-                          "bytes", (json_int_t)bytes, "dirs_removed", (json_int_t)st.dirs_removed,
-                          "kept_too_young", (json_int_t)st.kept_too_young, "by_kind", kinds);
-  finish(w, BRI_JOB_SUCCEEDED, res, NULL, 0, 0);
-}
-
-/* --------------------------------------------------------- materialize */
-
-static void run_materialize(svc_worker *w, json_t *params) {
-  bri_materialize_options o;
-  bri_materialize_options_default(&o);
-  json_t *v;
-  if (params && (v = json_object_get(params, "dry_run"))) o.dry_run = json_is_true(v);
-  if (params && (v = json_object_get(params, "no_links"))) o.no_links = json_is_true(v);
-  o.journal = on_journal;
-  o.journal_user = w;
-  o.cancelled = on_cancelled, o.cancel_user = w;
-  set_phase(w, "materializing");
-  bri_materialize_report rep;
-  bri_error err = {0};
-  int rc = bri_materialize_table(w->job.root, &o, &rep, &err);
-  if (rc) {
-    roll_back(w);
-    end_unsucceeded(w, rc, &err);
-    return;
-  }
-  clear_journal(w);
-  log_notice("job %lld: materialized %s: %llu data files, %llu links, %llu copies (%.2fs)", (long long)w->job.id,
-             w->job.root, (unsigned long long)rep.data_files, (unsigned long long)rep.links,
-             (unsigned long long)rep.copies, rep.seconds);
-  json_t *res = json_pack("{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "dry_run", o.dry_run,
-                          "read_version", (json_int_t)rep.read_version, "version", (json_int_t)rep.version,
-                          "commits", (json_int_t)rep.commits, "data_files", (json_int_t)rep.data_files,
-                          "sidecars", (json_int_t)rep.sidecars, "links", (json_int_t)rep.links, "copies",
-                          (json_int_t)rep.copies, "bytes_linked", (json_int_t)rep.bytes_linked, "bytes_copied",
-                          (json_int_t)rep.bytes_copied, "bri_files_left", (json_int_t)rep.bri_files_left,
-                          "seconds", rep.seconds);
-  finish(w, BRI_JOB_SUCCEEDED, res, NULL, rep.bytes_copied, rep.bytes_linked);
-}
-
-/* -------------------------------------------------------------- verify */
-
-/* A verify job succeeds when the table is whole and fails (with the first
- * problem as its error) when it is not, so "failed" in the job list means
- * what an operator expects. */
-static void run_verify(svc_worker *w, json_t *params) {
-  bri_verify_options o = {0};
-  json_t *v;
-  if (params && (v = json_object_get(params, "all_versions"))) o.all_versions = json_is_true(v);
-  if (params && (v = json_object_get(params, "skip_blobs"))) o.skip_blobs = json_is_true(v);
-  o.max_problems = 100;
-  set_phase(w, "verifying");
-  bri_verify_report rep;
-  memset(&rep, 0, sizeof rep);
-  bri_error err = {0};
-  int rc = bri_verify_table(w->job.root, &o, &rep, &err);
-  if (rc) {
-    log_err("job %lld (verify %s) failed: %s", (long long)w->job.id, w->job.root, err.msg);
-    finish(w, BRI_JOB_FAILED, NULL, err.msg, 0, 0);
-    bri_verify_report_free(&rep);
-    return;
-  }
-  json_t *problems = json_array();
-  for (size_t i = 0; i < rep.n_problems; i++)
-    json_array_append_new(problems, json_pack("{s:I, s:s, s:s}", "version", (json_int_t)rep.problems[i].version, "file",
-                                              rep.problems[i].file ? rep.problems[i].file : "", "what",
-                                              rep.problems[i].what ? rep.problems[i].what : ""));
-  json_t *res = json_pack("{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "all_versions",
-                          o.all_versions, "versions_checked", (json_int_t)rep.versions_checked, "data_files",
-                          (json_int_t)rep.data_files, "deletion_files", (json_int_t)rep.deletion_files,
-                          "transaction_files", (json_int_t)rep.transaction_files, "index_dirs",
-                          (json_int_t)rep.index_dirs, "bri_targets", (json_int_t)rep.bri_targets, "fragments",
-                          (json_int_t)rep.fragments, "blobs", (json_int_t)rep.blobs, "blobs_unchecked",
-                          (json_int_t)rep.blobs_unchecked, "problems_total", (json_int_t)rep.problems_total,
-                          "problems", problems);
-  if (rep.problems_total == 0) {
-    log_notice("job %lld: verified %s: %llu version(s), %llu data files, %llu blobs: no problem", (long long)w->job.id,
-               w->job.root, (unsigned long long)rep.versions_checked, (unsigned long long)rep.data_files,
-               (unsigned long long)rep.blobs);
-    finish(w, BRI_JOB_SUCCEEDED, res, NULL, 0, 0);
-  } else {
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%llu problem(s); first: %s: %s", (unsigned long long)rep.problems_total,
-             rep.n_problems ? rep.problems[0].file : "?", rep.n_problems ? rep.problems[0].what : "?");
-    log_err("job %lld (verify %s): %s", (long long)w->job.id, w->job.root, msg);
-    finish(w, BRI_JOB_FAILED, res, msg, 0, 0);
-  }
-  bri_verify_report_free(&rep);
+static void job_unsucceeded(void *user, int rc, const bri_error *err) {
+  roll_back(user);
+  end_unsucceeded(user, rc, err);
 }
 
 /* -------------------------------------------------------------- thread */
@@ -418,17 +234,19 @@ static void run_job(svc_worker *w) {
   }
   log_info("job %lld: %s %s started (attempt %d of %d)", (long long)w->job.id, bri_job_kind_name(w->job.kind),
            w->job.root, w->job.attempts, w->job.max_attempts);
-  switch (w->job.kind) {
-  case BRI_JOB_COMPACT: run_compact(w, params); break;
-  case BRI_JOB_CLEANUP: run_cleanup(w, params); break;
-  case BRI_JOB_MATERIALIZE: run_materialize(w, params); break;
-  case BRI_JOB_VERIFY: run_verify(w, params); break;
-  default: {
-    char msg[160];
+  const svc_kind *k = svc_kind_of(w->job.kind);
+  svc_job j = {.root = w->job.root, .id = w->job.id, .user = w, .phase = job_phase, .journal = on_journal,
+               .cancelled = on_cancelled, .progress = on_progress, .commit_intent = on_commit_intent,
+               .count = job_count, .succeed = job_succeed, .fail = job_fail, .unsucceeded = job_unsucceeded};
+  svc_opts o;
+  char msg[512];
+  if (!k) {
     snprintf(msg, sizeof msg, "%s jobs are not available in this build of brid", bri_job_kind_name(w->job.kind));
-    log_err("job %lld (%s): %s", (long long)w->job.id, w->job.root, msg);
-    finish(w, BRI_JOB_FAILED, NULL, msg, 0, 0);
-  }
+    job_fail(w, NULL, msg);
+  } else if (k->parse(params, &w->policy, &o, NULL, msg, sizeof msg)) {
+    job_fail(w, NULL, msg); /* a store written by another version of brid */
+  } else {
+    k->run(&j, &o);
   }
   json_decref(params);
 }

@@ -1,5 +1,6 @@
 /* svc_worker.h: the worker pool: N threads, each running one job at a time
- * with a library call (compaction, cleanup, materialize).
+ * with a library call (compaction, cleanup, materialize, verify: what each
+ * kind does is svc_kinds.c's, through the svc_job a worker hands it).
  *
  * Main design choice: a worker owns its job from claim to the store's
  * finish/retry (it journals outputs before creating them, rolls back its own

@@ -50,16 +50,19 @@ struct bri_blob_out {
   bri_blob_out_stats stats;
 };
 
+static const char *const STRATEGY_NAMES[] = {"bri", "link", "copy", "auto"};
+
 const char *bri_strategy_name(bri_strategy s) {
-  return s == BRI_STRATEGY_LINK ? "link" : s == BRI_STRATEGY_COPY ? "copy" : "bri";
+  return (unsigned)s < sizeof STRATEGY_NAMES / sizeof STRATEGY_NAMES[0] ? STRATEGY_NAMES[s] : "?";
 }
 
 int bri_strategy_parse(const char *s, bri_strategy *out, bri_error *err) {
-  if (!strcmp(s, "bri")) *out = BRI_STRATEGY_BRI;
-  else if (!strcmp(s, "link")) *out = BRI_STRATEGY_LINK;
-  else if (!strcmp(s, "copy")) *out = BRI_STRATEGY_COPY;
-  else return bri_error_set(err, BRI_EINVAL, "unknown strategy \"%s\" (bri, link or copy)", s);
-  return 0;
+  for (size_t i = 0; i < sizeof STRATEGY_NAMES / sizeof STRATEGY_NAMES[0]; i++)
+    if (!strcmp(s, STRATEGY_NAMES[i])) {
+      *out = (bri_strategy)i;
+      return 0;
+    }
+  return bri_error_set(err, BRI_EINVAL, "unknown strategy \"%s\" (auto, bri, link or copy)", s);
 }
 
 int bri_blob_out_open(const bri_table *t, const Lance__Table__Manifest *m, const char *own_dir,
@@ -156,9 +159,14 @@ static int copy_packed(bri_blob_out *o, const char *src, uint64_t pos, uint64_t 
   return rc;
 }
 
-/* A whole object: linked or copied under a new id, or recorded in the BRI. */
+/* Returned by reuse_object when auto's link of a pack was refused: the
+ * caller copies the range instead (not the whole pack). */
+#define LINK_REFUSED 1
+
+/* A whole object: linked or copied under a new id, or recorded in the BRI.
+ * packed: a Packed pack (size 0: its bytes are counted per range). */
 static int reuse_object(bri_blob_out *o, const bri_blob_terminal *term, const char *src,
-                        uint64_t size, bool copy, uint32_t *blob_id, bri_error *err) {
+                        uint64_t size, bool copy, bool packed, uint32_t *blob_id, bri_error *err) {
   bri_strmap_entry *e = bri_strmap_get(&o->objects, src);
   if (e) {
     *blob_id = (uint32_t)e->a;
@@ -189,17 +197,27 @@ static int reuse_object(bri_blob_out *o, const bri_blob_terminal *term, const ch
         /* the link names the file that was opened beneath the source's
          * root: never a link's target, never a file swapped in meanwhile */
         rc = bri_store_link(st, src, o->t->store, dst, &bytes, err);
-        if (rc == BRI_EUNSUPPORTED) {
+        if (rc == BRI_EUNSUPPORTED && o->s == BRI_STRATEGY_AUTO) {
+          /* auto: copies from now on (nothing was created under dst) */
+          o->stats.links_refused = true;
+          rc = 0, copy = true;
+          if (packed) {
+            o->next_id--; /* the id just taken, unused */
+            free(dst);
+            return LINK_REFUSED;
+          }
+        } else if (rc == BRI_EUNSUPPORTED) {
           char why[sizeof err->msg];
           snprintf(why, sizeof why, "%s", err->msg);
-          rc = bri_error_set(err, BRI_EUNSUPPORTED, "cannot hard-link %s into %s: %s (use the bri or "
-                             "copy strategy)", src, o->own_dir, why);
+          rc = bri_error_set(err, BRI_EUNSUPPORTED, "cannot hard-link %s into %s: %s (use the auto, "
+                             "bri or copy strategy)", src, o->own_dir, why);
         }
-        if (!rc) {
+        if (!rc && !copy) {
           o->stats.links++, o->stats.reused_bytes += size;
           rc = bri_failpoint("blobout.after_link", err);
         }
-      } else {
+      }
+      if (!rc && copy) {
         /* a Dedicated sidecar whole: on an object store a server-side copy */
         if (!(rc = bri_failpoint("blobout.before_copy", err)))
           rc = bri_store_copy(st, src, o->t->store, dst, 0, NULL, &bytes, err);
@@ -225,16 +243,18 @@ int bri_blob_out_rewrite(bri_blob_out *o, bri_blob_resolver *r, uint8_t kind, ui
   char *src = bri_path_join(term.dir, name);
   if (!src) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   int rc;
+  bool copy = o->s == BRI_STRATEGY_COPY || (o->s == BRI_STRATEGY_AUTO && o->stats.links_refused);
   if (kind == 1) { /* Packed */
-    bool repack = o->s == BRI_STRATEGY_COPY || (o->s == BRI_STRATEGY_BRI && o->repack && bri_strset_has(o->repack, src));
-    if (repack) rc = copy_packed(o, src, *position, size, blob_id, position, err);
-    else {
+    bool repack = copy || (o->s == BRI_STRATEGY_BRI && o->repack && bri_strset_has(o->repack, src));
+    if (!repack) {
       /* the whole pack is reused; its bytes are counted once per range */
-      rc = reuse_object(o, &term, src, 0, false, blob_id, err);
-      if (!rc) o->stats.reused_bytes += size;
+      rc = reuse_object(o, &term, src, 0, false, true, blob_id, err);
+      if (rc == LINK_REFUSED) repack = true;
+      else if (!rc) o->stats.reused_bytes += size;
     }
+    if (repack) rc = copy_packed(o, src, *position, size, blob_id, position, err);
   } else {
-    rc = reuse_object(o, &term, src, size, o->s == BRI_STRATEGY_COPY, blob_id, err);
+    rc = reuse_object(o, &term, src, size, copy, false, blob_id, err);
   }
   free(src);
   return rc;

@@ -8,15 +8,23 @@
  *         the terminal sidecar the source resolved to (never at another
  *         BRI'd id: no chains); equal terminals share one id. Packs below
  *         the utilization threshold are repacked instead (copy below).
+ *         Stock Lance refuses the result (feature flag bit 40).
  *   link  the terminal sidecar is hard-linked into the output's own sidecar
- *         directory under the new id; stock Lance reads the result.
+ *         directory under the new id; stock Lance reads the result. A
+ *         filesystem that cannot link is an error.
  *   copy  the payload is copied: Dedicated sidecars whole, Packed ranges
  *         appended to new packs (rolled at 1 GiB) at new positions.
+ *   auto  link, and copy from the first link the filesystem refuses (no
+ *         hard links, another filesystem, fs.protected_hardlinks on a file
+ *         brid may not write): stock Lance reads the result either way.
+ *         execute.h turns auto into bri for a table that already carries a
+ *         BRI, before any output is opened.
  * Every file and directory it creates is handed to the journal callback
  * first, so that a crashed or failed job can remove exactly its own output. */
 #ifndef BRI_BLOBOUT_H
 #define BRI_BLOBOUT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "blob/resolve.h"
@@ -26,10 +34,15 @@
 #include "storage/outputs.h"
 #include "util/strset.h"
 
-typedef enum bri_strategy { BRI_STRATEGY_BRI = 0, BRI_STRATEGY_LINK, BRI_STRATEGY_COPY } bri_strategy;
+typedef enum bri_strategy {
+  BRI_STRATEGY_BRI = 0,
+  BRI_STRATEGY_LINK,
+  BRI_STRATEGY_COPY,
+  BRI_STRATEGY_AUTO,
+} bri_strategy;
 
 const char *bri_strategy_name(bri_strategy s);
-/* "bri", "link" or "copy"; anything else is BRI_EINVAL. */
+/* "auto", "bri", "link" or "copy"; anything else is BRI_EINVAL. */
 int bri_strategy_parse(const char *s, bri_strategy *out, bri_error *err);
 
 typedef struct bri_blob_out bri_blob_out;
@@ -39,6 +52,7 @@ typedef struct bri_blob_out_stats {
   uint64_t copied_bytes;   /* payload written (copy, repack) */
   uint64_t links;          /* hard links made */
   uint64_t sidecars;       /* sidecar files created */
+  bool links_refused;      /* auto: the filesystem refused a link; copies from then on */
 } bri_blob_out_stats;
 
 /* t: the table (and m the manifest the sources come from); own_dir: the

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "blob/resolve.h"
+#include "lance/table/bri.h"
 #include "lance/table/sidecar.h"
 #include "compact/rewrite.h"
 #include "lance/encoding/page.h"
@@ -38,7 +39,7 @@
 void bri_compact_request_default(bri_compact_request *r) {
   memset(r, 0, sizeof *r);
   bri_compact_options_default(&r->options);
-  r->strategy = BRI_STRATEGY_BRI;
+  r->strategy = BRI_STRATEGY_AUTO;
 }
 
 /* ------------------------------------------------------------------ run state */
@@ -394,11 +395,16 @@ static int carry_row_meta(run *r, const Lance__Table__DataFragment *f, bri_fragm
   return rc;
 }
 
-/* Progress report and cancellation point after rows were appended. */
+/* Progress report and cancellation point after rows were appended. The
+ * bytes are everything written so far: the finished bins' data files and
+ * copied payload, and the current bin's. */
 static int after_rows(run *r, bin_ctx *b, uint64_t rows) {
   r->rows_done += rows;
-  if (r->hooks && r->hooks->progress)
-    r->hooks->progress(r->hooks->user, r->rows_done, r->rows_total, bri_file_writer_bytes(b->w));
+  if (r->hooks && r->hooks->progress) {
+    uint64_t bytes = r->rep->data_bytes_written + r->rep->payload_bytes_copied + bri_file_writer_bytes(b->w);
+    if (b->out) bytes += bri_blob_out_stats_of(b->out)->copied_bytes;
+    r->hooks->progress(r->hooks->user, r->rows_done, r->rows_total, bytes);
+  }
   if (cancelled(r)) return bri_error_set(r->err, BRI_ECANCELLED, "%s: compaction cancelled", r->t->root);
   return bri_failpoint("compact.after_rows", r->err);
 }
@@ -591,6 +597,7 @@ static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment
     r->rep->payload_bytes_copied += st->copied_bytes;
     r->rep->payload_bytes_reused += st->reused_bytes;
     r->rep->links += st->links;
+    r->rep->links_refused |= st->links_refused;
   }
   r->rep->inline_bytes_copied += b.inline_bytes;
   if (rc && nf) {
@@ -656,6 +663,10 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   const Lance__Table__Manifest *m = r.m->pb;
   bri_compact_request q = *req;
   if ((rc = bri_compact_options_from_config(r.m, &q.options, err)) != 0) goto out;
+  /* auto never turns a table stock Lance reads into one it refuses, and
+   * keeps a table that already carries a BRI on bri (blobout.h) */
+  if (q.strategy == BRI_STRATEGY_AUTO && bri_manifest_has_bri(m)) q.strategy = BRI_STRATEGY_BRI;
+  rep->strategy = q.strategy;
   r.req = &q;
   rep->read_version = m->version;
   rep->fragments_before = rep->fragments_after = m->n_fragments;

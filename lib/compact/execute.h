@@ -34,7 +34,7 @@ typedef struct bri_compact_hooks {
 
 typedef struct bri_compact_request {
   bri_compact_options options; /* the table's lance.compaction.* keys override these */
-  bri_strategy strategy;
+  bri_strategy strategy;       /* default auto (blobout.h): bri for a table that carries a BRI, else link or copy */
   bool dry_run;
   int max_commit_attempts;     /* 0: 20, Lance's default */
   uint64_t batch_rows;         /* rows decoded at a time; 0: 16384 */
@@ -43,6 +43,8 @@ typedef struct bri_compact_request {
 void bri_compact_request_default(bri_compact_request *r);
 
 typedef struct bri_compact_report {
+  bri_strategy strategy;          /* what ran: auto resolved to bri for a BRI table, else as requested */
+  bool links_refused;             /* auto: the filesystem refused a link, payload was copied from then on */
   uint64_t read_version, version; /* version: what was committed (0: nothing) */
   uint64_t fragments_before, fragments_after, bins, fragments_rewritten;
   uint64_t fragments_page_copied; /* sources appended by page copy (no re-encode) */

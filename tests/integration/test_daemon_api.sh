@@ -37,7 +37,7 @@ EOF
 "$BRID" --config "$TMPD/full.conf" --check-config >"$TMPD/check.json" 2>"$TMPD/check.err" ||
   fail "the documented example does not parse: $(cat "$TMPD/check.err")"
 grep -q "configuration OK" "$TMPD/check.err" || fail "--check-config did not say OK"
-[ "$(jget 'd["defaults"]["strategy"]' <"$TMPD/check.json")" = bri ] || fail "example: default strategy"
+[ "$(jget 'd["defaults"]["strategy"]' <"$TMPD/check.json")" = auto ] || fail "example: default strategy"
 [ "$(jget 'len(d["tables"])' <"$TMPD/check.json")" = 3 ] || fail "example: 3 table sections expected"
 # every key brid knows is documented in the example, and nothing else is
 python3 - "$TMPD/check.json" "$EX" <<'EOF' || fail "config/brid.conf.example and brid's keys differ"
@@ -120,7 +120,7 @@ ctl tables --json | jget 'sorted(t["root"] for t in d["tables"])' | grep -q "v21
 ctl tables | grep -q "blobs.lance" || fail "tables: human output"
 ctl tables "$B" --json >"$TMPD/t.json"
 [ "$(jget 'd["policy"]["batch_rows"]' <"$TMPD/t.json")" = 1 ] || fail "tables TABLE: per-table policy not applied"
-[ "$(jget 'd["policy"]["strategy"]' <"$TMPD/t.json")" = bri ] || fail "tables TABLE: default strategy"
+[ "$(jget 'd["policy"]["strategy"]' <"$TMPD/t.json")" = auto ] || fail "tables TABLE: default strategy"
 rc=0; ctl tables "$TMPD/nope.lance" 2>"$TMPD/err" || rc=$?
 [ $rc = 2 ] && grep -q "is not a table brid watches" "$TMPD/err" || fail "tables on a non-table: exit $rc"
 # relative table paths are resolved by brictl
@@ -156,7 +156,7 @@ ctl verify "$B" --wait --all-versions >/dev/null || fail "verify after materiali
 # submit without waiting, and a duplicate of a queued job
 ctl pause "$V" | grep -q "paused 1 table" || fail "pause TABLE"
 ctl compact "$V" --json >"$TMPD/q1.json"
-ctl compact "$V" --daemon --strategy copy >"$TMPD/q2.out"
+ctl compact "$V" --daemon >"$TMPD/q2.out"
 Q=$(jget 'd["job"]' <"$TMPD/q1.json")
 grep -q "already queued as job $Q" "$TMPD/q2.out" || fail "duplicate submission: $(cat "$TMPD/q2.out")"
 sleep 1

@@ -54,7 +54,7 @@ same "$TMPD/lance0.json" "$TMPD/scan0.json" || fail "brictl scan differs from La
 a=$TMPD/a/blobs.lance
 mkdir -p "$TMPD/a" && cp -a "$base" "$a"
 (cd "$a/data" && ls -1 *.lance) >"$TMPD/old_data_files"
-"$BRICTL" compact "$a" --json >"$TMPD/compact.json" || fail "compact failed"
+"$BRICTL" compact "$a" --strategy bri --json >"$TMPD/compact.json" || fail "compact failed"
 bri_dirs "$a" >"$TMPD/bri_dirs"
 [ -s "$TMPD/bri_dirs" ] || fail "the compaction left no BRI"
 files_before=0

@@ -496,6 +496,7 @@ START_TEST(test_cleanup_interrupted_keeps_listed_versions_whole) {
     bri_fixture_table("tables/blobs.lance", &tmp, &root);
     bri_compact_request q;
     bri_compact_request_default(&q);
+    q.strategy = BRI_STRATEGY_BRI; /* the default (auto) would link */
     bri_compact_report rep;
     bri_error err = {0};
     ck_assert_msg(bri_compact_table(root, &q, NULL, &rep, &err) == 0, "%s", err.msg);
@@ -529,6 +530,7 @@ START_TEST(test_materialize_eio_removes_outputs) {
   bri_fixture_table("tables/blobs.lance", &tmp, &root);
   bri_compact_request q;
   bri_compact_request_default(&q);
+  q.strategy = BRI_STRATEGY_BRI; /* the default (auto) would link */
   bri_compact_report rep;
   bri_error err = {0};
   ck_assert_msg(bri_compact_table(root, &q, NULL, &rep, &err) == 0, "%s", err.msg);

@@ -113,6 +113,7 @@ static char *digest(const char *table) {
 static void compact(double repack_threshold) {
   bri_compact_request q;
   bri_compact_request_default(&q);
+  q.strategy = BRI_STRATEGY_BRI; /* the default (auto) would link */
   q.options.repack_threshold = repack_threshold;
   bri_compact_report rep;
   bri_error err;

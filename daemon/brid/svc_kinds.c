@@ -1,0 +1,251 @@
+/* svc_kinds.c: compact, cleanup, materialize and verify jobs (see
+ * svc_kinds.h). Each kind has a parse function (parameters over the
+ * table's policy) and a run function (the library call, its log line, the
+ * job's end); the table at the bottom is what the rest of brid sees. */
+#include "svc_kinds.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ops/report.h"
+#include "svc_log.h"
+#include "util/duration.h"
+
+/* ------------------------------------------------------------ parameters */
+
+typedef struct args {
+  const json_t *params;
+  json_t *norm;
+  char *msg;
+  size_t cap;
+} args;
+
+static int bad(args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad(args *a, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(a->msg, a->cap, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+static void keep(args *a, const char *name, json_t *v) {
+  if (a->norm) json_object_set_new(a->norm, name, v);
+  else json_decref(v);
+}
+
+/* true or false; a false flag is not stored (it is the default). */
+static int flag(args *a, const char *name, bool *out) {
+  json_t *v = json_object_get(a->params, name);
+  if (!v) return 0;
+  if (!json_is_boolean(v)) return bad(a, "params.%s must be true or false", name);
+  *out = json_is_true(v);
+  if (*out) keep(a, name, json_true());
+  return 0;
+}
+
+/* An integer >= min. */
+static int integer(args *a, const char *name, json_int_t min, uint64_t *out) {
+  json_t *v = json_object_get(a->params, name);
+  if (!v) return 0;
+  if (!json_is_integer(v) || json_integer_value(v) < min)
+    return bad(a, "params.%s must be an integer >= %lld", name, (long long)min);
+  *out = (uint64_t)json_integer_value(v);
+  keep(a, name, json_integer(json_integer_value(v)));
+  return 0;
+}
+
+/* A duration: seconds as an integer, or a string such as "7d"; stored in seconds. */
+static int duration(args *a, const char *name, int64_t *out) {
+  json_t *v = json_object_get(a->params, name);
+  if (!v) return 0;
+  int64_t s = -1;
+  bri_error err;
+  if (json_is_integer(v) && json_integer_value(v) >= 0) s = json_integer_value(v);
+  else if (json_is_string(v) && bri_duration_parse(json_string_value(v), name, &s, &err) != 0) s = -1;
+  if (s < 0) return bad(a, "params.%s must be a duration (seconds, or a string like \"90s\", \"7d\")", name);
+  *out = s;
+  keep(a, name, json_integer(s));
+  return 0;
+}
+
+/* ---------------------------------------------------------------- compact */
+
+static int compact_parse(const json_t *params, const svc_policy *pol, svc_opts *o, json_t *norm, char *msg,
+                         size_t cap) {
+  args a = {params, norm, msg, cap};
+  bri_compact_request *q = &o->compact;
+  bri_compact_request_default(q);
+  q->options = pol->compact;
+  q->strategy = pol->strategy;
+  q->batch_rows = pol->batch_rows;
+  json_t *v = json_object_get(params, "strategy");
+  bri_error err;
+  if (v && (!json_is_string(v) || bri_strategy_parse(json_string_value(v), &q->strategy, &err)))
+    return bad(&a, "params.strategy must be auto, bri, link or copy");
+  if (v) keep(&a, "strategy", json_string(json_string_value(v)));
+  if (flag(&a, "dry_run", &q->dry_run)) return -1;
+  return integer(&a, "target_rows_per_fragment", 1, &q->options.target_rows_per_fragment);
+}
+
+static void compact_run(const svc_job *j, svc_opts *o) {
+  const bri_compact_request *q = &o->compact;
+  bri_compact_hooks hooks = {.journal = j->journal, .progress = j->progress, .cancelled = j->cancelled,
+                             .commit_intent = j->commit_intent, .user = j->user};
+  bri_compact_report rep;
+  bri_error err = {0};
+  j->phase(j->user, "planning");
+  int rc = bri_compact_table(j->root, q, &hooks, &rep, &err);
+  if (rc) {
+    json_decref(rep.plan);
+    j->unsucceeded(j->user, rc, &err);
+    return;
+  }
+  uint64_t written = rep.data_bytes_written + rep.payload_bytes_copied;
+  if (rep.version)
+    log_notice("job %lld: compacted %s: version %llu, %llu -> %llu fragments, %llu rows, "
+               "%llu bytes written, %llu reused (%.2fs)",
+               (long long)j->id, j->root, (unsigned long long)rep.version,
+               (unsigned long long)rep.fragments_before, (unsigned long long)rep.fragments_after,
+               (unsigned long long)rep.rows, (unsigned long long)written,
+               (unsigned long long)rep.payload_bytes_reused, rep.seconds);
+  else
+    log_info("job %lld: %s: %s", (long long)j->id, j->root,
+             q->dry_run ? "dry run planned" : "nothing to compact");
+  json_t *res = bri_compact_report_json(j->root, q, &rep);
+  json_decref(rep.plan);
+  j->succeed(j->user, res, written, rep.payload_bytes_reused);
+}
+
+/* ---------------------------------------------------------------- cleanup */
+
+static int cleanup_parse(const json_t *params, const svc_policy *pol, svc_opts *o, json_t *norm, char *msg,
+                         size_t cap) {
+  args a = {params, norm, msg, cap};
+  bri_cleanup_policy *p = &o->cleanup;
+  *p = pol->cleanup;
+  if (duration(&a, "older_than", &p->older_than_sec) || duration(&a, "grace", &p->grace_sec) ||
+      integer(&a, "retain_versions", 0, &p->retain_versions))
+    return -1;
+  return flag(&a, "dry_run", &p->dry_run);
+}
+
+typedef struct clean_ctx {
+  const svc_job *j;
+  uint64_t files;
+} clean_ctx;
+
+static void on_clean(void *user, bri_cleanup_kind kind, const char *path, uint64_t bytes) {
+  clean_ctx *c = user;
+  log_debug("job %lld: cleanup %s %s (%llu bytes)", (long long)c->j->id, bri_cleanup_kind_name(kind), path,
+            (unsigned long long)bytes);
+  c->j->count(c->j->user, ++c->files);
+}
+
+static void cleanup_run(const svc_job *j, svc_opts *o) {
+  bri_cleanup_policy *p = &o->cleanup;
+  p->cancelled = j->cancelled, p->cancel_user = j->user;
+  j->phase(j->user, "cleaning");
+  clean_ctx c = {j, 0};
+  bri_cleanup_stats st;
+  bri_error err = {0};
+  int rc = bri_cleanup_run(j->root, p, on_clean, &c, &st, &err);
+  if (rc) {
+    j->unsucceeded(j->user, rc, &err);
+    return;
+  }
+  json_t *res = bri_cleanup_report_json(j->root, p, &st);
+  log_notice("job %lld: cleanup of %s %s %lld files, %lld bytes (%llu versions retained)", (long long)j->id,
+             j->root, p->dry_run ? "would delete" : "deleted",
+             (long long)json_integer_value(json_object_get(res, "files")),
+             (long long)json_integer_value(json_object_get(res, "bytes")), (unsigned long long)st.versions_retained);
+  j->succeed(j->user, res, 0, 0);
+}
+
+/* ------------------------------------------------------------ materialize */
+
+static int materialize_parse(const json_t *params, const svc_policy *pol, svc_opts *o, json_t *norm, char *msg,
+                             size_t cap) {
+  (void)pol;
+  args a = {params, norm, msg, cap};
+  bri_materialize_options_default(&o->materialize);
+  if (flag(&a, "dry_run", &o->materialize.dry_run)) return -1;
+  return flag(&a, "no_links", &o->materialize.no_links);
+}
+
+static void materialize_run(const svc_job *j, svc_opts *o) {
+  bri_materialize_options *m = &o->materialize;
+  m->journal = j->journal, m->journal_user = j->user;
+  m->cancelled = j->cancelled, m->cancel_user = j->user;
+  j->phase(j->user, "materializing");
+  bri_materialize_report rep;
+  bri_error err = {0};
+  int rc = bri_materialize_table(j->root, m, &rep, &err);
+  if (rc) {
+    j->unsucceeded(j->user, rc, &err);
+    return;
+  }
+  log_notice("job %lld: materialized %s: %llu data files, %llu links, %llu copies (%.2fs)", (long long)j->id,
+             j->root, (unsigned long long)rep.data_files, (unsigned long long)rep.links,
+             (unsigned long long)rep.copies, rep.seconds);
+  j->succeed(j->user, bri_materialize_report_json(j->root, m, &rep), rep.bytes_copied, rep.bytes_linked);
+}
+
+/* ----------------------------------------------------------------- verify */
+
+static int verify_parse(const json_t *params, const svc_policy *pol, svc_opts *o, json_t *norm, char *msg,
+                        size_t cap) {
+  (void)pol;
+  args a = {params, norm, msg, cap};
+  memset(&o->verify, 0, sizeof o->verify);
+  o->verify.max_problems = 100;
+  if (flag(&a, "all_versions", &o->verify.all_versions)) return -1;
+  return flag(&a, "skip_blobs", &o->verify.skip_blobs);
+}
+
+/* A verify job succeeds when the table is whole and fails (with the first
+ * problem as its error) when it is not, so "failed" in the job list means
+ * what an operator expects. A table that cannot be opened fails it at once:
+ * verify changes nothing, so there is nothing to retry for. */
+static void verify_run(const svc_job *j, svc_opts *o) {
+  j->phase(j->user, "verifying");
+  bri_verify_report rep;
+  memset(&rep, 0, sizeof rep);
+  bri_error err = {0};
+  if (bri_verify_table(j->root, &o->verify, &rep, &err)) {
+    j->fail(j->user, NULL, err.msg);
+  } else if (rep.problems_total == 0) {
+    log_notice("job %lld: verified %s: %llu version(s), %llu data files, %llu blobs: no problem",
+               (long long)j->id, j->root, (unsigned long long)rep.versions_checked,
+               (unsigned long long)rep.data_files, (unsigned long long)rep.blobs);
+    j->succeed(j->user, bri_verify_report_json(j->root, &o->verify, &rep), 0, 0);
+  } else {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%llu problem(s); first: %s: %s", (unsigned long long)rep.problems_total,
+             rep.n_problems ? rep.problems[0].file : "?", rep.n_problems ? rep.problems[0].what : "?");
+    j->fail(j->user, bri_verify_report_json(j->root, &o->verify, &rep), msg);
+  }
+  bri_verify_report_free(&rep);
+}
+
+/* ------------------------------------------------------------------ table */
+
+static const svc_kind KINDS[] = {
+    {BRI_JOB_COMPACT, "strategy dry_run target_rows_per_fragment", compact_parse, compact_run},
+    {BRI_JOB_CLEANUP, "older_than retain_versions grace dry_run", cleanup_parse, cleanup_run},
+    {BRI_JOB_MATERIALIZE, "dry_run no_links", materialize_parse, materialize_run},
+    {BRI_JOB_VERIFY, "all_versions skip_blobs", verify_parse, verify_run},
+};
+
+const svc_kind *svc_kind_of(bri_job_kind k) {
+  for (size_t i = 0; i < sizeof KINDS / sizeof KINDS[0]; i++)
+    if (KINDS[i].kind == k) return &KINDS[i];
+  return NULL;
+}
+
+const svc_kind *svc_kind_named(const char *name) {
+  bri_job_kind k;
+  bri_error err;
+  return bri_job_kind_parse(name, &k, &err) == 0 ? svc_kind_of(k) : NULL;
+}

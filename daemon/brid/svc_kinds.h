@@ -1,0 +1,83 @@
+/* svc_kinds.h: the kinds of job brid runs (compact, cleanup, materialize,
+ * verify), one entry each: the parameters a request may give, how they
+ * become the library's options, and how a worker runs the job.
+ *
+ * Main design choice: one table is the only place a kind is described, so
+ * a new kind is one entry here (and its name in lib/jobs): the control
+ * socket's method of that name (svc_request.c, svc_api.c) and the worker
+ * (svc_worker.c) both go through it. A kind's parameters are read by one
+ * function, parse, used twice: when a request arrives (with the built-in
+ * policy, to refuse bad values before anything is queued, and to write the
+ * job's stored parameters in one normal form) and when the worker runs the
+ * job (with the table's policy). The report a job stores is the library's
+ * (lib/ops/report.h), the same object brictl prints when it runs the
+ * operation itself. */
+#ifndef BRI_SVC_KINDS_H
+#define BRI_SVC_KINDS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "compact/execute.h"
+#include "jobs/jobs.h"
+#include "ops/cleanup.h"
+#include "ops/materialize.h"
+#include "ops/verify.h"
+#include "svc_config.h"
+
+/* The options of one job, by kind. */
+typedef union svc_opts {
+  bri_compact_request compact;
+  bri_cleanup_policy cleanup;
+  bri_materialize_options materialize;
+  bri_verify_options verify;
+} svc_opts;
+
+/* The job a kind's run function runs, on a worker thread (svc_worker.c
+ * fills it). Every callback takes user first, so the library's hooks take
+ * them directly (user as their user pointer). */
+typedef struct svc_job {
+  const char *root;
+  int64_t id;
+  void *user;
+  /* "planning", "writing", ... (a static string), shown by status */
+  void (*phase)(void *user, const char *phase);
+  /* the journal contract (lib/jobs/journal.h): durable before the file */
+  int (*journal)(void *user, const char *path, bri_error *err);
+  /* true once a cancel (on request or for shutdown) was asked for */
+  bool (*cancelled)(void *user);
+  void (*progress)(void *user, uint64_t rows_done, uint64_t rows_total, uint64_t bytes);
+  /* the commit intent (lib/jobs/journal.h): durable before the commit */
+  int (*commit_intent)(void *user, const char *txn_uuid, uint64_t read_version, bri_error *err);
+  /* items done (files of a cleanup), for the progress line */
+  void (*count)(void *user, uint64_t items);
+  /* ends the job succeeded with result (consumed) and its byte counts;
+   * its journal is cleared (the outputs belong to a committed version) */
+  void (*succeed)(void *user, json_t *result, uint64_t written, uint64_t reused);
+  /* ends the job failed with msg, and result when there is one (consumed) */
+  void (*fail)(void *user, json_t *result, const char *msg);
+  /* an attempt that returned rc: its outputs are rolled back, then a
+   * cancellation for shutdown and transient errors go back to the queue, a
+   * cancellation on request ends the job cancelled, anything else fails it */
+  void (*unsucceeded)(void *user, int rc, const bri_error *err);
+} svc_job;
+
+typedef struct svc_kind {
+  bri_job_kind kind;
+  const char *params; /* request parameters besides "table", space separated */
+  /* Reads params (a request's, or a stored job's; NULL: none) over pol
+   * into *o. With norm, also sets there each parameter given, in the form
+   * the job is stored with (durations in seconds). Returns 0, or -1 with
+   * msg naming the parameter and what was expected ("params.X must be ..."). */
+  int (*parse)(const json_t *params, const svc_policy *pol, svc_opts *o, json_t *norm, char *msg, size_t cap);
+  /* Runs the job on a worker thread and ends it (succeed, fail or
+   * unsucceeded). */
+  void (*run)(const svc_job *j, svc_opts *o);
+} svc_kind;
+
+/* The entry of kind k, or of the kind named name; NULL when there is none. */
+const svc_kind *svc_kind_of(bri_job_kind k);
+const svc_kind *svc_kind_named(const char *name);
+
+#endif

@@ -1,0 +1,78 @@
+/* report.c: operation reports as JSON (see report.h). Each function is the
+ * only place its fields are named, so brictl's --json and brid's job
+ * results cannot drift apart. */
+#include "ops/report.h"
+
+#include "util/duration.h"
+
+/* A duration setting as the configuration writes it. */
+static json_t *duration(int64_t seconds) {
+  char buf[48];
+  bri_duration_format(seconds, buf, sizeof buf);
+  return json_string(buf);
+}
+
+/* What auto ran as: bri for a table that carried a BRI, else link, or copy
+ * once the filesystem refused a link. */
+static const char *strategy_used(const bri_compact_report *r) {
+  if (r->strategy != BRI_STRATEGY_AUTO) return bri_strategy_name(r->strategy);
+  return r->links_refused ? "copy" : "link";
+}
+
+json_t *bri_compact_report_json(const char *root, const bri_compact_request *q, const bri_compact_report *r) {
+  return json_pack("{s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+                   "s:f, s:O}",
+                   "table", root, "strategy", bri_strategy_name(q->strategy), "strategy_used", strategy_used(r),
+                   "dry_run", q->dry_run, "read_version", (json_int_t)r->read_version, "version",
+                   (json_int_t)r->version, "fragments_before", (json_int_t)r->fragments_before, "fragments_after",
+                   (json_int_t)r->fragments_after, "bins", (json_int_t)r->bins, "fragments_rewritten",
+                   (json_int_t)r->fragments_rewritten, "fragments_page_copied", (json_int_t)r->fragments_page_copied,
+                   "rows", (json_int_t)r->rows, "data_bytes_written", (json_int_t)r->data_bytes_written,
+                   "payload_bytes_copied", (json_int_t)r->payload_bytes_copied, "inline_bytes_copied",
+                   (json_int_t)r->inline_bytes_copied, "payload_bytes_reused", (json_int_t)r->payload_bytes_reused,
+                   "links", (json_int_t)r->links, "packs_below_threshold", (json_int_t)r->packs_below_threshold,
+                   "seconds", r->seconds, "plan", r->plan ? r->plan : json_null());
+}
+
+json_t *bri_cleanup_report_json(const char *root, const bri_cleanup_policy *p, const bri_cleanup_stats *st) {
+  json_t *kinds = json_object();
+  uint64_t files = 0, bytes = 0;
+  for (int k = 0; k < BRI_CLEAN_KINDS; k++) {
+    json_object_set_new(kinds, bri_cleanup_kind_name(k),
+                        json_pack("{s:I, s:I}", "files", (json_int_t)st->files[k], "bytes", (json_int_t)st->bytes[k]));
+    files += st->files[k], bytes += st->bytes[k];
+  }
+  return json_pack("{s:s, s:b, s:o, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:o}", "table", root, "dry_run", p->dry_run,
+                   "older_than", duration(p->older_than_sec), "retain_versions", (json_int_t)p->retain_versions,
+                   "grace", duration(p->grace_sec), "versions_retained", (json_int_t)st->versions_retained, "files",
+                   (json_int_t)files, "bytes", (json_int_t)bytes, "dirs_removed", (json_int_t)st->dirs_removed,
+                   "kept_too_young", (json_int_t)st->kept_too_young, "by_kind", kinds);
+}
+
+json_t *bri_materialize_report_json(const char *root, const bri_materialize_options *o,
+                                    const bri_materialize_report *r) {
+  return json_pack("{s:s, s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "table", root, "dry_run",
+                   o->dry_run, "no_links", o->no_links, "read_version", (json_int_t)r->read_version, "version",
+                   (json_int_t)r->version, "commits", (json_int_t)r->commits, "data_files", (json_int_t)r->data_files,
+                   "sidecars", (json_int_t)r->sidecars, "links", (json_int_t)r->links, "copies",
+                   (json_int_t)r->copies, "bytes_linked", (json_int_t)r->bytes_linked, "bytes_copied",
+                   (json_int_t)r->bytes_copied, "bri_files_left", (json_int_t)r->bri_files_left, "seconds",
+                   r->seconds);
+}
+
+json_t *bri_verify_report_json(const char *root, const bri_verify_options *o, const bri_verify_report *r) {
+  json_t *list = json_array();
+  for (size_t i = 0; i < r->n_problems; i++)
+    json_array_append_new(list, json_pack("{s:I, s:s, s:s}", "version", (json_int_t)r->problems[i].version, "file",
+                                          r->problems[i].file ? r->problems[i].file : "", "problem",
+                                          r->problems[i].what ? r->problems[i].what : ""));
+  return json_pack("{s:s, s:b, s:b, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "table",
+                   root, "ok", r->problems_total == 0, "all_versions", o->all_versions, "version",
+                   (json_int_t)o->version, "skip_blobs", o->skip_blobs, "versions_checked",
+                   (json_int_t)r->versions_checked, "data_files", (json_int_t)r->data_files, "deletion_files",
+                   (json_int_t)r->deletion_files, "transaction_files", (json_int_t)r->transaction_files, "index_dirs",
+                   (json_int_t)r->index_dirs, "bri_targets", (json_int_t)r->bri_targets, "fragments",
+                   (json_int_t)r->fragments, "blobs", (json_int_t)r->blobs, "blobs_unchecked",
+                   (json_int_t)r->blobs_unchecked, "problems_total", (json_int_t)r->problems_total,
+                   "problems_listed", (json_int_t)r->n_problems, "problems", list);
+}
