@@ -434,40 +434,6 @@ START_TEST(test_materialize_conflict_replans) {
 }
 END_TEST
 
-START_TEST(test_link_or_copy) {
-  tmp = bri_tmpdir();
-  root = NULL;
-  char *a = bri_path_join(tmp, "a"), *b = bri_path_join(tmp, "b"), *c = bri_path_join(tmp, "c");
-  bri_write_bytes(a, "payload", 7);
-  bool linked;
-  uint64_t bytes;
-  bri_error err;
-  ck_assert_int_eq(bri_file_link_or_copy(a, b, true, &linked, &bytes, &err), 0);
-  ck_assert(linked);
-  ck_assert_uint_eq(bytes, 7);
-  ck_assert_int_eq(bri_file_link_or_copy(a, c, false, &linked, &bytes, &err), 0);
-  ck_assert(!linked);
-  size_t len;
-  uint8_t *got = bri_slurp(c, &len);
-  ck_assert_uint_eq(len, 7);
-  ck_assert_mem_eq(got, "payload", 7);
-  free(got);
-  ck_assert_uint_ne(inode(c), inode(a));
-  /* never overwrites, never follows links */
-  ck_assert_int_eq(bri_file_link_or_copy(a, c, false, &linked, &bytes, &err), BRI_ETAKEN);
-  ck_assert_msg(strstr(err.msg, "already exists") != NULL, "%s", err.msg);
-  char *l = bri_path_join(tmp, "l"), *d = bri_path_join(tmp, "d");
-  ck_assert_int_eq(symlink(a, l), 0);
-  ck_assert_int_eq(bri_file_link_or_copy(l, d, true, &linked, &bytes, &err), BRI_ECORRUPT);
-  ck_assert_int_eq(access(d, F_OK), -1);
-  char *missing = bri_path_join(tmp, "missing");
-  ck_assert_int_eq(bri_file_link_or_copy(missing, d, true, &linked, &bytes, &err), BRI_ENOTFOUND);
-  free(a), free(b), free(c), free(l), free(d), free(missing);
-  bri_rmtree(tmp);
-  free(tmp);
-}
-END_TEST
-
 static Suite *materialize_suite(void) {
   Suite *s = suite_create("materialize");
   TCase *tc = tcase_create("materialize");
@@ -478,7 +444,6 @@ static Suite *materialize_suite(void) {
   tcase_add_test(tc, test_materialize_missing_target_changes_nothing);
   tcase_add_test(tc, test_materialize_journal_failure_rolls_back);
   tcase_add_test(tc, test_materialize_conflict_replans);
-  tcase_add_test(tc, test_link_or_copy);
   suite_add_tcase(s, tc);
   return s;
 }
