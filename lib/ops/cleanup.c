@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "lance/table/bri.h"
+#include "lance/table/reach.h"
 #include "lance/table/sidecar.h"
 #include "lance/table/table.h"
 #include "util/failpoint.h"
@@ -67,45 +67,25 @@ static int64_t manifest_ns(const bri_manifest *m) {
   return m->pb->timestamp->seconds * NS + m->pb->timestamp->nanos;
 }
 
-static int add_file_cb(void *user, const char *path) {
-  return bri_strset_add((bri_strset *)user, path) ? 0 : BRI_ENOMEM;
+/* One reference of a manifest (lance/table/reach.h) into a set: exact
+ * files, and directories kept whole. A BRI source directory is neither:
+ * it is swept file by file, and the files a BRI names keep it (it is
+ * removed only once empty). */
+static int add_ref(void *user, bri_reach_kind kind, const char *path, bri_error *err) {
+  refs *into = user;
+  bool ok = true;
+  switch (kind) {
+  case BRI_REACH_SIDECAR_DIR:
+  case BRI_REACH_INDEX_DIR: ok = bri_strset_add(&into->dirs, path); break;
+  case BRI_REACH_BRI_DIR: break;
+  default: ok = bri_strset_add(&into->files, path); break;
+  }
+  return ok ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory collecting references");
 }
 
-/* Everything one manifest references, as absolute paths. */
+/* Everything one manifest references. */
 static int collect(run *r, const bri_manifest *bm, refs *into) {
-  const Lance__Table__Manifest *m = bm->pb;
-  bri_error *err = r->err;
-  char *p = NULL;
-  int rc = 0;
-  for (size_t i = 0; i < m->n_fragments && !rc; i++) {
-    const Lance__Table__DataFragment *f = m->fragments[i];
-    for (size_t k = 0; k < f->n_files && !rc; k++) {
-      const Lance__Table__DataFile *df = f->files[k];
-      if ((rc = bri_table_datafile_path(r->t, m, df, &p, err)) != 0) break;
-      if (!bri_strset_add_owned(&into->files, p)) rc = BRI_ENOMEM;
-      if (!rc && (rc = bri_table_sidecar_dir(r->t, m, df, &p, err)) == 0 &&
-          !bri_strset_add_owned(&into->dirs, p))
-        rc = BRI_ENOMEM;
-      if (!rc) rc = bri_datafile_bri_paths(r->t, m, df, bm->path, add_file_cb, &into->files, err);
-    }
-    if (!rc && f->deletion_file) {
-      if ((rc = bri_table_deletion_path(r->t, m, f, &p, err)) == 0 &&
-          !bri_strset_add_owned(&into->files, p))
-        rc = BRI_ENOMEM;
-    }
-  }
-  if (!rc && m->transaction_file && *m->transaction_file &&
-      !bri_strset_add_owned(&into->files, bri_strdupf("%s/_transactions/%s", r->t->root,
-                                                      m->transaction_file)))
-    rc = BRI_ENOMEM;
-  for (size_t i = 0; !rc && bm->indices && i < bm->indices->n_indices; i++) {
-    char *d = NULL;
-    if ((rc = bri_table_index_dir(r->t, m, bm->indices->indices[i], &d, err)) != 0) break;
-    if (!bri_strset_add_owned(&into->dirs, d)) rc = BRI_ENOMEM;
-  }
-  if (rc == BRI_ENOMEM && err->code != BRI_ENOMEM)
-    rc = bri_error_set(err, BRI_ENOMEM, "out of memory collecting references");
-  return rc;
+  return bri_reach_manifest(r->t, bm, add_ref, into, r->err);
 }
 
 /* Waits so that deletes stay under the configured rate. */
