@@ -46,8 +46,7 @@ typedef struct refs {
 
 typedef struct run {
   const bri_cleanup_policy *p;
-  bri_cleanup_cb cb;
-  void *user;
+  const bri_hooks *hooks;
   bri_cleanup_stats *stats;
   bri_error *err;
   bri_table *t;          /* its store: every listing and delete goes through it */
@@ -107,7 +106,7 @@ static void pace(run *r) {
 static int remove_file(run *r, bri_cleanup_kind kind, const char *path, uint64_t bytes) {
   if (!r->p->dry_run) {
     pace(r);
-    if (r->p->cancelled && r->p->cancelled(r->p->cancel_user))
+    if (bri_hooks_cancelled(r->hooks))
       return bri_error_set(r->err, BRI_ECANCELLED, "%s: cleanup cancelled before deleting %s", r->t->root, path);
     int rc = bri_failpoint("cleanup.before_delete", r->err);
     if (rc) return bri_error_wrap(r->err, "deleting %s", path);
@@ -119,7 +118,7 @@ static int remove_file(run *r, bri_cleanup_kind kind, const char *path, uint64_t
   }
   r->stats->files[kind]++;
   r->stats->bytes[kind] += bytes;
-  if (r->cb) r->cb(r->user, kind, path, bytes);
+  if (r->hooks && r->hooks->deleted) r->hooks->deleted(r->hooks->user, (int)kind, path, bytes);
   return 0;
 }
 
@@ -269,10 +268,10 @@ static int sweep(run *r, const char *sub, entry_fn fn, const void *arg) {
   return rc;
 }
 
-int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, bri_cleanup_cb cb, void *user,
+int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, const bri_hooks *hooks,
                     bri_cleanup_stats *stats, bri_error *err) {
   memset(stats, 0, sizeof *stats);
-  run r = {.p = p, .cb = cb, .user = user, .stats = stats, .err = err};
+  run r = {.p = p, .hooks = hooks, .stats = stats, .err = err};
   struct timespec clock;
   clock_gettime(CLOCK_REALTIME, &clock);
   r.now = p->now ? p->now * NS : (int64_t)clock.tv_sec * NS + clock.tv_nsec;

@@ -69,7 +69,7 @@ static int place(run *r, const char *src, const char *dst) {
     bytes = info.size;
     linked = !r->o->no_links && st == r->t->store && (bri_store_caps(st) & BRI_STORE_CAP_LINK);
   } else {
-    if (r->o->cancelled && r->o->cancelled(r->o->cancel_user))
+    if (bri_hooks_cancelled(r->out.hooks))
       return bri_error_set(r->err, BRI_ECANCELLED, "%s: materialize cancelled", r->t->root);
     if ((rc = journal(r, dst)) != 0 ||
         (rc = bri_store_copy(st, src, r->t->store, dst, r->o->no_links ? 0 : BRI_COPY_TRY_LINK,
@@ -500,7 +500,7 @@ static int round_once(run *r, int *attempts) {
 }
 
 int bri_materialize_table(const char *root, const bri_materialize_options *o,
-                          bri_materialize_report *rep, bri_error *err) {
+                          const bri_hooks *hooks, bri_materialize_report *rep, bri_error *err) {
   memset(rep, 0, sizeof *rep);
   bri_materialize_options def;
   if (!o) {
@@ -512,7 +512,7 @@ int bri_materialize_table(const char *root, const bri_materialize_options *o,
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   run r = {.o = &opts, .rep = rep, .err = err};
-  r.out.journal = opts.journal, r.out.user = opts.journal_user;
+  r.out.hooks = hooks;
   int rc = bri_table_open(root, &r.t, err);
   if (rc) return rc;
   r.out.store = r.t->store; /* output paths are built from its uri */

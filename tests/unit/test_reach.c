@@ -150,7 +150,7 @@ START_TEST(test_files_under_a_base_path) {
   bri_clone_options o = {0};
   bri_clone_report rep;
   bri_error err = {0};
-  ck_assert_msg(bri_clone_table(root, clone, &o, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_clone_table(root, clone, &o, NULL, &rep, &err) == 0, "%s", err.msg);
   seen s = {0};
   walk_latest(clone, &s);
   /* a shallow clone's files are the source's, reached through its base */
