@@ -114,6 +114,7 @@ deps:
 
 check: deps
 	@scripts/check-layers.sh
+	@scripts/check-storage.sh
 	@$(MAKE) --no-print-directory all $(TEST_BIN)
 	@scripts/run-tests.sh $(BUILD)
 

@@ -34,7 +34,7 @@ typedef struct listing {
   bool print;
 } listing;
 
-static void on_file(void *user, bri_cleanup_kind kind, const char *path, uint64_t bytes) {
+static void on_file(void *user, int kind, const char *path, uint64_t bytes) {
   listing *l = user;
   if (l->files)
     json_array_append_new(l->files, json_pack("{s:s, s:s, s:I}", "kind", bri_cleanup_kind_name(kind),
@@ -56,7 +56,8 @@ static int cmd_cleanup(const cli_args *a) {
   p.dry_run = cli_flag(a, "dry-run");
   listing l = {as_json ? json_array() : NULL, !as_json && p.dry_run};
   bri_cleanup_stats st;
-  int rc = bri_cleanup_run(root, &p, on_file, &l, &st, &err);
+  const bri_hooks hooks = {.deleted = on_file, .user = &l};
+  int rc = bri_cleanup_run(root, &p, &hooks, &st, &err);
   if (rc) {
     json_decref(l.files);
     return cli_fail(&err);

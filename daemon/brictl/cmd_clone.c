@@ -28,7 +28,7 @@ static int cmd_clone(const cli_args *a) {
   o.tag = cli_text(a, "tag");
   bri_clone_report r;
   bri_error err;
-  if (bri_clone_table(paths[0], paths[1], &o, &r, &err)) return cli_fail(&err);
+  if (bri_clone_table(paths[0], paths[1], &o, NULL, &r, &err)) return cli_fail(&err);
   if (as_json) {
     json_t *j = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "source",
                           paths[0], "clone", paths[1], "kind", o.deep ? "deep" : "shallow",

@@ -29,7 +29,7 @@ static int cmd_materialize(const cli_args *a) {
   o.no_links = cli_flag(a, "copy");
   bri_materialize_report r;
   bri_error err;
-  if (bri_materialize_table(root, &o, &r, &err)) return cli_fail(&err);
+  if (bri_materialize_table(root, &o, NULL, &r, &err)) return cli_fail(&err);
   if (as_json) {
     json_t *j = bri_materialize_report_json(root, &o, &r);
     cli_print_json(j);

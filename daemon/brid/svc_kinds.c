@@ -91,8 +91,8 @@ static int compact_parse(const json_t *params, const svc_policy *pol, svc_opts *
 
 static void compact_run(const svc_job *j, svc_opts *o) {
   const bri_compact_request *q = &o->compact;
-  bri_compact_hooks hooks = {.journal = j->journal, .progress = j->progress, .cancelled = j->cancelled,
-                             .commit_intent = j->commit_intent, .user = j->user};
+  const bri_hooks hooks = {.journal = j->journal, .progress = j->progress, .cancelled = j->cancelled,
+                           .commit_intent = j->commit_intent, .user = j->user};
   bri_compact_report rep;
   bri_error err = {0};
   j->phase(j->user, "planning");
@@ -136,21 +136,26 @@ typedef struct clean_ctx {
   uint64_t files;
 } clean_ctx;
 
-static void on_clean(void *user, bri_cleanup_kind kind, const char *path, uint64_t bytes) {
+static void on_clean(void *user, int kind, const char *path, uint64_t bytes) {
   clean_ctx *c = user;
   log_debug("job %lld: cleanup %s %s (%llu bytes)", (long long)c->j->id, bri_cleanup_kind_name(kind), path,
             (unsigned long long)bytes);
   c->j->count(c->j->user, ++c->files);
 }
 
+static bool on_clean_cancelled(void *user) {
+  const clean_ctx *c = user;
+  return c->j->cancelled(c->j->user);
+}
+
 static void cleanup_run(const svc_job *j, svc_opts *o) {
   bri_cleanup_policy *p = &o->cleanup;
-  p->cancelled = j->cancelled, p->cancel_user = j->user;
   j->phase(j->user, "cleaning");
   clean_ctx c = {j, 0};
+  const bri_hooks hooks = {.deleted = on_clean, .cancelled = on_clean_cancelled, .user = &c};
   bri_cleanup_stats st;
   bri_error err = {0};
-  int rc = bri_cleanup_run(j->root, p, on_clean, &c, &st, &err);
+  int rc = bri_cleanup_run(j->root, p, &hooks, &st, &err);
   if (rc) {
     j->unsucceeded(j->user, rc, &err);
     return;
@@ -176,12 +181,11 @@ static int materialize_parse(const json_t *params, const svc_policy *pol, svc_op
 
 static void materialize_run(const svc_job *j, svc_opts *o) {
   bri_materialize_options *m = &o->materialize;
-  m->journal = j->journal, m->journal_user = j->user;
-  m->cancelled = j->cancelled, m->cancel_user = j->user;
+  const bri_hooks hooks = {.journal = j->journal, .cancelled = j->cancelled, .user = j->user};
   j->phase(j->user, "materializing");
   bri_materialize_report rep;
   bri_error err = {0};
-  int rc = bri_materialize_table(j->root, m, &rep, &err);
+  int rc = bri_materialize_table(j->root, m, &hooks, &rep, &err);
   if (rc) {
     j->unsucceeded(j->user, rc, &err);
     return;

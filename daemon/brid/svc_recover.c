@@ -9,14 +9,12 @@
  * (the common case after a worker's own rollback). */
 #include "svc_recover.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "lance/table/bri.h"
+#include "lance/table/reach.h"
 #include "lance/table/table.h"
+#include "storage/store.h"
 #include "svc_log.h"
 #include "util/fsutil.h"
 #include "util/strset.h"
@@ -28,8 +26,8 @@
 typedef struct refs {
   char *root;
   int64_t since_ms; /* versions whose manifest is older were not read */
-  bri_strset files; /* exact paths: data, deletion, transaction, BRI'd sidecars */
-  bri_strset dirs;  /* sidecar directories of referenced data files */
+  bri_strset files; /* exact paths: data, deletion, transaction, BRI'd sidecars and their dirs */
+  bri_strset dirs;  /* sidecar directories of referenced data files, index directories */
 } refs;
 
 static void refs_free(refs *r) {
@@ -40,45 +38,16 @@ static void refs_free(refs *r) {
   free(r);
 }
 
-static int add_bri_path(void *user, const char *path) {
+/* One reference of a manifest (lance/table/reach.h): sidecar and index
+ * directories kept whole, everything else exactly (a BRI source directory
+ * is kept as a file: it must not be removed while a BRI names a file in
+ * it). */
+static int add_ref(void *user, bri_reach_kind kind, const char *path, bri_error *err) {
   refs *r = user;
-  if (!bri_strset_add(&r->files, path)) return BRI_ENOMEM;
-  /* the directory holding a BRI'd sidecar must not be removed either */
-  const char *slash = strrchr(path, '/');
-  if (slash && !bri_strset_add_owned(&r->files, strndup(path, (size_t)(slash - path)))) return BRI_ENOMEM;
+  bool whole = kind == BRI_REACH_SIDECAR_DIR || kind == BRI_REACH_INDEX_DIR;
+  if (!bri_strset_add(whole ? &r->dirs : &r->files, path))
+    return bri_error_set(err, BRI_ENOMEM, "out of memory");
   return 0;
-}
-
-static int refs_add_manifest(refs *r, const bri_table *t, const bri_manifest *bm, bri_error *err) {
-  const Lance__Table__Manifest *m = bm->pb;
-  int rc = 0;
-  for (size_t f = 0; !rc && f < m->n_fragments; f++) {
-    const Lance__Table__DataFragment *fr = m->fragments[f];
-    for (size_t k = 0; !rc && k < fr->n_files; k++) {
-      char *p = NULL, *dir = NULL;
-      rc = bri_table_datafile_path(t, m, fr->files[k], &p, err);
-      if (!rc) rc = bri_table_sidecar_dir(t, m, fr->files[k], &dir, err);
-      if (rc) {
-        free(p), free(dir);
-        break;
-      }
-      bool ok = bri_strset_add_owned(&r->files, p); /* takes p, also on failure */
-      ok = bri_strset_add_owned(&r->dirs, dir) && ok;
-      if (!ok) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-      if (!rc) rc = bri_datafile_bri_paths(t, m, fr->files[k], bm->path, add_bri_path, r, err);
-      if (rc == BRI_ENOMEM) bri_error_set(err, BRI_ENOMEM, "out of memory");
-    }
-    if (!rc && fr->deletion_file) {
-      char *p = NULL;
-      rc = bri_table_deletion_path(t, m, fr, &p, err);
-      if (!rc && !bri_strset_add_owned(&r->files, p)) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-    }
-  }
-  if (!rc && m->transaction_file && *m->transaction_file) {
-    char *p = bri_strdupf("%s/_transactions/%s", t->root, m->transaction_file);
-    if (!p || !bri_strset_add_owned(&r->files, p)) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-  }
-  return rc;
 }
 
 /* Reads every version of root whose manifest was written at or after
@@ -114,7 +83,7 @@ static int refs_build(const char *root, int64_t since_ms, refs **out, bri_error 
       rc = 0;
       continue;
     }
-    if (!rc) rc = refs_add_manifest(r, t, m, err);
+    if (!rc) rc = bri_reach_manifest(t, m, add_ref, r, err);
     bri_manifest_free(m);
   }
 done:
@@ -147,28 +116,37 @@ static bool refs_has(const refs *r, const char *path) {
   return false;
 }
 
-/* Paths journaled by brid are absolute and inside the table; anything else
- * is refused rather than removed. The removal resolves the path beneath the
- * table root without following links (util/fsutil.h), so that a directory
- * swapped for a link since the crash cannot send it elsewhere. */
+/* Paths journaled by brid are inside the table; anything else is refused
+ * rather than removed. The removal goes through the table's store, which
+ * resolves the path beneath the root without following links
+ * (storage/store.h), so that a directory swapped for a link since the
+ * crash cannot send it elsewhere. */
 static int remove_path(const char *root, const char *path, bri_error *err) {
-  const char *rel = bri_path_below(root, path);
-  if (!rel)
-    return bri_error_set(err, BRI_EINVAL, "journaled output %s is not inside its table %s: left in place",
-                         path, root);
-  int dfd;
-  int rc = bri_dir_open(root, &dfd, err);
+  bri_store *st;
+  int rc = bri_store_open(root, 0, &st, err);
   if (rc) return rc == BRI_ENOTFOUND ? 0 : rc; /* the table is gone, and its outputs with it */
-  rc = bri_remove_beneath(dfd, root, rel, err);
-  if (rc && (errno == ENOTEMPTY || errno == EEXIST)) {
+  const char *key = bri_store_key(st, path);
+  if (!key || !*key)
+    rc = bri_error_set(err, BRI_EINVAL, "journaled output %s is not inside its table %s: left in place",
+                       path, root);
+  else
+    rc = bri_store_delete(st, path, err);
+  if (rc == BRI_ENOTEMPTY) {
     /* a directory the job created holds files it did not journal: keep
      * them (cleanup's reachability decides later) rather than guess */
     log_warn("%s: directory still holds files that are not in the job's journal; left in place", path);
     rc = 0;
   }
   if (rc == BRI_ENOTFOUND) rc = 0;
-  close(dfd);
+  bri_store_close(st);
   return rc;
+}
+
+/* Whether a journaled output may still be there (never following a link):
+ * only a definite "no such file" says it is gone. */
+static bool output_exists(const char *path) {
+  bri_store_info info;
+  return bri_store_stat(NULL, path, &info, NULL) != BRI_ENOTFOUND;
 }
 
 static int64_t since_of(const bri_jobs_job *job) {
@@ -197,8 +175,7 @@ static int cached_refs(rctx *x, const bri_jobs_job *job, refs **out, bri_error *
 static int cb_is_referenced(void *user, const bri_jobs_job *job, const bri_jobs_output *o,
                             int *referenced, bri_error *err) {
   *referenced = 0;
-  struct stat st;
-  if (lstat(o->path, &st) != 0 && errno == ENOENT) return 0;
+  if (!output_exists(o->path)) return 0;
   refs *r;
   int rc = cached_refs(user, job, &r, err);
   if (!rc) *referenced = refs_has(r, o->path);
@@ -267,8 +244,7 @@ int svc_recover_outputs(bri_jobs_store *s, const bri_jobs_job *job, size_t *remo
     int ref = 0;
     rc = cb_is_referenced(&x, job, &outs[i], &ref, err);
     if (!rc && !ref) {
-      struct stat st;
-      bool existed = lstat(outs[i].path, &st) == 0;
+      bool existed = output_exists(outs[i].path);
       rc = remove_path(job->root, outs[i].path, err);
       if (!rc && existed && removed) (*removed)++;
     } else if (!rc && kept) {

@@ -9,13 +9,9 @@
  * against the size of the file it names before a read. */
 #include "blob/resolve.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "lance/table/bri.h"
 #include "lance/table/sidecar.h"
@@ -34,7 +30,7 @@ typedef struct bri_source {
 } bri_source;
 
 typedef struct file_slot {
-  int fd;
+  bri_sfile *f;
   char *path;
   uint64_t size;
 } file_slot;
@@ -52,9 +48,9 @@ struct bri_blob_resolver {
 };
 
 static void slot_close(file_slot *s) {
-  if (s->fd >= 0) close(s->fd);
+  bri_sfile_close(s->f);
   free(s->path);
-  s->fd = -1;
+  s->f = NULL;
   s->path = NULL;
   s->size = 0;
 }
@@ -132,7 +128,6 @@ int bri_blob_resolver_open(const bri_table *t, const Lance__Table__Manifest *m,
   bri_blob_resolver *r = calloc(1, sizeof *r);
   if (!r) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   r->t = t, r->m = m, r->df = df;
-  r->slot[0].fd = r->slot[1].fd = -1;
   Lance__Table__BlobReuseIndex *b = NULL;
   int rc = bri_table_datafile_path(t, m, df, &r->datafile, err);
   if (!rc) rc = bri_table_sidecar_dir(t, m, df, &r->own_dir, err);
@@ -209,34 +204,26 @@ int bri_blob_sidecar_path(bri_blob_resolver *r, uint32_t local_id, char **out, b
   return *out ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
 }
 
-/* Opens path into slot (reusing it when it already holds path). A missing
- * file is BRI_ECORRUPT: the table names it, so the table is damaged. */
-static int slot_open(file_slot *s, const char *path, const char *what, bri_error *err) {
+/* Opens path into slot (reusing it when it already holds path), through
+ * the store that reaches it: the table's or a base's; an External object
+ * outside both (an absolute path the writer chose) is read as a plain
+ * local path (storage/store.h, NULL store). A missing file is
+ * BRI_ECORRUPT: the table names it, so the table is damaged. */
+static int slot_open(bri_blob_resolver *r, file_slot *s, const char *path, const char *what,
+                     bool external, bri_error *err) {
   if (s->path && !strcmp(s->path, path)) return 0;
   slot_close(s);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT)
-      return bri_error_set(err, BRI_ECORRUPT, "%s: %s does not exist", path, what);
-    return bri_error_errno(err, "cannot open", path);
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int rc = bri_error_errno(err, "cannot stat", path);
-    close(fd);
-    return rc;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    close(fd);
-    return bri_error_set(err, BRI_ECORRUPT, "%s: %s is not a regular file", path, what);
-  }
-  s->path = strdup(path);
-  if (!s->path) {
-    close(fd);
+  bri_store *st = NULL;
+  int rc = bri_table_store_of(r->t, r->m, path, &st, err);
+  if (rc == BRI_EINVAL && external) rc = 0, st = NULL;
+  if (!rc) rc = bri_store_open_file(st, path, &s->f, err);
+  if (rc == BRI_ENOTFOUND) return bri_error_set(err, BRI_ECORRUPT, "%s: %s does not exist", path, what);
+  if (rc) return rc;
+  if (!(s->path = strdup(path))) {
+    slot_close(s);
     return bri_error_set(err, BRI_ENOMEM, "out of memory");
   }
-  s->fd = fd;
-  s->size = (uint64_t)st.st_size;
+  s->size = bri_sfile_size(s->f);
   return 0;
 }
 
@@ -387,7 +374,7 @@ static int locate(bri_blob_resolver *r, const bri_blob_desc *d, file_slot **slot
     /* An empty blob's position is the writer's offset at the time, not a
      * reference (spec/blob.md section 2): never checked, never read. */
     if (d->size == 0) return 0;
-    rc = slot_open(&r->slot[0], r->datafile, "data file", err);
+    rc = slot_open(r, &r->slot[0], r->datafile, "data file", false, err);
     if (rc) return rc;
     if (!bri_add_ok(d->position, d->size, &end) || end > r->slot[0].size)
       return bri_error_set(err, BRI_ECORRUPT,
@@ -407,7 +394,7 @@ static int locate(bri_blob_resolver *r, const bri_blob_desc *d, file_slot **slot
                            kind_name(d->kind));
     rc = bri_blob_sidecar_path(r, d->blob_id, &path, err);
     if (rc) return rc;
-    rc = slot_open(&r->slot[1], path, "sidecar", err);
+    rc = slot_open(r, &r->slot[1], path, "sidecar", false, err);
     if (rc) {
       bri_error_wrap(err, "blob id %u of data file %s", d->blob_id, r->datafile);
       free(path);
@@ -438,7 +425,7 @@ static int locate(bri_blob_resolver *r, const bri_blob_desc *d, file_slot **slot
   case BRI_BLOB_EXTERNAL:
     rc = external_path(r, d, &path, err);
     if (rc) return rc;
-    rc = slot_open(&r->slot[1], path, "external blob object", err);
+    rc = slot_open(r, &r->slot[1], path, "external blob object", true, err);
     if (rc) {
       bri_error_wrap(err, "external blob of data file %s", r->datafile);
       free(path);
@@ -508,7 +495,7 @@ int bri_blob_stream(bri_blob_resolver *r, const bri_blob_desc *d, bri_blob_chunk
   if (!buf) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   while (len > 0 && !rc) {
     size_t n = len < cap ? (size_t)len : cap;
-    rc = bri_pread_exact(s->fd, s->path, off, buf, n, err);
+    rc = bri_sfile_read(s->f, off, buf, n, err);
     if (!rc) rc = fn(ctx, buf, n, err);
     off += n;
     len -= n;
@@ -532,7 +519,7 @@ int bri_blob_read(bri_blob_resolver *r, const bri_blob_desc *d, uint64_t max, ui
   uint8_t *buf = malloc(n ? (size_t)n : 1);
   if (!buf) return bri_error_set(err, BRI_ENOMEM, "out of memory reading a %llu-byte blob",
                                  (unsigned long long)n);
-  if (n) rc = bri_pread_exact(s->fd, s->path, off, buf, (size_t)n, err);
+  if (n) rc = bri_sfile_read(s->f, off, buf, (size_t)n, err);
   if (rc) {
     free(buf);
     return rc;

@@ -46,7 +46,7 @@ void bri_compact_request_default(bri_compact_request *r) {
 
 typedef struct run {
   const bri_compact_request *req;
-  const bri_compact_hooks *hooks;
+  const bri_hooks *hooks;
   bri_compact_report *rep;
   bri_error *err;
   bri_table *t;
@@ -57,7 +57,7 @@ typedef struct run {
 } run;
 
 
-static bool cancelled(run *r) { return r->hooks && r->hooks->cancelled && r->hooks->cancelled(r->hooks->user); }
+static bool cancelled(run *r) { return bri_hooks_cancelled(r->hooks); }
 
 /* ------------------------------------------------------- descriptor walking */
 
@@ -643,13 +643,12 @@ static json_t *bins_estimate(const bri_manifest *bm, const bri_plan *p, uint64_t
 }
 
 int bri_compact_table(const char *root, const bri_compact_request *req,
-                      const bri_compact_hooks *hooks, bri_compact_report *rep, bri_error *err) {
+                      const bri_hooks *hooks, bri_compact_report *rep, bri_error *err) {
   memset(rep, 0, sizeof *rep);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   run r = {.req = req, .hooks = hooks, .rep = rep, .err = err};
-  r.out.journal = hooks ? hooks->journal : NULL;
-  r.out.user = hooks ? hooks->user : NULL;
+  r.out.hooks = hooks;
   bri_plan *plan = NULL;
   bool *repack_wanted = NULL;
   uint64_t (*bytes)[4] = NULL;

@@ -19,18 +19,8 @@
 #include "compact/blobout.h"
 #include "compact/plan.h"
 #include "storage/outputs.h"
+#include "util/hooks.h"
 #include "util/error.h"
-
-typedef struct bri_compact_hooks {
-  bri_journal_fn journal;      /* before any output file or directory is created */
-  void (*progress)(void *user, uint64_t rows_done, uint64_t rows_total, uint64_t bytes_written);
-  bool (*cancelled)(void *user); /* polled between batches: true aborts with BRI_ECANCELLED */
-  /* Told the uuid the commit's transaction will carry before the first commit
-   * attempt (every retry reuses it), so that a process that dies after the
-   * commit landed can find out that it did. Non-zero aborts. May be NULL. */
-  int (*commit_intent)(void *user, const char *txn_uuid, uint64_t read_version, bri_error *err);
-  void *user;
-} bri_compact_hooks;
 
 typedef struct bri_compact_request {
   bri_compact_options options; /* the table's lance.compaction.* keys override these */
@@ -59,11 +49,12 @@ typedef struct bri_compact_report {
   json_t *plan;                   /* the plan and its byte estimates (caller frees) */
 } bri_compact_report;
 
-/* Compacts the table at root. Error codes: BRI_ECONFLICT when a concurrent
- * writer touched the planned fragments (nothing was committed, outputs were
- * removed; plan again), BRI_ECANCELLED when the hook asked (outputs removed),
- * and the usual read/write errors. */
-int bri_compact_table(const char *root, const bri_compact_request *req,
-                      const bri_compact_hooks *hooks, bri_compact_report *rep, bri_error *err);
+/* Compacts the table at root. hooks (util/hooks.h, may be NULL): journal,
+ * progress (rows), cancelled (between batches), commit_intent. Error codes:
+ * BRI_ECONFLICT when a concurrent writer touched the planned fragments
+ * (nothing was committed, outputs were removed; plan again), BRI_ECANCELLED
+ * when the hook asked (outputs removed), and the usual read/write errors. */
+int bri_compact_table(const char *root, const bri_compact_request *req, const bri_hooks *hooks,
+                      bri_compact_report *rep, bri_error *err);
 
 #endif

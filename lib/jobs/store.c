@@ -474,7 +474,7 @@ static int take_lock(bri_jobs_store *s, bri_error *err) {
   char *lp = bri_strdupf("%s.lock", s->path);
   if (!lp) return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", s->path);
   int rc = 0;
-  s->lock_fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  s->lock_fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0600); /* storage: not a table file */
   if (s->lock_fd < 0) {
     rc = bri_error_errno(err, "creating the job store lock file", lp);
   } else if (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {

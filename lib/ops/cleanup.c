@@ -7,24 +7,20 @@
  * ("verified"); (3) walk the table's own directories without following
  * symbolic links and delete by Lance's rules, old manifests first and the
  * files they alone reached after them, so that an interrupted run leaves
- * every version that is still listed whole (see phase 3 below). Every
- * delete is resolved from a descriptor of the table root that refuses
- * symbolic links on the way (bri_unlink_beneath): the lstat checks decide
- * what to delete, the resolution makes sure a link swapped in after them
- * cannot lead the delete outside the table. */
+ * every version that is still listed whole (see phase 3 below). Listings
+ * and deletes go through the table's store (storage/store.h), which
+ * refuses symbolic links on the way: the listing's kinds decide what to
+ * delete (a link is neither followed nor deleted), the store's resolution
+ * makes sure a link swapped in after the listing cannot lead a delete
+ * outside the table. */
 #include "ops/cleanup.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "lance/table/bri.h"
+#include "lance/table/reach.h"
 #include "lance/table/sidecar.h"
 #include "lance/table/table.h"
 #include "util/failpoint.h"
@@ -50,12 +46,10 @@ typedef struct refs {
 
 typedef struct run {
   const bri_cleanup_policy *p;
-  bri_cleanup_cb cb;
-  void *user;
+  const bri_hooks *hooks;
   bri_cleanup_stats *stats;
   bri_error *err;
-  bri_table *t;
-  int root_fd;           /* the table root: every delete is resolved beneath it */
+  bri_table *t;          /* its store: every listing and delete goes through it */
   refs live, verified;
   int64_t now, cutoff;   /* nanoseconds; files modified after cutoff are never deleted */
   struct timespec last_delete;
@@ -65,10 +59,6 @@ typedef struct run {
  * cleanup with --older-than 0 is older than "now" even within one second. */
 #define NS ((int64_t)1000000000)
 
-static int64_t mtime_ns(const struct stat *st) {
-  return (int64_t)st->st_mtim.tv_sec * NS + st->st_mtim.tv_nsec;
-}
-
 /* Seconds to nanoseconds, saturating (a duration of centuries means forever). */
 static int64_t secs_ns(int64_t s) { return s > INT64_MAX / NS ? INT64_MAX / 2 : s * NS; }
 
@@ -76,45 +66,25 @@ static int64_t manifest_ns(const bri_manifest *m) {
   return m->pb->timestamp->seconds * NS + m->pb->timestamp->nanos;
 }
 
-static int add_file_cb(void *user, const char *path) {
-  return bri_strset_add((bri_strset *)user, path) ? 0 : BRI_ENOMEM;
+/* One reference of a manifest (lance/table/reach.h) into a set: exact
+ * files, and directories kept whole. A BRI source directory is neither:
+ * it is swept file by file, and the files a BRI names keep it (it is
+ * removed only once empty). */
+static int add_ref(void *user, bri_reach_kind kind, const char *path, bri_error *err) {
+  refs *into = user;
+  bool ok = true;
+  switch (kind) {
+  case BRI_REACH_SIDECAR_DIR:
+  case BRI_REACH_INDEX_DIR: ok = bri_strset_add(&into->dirs, path); break;
+  case BRI_REACH_BRI_DIR: break;
+  default: ok = bri_strset_add(&into->files, path); break;
+  }
+  return ok ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory collecting references");
 }
 
-/* Everything one manifest references, as absolute paths. */
+/* Everything one manifest references. */
 static int collect(run *r, const bri_manifest *bm, refs *into) {
-  const Lance__Table__Manifest *m = bm->pb;
-  bri_error *err = r->err;
-  char *p = NULL;
-  int rc = 0;
-  for (size_t i = 0; i < m->n_fragments && !rc; i++) {
-    const Lance__Table__DataFragment *f = m->fragments[i];
-    for (size_t k = 0; k < f->n_files && !rc; k++) {
-      const Lance__Table__DataFile *df = f->files[k];
-      if ((rc = bri_table_datafile_path(r->t, m, df, &p, err)) != 0) break;
-      if (!bri_strset_add_owned(&into->files, p)) rc = BRI_ENOMEM;
-      if (!rc && (rc = bri_table_sidecar_dir(r->t, m, df, &p, err)) == 0 &&
-          !bri_strset_add_owned(&into->dirs, p))
-        rc = BRI_ENOMEM;
-      if (!rc) rc = bri_datafile_bri_paths(r->t, m, df, bm->path, add_file_cb, &into->files, err);
-    }
-    if (!rc && f->deletion_file) {
-      if ((rc = bri_table_deletion_path(r->t, m, f, &p, err)) == 0 &&
-          !bri_strset_add_owned(&into->files, p))
-        rc = BRI_ENOMEM;
-    }
-  }
-  if (!rc && m->transaction_file && *m->transaction_file &&
-      !bri_strset_add_owned(&into->files, bri_strdupf("%s/_transactions/%s", r->t->root,
-                                                      m->transaction_file)))
-    rc = BRI_ENOMEM;
-  for (size_t i = 0; !rc && bm->indices && i < bm->indices->n_indices; i++) {
-    char *d = NULL;
-    if ((rc = bri_table_index_dir(r->t, m, bm->indices->indices[i], &d, err)) != 0) break;
-    if (!bri_strset_add_owned(&into->dirs, d)) rc = BRI_ENOMEM;
-  }
-  if (rc == BRI_ENOMEM && err->code != BRI_ENOMEM)
-    rc = bri_error_set(err, BRI_ENOMEM, "out of memory collecting references");
-  return rc;
+  return bri_reach_manifest(r->t, bm, add_ref, into, r->err);
 }
 
 /* Waits so that deletes stay under the configured rate. */
@@ -136,81 +106,90 @@ static void pace(run *r) {
 static int remove_file(run *r, bri_cleanup_kind kind, const char *path, uint64_t bytes) {
   if (!r->p->dry_run) {
     pace(r);
-    if (r->p->cancelled && r->p->cancelled(r->p->cancel_user))
+    if (bri_hooks_cancelled(r->hooks))
       return bri_error_set(r->err, BRI_ECANCELLED, "%s: cleanup cancelled before deleting %s", r->t->root, path);
     int rc = bri_failpoint("cleanup.before_delete", r->err);
     if (rc) return bri_error_wrap(r->err, "deleting %s", path);
-    const char *rel = bri_path_below(r->t->root, path);
-    if (!rel)
-      return bri_error_set(r->err, BRI_EINVAL, "%s is not inside the table %s; not deleted", path,
-                           r->t->root);
-    rc = bri_unlink_beneath(r->root_fd, r->t->root, rel, 0, r->err);
-    /* gone meanwhile (ENOENT) counts as deleted, as unlink(2) did before */
+    rc = bri_store_delete(r->t->store, path, r->err);
+    /* gone meanwhile counts as deleted */
     if (rc && rc != BRI_ENOTFOUND) return bri_error_wrap(r->err, "cleanup did not delete %s", path);
     if ((rc = bri_failpoint("cleanup.after_delete", r->err)) != 0)
       return bri_error_wrap(r->err, "after deleting %s", path);
   }
   r->stats->files[kind]++;
   r->stats->bytes[kind] += bytes;
-  if (r->cb) r->cb(r->user, kind, path, bytes);
+  if (r->hooks && r->hooks->deleted) r->hooks->deleted(r->hooks->user, (int)kind, path, bytes);
   return 0;
 }
 
 /* Lance's rule for a file no retained version references. */
-static bool deletable(run *r, const struct stat *st, bool verified) {
-  if (mtime_ns(st) > r->cutoff) return false; /* maybe a writer in flight */
+static bool deletable(run *r, int64_t mtime_ns, bool verified) {
+  if (mtime_ns > r->cutoff) return false; /* maybe a writer in flight */
   if (verified) return true;
-  if (r->now - mtime_ns(st) > secs_ns(r->p->grace_sec)) return true;
+  if (r->now - mtime_ns > secs_ns(r->p->grace_sec)) return true;
   r->stats->kept_too_young++;
   return false;
 }
 
-/* Considers one regular file (never a link: lstat). live_dir / verified_dir
- * say whether its directory as a whole is live / was referenced. */
-static int consider(run *r, bri_cleanup_kind kind, const char *path, bool live_dir,
-                    bool verified_dir) {
-  struct stat st;
-  if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : bri_error_errno(r->err, "stat", path);
-  if (!S_ISREG(st.st_mode)) return 0;
+/* Considers one entry of a listing (only regular files: a link is never
+ * followed nor deleted). live_dir / verified_dir say whether its directory
+ * as a whole is live / was referenced. */
+static int consider(run *r, bri_cleanup_kind kind, const char *path, const bri_store_info *info,
+                    bool live_dir, bool verified_dir) {
+  if (info->kind != BRI_ENTRY_FILE) return 0;
   if (live_dir || bri_strset_has(&r->live.files, path)) return 0;
   bool verified = verified_dir || bri_strset_has(&r->verified.files, path);
-  if (!deletable(r, &st, verified)) return 0;
-  return remove_file(r, kind, path, (uint64_t)st.st_size);
+  if (!deletable(r, info->mtime_ns, verified)) return 0;
+  return remove_file(r, kind, path, info->size);
 }
 
-/* Lists a directory, skipping anything that is not a regular file or a
- * real directory (symbolic links are neither followed nor deleted). */
-static int entries(run *r, const char *dir, char ***names, size_t *n) {
-  int rc = bri_list_dir(dir, names, n, r->err);
+/* Lists a directory with sizes and times (a missing one is empty). */
+static int entries(run *r, const char *dir, bri_store_entry **e, size_t *n) {
+  int rc = bri_store_list(r->t->store, dir, BRI_LIST_STAT, e, n, r->err);
   if (rc == BRI_ENOTFOUND) {
-    *names = NULL, *n = 0;
+    *e = NULL, *n = 0;
     return 0;
   }
   return rc;
 }
 
-static bool is_dir(const char *path) {
-  struct stat st;
-  return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+/* Calls fn for every entry of dir with its full path (a missing dir has none). */
+typedef int (*entry_fn)(run *r, const char *path, const bri_store_entry *e, const void *arg);
+
+static int each_entry(run *r, const char *dir, entry_fn fn, const void *arg) {
+  bri_store_entry *e = NULL;
+  size_t n = 0;
+  int rc = dir ? entries(r, dir, &e, &n) : bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n && !rc; i++) {
+    char *p = bri_path_join(dir, e[i].name);
+    rc = p ? fn(r, p, &e[i], arg) : bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+    free(p);
+  }
+  bri_store_entries_free(e, n);
+  return rc;
+}
+
+/* A file of a directory swept file by file; arg: the kind and whether the
+ * directory was referenced by a deleted version. */
+typedef struct sweep_arg {
+  bri_cleanup_kind kind;
+  bool verified_dir;
+} sweep_arg;
+
+static int sweep_one(run *r, const char *path, const bri_store_entry *e, const void *arg) {
+  const sweep_arg *a = arg;
+  return consider(r, a->kind, path, &e->info, false, a->verified_dir);
 }
 
 /* Deletes eligible files of a directory that is not live as a whole, then
  * the directory itself once empty. */
 static int sweep_dir(run *r, bri_cleanup_kind kind, const char *dir, bool verified_dir) {
-  char **names;
-  size_t n;
-  int rc = entries(r, dir, &names, &n);
-  for (size_t i = 0; i < n && !rc; i++) {
-    char *p = bri_path_join(dir, names[i]);
-    rc = consider(r, kind, p, false, verified_dir);
-    free(p);
-  }
-  bri_free_names(names, n);
-  /* once empty; a directory still holding files stays (ENOTEMPTY), and a
-   * link swapped in for it is not a directory to unlinkat */
-  const char *rel = bri_path_below(r->t->root, dir);
-  if (!rc && !r->p->dry_run && rel &&
-      bri_unlink_beneath(r->root_fd, r->t->root, rel, AT_REMOVEDIR, NULL) == 0)
+  sweep_arg a = {kind, verified_dir};
+  int rc = each_entry(r, dir, sweep_one, &a);
+  /* once empty; a directory still holding files stays (BRI_ENOTEMPTY), and
+   * a link swapped in for it is not a directory to remove */
+  if (!rc && !r->p->dry_run && (bri_store_caps(r->t->store) & BRI_STORE_CAP_DIRS) &&
+      bri_store_delete(r->t->store, dir, NULL) == 0)
     r->stats->dirs_removed++;
   return rc;
 }
@@ -224,125 +203,80 @@ static bool has_suffix(const char *s, const char *suf) {
  * reference our files through base paths: every version of every branch
  * counts as retained (a branch is cleaned by its own run). Branch names may
  * contain '/', so tree/ is searched for _versions directories. */
+static int collect_branches(run *r, const char *dir, int depth);
+
+static int branch_entry(run *r, const char *path, const bri_store_entry *e, const void *arg) {
+  int depth = *(const int *)arg;
+  if (e->info.kind != BRI_ENTRY_DIR) return 0;
+  if (e->name[0] != '_') return depth < 16 ? collect_branches(r, path, depth + 1) : 0;
+  if (strcmp(e->name, "_versions")) return 0;
+  /* path's directory is a branch table */
+  char *root = bri_strdupf("%.*s", (int)(strlen(path) - strlen("/_versions")), path);
+  bri_table *bt = NULL;
+  int rc = root ? bri_table_open(root, &bt, r->err) : bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  free(root);
+  for (size_t v = 0; !rc && v < bt->n_versions; v++) {
+    bri_manifest *bm;
+    bri_table *own = r->t;
+    if ((rc = bri_table_load(bt, bt->versions[v].version, &bm, r->err)) != 0) {
+      bri_error_wrap(r->err, "branch manifest cannot be read, nothing was deleted");
+      break;
+    }
+    r->t = bt; /* resolve the branch's paths against the branch root */
+    rc = collect(r, bm, &r->live);
+    r->t = own;
+    bri_manifest_free(bm);
+  }
+  bri_table_close(bt);
+  return rc;
+}
+
 static int collect_branches(run *r, const char *dir, int depth) {
-  char **names;
-  size_t n;
-  int rc = entries(r, dir, &names, &n);
-  for (size_t i = 0; i < n && !rc; i++) {
-    char *p = bri_path_join(dir, names[i]);
-    struct stat st;
-    if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-      if (!strcmp(names[i], "_versions")) {
-        bri_table *bt = NULL;
-        rc = bri_table_open(dir, &bt, r->err);
-        for (size_t v = 0; !rc && v < bt->n_versions; v++) {
-          bri_manifest *bm;
-          bri_table *own = r->t;
-          if ((rc = bri_table_load(bt, bt->versions[v].version, &bm, r->err)) != 0) {
-            bri_error_wrap(r->err, "branch manifest cannot be read, nothing was deleted");
-            break;
-          }
-          r->t = bt; /* resolve the branch's paths against the branch root */
-          rc = collect(r, bm, &r->live);
-          r->t = own;
-          bri_manifest_free(bm);
-        }
-        bri_table_close(bt);
-      } else if (names[i][0] != '_' && depth < 16) {
-        rc = collect_branches(r, p, depth + 1);
-      }
-    }
-    free(p);
-  }
-  bri_free_names(names, n);
-  return rc;
+  return each_entry(r, dir, branch_entry, &depth);
 }
 
-static int sweep_data(run *r) {
-  char *data = bri_path_join(r->t->root, "data");
-  char **names;
-  size_t n;
-  int rc = entries(r, data, &names, &n);
-  for (size_t i = 0; i < n && !rc; i++) {
-    char *p = bri_path_join(data, names[i]);
-    if (has_suffix(names[i], ".lance")) {
-      rc = consider(r, BRI_CLEAN_DATA, p, false, false);
-    } else if (is_dir(p)) {
-      /* a sidecar directory data/{stem}/: live as a whole while its data
-       * file is retained, else file by file (BRI-named files stay) */
-      if (!bri_strset_has(&r->live.dirs, p))
-        rc = sweep_dir(r, BRI_CLEAN_SIDECAR, p, bri_strset_has(&r->verified.dirs, p));
-    }
-    free(p);
-  }
-  bri_free_names(names, n);
-  free(data);
-  return rc;
+static int data_entry(run *r, const char *path, const bri_store_entry *e, const void *arg) {
+  (void)arg;
+  if (has_suffix(e->name, ".lance")) return consider(r, BRI_CLEAN_DATA, path, &e->info, false, false);
+  /* a sidecar directory data/{stem}/: live as a whole while its data file
+   * is retained, else file by file (BRI-named files stay) */
+  if (e->info.kind == BRI_ENTRY_DIR && !bri_strset_has(&r->live.dirs, path))
+    return sweep_dir(r, BRI_CLEAN_SIDECAR, path, bri_strset_has(&r->verified.dirs, path));
+  return 0;
 }
 
-static int sweep_flat(run *r, const char *sub, bri_cleanup_kind kind) {
-  char *dir = bri_path_join(r->t->root, sub);
-  char **names;
-  size_t n;
-  int rc = entries(r, dir, &names, &n);
-  for (size_t i = 0; i < n && !rc; i++) {
-    char *p = bri_path_join(dir, names[i]);
-    rc = consider(r, kind, p, false, false);
-    free(p);
-  }
-  bri_free_names(names, n);
-  free(dir);
-  return rc;
-}
-
-static int sweep_indices(run *r) {
-  char *dir = bri_path_join(r->t->root, "_indices");
-  char **names;
-  size_t n;
-  int rc = entries(r, dir, &names, &n);
-  for (size_t i = 0; i < n && !rc; i++) {
-    char *p = bri_path_join(dir, names[i]);
-    if (is_dir(p) && !bri_strset_has(&r->live.dirs, p))
-      rc = sweep_dir(r, BRI_CLEAN_INDEX, p, bri_strset_has(&r->verified.dirs, p));
-    free(p);
-  }
-  bri_free_names(names, n);
-  free(dir);
-  return rc;
+static int index_entry(run *r, const char *path, const bri_store_entry *e, const void *arg) {
+  (void)arg;
+  if (e->info.kind == BRI_ENTRY_DIR && !bri_strset_has(&r->live.dirs, path))
+    return sweep_dir(r, BRI_CLEAN_INDEX, path, bri_strset_has(&r->verified.dirs, path));
+  return 0;
 }
 
 /* Staging files of interrupted commits (_versions/.tmp*): reclaimed after the grace period. */
-static int sweep_staging(run *r) {
-  char *dir = bri_path_join(r->t->root, "_versions");
-  char **names;
-  size_t n;
-  int rc = entries(r, dir, &names, &n);
-  for (size_t i = 0; i < n && !rc; i++) {
-    if (strncmp(names[i], ".tmp", 4) != 0) continue;
-    char *p = bri_path_join(dir, names[i]);
-    struct stat st;
-    if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) && r->now - mtime_ns(&st) > secs_ns(r->p->grace_sec))
-      rc = remove_file(r, BRI_CLEAN_STAGING, p, (uint64_t)st.st_size);
-    free(p);
-  }
-  bri_free_names(names, n);
+static int staging_entry(run *r, const char *path, const bri_store_entry *e, const void *arg) {
+  (void)arg;
+  if (strncmp(e->name, ".tmp", 4) != 0 || e->info.kind != BRI_ENTRY_FILE) return 0;
+  if (r->now - e->info.mtime_ns <= secs_ns(r->p->grace_sec)) return 0;
+  return remove_file(r, BRI_CLEAN_STAGING, path, e->info.size);
+}
+
+/* Sweeps directory sub of the table root with fn. */
+static int sweep(run *r, const char *sub, entry_fn fn, const void *arg) {
+  char *dir = bri_path_join(r->t->root, sub);
+  int rc = each_entry(r, dir, fn, arg);
   free(dir);
   return rc;
 }
 
-int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, bri_cleanup_cb cb, void *user,
+int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, const bri_hooks *hooks,
                     bri_cleanup_stats *stats, bri_error *err) {
   memset(stats, 0, sizeof *stats);
-  run r = {.p = p, .cb = cb, .user = user, .stats = stats, .err = err, .root_fd = -1};
+  run r = {.p = p, .hooks = hooks, .stats = stats, .err = err};
   struct timespec clock;
   clock_gettime(CLOCK_REALTIME, &clock);
   r.now = p->now ? p->now * NS : (int64_t)clock.tv_sec * NS + clock.tv_nsec;
   int rc = bri_table_open(root, &r.t, err);
   if (rc) return rc;
-  if ((rc = bri_dir_open(r.t->root, &r.root_fd, err)) != 0) {
-    bri_table_close(r.t);
-    return rc;
-  }
   size_t nv = r.t->n_versions;
   bri_manifest **ms = calloc(nv, sizeof *ms);
   bool *keep = calloc(nv, sizeof *keep);
@@ -357,12 +291,12 @@ int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, bri_cleanup_c
    * a symbolic link (data/ -> another disk, another table) would lead the
    * deletes outside the table, so the run stops before the first delete
    * (the message up front; a link swapped in later is refused by the
-   * delete itself). Below them, entries are lstat'ed: links are neither
-   * followed nor deleted. */
+   * delete itself). Below them, links are neither followed nor deleted. */
   static const char *own[] = {"_versions", "data", "_deletions", "_transactions", "_indices", "tree"};
   for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
     char *d = bri_path_join(r.t->root, own[i]);
-    rc = d ? bri_real_dir(d, true, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+    rc = d ? bri_store_check_dir(r.t->store, d, true, err)
+           : bri_error_set(err, BRI_ENOMEM, "out of memory");
     free(d);
     if (rc) {
       char why[sizeof err->msg];
@@ -396,8 +330,9 @@ int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, bri_cleanup_c
     if (!ms[i] && !k) {
       /* age is unknown without a timestamp: keep it unless it is old enough on disk */
       char *mp = bri_table_manifest_path(r.t, v);
-      struct stat st;
-      k = !mp || lstat(mp, &st) != 0 || r.now - mtime_ns(&st) <= secs_ns(p->older_than_sec);
+      bri_store_info info;
+      k = !mp || bri_store_stat(r.t->store, mp, &info, NULL) != 0 ||
+          r.now - info.mtime_ns <= secs_ns(p->older_than_sec);
       free(mp);
     }
     if (k && !ms[i]) {
@@ -449,15 +384,18 @@ int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, bri_cleanup_c
   for (size_t i = 0; i + 1 < nv && !rc; i++) {
     if (keep[i]) continue;
     char *mp = bri_table_manifest_path(r.t, r.t->versions[i].version);
-    struct stat st;
-    if (mp && lstat(mp, &st) == 0 && S_ISREG(st.st_mode))
-      rc = remove_file(&r, BRI_CLEAN_MANIFEST, mp, (uint64_t)st.st_size);
+    bri_store_info info;
+    if (mp && bri_store_stat(r.t->store, mp, &info, NULL) == 0 && info.kind == BRI_ENTRY_FILE)
+      rc = remove_file(&r, BRI_CLEAN_MANIFEST, mp, info.size);
     free(mp);
   }
   if (!rc && !p->dry_run) rc = bri_failpoint("cleanup.before_files", err);
-  if (!rc && ((rc = sweep_data(&r)) || (rc = sweep_flat(&r, "_deletions", BRI_CLEAN_DELETION)) ||
-              (rc = sweep_flat(&r, "_transactions", BRI_CLEAN_TRANSACTION)) ||
-              (rc = sweep_indices(&r)) || (rc = sweep_staging(&r))))
+  static const sweep_arg deletions = {BRI_CLEAN_DELETION, false}, txns = {BRI_CLEAN_TRANSACTION, false};
+  if (!rc && ((rc = sweep(&r, "data", data_entry, NULL)) ||
+              (rc = sweep(&r, "_deletions", sweep_one, &deletions)) ||
+              (rc = sweep(&r, "_transactions", sweep_one, &txns)) ||
+              (rc = sweep(&r, "_indices", index_entry, NULL)) ||
+              (rc = sweep(&r, "_versions", staging_entry, NULL))))
     goto out;
 out:
   for (size_t i = 0; ms && i < nv; i++) bri_manifest_free(ms[i]);
@@ -467,6 +405,5 @@ out:
   bri_strset_free(&r.live.files), bri_strset_free(&r.live.dirs);
   bri_strset_free(&r.verified.files), bri_strset_free(&r.verified.dirs);
   bri_table_close(r.t);
-  if (r.root_fd >= 0) close(r.root_fd);
   return rc;
 }

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "util/error.h"
+#include "util/hooks.h"
 
 typedef struct bri_cleanup_policy {
   int64_t older_than_sec;      /* keep versions newer than this (default 7 days) */
@@ -33,11 +34,6 @@ typedef struct bri_cleanup_policy {
   double max_deletes_per_sec;  /* 0: unlimited */
   bool dry_run;                /* report what would go, delete nothing */
   int64_t now;                 /* seconds since the epoch; 0: the clock */
-  /* polled before each deletion (may be NULL): true stops the run with
-   * BRI_ECANCELLED; what is deleted by then stays deleted, and every version
-   * still listed is whole (manifests go first, their files after) */
-  bool (*cancelled)(void *user);
-  void *cancel_user;
 } bri_cleanup_policy;
 
 void bri_cleanup_policy_default(bri_cleanup_policy *p);
@@ -63,11 +59,12 @@ typedef struct bri_cleanup_stats {
   uint64_t kept_too_young;        /* unreferenced files left for a later run */
 } bri_cleanup_stats;
 
-/* Called once per file deleted (or that would be, in a dry run). */
-typedef void (*bri_cleanup_cb)(void *user, bri_cleanup_kind kind, const char *path,
-                               uint64_t bytes);
-
-int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, bri_cleanup_cb cb, void *user,
+/* Cleans the table at root by policy p. hooks (util/hooks.h, may be NULL):
+ * deleted, once per file deleted (or that would be, in a dry run), with its
+ * bri_cleanup_kind; cancelled, polled before each deletion: true stops the
+ * run with BRI_ECANCELLED; what is deleted by then stays deleted, and every
+ * version still listed is whole (manifests go first, their files after). */
+int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, const bri_hooks *hooks,
                     bri_cleanup_stats *stats, bri_error *err);
 
 #endif

@@ -419,14 +419,14 @@ static int prepare_dst(run *r, const char *dst) {
 }
 
 int bri_clone_table(const char *src, const char *dst, const bri_clone_options *o,
-                    bri_clone_report *rep, bri_error *err) {
+                    const bri_hooks *hooks, bri_clone_report *rep, bri_error *err) {
   memset(rep, 0, sizeof *rep);
   bri_clone_options def = {0};
   if (!o) o = &def;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   run r = {.o = o, .rep = rep, .err = err};
-  r.out.journal = o->journal, r.out.user = o->journal_user;
+  r.out.hooks = hooks;
   bri_manifest *bm = NULL;
   Lance__Table__Manifest *c = NULL;
   Lance__Table__IndexSection *idx = NULL;

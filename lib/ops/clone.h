@@ -31,13 +31,12 @@
 #include "compact/blobout.h"
 #include "lance/table/table.h"
 #include "util/error.h"
+#include "util/hooks.h"
 
 typedef struct bri_clone_options {
   bool deep;
   uint64_t version;          /* 0: latest (ignored when tag is set) */
   const char *tag;           /* clone the version this tag names (recorded as ref_name) */
-  bri_journal_fn journal;    /* told every path before it is created (may be NULL) */
-  void *journal_user;
 } bri_clone_options;
 
 typedef struct bri_clone_report {
@@ -50,8 +49,11 @@ typedef struct bri_clone_report {
   double seconds;
 } bri_clone_report;
 
+/* Clones a version of src into dst (absent, or an empty directory). o may
+ * be NULL (shallow, latest). hooks (util/hooks.h, may be NULL): journal,
+ * told every path before it is created. */
 int bri_clone_table(const char *src, const char *dst, const bri_clone_options *o,
-                    bri_clone_report *rep, bri_error *err);
+                    const bri_hooks *hooks, bri_clone_report *rep, bri_error *err);
 
 
 #endif

@@ -10,19 +10,15 @@
  * of defence each replaced DataFile must still be present, unchanged, in
  * the version we build on. A conflict rolls the round back and plans again
  * from the latest version; committed rounds stay committed. Files are
- * linked or copied beneath descriptors of the table root (and of a base's
- * data directory for sources there) that refuse symbolic links on the way:
- * the lstat checks give the early message, the resolution the safety. */
+ * linked or copied through the stores that reach them (the table's, and a
+ * base's for sources there), which refuse symbolic links on the way: the
+ * directory checks give the early message, the resolution the safety. */
 #include "ops/materialize.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "lance/table/bri.h"
 #include "lance/table/sidecar.h"
@@ -39,78 +35,46 @@ void bri_materialize_options_default(bri_materialize_options *o) {
   o->max_attempts = 20;
 }
 
-/* ------------------------------------------------------------ file placement */
-
 /* ------------------------------------------------------------ run state */
 
 typedef struct run {
   const bri_materialize_options *o;
   bri_materialize_report *rep;
   bri_error *err;
-  bri_table *t;
-  int root_fd;     /* the table root; new files are created beneath it */
-  bri_outputs out; /* what this round created */
+  bri_table *t;                    /* new files are made through its store */
+  const Lance__Table__Manifest *m; /* the version being planned (bases of sources) */
+  bri_outputs out;                 /* what this round created */
 } run;
 
 static int journal(run *r, const char *path) { return bri_outputs_add(&r->out, path, r->err); }
 
-/* src below the table root (resolved beneath r->root_fd) or below base, the
- * data directory of the base it lives in (opened into *own_fd). */
-static int src_anchor(run *r, const char *src, const char *base, int *fd, int *own_fd,
-                      const char **dir, const char **rel) {
-  *own_fd = -1;
-  if ((*rel = bri_path_below(r->t->root, src)) != NULL) {
-    *fd = r->root_fd, *dir = r->t->root;
-    return 0;
-  }
-  if (!base || !(*rel = bri_path_below(base, src)))
-    return bri_error_set(r->err, BRI_EINVAL, "%s is neither in the table %s nor in its base %s",
-                         src, r->t->root, base ? base : "(none)");
-  int rc = bri_dir_open(base, own_fd, r->err);
-  *fd = *own_fd, *dir = base;
-  return rc;
-}
+/* ------------------------------------------------------------ file placement */
 
-/* Places one file (or, in a dry run, only counts it; dst_dev is the
- * destination's filesystem, which decides whether a link would work). src
- * lies below the table root or below base (its base's data directory), dst
- * below the table root; neither is reached through a symbolic link. */
-static int place(run *r, const char *src, const char *base, const char *dst, dev_t dst_dev) {
+/* Places one file (or, in a dry run, only counts it: a link is expected
+ * where the source is in the table's own store and links exist). src lies
+ * in the table or one of its bases, dst in the table; neither is reached
+ * through a symbolic link. A missing source is BRI_ENOTFOUND: the caller
+ * says what the manifest expected. A link gets the time of now (store.h:
+ * a concurrent cleanup never takes it for an abandoned file). */
+static int place(run *r, const char *src, const char *dst) {
   uint64_t bytes;
   bool linked;
+  bri_store *st;
+  int rc = bri_table_store_of(r->t, r->m, src, &st, r->err);
+  if (rc) return rc;
   if (r->o->dry_run) {
-    struct stat st;
-    if (lstat(src, &st) != 0 || !S_ISREG(st.st_mode))
+    bri_store_info info;
+    if (bri_store_stat(st, src, &info, NULL) != 0 || info.kind != BRI_ENTRY_FILE)
       return bri_error_set(r->err, BRI_ENOTFOUND, "%s: no such file", src);
-    bytes = (uint64_t)st.st_size;
-    linked = !r->o->no_links && st.st_dev == dst_dev;
+    bytes = info.size;
+    linked = !r->o->no_links && st == r->t->store && (bri_store_caps(st) & BRI_STORE_CAP_LINK);
   } else {
-    if (r->o->cancelled && r->o->cancelled(r->o->cancel_user))
+    if (bri_hooks_cancelled(r->out.hooks))
       return bri_error_set(r->err, BRI_ECANCELLED, "%s: materialize cancelled", r->t->root);
-    const char *drel = bri_path_below(r->t->root, dst), *srel = NULL, *sdir = NULL;
-    if (!drel) return bri_error_set(r->err, BRI_EINVAL, "%s is not in the table %s", dst, r->t->root);
-    int sfd = -1, own_fd = -1;
-    int rc = journal(r, dst);
-    if (!rc) rc = src_anchor(r, src, base, &sfd, &own_fd, &sdir, &srel);
-    /* a missing source is BRI_ENOTFOUND: the caller says what the manifest expected */
-    if (!rc)
-      rc = bri_link_or_copy_beneath(sfd, sdir, srel, r->root_fd, r->t->root, drel,
-                                    !r->o->no_links, &linked, &bytes, r->err);
-    if (own_fd >= 0) close(own_fd);
-    if (rc) return rc;
-    /* A link shares the old inode and its old mtime, which a concurrent
-     * cleanup would take for an abandoned file until we commit: give it the
-     * time of now, which cleanup never deletes (files newer than the oldest
-     * retained manifest stay). The old file only looks younger for it. */
-    static const struct timespec now[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
-    int fd;
-    if (linked) {
-      if ((rc = bri_open_beneath(r->root_fd, r->t->root, drel, O_RDONLY, &fd, r->err)) != 0)
-        return rc;
-      rc = futimens(fd, now) == 0 ? 0 : bri_error_errno(r->err, "set the modification time of", dst);
-      close(fd);
-      if (rc) return rc;
-    }
+    if ((rc = journal(r, dst)) != 0 ||
+        (rc = bri_store_copy(st, src, r->t->store, dst, r->o->no_links ? 0 : BRI_COPY_TRY_LINK,
+                             &linked, &bytes, r->err)) != 0)
+      return rc;
   }
   if (linked) r->rep->links++, r->rep->bytes_linked += bytes;
   else r->rep->copies++, r->rep->bytes_copied += bytes;
@@ -145,18 +109,20 @@ typedef struct repl {
 static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *df, repl *out) {
   bri_error *err = r->err;
   const Lance__Table__Manifest *m = bm->pb;
+  r->m = m;
   char *old_path = NULL, *old_dir = NULL, *data = NULL, *new_path = NULL, *new_dir = NULL;
-  char *src_dir = NULL, *old_base = NULL, *src_base = NULL;
+  char *src_dir = NULL;
   uint64_t *locals = NULL, *loc = NULL, *phys = NULL;
   size_t n_locals = 0, n_loc = 0, n_phys = 0;
-  char **names = NULL;
+  bri_store_entry *names = NULL;
   size_t n_names = 0;
   Lance__Table__BlobReuseIndex *b = NULL;
   char stem[BRI_STEM_LEN];
   int rc;
+  bri_store *old_st = NULL;
   if ((rc = bri_table_datafile_path(r->t, m, df, &old_path, err)) ||
       (rc = bri_table_sidecar_dir(r->t, m, df, &old_dir, err)) ||
-      (rc = bri_table_data_dir(r->t, m, df->has_base_id, df->base_id, &old_base, err)))
+      (rc = bri_table_store_of(r->t, m, old_path, &old_st, err)))
     goto out;
   /* the new file lives in this table's own data directory, whatever base the old one had */
   data = bri_path_join(r->t->root, "data");
@@ -167,37 +133,34 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *d
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
     goto out;
   }
-  struct stat st, dst_st;
-  if (lstat(old_path, &st) != 0 || !S_ISREG(st.st_mode)) {
+  /* nothing is read from or written into a directory reached through a
+   * symbolic link: it could lie outside the table */
+  if ((rc = bri_store_check_dir(r->t->store, data, true, err)) ||
+      (rc = bri_store_check_dir(old_st, old_dir, true, err)))
+    goto out;
+  bri_store_info old;
+  if (bri_store_stat(old_st, old_path, &old, NULL) != 0 || old.kind != BRI_ENTRY_FILE) {
     rc = bri_error_set(err, BRI_ECORRUPT, "%s: data file of fragment %llu is missing (or not a "
                        "regular file)", old_path, (unsigned long long)out->frag_id);
     goto out;
   }
-  if (df->file_size_bytes && df->file_size_bytes != (uint64_t)st.st_size) {
+  if (df->file_size_bytes && df->file_size_bytes != old.size) {
     rc = bri_error_set(err, BRI_ECORRUPT, "%s: has %llu bytes, the manifest records %llu",
-                       old_path, (unsigned long long)st.st_size,
+                       old_path, (unsigned long long)old.size,
                        (unsigned long long)df->file_size_bytes);
     goto out;
   }
-  /* nothing is read from or written into a directory reached through a
-   * symbolic link: it could lie outside the table */
-  if ((rc = bri_real_dir(data, true, err)) || (rc = bri_real_dir(old_dir, true, err))) goto out;
-  if (!r->o->dry_run && lstat(data, &dst_st) != 0) {
+  bri_store_info di;
+  if (!r->o->dry_run && bri_store_stat(r->t->store, data, &di, NULL) == BRI_ENOTFOUND) {
     /* a table whose files all live under other bases may have no data/ yet */
     if ((rc = journal(r, data)) != 0) goto out;
-    if ((rc = bri_mkdir_beneath(r->root_fd, r->t->root, "data", err)) != 0 && errno != EEXIST)
-      goto out;
+    if ((rc = bri_store_mkdir(r->t->store, data, err)) != 0 && rc != BRI_ETAKEN) goto out;
     rc = 0;
   }
-  dev_t dev = stat(data, &dst_st) == 0 || stat(r->t->root, &dst_st) == 0 ? dst_st.st_dev : 0;
-  if ((rc = place(r, old_path, old_base, new_path, dev)) != 0) goto out;
-  if (!r->o->dry_run) {
-    if ((rc = journal(r, new_dir)) != 0) goto out;
-    const char *rel = bri_path_below(r->t->root, new_dir);
-    if (!rel) rc = bri_error_set(err, BRI_EINVAL, "%s is not in the table %s", new_dir, r->t->root);
-    else rc = bri_mkdir_beneath(r->root_fd, r->t->root, rel, err);
-    if (rc) goto out;
-  }
+  if ((rc = place(r, old_path, new_path)) != 0) goto out;
+  if (!r->o->dry_run &&
+      ((rc = journal(r, new_dir)) != 0 || (rc = bri_store_mkdir(r->t->store, new_dir, err)) != 0))
+    goto out;
   /* every BRI target, under its local id (spec/blob.md 6.3: a hit names
    * data_dir(effective base)/blob_dir/name(physical)) */
   if ((rc = bri_datafile_get_bri(df, bm->path, &b, err)) < 0) goto out;
@@ -208,14 +171,16 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *d
     uint32_t base = s->has_base_id ? s->base_id : df->base_id;
     char *dir = NULL;
     if ((rc = bri_table_data_dir(r->t, m, has_base, base, &dir, err)) != 0) break;
-    free(src_dir), free(src_base);
+    free(src_dir);
     src_dir = bri_path_join(dir, s->blob_dir);
-    src_base = dir;
+    free(dir);
+    bri_store *src_st;
     if (!src_dir) {
       rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
       break;
     }
-    if ((rc = bri_real_dir(src_dir, false, err)) != 0) {
+    if ((rc = bri_table_store_of(r->t, m, src_dir, &src_st, err)) != 0 ||
+        (rc = bri_store_check_dir(src_st, src_dir, false, err)) != 0) {
       if (rc == BRI_ENOTFOUND)
         rc = bri_error_set(err, BRI_ECORRUPT, "%s: the BRI of data file %s names this directory, "
                            "which is missing", src_dir, old_path);
@@ -243,7 +208,7 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *d
       bri_blob_file_name((uint32_t)loc[k], dname);
       locals[n_locals++] = loc[k];
       char *sp = bri_path_join(src_dir, sname), *dp = bri_path_join(new_dir, dname);
-      rc = sp && dp ? place(r, sp, src_base, dp, dev) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+      rc = sp && dp ? place(r, sp, dp) : bri_error_set(err, BRI_ENOMEM, "out of memory");
       if (rc == BRI_ENOTFOUND)
         rc = bri_error_set(err, BRI_ECORRUPT, "%s: sidecar that the BRI of data file %s names for "
                            "local blob id %llu is missing", sp, old_path, (unsigned long long)loc[k]);
@@ -253,19 +218,17 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *d
   if (rc) goto out;
   if (locals) qsort(locals, n_locals, sizeof *locals, cmp_u64);
   /* the old file's own sidecars (ids the BRI does not redirect, e.g. repacked packs) */
-  rc = bri_list_dir(old_dir, &names, &n_names, err);
+  rc = bri_store_list(old_st, old_dir, 0, &names, &n_names, err);
   if (rc == BRI_ENOTFOUND) rc = 0;
   for (size_t i = 0; i < n_names && !rc; i++) {
     uint32_t id;
     uint64_t id64;
-    if (bri_blob_file_id(names[i], &id) && (id64 = id, locals) &&
+    if (bri_blob_file_id(names[i].name, &id) && (id64 = id, locals) &&
         bsearch(&id64, locals, n_locals, sizeof *locals, cmp_u64))
       continue; /* shadowed: reads of this id go through the BRI */
-    char *sp = bri_path_join(old_dir, names[i]), *dp = bri_path_join(new_dir, names[i]);
-    struct stat es;
+    char *sp = bri_path_join(old_dir, names[i].name), *dp = bri_path_join(new_dir, names[i].name);
     if (!sp || !dp) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-    else if (lstat(sp, &es) != 0) rc = bri_error_errno(err, "stat", sp);
-    else if (S_ISREG(es.st_mode)) rc = place(r, sp, old_base, dp, dev);
+    else if (names[i].info.kind == BRI_ENTRY_FILE) rc = place(r, sp, dp);
     else /* skipping it would leave the new file without a blob the old one reads */
       rc = bri_error_set(err, BRI_ECORRUPT, "%s: not a regular file (symbolic links and special "
                          "files are never followed)", sp);
@@ -283,15 +246,14 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *d
   free(out->nw->path);
   out->nw->path = bri_strdupf("%s.lance", stem);
   out->nw->has_base_id = 0, out->nw->base_id = 0;
-  out->nw->file_size_bytes = (uint64_t)st.st_size, out->nw->has_file_size_bytes = 1;
+  out->nw->file_size_bytes = old.size, out->nw->has_file_size_bytes = 1;
   if (!out->nw->path) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
   if (!rc) rc = bri_datafile_set_bri(out->nw, NULL, err);
   r->rep->data_files++;
 out:
   if (b) lance__table__blob_reuse_index__free_unpacked(b, NULL);
-  bri_free_names(names, n_names);
+  bri_store_entries_free(names, n_names);
   free(old_path), free(old_dir), free(data), free(new_path), free(new_dir), free(src_dir);
-  free(old_base), free(src_base);
   free(locals), free(loc), free(phys);
   return rc;
 }
@@ -538,7 +500,7 @@ static int round_once(run *r, int *attempts) {
 }
 
 int bri_materialize_table(const char *root, const bri_materialize_options *o,
-                          bri_materialize_report *rep, bri_error *err) {
+                          const bri_hooks *hooks, bri_materialize_report *rep, bri_error *err) {
   memset(rep, 0, sizeof *rep);
   bri_materialize_options def;
   if (!o) {
@@ -549,15 +511,11 @@ int bri_materialize_table(const char *root, const bri_materialize_options *o,
   if (opts.max_attempts <= 0) opts.max_attempts = 20;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  run r = {.o = &opts, .rep = rep, .err = err, .root_fd = -1};
-  r.out.journal = opts.journal, r.out.user = opts.journal_user;
+  run r = {.o = &opts, .rep = rep, .err = err};
+  r.out.hooks = hooks;
   int rc = bri_table_open(root, &r.t, err);
   if (rc) return rc;
   r.out.store = r.t->store; /* output paths are built from its uri */
-  if ((rc = bri_dir_open(r.t->root, &r.root_fd, err)) != 0) {
-    bri_table_close(r.t);
-    return rc;
-  }
   int attempts = 0, rounds = 0;
   /* each round commits one layout group or re-plans after a conflict (which
    * attempts bounds); only writers adding BRI files as fast as we remove
@@ -571,7 +529,6 @@ int bri_materialize_table(const char *root, const bri_materialize_options *o,
   if (rc == 1) rc = 0;
   bri_outputs_free(&r.out);
   bri_table_close(r.t);
-  close(r.root_fd);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   rep->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
   return rc;

@@ -25,17 +25,12 @@
 
 #include "compact/blobout.h"
 #include "util/error.h"
+#include "util/hooks.h"
 
 typedef struct bri_materialize_options {
   bool dry_run;              /* count what would be linked or copied; create nothing */
   bool no_links;             /* always copy (never share inodes with the old files) */
   int max_attempts;          /* commit attempts per group (lost races, conflicts); 0: 20 */
-  bri_journal_fn journal;    /* told every path before it is created (may be NULL) */
-  void *journal_user;
-  /* polled before each file is placed (may be NULL): true stops with
-   * BRI_ECANCELLED, removing what the uncommitted round placed */
-  bool (*cancelled)(void *user);
-  void *cancel_user;
 } bri_materialize_options;
 
 typedef struct bri_materialize_report {
@@ -53,11 +48,15 @@ typedef struct bri_materialize_report {
 void bri_materialize_options_default(bri_materialize_options *o);
 
 /* Materializes every BRI of the latest version of the table at root. A
- * table without BRI is left alone (report says 0 commits). Errors:
+ * table without BRI is left alone (report says 0 commits). o may be NULL
+ * (defaults). hooks (util/hooks.h, may be NULL): journal, told every path
+ * before it is created; cancelled, polled before each file is placed: true
+ * stops with BRI_ECANCELLED, removing what the uncommitted round placed.
+ * Errors:
  * BRI_ECONFLICT when concurrent writers kept changing the replaced
  * fragments (outputs removed), BRI_ECORRUPT when a BRI target is missing,
  * and the usual read/write errors. */
 int bri_materialize_table(const char *root, const bri_materialize_options *o,
-                          bri_materialize_report *rep, bri_error *err);
+                          const bri_hooks *hooks, bri_materialize_report *rep, bri_error *err);
 
 #endif

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "lance/table/bri.h"
 #include "blob/resolve.h"
@@ -31,6 +30,7 @@ typedef struct vrun {
   const bri_verify_options *o;
   bri_verify_report *rep;
   bri_table *t;
+  const Lance__Table__Manifest *m; /* the version being checked (its bases) */
   uint64_t v;            /* version being checked */
   bool oom;
   bri_strmap seen;       /* "kind|path" -> a: 1 ok, 2 problem */
@@ -80,9 +80,20 @@ static int seen(vrun *r, const char *kind, const char *path) {
   return was;
 }
 
+/* What is at path, through the store that reaches it (never following a
+ * link); false with a problem recorded when it cannot be told. */
+static bool stat_of(vrun *r, const char *path, const char *what, bri_store_info *info) {
+  bri_store *st;
+  bri_error e;
+  int rc = bri_table_store_of(r->t, r->m, path, &st, &e);
+  if (!rc) rc = bri_store_stat(st, path, info, &e);
+  if (rc == BRI_ENOTFOUND) problem(r, path, "%s is missing (%s)", what, strerror(ENOENT));
+  else if (rc) problem(r, path, "%s cannot be checked: %s", what, e.msg);
+  return rc == 0;
+}
+
 /* Checks a regular file exists (and has `size` bytes when size > 0). */
 static bool check_file(vrun *r, const char *path, uint64_t size, const char *what) {
-  struct stat st;
   char sz[32];
   snprintf(sz, sizeof sz, "%llu", (unsigned long long)size);
   char *key = bri_strdupf("%s|%s", sz, path);
@@ -96,13 +107,14 @@ static bool check_file(vrun *r, const char *path, uint64_t size, const char *wha
     return e->a == 1;
   }
   bool ok = false;
-  if (lstat(path, &st) != 0)
-    problem(r, path, "%s is missing (%s)", what, strerror(errno));
-  else if (!S_ISREG(st.st_mode))
+  bri_store_info st;
+  if (!stat_of(r, path, what, &st)) {
+    /* recorded */
+  } else if (st.kind != BRI_ENTRY_FILE)
     problem(r, path, "%s is not a regular file", what);
-  else if (size && (uint64_t)st.st_size != size)
+  else if (size && st.size != size)
     problem(r, path, "%s has %llu bytes, the manifest records %llu", what,
-            (unsigned long long)st.st_size, (unsigned long long)size);
+            (unsigned long long)st.size, (unsigned long long)size);
   else
     ok = true;
   if (!bri_strmap_put(&r->seen, key, ok ? 1 : 2, 0)) r->oom = true;
@@ -112,12 +124,9 @@ static bool check_file(vrun *r, const char *path, uint64_t size, const char *wha
 
 static bool check_dir(vrun *r, const char *path, const char *what) {
   if (seen(r, "dir", path)) return true;
-  struct stat st;
-  if (lstat(path, &st) != 0) {
-    problem(r, path, "%s is missing (%s)", what, strerror(errno));
-    return false;
-  }
-  if (!S_ISDIR(st.st_mode)) {
+  bri_store_info st;
+  if (!stat_of(r, path, what, &st)) return false;
+  if (st.kind != BRI_ENTRY_DIR) {
     problem(r, path, "%s is not a directory", what);
     return false;
   }
@@ -133,8 +142,10 @@ static int bri_target_cb(void *user, const char *path) {
   bri_ctx *c = user;
   if (seen(c->r, "bri", path)) return 0;
   c->r->rep->bri_targets++;
-  struct stat st;
-  if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+  bri_store *st;
+  bri_store_info info;
+  if (bri_table_store_of(c->r->t, c->r->m, path, &st, NULL) != 0 ||
+      bri_store_stat(st, path, &info, NULL) != 0 || info.kind != BRI_ENTRY_FILE)
     problem(c->r, path, "sidecar named by the BRI of data file %s is missing", c->datafile);
   return 0;
 }
@@ -333,6 +344,7 @@ static void check_fragment(vrun *r, const bri_manifest *bm, const Lance__Table__
 
 static void check_version(vrun *r, const bri_manifest *bm) {
   const Lance__Table__Manifest *m = bm->pb;
+  r->m = m;
   bri_error e;
   char *p = NULL;
   /* which fields have a Blob v2 field at or below them */

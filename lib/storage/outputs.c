@@ -15,7 +15,7 @@ int bri_outputs_add(bri_outputs *o, const char *path, bri_error *err) {
   }
   if (!(o->paths[o->n] = strdup(path))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   o->n++;
-  int rc = o->journal ? o->journal(o->user, path, err) : 0;
+  int rc = o->hooks && o->hooks->journal ? o->hooks->journal(o->hooks->user, path, err) : 0;
   return rc ? rc : bri_failpoint("outputs.after_record", err);
 }
 

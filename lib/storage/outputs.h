@@ -10,16 +10,13 @@
 #include <stddef.h>
 
 #include "storage/store.h"
+#include "util/hooks.h"
 #include "util/error.h"
-
-/* Called with every path before it is created; non-zero aborts. */
-typedef int (*bri_journal_fn)(void *user, const char *path, bri_error *err);
 
 typedef struct bri_outputs {
   char **paths;
   size_t n, cap;
-  bri_journal_fn journal; /* may be NULL */
-  void *user;
+  const bri_hooks *hooks; /* its journal hears of each path (may be NULL) */
   bri_store *store; /* where the paths are (borrowed): removed through it, so
                        that no link on the way is followed and a directory
                        swapped for a link after the files were made cannot

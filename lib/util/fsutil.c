@@ -225,43 +225,6 @@ int bri_copy_fd(int in, int out, uint64_t size, const char *src, const char *dst
   return 0;
 }
 
-/* dir of path (malloc'd, "." or "/" when it has none) and its last component. */
-static char *split_path(const char *path, const char **base) {
-  const char *slash = strrchr(path, '/');
-  *base = slash ? slash + 1 : path;
-  if (!slash) return strdup(".");
-  if (slash == path) return strdup("/");
-  return bri_strdupf("%.*s", (int)(slash - path), path);
-}
-
-int bri_file_link_or_copy(const char *src, const char *dst, bool allow_link, bool *linked,
-                          uint64_t *bytes, bri_error *err) {
-  struct stat st;
-  *linked = false;
-  *bytes = 0;
-  /* up front for the message; the open below refuses a link swapped in later */
-  if (lstat(src, &st) != 0)
-    return errno == ENOENT ? bri_error_set(err, BRI_ENOTFOUND, "%s: no such file", src)
-                           : bri_error_errno(err, "stat", src);
-  /* Lance writes regular files only; a link could lead anywhere */
-  if (!S_ISREG(st.st_mode))
-    return bri_error_set(err, BRI_ECORRUPT, "%s: not a regular file (symbolic links and special "
-                         "files are never followed)", src);
-  const char *sb, *db;
-  char *sd = split_path(src, &sb), *dd = split_path(dst, &db);
-  int sfd = -1, dfd = -1;
-  int rc = sd && dd ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
-  if (!rc && !*sb) rc = bri_error_set(err, BRI_EINVAL, "%s: not a file name", src);
-  if (!rc && !*db) rc = bri_error_set(err, BRI_EINVAL, "%s: not a file name", dst);
-  if (!rc) rc = bri_dir_open(sd, &sfd, err);
-  if (!rc) rc = bri_dir_open(dd, &dfd, err);
-  if (!rc) rc = bri_link_or_copy_beneath(sfd, sd, sb, dfd, dd, db, allow_link, linked, bytes, err);
-  if (sfd >= 0) close(sfd);
-  if (dfd >= 0) close(dfd);
-  free(sd), free(dd);
-  return rc;
-}
-
 /* ------------------------------------------------------------ beneath a directory */
 
 static atomic_bool force_walk;

@@ -49,13 +49,6 @@ int bri_real_dir(const char *path, bool absent_ok, bri_error *err);
  * ends early is BRI_EIO. */
 int bri_copy_fd(int in, int out, uint64_t size, const char *src, const char *dst, bri_error *err);
 
-/* Creates dst (never overwriting) with the bytes of src: a hard link when
- * allow_link and the filesystem permits, else a copy (fsynced). *linked
- * says which; *bytes is the size of src. src must be a regular file:
- * symbolic links and special files are refused, never followed. */
-int bri_file_link_or_copy(const char *src, const char *dst, bool allow_link, bool *linked,
-                          uint64_t *bytes, bri_error *err);
-
 /* ------------------------------------------------------------------
  * Beneath a directory: every file brid deletes, links or copies inside a
  * table is reached from a descriptor of the table root (or of a base's data

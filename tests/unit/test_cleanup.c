@@ -62,11 +62,11 @@ START_TEST(test_old_versions_go_tagged_stays) {
   bri_cleanup_stats dry, real;
   p.dry_run = true;
   char *before = bri_tree_listing(root);
-  ck_assert_msg(bri_cleanup_run(root, &p, NULL, NULL, &dry, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_cleanup_run(root, &p, NULL, &dry, &err) == 0, "%s", err.msg);
   char *after_dry = bri_tree_listing(root);
   ck_assert_str_eq(before, after_dry); /* a dry run deletes nothing */
   p.dry_run = false;
-  ck_assert_msg(bri_cleanup_run(root, &p, NULL, NULL, &real, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_cleanup_run(root, &p, NULL, &real, &err) == 0, "%s", err.msg);
   ck_assert_mem_eq(&dry, &real, sizeof dry); /* and reports exactly what a run does */
   ck_assert_uint_eq(real.versions_retained, 2);
   ck_assert_uint_eq(real.files[BRI_CLEAN_MANIFEST], 3); /* versions 1, 3, 4 */
@@ -84,7 +84,7 @@ START_TEST(test_old_versions_go_tagged_stays) {
   bri_manifest_free(m);
   bri_table_close(t);
   /* a second run finds nothing more */
-  ck_assert_int_eq(bri_cleanup_run(root, &p, NULL, NULL, &real, &err), 0);
+  ck_assert_int_eq(bri_cleanup_run(root, &p, NULL, &real, &err), 0);
   ck_assert_uint_eq(real.files[BRI_CLEAN_MANIFEST] + real.files[BRI_CLEAN_TRANSACTION], 0);
   free(m1), free(m2), free(m3), free(m5), free(txn3), free(before), free(after_dry);
   teardown();
@@ -108,7 +108,7 @@ START_TEST(test_fail_closed_on_unreadable_retained_manifest) {
   char *before = bri_tree_listing(root);
   bri_cleanup_policy p = now_policy();
   bri_cleanup_stats st;
-  ck_assert_int_eq(bri_cleanup_run(root, &p, NULL, NULL, &st, &err), BRI_ECORRUPT);
+  ck_assert_int_eq(bri_cleanup_run(root, &p, NULL, &st, &err), BRI_ECORRUPT);
   ck_assert_msg(strstr(err.msg, "retained version 2 cannot be read, nothing was deleted") != NULL, "%s", err.msg);
   ck_assert_msg(strstr(err.msg, m2) != NULL, "no file in: %s", err.msg);
   char *after = bri_tree_listing(root);
@@ -138,7 +138,7 @@ START_TEST(test_grace_and_links) {
   bri_cleanup_policy p = now_policy();
   bri_cleanup_stats st;
   bri_error err;
-  ck_assert_msg(bri_cleanup_run(root, &p, NULL, NULL, &st, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_cleanup_run(root, &p, NULL, &st, &err) == 0, "%s", err.msg);
   ck_assert(access(stray_old, F_OK) != 0);
   ck_assert(access(stray_new, F_OK) == 0);
   ck_assert_uint_eq(st.kept_too_young, 1);
@@ -240,7 +240,7 @@ START_TEST(test_bri_sources_cleaned_file_by_file) {
   bri_cleanup_policy p = now_policy();
   p.now += 5;
   bri_cleanup_stats st;
-  ck_assert_msg(bri_cleanup_run(root, &p, NULL, NULL, &st, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_cleanup_run(root, &p, NULL, &st, &err) == 0, "%s", err.msg);
   ck_assert(access(old_lance, F_OK) != 0);   /* the old data file is gone */
   ck_assert(access(new_lance, F_OK) == 0);
   ck_assert(access(kept, F_OK) == 0);        /* the sidecar the BRI names remains */

@@ -153,7 +153,7 @@ START_TEST(test_shallow_clone_plain_has_lance_shape) {
   bri_clone_options o = {0};
   bri_clone_report rep;
   bri_error err;
-  ck_assert_msg(bri_clone_table(root, dst, &o, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_clone_table(root, dst, &o, NULL, &rep, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(rep.version, 5);
   ck_assert_uint_eq(rep.base_id, 0);
   ck_assert_uint_eq(rep.files_copied, 0);
@@ -210,7 +210,7 @@ START_TEST(test_clone_by_tag) {
   bri_clone_options o = {.tag = "v2tag"};
   bri_clone_report rep;
   bri_error err;
-  ck_assert_msg(bri_clone_table(root, dst, &o, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_clone_table(root, dst, &o, NULL, &rep, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(rep.version, 2);
   bri_table *t;
   bri_manifest *m = load(dst, &t);
@@ -223,7 +223,7 @@ START_TEST(test_clone_by_tag) {
   /* an unknown tag: nothing is created */
   char *dst2 = bri_path_join(tmp, "other.lance");
   o.tag = "nope";
-  ck_assert_int_eq(bri_clone_table(root, dst2, &o, &rep, &err), BRI_ENOTFOUND);
+  ck_assert_int_eq(bri_clone_table(root, dst2, &o, NULL, &rep, &err), BRI_ENOTFOUND);
   ck_assert_msg(strstr(err.msg, "no tag \"nope\"") != NULL, "%s", err.msg);
   ck_assert_int_eq(access(dst2, F_OK), -1);
   free(dst2);
@@ -252,7 +252,7 @@ START_TEST(test_shallow_clone_bri_cleanup_spares_source) {
   bri_clone_options o = {0};
   bri_clone_report rep;
   bri_error err;
-  ck_assert_msg(bri_clone_table(root, dst, &o, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_clone_table(root, dst, &o, NULL, &rep, &err) == 0, "%s", err.msg);
   m = load(dst, &t);
   char *dst_bri = bri_bytes(m->pb);
   ck_assert_str_eq(src_bri, dst_bri); /* spec/blob.md 6.8: BRI copied unchanged */
@@ -264,14 +264,14 @@ START_TEST(test_shallow_clone_bri_cleanup_spares_source) {
   assert_verifies(dst);
   /* the clone moves on, then is cleaned with everything old enough */
   bri_materialize_report mr;
-  ck_assert_msg(bri_materialize_table(dst, NULL, &mr, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_materialize_table(dst, NULL, NULL, &mr, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(mr.commits, 1);
   bri_cleanup_policy p;
   bri_cleanup_policy_default(&p);
   p.older_than_sec = 0, p.grace_sec = 0;
   p.now = (int64_t)time(NULL) + 10;
   bri_cleanup_stats st;
-  ck_assert_msg(bri_cleanup_run(dst, &p, NULL, NULL, &st, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_cleanup_run(dst, &p, NULL, &st, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(st.files[BRI_CLEAN_MANIFEST], 1); /* the clone's first version went */
   char *src_after = bri_tree_listing(root);
   ck_assert_str_eq(src_listing, src_after); /* not a single file of the source */
@@ -289,7 +289,7 @@ START_TEST(test_deep_clone_bri_survives_source_removal) {
   bri_clone_options o = {.deep = true};
   bri_clone_report rep;
   bri_error err;
-  ck_assert_msg(bri_clone_table(root, dst, &o, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_clone_table(root, dst, &o, NULL, &rep, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(rep.data_files, 1);
   ck_assert_uint_eq(rep.bri_targets, 2); /* one pack, one dedicated sidecar */
   ck_assert_uint_eq(rep.files_copied, 3);
@@ -329,7 +329,7 @@ START_TEST(test_deep_clone_plain_copies_everything) {
   bri_clone_options o = {.deep = true, .version = 5};
   bri_clone_report rep;
   bri_error err;
-  ck_assert_msg(bri_clone_table(root, dst, &o, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_clone_table(root, dst, &o, NULL, &rep, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(rep.version, 5);
   ck_assert_uint_eq(rep.data_files, 3);
   ck_assert_uint_gt(rep.deletion_files, 0);
@@ -368,18 +368,18 @@ START_TEST(test_clone_refusals) {
   ck_assert_int_eq(mkdir(dst, 0755), 0);
   char *junk = bri_path_join(dst, "junk");
   bri_write_bytes(junk, "x", 1);
-  ck_assert_int_eq(bri_clone_table(root, dst, &o, &rep, &err), BRI_EINVAL);
+  ck_assert_int_eq(bri_clone_table(root, dst, &o, NULL, &rep, &err), BRI_EINVAL);
   ck_assert_msg(strstr(err.msg, "is not empty") != NULL, "%s", err.msg);
   ck_assert_int_eq(access(junk, F_OK), 0);
   /* inside the source */
   char *inner = bri_path_join(root, "sub");
-  ck_assert_int_eq(bri_clone_table(root, inner, &o, &rep, &err), BRI_EINVAL);
+  ck_assert_int_eq(bri_clone_table(root, inner, &o, NULL, &rep, &err), BRI_EINVAL);
   ck_assert_msg(strstr(err.msg, "cannot live inside its source") != NULL, "%s", err.msg);
   ck_assert_int_eq(access(inner, F_OK), -1);
   /* not a table */
   char *nowhere = bri_path_join(tmp, "nowhere");
   char *dst3 = bri_path_join(tmp, "dst3");
-  ck_assert_int_eq(bri_clone_table(nowhere, dst3, &o, &rep, &err), BRI_ENOTFOUND);
+  ck_assert_int_eq(bri_clone_table(nowhere, dst3, &o, NULL, &rep, &err), BRI_ENOTFOUND);
   ck_assert_int_eq(access(dst3, F_OK), -1);
   free(junk), free(inner), free(nowhere), free(dst3);
   teardown();
@@ -401,10 +401,11 @@ START_TEST(test_deep_clone_failure_rolls_back) {
   char *src_listing = bri_tree_listing(root);
   for (size_t fail_at = 0; fail_at < 12; fail_at += 3) {
     jstate j = {0, fail_at};
-    bri_clone_options o = {.deep = true, .journal = failing_journal, .journal_user = &j};
+    bri_clone_options o = {.deep = true};
+    const bri_hooks hooks = {.journal = failing_journal, .user = &j};
     bri_clone_report rep;
     bri_error err;
-    ck_assert_int_eq(bri_clone_table(root, dst, &o, &rep, &err), BRI_EIO);
+    ck_assert_int_eq(bri_clone_table(root, dst, &o, &hooks, &rep, &err), BRI_EIO);
     ck_assert_msg(access(dst, F_OK) != 0, "after a failure at path %zu the clone directory remains", fail_at);
   }
   char *src_after = bri_tree_listing(root);

@@ -455,21 +455,21 @@ START_TEST(test_cleanup_eio_stops) {
   bri_cleanup_stats st;
   bri_error err = {0};
   arm("cleanup.before_delete=eio");
-  expect_injected(bri_cleanup_run(root, &p, NULL, NULL, &st, &err), &err, "cleanup.before_delete");
+  expect_injected(bri_cleanup_run(root, &p, NULL, &st, &err), &err, "cleanup.before_delete");
   ck_assert_msg(strstr(err.msg, "deleting "), "%s", err.msg);
   char *now = bri_tree_listing(root);
   ck_assert_str_eq(now, listing);
   free(now);
   arm("cleanup.after_delete=eio");
-  expect_injected(bri_cleanup_run(root, &p, NULL, NULL, &st, &err), &err, "cleanup.after_delete");
+  expect_injected(bri_cleanup_run(root, &p, NULL, &st, &err), &err, "cleanup.after_delete");
   ck_assert_msg(strstr(err.msg, "after deleting "), "%s", err.msg);
   now = bri_tree_listing(root);
   ck_assert_int_eq(lines(now), lines(listing) - 1); /* the one file, then it stopped */
   free(now);
   arm("cleanup.before_manifests=eio");
-  expect_injected(bri_cleanup_run(root, &p, NULL, NULL, &st, &err), &err, "cleanup.before_manifests");
+  expect_injected(bri_cleanup_run(root, &p, NULL, &st, &err), &err, "cleanup.before_manifests");
   arm("");
-  ck_assert_msg(bri_cleanup_run(root, &p, NULL, NULL, &st, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_cleanup_run(root, &p, NULL, &st, &err) == 0, "%s", err.msg);
   ck_assert_uint_gt(st.files[BRI_CLEAN_MANIFEST], 0);
   free(listing);
 }
@@ -508,12 +508,12 @@ START_TEST(test_cleanup_interrupted_keeps_listed_versions_whole) {
     arm(specs[i]);
     char *name = strdup(specs[i]);
     *strchr(name, '=') = 0;
-    expect_injected(bri_cleanup_run(root, &p, NULL, NULL, &st, &err), &err, name);
+    expect_injected(bri_cleanup_run(root, &p, NULL, &st, &err), &err, name);
     free(name);
     arm("");
     verify_all(specs[i]);
     /* and the next run finishes the job (the grace period is 0 here) */
-    ck_assert_msg(bri_cleanup_run(root, &p, NULL, NULL, &st, &err) == 0, "%s", err.msg);
+    ck_assert_msg(bri_cleanup_run(root, &p, NULL, &st, &err) == 0, "%s", err.msg);
     verify_all(specs[i]);
     bri_table *t;
     ck_assert_int_eq(bri_table_open(root, &t, &err), 0);
@@ -542,7 +542,7 @@ START_TEST(test_materialize_eio_removes_outputs) {
   for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
     arm(specs[i]);
     bri_materialize_report mr;
-    int rc = bri_materialize_table(root, NULL, &mr, &err);
+    int rc = bri_materialize_table(root, NULL, NULL, &mr, &err);
     char *name = strdup(specs[i]);
     *strchr(name, '=') = 0;
     expect_injected(rc, &err, name);
@@ -553,7 +553,7 @@ START_TEST(test_materialize_eio_removes_outputs) {
   }
   arm("");
   bri_materialize_report mr;
-  ck_assert_msg(bri_materialize_table(root, NULL, &mr, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_materialize_table(root, NULL, NULL, &mr, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(mr.commits, 1);
   free(listing);
 }

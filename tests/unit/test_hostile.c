@@ -58,7 +58,7 @@ static int cleanup_now(bri_error *err) {
   bri_cleanup_policy_default(&p);
   p.older_than_sec = 0, p.grace_sec = 0;
   bri_cleanup_stats st;
-  return bri_cleanup_run(root, &p, NULL, NULL, &st, err);
+  return bri_cleanup_run(root, &p, NULL, &st, err);
 }
 
 static void write_old_file(const char *path, const char *text) {
@@ -229,10 +229,10 @@ typedef struct swap_ctx {
   char *listing; /* outside, right after the swap */
 } swap_ctx;
 
-static void swap_on_delete(void *user, bri_cleanup_kind kind, const char *path, uint64_t bytes) {
+static void swap_on_delete(void *user, int kind, const char *path, uint64_t bytes) {
   (void)bytes;
   swap_ctx *c = user;
-  if (c->moved || kind != c->when) return;
+  if (c->moved || kind != (int)c->when) return;
   if (kind == BRI_CLEAN_SIDECAR && strncmp(path, c->dir, strlen(c->dir)) != 0) return;
   c->moved = swap_for_link(c->dir, "swapped");
   c->listing = bri_tree_listing(outside);
@@ -244,7 +244,8 @@ static void race_cleanup(swap_ctx *c, const char *needle) {
   p.older_than_sec = 0, p.grace_sec = 0;
   bri_cleanup_stats st;
   bri_error err = {0};
-  int rc = bri_cleanup_run(root, &p, swap_on_delete, c, &st, &err);
+  const bri_hooks hooks = {.deleted = swap_on_delete, .user = c};
+  int rc = bri_cleanup_run(root, &p, &hooks, &st, &err);
   ck_assert_msg(c->moved, "the swap never happened");
   expect_refusal(rc, &err, needle, "cleanup (link swapped in)");
   ck_assert_msg(strstr(err.msg, "brid never follows links out of a table"), "%s", err.msg);
@@ -486,7 +487,7 @@ END_TEST
 
 static int materialize(bri_error *err) {
   bri_materialize_report rep;
-  return bri_materialize_table(root, NULL, &rep, err);
+  return bri_materialize_table(root, NULL, NULL, &rep, err);
 }
 
 START_TEST(test_materialize_refuses_symlinks) {
@@ -548,7 +549,7 @@ static int deep_clone(bri_error *err) {
   bri_clone_options o = {.deep = true};
   bri_clone_report rep;
   char *dst = bri_path_join(tmp, "clone.lance");
-  int rc = bri_clone_table(root, dst, &o, &rep, err);
+  int rc = bri_clone_table(root, dst, &o, NULL, &rep, err);
   struct stat st;
   if (rc) ck_assert_msg(lstat(dst, &st) != 0, "a failed clone left %s behind", dst);
   else bri_rmtree(dst);

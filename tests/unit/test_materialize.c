@@ -192,7 +192,7 @@ START_TEST(test_materialize_replaces_bri_file) {
   free(cmd);
   time_t start = time(NULL);
   bri_materialize_report rep;
-  ck_assert_msg(bri_materialize_table(root, NULL, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_materialize_table(root, NULL, NULL, &rep, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(rep.commits, 1);
   ck_assert_uint_eq(rep.data_files, 1);
   ck_assert_uint_eq(rep.read_version, version);
@@ -237,7 +237,7 @@ START_TEST(test_materialize_replaces_bri_file) {
   ck_assert_str_eq(before, after);
   assert_verifies();
   /* nothing left to do */
-  ck_assert_int_eq(bri_materialize_table(root, NULL, &rep, &err), 0);
+  ck_assert_int_eq(bri_materialize_table(root, NULL, NULL, &rep, &err), 0);
   ck_assert_uint_eq(rep.commits, 0);
   ck_assert_uint_eq(rep.read_version, version + 1);
   bri_free_names(own, n_own);
@@ -257,7 +257,7 @@ START_TEST(test_materialize_copy_mode_and_dry_run) {
   o.dry_run = true;
   bri_materialize_report rep;
   bri_error err;
-  ck_assert_msg(bri_materialize_table(root, &o, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_materialize_table(root, &o, NULL, &rep, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(rep.commits, 0);
   ck_assert_uint_eq(rep.data_files, 1);
   ck_assert_uint_eq(rep.bri_files_left, 1);
@@ -266,7 +266,7 @@ START_TEST(test_materialize_copy_mode_and_dry_run) {
   ck_assert_str_eq(l0, l1); /* a dry run creates nothing */
   o.dry_run = false;
   o.no_links = true;
-  ck_assert_msg(bri_materialize_table(root, &o, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_materialize_table(root, &o, NULL, &rep, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(rep.links, 0);
   ck_assert_uint_eq(rep.copies, 3);
   ck_assert_uint_gt(rep.bytes_copied, 6144);
@@ -283,7 +283,7 @@ START_TEST(test_materialize_nothing_to_do) {
   char *l0 = bri_tree_listing(root);
   bri_materialize_report rep;
   bri_error err;
-  ck_assert_msg(bri_materialize_table(root, NULL, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_materialize_table(root, NULL, NULL, &rep, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(rep.commits, 0);
   ck_assert_uint_eq(rep.version, 0);
   char *l1 = bri_tree_listing(root);
@@ -318,7 +318,7 @@ START_TEST(test_materialize_missing_target_changes_nothing) {
   ck_assert_int_eq(unlink(victim), 0);
   char *l0 = bri_tree_listing(root);
   bri_materialize_report rep;
-  ck_assert_int_eq(bri_materialize_table(root, NULL, &rep, &err), BRI_ECORRUPT);
+  ck_assert_int_eq(bri_materialize_table(root, NULL, NULL, &rep, &err), BRI_ECORRUPT);
   ck_assert_msg(strstr(err.msg, victim) && strstr(err.msg, "is missing"), "%s", err.msg);
   char *l1 = bri_tree_listing(root);
   ck_assert_str_eq(l0, l1); /* every file it made is gone again, nothing else touched */
@@ -381,10 +381,10 @@ START_TEST(test_materialize_journal_failure_rolls_back) {
   jstate j = {NULL, 0, 3, false};
   bri_materialize_options o;
   bri_materialize_options_default(&o);
-  o.journal = test_journal, o.journal_user = &j;
+  const bri_hooks hooks = {.journal = test_journal, .user = &j};
   bri_materialize_report rep;
   bri_error err;
-  ck_assert_int_eq(bri_materialize_table(root, &o, &rep, &err), BRI_EIO);
+  ck_assert_int_eq(bri_materialize_table(root, &o, &hooks, &rep, &err), BRI_EIO);
   ck_assert_msg(strstr(err.msg, "journal refused") != NULL, "%s", err.msg);
   ck_assert_uint_eq(j.n, 3); /* data file, its directory, one sidecar: all removed again */
   for (size_t i = 0; i < j.n; i++) {
@@ -407,10 +407,10 @@ START_TEST(test_materialize_conflict_replans) {
   jstate j = {NULL, 0, -1, true};
   bri_materialize_options o;
   bri_materialize_options_default(&o);
-  o.journal = test_journal, o.journal_user = &j;
+  const bri_hooks hooks = {.journal = test_journal, .user = &j};
   bri_materialize_report rep;
   bri_error err;
-  ck_assert_msg(bri_materialize_table(root, &o, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_materialize_table(root, &o, &hooks, &rep, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(rep.commits, 1);
   ck_assert_uint_eq(rep.data_files, 1);
   /* round 1 (4 paths: file, dir, 2 sidecars) lost to the rewrite and was
@@ -434,40 +434,6 @@ START_TEST(test_materialize_conflict_replans) {
 }
 END_TEST
 
-START_TEST(test_link_or_copy) {
-  tmp = bri_tmpdir();
-  root = NULL;
-  char *a = bri_path_join(tmp, "a"), *b = bri_path_join(tmp, "b"), *c = bri_path_join(tmp, "c");
-  bri_write_bytes(a, "payload", 7);
-  bool linked;
-  uint64_t bytes;
-  bri_error err;
-  ck_assert_int_eq(bri_file_link_or_copy(a, b, true, &linked, &bytes, &err), 0);
-  ck_assert(linked);
-  ck_assert_uint_eq(bytes, 7);
-  ck_assert_int_eq(bri_file_link_or_copy(a, c, false, &linked, &bytes, &err), 0);
-  ck_assert(!linked);
-  size_t len;
-  uint8_t *got = bri_slurp(c, &len);
-  ck_assert_uint_eq(len, 7);
-  ck_assert_mem_eq(got, "payload", 7);
-  free(got);
-  ck_assert_uint_ne(inode(c), inode(a));
-  /* never overwrites, never follows links */
-  ck_assert_int_eq(bri_file_link_or_copy(a, c, false, &linked, &bytes, &err), BRI_ETAKEN);
-  ck_assert_msg(strstr(err.msg, "already exists") != NULL, "%s", err.msg);
-  char *l = bri_path_join(tmp, "l"), *d = bri_path_join(tmp, "d");
-  ck_assert_int_eq(symlink(a, l), 0);
-  ck_assert_int_eq(bri_file_link_or_copy(l, d, true, &linked, &bytes, &err), BRI_ECORRUPT);
-  ck_assert_int_eq(access(d, F_OK), -1);
-  char *missing = bri_path_join(tmp, "missing");
-  ck_assert_int_eq(bri_file_link_or_copy(missing, d, true, &linked, &bytes, &err), BRI_ENOTFOUND);
-  free(a), free(b), free(c), free(l), free(d), free(missing);
-  bri_rmtree(tmp);
-  free(tmp);
-}
-END_TEST
-
 static Suite *materialize_suite(void) {
   Suite *s = suite_create("materialize");
   TCase *tc = tcase_create("materialize");
@@ -478,7 +444,6 @@ static Suite *materialize_suite(void) {
   tcase_add_test(tc, test_materialize_missing_target_changes_nothing);
   tcase_add_test(tc, test_materialize_journal_failure_rolls_back);
   tcase_add_test(tc, test_materialize_conflict_replans);
-  tcase_add_test(tc, test_link_or_copy);
   suite_add_tcase(s, tc);
   return s;
 }

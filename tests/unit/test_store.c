@@ -263,6 +263,12 @@ START_TEST(test_copy_link) {
   ck_assert_int_eq(bri_store_copy(st, at("src"), st, at("c1"), 0, &linked, &bytes, &err), BRI_ETAKEN);
   ck_assert_int_eq(bri_store_copy(st, at("gone"), st, at("c3"), 0, &linked, &bytes, &err),
                    BRI_ENOTFOUND);
+  /* a link as the source is refused, linked or copied, and nothing is made */
+  ck_assert_int_eq(symlink(at("src"), at("sl")), 0);
+  ck_assert_int_eq(bri_store_copy(st, at("sl"), st, at("c4"), BRI_COPY_TRY_LINK, &linked, &bytes,
+                                  &err), BRI_ECORRUPT);
+  ck_assert_int_eq(bri_store_copy(st, at("sl"), st, at("c4"), 0, &linked, &bytes, &err), BRI_ECORRUPT);
+  ck_assert_int_eq(lstat(at("c4"), &b), -1);
   ck_assert_int_eq(bri_store_link(st, at("src"), st, at("l1"), &bytes, &err), 0);
   ck_assert_int_eq(stat(at("l1"), &b), 0);
   ck_assert_int_eq(stat(at("src"), &a), 0);

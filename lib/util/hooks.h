@@ -1,0 +1,46 @@
+/* hooks.h: how libbri's long operations (compaction, cleanup, materialize,
+ * clone) talk back to their caller while they run: one struct for all of
+ * them, passed as `const bri_hooks *hooks` (NULL: no hooks), every member
+ * optional. The library never calls into the daemon any other way: brid's
+ * worker journals outputs in its job store, reports progress and asks for
+ * cancellation through these, and the CLI lists deleted files.
+ *
+ * Calls come from the thread running the operation, synchronously; a hook
+ * must not call back into the same operation. */
+#ifndef BRI_HOOKS_H
+#define BRI_HOOKS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+typedef struct bri_hooks {
+  /* Told every path (file or directory) before the operation creates it,
+   * so that a crashed process can be cleaned up after a restart; non-zero
+   * aborts the operation (err filled), which then removes what it made. */
+  int (*journal)(void *user, const char *path, bri_error *err);
+  /* Progress: compaction reports rows done of rows planned and bytes written
+   * so far, after each batch. */
+  void (*progress)(void *user, uint64_t done, uint64_t total, uint64_t bytes_written);
+  /* Polled at safe points (compaction between batches, cleanup before each
+   * deletion, materialize before each file placed): true stops the
+   * operation with BRI_ECANCELLED; uncommitted outputs are removed. */
+  bool (*cancelled)(void *user);
+  /* Compaction: told the uuid its Rewrite's transaction will carry before
+   * the first commit attempt (every retry reuses it), so that a process
+   * that dies after the commit landed can find out that it did. Non-zero
+   * aborts. */
+  int (*commit_intent)(void *user, const char *txn_uuid, uint64_t read_version, bri_error *err);
+  /* Cleanup: a file deleted (or, in a dry run, that would be); kind is a
+   * bri_cleanup_kind. */
+  void (*deleted)(void *user, int kind, const char *path, uint64_t bytes);
+  void *user;
+} bri_hooks;
+
+/* Whether hooks (may be NULL) ask to stop. */
+static inline bool bri_hooks_cancelled(const bri_hooks *hooks) {
+  return hooks && hooks->cancelled && hooks->cancelled(hooks->user);
+}
+
+#endif
