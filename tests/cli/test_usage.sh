@@ -106,7 +106,7 @@ usage_error compact "--dry-run given twice" compact x --dry-run --dry-run
 usage_error compact '--dry-run takes no value, got "yes"' compact x --dry-run=yes
 usage_error verify "--version and --all-versions exclude each other" verify x --all-versions --version 2
 usage_error clone "say --shallow or --deep" clone a b
-usage_error cat "cat has no JSON output (--json)" cat x --column c --row 0 --json
+usage_error cat "cat has no JSON output (--json)" cat x --column c --offset 0 --json
 usage_error inspect "inspect works without brid; --socket does not apply" inspect x --socket /s
 usage_error compact "--repack-threshold works only when brictl compact runs without brid" compact x --wait --repack-threshold 0.5
 usage_error gen '--rows needs a positive integer, got "0"' gen x --rows 0
