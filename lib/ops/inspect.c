@@ -67,28 +67,37 @@ static bool schema_has_blob_v2(const Lance__Table__Manifest *m) {
   return false;
 }
 
-/* Counts files and bytes of one sidecar directory (absent = 0 files). */
-static json_t *sidecars_json(const char *dir, const char *rel, json_int_t *files_out,
-                             json_int_t *bytes_out) {
-  char **names;
-  size_t n;
+/* Counts files and bytes of one sidecar directory (absent = 0 files), on
+ * the store that reaches it (the table's, or a base path's). */
+static json_t *sidecars_json(const bri_table *t, const Lance__Table__Manifest *m, const char *dir, const char *rel,
+                             json_int_t *files_out, json_int_t *bytes_out) {
+  bri_store *st;
+  bri_store_entry *e = NULL;
+  size_t n = 0;
   bri_error err;
   json_int_t files = 0, bytes = 0;
-  if (bri_list_dir(dir, &names, &n, &err) == 0) {
-    for (size_t i = 0; i < n; i++) {
-      char *p = bri_path_join(dir, names[i]);
-      uint64_t sz;
-      if (p && bri_file_size(p, &sz, &err) == 0) {
+  if (bri_table_store_of(t, m, dir, &st, &err) == 0 && bri_store_list(st, dir, BRI_LIST_STAT, &e, &n, &err) == 0) {
+    for (size_t i = 0; i < n; i++)
+      if (e[i].info.kind == BRI_ENTRY_FILE) {
         files++;
-        bytes += (json_int_t)sz;
+        bytes += (json_int_t)e[i].info.size;
       }
-      free(p);
-    }
-    bri_free_names(names, n);
+    bri_store_entries_free(e, n);
   }
   *files_out += files;
   *bytes_out += bytes;
   return json_pack("{s:s, s:I, s:I}", "dir", rel, "files", files, "bytes", bytes);
+}
+
+/* A data file's size: the manifest's, else what the store says. */
+static uint64_t datafile_size(const bri_table *t, const Lance__Table__Manifest *m, const Lance__Table__DataFile *df,
+                              const char *path) {
+  bri_store *st;
+  bri_store_info info;
+  bri_error err;
+  if (df->file_size_bytes) return df->file_size_bytes;
+  if (bri_table_store_of(t, m, path, &st, &err) || bri_store_stat(st, path, &info, &err)) return 0;
+  return info.size;
 }
 
 static json_t *bri_json(const Lance__Table__DataFile *df, const char *mpath, bri_error *err,
@@ -130,9 +139,8 @@ static json_t *fragments_json(const bri_table *t, const bri_manifest *bm, totals
     for (size_t k = 0; k < f->n_files && !*rc; k++) {
       const Lance__Table__DataFile *df = f->files[k];
       char *abs = NULL, *side = NULL;
-      uint64_t size = df->file_size_bytes;
       if ((*rc = bri_table_datafile_path(t, m, df, &abs, err)) != 0) break;
-      if (size == 0) bri_file_size(abs, &size, NULL);
+      uint64_t size = datafile_size(t, m, df, abs);
       json_t *bj = bri_json(df, bm->path, err, rc);
       if (*rc) {
         free(abs);
@@ -143,8 +151,7 @@ static json_t *fragments_json(const bri_table *t, const bri_manifest *bm, totals
         json_decref(side_j);
         char *stem = bri_datafile_stem(df->path);
         char *rel = bri_strdupf("data/%s", stem);
-        side_j = sidecars_json(side, df->has_base_id ? side : rel, &tot->sidecar_files,
-                               &tot->sidecar_bytes);
+        side_j = sidecars_json(t, m, side, df->has_base_id ? side : rel, &tot->sidecar_files, &tot->sidecar_bytes);
         free(rel), free(stem), free(side);
       }
       json_t *fj = json_object();
