@@ -4,7 +4,8 @@
 # before the command (git, knotc, systemctl) or among its options; one
 # wording for every usage error (exit 1: "brictl CMD: ...", the usage line,
 # where the help is); did-you-mean for commands and options; defaults in the
-# usage lines; --opt=VALUE; unreadable tables exit 2.
+# usage lines; --opt=VALUE; the bash completion; unreadable tables exit 2,
+# verify's problems 5.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 FX=$BRI_SOURCE_DIR/tests/fixtures/tables/plain.lance
@@ -125,4 +126,9 @@ expect 0 "tag       v2tag -> version 2" inspect "$FX"
 "$BRICTL" inspect "$FX" --version 2 --json |
   python3 -c 'import json,sys; r=json.load(sys.stdin); assert r["version"]==2 and r["totals"]["fragments"]==2 and r["totals"]["rows"]==200, r["totals"]' ||
   fail "inspect --version 2 reports the wrong version"
+# verify's problems exit 5, distinct from a usage error (1) and an unreadable table (2)
+cp -a "$FX" "$TMP/broken.lance"
+rm "$(ls "$TMP"/broken.lance/data/*.lance | head -1)"
+expect 5 "problems" verify "$TMP/broken.lance"
+expect 0 "ok" verify "$FX"
 echo ok
