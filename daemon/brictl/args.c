@@ -132,7 +132,7 @@ static void option_hint(const cli_cmd *cmd, const char *given, char *out, size_t
   const cli_opt *lists[2] = {cmd ? cmd->opts : NULL, CLI_GLOBAL_OPTS};
   for (int l = 0; l < 2; l++)
     for (size_t i = 0; lists[l] && lists[l][i].name && n < CLI_MAX_OPTS + 8; i++) {
-      if (cmd && (lists[l][i].flags & CLI_BEFORE_CMD)) continue;
+      if ((cmd && (lists[l][i].flags & CLI_BEFORE_CMD)) || (lists[l][i].flags & CLI_RETIRED)) continue;
       snprintf(names[n], sizeof names[n], "--%s", lists[l][i].name);
       words[n] = names[n];
       n++;
@@ -234,7 +234,7 @@ static bool parse_value(const cli_opt *o, const char *text, cli_value *v) {
   case CLI_FLAG:
     return true;
   case CLI_STRING:
-    return text[0] != 0;
+    return text[0] != 0 || (o->flags & CLI_EMPTY_OK);
   case CLI_UINT: {
     unsigned long long u;
     if (!cli_parse_u64(text, &u) || !in_bounds(o, (double)u)) return false;
@@ -301,6 +301,7 @@ static int take_option(cli_args *a, bool before_cmd, int argc, char **argv, int 
     o = &CLI_GLOBAL_OPTS[k], v = &a->g[k];
   }
   if (!o) return 0;
+  if (o->flags & CLI_RETIRED) return cli_usage(a, "%s", o->help), -1;
   if (v->given) return cli_usage(a, "--%s given twice", o->name), -1;
   const char *text = inline_val;
   if (o->type == CLI_FLAG) {
@@ -379,6 +380,8 @@ static int finish(cli_args *a) {
     pos_missing(c->args, a->n_pos, miss, sizeof miss);
     return cli_usage(a, "%s %s required", miss, strstr(miss, " and ") ? "are" : "is");
   }
+  for (size_t i = 0; i < n; i++)
+    if (!a->v[i].given && (c->opts[i].flags & CLI_REQUIRED)) return cli_usage(a, "--%s is required", c->opts[i].name);
   for (size_t i = 0; i < n; i++) {
     const cli_opt *o = &c->opts[i];
     if (a->v[i].given && o->excludes && cli_given(a, o->excludes))

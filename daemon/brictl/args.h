@@ -37,6 +37,11 @@ enum {
   CLI_OFFLINE_ONLY = 1u << 0, /* brictl itself does it; brid has no such parameter */
   CLI_DAEMON_ONLY = 1u << 1,  /* only through brid: giving it sends the command to brid */
   CLI_BEFORE_CMD = 1u << 2,   /* a global option recognised only before the command */
+  CLI_RETIRED = 1u << 3,      /* no longer taken: giving it is a usage error with its help as the message;
+                               * help pages and the completion leave it out */
+  CLI_REQUIRED = 1u << 4,     /* the command needs it (usage shows it without brackets) */
+  CLI_EMPTY_OK = 1u << 5,     /* a CLI_STRING that may be "" */
+
 };
 
 typedef struct cli_opt {

@@ -16,7 +16,7 @@ static const cli_opt JOBS_OPTS[] = {
     {.name = "kind", .type = CLI_CHOICE, .choices = "compact|cleanup|materialize|verify", .help = "only jobs of this kind",
      .param = "kind"},
     {.name = "limit", .type = CLI_UINT, .value = "N", .min = 1, .max = 10000, .help = "at most N jobs, newest first",
-     .def_note = "brid's page size", .param = "limit"},
+     .def_note = "100", .param = "limit"},
     {0},
 };
 

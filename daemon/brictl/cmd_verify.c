@@ -18,7 +18,7 @@ static const cli_opt OPTS[] = {
     {.name = "skip-blobs", .type = CLI_FLAG, .param = "skip_blobs",
      .help = "do not resolve every Blob v2 descriptor to its bytes"},
     {.name = "max-problems", .type = CLI_UINT, .value = "N", .min = 1, .flags = CLI_OFFLINE_ONLY,
-     .help = "list at most N problems (all are counted)", .def_note = "the library's limit"},
+     .help = "list at most N problems (all are counted)", .def = "1000"},
     CLI_SUBMIT_OPTS,
     {0},
 };

@@ -16,7 +16,8 @@
 /* The options of command c (before any command: the global ones) as one
  * space-separated word list. */
 static void opt_words(const cli_cmd *c) {
-  for (size_t i = 0; c && c->opts && c->opts[i].name; i++) printf(" --%s", c->opts[i].name);
+  for (size_t i = 0; c && c->opts && c->opts[i].name; i++)
+    if (!(c->opts[i].flags & CLI_RETIRED)) printf(" --%s", c->opts[i].name);
   for (size_t i = 0; CLI_GLOBAL_OPTS[i].name; i++)
     if (!c || cli_global_applies(c, &CLI_GLOBAL_OPTS[i])) printf(" --%s", CLI_GLOBAL_OPTS[i].name);
 }
@@ -27,7 +28,7 @@ static bool value_patterns(const char *cmd, const cli_opt *list, const char *wan
   bool any = false;
   for (size_t i = 0; list && list[i].name; i++) {
     const cli_opt *o = &list[i];
-    if (o->type == CLI_FLAG || o->type == CLI_CHOICE) continue;
+    if (o->type == CLI_FLAG || o->type == CLI_CHOICE || (o->flags & CLI_RETIRED)) continue;
     const char *kind = !o->value ? "other" : !strcmp(o->value, "PATH") ? "file" : !strcmp(o->value, "TABLE") ? "dir" : "other";
     if (strcmp(want, kind) != 0) continue;
     printf("%s%s:--%s", *first ? "    " : "|", cmd ? cmd : "*", o->name);

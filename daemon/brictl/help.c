@@ -53,7 +53,8 @@ static void usage_token(const cli_opt *o, char *out, size_t cap) {
   char syn[96];
   if (o->type == CLI_FLAG) snprintf(syn, sizeof syn, "--%s", o->name);
   else snprintf(syn, sizeof syn, "--%s %s", o->name, o->type == CLI_CHOICE ? o->choices : o->value);
-  if (o->def) snprintf(out, cap, "[%s (default %s)]", syn, o->def);
+  if (o->flags & CLI_REQUIRED) snprintf(out, cap, "%s", syn);
+  else if (o->def) snprintf(out, cap, "[%s (default %s)]", syn, o->def);
   else snprintf(out, cap, "[%s]", syn);
 }
 
@@ -69,6 +70,7 @@ void cli_help_usage(FILE *f, const cli_cmd *c) {
   int col = indent + (int)strlen("[GLOBAL OPTIONS] ") + (int)strlen(c->name);
   if (c->args && c->args[0]) col = wrap(f, c->args, col, indent);
   for (size_t i = 0; c->opts && c->opts[i].name; i++) {
+    if (c->opts[i].flags & CLI_RETIRED) continue;
     char tok[160];
     usage_token(&c->opts[i], tok, sizeof tok);
     /* a token wraps as a whole */
@@ -115,7 +117,8 @@ void cli_help_page(FILE *f, const cli_cmd *c) {
   bool either = (c->flags & CLI_CMD_OFFLINE) && (c->flags & CLI_CMD_DAEMON);
   if (c->opts && c->opts[0].name) {
     fputs("\noptions:\n", f);
-    for (size_t i = 0; c->opts[i].name; i++) opt_line(f, &c->opts[i], either);
+    for (size_t i = 0; c->opts[i].name; i++)
+      if (!(c->opts[i].flags & CLI_RETIRED)) opt_line(f, &c->opts[i], either);
   }
   fputs("\nglobal options:\n", f);
   for (size_t i = 0; CLI_GLOBAL_OPTS[i].name; i++) {

@@ -369,13 +369,7 @@ static int carry_row_meta(run *r, const Lance__Table__DataFragment *f, bri_fragm
   size_t n = 0;
   int rc = 0;
   if (stable) {
-    Lance__Table__RowIdSequence *seq = NULL;
-    if (f->row_id_sequence_case != LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS)
-      return bri_error_set(err, BRI_EUNSUPPORTED, "%s: fragment %llu keeps its row ids outside the manifest; brid cannot carry them",
-                           r->t->root, (unsigned long long)f->id);
-    rc = bri_u64seq_unpack(f->inline_row_ids.data, f->inline_row_ids.len, &seq, err);
-    if (!rc) rc = bri_u64seq_decode(seq, phys, &all, &n, err);
-    if (seq) lance__table__row_id_sequence__free_unpacked(seq, NULL);
+    rc = bri_fragment_row_ids(r->t->root, f, &all, &n, err);
     if (!rc && n != phys)
       rc = bri_error_set(err, BRI_ECORRUPT, "%s: fragment %llu has %zu row ids for %llu rows", r->t->root,
                          (unsigned long long)f->id, n, (unsigned long long)phys);

@@ -2,11 +2,15 @@
  * specification, "The Arrow C data interface"). Decoded columns leave libbri
  * in this layout so that any Arrow implementation can import them without
  * copies. Defined here, guarded by the spec's own macro, because brid links
- * no Arrow library. */
+ * no Arrow library; below them, the two reads every consumer needs (is
+ * element i valid, the bytes of a binary or string element). */
 #ifndef BRI_ARROW_C_H
 #define BRI_ARROW_C_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifndef ARROW_C_DATA_INTERFACE
 #define ARROW_C_DATA_INTERFACE
@@ -41,4 +45,34 @@ struct ArrowArray {
 };
 
 #endif /* ARROW_C_DATA_INTERFACE */
+
+/* Element i of a (after its offset) is valid: no validity buffer, or no
+ * nulls, or its bit set. */
+static inline bool bri_arrow_valid(const struct ArrowArray *a, int64_t i) {
+  if (a->null_count == 0 || a->n_buffers < 1 || !a->buffers[0]) return true;
+  int64_t j = a->offset + i;
+  return (((const uint8_t *)a->buffers[0])[j >> 3] >> (j & 7)) & 1;
+}
+
+/* The bytes of element i of a binary or string array ("z", "u": 32-bit
+ * offsets; "Z", "U": 64-bit); false for any other format. */
+static inline bool bri_arrow_bytes(const char *format, const struct ArrowArray *a, int64_t i,
+                                   const uint8_t **data, size_t *len) {
+  bool large = !strcmp(format, "Z") || !strcmp(format, "U");
+  if (!large && strcmp(format, "z") && strcmp(format, "u")) return false;
+  int64_t j = a->offset + i, lo, hi;
+  if (large) {
+    memcpy(&lo, (const uint8_t *)a->buffers[1] + 8 * j, 8);
+    memcpy(&hi, (const uint8_t *)a->buffers[1] + 8 * (j + 1), 8);
+  } else {
+    int32_t x, y;
+    memcpy(&x, (const uint8_t *)a->buffers[1] + 4 * j, 4);
+    memcpy(&y, (const uint8_t *)a->buffers[1] + 4 * (j + 1), 4);
+    lo = x, hi = y;
+  }
+  *data = (const uint8_t *)a->buffers[2] + lo;
+  *len = hi > lo ? (size_t)(hi - lo) : 0;
+  return true;
+}
+
 #endif

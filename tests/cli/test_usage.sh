@@ -4,7 +4,8 @@
 # before the command (git, knotc, systemctl) or among its options; one
 # wording for every usage error (exit 1: "brictl CMD: ...", the usage line,
 # where the help is); did-you-mean for commands and options; defaults in the
-# usage lines; --opt=VALUE; unreadable tables exit 2.
+# usage lines; --opt=VALUE; the bash completion; unreadable tables exit 2,
+# verify's problems 5.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 FX=$BRI_SOURCE_DIR/tests/fixtures/tables/plain.lance
@@ -106,7 +107,7 @@ usage_error compact "--dry-run given twice" compact x --dry-run --dry-run
 usage_error compact '--dry-run takes no value, got "yes"' compact x --dry-run=yes
 usage_error verify "--version and --all-versions exclude each other" verify x --all-versions --version 2
 usage_error clone "say --shallow or --deep" clone a b
-usage_error cat "cat has no JSON output (--json)" cat x --column c --row 0 --json
+usage_error cat "cat has no JSON output (--json)" cat x --column c --offset 0 --json
 usage_error inspect "inspect works without brid; --socket does not apply" inspect x --socket /s
 usage_error compact "--repack-threshold works only when brictl compact runs without brid" compact x --wait --repack-threshold 0.5
 usage_error gen '--rows needs a positive integer, got "0"' gen x --rows 0
@@ -125,4 +126,9 @@ expect 0 "tag       v2tag -> version 2" inspect "$FX"
 "$BRICTL" inspect "$FX" --version 2 --json |
   python3 -c 'import json,sys; r=json.load(sys.stdin); assert r["version"]==2 and r["totals"]["fragments"]==2 and r["totals"]["rows"]==200, r["totals"]' ||
   fail "inspect --version 2 reports the wrong version"
+# verify's problems exit 5, distinct from a usage error (1) and an unreadable table (2)
+cp -a "$FX" "$TMP/broken.lance"
+rm "$(ls "$TMP"/broken.lance/data/*.lance | head -1)"
+expect 5 "problems" verify "$TMP/broken.lance"
+expect 0 "ok" verify "$FX"
 echo ok

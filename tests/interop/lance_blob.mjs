@@ -4,13 +4,15 @@
 //
 //   node tests/interop/lance_blob.mjs TABLE COL ROWID     payload bytes on stdout
 //                                                        (exit 3 when the blob is null)
-//   node tests/interop/lance_blob.mjs TABLE COL --all     one line per visible row:
-//                                                        "<rowaddr> <sha256|null> <bytes>"
+//   node tests/interop/lance_blob.mjs TABLE COL --all     one line per visible row, in
+//                                                        scan order (line i = row offset i):
+//                                                        "<rowaddr> <sha256|null> <bytes> <rowid>"
 //
 // COL is a top-level Blob v2 column or a dotted path through structs (st.b). ROWID is
 // what fetchBlobs takes: LanceDB's _rowid (= the row address fragment << 32 | offset
 // unless the table has stable row ids).  --all fetches every visible row (by _rowid,
-// 64 per call) and prints its _rowaddr, which is what `brictl cat --row` takes.
+// 64 per call) and prints its _rowaddr and _rowid, what `brictl cat --rowaddr` and
+// `--rowid` take.
 
 import crypto from "node:crypto";
 import { openTable, isMain, runMain } from "./lance_common.mjs";
@@ -39,7 +41,7 @@ async function main() {
     const ps = await tbl.fetchBlobs(col, chunk.map((r) => r.id));
     ps.forEach((p, k) => {
       const h = p === null ? "null" : crypto.createHash("sha256").update(Buffer.from(p)).digest("hex");
-      lines.push(`${chunk[k].addr} ${h} ${p === null ? 0 : p.length}`);
+      lines.push(`${chunk[k].addr} ${h} ${p === null ? 0 : p.length} ${chunk[k].id}`);
     });
   }
   if (lines.length) console.log(lines.join("\n"));

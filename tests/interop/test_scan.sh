@@ -9,8 +9,9 @@
 # and SHA-256 (blob columns: payload hash, descriptor kinds, payload bytes). The same
 # holds with --key "" (scan order), a string key with ties, an older --version, and
 # --no-blob-bytes. Then `brictl cat` must print, for every row of the blob columns
-# (top level and struct-nested, plus a stable-row-id table), the bytes LanceDB's
-# fetchBlobs returns, and refuse null, deleted and missing rows with exit code 2.
+# (top level and struct-nested, plus a stable-row-id table) named by its address, its
+# _rowid and its offset, the bytes LanceDB's fetchBlobs returns, and refuse null,
+# deleted and missing rows with exit code 2.
 . "$(dirname "$0")/lib.sh"
 need_oracle
 [ -x "$BRICTL" ] || fail "no brictl at $BRICTL"
@@ -76,29 +77,36 @@ lance_read "$V22/blobs.lance" >"$TMPD/b.txt" || fail "lance_read (text) failed"
 diff "$TMPD/a.txt" "$TMPD/b.txt" >&2 || fail "text output differs"
 
 # --- cat ----------------------------------------------------------------------
-# cat_all TABLE COL: every visible row's blob through brictl cat equals fetchBlobs.
+# cat_all TABLE COL: every visible row's blob through brictl cat equals fetchBlobs,
+# the row named by its address, its LanceDB _rowid and its offset (the line number of
+# lance_blob's scan-order listing).
 cat_all() {
-  local table=$1 col=$2 n=0 nulls=0
+  local table=$1 col=$2 n=0 nulls=0 off=-1
   node "$INTEROP_DIR/lance_blob.mjs" "$table" "$col" --all >"$TMPD/blobs.txt" ||
     fail "lance_blob.mjs $table $col failed"
-  while read -r addr sha len; do
+  while read -r addr sha len rowid; do
+    off=$((off + 1))
     if [ "$sha" = null ]; then
       local rc=0
-      "$BRICTL" cat "$table" --column "$col" --row "$addr" >"$TMPD/out" 2>"$TMPD/err" || rc=$?
+      "$BRICTL" cat "$table" --column "$col" --rowaddr "$addr" >"$TMPD/out" 2>"$TMPD/err" || rc=$?
       [ "$rc" = 2 ] && [ ! -s "$TMPD/out" ] ||
         fail "cat $col row $addr: LanceDB says null, brictl exited $rc with $(wc -c <"$TMPD/out") bytes"
       grep -q "is null" "$TMPD/err" || fail "cat $col row $addr: $(cat "$TMPD/err")"
       nulls=$((nulls + 1))
       continue
     fi
-    "$BRICTL" cat "$table" --column "$col" --row "$addr" >"$TMPD/out" 2>"$TMPD/err" ||
-      fail "cat $col row $addr: $(cat "$TMPD/err")"
-    local got; got=$(sha256sum <"$TMPD/out" | cut -d' ' -f1)
-    [ "$got" = "$sha" ] || fail "cat $table $col row $addr: sha256 $got, LanceDB $sha ($len bytes)"
+    local how
+    for how in "--rowaddr $addr" "--rowid $rowid" "--offset $off"; do
+      # shellcheck disable=SC2086
+      "$BRICTL" cat "$table" --column "$col" $how >"$TMPD/out" 2>"$TMPD/err" ||
+        fail "cat $col $how: $(cat "$TMPD/err")"
+      local got; got=$(sha256sum <"$TMPD/out" | cut -d' ' -f1)
+      [ "$got" = "$sha" ] || fail "cat $table $col $how: sha256 $got, LanceDB $sha ($len bytes)"
+    done
     n=$((n + 1))
   done <"$TMPD/blobs.txt"
   [ "$n" -gt 0 ] || fail "no blobs compared in $table $col"
-  echo "cat $table $col: $n payloads and $nulls nulls match LanceDB"
+  echo "cat $table $col: $n payloads (by address, row id and offset) and $nulls nulls match LanceDB"
 }
 cat_all "$V22/blobs.lance" blob
 cat_all "$V22/blobnest.lance" blob
@@ -114,13 +122,13 @@ expect_rc() {
   [ "$rc" = "$want" ] || fail "brictl $* exited $rc, expected $want: $(cat "$TMPD/err")"
   grep -q -- "$needle" "$TMPD/err" || fail "brictl $*: '$needle' not in: $(cat "$TMPD/err")"
 }
-expect_rc 2 "is deleted" cat "$V22/blobs.lance" --column blob --row 2
-expect_rc 2 "has no fragment 77" cat "$V22/blobs.lance" --column blob --row $((77 << 32))
-expect_rc 2 "does not exist" cat "$V22/blobs.lance" --column blob --row 4000
-expect_rc 2 "structs only" cat "$V22/blobnest.lance" --column lb.item --row 0
-expect_rc 2 "neither a Blob v2 nor a binary" cat "$V22/blobs.lance" --column id --row 0
-expect_rc 2 "has no column nope" cat "$V22/blobs.lance" --column nope --row 0
-expect_rc 1 "--row is required" cat "$V22/blobs.lance" --column blob
+expect_rc 2 "is deleted" cat "$V22/blobs.lance" --column blob --rowaddr 2
+expect_rc 2 "has no fragment 77" cat "$V22/blobs.lance" --column blob --rowaddr $((77 << 32))
+expect_rc 2 "does not exist" cat "$V22/blobs.lance" --column blob --rowaddr 4000
+expect_rc 2 "structs only" cat "$V22/blobnest.lance" --column lb.item --offset 0
+expect_rc 2 "neither a Blob v2 nor a binary" cat "$V22/blobs.lance" --column id --offset 0
+expect_rc 2 "has no column nope" cat "$V22/blobs.lance" --column nope --offset 0
+expect_rc 1 "say which row" cat "$V22/blobs.lance" --column blob
 expect_rc 1 "unknown option" scan "$V22/blobs.lance" --bogus
 expect_rc 2 "no top-level column \"nope\"" scan "$V22/blobs.lance" --key nope
 expect_rc 2 "has Arrow type" scan "$V22/blobs.lance" --key blob

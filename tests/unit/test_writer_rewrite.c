@@ -29,10 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "blob/resolve.h"
 #include "lance/encoding/page.h"
 #include "lance/file/datafile.h"
-#include "scan/hash.h"
+#include "scan/scan.h"
 #include "lance/file/pagecopy.h"
 #include "lance/dataset/reader.h"
 #include "lance/file/writer.h"
@@ -346,104 +345,17 @@ out:
 
 /* ---- hashing a table through brid's reader ------------------------------------------------ */
 
-typedef struct hash_src {
-  bri_table *t;
-  bri_manifest *m;
-  bri_fragment_reader *r;
-  bri_blob_resolver *res[8];
-  char *paths[8];
-  size_t n;
-} hash_src;
-
-static int resolver_for(hash_src *h, const char *path, bri_blob_resolver **out, bri_error *err) {
-  for (size_t i = 0; i < h->n; i++)
-    if (!strcmp(h->paths[i], path)) {
-      *out = h->res[i];
-      return 0;
-    }
-  Lance__Table__Manifest *m = h->m->pb;
-  int32_t id = -1;
-  for (size_t i = 0; i < m->n_fields && id < 0; i++) {
-    char *p = bri_field_path(m->fields, m->n_fields, i);
-    if (p && !strcmp(p, path)) id = m->fields[i]->id;
-    free(p);
-  }
-  const Lance__Table__DataFile *df = bri_fragment_field_datafile(h->r, id);
-  if (!df || h->n == 8) return bri_error_set(err, BRI_ENOTFOUND, "no data file for blob %s", path);
-  int rc = bri_blob_resolver_open(h->t, m, df, &h->res[h->n], err);
-  if (rc) return rc;
-  h->paths[h->n] = strdup(path);
-  *out = h->res[h->n++];
-  return 0;
-}
-
-static void hash_src_reset(hash_src *h) {
-  for (size_t i = 0; i < h->n; i++) {
-    bri_blob_resolver_close(h->res[i]);
-    free(h->paths[i]);
-  }
-  h->n = 0;
-}
-
-static int src_length(void *ctx, const char *path, const bri_blob_desc *d, uint64_t *len,
-                      bri_error *err) {
-  bri_blob_resolver *r;
-  int rc = resolver_for(ctx, path, &r, err);
-  return rc ? rc : bri_blob_length(r, d, len, err);
-}
-
-static int src_stream(void *ctx, const char *path, const bri_blob_desc *d, bri_blob_chunk_fn fn,
-                      void *fn_ctx, bri_error *err) {
-  bri_blob_resolver *r;
-  int rc = resolver_for(ctx, path, &r, err);
-  return rc ? rc : bri_blob_stream(r, d, fn, fn_ctx, err);
-}
-
-/* One line per top-level field: "name sha256 rows nulls". Rows are hashed in
- * fragment order; the rewrites keep that order. */
+/* Rows and every top-level column's hash and null count, rows in scan order
+ * (the rewrites keep that order), as one string (lib/scan/scan.h). */
 static char *table_hashes(const char *root) {
-  bri_table *t;
-  bri_manifest *m;
+  bri_scan_options o = {.key = "", .blob_bytes = true};
+  json_t *r;
   bri_error err;
-  ck_assert_msg(bri_table_open(root, &t, &err) == 0, "%s", err.msg);
-  ck_assert_msg(bri_table_load(t, 0, &m, &err) == 0, "%s", err.msg);
-  Lance__Table__Manifest *pb = m->pb;
-  size_t cap = 1 << 16, len = 0;
-  char *out = malloc(cap);
-  out[0] = 0;
-  for (size_t fi = 0; fi < pb->n_fields; fi++) {
-    if (pb->fields[fi]->parent_id != -1) continue;
-    bri_column_hasher *h = NULL;
-    uint64_t rows = 0;
-    for (size_t k = 0; k < pb->n_fragments; k++) {
-      hash_src hs = {.t = t, .m = m};
-      ck_assert_msg(bri_fragment_open(t, m, pb->fragments[k], &hs.r, &err) == 0, "%s", err.msg);
-      struct ArrowArray a;
-      struct ArrowSchema s;
-      int rc = bri_fragment_read_field(hs.r, pb->fields[fi]->id, &a, &s, &err);
-      ck_assert_msg(rc == 0, "%s: field %s: %s", root, pb->fields[fi]->name, err.msg);
-      if (!h) ck_assert_msg(bri_column_hasher_new(&s, true, &h, &err) == 0, "%s", err.msg);
-      bri_blob_source src = {src_length, src_stream, &hs};
-      rc = bri_column_hasher_add_range(h, &a, 0, a.length, &src, &err);
-      ck_assert_msg(rc == 0, "%s: field %s: %s", root, pb->fields[fi]->name, err.msg);
-      rows += (uint64_t)a.length;
-      a.release(&a);
-      s.release(&s);
-      hash_src_reset(&hs);
-      bri_fragment_close(hs.r);
-    }
-    bri_column_hash ch;
-    ck_assert_msg(bri_column_hasher_finish(h, &ch, &err) == 0, "%s", err.msg);
-    char line[512];
-    int n = snprintf(line, sizeof line, "%s %s rows=%llu nulls=%llu\n", pb->fields[fi]->name,
-                     ch.sha256, (unsigned long long)rows, (unsigned long long)ch.nulls);
-    while (len + (size_t)n + 1 > cap) out = realloc(out, cap *= 2);
-    memcpy(out + len, line, (size_t)n + 1);
-    len += (size_t)n;
-    bri_column_hasher_free(h);
-  }
-  bri_manifest_free(m);
-  bri_table_close(t);
+  ck_assert_msg(bri_scan_table(root, &o, &r, &err) == 0, "%s", err.msg);
+  json_t *kept = json_pack("{s:O, s:O}", "rows", json_object_get(r, "rows"), "columns", json_object_get(r, "columns"));
+  char *out = json_dumps(kept, JSON_SORT_KEYS);
+  json_decref(kept);
+  json_decref(r);
   return out;
 }
 

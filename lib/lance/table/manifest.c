@@ -10,6 +10,7 @@
 
 #include "lance/table/bri.h"
 #include "lance/table/flags.h"
+#include "lance/table/rowids.h"
 #include "util/bytes.h"
 #include "util/fsutil.h"
 #include "util/pbcheck.h"
@@ -247,4 +248,28 @@ void bri_manifest_free(bri_manifest *m) {
 uint64_t bri_fragment_live_rows(const Lance__Table__DataFragment *f) {
   uint64_t del = f->deletion_file ? f->deletion_file->num_deleted_rows : 0;
   return del > f->physical_rows ? 0 : f->physical_rows - del;
+}
+
+int bri_fragment_row_ids(const char *root, const Lance__Table__DataFragment *f, uint64_t **ids, size_t *n,
+                         bri_error *err) {
+  *ids = NULL;
+  *n = 0;
+  if (f->row_id_sequence_case != LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS)
+    return bri_error_set(err, BRI_EUNSUPPORTED, "%s: fragment %llu keeps %s", root, (unsigned long long)f->id,
+                         f->row_id_sequence_case == LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_EXTERNAL_ROW_IDS
+                             ? "its row ids outside the manifest, which brid does not read"
+                             : "no row ids");
+  Lance__Table__RowIdSequence *seq = NULL;
+  int rc = bri_u64seq_unpack(f->inline_row_ids.data, f->inline_row_ids.len, &seq, err);
+  if (!rc) rc = bri_u64seq_decode(seq, f->physical_rows, ids, n, err);
+  if (seq) lance__table__row_id_sequence__free_unpacked(seq, NULL);
+  if (!rc && *n != f->physical_rows)
+    rc = bri_error_set(err, BRI_ECORRUPT, "%s: fragment %llu has %zu row ids for %llu rows", root,
+                       (unsigned long long)f->id, *n, (unsigned long long)f->physical_rows);
+  if (rc) {
+    free(*ids);
+    *ids = NULL;
+    *n = 0;
+  }
+  return rc;
 }

@@ -50,4 +50,12 @@ int bri_manifest_serialize(Lance__Table__Manifest *m, const Lance__Table__Transa
 /* Visible rows of a fragment: physical_rows minus deleted rows. */
 uint64_t bri_fragment_live_rows(const Lance__Table__DataFragment *f);
 
+/* The stable row ids of fragment f, one per physical row (its row id
+ * sequence; row i of the sequence is physical offset i), malloc'd.
+ * BRI_EUNSUPPORTED when the fragment keeps them in an external file or has
+ * none; BRI_ECORRUPT when their number is not physical_rows. root names the
+ * table in messages. */
+int bri_fragment_row_ids(const char *root, const Lance__Table__DataFragment *f, uint64_t **ids, size_t *n,
+                         bri_error *err);
+
 #endif
