@@ -23,24 +23,41 @@
 
 typedef struct bri_store_ops bri_store_ops;
 
+/* Counters of bri_store_stats; the front counts bytes through this
+ * process, a backend what only it sees (bri_store_count). */
+typedef enum bri_store_counter {
+  BRI_COUNT_READ,
+  BRI_COUNT_WRITTEN,
+  BRI_COUNT_COPIED_SERVER,
+  BRI_COUNT_REQUESTS,
+  BRI_COUNT_RETRIES,
+  BRI_COUNT_N
+} bri_store_counter;
+
 struct bri_store {
   const bri_store_ops *ops;
   char *uri;       /* as given, no trailing slash: messages' prefix */
   char *canonical; /* bri_store_canonical */
   unsigned caps;   /* BRI_STORE_CAP_* */
+  uint64_t counts[BRI_COUNT_N]; /* updated atomically (bri_store_count) */
 };
+
+/* Adds n to a counter of st (NULL: nothing); safe from any thread. */
+void bri_store_count(bri_store *st, bri_store_counter c, uint64_t n);
 
 /* An open file or writer keeps only its backend's ops from the front: a
  * NULL-store file (store.h) outlives the short-lived store it came from,
  * so a backend keeps in its own struct whatever else it needs. */
 struct bri_sfile {
   const bri_store_ops *ops;
+  bri_store *st; /* counted into (the front's; NULL for a NULL-store file) */
   char *path; /* full path, for messages (the backend allocates it) */
   uint64_t size;
 };
 
 struct bri_swriter {
   const bri_store_ops *ops;
+  bri_store *st; /* counted into (the front's; NULL for a NULL-store writer) */
   char *key;     /* the front's */
   char *path;    /* full path (the front's) */
   uint64_t size; /* bytes appended so far (the front's) */
@@ -58,12 +75,17 @@ struct bri_store_ops {
   int (*open_file)(bri_store *st, const char *key, const char *path, bri_sfile **out,
                    bri_error *err);
   int (*read)(bri_sfile *f, uint64_t offset, void *buf, size_t len, bri_error *err);
+  /* may be NULL (the front reads one range after another) */
+  int (*readv)(bri_sfile *f, const bri_sread *reads, size_t n, bri_error *err);
   void (*close_file)(bri_sfile *f);
 
   int (*stat)(bri_store *st, const char *key, bri_store_info *out, bri_error *err);
   /* dir "" = the root; names sorted by the front, entries' names malloc'd */
   int (*list)(bri_store *st, const char *dir, unsigned flags, bri_store_entry **out,
               size_t *count, bri_error *err);
+  /* at least the first n by name (may be NULL: the front lists all) */
+  int (*list_first)(bri_store *st, const char *dir, unsigned flags, size_t n,
+                    bri_store_entry **out, size_t *count, bri_error *err);
 
   /* if_absent: put_new, else put */
   int (*put)(bri_store *st, const char *key, const void *data, size_t len, bool if_absent,

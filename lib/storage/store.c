@@ -61,6 +61,7 @@ int bri_store_base_init(bri_store *st, const bri_store_ops *ops, const char *uri
   while (n > 1 && uri[n - 1] == '/') n--;
   st->ops = ops;
   st->caps = caps;
+  memset(st->counts, 0, sizeof st->counts);
   st->uri = n ? bri_strdupf("%.*s", (int)n, uri) : strdup(".");
   st->canonical = strdup(canonical ? canonical : st->uri ? st->uri : "");
   if (!st->uri || !st->canonical) {
@@ -74,6 +75,17 @@ void bri_store_base_clear(bri_store *st) {
   free(st->uri);
   free(st->canonical);
   st->uri = st->canonical = NULL;
+}
+
+void bri_store_count(bri_store *st, bri_store_counter c, uint64_t n) {
+  if (st && n) __atomic_fetch_add(&st->counts[c], n, __ATOMIC_RELAXED);
+}
+
+void bri_store_stats_get(const bri_store *st, bri_store_stats *out) {
+  uint64_t v[BRI_COUNT_N];
+  for (int i = 0; i < BRI_COUNT_N; i++) v[i] = __atomic_load_n(&st->counts[i], __ATOMIC_RELAXED);
+  *out = (bri_store_stats){v[BRI_COUNT_READ], v[BRI_COUNT_WRITTEN], v[BRI_COUNT_COPIED_SERVER],
+                           v[BRI_COUNT_REQUESTS], v[BRI_COUNT_RETRIES]};
 }
 
 const char *bri_store_uri(const bri_store *st) { return st->uri; }
@@ -151,6 +163,7 @@ int bri_store_open_file(bri_store *st, const char *path, bri_sfile **out, bri_er
     rc = full ? use->ops->open_file(use, key, full, out, err)
               : bri_error_set(err, BRI_ENOMEM, "out of memory");
     free(full);
+    if (!rc) (*out)->st = st;
   }
   bri_store_close(tmp); /* an open file does not need it (backend.h) */
   return rc;
@@ -163,7 +176,28 @@ int bri_sfile_read(bri_sfile *f, uint64_t offset, void *buf, size_t len, bri_err
   if (offset > f->size || len > f->size - offset)
     return bri_error_set(err, BRI_ECORRUPT, "%s: wanted %zu bytes at offset %llu, file ends after %llu",
                          f->path, len, (unsigned long long)offset, (unsigned long long)f->size);
-  return len ? f->ops->read(f, offset, buf, len, err) : 0;
+  int rc = len ? f->ops->read(f, offset, buf, len, err) : 0;
+  if (!rc) bri_store_count(f->st, BRI_COUNT_READ, len);
+  return rc;
+}
+
+int bri_sfile_readv(bri_sfile *f, const bri_sread *reads, size_t n, bri_error *err) {
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; i++) {
+    const bri_sread *r = &reads[i];
+    if (r->offset > f->size || r->len > f->size - r->offset)
+      return bri_error_set(err, BRI_ECORRUPT, "%s: wanted %zu bytes at offset %llu, file ends after %llu",
+                           f->path, r->len, (unsigned long long)r->offset, (unsigned long long)f->size);
+    total += r->len;
+  }
+  if (!f->ops->readv) {
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) rc = bri_sfile_read(f, reads[i].offset, reads[i].buf, reads[i].len, err);
+    return rc;
+  }
+  int rc = n ? f->ops->readv(f, reads, n, err) : 0;
+  if (!rc) bri_store_count(f->st, BRI_COUNT_READ, total);
+  return rc;
 }
 
 void bri_sfile_close(bri_sfile *f) {
@@ -243,6 +277,24 @@ int bri_store_list(bri_store *st, const char *dir, unsigned flags, bri_store_ent
   return rc;
 }
 
+int bri_store_list_first(bri_store *st, const char *dir, unsigned flags, size_t n,
+                         bri_store_entry **out, size_t *count, bri_error *err) {
+  *out = NULL;
+  *count = 0;
+  const char *key;
+  int rc = key_of(st, dir, &key, err);
+  if (rc) return rc;
+  rc = st->ops->list_first ? st->ops->list_first(st, key, flags, n, out, count, err)
+                           : st->ops->list(st, key, flags, out, count, err);
+  if (rc) return rc;
+  if (*count) qsort(*out, *count, sizeof **out, cmp_entry);
+  if (*count > n) { /* the backend may give more */
+    for (size_t i = n; i < *count; i++) free((*out)[i].name);
+    *count = n;
+  }
+  return 0;
+}
+
 void bri_store_entries_free(bri_store_entry *e, size_t count) {
   for (size_t i = 0; e && i < count; i++) free(e[i].name);
   free(e);
@@ -258,6 +310,7 @@ static int put(bri_store *st, const char *path, const void *data, size_t len, bo
   const char *key;
   int rc = resolve(st, path, false, &use, &key, &tmp, err);
   if (!rc) rc = use->ops->put(use, key, data, len, if_absent, steps ? steps : &NO_STEPS, err);
+  if (!rc) bri_store_count(st, BRI_COUNT_WRITTEN, len);
   bri_store_close(tmp);
   return rc;
 }
@@ -284,7 +337,7 @@ int bri_store_create(bri_store *st, const char *path, const bri_store_steps *ste
   if (!rc) rc = use->ops->create(use, key, out, err);
   if (!rc) {
     bri_swriter *w = *out;
-    w->ops = use->ops, w->key = k, w->path = full, w->size = 0;
+    w->ops = use->ops, w->st = st, w->key = k, w->path = full, w->size = 0;
     w->steps = steps ? *steps : NO_STEPS;
   } else {
     free(k), free(full);
@@ -297,6 +350,7 @@ int bri_swriter_append(bri_swriter *w, const void *data, size_t len, bri_error *
   if (!len) return 0;
   int rc = w->ops->append(w, data, len, err);
   if (!rc) w->size += len;
+  if (!rc) bri_store_count(w->st, BRI_COUNT_WRITTEN, len);
   return rc;
 }
 
@@ -327,6 +381,7 @@ int bri_swriter_append_copy(bri_swriter *w, bri_store *src, const char *src_path
   if (w->ops->append_copy && use->ops == w->ops) {
     rc = w->ops->append_copy(w, use, key, offset, len, err);
     if (!rc) w->size += len;
+    if (!rc) bri_store_count(w->st, BRI_COUNT_COPIED_SERVER, len);
   }
   bri_store_close(tmp);
   if (rc != BRI_EUNSUPPORTED) return rc;
@@ -372,6 +427,7 @@ int bri_store_copy(bri_store *src, const char *src_path, bri_store *dst, const c
   rc = BRI_EUNSUPPORTED;
   if (dst->ops->copy && use->ops == dst->ops)
     rc = dst->ops->copy(use, skey, dst, dkey, flags, &lk, bytes, err);
+  if (!rc) bri_store_count(dst, BRI_COUNT_COPIED_SERVER, *bytes);
   bri_store_close(tmp);
   if (rc == BRI_EUNSUPPORTED) {
     /* between backends, or one that cannot: through this process */

@@ -60,7 +60,8 @@
  * path ("<uri>/<key>").
  *
  * Threads: a store may be used from several threads at once; one bri_sfile
- * or bri_swriter by one thread at a time.
+ * or bri_swriter by one thread at a time. A file or writer is closed
+ * before its store (one opened with a NULL store has none).
  *
  * Failpoints: calls that write take an optional bri_store_steps naming the
  * failpoints (util/failpoint.h) to pass at their crash-relevant steps, so
@@ -122,11 +123,12 @@ char *bri_store_path(const bri_store *st, const char *key);
 /* Opens an object for ranged reads; its size is known from here on (a file
  * that grows later is read as it was). Missing: BRI_ENOTFOUND "<path>: no
  * such file"; a link on the way or at path: BRI_ECORRUPT; a directory or
- * special file: BRI_EIO "<path>: not a regular file". The file may outlive
- * its store. st NULL: path is a local file named by
- * its own absolute or relative path, outside any table (a CLI argument, an
- * External blob's absolute URI); links in its directory part are followed,
- * a link as its last component is refused. */
+ * special file: BRI_EIO "<path>: not a regular file". st NULL: path is a
+ * local file named by its own absolute or relative path, outside any table
+ * (a CLI argument, an External blob's absolute URI); links in its directory
+ * part are followed, a link as its last component is refused. The same
+ * NULL store serves read, stat, put, put_new, create, delete, list (a
+ * directory by its own path) and a copy's source. */
 int bri_store_open_file(bri_store *st, const char *path, bri_sfile **out, bri_error *err);
 uint64_t bri_sfile_size(const bri_sfile *f);
 /* The full path, for messages. */
@@ -135,6 +137,16 @@ const char *bri_sfile_path(const bri_sfile *f);
  * past the end: BRI_ECORRUPT "<path>: wanted N bytes at offset O, file ends
  * after E". */
 int bri_sfile_read(bri_sfile *f, uint64_t offset, void *buf, size_t len, bri_error *err);
+
+/* Several ranges of one object at once, each as bri_sfile_read (S3: many
+ * ranged GETs in flight; local: one pread after another). Returns the
+ * first failure; the buffers are then unspecified. */
+typedef struct bri_sread {
+  uint64_t offset;
+  void *buf;
+  size_t len;
+} bri_sread;
+int bri_sfile_readv(bri_sfile *f, const bri_sread *reads, size_t n, bri_error *err);
 void bri_sfile_close(bri_sfile *f);
 
 /* Reads a whole object into a malloc'd buffer (NUL-terminated, the NUL not
@@ -188,6 +200,12 @@ int bri_store_list(bri_store *st, const char *dir, unsigned flags, bri_store_ent
                    size_t *count, bri_error *err);
 void bri_store_entries_free(bri_store_entry *e, size_t count);
 
+/* The first n entries of dir in bri_store_list's order (fewer when dir has
+ * fewer): Lance's V2 manifest names sort newest first, so n = 1 finds the
+ * latest version in one request on S3 (ListObjectsV2 max-keys). */
+int bri_store_list_first(bri_store *st, const char *dir, unsigned flags, size_t n,
+                         bri_store_entry **out, size_t *count, bri_error *err);
+
 /* ------------------------------------------------------------ writing */
 
 /* Failpoints a writing call passes (each may be NULL). */
@@ -231,8 +249,7 @@ int bri_store_put(bri_store *st, const char *path, const void *data, size_t len,
  * multipart upload (parts >= 5 MiB), invisible until finish. */
 int bri_store_create(bri_store *st, const char *path, const bri_store_steps *steps,
                      bri_swriter **out, bri_error *err);
-/* (st NULL: a local file by its own path, as for bri_store_open_file; a
- * writer, like an open file, may outlive its store.) */
+/* (st NULL: a local file by its own path, as for bri_store_open_file.) */
 int bri_swriter_append(bri_swriter *w, const void *data, size_t len, bri_error *err);
 /* Appends bytes [offset, offset + len) of another object (any store) without
  * passing them through this process where the stores can: local,
@@ -286,6 +303,20 @@ int bri_store_mkdir(bri_store *st, const char *path, bri_error *err);
 /* Makes the names created in directory dir durable (local: fsync of the
  * directory). Object stores: 0. */
 int bri_store_sync(bri_store *st, const char *dir, bri_error *err);
+
+/* ------------------------------------------------------------ counters */
+
+/* What went through a store since it was opened, for reports and metrics:
+ * payload bytes that passed through this process, bytes the store copied
+ * without them passing through (S3 CopyObject / UploadPartCopy; locally
+ * copy_file_range and links, which the kernel does), and, for remote
+ * stores, requests and retries. */
+typedef struct bri_store_stats {
+  uint64_t bytes_read, bytes_written; /* through this process */
+  uint64_t bytes_copied_server;       /* copied without passing through it */
+  uint64_t requests, retries;         /* 0 for local stores */
+} bri_store_stats;
+void bri_store_stats_get(const bri_store *st, bri_store_stats *out);
 
 /* ------------------------------------------------------------ deleting */
 

@@ -404,6 +404,46 @@ START_TEST(test_new_files_take_the_directory_mode_and_group) {
 }
 END_TEST
 
+START_TEST(test_readv_list_first_and_counters) {
+  put_file("a", "0123456789");
+  put_file("b", "b");
+  put_file("c", "c");
+  bri_sfile *f;
+  ck_assert_int_eq(bri_store_open_file(st, at("a"), &f, &err), 0);
+  char x[3] = {0}, y[4] = {0};
+  bri_sread r[2] = {{7, x, 2}, {1, y, 3}};
+  ck_assert_int_eq(bri_sfile_readv(f, r, 2, &err), 0);
+  ck_assert_str_eq(x, "78");
+  ck_assert_str_eq(y, "123");
+  bri_sread past[2] = {{0, x, 2}, {9, y, 2}};
+  ck_assert_int_eq(bri_sfile_readv(f, past, 2, &err), BRI_ECORRUPT);
+  ck_assert_msg(strstr(err.msg, "wanted 2 bytes at offset 9"), "%s", err.msg);
+  bri_sfile_close(f);
+  bri_store_entry *e;
+  size_t n;
+  ck_assert_int_eq(bri_store_list_first(st, root, 0, 2, &e, &n, &err), 0);
+  ck_assert_uint_eq(n, 2);
+  ck_assert_str_eq(e[0].name, "a");
+  ck_assert_str_eq(e[1].name, "b");
+  bri_store_entries_free(e, n);
+  ck_assert_int_eq(bri_store_list_first(st, root, 0, 9, &e, &n, &err), 0);
+  ck_assert_uint_eq(n, 3);
+  bri_store_entries_free(e, n);
+  /* what went through: 5 bytes read above, 3 written, 4 copied by the kernel */
+  ck_assert_int_eq(bri_store_put_new(st, at("p"), "ppp", 3, NULL, &err), 0);
+  bri_swriter *w;
+  ck_assert_int_eq(bri_store_create(st, at("w"), NULL, &w, &err), 0);
+  ck_assert_int_eq(bri_swriter_append_copy(w, st, at("a"), 0, 4, &err), 0);
+  ck_assert_int_eq(bri_swriter_finish(w, &err), 0);
+  bri_store_stats s;
+  bri_store_stats_get(st, &s);
+  ck_assert_uint_eq(s.bytes_read, 5);
+  ck_assert_uint_eq(s.bytes_written, 3);
+  ck_assert_uint_eq(s.bytes_copied_server, 4);
+  ck_assert_uint_eq(s.requests + s.retries, 0);
+}
+END_TEST
+
 static Suite *store_suite(void) {
   Suite *s = suite_create("store");
   TCase *tc = tcase_create("local");
@@ -419,6 +459,7 @@ static Suite *store_suite(void) {
   tcase_add_test(tc, test_null_store_is_a_plain_local_path);
   tcase_add_test(tc, test_open_create_and_schemes);
   tcase_add_test(tc, test_new_files_take_the_directory_mode_and_group);
+  tcase_add_test(tc, test_readv_list_first_and_counters);
   suite_add_tcase(s, tc);
   return s;
 }
