@@ -23,7 +23,7 @@ CALLS+='copy_file_range|sendfile|splice|mmap|utimensat|futimens|utimes|chmod|fch
 CALLS+='chown|fchown|lchown|fchownat|realpath|getdents64|'
 CALLS+='bri_read_file|bri_pread_exact|bri_file_size|bri_list_dir|bri_list_dirfd|bri_real_dir|'
 CALLS+='bri_copy_fd|bri_file_link_or_copy|bri_dir_open|bri_open_beneath|bri_open_beneath_walk|'
-CALLS+='bri_unlink_beneath|bri_remove_beneath|bri_mkdir_beneath|bri_create_beneath|'
+CALLS+='bri_unlink_beneath|bri_remove_beneath|bri_mkdir_beneath|'
 CALLS+='bri_stat_beneath|bri_parent_beneath|bri_link_beneath|bri_link_or_copy_beneath|'
 CALLS+='bri_adopt_parent_mode|json_load_file|json_dump_file'
 # A call: the name not preceded by an identifier character, '.' or '->'

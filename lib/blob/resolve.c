@@ -531,12 +531,6 @@ int bri_blob_read(bri_blob_resolver *r, const bri_blob_desc *d, uint64_t max, ui
 
 /* ------------------------------------------------------------ Arrow */
 
-static bool bit_set(const struct ArrowArray *a, int64_t i) {
-  if (a->null_count == 0 || a->n_buffers < 1 || !a->buffers[0]) return true;
-  int64_t j = a->offset + i;
-  return (((const uint8_t *)a->buffers[0])[j >> 3] >> (j & 7)) & 1;
-}
-
 int bri_blob_desc_get(const struct ArrowSchema *s, const struct ArrowArray *a, int64_t i,
                       bri_blob_desc *d, bool *is_null, bri_error *err) {
   static const char *const names[5] = {"kind", "position", "size", "blob_id", "blob_uri"};
@@ -564,15 +558,15 @@ int bri_blob_desc_get(const struct ArrowSchema *s, const struct ArrowArray *a, i
     if (!c[f] || c[f]->length < a->offset + a->length)
       return bri_error_set(err, BRI_EINVAL, "%s: descriptor has no usable %s field",
                            s->name ? s->name : "?", names[f]);
-  if (!bit_set(a, i)) return 0;
+  if (!bri_arrow_valid(a, i)) return 0;
   int64_t j = a->offset + i;
-  if (!bit_set(c[0], j)) return 0; /* a null kind is a null blob (spec/blob.md 2) */
+  if (!bri_arrow_valid(c[0], j)) return 0; /* a null kind is a null blob (spec/blob.md 2) */
   *is_null = false;
   d->kind = ((const uint8_t *)c[0]->buffers[1])[c[0]->offset + j];
   memcpy(&d->position, (const uint8_t *)c[1]->buffers[1] + 8 * (c[1]->offset + j), 8);
   memcpy(&d->size, (const uint8_t *)c[2]->buffers[1] + 8 * (c[2]->offset + j), 8);
   memcpy(&d->blob_id, (const uint8_t *)c[3]->buffers[1] + 4 * (c[3]->offset + j), 4);
-  if (bit_set(c[4], j)) {
+  if (bri_arrow_valid(c[4], j)) {
     int64_t k = c[4]->offset + j;
     uint64_t lo, hi;
     if (large_uri) {

@@ -89,12 +89,6 @@ static int desc_columns(const struct ArrowSchema *s, struct ArrowArray *a, desc_
   return 0;
 }
 
-static bool valid_at(const struct ArrowArray *a, int64_t i) {
-  const uint8_t *v = a->n_buffers ? a->buffers[0] : NULL;
-  int64_t j = a->offset + i;
-  return !v || (v[j >> 3] >> (j & 7)) & 1;
-}
-
 /* Calls fn on every non-null descriptor of the Blob v2 fields below manifest
  * field fi (whose decoded array is s/a); fn may change the values. */
 static int walk_blobs(const Lance__Table__Manifest *m, size_t fi, const struct ArrowSchema *s,
@@ -105,7 +99,7 @@ static int walk_blobs(const Lance__Table__Manifest *m, size_t fi, const struct A
     int rc = desc_columns(s, a, &d, err);
     for (int64_t i = 0; !rc && i < a->length; i++) {
       int64_t j = a->offset + i;
-      if (!valid_at(a, i) || !valid_at(d.c[0], j)) continue;
+      if (!bri_arrow_valid(a, i) || !bri_arrow_valid(d.c[0], j)) continue;
       uint8_t *kind = (uint8_t *)d.c[0]->buffers[1] + d.c[0]->offset + j;
       uint64_t *pos = (uint64_t *)d.c[1]->buffers[1] + d.c[1]->offset + j;
       uint64_t *size = (uint64_t *)d.c[2]->buffers[1] + d.c[2]->offset + j;

@@ -26,6 +26,7 @@
 #include "lance/table/rowids.h"
 #include "storage/outputs.h"
 #include "util/fsutil.h"
+#include "util/pbcheck.h"
 #include "util/strmap.h"
 
 /* ------------------------------------------------------------ run state */
@@ -129,26 +130,6 @@ out:
 }
 
 /* ------------------------------------------------------------ manifest copy */
-
-static Lance__Table__Manifest *copy_manifest(const Lance__Table__Manifest *m) {
-  size_t len = lance__table__manifest__get_packed_size(m);
-  uint8_t *buf = malloc(len ? len : 1);
-  if (!buf) return NULL;
-  lance__table__manifest__pack(m, buf);
-  Lance__Table__Manifest *c = lance__table__manifest__unpack(NULL, len, buf);
-  free(buf);
-  return c;
-}
-
-static Lance__Table__IndexSection *copy_indices(const Lance__Table__IndexSection *s) {
-  size_t len = lance__table__index_section__get_packed_size(s);
-  uint8_t *buf = malloc(len ? len : 1);
-  if (!buf) return NULL;
-  lance__table__index_section__pack(s, buf);
-  Lance__Table__IndexSection *c = lance__table__index_section__unpack(NULL, len, buf);
-  free(buf);
-  return c;
-}
 
 static void drop_string(char **s) {
   if (*s && *s != protobuf_c_empty_string) free(*s);
@@ -455,8 +436,8 @@ int bri_clone_table(const char *src, const char *dst, const bri_clone_options *o
     }
   }
   if ((rc = prepare_dst(&r, dst))) goto out;
-  c = copy_manifest(bm->pb);
-  idx = bm->indices ? copy_indices(bm->indices) : NULL;
+  c = (Lance__Table__Manifest *)bri_pb_copy(&bm->pb->base);
+  idx = bm->indices ? (Lance__Table__IndexSection *)bri_pb_copy(&bm->indices->base) : NULL;
   if (!c || (bm->indices && !idx)) {
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
     goto out;

@@ -191,12 +191,6 @@ typedef struct fctx {
   const char *path;       /* dotted path of the blob field being walked */
 } fctx;
 
-static bool valid(const struct ArrowArray *a, int64_t i) {
-  if (a->null_count == 0 || a->n_buffers < 1 || !a->buffers[0]) return true;
-  int64_t j = a->offset + i;
-  return (((const uint8_t *)a->buffers[0])[j >> 3] >> (j & 7)) & 1;
-}
-
 static long child_field(const Lance__Table__Manifest *m, long fi, const char *name) {
   int32_t id = m->fields[fi]->id;
   for (size_t j = 0; j < m->n_fields; j++)
@@ -274,7 +268,7 @@ static void check_desc(fctx *c, const struct ArrowSchema *s, const struct ArrowA
 /* Visits logical element i of a (manifest field index fi). */
 static void walk(fctx *c, const struct ArrowSchema *s, const struct ArrowArray *a, int64_t i, long fi,
                  int depth) {
-  if (fi < 0 || !c->has_blob[fi] || i < 0 || i >= a->length || depth > 64 || !valid(a, i)) return;
+  if (fi < 0 || !c->has_blob[fi] || i < 0 || i >= a->length || depth > 64 || !bri_arrow_valid(a, i)) return;
   const char *fmt = s->format ? s->format : "";
   if (bri_field_is_blob_v2(c->bm->pb->fields[fi]) && !strcmp(fmt, "+s")) {
     check_desc(c, s, a, i, fi);

@@ -369,12 +369,6 @@ int bri_column_hasher_check_schema(const bri_column_hasher *h, const struct Arro
 
 /* ------------------------------------------------------------ array checks */
 
-static inline bool valid_at(const struct ArrowArray *a, int64_t i) {
-  if (a->null_count == 0 || !a->buffers[0]) return true;
-  int64_t j = a->offset + i;
-  return (((const uint8_t *)a->buffers[0])[j >> 3] >> (j & 7)) & 1;
-}
-
 static inline uint64_t offset_at(const void *buf, int width, int64_t j) {
   if (width == 4) {
     int32_t v;
@@ -558,10 +552,10 @@ typedef struct blob_val {
 
 static void read_desc(const hnode *n, const struct ArrowArray *a, int64_t i, blob_val *v) {
   memset(v, 0, sizeof *v);
-  if (!valid_at(a, i)) return;
+  if (!bri_arrow_valid(a, i)) return;
   int64_t j = a->offset + i; /* index in the children's logical space */
   const struct ArrowArray *k = a->children[n->desc[D_KIND]];
-  if (!valid_at(k, j)) return; /* a null kind is a null blob (spec/blob.md 2) */
+  if (!bri_arrow_valid(k, j)) return; /* a null kind is a null blob (spec/blob.md 2) */
   v->valid = true;
   const struct ArrowArray *p = a->children[n->desc[D_POS]], *s = a->children[n->desc[D_SIZE]],
                           *id = a->children[n->desc[D_ID]], *u = a->children[n->desc[D_URI]];
@@ -569,7 +563,7 @@ static void read_desc(const hnode *n, const struct ArrowArray *a, int64_t i, blo
   memcpy(&v->d.position, (const uint8_t *)p->buffers[1] + 8 * (p->offset + j), 8);
   memcpy(&v->d.size, (const uint8_t *)s->buffers[1] + 8 * (s->offset + j), 8);
   memcpy(&v->d.blob_id, (const uint8_t *)id->buffers[1] + 4 * (id->offset + j), 4);
-  if (valid_at(u, j)) {
+  if (bri_arrow_valid(u, j)) {
     uint64_t lo = offset_at(u->buffers[1], n->uri_width, u->offset + j);
     uint64_t hi = offset_at(u->buffers[1], n->uri_width, u->offset + j + 1);
     if (hi > lo && u->buffers[2]) {
@@ -641,7 +635,7 @@ static int clen(const hnode *n, const struct ArrowArray *a, int64_t i, const bri
     }
     return payload_length(n, &v.d, src, len, err);
   }
-  if (!valid_at(a, i)) return 0;
+  if (!bri_arrow_valid(a, i)) return 0;
   char buf[24];
   int64_t lo, hi, total = 0, cl;
   int rc;
@@ -825,7 +819,7 @@ static int frame(bri_column_hasher *h, const hnode *n, const struct ArrowArray *
                  const bri_blob_source *src, bool *was_null, bri_error *err) {
   if (n->k == N_BOOL || n->k == N_INT || n->k == N_FLOAT || n->k == N_DECIMAL ||
       n->k == N_VAR || n->k == N_FIXED) {
-    *was_null = !valid_at(a, i);
+    *was_null = !bri_arrow_valid(a, i);
     return *was_null ? put_null(h, err) : frame_leaf(h, n, a, i, err);
   }
   int64_t len;

@@ -46,12 +46,18 @@ struct ArrowArray {
 
 #endif /* ARROW_C_DATA_INTERFACE */
 
-/* Element i of a (after its offset) is valid: no validity buffer, or no
- * nulls, or its bit set. */
+/* Whether element i of a (relative to its offset) is valid, by the
+ * specification's rules: a null_count of 0 means no nulls (the bitmap need
+ * not be read, and may be absent); otherwise the validity bitmap (buffer 0)
+ * decides, LSB first, at bit offset + i; an array without one has no nulls
+ * unless its null_count says so, which only the null type ("n", no buffers,
+ * every element null) does. null_count -1 (not computed) reads the bitmap. */
 static inline bool bri_arrow_valid(const struct ArrowArray *a, int64_t i) {
-  if (a->null_count == 0 || a->n_buffers < 1 || !a->buffers[0]) return true;
+  if (a->null_count == 0) return true;
+  const uint8_t *v = a->n_buffers > 0 && a->buffers ? (const uint8_t *)a->buffers[0] : NULL;
+  if (!v) return a->null_count < 0;
   int64_t j = a->offset + i;
-  return (((const uint8_t *)a->buffers[0])[j >> 3] >> (j & 7)) & 1;
+  return (v[j >> 3] >> (j & 7)) & 1;
 }
 
 /* The bytes of element i of a binary or string array ("z", "u": 32-bit

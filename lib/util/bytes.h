@@ -26,6 +26,12 @@ static inline void bri_put_le64(uint8_t *p, uint64_t v) {
   for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* The order of uint64_t values, for qsort and bsearch. */
+static inline int bri_cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
 /* A read-only window over bytes. pos never exceeds len. */
 typedef struct bri_cursor {
   const uint8_t *data;

@@ -505,30 +505,6 @@ int bri_stat_beneath(int dirfd, const char *dirpath, const char *relpath, struct
   return rc;
 }
 
-int bri_create_beneath(int dirfd, const char *dirpath, const char *relpath, int *out_fd,
-                       bri_error *err) {
-  *out_fd = -1;
-  int parent;
-  bool owned;
-  size_t off;
-  int rc = bri_parent_beneath(dirfd, dirpath, relpath, &parent, &owned, &off, err);
-  if (rc) return rc;
-  int fd = openat(parent, relpath + off, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  int e = errno;
-  if (fd < 0)
-    rc = e == EEXIST ? bri_error_set(err, BRI_ETAKEN, "%s/%s already exists; brid never overwrites",
-                                     shown(dirpath), relpath)
-                     : bri_error_set(err, BRI_EIO, "create %s/%s: %s", shown(dirpath), relpath,
-                                     strerror(e));
-  else {
-    bri_adopt_parent_mode(fd, parent, false);
-    *out_fd = fd;
-  }
-  if (owned) close(parent);
-  errno = e;
-  return rc;
-}
-
 /* unlinkat (flags) or mkdirat of relpath's last component in its parent,
  * opened beneath dirfd. A new directory takes its parent's mode and group
  * (bri_adopt_parent_mode), whatever the umask. */

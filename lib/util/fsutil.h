@@ -81,9 +81,9 @@ int bri_dir_open(const char *path, int *out_fd, bri_error *err);
 const char *bri_path_below(const char *dir, const char *path);
 
 /* Opens relpath beneath dirfd with open(2) flags (O_CLOEXEC and O_NOFOLLOW
- * are added; O_CREAT creates with mode 0644 less the umask: new table files
- * use bri_create_beneath). A last component that is a link is refused, also
- * with O_PATH. */
+ * are added; O_CREAT creates with mode 0644 less the umask: new table
+ * files go through lib/storage, which sets their mode from the directory).
+ * A last component that is a link is refused, also with O_PATH. */
 int bri_open_beneath(int dirfd, const char *dirpath, const char *relpath, int flags, int *out_fd,
                      bri_error *err);
 
@@ -112,12 +112,6 @@ int bri_remove_beneath(int dirfd, const char *dirpath, const char *relpath, bri_
  * parent's mode and group (bri_adopt_parent_mode), whatever the umask.
  * errno EEXIST when it exists. */
 int bri_mkdir_beneath(int dirfd, const char *dirpath, const char *relpath, bri_error *err);
-
-/* Creates the new file relpath for writing (O_EXCL: an existing name is
- * BRI_ETAKEN, never overwritten) with its directory's read/write bits and
- * group (bri_adopt_parent_mode). */
-int bri_create_beneath(int dirfd, const char *dirpath, const char *relpath, int *out_fd,
-                       bri_error *err);
 
 /* What is at relpath (lstat: a link is reported, never followed); "" is
  * dirfd itself. Missing: BRI_ENOTFOUND. */

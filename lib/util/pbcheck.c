@@ -161,3 +161,13 @@ bool bri_pb_equal(const ProtobufCMessage *a, const ProtobufCMessage *b) {
   free(x), free(y);
   return same;
 }
+
+ProtobufCMessage *bri_pb_copy(const ProtobufCMessage *m) {
+  size_t len = protobuf_c_message_get_packed_size(m);
+  uint8_t *buf = malloc(len ? len : 1);
+  if (!buf) return NULL;
+  protobuf_c_message_pack(m, buf);
+  ProtobufCMessage *c = protobuf_c_message_unpack(m->descriptor, NULL, len, buf);
+  free(buf);
+  return c;
+}

@@ -30,6 +30,10 @@ int bri_pb_unpack(const ProtobufCMessageDescriptor *desc, const uint8_t *buf, si
                   uint64_t file_offset, const char *path, const char *what,
                   ProtobufCMessage **out, bri_error *err);
 
+/* A deep copy of m (unknown fields included), by encoding and decoding it:
+ * free it with protobuf_c_message_free_unpacked. NULL out of memory. */
+ProtobufCMessage *bri_pb_copy(const ProtobufCMessage *m);
+
 /* True when a and b encode to the same bytes (unknown fields included):
  * "this message did not change" checks before a commit builds on it. */
 bool bri_pb_equal(const ProtobufCMessage *a, const ProtobufCMessage *b);

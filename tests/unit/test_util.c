@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "util/arrow_c.h"
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/strset.h"
@@ -55,12 +56,34 @@ START_TEST(test_error_wrap_truncates_safely) {
 }
 END_TEST
 
+/* The one validity rule every reader of Arrow arrays uses (util/arrow_c.h). */
+START_TEST(test_arrow_validity) {
+  uint8_t bits[2] = {0x05, 0x80}; /* elements 0, 2 and 15 valid */
+  const void *bufs[2] = {bits, NULL};
+  struct ArrowArray a = {.length = 16, .null_count = 13, .n_buffers = 2, .buffers = bufs};
+  ck_assert(bri_arrow_valid(&a, 0) && !bri_arrow_valid(&a, 1) && bri_arrow_valid(&a, 2));
+  ck_assert(bri_arrow_valid(&a, 15) && !bri_arrow_valid(&a, 14));
+  a.offset = 1, a.length = 15; /* the offset moves the window over the bitmap */
+  ck_assert(!bri_arrow_valid(&a, 0) && bri_arrow_valid(&a, 1) && bri_arrow_valid(&a, 14));
+  a.null_count = -1; /* not computed: the bitmap decides */
+  ck_assert(!bri_arrow_valid(&a, 0) && bri_arrow_valid(&a, 1));
+  a.null_count = 0; /* no nulls: the bitmap is not read */
+  ck_assert(bri_arrow_valid(&a, 0));
+  bufs[0] = NULL; /* no bitmap: valid, unless the null count says every element is null */
+  a.null_count = -1;
+  ck_assert(bri_arrow_valid(&a, 3));
+  struct ArrowArray null_type = {.length = 4, .null_count = 4, .n_buffers = 0, .buffers = NULL};
+  ck_assert(!bri_arrow_valid(&null_type, 2));
+}
+END_TEST
+
 static Suite *util_suite(void) {
   Suite *s = suite_create("util");
   TCase *tc = tcase_create("util");
   tcase_add_test(tc, test_durations);
   tcase_add_test(tc, test_strset);
   tcase_add_test(tc, test_error_wrap_truncates_safely);
+  tcase_add_test(tc, test_arrow_validity);
   suite_add_tcase(s, tc);
   return s;
 }

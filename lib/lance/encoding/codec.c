@@ -331,28 +331,28 @@ static int byte_aligned(uint64_t ew, uint64_t dst_bit, const char *what, bri_err
 
 /* ---- mini-block, elements ------------------------------------------------- */
 
-int bri_codec_mb_elems(bri_dec *d, const bri_enc *e, const bri_slice *bufs, size_t nbufs,
+/* Fixed-width elements, n of ew bits into dst at bit dst_bit, from a
+ * mini-block chunk's buffers (block false: each compression takes its
+ * buffers from bufs, *used says how many) or from one block buffer (block
+ * true: bufs[0] only, Rle holds its runs and values together). The one
+ * switch over compressions for both contexts (spec/file.md 7). */
+static int fixed_elems(bri_dec *d, const bri_enc *e, const bri_slice *bufs, size_t nbufs, bool block,
                        size_t *used, uint64_t n, uint64_t ew, uint8_t *dst, uint64_t dst_bit,
                        bri_error *err) {
   int rc;
   uint64_t t;
   *used = 0;
-  size_t want = 0;
-  if ((rc = bri_enc_mb_buffers(e, &want, err))) return rc;
-  if (want > nbufs)
-    return bri_error_set(err, BRI_ECORRUPT, "%s needs %zu chunk buffers but %zu remain",
-                         bri_enc_name(e), want, nbufs);
+  const uint8_t *p = bufs[0].p;
+  size_t len = bufs[0].len;
   switch (e->compression_case) {
   case CASE(FLAT):
     *used = 1;
-    return flat_copy(d, e->flat, bufs[0].p, bufs[0].len, n, ew, dst, dst_bit, err);
+    return flat_copy(d, e->flat, p, len, n, ew, dst, dst_bit, err);
   case CASE(INLINE_BITPACKING): {
     t = e->inline_bitpacking->uncompressed_bits_per_value;
     if (t != ew) return width_mismatch("InlineBitpacking", t, ew, err);
     if ((rc = byte_aligned(ew, dst_bit, "InlineBitpacking", err))) return rc;
     *used = 1;
-    const uint8_t *p = bufs[0].p;
-    size_t len = bufs[0].len;
     uint8_t *tmp = NULL;
     size_t tlen = 0;
     if (e->inline_bitpacking->values) {
@@ -366,6 +366,23 @@ int bri_codec_mb_elems(bri_dec *d, const bri_enc *e, const bri_slice *bufs, size
     bri_dec_free(d, tmp, tlen);
     return rc;
   }
+  case CASE(OUT_OF_LINE_BITPACKING): {
+    if (!block) break; /* not a mini-block compression */
+    uint64_t w;
+    t = e->out_of_line_bitpacking->uncompressed_bits_per_value;
+    if ((rc = flat_bits(e->out_of_line_bitpacking->values, "OutOfLineBitpacking", "values", &w,
+                        err)))
+      return rc;
+    if (t != ew) return width_mismatch("OutOfLineBitpacking", t, ew, err);
+    if ((rc = byte_aligned(ew, dst_bit, "OutOfLineBitpacking", err))) return rc;
+    if (w > t)
+      return bri_error_set(err, BRI_ECORRUPT,
+                           "OutOfLineBitpacking packs to %llu bits, more than the %llu-bit values",
+                           (unsigned long long)w, (unsigned long long)t);
+    *used = 1;
+    return bri_outofline_bitpack_decode((unsigned)t, (unsigned)w, p, len, n, dst + dst_bit / 8,
+                                        err);
+  }
   case CASE(RLE): {
     uint64_t rl;
     if ((rc = flat_bits(e->rle->values, "Rle", "values", &t, err))) return rc;
@@ -375,9 +392,12 @@ int bri_codec_mb_elems(bri_dec *d, const bri_enc *e, const bri_slice *bufs, size
                            (unsigned long long)rl);
     if (t != ew) return width_mismatch("Rle", t, ew, err);
     if ((rc = byte_aligned(ew, dst_bit, "Rle", err))) return rc;
+    if (block) {
+      *used = 1;
+      return bri_rle_block_decode((unsigned)t, p, len, n, dst + dst_bit / 8, err);
+    }
     *used = 2;
-    return bri_rle_decode((unsigned)t, bufs[0].p, bufs[0].len, bufs[1].p, bufs[1].len, n,
-                          dst + dst_bit / 8, err);
+    return bri_rle_decode((unsigned)t, p, len, bufs[1].p, bufs[1].len, n, dst + dst_bit / 8, err);
   }
   case CASE(BYTE_STREAM_SPLIT): {
     if ((rc = flat_bits(e->byte_stream_split->values, "ByteStreamSplit", "values", &t, err)))
@@ -387,43 +407,58 @@ int bri_codec_mb_elems(bri_dec *d, const bri_enc *e, const bri_slice *bufs, size
     if (t > 64)
       return bri_error_set(err, BRI_EUNSUPPORTED, "ByteStreamSplit of %llu-bit values",
                            (unsigned long long)t);
-    uint64_t need = n * (t / 8);
-    if (bufs[0].len < need)
+    if (n > len / (t / 8))
       return bri_error_set(err, BRI_ECORRUPT,
-                           "ByteStreamSplit: %llu values need %llu bytes but the buffer has %zu",
-                           (unsigned long long)n, (unsigned long long)need, bufs[0].len);
+                           "ByteStreamSplit: %llu values of %llu bits do not fit %zu bytes",
+                           (unsigned long long)n, (unsigned long long)t, len);
     *used = 1;
-    bri_bss_decode((size_t)(t / 8), bufs[0].p, n, dst + dst_bit / 8);
+    bri_bss_decode((size_t)(t / 8), p, n, dst + dst_bit / 8);
     return 0;
   }
   case CASE(CONSTANT): {
-    const uint8_t *val;
-    size_t vlen;
+    const uint8_t *val = NULL;
+    size_t vlen = 0;
     if ((rc = const_value(e, ew, &val, &vlen, err))) return rc;
     fill_const(val, vlen, n, ew, dst, dst_bit);
     return 0;
   }
   case CASE(GENERAL): {
-    const bri_enc *inner = e->general->values;
+    if ((rc = need_child(e->general->values, "General", "values", err))) return rc;
     uint8_t *tmp;
     size_t tlen;
-    rc = unit_decompress(d, e->general->compression, "General", bufs[0].p, bufs[0].len,
-                         general_cap(d, n, ew), &tmp, &tlen, err);
+    rc = unit_decompress(d, e->general->compression, "General", p, len, general_cap(d, n, ew), &tmp,
+                         &tlen, err);
     if (rc) return rc;
+    /* the inner compression reads the decompressed first buffer, the rest as they are */
     bri_slice sub[MAX_CHUNK_BUFFERS];
     size_t ns = nbufs < MAX_CHUNK_BUFFERS ? nbufs : MAX_CHUNK_BUFFERS;
     memcpy(sub, bufs, ns * sizeof *sub);
     sub[0].p = tmp;
     sub[0].len = tlen;
-    rc = bri_codec_mb_elems(d, inner, sub, ns, used, n, ew, dst, dst_bit, err);
+    rc = fixed_elems(d, e->general->values, sub, ns, block, used, n, ew, dst, dst_bit, err);
     bri_dec_free(d, tmp, tlen);
     return rc;
   }
   default:
-    return bri_error_set(err, BRI_EUNSUPPORTED,
-                         "%s cannot encode fixed-width values in a mini-block chunk",
-                         bri_enc_name(e));
+    break;
   }
+  return bri_error_set(err, BRI_EUNSUPPORTED,
+                       block ? "%s cannot encode a fixed-width block buffer"
+                             : "%s cannot encode fixed-width values in a mini-block chunk",
+                       bri_enc_name(e));
+}
+
+int bri_codec_mb_elems(bri_dec *d, const bri_enc *e, const bri_slice *bufs, size_t nbufs,
+                       size_t *used, uint64_t n, uint64_t ew, uint8_t *dst, uint64_t dst_bit,
+                       bri_error *err) {
+  *used = 0;
+  size_t want = 0;
+  int rc = bri_enc_mb_buffers(e, &want, err);
+  if (rc) return rc;
+  if (want > nbufs)
+    return bri_error_set(err, BRI_ECORRUPT, "%s needs %zu chunk buffers but %zu remain",
+                         bri_enc_name(e), want, nbufs);
+  return fixed_elems(d, e, bufs, nbufs, false, used, n, ew, dst, dst_bit, err);
 }
 
 /* ---- mini-block, values --------------------------------------------------- */
@@ -708,87 +743,9 @@ int bri_codec_mb_decode(bri_dec *d, const bri_enc *e, const bri_slice *bufs, siz
 int bri_codec_block_elems(bri_dec *d, const bri_enc *e, const uint8_t *buf, size_t len,
                           uint64_t n, uint64_t ew, uint8_t *dst, uint64_t dst_bit,
                           bri_error *err) {
-  int rc;
-  uint64_t t;
-  switch (e->compression_case) {
-  case CASE(FLAT): return flat_copy(d, e->flat, buf, len, n, ew, dst, dst_bit, err);
-  case CASE(INLINE_BITPACKING): {
-    t = e->inline_bitpacking->uncompressed_bits_per_value;
-    if (t != ew) return width_mismatch("InlineBitpacking", t, ew, err);
-    if ((rc = byte_aligned(ew, dst_bit, "InlineBitpacking", err))) return rc;
-    uint8_t *tmp = NULL;
-    size_t tlen = 0;
-    if (e->inline_bitpacking->values) {
-      rc = unit_decompress(d, e->inline_bitpacking->values, "InlineBitpacking values", buf, len,
-                           general_cap(d, n, ew), &tmp, &tlen, err);
-      if (rc) return rc;
-      buf = tmp;
-      len = tlen;
-    }
-    rc = bri_inline_bitpack_decode((unsigned)t, buf, len, n, dst + dst_bit / 8, err);
-    bri_dec_free(d, tmp, tlen);
-    return rc;
-  }
-  case CASE(OUT_OF_LINE_BITPACKING): {
-    uint64_t w;
-    t = e->out_of_line_bitpacking->uncompressed_bits_per_value;
-    if ((rc = flat_bits(e->out_of_line_bitpacking->values, "OutOfLineBitpacking", "values", &w,
-                        err)))
-      return rc;
-    if (t != ew) return width_mismatch("OutOfLineBitpacking", t, ew, err);
-    if ((rc = byte_aligned(ew, dst_bit, "OutOfLineBitpacking", err))) return rc;
-    if (w > t)
-      return bri_error_set(err, BRI_ECORRUPT,
-                           "OutOfLineBitpacking packs to %llu bits, more than the %llu-bit values",
-                           (unsigned long long)w, (unsigned long long)t);
-    return bri_outofline_bitpack_decode((unsigned)t, (unsigned)w, buf, len, n, dst + dst_bit / 8,
-                                        err);
-  }
-  case CASE(RLE): {
-    uint64_t rl;
-    if ((rc = flat_bits(e->rle->values, "Rle", "values", &t, err))) return rc;
-    if ((rc = flat_bits(e->rle->run_lengths, "Rle", "run_lengths", &rl, err))) return rc;
-    if (rl != 8)
-      return bri_error_set(err, BRI_ECORRUPT, "Rle run lengths are %llu bits; expected 8",
-                           (unsigned long long)rl);
-    if (t != ew) return width_mismatch("Rle", t, ew, err);
-    if ((rc = byte_aligned(ew, dst_bit, "Rle", err))) return rc;
-    return bri_rle_block_decode((unsigned)t, buf, len, n, dst + dst_bit / 8, err);
-  }
-  case CASE(BYTE_STREAM_SPLIT): {
-    if ((rc = flat_bits(e->byte_stream_split->values, "ByteStreamSplit", "values", &t, err)))
-      return rc;
-    if (t != ew) return width_mismatch("ByteStreamSplit", t, ew, err);
-    if ((rc = byte_aligned(ew, dst_bit, "ByteStreamSplit", err))) return rc;
-    if (t > 64 || n > len / (t / 8))
-      return bri_error_set(err, BRI_ECORRUPT,
-                           "ByteStreamSplit: %llu values of %llu bits do not fit %zu bytes",
-                           (unsigned long long)n, (unsigned long long)t, len);
-    bri_bss_decode((size_t)(t / 8), buf, n, dst + dst_bit / 8);
-    return 0;
-  }
-  case CASE(CONSTANT): {
-    const uint8_t *val;
-    size_t vlen;
-    if ((rc = const_value(e, ew, &val, &vlen, err))) return rc;
-    fill_const(val, vlen, n, ew, dst, dst_bit);
-    return 0;
-  }
-  case CASE(GENERAL): {
-    if ((rc = need_child(e->general->values, "General", "values", err))) return rc;
-    uint8_t *tmp;
-    size_t tlen;
-    rc = unit_decompress(d, e->general->compression, "General", buf, len, general_cap(d, n, ew),
-                         &tmp, &tlen, err);
-    if (rc) return rc;
-    rc = bri_codec_block_elems(d, e->general->values, tmp, tlen, n, ew, dst, dst_bit, err);
-    bri_dec_free(d, tmp, tlen);
-    return rc;
-  }
-  default:
-    return bri_error_set(err, BRI_EUNSUPPORTED, "%s cannot encode a fixed-width block buffer",
-                         bri_enc_name(e));
-  }
+  const bri_slice one = {buf, len};
+  size_t used;
+  return fixed_elems(d, e, &one, 1, true, &used, n, ew, dst, dst_bit, err);
 }
 
 /* Variable block format (spec/file.md 7.2), both the current and the legacy

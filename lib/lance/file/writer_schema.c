@@ -20,6 +20,7 @@
 #include "lance/file/writer_internal.h"
 #include "lance/encoding/general.h"
 #include "lance/core/schema.h"
+#include "util/pbcheck.h"
 
 static const char *lt_of(const Lance__File__Field *f) {
   return f->logical_type ? f->logical_type : "";
@@ -323,16 +324,6 @@ out:
 
 /* ---- global buffer 0 -------------------------------------------------------- */
 
-static Lance__File__Field *clone_field(const Lance__File__Field *f) {
-  size_t n = lance__file__field__get_packed_size(f);
-  uint8_t *b = malloc(n ? n : 1);
-  if (!b) return NULL;
-  lance__file__field__pack(f, b);
-  Lance__File__Field *c = lance__file__field__unpack(NULL, n, b);
-  free(b);
-  return c;
-}
-
 static int push_gb0(bri_file_writer *w, size_t *cap, Lance__File__Field *f, bri_error *err) {
   if (!f) return bri_error_set(err, BRI_ENOMEM, "file writer: out of memory");
   if (w->n_gb0 == *cap) {
@@ -380,7 +371,7 @@ static int push_blob(bri_file_writer *w, size_t *cap, const Lance__File__Field *
   s.nullable = s.has_nullable;
   s.n_metadata = 2;
   s.metadata = md;
-  int rc = push_gb0(w, cap, clone_field(&s), err);
+  int rc = push_gb0(w, cap, (Lance__File__Field *)bri_pb_copy(&s.base), err);
   for (int i = 0; i < 5 && !rc; i++) {
     Lance__File__Field d = LANCE__FILE__FIELD__INIT;
     d.name = (char *)desc[i].name;
@@ -389,7 +380,7 @@ static int push_blob(bri_file_writer *w, size_t *cap, const Lance__File__Field *
     d.logical_type = (char *)desc[i].type;
     d.has_encoding = 1;
     d.encoding = desc[i].enc;
-    rc = push_gb0(w, cap, clone_field(&d), err);
+    rc = push_gb0(w, cap, (Lance__File__Field *)bri_pb_copy(&d.base), err);
   }
   return rc;
 }
@@ -455,7 +446,7 @@ int bri_writer_schema_build(bri_file_writer *w, Lance__File__Field *const *field
         j = bend;
         continue;
       }
-      if ((rc = push_gb0(w, &cap, clone_field(fields[j]), err))) return rc;
+      if ((rc = push_gb0(w, &cap, (Lance__File__Field *)bri_pb_copy(&fields[j]->base), err))) return rc;
       j++;
     }
     w->n_top++;

@@ -243,10 +243,6 @@ typedef struct shred {
   void *ctx;
 } shred;
 
-static inline bool arr_valid(const struct ArrowArray *a, uint64_t i) {
-  const uint8_t *v = a->buffers && a->n_buffers > 0 ? a->buffers[0] : NULL;
-  return !v || a->null_count == 0 || bit_at(v, (uint64_t)a->offset + i);
-}
 static inline bool arr_has_nulls(const struct ArrowArray *a) {
   return a->null_count != 0 && a->n_buffers > 0 && a->buffers[0];
 }
@@ -390,7 +386,7 @@ static int leaf_blob(shred *s, const struct ArrowArray *a, uint64_t i0, uint64_t
   const struct ArrowArray *const *ch = (const struct ArrowArray *const *)a->children;
   for (uint64_t i = i0; i < i1; i++) {
     uint64_t k = (uint64_t)a->offset + i;
-    bool valid = arr_valid(a, i);
+    bool valid = bri_arrow_valid(a, (int64_t)i);
     uint8_t kind = 0;
     uint64_t pos = 0, size = 0;
     uint32_t id = 0;
@@ -465,7 +461,7 @@ static int leaf_fixed(shred *s, const struct ArrowArray *a, uint64_t i0, uint64_
   /* zero the slots of null rows */
   if (arr_has_nulls(a))
     for (uint64_t j = 0; j < n; j++)
-      if (!arr_valid(a, i0 + j)) {
+      if (!bri_arrow_valid(a, (int64_t)(i0 + j))) {
         if (sb % 8 == 0) memset(v->data + (v->n + j) * (sb / 8), 0, (size_t)(sb / 8));
         else set_bits(v->data, (v->n + j) * sb, sb, 0);
       }
@@ -508,7 +504,7 @@ static int leaf_variable(shred *s, const struct ArrowArray *a, uint64_t i0, uint
   for (uint64_t j = 0; j < n; j++) {
     int64_t a0 = OFF(k0 + j), a1 = OFF(k0 + j + 1);
     if (a0 < 0 || a1 < a0) return bad_array(s, "string/binary offsets decrease", err);
-    if (!arr_valid(a, i0 + j)) a1 = a0;
+    if (!bri_arrow_valid(a, (int64_t)(i0 + j))) a1 = a0;
     if (a1 > a0 && !data) return bad_array(s, "string/binary array has no data buffer", err);
     if ((rc = var_append(v, a1 > a0 ? data + a0 : NULL, (uint64_t)(a1 - a0), err))) return rc;
   }
@@ -531,7 +527,7 @@ static int leaf_levels(shred *s, const struct ArrowArray *a, uint64_t i0, uint64
     if ((rc = raw_make(c, err))) return rc;
     bool any = false;
     for (uint64_t j = 0; j < n; j++) {
-      bool valid = !null_type && arr_valid(a, i0 + j);
+      bool valid = !null_type && bri_arrow_valid(a, (int64_t)(i0 + j));
       c->raw[c->levels + j] = valid ? 0 : 1;
       any |= !valid;
     }
@@ -567,13 +563,13 @@ static int visit(shred *s, size_t d, const struct ArrowArray *a, uint64_t i0, ui
     uint64_t i = i0;
     while (i < i1) {
       uint16_t r = i == i0 ? rep_first : rep_rest;
-      if (!arr_valid(a, i)) {
+      if (!bri_arrow_valid(a, (int64_t)i)) {
         if ((rc = emit_special(s, st->layer, false, r, err))) return rc;
         i++;
         continue;
       }
       uint64_t j = i + 1;
-      while (j < i1 && arr_valid(a, j)) j++;
+      while (j < i1 && bri_arrow_valid(a, (int64_t)j)) j++;
       if ((rc = visit(s, d + 1, ch, base + i, base + j, r, rep_rest, err))) return rc;
       i = j;
     }
@@ -584,7 +580,7 @@ static int visit(shred *s, size_t d, const struct ArrowArray *a, uint64_t i0, ui
   bool nulls = arr_has_nulls(a);
   for (uint64_t i = i0; i < i1; i++) {
     uint16_t r = i == i0 ? rep_first : rep_rest;
-    if (nulls && !arr_valid(a, i)) {
+    if (nulls && !bri_arrow_valid(a, (int64_t)i)) {
       if ((rc = emit_special(s, st->layer, false, r, err))) return rc;
       continue;
     }

@@ -28,31 +28,6 @@ static int list_versions(bri_table *t, bri_version_entry **v, size_t *n, bri_nam
   return rc;
 }
 
-int bri_table_open_store(bri_store *st, bri_table **out, bri_error *err) {
-  *out = NULL;
-  const char *root = bri_store_uri(st);
-  bri_table *t = calloc(1, sizeof *t);
-  if (!t || !(t->root = strdup(root)) || !(t->bases = calloc(1, sizeof *t->bases))) {
-    if (t) free(t->root);
-    free(t);
-    bri_store_close(st);
-    return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", root);
-  }
-  t->store = st;
-  int rc = list_versions(t, &t->versions, &t->n_versions, &t->naming, err);
-  if (rc == BRI_ENOTFOUND)
-    rc = bri_error_set(err, BRI_ENOTFOUND, "%s: not a Lance table (no _versions directory)", t->root);
-  else if (!rc && t->n_versions == 0)
-    rc = bri_error_set(err, BRI_ENOTFOUND, "%s: not a Lance table (no manifest in %s/_versions)",
-                       t->root, t->root);
-  if (rc) {
-    bri_table_close(t);
-    return rc;
-  }
-  *out = t;
-  return 0;
-}
-
 int bri_table_create(bri_store *st, bri_table **out, bri_error *err) {
   *out = NULL;
   const char *root = bri_store_uri(st);
@@ -65,6 +40,24 @@ int bri_table_create(bri_store *st, bri_table **out, bri_error *err) {
   }
   t->store = st;
   t->naming = BRI_NAMING_V2; /* what Lance uses for new tables */
+  *out = t;
+  return 0;
+}
+
+int bri_table_open_store(bri_store *st, bri_table **out, bri_error *err) {
+  bri_table *t;
+  int rc = bri_table_create(st, &t, err);
+  if (rc) return rc;
+  rc = list_versions(t, &t->versions, &t->n_versions, &t->naming, err);
+  if (rc == BRI_ENOTFOUND)
+    rc = bri_error_set(err, BRI_ENOTFOUND, "%s: not a Lance table (no _versions directory)", t->root);
+  else if (!rc && t->n_versions == 0)
+    rc = bri_error_set(err, BRI_ENOTFOUND, "%s: not a Lance table (no manifest in %s/_versions)",
+                       t->root, t->root);
+  if (rc) {
+    bri_table_close(t);
+    return rc;
+  }
   *out = t;
   return 0;
 }
