@@ -393,7 +393,9 @@ static int try_openat2(int dirfd, const char *dirpath, const char *rel, int flag
   struct open_how how;
   memset(&how, 0, sizeof how);
   how.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC);
-  how.mode = (flags & (O_CREAT | O_TMPFILE)) ? 0644 : 0;
+  /* O_TMPFILE includes O_DIRECTORY: test it whole, or every directory open
+   * gets a mode, which openat2 refuses (EINVAL) and the walk takes over */
+  how.mode = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? 0644 : 0;
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
   long fd = -1;
   for (int tries = 0; tries < 8; tries++) {
