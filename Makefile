@@ -30,7 +30,7 @@ ifneq ($(FUZZ),)
 OPT      := -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 LDFLAGS_ALL := -fsanitize=fuzzer,address,undefined
 endif
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -DBRI_VERSION='"$(VERSION)"' -g $(OPT) -Ilib -Idaemon -I$(BUILD)/gen $(PKG_CFLAGS) -MMD -MP
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -DBRI_VERSION='"$(VERSION)"' -g $(OPT) -Iinclude -Ilib -Idaemon -I$(BUILD)/gen $(PKG_CFLAGS) -MMD -MP
 CFLAGS   ?=
 WARN     := -Wall -Wextra -Werror -Wshadow -Wvla
 

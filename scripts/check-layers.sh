@@ -4,8 +4,10 @@
 # file may include headers of its own folder and of any folder listed before
 # it, except where a folder names the only folders it may use. Generated
 # protobuf headers (*.pb-c.h) are the format's definitions and count as the
-# layer right above util. daemon/rpc may use libbri; daemon/brid and
-# daemon/brictl may use libbri and daemon/rpc, never each other. A program's
+# layer right above util. Programs reach libbri only through its public
+# headers, include/bri/*.h (which may include any lib header; lib never
+# includes them): daemon/rpc may use include/bri; daemon/brid and
+# daemon/brictl may use include/bri and daemon/rpc, never each other. A program's
 # main file (daemon/brid/brid.c, daemon/brictl/brictl.c) holds main alone:
 # it defines no other function the program's modules could call back into.
 #   scripts/check-layers.sh [ROOT]     (ROOT defaults to the repository)
@@ -42,6 +44,9 @@ check_lib_file() {
   local file=$1 own=$2 inc target
   local own_rank; own_rank=$(rank_of "$own")
   while read -r inc; do
+    case "$inc" in
+      bri/*) report "$file" "$inc" "include/bri is libbri's public door, for programs: lib includes its own headers"; continue ;;
+    esac
     target=$(folder_of "$inc")
     [ -n "$target" ] && [ "$target" != "$own" ] || continue
     if [ -n "${ONLY[$own]+x}" ]; then
@@ -66,6 +71,7 @@ check_daemon_file() {
   local file=$1 prog=$2 inc
   while read -r inc; do
     case "$inc" in
+      *.pb-c.h) report "$file" "$inc" "daemon/$prog reaches libbri only through include/bri"; continue ;;
       */*) ;;
       *) continue ;;  # a header of its own folder
     esac
@@ -75,6 +81,8 @@ check_daemon_file() {
         if [ "$top" != "$prog" ] && { [ "$prog" = rpc ] || [ "$top" != rpc ]; }; then
           report "$file" "$inc" "daemon/$prog may not use daemon/$top"
         fi ;;
+      bri) [ -f "include/$inc" ] || report "$file" "$inc" "no such public header: include/$inc" ;;
+      *) report "$file" "$inc" "daemon/$prog reaches libbri only through include/bri (libbri's public headers)" ;;
     esac
   done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file")
 }

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bri/util.h"
 #include "cli.h"
 #include "help.h"
-#include "util/duration.h"
 
 const cli_opt CLI_GLOBAL_OPTS[] = {
     {.name = "socket", .type = CLI_STRING, .value = "PATH", .help = "brid's control socket",

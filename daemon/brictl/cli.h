@@ -8,7 +8,7 @@
 #include <stdbool.h>
 
 #include "args.h"
-#include "util/error.h"
+#include "bri/error.h"
 
 /* brictl's exit codes (brictl --help and brictl(1) list them). */
 enum {

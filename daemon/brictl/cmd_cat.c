@@ -14,10 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bri/scan.h"
+#include "bri/table.h"
 #include "cli.h"
-#include "lance/table/table.h"
-#include "scan/cell.h"
-#include "scan/key.h"
 
 static const cli_opt OPTS[] = {
     {.name = "column", .type = CLI_STRING, .value = "C", .flags = CLI_REQUIRED,

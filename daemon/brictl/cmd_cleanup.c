@@ -8,10 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bri/ops.h"
+#include "bri/util.h"
 #include "cli.h"
-#include "ops/cleanup.h"
-#include "ops/report.h"
-#include "util/duration.h"
 
 static const cli_opt OPTS[] = {
     {.name = "older-than", .type = CLI_DURATION, .value = "DURATION", .def = "7d", .param = "older_than",

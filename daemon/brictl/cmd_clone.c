@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops/clone.h"
+#include "bri/ops.h"
 #include "cli.h"
 
 static const cli_opt OPTS[] = {

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bri/compact.h"
+#include "bri/ops.h"
 #include "cli.h"
-#include "compact/execute.h"
-#include "ops/report.h"
 
 static const cli_opt OPTS[] = {
     {.name = "strategy", .type = CLI_CHOICE, .choices = "auto|bri|link|copy", .param = "strategy",

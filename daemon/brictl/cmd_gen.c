@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bri/gen.h"
 #include "cli.h"
-#include "gen/gen.h"
 
 static const cli_opt OPTS[] = {
     {.name = "fragments", .type = CLI_UINT, .value = "N", .min = 1, .def = "1", .help = "fragments to append"},

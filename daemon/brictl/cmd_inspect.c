@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bri/ops.h"
 #include "cli.h"
-#include "ops/inspect.h"
 
 static const cli_opt OPTS[] = {
     {.name = "version", .type = CLI_UINT, .value = "N", .min = 1, .help = "describe table version N",

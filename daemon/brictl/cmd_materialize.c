@@ -7,9 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bri/ops.h"
 #include "cli.h"
-#include "ops/materialize.h"
-#include "ops/report.h"
 
 static const cli_opt OPTS[] = {
     {.name = "dry-run", .type = CLI_FLAG, .param = "dry_run",

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 
+#include "bri/scan.h"
 #include "cli.h"
-#include "scan/scan.h"
 
 static const cli_opt OPTS[] = {
     {.name = "version", .type = CLI_UINT, .value = "N", .min = 1, .help = "scan table version N",

@@ -7,9 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bri/ops.h"
 #include "cli.h"
-#include "ops/report.h"
-#include "ops/verify.h"
 
 static const cli_opt OPTS[] = {
     {.name = "all-versions", .type = CLI_FLAG, .param = "all_versions", .help = "check every version, not only the latest"},

@@ -14,11 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bri/util.h"
 #include "svc_config.h"
 #include "svc_daemon.h"
 #include "svc_log.h"
-#include "util/duration.h"
-#include "util/failpoint.h"
 
 #define EXIT_CONFIG 78 /* EX_CONFIG: sysexits.h */
 

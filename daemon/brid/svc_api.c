@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bri/util.h"
 #include "svc_control.h"
 #include "svc_log.h"
 #include "svc_metrics.h"
@@ -20,7 +21,6 @@
 #include "svc_sched.h"
 #include "svc_watch.h"
 #include "svc_worker.h"
-#include "util/duration.h"
 
 typedef struct api_err {
   int code;

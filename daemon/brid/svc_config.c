@@ -26,9 +26,8 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include "bri/util.h"
 #include "svc_log.h"
-#include "util/duration.h"
-#include "util/fsutil.h"
 
 /* ------------------------------------------------------------------ keys */
 

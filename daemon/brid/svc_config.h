@@ -23,9 +23,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "ops/cleanup.h"
-#include "compact/execute.h"
-#include "util/error.h"
+#include "bri/compact.h"
+#include "bri/error.h"
+#include "bri/ops.h"
 
 /* What brid does with one table. */
 typedef struct svc_policy {

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bri/util.h"
 #include "svc_config.h"
 #include "svc_control.h"
 #include "svc_daemon.h"
@@ -26,7 +27,6 @@
 #include "svc_sched.h"
 #include "svc_watch.h"
 #include "svc_worker.h"
-#include "util/duration.h"
 
 #define HARD_STOP_MS 15000
 

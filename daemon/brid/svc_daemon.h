@@ -26,9 +26,9 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "jobs/jobs.h"
+#include "bri/jobs.h"
+#include "bri/util.h"
 #include "svc_config.h"
-#include "util/strmap.h"
 
 #define BRID_VERSION BRI_VERSION /* the Makefile's VERSION */
 

@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops/report.h"
+#include "bri/ops.h"
+#include "bri/util.h"
 #include "svc_log.h"
-#include "util/duration.h"
 
 /* ------------------------------------------------------------ parameters */
 

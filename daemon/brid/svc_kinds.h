@@ -19,11 +19,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "compact/execute.h"
-#include "jobs/jobs.h"
-#include "ops/cleanup.h"
-#include "ops/materialize.h"
-#include "ops/verify.h"
+#include "bri/compact.h"
+#include "bri/jobs.h"
+#include "bri/ops.h"
 #include "svc_config.h"
 
 /* The options of one job, by kind. */

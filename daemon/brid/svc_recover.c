@@ -12,12 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lance/table/reach.h"
-#include "lance/table/table.h"
-#include "storage/store.h"
+#include "bri/table.h"
+#include "bri/util.h"
 #include "svc_log.h"
-#include "util/fsutil.h"
-#include "util/strset.h"
 
 /* A file the job wrote cannot appear in a version older than the job; an
  * hour of slack covers clock adjustments between the two timestamps. */

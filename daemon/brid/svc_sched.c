@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bri/util.h"
 #include "svc_log.h"
 #include "svc_notify.h"
 #include "svc_worker.h"
-#include "util/duration.h"
 
 /* after a failed claim (a busy or failing job store) */
 #define CLAIM_RETRY_MS 1000

@@ -18,14 +18,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "compact/plan.h"
-#include "lance/table/table.h"
-#include "lance/table/version.h"
+#include "bri/compact.h"
+#include "bri/table.h"
+#include "bri/util.h"
 #include "svc_log.h"
 #include "svc_sched.h"
-#include "util/duration.h"
-#include "util/failpoint.h"
-#include "util/fsutil.h"
 
 #define RESCAN_DELAY_MS 1000
 

@@ -15,11 +15,11 @@
 #include <time.h>
 #include <sys/stat.h>
 
+#include "bri/util.h"
 #include "svc_kinds.h"
 #include "svc_log.h"
 #include "svc_recover.h"
 #include "svc_sched.h"
-#include "util/duration.h"
 
 typedef enum { W_IDLE, W_ASSIGNED, W_RUNNING, W_DONE } wstate;
 

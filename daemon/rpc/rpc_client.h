@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "util/error.h"
+#include "bri/error.h"
 
 /* Where brid listens unless told otherwise. */
 #define RPC_DEFAULT_SOCKET "/run/brid/brid.sock"

@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # scripts/check-layers.sh: the repository keeps its layer order, and the check
-# names each include that goes up a layer or between programs (on a copy with
-# such includes planted).
+# names each include that goes up a layer or between programs, or past
+# libbri's public headers (on a copy with such includes planted).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 CHECK=$BRI_SOURCE_DIR/scripts/check-layers.sh
 out=$("$CHECK" "$BRI_SOURCE_DIR" 2>&1) || fail "the repository breaks its layer order: $out"
 
-cp -r "$BRI_SOURCE_DIR/lib" "$BRI_SOURCE_DIR/daemon" "$TMP/"
+cp -r "$BRI_SOURCE_DIR/lib" "$BRI_SOURCE_DIR/daemon" "$BRI_SOURCE_DIR/include" "$TMP/"
 echo '#include "compact/plan.h"' >>"$TMP/lib/lance/table/flags.h"
 echo '#include "lance/file/writer.h"' >>"$TMP/lib/lance/encoding/page.h"
 echo '#include "lance/table/table.h"' >>"$TMP/lib/jobs/store.h"
 echo '#include "brictl/cli.h"' >>"$TMP/daemon/brid/svc_log.h"
 echo '#include "brid/svc_log.h"' >>"$TMP/daemon/rpc/rpc_proto.h"
+echo '#include "ops/cleanup.h"' >>"$TMP/daemon/brictl/cli.h"
+echo '#include "table.pb-c.h"' >>"$TMP/daemon/brid/svc_api.h"
+echo '#include "bri/nosuch.h"' >>"$TMP/daemon/brid/svc_api.c"
+echo '#include "bri/table.h"' >>"$TMP/lib/ops/verify.h"
 printf 'int64_t brid_now_ms(void) {\n  return 0;\n}\n' >>"$TMP/daemon/brid/brid.c"
 set +e; out=$("$CHECK" "$TMP" 2>&1); rc=$?; set -e
 [ "$rc" -eq 1 ] || fail "check-layers exit $rc on planted includes: $out"
@@ -22,8 +26,12 @@ for needle in \
   'lib/jobs/store.h: includes "lance/table/table.h": lib/jobs may use only util' \
   'daemon/brid/svc_log.h: includes "brictl/cli.h": daemon/brid may not use daemon/brictl' \
   'daemon/rpc/rpc_proto.h: includes "brid/svc_log.h": daemon/rpc may not use daemon/brid' \
+  'daemon/brictl/cli.h: includes "ops/cleanup.h": daemon/brictl reaches libbri only through include/bri' \
+  'daemon/brid/svc_api.h: includes "table.pb-c.h": daemon/brid reaches libbri only through include/bri' \
+  'daemon/brid/svc_api.c: includes "bri/nosuch.h": no such public header: include/bri/nosuch.h' \
+  'lib/ops/verify.h: includes "bri/table.h": include/bri is libbri'"'"'s public door, for programs' \
   'daemon/brid/brid.c: defines brid_now_ms(); only main lives in a program'"'"'s main file' \
-  'check-layers: 6 include(s) or definition(s) break the layer order'; do
+  'check-layers: 10 include(s) or definition(s) break the layer order'; do
   grep -qF -- "$needle" <<<"$out" || fail "'$needle' not in: $out"
 done
 echo ok
