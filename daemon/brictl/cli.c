@@ -21,6 +21,7 @@ bool cli_parse_u64(const char *s, unsigned long long *out) {
 }
 
 void cli_print_json(json_t *v) {
-  json_dumpf(v, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  /* 15 significant digits: a configured 0.1 prints as 0.1, not 0.10000000000000001 */
+  json_dumpf(v, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
   fputc('\n', stdout);
 }

@@ -18,7 +18,8 @@
 #include "rpc/rpc_proto.h"
 
 void cli_client_init(cli_client *c, const cli_args *a) {
-  c->socket = cli_given(a, "socket") ? cli_text(a, "socket") : rpc_default_socket();
+  c->socket_given = cli_given(a, "socket");
+  c->socket = c->socket_given ? cli_text(a, "socket") : rpc_default_socket();
   c->json = cli_flag(a, "json");
   c->timeout_ms = (int)cli_seconds(a, "timeout") * 1000;
 }
@@ -59,15 +60,40 @@ int cli_client_call_on(rpc_client *rc, const char *method, json_t *params, json_
   return CLI_ERROR;
 }
 
-int cli_client_call(const cli_client *c, const char *method, json_t *params, json_t **result) {
+/* One connect and call; on failure err says why and *denied whether the
+ * socket or brid refused this user. */
+static int call_once(const char *socket, const cli_client *c, const char *method, json_t *params, json_t **result,
+                     bool *denied, bri_error *err) {
   rpc_client *rc;
-  int x = cli_client_open(c, &rc);
-  if (x) {
+  int code = 0;
+  *denied = false;
+  if (rpc_client_connect(socket, c->timeout_ms, &rc, err)) {
+    *denied = errno == EACCES || errno == EPERM;
     json_decref(params);
+    return CLI_UNREACHABLE;
+  }
+  int x = rpc_client_call(rc, method, params, result, &code, err);
+  rpc_client_close(rc);
+  if (!x) return 0;
+  *denied = code == RPC_DENIED;
+  if (!code || code == RPC_DENIED || code == RPC_BUSY) return CLI_UNREACHABLE;
+  return CLI_ERROR;
+}
+
+int cli_client_call(const cli_client *c, const char *method, json_t *params, json_t **result) {
+  bool fallback = !c->socket_given && rpc_method_reads_only(method), denied;
+  json_t *again = fallback ? json_incref(params) : NULL;
+  bri_error err, err2;
+  int x = call_once(c->socket, c, method, params, result, &denied, &err);
+  if (x && fallback && denied) {
+    char ro[256];
+    rpc_readonly_socket(c->socket, ro, sizeof ro);
+    x = call_once(ro, c, method, again, result, &denied, &err2); /* again is consumed */
+    if (x) fprintf(stderr, "brictl: %s\nbrictl: and on the read-only socket: %s\n", err.msg, err2.msg);
     return x;
   }
-  x = cli_client_call_on(rc, method, params, result);
-  rpc_client_close(rc);
+  json_decref(again);
+  if (x) fprintf(stderr, "brictl: %s\n", err.msg);
   return x;
 }
 
@@ -102,7 +128,11 @@ void cli_fmt_time(const json_t *ms, char *out, size_t cap) {
   time_t t = (time_t)(json_integer_value(ms) / 1000);
   struct tm tm;
   localtime_r(&t, &tm);
-  strftime(out, cap, "%Y-%m-%d %H:%M:%S", &tm);
+  /* RFC 3339 (with a space): the zone is never left to guess */
+  char z[8];
+  size_t n = strftime(out, cap, "%Y-%m-%d %H:%M:%S", &tm);
+  if (strftime(z, sizeof z, "%z", &tm) == 5 && n < cap)
+    snprintf(out + n, cap - n, "%.3s:%s", z, z + 3);
 }
 
 void cli_fmt_duration(int64_t ms, char *out, size_t cap) {
@@ -130,13 +160,24 @@ void cli_fmt_progress(const json_t *p, char *out, size_t cap) {
     snprintf(out, cap, "starting");
     return;
   }
-  char b[32];
+  char b[32], rate[48] = "", eta[48] = "";
   cli_fmt_bytes((uint64_t)cli_int(p, "bytes_written"), b, sizeof b);
   long long done = cli_int(p, "rows_done"), total = cli_int(p, "rows_total");
-  const json_t *pct = json_object_get(p, "percent");
+  const json_t *pct = json_object_get(p, "percent"), *bps = json_object_get(p, "bytes_per_second"),
+               *left = json_object_get(p, "eta_seconds");
+  if (json_is_number(bps)) {
+    char r[32];
+    cli_fmt_bytes((uint64_t)json_number_value(bps), r, sizeof r);
+    snprintf(rate, sizeof rate, ", %s/s", r);
+  }
+  if (json_is_integer(left)) {
+    char d[32];
+    cli_fmt_duration(json_integer_value(left) * 1000, d, sizeof d);
+    snprintf(eta, sizeof eta, ", ETA %s", d);
+  }
   if (total)
-    snprintf(out, cap, "%s %.0f%% (%lld/%lld rows, %s written)", cli_str(p, "phase"),
-             json_is_number(pct) ? json_number_value(pct) : 0.0, done, total, b);
+    snprintf(out, cap, "%s %.0f%% (%lld/%lld rows, %s written%s%s)", cli_str(p, "phase"),
+             json_is_number(pct) ? json_number_value(pct) : 0.0, done, total, b, rate, eta);
   else
     snprintf(out, cap, "%s", cli_str(p, "phase"));
 }

@@ -21,6 +21,7 @@
 
 typedef struct cli_client {
   const char *socket;
+  bool socket_given; /* --socket: that one socket, no fallback ($BRID_SOCKET is a default) */
   bool json;
   int timeout_ms;
 } cli_client;
@@ -38,7 +39,10 @@ int cli_client_open(const cli_client *c, rpc_client **out);
 /* One call on an open connection; params stolen. On failure prints the
  * reason and returns the exit code; 0 and *result otherwise. */
 int cli_client_call_on(rpc_client *rc, const char *method, json_t *params, json_t **result);
-/* Connect, call, close. */
+/* Connect, call, close. A method that changes nothing
+ * (rpc_method_reads_only), refused on the default control socket (its mode
+ * or brid's credential check), is asked again on the read-only socket
+ * beside it, so that users outside brid's socket group can watch it. */
 int cli_client_call(const cli_client *c, const char *method, json_t *params, json_t **result);
 
 /* A table argument as brid needs it: absolute (realpath when it exists). */
@@ -46,14 +50,15 @@ const char *cli_table_path(const char *arg, char *buf, size_t cap);
 
 /* "1.5 MiB", "512 B" */
 void cli_fmt_bytes(uint64_t b, char *out, size_t cap);
-/* A JSON ms timestamp as local "YYYY-MM-DD HH:MM:SS", "-" for null. */
+/* A JSON ms timestamp as local time with its zone, "2026-12-01 14:03:22+01:00"
+ * (RFC 3339), "-" for null. */
 void cli_fmt_time(const json_t *ms, char *out, size_t cap);
 /* A duration in ms as "850ms", "12s", "3m20s", "2h5m", "3d4h". */
 void cli_fmt_duration(int64_t ms, char *out, size_t cap);
 /* JSON member helpers: string or "-", integer or 0. */
 const char *cli_str(const json_t *o, const char *key);
 long long cli_int(const json_t *o, const char *key);
-/* One line describing a job's progress ("writing 45% (4500/10000 rows, 12 MiB written)"). */
+/* One line describing a job's progress ("writing 45% (4500/10000 rows, 12.0 MiB written, 3.1 MiB/s, ETA 1m20s)"). */
 void cli_fmt_progress(const json_t *progress, char *out, size_t cap);
 
 /* One job in detail, for people (cmd_jobs.c). */

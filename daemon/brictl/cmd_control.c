@@ -5,7 +5,8 @@
  *                                             go back to the queue
  *   brictl resume [TABLE]
  *   brictl reload                             brid re-reads its configuration
- *   brictl metrics                            Prometheus text on stdout */
+ *   brictl metrics                            Prometheus text on stdout (--json:
+ *                                             the same families as JSON) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +75,7 @@ static int cmd_metrics(const cli_args *a) {
   cli_client c;
   json_t *res;
   cli_client_init(&c, a);
-  int x = cli_client_call(&c, "metrics", NULL, &res);
+  int x = cli_client_call(&c, "metrics", c.json ? json_pack("{s:s}", "format", "json") : NULL, &res);
   if (x) return x;
   if (c.json) cli_print_json(res);
   else fputs(cli_str(res, "text"), stdout);

@@ -28,7 +28,7 @@ static void job_line(const json_t *j) {
   else snprintf(dur, sizeof dur, "-");
   cli_fmt_bytes((uint64_t)cli_int(j, "bytes_written"), w, sizeof w);
   cli_fmt_bytes((uint64_t)cli_int(j, "bytes_reused"), r, sizeof r);
-  printf("%-6lld %-11s %-10s %-19s %8s %10s %10s  %s\n", cli_int(j, "id"), cli_str(j, "kind"), cli_str(j, "state"), when,
+  printf("%-6lld %-11s %-10s %-25s %8s %10s %10s  %s\n", cli_int(j, "id"), cli_str(j, "kind"), cli_str(j, "state"), when,
          dur, w, r, cli_str(j, "table"));
   if (json_is_string(json_object_get(j, "error"))) printf("       error: %s\n", cli_str(j, "error"));
   json_t *p = json_object_get(j, "progress");
@@ -56,7 +56,7 @@ static int cmd_jobs(const cli_args *a) {
   if (c.json) {
     cli_print_json(res);
   } else {
-    printf("%-6s %-11s %-10s %-19s %8s %10s %10s  %s\n", "ID", "KIND", "STATE", "CREATED", "TOOK", "WRITTEN", "REUSED",
+    printf("%-6s %-11s %-10s %-25s %8s %10s %10s  %s\n", "ID", "KIND", "STATE", "CREATED", "TOOK", "WRITTEN", "REUSED",
            "TABLE");
     size_t i;
     json_t *j;
@@ -123,9 +123,25 @@ void cli_print_job(const json_t *j) {
     printf("    #%lld %s %s%s%s\n", cli_int(a, "attempt"), buf, cli_str(a, "outcome"),
            json_is_string(json_object_get(a, "error")) ? ": " : "", json_is_string(json_object_get(a, "error")) ? cli_str(a, "error") : "");
   }
-  json_t *jr = json_object_get(j, "journal");
-  if (json_array_size(jr)) printf("  journaled outputs:\n");
-  json_array_foreach(jr, i, a) printf("    %-8s %s\n", cli_str(a, "kind"), cli_str(a, "path"));
+  /* a running copy journals one entry per file it writes: counted by
+   * kind here, every path in --json */
+  json_t *jr = json_object_get(j, "journal"), *kinds = json_object();
+  json_array_foreach(jr, i, a) {
+    json_t *n = json_object_get(kinds, cli_str(a, "kind"));
+    json_object_set_new(kinds, cli_str(a, "kind"), json_integer(n ? json_integer_value(n) + 1 : 1));
+  }
+  if (json_array_size(jr)) {
+    printf("  journaled:  %zu output(s) (", json_array_size(jr));
+    const char *k;
+    json_t *n;
+    bool first = true;
+    json_object_foreach(kinds, k, n) {
+      printf("%s%lld %s", first ? "" : ", ", (long long)json_integer_value(n), k);
+      first = false;
+    }
+    printf("); brictl job %lld --json lists them\n", cli_int(j, "id"));
+  }
+  json_decref(kinds);
 }
 
 static int cmd_job(const cli_args *a) {

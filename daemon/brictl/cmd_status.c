@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd_client.h"
+#include "bri/util.h"
 
 static int cmd_status(const cli_args *a) {
   cli_client c;
@@ -17,11 +18,21 @@ static int cmd_status(const cli_args *a) {
     json_decref(s);
     return CLI_OK;
   }
-  char up[32];
-  cli_fmt_duration(cli_int(s, "uptime_seconds") * 1000, up, sizeof up);
+  /* "running for" the uptime; "draining for" the time since the drain began */
+  char up[32], since[48];
+  json_t *drain = json_object_get(s, "draining_since");
+  if (json_is_integer(drain))
+    cli_fmt_duration(bri_now_ms() - json_integer_value(drain), up, sizeof up);
+  else
+    cli_fmt_duration(cli_int(s, "uptime_seconds") * 1000, up, sizeof up);
+  cli_fmt_time(json_object_get(s, "started_at"), since, sizeof since);
   json_t *cfg = json_object_get(s, "config");
-  printf("brid %s (pid %lld) %s for %s; config %s\n", cli_str(s, "version"), cli_int(s, "pid"), cli_str(s, "state"),
-         up, json_is_string(cfg) ? json_string_value(cfg) : "(built-in defaults)");
+  printf("brid %s (pid %lld) %s for %s (started %s); config %s\n", cli_str(s, "version"), cli_int(s, "pid"),
+         cli_str(s, "state"), up, since, json_is_string(cfg) ? json_string_value(cfg) : "(built-in defaults)");
+  size_t k;
+  json_t *u;
+  json_array_foreach(json_object_get(s, "unreadable_tables"), k, u)
+    printf("unreadable: %s: %s\n", cli_str(u, "table"), cli_str(u, "error"));
   json_t *t = json_object_get(s, "tables"), *w = json_object_get(s, "workers"), *j = json_object_get(s, "jobs");
   printf("tables:  %lld watched (%lld paused, %lld inotify watches)\n", cli_int(t, "watched"), cli_int(t, "paused"),
          cli_int(t, "inotify_watches"));
@@ -50,8 +61,9 @@ const cli_cmd CMD_STATUS = {
     .name = "status",
     .args = "",
     .summary = "brid's state, workers, queue and running jobs",
-    .about = "Shows what brid is doing: its state and uptime, the tables it watches, busy workers, "
-             "jobs by state, and each running job with its progress.",
+    .about = "Shows what brid is doing: its state (running; degraded when a table it watches cannot be "
+             "read, each such table listed; draining while it stops) and for how long, the tables it "
+             "watches, busy workers, jobs by state, and each running job with its progress.",
     .flags = CLI_CMD_DAEMON | CLI_CMD_JSON,
     .run = cmd_status,
 };

@@ -15,14 +15,13 @@ static const cli_opt OPTS[] = {
     {0},
 };
 
+/* brid's word for the table's state (svc_api.c), with the job's id or the
+ * number of queued jobs where there is one. */
 static void state_of(const json_t *t, char *out, size_t cap) {
-  if (!json_is_true(json_object_get(t, "present"))) snprintf(out, cap, "gone");
-  else if (json_is_integer(json_object_get(t, "running_job")))
-    snprintf(out, cap, "job %lld", cli_int(t, "running_job"));
-  else if (json_is_true(json_object_get(t, "paused"))) snprintf(out, cap, "paused");
-  else if (cli_int(t, "queued_jobs")) snprintf(out, cap, "%lld queued", cli_int(t, "queued_jobs"));
-  else if (json_is_string(json_object_get(t, "check_error"))) snprintf(out, cap, "unreadable");
-  else snprintf(out, cap, "idle");
+  const char *st = cli_str(t, "state");
+  if (!strcmp(st, "running")) snprintf(out, cap, "job %lld", cli_int(t, "running_job"));
+  else if (!strcmp(st, "queued")) snprintf(out, cap, "%lld queued", cli_int(t, "queued_jobs"));
+  else snprintf(out, cap, "%s", st);
 }
 
 static void detail(const json_t *t) {
@@ -31,9 +30,15 @@ static void detail(const json_t *t) {
   printf("table:            %s (id %lld)\n", cli_str(t, "root"), cli_int(t, "id"));
   printf("state:            %s%s%s\n", st, json_is_true(json_object_get(t, "paused_by_config")) ? " (paused by the configuration)" : "",
          json_is_true(json_object_get(t, "watching")) ? ", watched" : ", not watched (sweep only)");
+  if (!strcmp(cli_str(t, "state"), "pending"))
+    printf("                  the latest version has work and no job is queued%s\n",
+           json_is_false(json_object_get(t, "auto_compact")) ? " (auto_compact = no: brictl compact TABLE)" : "");
   json_t *v = json_object_get(t, "latest_version");
-  if (json_is_integer(v)) printf("version:          %lld, %lld fragments%s\n", cli_int(t, "latest_version"),
-                                 cli_int(t, "fragments"), json_is_true(json_object_get(t, "has_work")) ? ", has work" : "");
+  if (json_is_integer(v) && json_is_integer(json_object_get(t, "fragments")))
+    printf("version:          %lld, %lld fragments%s\n", cli_int(t, "latest_version"), cli_int(t, "fragments"),
+           json_is_true(json_object_get(t, "has_work")) ? ", has work" : "");
+  else if (json_is_integer(v))
+    printf("version:          %lld (not read yet)\n", cli_int(t, "latest_version"));
   cli_fmt_time(json_object_get(t, "last_compaction_at"), buf, sizeof buf);
   printf("last compaction:  %s\n", buf);
   cli_fmt_time(json_object_get(t, "last_cleanup_at"), buf, sizeof buf);
@@ -52,7 +57,7 @@ static void detail(const json_t *t) {
     const char *k;
     json_t *x;
     json_object_foreach(p, k, x) {
-      char *s = json_dumps(x, JSON_ENCODE_ANY);
+      char *s = json_dumps(x, JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
       printf("  %-32s %s\n", k, s ? s : "?");
       free(s);
     }
@@ -85,7 +90,7 @@ static int cmd_tables(const cli_args *a) {
     detail(res);
   } else {
     json_t *ts = json_object_get(res, "tables");
-    printf("%-4s %-9s %-6s %-11s %-19s %10s %10s  %s\n", "ID", "VERSION", "FRAGS", "STATE", "LAST COMPACTION", "WRITTEN",
+    printf("%-4s %-9s %-6s %-11s %-25s %10s %10s  %s\n", "ID", "VERSION", "FRAGS", "STATE", "LAST COMPACTION", "WRITTEN",
            "REUSED", "TABLE");
     size_t i;
     json_t *t;
@@ -99,7 +104,7 @@ static int cmd_tables(const cli_args *a) {
       else snprintf(ver, sizeof ver, "-");
       if (json_is_integer(json_object_get(t, "fragments"))) snprintf(fr, sizeof fr, "%lld", cli_int(t, "fragments"));
       else snprintf(fr, sizeof fr, "-");
-      printf("%-4lld %-9s %-6s %-11s %-19s %10s %10s  %s\n", cli_int(t, "id"), ver, fr, st, when, w, r, cli_str(t, "root"));
+      printf("%-4lld %-9s %-6s %-11s %-25s %10s %10s  %s\n", cli_int(t, "id"), ver, fr, st, when, w, r, cli_str(t, "root"));
       if (json_is_string(json_object_get(t, "last_error")))
         printf("     last error: %s\n", cli_str(t, "last_error"));
     }

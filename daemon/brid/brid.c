@@ -86,7 +86,7 @@ static int check_config(const svc_config *c) {
       warnings++;
     }
   json_t *j = svc_config_to_json(c);
-  json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
   fputc('\n', stdout);
   json_decref(j);
   fprintf(stderr, "brid: configuration OK%s%s%s\n", c->file ? " (" : " (built-in defaults and flags", c->file ? c->file : "",

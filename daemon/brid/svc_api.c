@@ -115,19 +115,31 @@ json_t *svc_api_job_json(brid *d, const bri_jobs_job *j, int full) {
   return o;
 }
 
-static brid_table *registry(brid *d, const char *root) {
-  bri_strmap_entry *e = bri_strmap_get(&d->by_root, root);
-  return e ? d->tables[e->a] : NULL;
+/* One word for a table's state, most urgent first: gone (no longer
+ * watched), running (a job), unreadable (the last check could not read
+ * it), paused, queued (a job waits), pending (the latest version has work
+ * but no job is queued: auto_compact is off, or a dry run planned it),
+ * idle. */
+static const char *table_state(const brid_table *t, const bri_jobs_table *row) {
+  if (!t || !t->present) return "gone";
+  if (row->running_job) return "running";
+  if (t->check_error) return "unreadable";
+  if (row->paused) return "paused";
+  if (row->queued_jobs) return "queued";
+  if (t->has_work) return "pending";
+  return "idle";
 }
 
 static json_t *table_json(brid *d, const bri_jobs_table *row) {
-  brid_table *t = registry(d, row->root);
+  brid_table *t = svc_watch_find_known(d, row->root);
   json_t *o = json_pack("{s:I, s:s, s:b, s:b, s:b, s:b}", "id", (json_int_t)row->id, "root", row->root, "present",
                         t && t->present, "watching", t && t->watching, "paused", row->paused != 0,
                         "paused_by_config", t && t->paused_by_config);
+  json_object_set_new(o, "state", json_string(table_state(t, row)));
+  json_object_set_new(o, "auto_compact", json_boolean(!t || t->policy.auto_compact));
   json_object_set_new(o, "latest_version", t && t->has_latest ? json_integer((json_int_t)t->latest_version) : json_null());
   json_object_set_new(o, "seen_version", row->has_seen_version ? json_integer((json_int_t)row->last_seen_version) : json_null());
-  json_object_set_new(o, "fragments", t && t->has_latest ? json_integer((json_int_t)t->fragments) : json_null());
+  json_object_set_new(o, "fragments", t && t->loaded ? json_integer((json_int_t)t->fragments) : json_null());
   json_object_set_new(o, "has_work", json_boolean(t && t->has_work));
   json_object_set_new(o, "check_error", str_or_null(t ? t->check_error : NULL));
   json_object_set_new(o, "last_check_at", ms_or_null(t ? t->last_check_ms : 0));
@@ -157,11 +169,17 @@ static json_t *m_status(call *c) {
   bri_jobs_table *rows = NULL;
   size_t n = 0;
   if (bri_jobs_table_list(d->store, &rows, &n, &err)) return store_fail(c->e, &err);
+  /* a table brid cannot read makes the daemon degraded, as a failed unit
+   * makes systemd's state degraded: running, but not doing all its work */
+  json_t *unreadable = json_array();
   for (size_t i = 0; i < n; i++) {
-    brid_table *t = registry(d, rows[i].root);
+    brid_table *t = svc_watch_find_known(d, rows[i].root);
     if (t && t->present) {
       present++;
       paused += rows[i].paused != 0;
+      if (t->check_error)
+        json_array_append_new(unreadable, json_pack("{s:s, s:s, s:o}", "table", t->root, "error", t->check_error,
+                                                     "since", ms_or_null(t->last_check_ms)));
     }
   }
   bri_jobs_table_list_free(rows, n);
@@ -169,10 +187,13 @@ static json_t *m_status(call *c) {
   for (int s = 1; s <= BRI_JOB_NSTATES; s++)
     json_object_set_new(jobs, bri_job_state_name(s), json_integer((json_int_t)counts[s]));
   int64_t now = bri_now_ms();
+  const char *state = d->draining ? "draining" : json_array_size(unreadable) ? "degraded" : "running";
   json_t *o = json_pack("{s:s, s:i, s:s, s:I, s:I, s:o, s:s, s:s}", "version", BRID_VERSION, "pid", (int)getpid(),
-                        "state", d->draining ? "draining" : "running", "started_at", (json_int_t)d->started_ms,
+                        "state", state, "started_at", (json_int_t)d->started_ms,
                         "uptime_seconds", (json_int_t)((now - d->started_ms) / 1000), "config",
                         str_or_null(d->cfg.file), "socket", d->cfg.socket_path, "store", d->cfg.state_path);
+  json_object_set_new(o, "draining_since", ms_or_null(d->draining ? d->draining_ms : 0));
+  json_object_set_new(o, "unreadable_tables", unreadable);
   json_object_set_new(o, "workers", json_pack("{s:i, s:i}", "total", svc_pool_size(d->pool), "busy",
                                               svc_pool_size(d->pool) - svc_pool_idle(d->pool)));
   json_object_set_new(o, "tables", json_pack("{s:I, s:I, s:I}", "watched", (json_int_t)present, "paused",
@@ -195,7 +216,7 @@ static json_t *m_tables_list(call *c) {
   if (bri_jobs_table_list(c->d->store, &rows, &n, &err)) return store_fail(c->e, &err);
   json_t *a = json_array();
   for (size_t i = 0; i < n; i++) {
-    brid_table *t = registry(c->d, rows[i].root);
+    brid_table *t = svc_watch_find_known(c->d, rows[i].root);
     if (all || (t && t->present)) json_array_append_new(a, table_json(c->d, &rows[i]));
   }
   bri_jobs_table_list_free(rows, n);
@@ -410,6 +431,7 @@ static json_t *m_reload(call *c) {
 }
 
 static json_t *m_metrics(call *c) {
+  if (c->r->json) return json_pack("{s:s, s:o}", "content_type", "application/json", "families", svc_metrics_json(c->d));
   char *text = svc_metrics_text(c->d);
   if (!text) return fail(c->e, RPC_INTERNAL_ERROR, "out of memory");
   json_t *o = json_pack("{s:s, s:s}", "content_type", "text/plain; version=0.0.4", "text", text);
@@ -429,6 +451,14 @@ static json_t *(*const METHODS[])(call *c) = {
 json_t *svc_api_call(brid *d, const rpc_req *req, const svc_peer *peer, int *code, char *msg, size_t cap) {
   svc_request r;
   if ((*code = svc_request_check(req, &r, msg, cap)) != 0) return NULL;
+  if (peer->readonly && !rpc_method_reads_only(req->method)) {
+    svc_request_clear(&r);
+    snprintf(msg, cap, "%s changes brid's work: it needs the control socket (%s); this one (%s) is read-only",
+             req->method, d->cfg.socket_path, d->cfg.readonly_socket);
+    *code = RPC_DENIED;
+    return NULL;
+  }
+  svc_pool_collect(d->pool); /* a job seen to have ended shows its table's new state */
   api_err e = {0};
   call c = {.d = d, .peer = peer, .r = &r, .e = &e};
   json_t *res = METHODS[r.method](&c);

@@ -27,6 +27,7 @@
 #define BRI_SVC_API_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -37,6 +38,7 @@ typedef struct svc_peer {
   uid_t uid;
   gid_t gid;
   pid_t pid;
+  bool readonly; /* came through the read-only socket: rpc_method_reads_only methods only */
 } svc_peer;
 
 /* Runs req. Returns the result (owned by the caller), or NULL with *code

@@ -27,6 +27,7 @@
 #include <sys/un.h>
 
 #include "bri/util.h"
+#include "rpc/rpc_proto.h"
 #include "svc_log.h"
 
 /* ------------------------------------------------------------------ keys */
@@ -63,6 +64,8 @@ static const key KEYS[] = {
     D("socket", T_PATH, socket_path, 0, 0),
     D("socket_mode", T_MODE, socket_mode, 0, 0777),
     D("socket_group", T_GROUP, socket_group, 0, 0),
+    D("readonly_socket", T_PATH, readonly_socket, 0, 0),
+    D("readonly_group", T_GROUP, readonly_group, 0, 0),
     D("state", T_PATH, state_path, 0, 0),
     D("workers", T_INT, workers, 1, 64),
     D("debounce", T_DUR, debounce_sec, 0, 86400),
@@ -150,6 +153,7 @@ void svc_config_free(svc_config *c) {
   for (size_t i = 0; i < c->n_roots; i++) free(c->roots[i]);
   free(c->roots);
   free(c->socket_path), free(c->socket_group), free(c->state_path);
+  free(c->readonly_socket), free(c->readonly_group);
   for (size_t i = 0; i < c->n_sections; i++) free(c->sections[i].pattern), free(c->sections[i].canonical);
   free(c->sections);
   memset(c, 0, sizeof *c);
@@ -482,6 +486,18 @@ out:
   return rc;
 }
 
+/* A group name or number into *gid; nothing when name is NULL. */
+static int resolve_group(const char *setting, const char *name, gid_t *gid, bri_error *err) {
+  if (!name) return 0;
+  struct group g, *res = NULL;
+  char buf[16384];
+  uint64_t n;
+  if (parse_u64(name, &n) && n < (uint64_t)INT32_MAX) *gid = (gid_t)n;
+  else if (getgrnam_r(name, &g, buf, sizeof buf, &res) == 0 && res) *gid = res->gr_gid;
+  else return bri_error_set(err, BRI_EINVAL, "%s: no group named \"%s\"", setting, name);
+  return 0;
+}
+
 static int validate(svc_config *c, bri_error *err) {
   if (c->n_roots == 0)
     return bri_error_set(err, BRI_EINVAL, "no table root configured: give --root DIR or root = DIR in [daemon]");
@@ -493,23 +509,26 @@ static int validate(svc_config *c, bri_error *err) {
   if (strlen(c->socket_path) >= sizeof sa.sun_path)
     return bri_error_set(err, BRI_EINVAL, "socket: \"%s\" is longer than a Unix socket path can be (%zu bytes)",
                          c->socket_path, sizeof sa.sun_path - 1);
-  if (c->socket_group) {
-    struct group g, *res = NULL;
-    char buf[16384];
-    uint64_t gid;
-    if (parse_u64(c->socket_group, &gid) && gid < (uint64_t)INT32_MAX) {
-      c->socket_gid = (gid_t)gid;
-    } else if (getgrnam_r(c->socket_group, &g, buf, sizeof buf, &res) == 0 && res) {
-      c->socket_gid = res->gr_gid;
-    } else {
-      return bri_error_set(err, BRI_EINVAL, "socket_group: no group named \"%s\"", c->socket_group);
-    }
+  if (!c->readonly_socket) {
+    char ro[sizeof sa.sun_path + 8];
+    rpc_readonly_socket(c->socket_path, ro, sizeof ro);
+    if (!(c->readonly_socket = strdup(ro))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   }
+  if (strlen(c->readonly_socket) >= sizeof sa.sun_path)
+    return bri_error_set(err, BRI_EINVAL, "readonly_socket: \"%s\" is longer than a Unix socket path can be (%zu bytes)",
+                         c->readonly_socket, sizeof sa.sun_path - 1);
+  if (!strcmp(c->readonly_socket, c->socket_path))
+    return bri_error_set(err, BRI_EINVAL, "readonly_socket: the same path as socket (%s)", c->socket_path);
+  int rc;
+  if ((rc = resolve_group("socket_group", c->socket_group, &c->socket_gid, err)) ||
+      (rc = resolve_group("readonly_group", c->readonly_group, &c->readonly_gid, err)))
+    return rc;
   /* the settings are shown as JSON (--check-config, status), which holds only UTF-8 */
   for (size_t i = 0; i < c->n_roots; i++)
     if (!utf8_ok(c->roots[i])) return bri_error_set(err, BRI_EINVAL, "root %zu: the path is not UTF-8 text", i + 1);
-  if (!utf8_ok(c->socket_path) || !utf8_ok(c->state_path) || !utf8_ok(c->socket_group))
-    return bri_error_set(err, BRI_EINVAL, "socket, state or socket_group: not UTF-8 text");
+  if (!utf8_ok(c->socket_path) || !utf8_ok(c->state_path) || !utf8_ok(c->socket_group) ||
+      !utf8_ok(c->readonly_socket) || !utf8_ok(c->readonly_group))
+    return bri_error_set(err, BRI_EINVAL, "socket, state, socket_group, readonly_socket or readonly_group: not UTF-8 text");
   for (size_t i = 0; i < c->n_sections; i++)
     if (!utf8_ok(c->sections[i].canonical))
       return bri_error_set(err, BRI_EINVAL, "[table %s]: its real path is not UTF-8 text", c->sections[i].pattern);
@@ -607,21 +626,28 @@ void svc_config_policy_for(const svc_config *c, const char *root, svc_policy *ou
   }
 }
 
+/* A duration as the configuration writes it ("7d", "30s"). */
+static json_t *dur(int64_t seconds) {
+  char buf[48];
+  bri_duration_format(seconds, buf, sizeof buf);
+  return json_string(buf);
+}
+
 json_t *svc_policy_to_json(const svc_policy *p) {
   const bri_compact_options *o = &p->compact;
   const bri_cleanup_policy *c = &p->cleanup;
   return json_pack(
-      "{s:s, s:b, s:b, s:o, s:I, s:b, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "strategy",
+      "{s:s, s:b, s:b, s:o, s:I, s:b, s:f, s:f, s:I, s:I, s:I, s:I, s:o, s:o, s:I, s:o, s:f}", "strategy",
       bri_strategy_name(p->strategy), "auto_compact", p->auto_compact, "paused", p->paused, "debounce",
-      p->debounce_sec < 0 ? json_null() : json_integer(p->debounce_sec), "target_rows_per_fragment",
+      p->debounce_sec < 0 ? json_null() : dur(p->debounce_sec), "target_rows_per_fragment",
       (json_int_t)o->target_rows_per_fragment, "materialize_deletions", o->materialize_deletions,
       "materialize_deletions_threshold", o->materialize_deletions_threshold, "repack_threshold",
       o->repack_threshold, "max_source_fragments", (json_int_t)o->max_source_fragments,
       "max_source_rows", (json_int_t)o->max_source_rows, "max_source_bytes",
       (json_int_t)o->max_source_bytes, "batch_rows", (json_int_t)p->batch_rows, "cleanup_interval",
-      (json_int_t)p->cleanup_interval_sec, "cleanup_older_than", (json_int_t)c->older_than_sec,
+      dur(p->cleanup_interval_sec), "cleanup_older_than", dur(c->older_than_sec),
       "cleanup_retain_versions", (json_int_t)c->retain_versions, "cleanup_grace",
-      (json_int_t)c->grace_sec, "cleanup_max_deletes_per_sec", c->max_deletes_per_sec);
+      dur(c->grace_sec), "cleanup_max_deletes_per_sec", c->max_deletes_per_sec);
 }
 
 json_t *svc_config_to_json(const svc_config *c) {
@@ -641,18 +667,20 @@ json_t *svc_config_to_json(const svc_config *c) {
   }
   char mode[8];
   snprintf(mode, sizeof mode, "%04o", c->socket_mode);
-  return json_pack("{s:o, s:o, s:s, s:s, s:o, s:s, s:i, s:I, s:I, s:i, s:I, s:I, s:i, s:I, s:I, s:s, s:i, s:I, s:I, s:I, s:I, s:o, s:o}",
+  return json_pack("{s:o, s:o, s:s, s:s, s:o, s:s, s:o, s:s, s:i, s:o, s:o, s:i, s:o, s:I, s:i, s:o, s:o, s:s, s:i, s:o, s:o, s:o, s:I, s:o, s:o}",
                    "file", c->file ? json_string(c->file) : json_null(), "roots", roots, "socket",
                    c->socket_path, "socket_mode", mode, "socket_group",
-                   c->socket_group ? json_string(c->socket_group) : json_null(), "state", c->state_path,
-                   "workers", c->workers, "debounce", (json_int_t)c->debounce_sec, "sweep_interval",
-                   (json_int_t)c->sweep_sec, "discovery_depth", c->discovery_depth, "drain_timeout",
-                   (json_int_t)c->drain_sec, "max_request_bytes", (json_int_t)c->max_request_bytes,
+                   c->socket_group ? json_string(c->socket_group) : json_null(), "readonly_socket",
+                   c->readonly_socket, "readonly_group",
+                   c->readonly_group ? json_string(c->readonly_group) : json_null(), "state", c->state_path,
+                   "workers", c->workers, "debounce", dur(c->debounce_sec), "sweep_interval",
+                   dur(c->sweep_sec), "discovery_depth", c->discovery_depth, "drain_timeout",
+                   dur(c->drain_sec), "max_request_bytes", (json_int_t)c->max_request_bytes,
                    "max_connections", c->max_connections, "request_timeout",
-                   (json_int_t)c->request_timeout_sec, "idle_timeout", (json_int_t)c->idle_timeout_sec,
+                   dur(c->request_timeout_sec), "idle_timeout", dur(c->idle_timeout_sec),
                    "log_level", svc_log_level_name(c->log_level),
-                   "max_attempts", c->max_attempts, "retry_base", (json_int_t)c->retry_base_sec,
-                   "retry_max", (json_int_t)c->retry_max_sec, "history_max_age",
-                   (json_int_t)c->history_max_age_sec, "history_max_rows", (json_int_t)c->history_max_rows,
+                   "max_attempts", c->max_attempts, "retry_base", dur(c->retry_base_sec),
+                   "retry_max", dur(c->retry_max_sec), "history_max_age",
+                   dur(c->history_max_age_sec), "history_max_rows", (json_int_t)c->history_max_rows,
                    "defaults", svc_policy_to_json(&c->defaults), "tables", sections);
 }

@@ -56,6 +56,9 @@ typedef struct svc_config {
   unsigned socket_mode;
   char *socket_group; /* NULL: only brid's user (and root) may connect */
   gid_t socket_gid;   /* resolved from socket_group */
+  char *readonly_socket; /* the read-only socket (default: rpc_readonly_socket of socket_path) */
+  char *readonly_group;  /* NULL: any local user may use the read-only socket */
+  gid_t readonly_gid;
   char *state_path;
   int workers;
   int64_t debounce_sec, sweep_sec, drain_sec;

@@ -58,13 +58,21 @@ typedef struct conn {
   struct conn *prev, *next;
 } conn;
 
+/* One listening socket: the control socket, or the read-only one. */
+typedef struct listener {
+  uv_pipe_t pipe;
+  svc_control *ctl;
+  bool readonly;
+  bool listening, open; /* open: the handle needs closing */
+  char *path;
+} listener;
+
 struct svc_control {
   brid *d;
-  uv_pipe_t server;
+  listener srv[2]; /* [0] control, [1] read-only */
   uv_timer_t sweep;
   uv_idle_t turn;
-  bool listening, handles;
-  char *path;
+  bool handles;
   conn *conns;
   size_t n_conns; /* in the list (closing ones until their close callback) */
   size_t n_slots; /* connections holding a slot */
@@ -370,7 +378,7 @@ static void refuse_without_fds(svc_control *ctl, int status) {
   }
   close(ctl->reserve_fd);
   uv_os_fd_t lfd;
-  int fd = uv_fileno((uv_handle_t *)&ctl->server, &lfd) == 0
+  int fd = uv_fileno((uv_handle_t *)&ctl->srv[0].pipe, &lfd) == 0
                ? accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)
                : -1;
   if (fd >= 0) {
@@ -382,26 +390,34 @@ static void refuse_without_fds(svc_control *ctl, int status) {
   ctl->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
-/* SO_PEERCRED, and SO_PEERGROUPS for supplementary groups (Linux 4.13+;
- * without it only the primary group counts). */
-static bool peer_allowed(const brid *d, int fd, svc_peer *p) {
-  struct ucred cr;
-  socklen_t l = sizeof cr;
-  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) != 0) return false;
-  p->uid = cr.uid, p->gid = cr.gid, p->pid = cr.pid;
-  if (cr.uid == geteuid() || cr.uid == 0) return true;
-  if (!d->cfg.socket_group) return false;
-  if (cr.gid == d->cfg.socket_gid) return true;
+static bool in_group(int fd, gid_t primary, gid_t gid) {
+  if (primary == gid) return true;
   gid_t groups[256];
   socklen_t gl = sizeof groups;
   if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &gl) == 0)
     for (size_t i = 0; i < gl / sizeof(gid_t); i++)
-      if (groups[i] == d->cfg.socket_gid) return true;
+      if (groups[i] == gid) return true;
   return false;
 }
 
+/* SO_PEERCRED, and SO_PEERGROUPS for supplementary groups (Linux 4.13+;
+ * without it only the primary group counts). The control socket admits
+ * brid's user, root and socket_group; the read-only socket those and
+ * readonly_group, or anyone when no readonly_group is set. */
+static bool peer_allowed(const brid *d, int fd, bool readonly, svc_peer *p) {
+  struct ucred cr;
+  socklen_t l = sizeof cr;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) != 0) return false;
+  p->uid = cr.uid, p->gid = cr.gid, p->pid = cr.pid;
+  p->readonly = readonly;
+  if (cr.uid == geteuid() || cr.uid == 0) return true;
+  if (d->cfg.socket_group && in_group(fd, cr.gid, d->cfg.socket_gid)) return true;
+  return readonly && (!d->cfg.readonly_group || in_group(fd, cr.gid, d->cfg.readonly_gid));
+}
+
 static void on_connection(uv_stream_t *server, int status) {
-  svc_control *ctl = server->data;
+  listener *ls = server->data;
+  svc_control *ctl = ls->ctl;
   brid *d = ctl->d;
   if (status == UV_EMFILE || status == UV_ENFILE) {
     refuse_without_fds(ctl, status);
@@ -428,13 +444,16 @@ static void on_connection(uv_stream_t *server, int status) {
     return;
   }
   uv_os_fd_t fd;
-  if (uv_fileno((uv_handle_t *)&c->pipe, &fd) != 0 || !peer_allowed(d, fd, &c->peer)) {
+  if (uv_fileno((uv_handle_t *)&c->pipe, &fd) != 0 || !peer_allowed(d, fd, ls->readonly, &c->peer)) {
     d->n_peers_refused++;
-    log_warn("control: refused peer uid %u gid %u pid %d: not brid's user%s", (unsigned)c->peer.uid,
-             (unsigned)c->peer.gid, (int)c->peer.pid, d->cfg.socket_group ? " nor in socket_group" : "");
-    refuse(c, rpc_error(NULL, RPC_DENIED, "permission denied: uid %u is not brid's user (uid %u)%s%s",
+    const char *g = ls->readonly ? d->cfg.readonly_group : d->cfg.socket_group;
+    log_warn("control: refused peer uid %u gid %u pid %d on the %s socket: not brid's user%s%s", (unsigned)c->peer.uid,
+             (unsigned)c->peer.gid, (int)c->peer.pid, ls->readonly ? "read-only" : "control",
+             d->cfg.socket_group ? " nor in socket_group" : "", ls->readonly && g ? " nor in readonly_group" : "");
+    refuse(c, rpc_error(NULL, RPC_DENIED, "permission denied: uid %u is not brid's user (uid %u)%s%s%s%s",
                         (unsigned)c->peer.uid, (unsigned)geteuid(), d->cfg.socket_group ? " and not in group " : "",
-                        d->cfg.socket_group ? d->cfg.socket_group : ""));
+                        d->cfg.socket_group ? d->cfg.socket_group : "", ls->readonly && g ? " nor in group " : "",
+                        ls->readonly && g ? g : ""));
     return;
   }
   size_t limit = (size_t)d->cfg.max_connections;
@@ -508,31 +527,29 @@ static size_t open_fds(void) {
   return n > 0 ? n - 1 : 0; /* not the one reading the directory */
 }
 
-int svc_control_open(brid *d, svc_control **out, bri_error *err) {
-  *out = NULL;
-  const char *path = d->cfg.socket_path;
+/* Binds, sets the mode and group, and listens. */
+static int listen_on(svc_control *c, listener *ls, const char *path, bool readonly, unsigned mode, const char *group,
+                     gid_t gid, bri_error *err) {
+  brid *d = c->d;
   int rc = clear_stale(path, err);
   if (rc) return rc;
-  svc_control *c = calloc(1, sizeof *c);
-  if (!c || !(c->path = strdup(path))) {
-    free(c);
-    return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  }
-  c->d = d;
-  c->reserve_fd = -1;
-  uv_pipe_init(&d->loop, &c->server, 0);
-  c->server.data = c;
-  int e = uv_pipe_bind(&c->server, path);
+  ls->ctl = c;
+  ls->readonly = readonly;
+  if (!(ls->path = strdup(path))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  uv_pipe_init(&d->loop, &ls->pipe, 0);
+  ls->pipe.data = ls;
+  ls->open = true;
+  int e = uv_pipe_bind(&ls->pipe, path);
   if (!e) {
     /* until chmod, the umask applies (brid's unit sets 0077: owner only) */
-    if (chmod(path, d->cfg.socket_mode) != 0) {
+    if (chmod(path, mode) != 0) {
       rc = bri_error_errno(err, "chmod", path);
-    } else if (d->cfg.socket_group && chown(path, (uid_t)-1, d->cfg.socket_gid) != 0) {
-      rc = bri_error_errno(err, "chown (socket_group)", path);
+    } else if (group && chown(path, (uid_t)-1, gid) != 0) {
+      rc = bri_error_errno(err, readonly ? "chown (readonly_group)" : "chown (socket_group)", path);
     } else {
       /* room for bursts: a client connecting without blocking gets EAGAIN
        * when the backlog is full, and refusals are quick anyway */
-      e = uv_listen((uv_stream_t *)&c->server, 256, on_connection);
+      e = uv_listen((uv_stream_t *)&ls->pipe, 256, on_connection);
     }
   }
   if (e && !rc) {
@@ -543,12 +560,28 @@ int svc_control_open(brid *d, svc_control **out, bri_error *err) {
     rc = bri_error_set(err, BRI_EIO, "cannot listen on %s: %s%s%s", path, uv_strerror(e),
                        e == UV_ENOENT ? ": no directory " : "", e == UV_ENOENT ? dir : "");
   }
+  if (!rc) ls->listening = true;
+  return rc;
+}
+
+int svc_control_open(brid *d, svc_control **out, bri_error *err) {
+  *out = NULL;
+  svc_control *c = calloc(1, sizeof *c);
+  if (!c) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  c->d = d;
+  c->reserve_fd = -1;
+  *out = c; /* on failure freed by the caller after the loop closes the handles */
+  int rc = listen_on(c, &c->srv[0], d->cfg.socket_path, false, d->cfg.socket_mode, d->cfg.socket_group,
+                     d->cfg.socket_gid, err);
+  /* the read-only socket: anyone may connect when no readonly_group is
+   * set; the credential check decides the rest */
+  if (!rc)
+    rc = listen_on(c, &c->srv[1], d->cfg.readonly_socket, true, d->cfg.readonly_group ? 0660 : 0666,
+                   d->cfg.readonly_group, d->cfg.readonly_gid, err);
   if (rc) {
-    uv_close((uv_handle_t *)&c->server, on_server_closed);
-    *out = c; /* freed by the caller after the loop closes the handle */
+    svc_control_close(c);
     return rc;
   }
-  c->listening = true;
   uv_timer_init(&d->loop, &c->sweep);
   c->sweep.data = c;
   uv_idle_init(&d->loop, &c->turn);
@@ -565,16 +598,17 @@ int svc_control_open(brid *d, svc_control **out, bri_error *err) {
     log_warn("control: the open-file limit (%llu, %zu in use) leaves room for %zu control connections, fewer than "
              "max_connections = %d (raise LimitNOFILE= or ulimit -n)",
              (unsigned long long)c->nofile, used, c->fd_slots, d->cfg.max_connections);
-  *out = c;
   return 0;
 }
 
 void svc_control_close(svc_control *c) {
   if (!c) return;
-  if (c->listening) {
-    uv_close((uv_handle_t *)&c->server, on_server_closed);
-    c->listening = false;
-    unlink(c->path);
+  for (int i = 0; i < 2; i++) {
+    listener *ls = &c->srv[i];
+    if (ls->open) uv_close((uv_handle_t *)&ls->pipe, on_server_closed);
+    /* only a socket this daemon listened on is its to remove */
+    if (ls->listening) unlink(ls->path);
+    ls->open = ls->listening = false;
   }
   if (c->handles) {
     uv_close((uv_handle_t *)&c->sweep, on_server_closed);
@@ -588,7 +622,8 @@ void svc_control_close(svc_control *c) {
 
 void svc_control_free(svc_control *c) {
   if (!c) return;
-  free(c->path);
+  free(c->srv[0].path);
+  free(c->srv[1].path);
   free(c);
 }
 

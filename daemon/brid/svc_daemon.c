@@ -97,6 +97,7 @@ void svc_daemon_shutdown(brid *d) {
     return;
   }
   d->draining = true;
+  d->draining_ms = bri_now_ms();
   svc_notify_stopping();
   int busy = svc_pool_size(d->pool) - svc_pool_idle(d->pool);
   log_notice("stopping: %d job(s) running%s", busy, busy ? "; waiting for them (drain_timeout)" : "");
@@ -155,6 +156,8 @@ int svc_daemon_reload(brid *d, json_t **changes, bri_error *err) {
   if (oc->workers != nc.workers) json_array_append_new(restart, json_string("workers"));
   if (oc->socket_mode != nc.socket_mode) json_array_append_new(restart, json_string("socket_mode"));
   if (str_differs(oc->socket_group, nc.socket_group)) json_array_append_new(restart, json_string("socket_group"));
+  if (str_differs(oc->readonly_socket, nc.readonly_socket)) json_array_append_new(restart, json_string("readonly_socket"));
+  if (str_differs(oc->readonly_group, nc.readonly_group)) json_array_append_new(restart, json_string("readonly_group"));
   if (oc->max_attempts != nc.max_attempts || oc->retry_base_sec != nc.retry_base_sec ||
       oc->retry_max_sec != nc.retry_max_sec)
     json_array_append_new(restart, json_string("max_attempts/retry_base/retry_max"));
@@ -162,6 +165,9 @@ int svc_daemon_reload(brid *d, json_t **changes, bri_error *err) {
   SWAP(nc.state_path, oc->state_path);
   SWAP(nc.socket_group, oc->socket_group);
   nc.socket_gid = oc->socket_gid;
+  SWAP(nc.readonly_socket, oc->readonly_socket);
+  SWAP(nc.readonly_group, oc->readonly_group);
+  nc.readonly_gid = oc->readonly_gid;
   nc.workers = oc->workers;
   nc.socket_mode = oc->socket_mode;
   nc.max_attempts = oc->max_attempts, nc.retry_base_sec = oc->retry_base_sec, nc.retry_max_sec = oc->retry_max_sec;
@@ -170,8 +176,15 @@ int svc_daemon_reload(brid *d, json_t **changes, bri_error *err) {
   for (size_t i = 0; i < nc.n_roots; i++) json_array_append_new(nroots, json_string(nc.roots[i]));
   if (!json_equal(oroots, nroots)) json_object_set(ch, "roots", nroots);
   json_decref(oroots), json_decref(nroots);
-  if (oc->debounce_sec != nc.debounce_sec) json_object_set_new(ch, "debounce", json_integer(nc.debounce_sec));
-  if (oc->sweep_sec != nc.sweep_sec) json_object_set_new(ch, "sweep_interval", json_integer(nc.sweep_sec));
+  char dbuf[48];
+  if (oc->debounce_sec != nc.debounce_sec) {
+    bri_duration_format(nc.debounce_sec, dbuf, sizeof dbuf);
+    json_object_set_new(ch, "debounce", json_string(dbuf));
+  }
+  if (oc->sweep_sec != nc.sweep_sec) {
+    bri_duration_format(nc.sweep_sec, dbuf, sizeof dbuf);
+    json_object_set_new(ch, "sweep_interval", json_string(dbuf));
+  }
   if (oc->log_level != nc.log_level) json_object_set_new(ch, "log_level", json_string(svc_log_level_name(nc.log_level)));
   json_t *op = svc_policy_to_json(&oc->defaults), *np = svc_policy_to_json(&nc.defaults);
   if (!json_equal(op, np)) json_object_set(ch, "defaults", np);

@@ -52,7 +52,9 @@ typedef struct brid_table {
   /* planner checks (svc_watch.c) */
   bool check_running, check_again, check_again_force;
   bool has_latest;
-  uint64_t latest_version, fragments;
+  uint64_t latest_version;
+  bool loaded; /* fragments and has_work are known (a manifest was read) */
+  uint64_t fragments;
   bool has_work;
   bool has_seen;
   uint64_t seen_version; /* mirrors the store's last seen version */
@@ -93,6 +95,7 @@ struct brid {
 
   int64_t started_ms; /* wall clock, ms */
   bool draining;      /* SIGTERM received: no new job starts */
+  int64_t draining_ms;  /* wall clock when the drain began */
   bool drain_cancelled; /* the drain deadline passed and running jobs were asked to stop */
   bool handles_closed;
   int exit_code;

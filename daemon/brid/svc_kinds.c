@@ -113,6 +113,7 @@ static void compact_run(const svc_job *j, svc_opts *o) {
   else
     log_info("job %lld: %s: %s", (long long)j->id, j->root,
              q->dry_run ? "dry run planned" : "nothing to compact");
+  if (rep.version) j->committed(j->user);
   json_t *res = bri_compact_report_json(j->root, q, &rep);
   json_decref(rep.plan);
   j->succeed(j->user, res, written, rep.payload_bytes_reused);
@@ -190,6 +191,7 @@ static void materialize_run(const svc_job *j, svc_opts *o) {
     j->unsucceeded(j->user, rc, &err);
     return;
   }
+  if (rep.commits) j->committed(j->user);
   log_notice("job %lld: materialized %s: %llu data files, %llu links, %llu copies (%.2fs)", (long long)j->id,
              j->root, (unsigned long long)rep.data_files, (unsigned long long)rep.links,
              (unsigned long long)rep.copies, rep.seconds);

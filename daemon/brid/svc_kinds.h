@@ -48,6 +48,9 @@ typedef struct svc_job {
   void (*progress)(void *user, uint64_t rows_done, uint64_t rows_total, uint64_t bytes);
   /* the commit intent (lib/jobs/journal.h): durable before the commit */
   int (*commit_intent)(void *user, const char *txn_uuid, uint64_t read_version, bri_error *err);
+  /* a commit landed: the table's state (version, fragments, work left) is
+   * read again now, so that it shows before the job is seen to end */
+  void (*committed)(void *user);
   /* items done (files of a cleanup), for the progress line */
   void (*count)(void *user, uint64_t items);
   /* ends the job succeeded with result (consumed) and its byte counts;

@@ -1,11 +1,15 @@
-/* svc_metrics.c: Prometheus text for brid (see svc_metrics.h).
+/* svc_metrics.c: brid's metrics (see svc_metrics.h).
  *
+ * The metrics are built once as a list of families (name, type, help, and
+ * samples of labels and a value); the Prometheus text is rendered from
+ * that list and the JSON form is that list, so the two cannot differ.
  * Label values are escaped as the exposition format requires (backslash,
  * double quote, newline); error messages used as labels are cut to 200
  * bytes to bound the series' size. Families:
  *   brid_info, brid_start_time_seconds, brid_workers, brid_workers_busy,
- *   brid_tables, brid_tables_paused, brid_inotify_watches,
+ *   brid_tables, brid_tables_paused, brid_tables_unreadable, brid_inotify_watches,
  *   brid_jobs{state}, brid_queue_depth, brid_running_job_rows_done/_total,
+ *   brid_running_job_bytes_written{job,kind,table},
  *   brid_jobs_finished_total{table,kind,outcome}, brid_job_attempts_total{table,kind,outcome}
  *   brid_job_run_seconds_total{table,kind}, brid_bytes_written_total{table,kind},
  *   brid_bytes_reused_total{table,kind}, brid_table_last_error_timestamp_seconds{table,message},
@@ -24,170 +28,141 @@
 #include "svc_watch.h"
 #include "svc_worker.h"
 
-static void label(FILE *f, const char *s, size_t max) {
-  size_t n = 0;
-  for (; *s && n < max; s++, n++) {
-    if (*s == '\\') fputs("\\\\", f);
-    else if (*s == '"') fputs("\\\"", f);
-    else if (*s == '\n') fputs("\\n", f);
-    else fputc(*s, f);
-  }
+/* ------------------------------------------------------------ building */
+
+/* Appends a family to all and returns its samples (borrowed). */
+static json_t *family(json_t *all, const char *name, const char *type, const char *help) {
+  json_t *samples = json_array();
+  json_array_append_new(all, json_pack("{s:s, s:s, s:s, s:o}", "name", name, "type", type, "help", help, "samples",
+                                       samples));
+  return samples;
 }
 
-static void family(FILE *f, const char *name, const char *type, const char *help) {
-  fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+/* A sample; labels (consumed) may be NULL. */
+static void sample(json_t *samples, json_t *labels, json_t *value) {
+  json_array_append_new(samples, json_pack("{s:o, s:o}", "labels", labels ? labels : json_object(), "value", value));
 }
 
-static brid_table *registry(brid *d, const char *root) {
-  bri_strmap_entry *e = bri_strmap_get(&d->by_root, root);
-  return e ? d->tables[e->a] : NULL;
+static json_t *num(uint64_t v) { return json_integer((json_int_t)v); }
+static json_t *secs(int64_t ms) { return json_real((double)ms / 1000.0); }
+
+static json_t *table_label(const char *root) { return json_pack("{s:s}", "table", root); }
+
+static json_t *cut(const char *s, size_t max) {
+  size_t n = strlen(s) < max ? strlen(s) : max;
+  while (n && n < strlen(s) && ((unsigned char)s[n] & 0xC0) == 0x80) n--; /* whole UTF-8 characters */
+  return json_stringn(s, n);
 }
 
-char *svc_metrics_text(brid *d) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  if (!f) return NULL;
+json_t *svc_metrics_json(brid *d) {
+  json_t *all = json_array(), *f;
   bri_error err;
 
-  family(f, "brid_info", "gauge", "brid's version (always 1).");
-  fprintf(f, "brid_info{version=\"%s\"} 1\n", BRID_VERSION);
-  family(f, "brid_start_time_seconds", "gauge", "When the daemon started, seconds since the epoch.");
-  fprintf(f, "brid_start_time_seconds %.3f\n", (double)d->started_ms / 1000.0);
-  family(f, "brid_workers", "gauge", "Worker threads.");
-  fprintf(f, "brid_workers %d\n", svc_pool_size(d->pool));
-  family(f, "brid_workers_busy", "gauge", "Worker threads running a job.");
-  fprintf(f, "brid_workers_busy %d\n", svc_pool_size(d->pool) - svc_pool_idle(d->pool));
+  f = family(all, "brid_info", "gauge", "brid's version (always 1).");
+  sample(f, json_pack("{s:s}", "version", BRID_VERSION), json_integer(1));
+  f = family(all, "brid_start_time_seconds", "gauge", "When the daemon started, seconds since the epoch.");
+  sample(f, NULL, secs(d->started_ms));
+  f = family(all, "brid_workers", "gauge", "Worker threads.");
+  sample(f, NULL, json_integer(svc_pool_size(d->pool)));
+  f = family(all, "brid_workers_busy", "gauge", "Worker threads running a job.");
+  sample(f, NULL, json_integer(svc_pool_size(d->pool) - svc_pool_idle(d->pool)));
 
   bri_jobs_table *rows = NULL;
   size_t n = 0;
   if (bri_jobs_table_list(d->store, &rows, &n, &err) != 0) rows = NULL, n = 0;
-  size_t present = 0, paused = 0;
+  size_t present = 0, paused = 0, unreadable = 0;
   for (size_t i = 0; i < n; i++) {
-    brid_table *t = registry(d, rows[i].root);
-    if (t && t->present) present++, paused += rows[i].paused != 0;
+    brid_table *t = svc_watch_find_known(d, rows[i].root);
+    if (t && t->present) present++, paused += rows[i].paused != 0, unreadable += t->check_error != NULL;
   }
-  family(f, "brid_tables", "gauge", "Tables watched.");
-  fprintf(f, "brid_tables %zu\n", present);
-  family(f, "brid_tables_paused", "gauge", "Watched tables that are paused.");
-  fprintf(f, "brid_tables_paused %zu\n", paused);
-  family(f, "brid_inotify_watches", "gauge", "Tables with a live inotify watch on _versions/.");
-  fprintf(f, "brid_inotify_watches %zu\n", svc_watch_count_watching(d));
+  sample(family(all, "brid_tables", "gauge", "Tables watched."), NULL, num(present));
+  sample(family(all, "brid_tables_paused", "gauge", "Watched tables that are paused."), NULL, num(paused));
+  sample(family(all, "brid_tables_unreadable", "gauge",
+                "Watched tables whose last check could not read them (status: degraded)."),
+         NULL, num(unreadable));
+  sample(family(all, "brid_inotify_watches", "gauge", "Tables with a live inotify watch on _versions/."), NULL,
+         num(svc_watch_count_watching(d)));
 
   uint64_t counts[BRI_JOB_NSTATES + 1] = {0};
   bri_jobs_count_states(d->store, 0, counts, &err);
-  family(f, "brid_jobs", "gauge", "Jobs in the store by state (finished ones until pruned).");
+  f = family(all, "brid_jobs", "gauge", "Jobs in the store by state (finished ones until pruned).");
   for (int s = 1; s <= BRI_JOB_NSTATES; s++)
-    fprintf(f, "brid_jobs{state=\"%s\"} %llu\n", bri_job_state_name(s), (unsigned long long)counts[s]);
-  family(f, "brid_queue_depth", "gauge", "Queued jobs.");
-  fprintf(f, "brid_queue_depth %llu\n", (unsigned long long)counts[BRI_JOB_QUEUED]);
+    sample(f, json_pack("{s:s}", "state", bri_job_state_name(s)), num(counts[s]));
+  sample(family(all, "brid_queue_depth", "gauge", "Queued jobs."), NULL, num(counts[BRI_JOB_QUEUED]));
 
   json_t *run = svc_pool_running(d->pool);
-  family(f, "brid_running_job_rows_done", "gauge", "Rows written so far by each running job.");
-  size_t i;
-  json_t *r;
-  json_array_foreach(run, i, r) {
-    fprintf(f, "brid_running_job_rows_done{job=\"%lld\",kind=\"%s\",table=\"", (long long)json_integer_value(json_object_get(r, "job")),
-            json_string_value(json_object_get(r, "kind")));
-    label(f, json_string_value(json_object_get(r, "table")), 4096);
-    fprintf(f, "\"} %lld\n", (long long)json_integer_value(json_object_get(json_object_get(r, "progress"), "rows_done")));
-  }
-  family(f, "brid_running_job_rows_total", "gauge", "Rows each running job will write.");
-  json_array_foreach(run, i, r) {
-    fprintf(f, "brid_running_job_rows_total{job=\"%lld\",kind=\"%s\",table=\"", (long long)json_integer_value(json_object_get(r, "job")),
-            json_string_value(json_object_get(r, "kind")));
-    label(f, json_string_value(json_object_get(r, "table")), 4096);
-    fprintf(f, "\"} %lld\n", (long long)json_integer_value(json_object_get(json_object_get(r, "progress"), "rows_total")));
+  static const struct {
+    const char *name, *help, *key;
+  } R[] = {
+      {"brid_running_job_rows_done", "Rows written so far by each running job.", "rows_done"},
+      {"brid_running_job_rows_total", "Rows each running job will write.", "rows_total"},
+      {"brid_running_job_bytes_written", "Bytes written so far by each running job (data and payload).",
+       "bytes_written"},
+  };
+  for (size_t k = 0; k < sizeof R / sizeof R[0]; k++) {
+    f = family(all, R[k].name, "gauge", R[k].help);
+    size_t i;
+    json_t *r;
+    json_array_foreach(run, i, r) {
+      char job[24];
+      snprintf(job, sizeof job, "%lld", (long long)json_integer_value(json_object_get(r, "job")));
+      sample(f, json_pack("{s:s, s:O, s:O}", "job", job, "kind", json_object_get(r, "kind"), "table",
+                          json_object_get(r, "table")),
+             json_integer(json_integer_value(json_object_get(json_object_get(r, "progress"), R[k].key))));
+    }
   }
   json_decref(run);
 
   bri_jobs_stat *st = NULL;
   size_t ns = 0;
   if (bri_jobs_stats(d->store, &st, &ns, &err) != 0) st = NULL, ns = 0;
-#define LBL(k)                                                                                                       \
-  do {                                                                                                               \
-    fputs("table=\"", f);                                                                                            \
-    label(f, st[k].root, 4096);                                                                                      \
-    fprintf(f, "\",kind=\"%s\"", bri_job_kind_name(st[k].kind));                                                     \
-  } while (0)
-  family(f, "brid_jobs_finished_total", "counter", "Finished jobs by outcome.");
+#define LBL(k) json_pack("{s:s, s:s}", "table", st[k].root, "kind", bri_job_kind_name(st[k].kind))
+  f = family(all, "brid_jobs_finished_total", "counter", "Finished jobs by outcome.");
   for (size_t k = 0; k < ns; k++) {
     const char *o[3] = {"succeeded", "failed", "cancelled"};
     uint64_t v[3] = {st[k].succeeded, st[k].failed, st[k].cancelled};
     for (int j = 0; j < 3; j++) {
-      fputs("brid_jobs_finished_total{", f);
-      LBL(k);
-      fprintf(f, ",outcome=\"%s\"} %llu\n", o[j], (unsigned long long)v[j]);
+      json_t *l = LBL(k);
+      json_object_set_new(l, "outcome", json_string(o[j]));
+      sample(f, l, num(v[j]));
     }
   }
-  family(f, "brid_job_attempts_total", "counter", "Attempts that ended in a retry or a crash.");
+  f = family(all, "brid_job_attempts_total", "counter", "Attempts that ended in a retry or a crash.");
   for (size_t k = 0; k < ns; k++) {
-    fputs("brid_job_attempts_total{", f);
-    LBL(k);
-    fprintf(f, ",outcome=\"retried\"} %llu\n", (unsigned long long)st[k].retried);
-    fputs("brid_job_attempts_total{", f);
-    LBL(k);
-    fprintf(f, ",outcome=\"crashed\"} %llu\n", (unsigned long long)st[k].crashed);
+    json_t *l = LBL(k);
+    json_object_set_new(l, "outcome", json_string("retried"));
+    sample(f, l, num(st[k].retried));
+    l = LBL(k);
+    json_object_set_new(l, "outcome", json_string("crashed"));
+    sample(f, l, num(st[k].crashed));
   }
-  family(f, "brid_job_run_seconds_total", "counter", "Run time of finished attempts.");
-  for (size_t k = 0; k < ns; k++) {
-    fputs("brid_job_run_seconds_total{", f);
-    LBL(k);
-    fprintf(f, "} %.3f\n", (double)st[k].run_ms / 1000.0);
-  }
-  family(f, "brid_bytes_written_total", "counter", "Bytes written by finished jobs (data files and copied payload).");
-  for (size_t k = 0; k < ns; k++) {
-    fputs("brid_bytes_written_total{", f);
-    LBL(k);
-    fprintf(f, "} %llu\n", (unsigned long long)st[k].bytes_written);
-  }
-  family(f, "brid_bytes_reused_total", "counter", "Blob payload bytes referenced in place instead of copied.");
-  for (size_t k = 0; k < ns; k++) {
-    fputs("brid_bytes_reused_total{", f);
-    LBL(k);
-    fprintf(f, "} %llu\n", (unsigned long long)st[k].bytes_reused);
-  }
+  f = family(all, "brid_job_run_seconds_total", "counter", "Run time of finished attempts.");
+  for (size_t k = 0; k < ns; k++) sample(f, LBL(k), secs(st[k].run_ms));
+  f = family(all, "brid_bytes_written_total", "counter", "Bytes written by finished jobs (data files and copied payload).");
+  for (size_t k = 0; k < ns; k++) sample(f, LBL(k), num(st[k].bytes_written));
+  f = family(all, "brid_bytes_reused_total", "counter", "Blob payload bytes referenced in place instead of copied.");
+  for (size_t k = 0; k < ns; k++) sample(f, LBL(k), num(st[k].bytes_reused));
 #undef LBL
   bri_jobs_stats_free(st, ns);
 
-  family(f, "brid_table_last_error_timestamp_seconds", "gauge", "When a table's last job failed, with the message.");
+  f = family(all, "brid_table_last_error_timestamp_seconds", "gauge", "When a table's last job failed, with the message.");
+  for (size_t k = 0; k < n; k++)
+    if (rows[k].last_error)
+      sample(f, json_pack("{s:s, s:o}", "table", rows[k].root, "message", cut(rows[k].last_error, 200)),
+             secs(rows[k].last_error_at));
+  f = family(all, "brid_table_last_compaction_timestamp_seconds", "gauge", "Last successful compaction of a table.");
+  for (size_t k = 0; k < n; k++)
+    if (rows[k].last_compaction_at) sample(f, table_label(rows[k].root), secs(rows[k].last_compaction_at));
+  f = family(all, "brid_table_last_cleanup_timestamp_seconds", "gauge", "Last successful cleanup of a table.");
+  for (size_t k = 0; k < n; k++)
+    if (rows[k].last_cleanup_at) sample(f, table_label(rows[k].root), secs(rows[k].last_cleanup_at));
+  json_t *frags = family(all, "brid_table_fragments", "gauge", "Fragments in a table's latest version (as of its last check).");
+  json_t *vers = family(all, "brid_table_version", "gauge", "A table's latest version (as of its last check).");
   for (size_t k = 0; k < n; k++) {
-    if (!rows[k].last_error) continue;
-    fputs("brid_table_last_error_timestamp_seconds{table=\"", f);
-    label(f, rows[k].root, 4096);
-    fputs("\",message=\"", f);
-    label(f, rows[k].last_error, 200);
-    fprintf(f, "\"} %.3f\n", (double)rows[k].last_error_at / 1000.0);
-  }
-  family(f, "brid_table_last_compaction_timestamp_seconds", "gauge", "Last successful compaction of a table.");
-  for (size_t k = 0; k < n; k++) {
-    if (!rows[k].last_compaction_at) continue;
-    fputs("brid_table_last_compaction_timestamp_seconds{table=\"", f);
-    label(f, rows[k].root, 4096);
-    fprintf(f, "\"} %.3f\n", (double)rows[k].last_compaction_at / 1000.0);
-  }
-  family(f, "brid_table_last_cleanup_timestamp_seconds", "gauge", "Last successful cleanup of a table.");
-  for (size_t k = 0; k < n; k++) {
-    if (!rows[k].last_cleanup_at) continue;
-    fputs("brid_table_last_cleanup_timestamp_seconds{table=\"", f);
-    label(f, rows[k].root, 4096);
-    fprintf(f, "\"} %.3f\n", (double)rows[k].last_cleanup_at / 1000.0);
-  }
-  family(f, "brid_table_fragments", "gauge", "Fragments in a table's latest version (as of its last check).");
-  for (size_t k = 0; k < n; k++) {
-    brid_table *t = registry(d, rows[k].root);
-    if (!t || !t->present || !t->has_latest) continue;
-    fputs("brid_table_fragments{table=\"", f);
-    label(f, rows[k].root, 4096);
-    fprintf(f, "\"} %llu\n", (unsigned long long)t->fragments);
-  }
-  family(f, "brid_table_version", "gauge", "A table's latest version (as of its last check).");
-  for (size_t k = 0; k < n; k++) {
-    brid_table *t = registry(d, rows[k].root);
-    if (!t || !t->present || !t->has_latest) continue;
-    fputs("brid_table_version{table=\"", f);
-    label(f, rows[k].root, 4096);
-    fprintf(f, "\"} %llu\n", (unsigned long long)t->latest_version);
+    brid_table *t = svc_watch_find_known(d, rows[k].root);
+    if (!t || !t->present) continue;
+    if (t->loaded) sample(frags, table_label(rows[k].root), num(t->fragments));
+    if (t->has_latest) sample(vers, table_label(rows[k].root), num(t->latest_version));
   }
   bri_jobs_table_list_free(rows, n);
 
@@ -205,12 +180,53 @@ char *svc_metrics_text(brid *d) {
       {"brid_peers_refused_total", "Control connections refused by the credential check.", d->n_peers_refused},
       {"brid_connections_refused_total", "Control connections refused by max_connections.", d->n_connections_refused},
   };
-  for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
-    family(f, c[k].name, "counter", c[k].help);
-    fprintf(f, "%s %llu\n", c[k].name, (unsigned long long)c[k].v);
+  for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) sample(family(all, c[k].name, "counter", c[k].help), NULL, num(c[k].v));
+  sample(family(all, "brid_connections", "gauge", "Open control connections."), NULL,
+         num(svc_control_connections(d->ctl)));
+  return all;
+}
+
+/* ------------------------------------------------------------ rendering */
+
+static void label(FILE *f, const char *s) {
+  for (; *s; s++) {
+    if (*s == '\\') fputs("\\\\", f);
+    else if (*s == '"') fputs("\\\"", f);
+    else if (*s == '\n') fputs("\\n", f);
+    else fputc(*s, f);
   }
-  family(f, "brid_connections", "gauge", "Open control connections.");
-  fprintf(f, "brid_connections %zu\n", svc_control_connections(d->ctl));
+}
+
+char *svc_metrics_text(brid *d) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return NULL;
+  json_t *all = svc_metrics_json(d);
+  size_t i, k;
+  json_t *fam, *s;
+  json_array_foreach(all, i, fam) {
+    const char *name = json_string_value(json_object_get(fam, "name"));
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, json_string_value(json_object_get(fam, "help")), name,
+            json_string_value(json_object_get(fam, "type")));
+    json_array_foreach(json_object_get(fam, "samples"), k, s) {
+      fputs(name, f);
+      json_t *labels = json_object_get(s, "labels"), *v = json_object_get(s, "value");
+      const char *key;
+      json_t *lv;
+      bool first = true;
+      json_object_foreach(labels, key, lv) {
+        fprintf(f, "%s%s=\"", first ? "{" : ",", key);
+        label(f, json_string_value(lv));
+        fputc('"', f);
+        first = false;
+      }
+      if (!first) fputc('}', f);
+      if (json_is_integer(v)) fprintf(f, " %lld\n", (long long)json_integer_value(v));
+      else fprintf(f, " %.3f\n", json_number_value(v));
+    }
+  }
+  json_decref(all);
   if (fclose(f) != 0) {
     free(buf);
     return NULL;

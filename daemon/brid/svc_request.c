@@ -137,6 +137,15 @@ static int c_pause(chk *c) {
 
 static int c_resume(chk *c) { return param_table(c, false); }
 
+static int c_metrics(chk *c) {
+  json_t *v = get(c, "format");
+  if (!v) return 0;
+  if (!json_is_string(v) || (strcmp(json_string_value(v), "text") && strcmp(json_string_value(v), "json")))
+    return fail(c, RPC_INVALID_PARAMS, "params.format must be \"text\" or \"json\"");
+  c->r->json = !strcmp(json_string_value(v), "json");
+  return 0;
+}
+
 /* ------------------------------------------------------------ dispatch */
 
 static const struct {
@@ -158,7 +167,7 @@ static const struct {
     {"pause", SVC_M_PAUSE, c_pause, "table cancel_running"},
     {"resume", SVC_M_RESUME, c_resume, "table"},
     {"reload", SVC_M_RELOAD, c_none, ""},
-    {"metrics", SVC_M_METRICS, c_none, ""},
+    {"metrics", SVC_M_METRICS, c_metrics, "format"},
 };
 
 static bool accepts(const char *list, const char *name) {

@@ -37,6 +37,7 @@ typedef struct svc_request {
   svc_method method;
   const char *table;      /* params.table, an absolute path (borrowed from the request); NULL when absent */
   bool all;               /* tables.list: params.all */
+  bool json;              /* metrics: params.format is "json" */
   bool cancel_running;    /* pause: params.cancel_running */
   int64_t id;             /* jobs.get, jobs.cancel: params.id (>= 1) */
   bri_jobs_filter filter; /* jobs.list: states, kind, limit, before (table_id is left 0) */

@@ -17,6 +17,7 @@
 #include "bri/util.h"
 #include "svc_log.h"
 #include "svc_notify.h"
+#include "svc_watch.h"
 #include "svc_worker.h"
 
 /* after a failed claim (a busy or failing job store) */
@@ -36,11 +37,6 @@ void svc_sched_init(brid *d) {
   notify_enabled = ns && *ns;
 }
 
-static brid_table *table_of(brid *d, const char *root) {
-  bri_strmap_entry *e = bri_strmap_get(&d->by_root, root);
-  return e ? d->tables[e->a] : NULL;
-}
-
 void svc_sched_kick(brid *d) {
   if (d->draining || !d->pool) return;
   bri_error err;
@@ -57,7 +53,7 @@ void svc_sched_kick(brid *d) {
       return;
     }
     if (!claimed) break;
-    brid_table *t = table_of(d, job.root);
+    brid_table *t = svc_watch_find_known(d, job.root);
     if (!t || !t->present) {
       bri_jobs_outcome o = {.state = BRI_JOB_CANCELLED,
                             .error = "the table is gone or no longer under a configured root"};
@@ -99,7 +95,7 @@ void svc_sched_cleanup_tick(brid *d) {
   }
   int64_t now = bri_now_ms(), next = INT64_MAX;
   for (size_t i = 0; i < n; i++) {
-    brid_table *t = table_of(d, rows[i].root);
+    brid_table *t = svc_watch_find_known(d, rows[i].root);
     if (!t || !t->present || t->policy.cleanup_interval_sec <= 0) continue;
     int64_t every = t->policy.cleanup_interval_sec * 1000;
     int64_t base = rows[i].last_cleanup_at;

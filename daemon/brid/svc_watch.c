@@ -51,20 +51,16 @@ typedef struct check_req {
   svc_policy policy;
   bool force, has_seen;
   uint64_t seen;
-  /* results */
-  int rc;
-  bri_error err;
-  bool empty, loaded;
-  uint64_t latest, fragments, bins;
-  bool budget_exhausted;
+  svc_check res;
 } check_req;
 
-static void check_work(uv_work_t *req) {
-  check_req *c = req->data;
+void svc_watch_probe(const char *root, const svc_policy *pol, bool force, bool has_seen, uint64_t seen,
+                     svc_check *c) {
+  memset(c, 0, sizeof *c);
   bri_table *t = NULL;
   bri_manifest *m = NULL;
   bri_plan *plan = NULL;
-  c->rc = bri_table_open(c->root, &t, &c->err);
+  c->rc = bri_table_open(root, &t, &c->err);
   if (c->rc == BRI_ENOTFOUND) { /* a directory with an empty _versions/ */
     c->rc = 0;
     c->empty = true;
@@ -72,8 +68,8 @@ static void check_work(uv_work_t *req) {
   }
   if (c->rc) return;
   c->latest = bri_table_latest_version(t);
-  if (!c->force && c->has_seen && c->latest == c->seen) goto out; /* nothing new: no manifest read */
-  bri_compact_options o = c->policy.compact;
+  if (!force && has_seen && c->latest == seen) goto out; /* nothing new: no manifest read */
+  bri_compact_options o = pol->compact;
   c->rc = bri_table_load(t, c->latest, &m, &c->err);
   if (!c->rc) c->rc = bri_compact_options_from_config(m, &o, &c->err);
   if (!c->rc) c->rc = bri_compact_plan(m, &o, NULL, &plan, &c->err);
@@ -87,6 +83,11 @@ out:
   bri_plan_free(plan);
   bri_manifest_free(m);
   bri_table_close(t);
+}
+
+static void check_work(uv_work_t *req) {
+  check_req *c = req->data;
+  svc_watch_probe(c->root, &c->policy, c->force, c->has_seen, c->seen, &c->res);
 }
 
 /* True when the table's latest compaction already ran at this version and
@@ -111,6 +112,50 @@ static bool noop_at(brid *d, brid_table *t, uint64_t version) {
   return noop;
 }
 
+void svc_watch_apply(brid_table *t, const svc_check *c) {
+  brid *d = t->d;
+  bri_error err;
+  t->last_check_ms = bri_now_ms();
+  if (c->rc) {
+    d->n_check_errors++;
+    if (!t->check_error || strcmp(t->check_error, c->err.msg) != 0)
+      log_warn("%s: cannot plan: %s", t->root, c->err.msg);
+    free(t->check_error);
+    t->check_error = strdup(c->err.msg);
+    return;
+  }
+  if (t->check_error) log_info("%s: readable again", t->root);
+  free(t->check_error);
+  t->check_error = NULL;
+  if (!c->empty) {
+    t->has_latest = true;
+    t->latest_version = c->latest;
+  }
+  if (!c->loaded) return;
+  t->loaded = true;
+  t->fragments = c->fragments;
+  t->has_work = c->bins > 0;
+  if (!t->has_seen || t->seen_version != c->latest) {
+    if (bri_jobs_table_set_seen_version(d->store, t->id, c->latest, &err))
+      log_err("%s: recording version %llu: %s", t->root, (unsigned long long)c->latest, err.msg);
+    t->has_seen = true;
+    t->seen_version = c->latest;
+  }
+  log_debug("%s: version %llu, %llu fragments, %llu bins to compact", t->root, (unsigned long long)c->latest,
+            (unsigned long long)c->fragments, (unsigned long long)c->bins);
+  if (c->bins && t->policy.auto_compact && !d->draining && !noop_at(d, t, c->latest)) {
+    int64_t id;
+    int dup = 0;
+    if (svc_sched_enqueue(d, t, BRI_JOB_COMPACT, SVC_PRIO_AUTO, "{\"trigger\":\"auto\"}", &id, &dup, &err))
+      log_err("%s: queueing a compaction: %s", t->root, err.msg);
+    else if (!dup) {
+      d->n_triggers++;
+      log_info("%s: version %llu has %llu bin(s) to compact: queued job %lld", t->root,
+               (unsigned long long)c->latest, (unsigned long long)c->bins, (long long)id);
+    }
+  }
+}
+
 static void check_done(uv_work_t *req, int status) {
   check_req *c = req->data;
   brid_table *t = c->t;
@@ -118,46 +163,7 @@ static void check_done(uv_work_t *req, int status) {
   t->check_running = false;
   d->checks_inflight--;
   d->n_checks++;
-  t->last_check_ms = bri_now_ms();
-  bri_error err;
-  if (status == 0 && c->rc) {
-    d->n_check_errors++;
-    if (!t->check_error || strcmp(t->check_error, c->err.msg) != 0)
-      log_warn("%s: cannot plan: %s", t->root, c->err.msg);
-    free(t->check_error);
-    t->check_error = strdup(c->err.msg);
-  } else if (status == 0) {
-    if (t->check_error) log_info("%s: readable again", t->root);
-    free(t->check_error);
-    t->check_error = NULL;
-    if (!c->empty) {
-      t->has_latest = true;
-      t->latest_version = c->latest;
-    }
-    if (c->loaded) {
-      t->fragments = c->fragments;
-      t->has_work = c->bins > 0;
-      if (!t->has_seen || t->seen_version != c->latest) {
-        if (bri_jobs_table_set_seen_version(d->store, t->id, c->latest, &err))
-          log_err("%s: recording version %llu: %s", t->root, (unsigned long long)c->latest, err.msg);
-        t->has_seen = true;
-        t->seen_version = c->latest;
-      }
-      log_debug("%s: version %llu, %llu fragments, %llu bins to compact", t->root, (unsigned long long)c->latest,
-                (unsigned long long)c->fragments, (unsigned long long)c->bins);
-      if (c->bins && t->policy.auto_compact && !d->draining && !noop_at(d, t, c->latest)) {
-        int64_t id;
-        int dup = 0;
-        if (svc_sched_enqueue(d, t, BRI_JOB_COMPACT, SVC_PRIO_AUTO, "{\"trigger\":\"auto\"}", &id, &dup, &err))
-          log_err("%s: queueing a compaction: %s", t->root, err.msg);
-        else if (!dup) {
-          d->n_triggers++;
-          log_info("%s: version %llu has %llu bin(s) to compact: queued job %lld", t->root,
-                   (unsigned long long)c->latest, (unsigned long long)c->bins, (long long)id);
-        }
-      }
-    }
-  }
+  if (status == 0) svc_watch_apply(t, &c->res);
   bool again = t->check_again, force = t->check_again_force;
   t->check_again = t->check_again_force = false;
   free(c->root);
@@ -183,7 +189,7 @@ void svc_watch_check(brid_table *t, bool force) {
   c->req.data = c;
   c->t = t;
   c->policy = t->policy;
-  c->force = force;
+  c->force = force || !t->loaded; /* after a restart: the fragments are not known yet */
   c->has_seen = t->has_seen;
   c->seen = t->seen_version;
   int e = uv_queue_work(&d->loop, &c->req, check_work, check_done);
@@ -463,6 +469,8 @@ int svc_watch_start(brid *d, bri_error *err) {
   start_sweep(d);
   return 0;
 }
+
+brid_table *svc_watch_find_known(const brid *d, const char *root) { return lookup(d, root); }
 
 brid_table *svc_watch_find(brid *d, const char *path) {
   char canon[PATH_MAX];

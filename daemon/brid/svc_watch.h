@@ -22,6 +22,27 @@
 
 #include "svc_daemon.h"
 
+/* What a planner check found. */
+typedef struct svc_check {
+  int rc;          /* 0, or why the table could not be read (err) */
+  bri_error err;
+  bool empty;      /* no version yet (an empty _versions/) */
+  bool loaded;     /* the latest manifest was read: fragments and bins are known */
+  uint64_t latest, fragments, bins;
+  bool budget_exhausted;
+} svc_check;
+
+/* A planner check of the table at root with policy pol, on any thread
+ * (libuv's pool, a worker): the latest version, and unless it is seen
+ * (has_seen and equal to seen) and not force, its fragments and the bins
+ * the planner would compact. */
+void svc_watch_probe(const char *root, const svc_policy *pol, bool force, bool has_seen, uint64_t seen,
+                     svc_check *out);
+/* On the loop thread: t's state becomes what c found (version, fragments,
+ * has_work, check_error; the seen version recorded), and a compaction is
+ * queued when there is work and the policy says auto_compact. */
+void svc_watch_apply(brid_table *t, const svc_check *c);
+
 /* Initializes the timers and runs the first discovery. */
 int svc_watch_start(brid *d, bri_error *err);
 /* Walks the roots again: new tables are registered and watched, vanished
@@ -33,6 +54,8 @@ void svc_watch_check(brid_table *t, bool force);
 /* The table whose canonical root is path's realpath, or NULL. A table not
  * yet discovered but inside a root is discovered on the way. */
 brid_table *svc_watch_find(brid *d, const char *path);
+/* The registered table whose canonical root is root (no disk access), or NULL. */
+brid_table *svc_watch_find_known(const brid *d, const char *root);
 /* After a reload: policies, pauses, timers, roots. */
 void svc_watch_apply_config(brid *d);
 /* Applies a table's configured pause to the store. */

@@ -20,6 +20,7 @@
 #include "svc_log.h"
 #include "svc_recover.h"
 #include "svc_sched.h"
+#include "svc_watch.h"
 
 typedef enum { W_IDLE, W_ASSIGNED, W_RUNNING, W_DONE } wstate;
 
@@ -36,6 +37,8 @@ struct svc_worker {
   svc_policy policy;
   svc_progress prog;   /* under pool->mu */
   atomic_int cancel;   /* 0, CANCEL_USER or CANCEL_SHUTDOWN */
+  svc_check post;      /* under pool->mu: the table after the job's commit */
+  char *post_root;     /* under pool->mu: its table, set while post waits to be collected */
 };
 
 enum { CANCEL_USER = 1, CANCEL_SHUTDOWN = 2 };
@@ -71,6 +74,7 @@ static void on_progress(void *user, uint64_t rows_done, uint64_t rows_total, uin
   w->prog.bytes_written = bytes;
   w->prog.phase = "writing";
   w->prog.updated_ms = bri_now_ms();
+  if (!w->prog.writing_ms) w->prog.writing_ms = w->prog.updated_ms;
   pthread_mutex_unlock(&w->pool->mu);
   uv_async_send(&w->pool->async);
 }
@@ -200,6 +204,22 @@ static void clear_journal(svc_worker *w) {
 
 static void job_phase(void *user, const char *phase) { set_phase(user, phase); }
 
+/* After a commit: the table is checked again on this thread, and the loop
+ * takes the result (svc_pool_collect) before it shows the table again. */
+static void job_committed(void *user) {
+  svc_worker *w = user;
+  svc_check c;
+  svc_watch_probe(w->job.root, &w->policy, true, false, 0, &c);
+  char *root = strdup(w->job.root);
+  pthread_mutex_lock(&w->pool->mu);
+  if (root) {
+    free(w->post_root);
+    w->post_root = root;
+    w->post = c;
+  }
+  pthread_mutex_unlock(&w->pool->mu);
+}
+
 static void job_count(void *user, uint64_t items) {
   svc_worker *w = user;
   pthread_mutex_lock(&w->pool->mu);
@@ -237,7 +257,7 @@ static void run_job(svc_worker *w) {
   const svc_kind *k = svc_kind_of(w->job.kind);
   svc_job j = {.root = w->job.root, .id = w->job.id, .user = w, .phase = job_phase, .journal = on_journal,
                .cancelled = on_cancelled, .progress = on_progress, .commit_intent = on_commit_intent,
-               .count = job_count, .succeed = job_succeed, .fail = job_fail, .unsucceeded = job_unsucceeded};
+               .committed = job_committed, .count = job_count, .succeed = job_succeed, .fail = job_fail, .unsucceeded = job_unsucceeded};
   svc_opts o;
   char msg[512];
   if (!k) {
@@ -271,8 +291,25 @@ static void *worker_main(void *arg) {
 
 /* --------------------------------------------------------- loop thread */
 
+void svc_pool_collect(svc_pool *p) {
+  if (!p) return;
+  for (int i = 0; i < p->n; i++) {
+    svc_worker *w = &p->w[i];
+    pthread_mutex_lock(&p->mu);
+    char *root = w->post_root;
+    svc_check c = w->post;
+    w->post_root = NULL;
+    pthread_mutex_unlock(&p->mu);
+    if (!root) continue;
+    brid_table *t = svc_watch_find_known(p->d, root);
+    if (t) svc_watch_apply(t, &c);
+    free(root);
+  }
+}
+
 static void on_async(uv_async_t *h) {
   svc_pool *p = h->data;
+  svc_pool_collect(p);
   int freed = 0;
   pthread_mutex_lock(&p->mu);
   for (int i = 0; i < p->n; i++) {
@@ -403,6 +440,8 @@ bool svc_pool_progress(svc_pool *p, int64_t job_id, svc_progress *out) {
   return found;
 }
 
+/* Rates over the time since the first progress report (planning is not
+ * writing), once a second of it has passed; the ETA from the row rate. */
 json_t *svc_progress_to_json(const svc_progress *pr) {
   json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "phase", pr->phase ? pr->phase : "starting", "rows_done",
                         (json_int_t)pr->rows_done, "rows_total", (json_int_t)pr->rows_total, "bytes_written",
@@ -410,6 +449,18 @@ json_t *svc_progress_to_json(const svc_progress *pr) {
                         (json_int_t)pr->updated_ms);
   if (pr->rows_total)
     json_object_set_new(o, "percent", json_real(100.0 * (double)pr->rows_done / (double)pr->rows_total));
+  double secs = pr->writing_ms ? (double)(pr->updated_ms - pr->writing_ms) / 1000.0 : 0;
+  json_t *rows_ps = json_null(), *bytes_ps = json_null(), *eta = json_null();
+  if (secs >= 1.0) {
+    double rps = (double)pr->rows_done / secs;
+    rows_ps = json_real(rps);
+    bytes_ps = json_real((double)pr->bytes_written / secs);
+    if (rps > 0 && pr->rows_total >= pr->rows_done)
+      eta = json_integer((json_int_t)((double)(pr->rows_total - pr->rows_done) / rps + 0.5));
+  }
+  json_object_set_new(o, "rows_per_second", rows_ps);
+  json_object_set_new(o, "bytes_per_second", bytes_ps);
+  json_object_set_new(o, "eta_seconds", eta);
   return o;
 }
 
@@ -452,6 +503,7 @@ void svc_pool_free(svc_pool *p) {
   if (!p) return;
   for (int i = 0; i < p->n; i++) {
     bri_jobs_job_clear(&p->w[i].job);
+    free(p->w[i].post_root);
     pthread_cond_destroy(&p->w[i].cv);
   }
   pthread_mutex_destroy(&p->mu);

@@ -25,6 +25,7 @@
 typedef struct svc_progress {
   uint64_t rows_done, rows_total, bytes_written;
   int64_t started_ms, updated_ms;
+  int64_t writing_ms; /* the first progress report: where the rates are measured from */
   const char *phase; /* "planning", "writing", "cleaning", ... (static string) */
 } svc_progress;
 
@@ -44,6 +45,12 @@ void svc_pool_run(svc_pool *p, bri_jobs_job *job, const svc_policy *pol);
 bool svc_pool_cancel(svc_pool *p, int64_t job_id, bool for_shutdown);
 /* The same for every running job (drain deadline). */
 void svc_pool_cancel_all(svc_pool *p, bool for_shutdown);
+
+/* On the loop thread: applies the table states workers read after their
+ * commits (svc_watch_apply). The async handle does it when a job ends;
+ * whatever shows a table's state calls it first, so that a job seen to
+ * have ended never leaves its table's old state on display. */
+void svc_pool_collect(svc_pool *p);
 
 /* Progress of a running job; false when it does not run here. */
 bool svc_pool_progress(svc_pool *p, int64_t job_id, svc_progress *out);

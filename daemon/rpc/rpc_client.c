@@ -53,16 +53,19 @@ int rpc_client_connect(const char *path, int timeout_ms, rpc_client **out, bri_e
   if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
     int e = errno;
     close(fd);
+    int rc;
     if (e == ENOENT)
-      return bri_error_set(err, BRI_EIO, "brid is not running: no socket at %s (use --socket PATH "
-                                         "or $BRID_SOCKET)", path);
-    if (e == ECONNREFUSED)
-      return bri_error_set(err, BRI_EIO, "brid is not running: nothing listens on %s", path);
-    if (e == EACCES || e == EPERM)
-      return bri_error_set(err, BRI_EIO, "permission denied on %s: brictl must run as brid's user "
-                                         "or in its socket group", path);
+      rc = bri_error_set(err, BRI_ENOTFOUND, "brid is not running: no socket at %s (use --socket PATH "
+                                             "or $BRID_SOCKET)", path);
+    else if (e == ECONNREFUSED)
+      rc = bri_error_set(err, BRI_ENOTFOUND, "brid is not running: nothing listens on %s", path);
+    else if (e == EACCES || e == EPERM)
+      rc = bri_error_set(err, BRI_EIO, "permission denied on %s: brictl must run as brid's user "
+                                       "or in its socket group", path);
+    else
+      rc = (errno = e, bri_error_errno(err, "connect", path));
     errno = e;
-    return bri_error_errno(err, "connect", path);
+    return rc;
   }
   rpc_client *c = calloc(1, sizeof *c);
   if (!c || !(c->path = strdup(path))) {

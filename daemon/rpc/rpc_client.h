@@ -21,8 +21,10 @@ const char *rpc_default_socket(void);
 
 typedef struct rpc_client rpc_client;
 
-/* Connects to the Unix socket at path. Failure: BRI_EIO with a message that
- * says what to do ("brid is not running: no socket at ..."). */
+/* Connects to the Unix socket at path. Failure: BRI_ENOTFOUND when no
+ * daemon listens there (no socket, or a stale one: "brid is not running:
+ * ..."), else BRI_EIO with a message that says what to do; errno is
+ * connect(2)'s (EACCES: the socket file's mode keeps this user out). */
 int rpc_client_connect(const char *path, int timeout_ms, rpc_client **out, bri_error *err);
 
 /* Calls method with params (stolen; NULL = {}). On success returns 0 and

@@ -13,6 +13,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool rpc_method_reads_only(const char *method) {
+  static const char *const READS[] = {"status", "tables.list", "tables.get", "jobs.list", "jobs.get", "metrics"};
+  for (size_t i = 0; i < sizeof READS / sizeof READS[0]; i++)
+    if (!strcmp(method, READS[i])) return true;
+  return false;
+}
+
+void rpc_readonly_socket(const char *control, char *out, size_t cap) {
+  size_t n = strlen(control);
+  if (n > 5 && !strcmp(control + n - 5, ".sock")) snprintf(out, cap, "%.*s-ro.sock", (int)(n - 5), control);
+  else snprintf(out, cap, "%s-ro", control);
+}
+
 const char *rpc_code_name(int code) {
   switch (code) {
   case RPC_PARSE_ERROR: return "parse error";
@@ -64,7 +77,8 @@ json_t *rpc_request(json_int_t id, const char *method, json_t *params) {
 }
 
 char *rpc_line(const json_t *msg, size_t *len) {
-  char *s = json_dumps(msg, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+  /* 15 significant digits: a configured 0.1 travels as 0.1 */
+  char *s = json_dumps(msg, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15));
   if (!s) return NULL;
   size_t n = strlen(s);
   char *out = realloc(s, n + 2);

@@ -29,6 +29,15 @@ enum {
   RPC_BUSY = -32005,             /* too many connections; try again */
 };
 
+/* Two access levels, two sockets. The control socket takes every method;
+ * the read-only socket beside it (its name with "-ro" before ".sock":
+ * /run/brid/brid.sock -> /run/brid/brid-ro.sock) takes only the methods
+ * that change nothing: status, tables.list, tables.get, jobs.list,
+ * jobs.get, metrics. */
+bool rpc_method_reads_only(const char *method);
+/* The read-only socket's path for the control socket at control. */
+void rpc_readonly_socket(const char *control, char *out, size_t cap);
+
 /* Short name of a code ("parse error", "not found", ...). */
 const char *rpc_code_name(int code);
 

@@ -110,7 +110,17 @@ int jobs_requeue_locked(bri_jobs_store *s, const bri_jobs_job *job, const char *
                         const char *attempt_outcome, int count_run_time, int64_t now,
                         bri_job_state *new_state, int64_t *not_before, bri_error *err);
 
-/* Validates optional JSON text: NULL passes; otherwise a JSON object. */
-int jobs_check_json(bri_jobs_store *s, const char *json, const char *what, bri_error *err);
+/* The id of a queued job of table_id and kind, other than except, that
+ * asks for the same as params (canonical text, or NULL): the params
+ * without "trigger" are equal. 1 and *found when there is one, 0 when not,
+ * < 0 on error. */
+int jobs_queued_same_locked(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, const char *params,
+                            int64_t except, int64_t *found, bri_error *err);
+
+/* Validates optional JSON text: NULL passes; otherwise a JSON object. With
+ * canonical, *canonical gets the object's canonical text (keys sorted,
+ * compact; NULL for NULL json), which the caller frees. */
+int jobs_check_json(bri_jobs_store *s, const char *json, const char *what, char **canonical,
+                    bri_error *err);
 
 #endif

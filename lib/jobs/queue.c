@@ -43,7 +43,8 @@ int bri_jobs_enqueue(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, int
                          s->path, (int)kind);
   char what[64];
   snprintf(what, sizeof what, "the params of a %s job", bri_job_kind_name(kind));
-  int rc = jobs_check_json(s, params_json, what, err);
+  char *params = NULL;
+  int rc = jobs_check_json(s, params_json, what, &params, err);
   if (rc) return rc;
   const char *step = "queueing a job";
   sqlite3_stmt *st = NULL;
@@ -59,14 +60,11 @@ int bri_jobs_enqueue(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, int
   if (rc < 0) goto out;
   sqlite3_finalize(st);
   st = NULL;
-  rc = jobs_query(s, &st, step, err,
-                  "SELECT id FROM jobs WHERE table_id = ? AND kind = ? AND state = 'queued'", "it",
-                  table_id, bri_job_kind_name(kind));
+  rc = jobs_queued_same_locked(s, table_id, kind, params, 0, job_id, err);
   if (rc < 0) goto out;
   if (rc == 1) {
-    /* Dedupe: one queued job per (table, kind); the request's urgency wins. */
+    /* Dedupe: one queued job per request; the request's urgency wins. */
     dup = 1;
-    *job_id = sqlite3_column_int64(st, 0);
     rc = jobs_run(s, step, err,
                   "UPDATE jobs SET priority = max(priority, ?), not_before = min(not_before, ?) "
                   "WHERE id = ?",
@@ -76,7 +74,7 @@ int bri_jobs_enqueue(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, int
                   "INSERT INTO jobs (table_id, kind, state, priority, max_attempts, not_before, "
                   "created_at, params) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?)",
                   "itiiiit", table_id, bri_job_kind_name(kind), (int64_t)priority,
-                  (int64_t)s->opt.max_attempts, not_before, now, params_json);
+                  (int64_t)s->opt.max_attempts, not_before, now, params);
     if (!rc) *job_id = sqlite3_last_insert_rowid(s->db);
   }
   if (!rc) rc = jobs_commit(s, step, err);
@@ -84,7 +82,22 @@ out:
   sqlite3_finalize(st);
   if (rc) jobs_rollback(s);
   pthread_mutex_unlock(&s->mu);
+  free(params);
   if (!rc && was_duplicate) *was_duplicate = dup;
+  return rc;
+}
+
+int jobs_queued_same_locked(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, const char *params,
+                            int64_t except, int64_t *found, bri_error *err) {
+  /* the same expression as the unique index jobs_one_queued_per_request */
+  sqlite3_stmt *st = NULL;
+  int rc = jobs_query(s, &st, "looking for a queued job of the same request", err,
+                      "SELECT id FROM jobs WHERE table_id = ? AND kind = ? AND state = 'queued' AND id != ? "
+                      "AND json_remove(coalesce(params, '{}'), '$.trigger') = "
+                      "json_remove(coalesce(?, '{}'), '$.trigger')",
+                      "itit", table_id, bri_job_kind_name(kind), except, params);
+  if (rc == 1) *found = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
   return rc;
 }
 
@@ -179,7 +192,7 @@ int bri_jobs_finish(bri_jobs_store *s, int64_t job_id, const bri_jobs_outcome *o
                          "%s: finishing job %lld: the outcome must be succeeded, failed or "
                          "cancelled",
                          s->path, (long long)job_id);
-  int rc = jobs_check_json(s, o->result_json, "a job result", err);
+  int rc = jobs_check_json(s, o->result_json, "a job result", NULL, err);
   if (rc) return rc;
   if ((rc = bri_failpoint("jobs.before_finish", err)) != 0)
     return bri_error_wrap(err, "%s: finishing job %lld", s->path, (long long)job_id);
@@ -229,17 +242,13 @@ int jobs_requeue_locked(bri_jobs_store *s, const bri_jobs_job *job, const char *
     *new_state = BRI_JOB_FAILED;
     *not_before = 0;
   } else {
-    sqlite3_stmt *st = NULL;
-    rc = jobs_query(s, &st, step, err,
-                    "SELECT id FROM jobs WHERE table_id = ? AND kind = ? AND state = 'queued'",
-                    "it", job->table_id, bri_job_kind_name(job->kind));
+    int64_t other = 0;
+    rc = jobs_queued_same_locked(s, job->table_id, job->kind, job->params, job->id, &other, err);
     if (rc < 0) return rc;
     if (rc == 1) {
-      /* A job of the same kind was queued while this one ran: it will plan
+      /* The same request was queued again while this one ran: it will plan
        * from a newer version, so it replaces this one (the backoff carries
        * over: the conflict that made this attempt fail may still be on). */
-      int64_t other = sqlite3_column_int64(st, 0);
-      sqlite3_finalize(st);
       char result[64];
       snprintf(result, sizeof result, "{\"superseded_by\": %lld}", (long long)other);
       text = bri_strdupf("superseded by job %lld, queued while this one ran; last attempt: %s",

@@ -4,14 +4,17 @@
  *                ^                  |
  *                +---retry_later----+   (backoff; cancelled when a cancel was
  *                                        requested, failed after max_attempts,
- *                                        superseded when another queued job of the
- *                                        same kind exists)
+ *                                        superseded when the same request was
+ *                                        queued again meanwhile)
  *   queued --cancel--> cancelled;  running --cancel--> cancel_requested (the
  *   worker polls it at safe points and finishes the job as cancelled)
  *
  * Two invariants are enforced by the schema itself (partial unique indexes),
  * not only by this code: at most one running job per table, and at most one
- * queued job per (table, kind). A job is moved out of "running" only by the
+ * queued job per (table, kind, request), where the request is the job's
+ * params without "trigger" (what asked for it: "api", "auto",
+ * "schedule"). Identical requests are one job; a request with other options
+ * (a dry run, another strategy) is a job of its own. A job is moved out of "running" only by the
  * session that claimed it (others get BRI_EINVAL); a job left running by a
  * dead session is recover.h's business. Each claim opens an attempt record
  * (history.h) that the transition out of "running" closes. */
@@ -50,13 +53,15 @@ void bri_jobs_job_clear(bri_jobs_job *job);
 
 /* Queues a job of kind for table_id (which must exist: BRI_ENOTFOUND), to
  * run no earlier than not_before (0 = now), with optional params (a JSON
- * object, stored verbatim; BRI_EINVAL if it does not parse). When a queued
- * job of the same kind already exists for the table, no job is added:
- * *job_id is the existing one, *was_duplicate is 1, and the existing job
- * keeps its params but takes the higher priority and the earlier not_before
- * of the two (a request for "now" is not held back by an older, later job).
- * A running job of the same kind is not a duplicate: it planned from an
- * older version, so the new job is queued behind it. Paused tables accept
+ * object, stored in canonical form: keys sorted, compact; BRI_EINVAL if it
+ * does not parse). When a queued job of the same kind and the same request
+ * (params equal but for "trigger") already exists for the table, no job is
+ * added: *job_id is the existing one, *was_duplicate is 1, and the existing
+ * job keeps its params but takes the higher priority and the earlier
+ * not_before of the two (a request for "now" is not held back by an older,
+ * later job). A queued job with other params is not a duplicate, nor is a
+ * running job of the same request: it planned from an older version, so the
+ * new job is queued behind it. Paused tables accept
  * jobs; they are simply not claimed. was_duplicate may be NULL. */
 int bri_jobs_enqueue(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, int priority,
                      const char *params_json, int64_t not_before, int64_t *job_id,
@@ -100,7 +105,7 @@ int64_t bri_jobs_backoff_ms(const bri_jobs_store *s, int attempts);
  *  - a job whose cancellation was requested becomes cancelled;
  *  - a job that has used max_attempts becomes failed ("gave up after N
  *    attempts: <error>") and sets the table's last error;
- *  - when another queued job of the same kind exists for the table (queued
+ *  - when a queued job of the same request exists for the table (queued
  *    while this one ran), this one is cancelled with result
  *    {"superseded_by": <id>} and the queued one takes the higher priority
  *    and the later not_before of the two (the backoff still applies).

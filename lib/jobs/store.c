@@ -107,8 +107,20 @@ static const char SCHEMA_V1[] =
 
 _Static_assert(BRI_JOBS_APPLICATION_ID == 1651665252, "application id literal in SCHEMA_V1");
 
+/* Schema version 2: a queued job is unique per request, not per kind. Two
+ * queued jobs of one kind for a table are fine when they ask for different
+ * things (a dry run and a real cleanup); identical requests are one job.
+ * "The request" is the job's params without "trigger" (what asked for it),
+ * in the canonical text enqueue stores (keys sorted, compact), which
+ * json_remove keeps canonical. A version 1 store holds at most one queued
+ * job per kind, so the new index cannot fail on it. */
+static const char SCHEMA_V2[] =
+    "DROP INDEX jobs_one_queued_per_kind;"
+    "CREATE UNIQUE INDEX jobs_one_queued_per_request ON jobs(table_id, kind, "
+    "  json_remove(coalesce(params, '{}'), '$.trigger')) WHERE state = 'queued';";
+
 /* MIGRATIONS[i] takes the schema from version i to i + 1. */
-static const char *const MIGRATIONS[] = {SCHEMA_V1};
+static const char *const MIGRATIONS[] = {SCHEMA_V1, SCHEMA_V2};
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == BRI_JOBS_SCHEMA_VERSION,
                "one migration per schema version");
 
@@ -389,7 +401,9 @@ int jobs_check_owned(bri_jobs_store *s, const bri_jobs_job *job, const char *wha
   return 0;
 }
 
-int jobs_check_json(bri_jobs_store *s, const char *json, const char *what, bri_error *err) {
+int jobs_check_json(bri_jobs_store *s, const char *json, const char *what, char **canonical,
+                    bri_error *err) {
+  if (canonical) *canonical = NULL;
   if (!json) return 0;
   json_error_t je;
   json_t *v = json_loads(json, 0, &je);
@@ -397,6 +411,10 @@ int jobs_check_json(bri_jobs_store *s, const char *json, const char *what, bri_e
     return bri_error_set(err, BRI_EINVAL, "%s: %s is not valid JSON (line %d, column %d: %s)",
                          s->path, what, je.line, je.column, je.text);
   int obj = json_is_object(v);
+  if (obj && canonical && !(*canonical = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS))) {
+    json_decref(v);
+    return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", s->path);
+  }
   json_decref(v);
   if (!obj) return bri_error_set(err, BRI_EINVAL, "%s: %s must be a JSON object", s->path, what);
   return 0;

@@ -40,7 +40,7 @@
 
 #include "util/error.h"
 
-#define BRI_JOBS_SCHEMA_VERSION 1
+#define BRI_JOBS_SCHEMA_VERSION 2
 #define BRI_JOBS_APPLICATION_ID 0x62726964 /* "brid" */
 
 typedef struct bri_jobs_store bri_jobs_store;

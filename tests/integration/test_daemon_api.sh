@@ -32,6 +32,7 @@ for line in open(sys.argv[1]):
         if roots > 1: continue
         line = "root = %s\n" % sys.argv[2]
     if line.startswith("socket_group = "): line = "socket_group = nogroup\n"
+    if line.startswith("readonly_group = "): line = "readonly_group = nogroup\n"
     sys.stdout.write(line)
 EOF
 "$BRID" --config "$TMPD/full.conf" --check-config >"$TMPD/check.json" 2>"$TMPD/check.err" ||
@@ -248,7 +249,7 @@ for l in sys.stdin:
 [ "$(rpc_raw '{"jsonrpc":"2.0","id":1,"method":"resume","params":{"cancel_running":true}}' | code)" = -32602 ] ||
   fail "resume takes no cancel_running"
 [ "$(rpc_raw '{"jsonrpc":"2.0","id":1,"method":"metrics","params":{"format":"x"}}' | code)" = -32602 ] ||
-  fail "metrics takes no params"
+  fail "metrics: a format other than text or json"
 [ "$(rpc_raw '{"jsonrpc":"2.0","id":1,"method":"jobs.list","params":{"state":"done"}}' | code)" = -32602 ] ||
   fail "jobs.list: bad state"
 [ "$(rpc_raw '{"jsonrpc":"2.0","id":1,"method":"jobs.list","params":{"limit":0}}' | code)" = -32602 ] ||

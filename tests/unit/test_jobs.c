@@ -157,7 +157,7 @@ START_TEST(schema_created_and_reopened) {
   ck_assert_int_eq(raw_int("PRAGMA application_id"), BRI_JOBS_APPLICATION_ID);
   ck_assert_int_eq(raw_int("SELECT journal_mode = 'wal' FROM pragma_journal_mode"), 1);
   ck_assert_int_eq(raw_int("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN "
-                           "('jobs_one_running_per_table', 'jobs_one_queued_per_kind')"),
+                           "('jobs_one_running_per_table', 'jobs_one_queued_per_request')"),
                    2);
   /* the connection's settings */
   sqlite3_stmt *st;
@@ -195,16 +195,48 @@ END_TEST
 
 START_TEST(future_schema_version_refused) {
   bri_jobs_close(open_store());
-  ck_assert_int_eq(raw_exec("PRAGMA user_version = 2", NULL, 0), SQLITE_OK);
+  ck_assert_int_eq(raw_exec("PRAGMA user_version = 3", NULL, 0), SQLITE_OK);
   bri_jobs_store *s = NULL;
   bri_error err = {0};
   ck_assert_int_eq(bri_jobs_open(dbpath, NULL, &s, &err), BRI_EUNSUPPORTED);
   ck_assert_ptr_null(s);
-  char *want = bri_strdupf("%s: job store schema version 2 is newer than this brid supports (1)",
+  char *want = bri_strdupf("%s: job store schema version 3 is newer than this brid supports (2)",
                            dbpath);
   ck_assert_msg(strstr(err.msg, want) == err.msg, "got: %s", err.msg);
   free(want);
-  ck_assert_int_eq(raw_int("PRAGMA user_version"), 2); /* untouched */
+  ck_assert_int_eq(raw_int("PRAGMA user_version"), 3); /* untouched */
+}
+END_TEST
+
+/* A version 1 store (one queued job per kind) with a queued job is
+ * migrated: the job stays, identical requests still merge into it, and a
+ * request with other params becomes a job of its own. */
+START_TEST(schema_v1_migrated) {
+  bri_jobs_store *s = open_store();
+  int64_t t = add_table(s, "/t/a");
+  int64_t j = 0;
+  int dup = -1;
+  bri_error err;
+  ck_assert_int_eq(bri_jobs_enqueue(s, t, BRI_JOB_CLEANUP, 0, "{\"trigger\":\"schedule\"}", 0, &j, &dup, &err), 0);
+  bri_jobs_close(s);
+  /* back to what version 1 wrote */
+  ck_assert_int_eq(raw_exec("DROP INDEX jobs_one_queued_per_request; CREATE UNIQUE INDEX jobs_one_queued_per_kind "
+                            "ON jobs(table_id, kind) WHERE state = 'queued'; PRAGMA user_version = 1",
+                            NULL, 0),
+                   SQLITE_OK);
+  s = open_store();
+  ck_assert_int_eq(raw_int("PRAGMA user_version"), BRI_JOBS_SCHEMA_VERSION);
+  ck_assert_int_eq(raw_int("SELECT count(*) FROM sqlite_master WHERE name = 'jobs_one_queued_per_kind'"), 0);
+  int64_t k = 0;
+  ck_assert_int_eq(bri_jobs_enqueue(s, t, BRI_JOB_CLEANUP, 10, "{\"trigger\":\"api\"}", 0, &k, &dup, &err), 0);
+  ck_assert_int_eq(dup, 1);
+  ck_assert_int_eq(k, j);
+  ck_assert_int_eq(bri_jobs_enqueue(s, t, BRI_JOB_CLEANUP, 10, "{\"dry_run\":true,\"trigger\":\"api\"}", 0, &k,
+                                    &dup, &err),
+                   0);
+  ck_assert_int_eq(dup, 0);
+  ck_assert_int_ne(k, j);
+  bri_jobs_close(s);
 }
 END_TEST
 
@@ -373,12 +405,13 @@ START_TEST(enqueue_dedupes_queued_jobs) {
   int64_t t = add_table(s, "/t/a"), u = add_table(s, "/t/b");
   int64_t id1, id2;
   int dup = -1;
-  ck_assert_int_eq(bri_jobs_enqueue(s, t, BRI_JOB_COMPACT, 1, "{\"strategy\": \"bri\"}",
+  ck_assert_int_eq(bri_jobs_enqueue(s, t, BRI_JOB_COMPACT, 1, "{\"trigger\": \"auto\", \"strategy\": \"bri\"}",
                                     T0 + 5000, &id1, &dup, &err),
                    0);
   ck_assert_int_eq(dup, 0);
-  /* same table and kind: the existing id, more urgent, params kept */
-  ck_assert_int_eq(bri_jobs_enqueue(s, t, BRI_JOB_COMPACT, 7, "{\"strategy\": \"copy\"}",
+  /* the same request from elsewhere (another trigger, keys in another
+   * order): the existing id, more urgent, params kept (canonical) */
+  ck_assert_int_eq(bri_jobs_enqueue(s, t, BRI_JOB_COMPACT, 7, "{\"strategy\":\"bri\", \"trigger\": \"api\"}",
                                     T0 + 1000, &id2, &dup, &err),
                    0);
   ck_assert_int_eq(dup, 1);
@@ -386,27 +419,42 @@ START_TEST(enqueue_dedupes_queued_jobs) {
   bri_jobs_job j = get_job(s, id1);
   ck_assert_int_eq(j.priority, 7);
   ck_assert_int_eq(j.not_before, T0 + 1000);
-  ck_assert_str_eq(j.params, "{\"strategy\": \"bri\"}");
+  ck_assert_str_eq(j.params, "{\"strategy\":\"bri\",\"trigger\":\"auto\"}");
   bri_jobs_job_clear(&j);
   /* a less urgent duplicate lowers nothing */
-  ck_assert_int_eq(bri_jobs_enqueue(s, t, BRI_JOB_COMPACT, 0, NULL, T0 + 9000, &id2, &dup, &err),
+  ck_assert_int_eq(bri_jobs_enqueue(s, t, BRI_JOB_COMPACT, 0, "{\"strategy\":\"bri\"}", T0 + 9000, &id2, &dup,
+                                    &err),
                    0);
+  ck_assert_int_eq(id2, id1);
   j = get_job(s, id1);
   ck_assert_int_eq(j.priority, 7);
   ck_assert_int_eq(j.not_before, T0 + 1000);
   bri_jobs_job_clear(&j);
+  /* other options: a job of its own, not merged */
+  ck_assert_int_eq(bri_jobs_enqueue(s, t, BRI_JOB_COMPACT, 7, "{\"strategy\": \"copy\"}", T0 + 1000, &id2, &dup,
+                                    &err),
+                   0);
+  ck_assert_int_eq(dup, 0);
+  ck_assert_int_ne(id2, id1);
+  ck_assert_int_eq(bri_jobs_enqueue(s, t, BRI_JOB_COMPACT, 0, NULL, T0 + 9000, &id2, &dup, &err), 0);
+  ck_assert_int_eq(dup, 0);
+  int64_t plain = id2;
+  ck_assert_int_eq(bri_jobs_enqueue(s, t, BRI_JOB_COMPACT, 0, "{\"trigger\":\"auto\"}", 0, &id2, &dup, &err), 0);
+  ck_assert_int_eq(dup, 1); /* no options = {} with a trigger */
+  ck_assert_int_eq(id2, plain);
   /* other kind, other table: new jobs */
   ck_assert_int_ne(enqueue(s, t, BRI_JOB_CLEANUP, 0, 0), id1);
   ck_assert_int_ne(enqueue(s, u, BRI_JOB_COMPACT, 0, 0), id1);
-  /* a running job of the kind is not a duplicate */
+  /* a running job of the request is not a duplicate */
   fake_now = T0 + 1000;
   ck_assert_int_eq(claim(s), id1);
-  int64_t id3 = enqueue(s, t, BRI_JOB_COMPACT, 0, 0);
-  ck_assert_int_ne(id3, id1);
-  /* the schema itself refuses a second queued compact for t */
+  ck_assert_int_eq(bri_jobs_enqueue(s, t, BRI_JOB_COMPACT, 0, "{\"strategy\":\"bri\"}", 0, &id2, &dup, &err), 0);
+  ck_assert_int_eq(dup, 0);
+  ck_assert_int_ne(id2, id1);
+  /* the schema itself refuses a second queued identical request for t */
   char msg[256];
   ck_assert_int_ne(raw_exec("INSERT INTO jobs (table_id, kind, state, max_attempts, not_before, "
-                            "created_at) VALUES (1, 'compact', 'queued', 1, 0, 0)",
+                            "created_at, params) VALUES (1, 'compact', 'queued', 1, 0, 0, '{\"strategy\":\"copy\"}')",
                             msg, sizeof msg),
                    SQLITE_OK);
   ck_assert_msg(strstr(msg, "UNIQUE constraint failed"), "%s", msg);
@@ -588,6 +636,30 @@ START_TEST(retry_backoff_then_give_up) {
   /* a finished job cannot be retried */
   ck_assert_int_eq(bri_jobs_retry_later(s, j, "again", NULL, NULL, &err), BRI_EINVAL);
   ck_assert_msg(strstr(err.msg, "it is failed, not running"), "%s", err.msg);
+  bri_jobs_close(s);
+}
+END_TEST
+
+/* A job with other params queued meanwhile does not replace the retried
+ * one: both stay queued. */
+START_TEST(retry_not_superseded_by_other_request) {
+  bri_jobs_store *s = open_store();
+  bri_error err;
+  int64_t t = add_table(s, "/t/a");
+  int64_t j = enqueue(s, t, BRI_JOB_COMPACT, 4, 0);
+  ck_assert_int_eq(claim(s), j);
+  int64_t k;
+  int dup;
+  ck_assert_int_eq(bri_jobs_enqueue(s, t, BRI_JOB_COMPACT, 1, "{\"dry_run\":true}", 0, &k, &dup, &err), 0);
+  bri_job_state ns;
+  int64_t nb;
+  ck_assert_int_eq(bri_jobs_retry_later(s, j, "lost race", &ns, &nb, &err), 0);
+  ck_assert_int_eq(ns, BRI_JOB_QUEUED);
+  bri_jobs_job a = get_job(s, j), b = get_job(s, k);
+  ck_assert_int_eq(a.state, BRI_JOB_QUEUED);
+  ck_assert_int_eq(b.state, BRI_JOB_QUEUED);
+  bri_jobs_job_clear(&a);
+  bri_jobs_job_clear(&b);
   bri_jobs_close(s);
 }
 END_TEST
@@ -1366,6 +1438,7 @@ static Suite *suite(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, schema_created_and_reopened);
   tcase_add_test(tc, future_schema_version_refused);
+  tcase_add_test(tc, schema_v1_migrated);
   tcase_add_test(tc, foreign_sqlite_files_refused);
   tcase_add_test(tc, garbage_file_is_corrupt);
   tcase_add_test(tc, damaged_store_is_corrupt);
@@ -1377,6 +1450,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, paused_tables_are_skipped);
   tcase_add_test(tc, retry_backoff_then_give_up);
   tcase_add_test(tc, retry_superseded_by_queued_job);
+  tcase_add_test(tc, retry_not_superseded_by_other_request);
   tcase_add_test(tc, cancellation);
   tcase_add_test(tc, finish_rules_and_counters);
   tcase_add_test(tc, journal_is_durable_and_survives_reopen);
