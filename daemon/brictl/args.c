@@ -47,20 +47,21 @@ const cli_cmd *cli_find_cmd(const char *name) {
   return NULL;
 }
 
-/* The option called name (long, or short when name is one character) in
- * opts; its index, or -1. */
-static long find_opt(const cli_opt *opts, const char *name, size_t len) {
+/* The option of opts called name (its first len bytes), or whose short
+ * form is name[0] when is_short; its index, or -1. */
+static long find_opt(const cli_opt *opts, const char *name, size_t len, bool is_short) {
   for (size_t i = 0; opts && opts[i].name; i++) {
-    if (len == 1 && opts[i].short_name == name[0]) return (long)i;
-    if (strlen(opts[i].name) == len && !strncmp(opts[i].name, name, len)) return (long)i;
+    if (is_short ? opts[i].short_name == name[0]
+                 : strlen(opts[i].name) == len && !strncmp(opts[i].name, name, len))
+      return (long)i;
   }
   return -1;
 }
 
 const cli_value *cli_value_of(const cli_args *a, const char *name) {
-  long i = a->cmd ? find_opt(a->cmd->opts, name, strlen(name)) : -1;
+  long i = a->cmd ? find_opt(a->cmd->opts, name, strlen(name), false) : -1;
   if (i >= 0) return &a->v[i];
-  i = find_opt(CLI_GLOBAL_OPTS, name, strlen(name));
+  i = find_opt(CLI_GLOBAL_OPTS, name, strlen(name), false);
   assert(i >= 0 && "brictl asked for an option its command does not have");
   return &a->g[i];
 }
@@ -293,10 +294,11 @@ static int take_option(cli_args *a, bool before_cmd, int argc, char **argv, int 
   }
   const cli_opt *o = NULL;
   cli_value *v = NULL;
-  long k = a->cmd ? find_opt(a->cmd->opts, name, len) : -1;
+  bool is_short = arg[1] != '-';
+  long k = a->cmd ? find_opt(a->cmd->opts, name, len, is_short) : -1;
   if (k >= 0) {
     o = &a->cmd->opts[k], v = &a->v[k];
-  } else if ((k = find_opt(CLI_GLOBAL_OPTS, name, len)) >= 0 &&
+  } else if ((k = find_opt(CLI_GLOBAL_OPTS, name, len, is_short)) >= 0 &&
              (before_cmd || !(CLI_GLOBAL_OPTS[k].flags & CLI_BEFORE_CMD))) {
     o = &CLI_GLOBAL_OPTS[k], v = &a->g[k];
   }
@@ -323,7 +325,7 @@ static int unknown_global(cli_args *a, int argc, char **argv, int i) {
   size_t len = strcspn(arg + 2, "=");
   for (int j = i + 1; j < argc; j++) {
     const cli_cmd *c = argv[j][0] != '-' ? cli_find_cmd(argv[j]) : NULL;
-    if (c && arg[1] == '-' && find_opt(c->opts, arg + 2, len) >= 0)
+    if (c && arg[1] == '-' && find_opt(c->opts, arg + 2, len, false) >= 0)
       return cli_usage(a, "%s is an option of %s: put it after the command (brictl %s ... %s)", arg, c->name,
                        c->name, arg);
     if (c) break;

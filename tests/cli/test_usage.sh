@@ -98,6 +98,7 @@ usage_error inspect '--version needs a positive integer, got "abc"' inspect x --
 usage_error inspect '--version needs a positive integer, got "0"' inspect x --version 0
 usage_error inspect "--version needs a positive integer" inspect x --version
 usage_error inspect "unknown option --bogus" inspect x --bogus
+usage_error status "unknown option --h (did you mean --help?)" status --h
 usage_error compact "unknown option --dryrun (did you mean --dry-run?)" compact x --dryrun
 usage_error compact "unknown option --strat (did you mean --strategy?)" compact x --strat bri
 usage_error compact '--strategy needs one of auto, bri, link, copy, got "fast"' compact x --strategy fast
