@@ -248,35 +248,12 @@ static int attempt(bri_table *t, const bri_rewrite *rw, const bri_manifest *base
       all_new[nn++] = rw->groups[g].new_frags[i];
     }
   bri_manifest_assign_fragment_ids(pb, all_new, nn);
-  /* Lance's handle_rewrite_fragments: replace a contiguous run in place,
-   * else drop the old fragments and append the new ones at the end */
-  bool *used = calloc(rw->n_groups + 1, sizeof *used);
-  if (!used) {
-    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-    goto out;
-  }
-  for (size_t i = 0; i < saved_n; i++) {
-    size_t g;
-    for (g = 0; g < rw->n_groups; g++) {
-      const bri_rewrite_group *gr = &rw->groups[g];
-      if (used[g] || gr->n_old == 0 || saved[i]->id != gr->old_ids[0] || i + gr->n_old > saved_n)
-        continue;
-      size_t k = 0;
-      while (k < gr->n_old && saved[i + k]->id == gr->old_ids[k]) k++;
-      if (k == gr->n_old) break;
-    }
-    if (g < rw->n_groups) {
-      for (size_t k = 0; k < rw->groups[g].n_new; k++) frags[nf++] = rw->groups[g].new_frags[k];
-      used[g] = true;
-      i += rw->groups[g].n_old - 1;
-    } else if (!is_old(rw, saved[i]->id)) {
-      frags[nf++] = saved[i];
-    }
-  }
-  for (size_t g = 0; g < rw->n_groups; g++)
-    if (!used[g])
-      for (size_t k = 0; k < rw->groups[g].n_new; k++) frags[nf++] = rw->groups[g].new_frags[k];
-  free(used);
+  /* the fragments we leave alone, then ours: bri_commit puts them in id
+   * order, which is where Lance's build_manifest puts a Rewrite's output
+   * (after every fragment it left alone: its ids are the highest) */
+  for (size_t i = 0; i < saved_n; i++)
+    if (!is_old(rw, saved[i]->id)) frags[nf++] = saved[i];
+  for (size_t k = 0; k < nn; k++) frags[nf++] = all_new[k];
   pb->fragments = frags;
   pb->n_fragments = nf;
   bool stable = (pb->reader_feature_flags & BRI_FLAG_STABLE_ROW_IDS) != 0;

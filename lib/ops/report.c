@@ -63,9 +63,10 @@ json_t *bri_materialize_report_json(const char *root, const bri_materialize_opti
 json_t *bri_verify_report_json(const char *root, const bri_verify_options *o, const bri_verify_report *r) {
   json_t *list = json_array();
   for (size_t i = 0; i < r->n_problems; i++)
-    json_array_append_new(list, json_pack("{s:I, s:s, s:s}", "version", (json_int_t)r->problems[i].version, "file",
-                                          r->problems[i].file ? r->problems[i].file : "", "problem",
-                                          r->problems[i].what ? r->problems[i].what : ""));
+    json_array_append_new(list, json_pack("{s:I, s:s, s:s, s:s?}", "version", (json_int_t)r->problems[i].version,
+                                          "file", r->problems[i].file ? r->problems[i].file : "", "problem",
+                                          r->problems[i].what ? r->problems[i].what : "", "rule",
+                                          r->problems[i].rule));
   return json_pack("{s:s, s:b, s:b, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "table",
                    root, "ok", r->problems_total == 0, "all_versions", o->all_versions, "version",
                    (json_int_t)o->version, "skip_blobs", o->skip_blobs, "versions_checked",
