@@ -39,6 +39,7 @@ typedef struct bri_compact_report {
   uint64_t fragments_before, fragments_after, bins, fragments_rewritten;
   uint64_t fragments_page_copied; /* sources appended by page copy (no re-encode) */
   uint64_t rows;
+  uint64_t deletions_carried;     /* rows deleted meanwhile, carried onto the new fragments */
   uint64_t data_bytes_written;    /* new .lance files */
   uint64_t payload_bytes_copied;  /* sidecar payload written (copy, repack) */
   uint64_t inline_bytes_copied;   /* Inline payload copied into new data files */

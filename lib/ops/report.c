@@ -21,13 +21,14 @@ static const char *strategy_used(const bri_compact_report *r) {
 
 json_t *bri_compact_report_json(const char *root, const bri_compact_request *q, const bri_compact_report *r) {
   return json_pack("{s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-                   "s:f, s:O}",
+                   "s:I, s:f, s:O}",
                    "table", root, "strategy", bri_strategy_name(q->strategy), "strategy_used", strategy_used(r),
                    "dry_run", q->dry_run, "read_version", (json_int_t)r->read_version, "version",
                    (json_int_t)r->version, "fragments_before", (json_int_t)r->fragments_before, "fragments_after",
                    (json_int_t)r->fragments_after, "bins", (json_int_t)r->bins, "fragments_rewritten",
                    (json_int_t)r->fragments_rewritten, "fragments_page_copied", (json_int_t)r->fragments_page_copied,
-                   "rows", (json_int_t)r->rows, "data_bytes_written", (json_int_t)r->data_bytes_written,
+                   "rows", (json_int_t)r->rows, "deletions_carried", (json_int_t)r->deletions_carried,
+                   "data_bytes_written", (json_int_t)r->data_bytes_written,
                    "payload_bytes_copied", (json_int_t)r->payload_bytes_copied, "inline_bytes_copied",
                    (json_int_t)r->inline_bytes_copied, "payload_bytes_reused", (json_int_t)r->payload_bytes_reused,
                    "links", (json_int_t)r->links, "packs_below_threshold", (json_int_t)r->packs_below_threshold,
