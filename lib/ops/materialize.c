@@ -26,6 +26,7 @@
 #include "lance/table/conflict.h"
 #include "lance/table/rowids.h"
 #include "lance/table/table.h"
+#include "util/bytes.h"
 #include "util/failpoint.h"
 #include "util/fsutil.h"
 #include "storage/outputs.h"
@@ -90,11 +91,6 @@ static Lance__Table__DataFile *copy_datafile(const Lance__Table__DataFile *df) {
   Lance__Table__DataFile *c = lance__table__data_file__unpack(NULL, len, buf);
   free(buf);
   return c;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
 }
 
 /* ------------------------------------------------------------ one DataFile */
@@ -217,7 +213,7 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *d
     }
   }
   if (rc) goto out;
-  if (locals) qsort(locals, n_locals, sizeof *locals, cmp_u64);
+  if (locals) qsort(locals, n_locals, sizeof *locals, bri_cmp_u64);
   /* the old file's own sidecars (ids the BRI does not redirect, e.g. repacked packs) */
   rc = bri_store_list(old_st, old_dir, 0, &names, &n_names, err);
   if (rc == BRI_ENOTFOUND) rc = 0;
@@ -225,7 +221,7 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *d
     uint32_t id;
     uint64_t id64;
     if (bri_blob_file_id(names[i].name, &id) && (id64 = id, locals) &&
-        bsearch(&id64, locals, n_locals, sizeof *locals, cmp_u64))
+        bsearch(&id64, locals, n_locals, sizeof *locals, bri_cmp_u64))
       continue; /* shadowed: reads of this id go through the BRI */
     char *sp = bri_path_join(old_dir, names[i].name), *dp = bri_path_join(new_dir, names[i].name);
     if (!sp || !dp) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");

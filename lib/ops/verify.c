@@ -28,6 +28,7 @@
 #include "lance/table/rules.h"
 #include "lance/table/table.h"
 #include "lance/file/datafile.h"
+#include "util/bytes.h"
 #include "util/fsutil.h"
 #include "util/strmap.h"
 
@@ -440,11 +441,6 @@ static int seen_deletions(vrun *r, const Lance__Table__DataFragment *f, const ch
   return was;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* "row-ids-unique": with stable row ids, a live row's id is its identity;
  * an Update moves a row (the old copy keeps its id but is deleted), so only
  * live rows must not share an id. ids collects them; checked at the end. */
@@ -487,7 +483,7 @@ static void collect_live_ids(vrun *r, const Lance__Table__DataFragment *f,
 }
 
 static void check_live_ids(vrun *r, const bri_manifest *bm, live_ids *ids) {
-  if (ids->n > 1) qsort(ids->v, ids->n, sizeof *ids->v, cmp_u64);
+  if (ids->n > 1) qsort(ids->v, ids->n, sizeof *ids->v, bri_cmp_u64);
   for (size_t i = 1; i < ids->n; i++)
     if (ids->v[i] == ids->v[i - 1]) {
       rule_problem(r, "row-ids-unique", bm->path, "row id %llu belongs to two live rows",

@@ -1,4 +1,5 @@
-/* bytes.h: little-endian loads and stores, and a bounds-checked reader.
+/* bytes.h: little-endian loads and stores, a bounds-checked reader, and the
+ * order of uint64_t values.
  *
  * Lance's on-disk integers are little-endian. Parsers never index a buffer
  * directly with an offset they read from disk: they go through bri_cursor,
@@ -24,6 +25,12 @@ static inline void bri_put_le32(uint8_t *p, uint32_t v) {
 }
 static inline void bri_put_le64(uint8_t *p, uint64_t v) {
   for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Ascending order of uint64_t values, for qsort and bsearch. */
+static inline int bri_cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
 }
 
 /* A read-only window over bytes. pos never exceeds len. */

@@ -42,10 +42,10 @@ make_tables "$TMPD/b" --tables plain --fragments 6 --rows 100 --plain-delete "" 
 lance_ops "$t" append 3000 >/dev/null
 lance_ops "$t" append 100 >/dev/null
 mkdir -p "$TMPD/ctl-b" && cp -a "$t" "$TMPD/ctl-b/plain.lance"
-BRI_FAILPOINTS=compact.before_commit=delay:3000 "$BRICTL" compact "$t" --strategy link --target-rows 1000 \
+BRI_FAILPOINTS=compact.before_commit=delay:4000 "$BRICTL" compact "$t" --strategy link --target-rows 1000 \
   >"$TMPD/compact.out" 2>&1 &
 compactor=$!
-sleep 1
+sleep 1.5
 lance_ops "$t" append 50 >/dev/null
 wait $compactor || fail "case 2: compact failed: $(cat "$TMPD/compact.out")"
 grep -q "version 8 -> 10" "$TMPD/compact.out" || fail "case 2: brid did not rebase over the append: $(cat "$TMPD/compact.out")"

@@ -9,6 +9,7 @@
 #include "lance/table/sidecar.h"
 #include "lance/table/flags.h"
 #include "lance/table/table.h"
+#include "util/bytes.h"
 #include "util/fsutil.h"
 #include "lance/table/rowids.h"
 #include "util/pbcheck.h"
@@ -119,11 +120,6 @@ static int base_known(const Lance__Table__Manifest *m, uint32_t id) {
   return 0;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* Effective base of a source: its own base_id, else the data file's, else
  * the table root (-1). */
 static int64_t effective_base(const Lance__Table__BlobReuseSource *s,
@@ -197,7 +193,7 @@ static int check_one(const Lance__Table__Manifest *m, const Lance__Table__DataFi
     free(loc), free(phys);
     loc = phys = NULL;
   }
-  qsort(all, n_all, sizeof *all, cmp_u64);
+  qsort(all, n_all, sizeof *all, bri_cmp_u64);
   for (size_t k = 1; k < n_all; k++)
     if (all[k] == all[k - 1])
       FAIL("%s: data file %s: BRI local id %llu appears in two sources (spec/blob.md 6.2 rule 4)",

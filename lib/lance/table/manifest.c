@@ -64,11 +64,6 @@ static int base_exists(const Lance__Table__Manifest *m, uint32_t id) {
   return 0;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 static int validate(const bri_manifest *bm, bri_error *err) {
   const Lance__Table__Manifest *m = bm->pb;
   const char *path = bm->path;
@@ -124,7 +119,7 @@ static int validate(const bri_manifest *bm, bri_error *err) {
     }
   }
   if (!rc) {
-    qsort(ids, m->n_fragments, sizeof *ids, cmp_u64);
+    qsort(ids, m->n_fragments, sizeof *ids, bri_cmp_u64);
     for (size_t i = 1; i < m->n_fragments && !rc; i++)
       if (ids[i] == ids[i - 1])
         rc = bri_error_set(err, BRI_ECORRUPT, "%s: fragment id %llu appears twice", path,

@@ -16,6 +16,7 @@
 
 #include "lance/table/flags.h"
 #include "lance/table/rowids.h"
+#include "util/bytes.h"
 
 typedef struct checker {
   bri_rule_report report;
@@ -65,12 +66,7 @@ static void check_ids(checker *c, const Lance__Table__Manifest *m) {
     uint64_t *ids = malloc(m->n_fragments * sizeof *ids);
     if (!ids) return;
     for (size_t i = 0; i < m->n_fragments; i++) ids[i] = m->fragments[i]->id;
-    for (size_t i = 1; i < m->n_fragments; i++) { /* insertion sort: lists are short and nearly sorted */
-      uint64_t v = ids[i];
-      size_t j = i;
-      for (; j > 0 && ids[j - 1] > v; j--) ids[j] = ids[j - 1];
-      ids[j] = v;
-    }
+    qsort(ids, m->n_fragments, sizeof *ids, bri_cmp_u64);
     for (size_t i = 1; i < m->n_fragments && unique; i++)
       if (ids[i] == ids[i - 1]) {
         unique = false;
