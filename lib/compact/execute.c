@@ -717,7 +717,11 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
      * deletions committed meanwhile can be carried over (carry.h) */
     bri_rewrite rw = {.read_version = m->version, .txn_uuid = uuid, .n_groups = plan->n_bins, .groups = groups,
                       .carry_deletions = true, .out = &r.out};
-    rc = bri_rewrite_commit(r.t, &rw, req->max_commit_attempts ? req->max_commit_attempts : 20, &rep->version, err);
+    /* Lance retries a commit 20 times; a lost race costs brid a little more
+     * (a durable, fsynced commit) and giving up costs a whole rewrite, and
+     * a busy writer commits every few milliseconds: 100 (each attempt only
+     * checks the versions the previous ones did not see) */
+    rc = bri_rewrite_commit(r.t, &rw, req->max_commit_attempts ? req->max_commit_attempts : 100, &rep->version, err);
     rep->deletions_carried = rw.carried;
   }
   if (!rc) {

@@ -26,7 +26,7 @@ typedef struct bri_compact_request {
   bri_compact_options options; /* the table's lance.compaction.* keys override these */
   bri_strategy strategy;       /* default auto (blobout.h): bri for a table that carries a BRI, else link or copy */
   bool dry_run;
-  int max_commit_attempts;     /* 0: 20, Lance's default */
+  int max_commit_attempts;     /* commit attempts lost to other writers' versions; 0: 100 */
   uint64_t batch_rows;         /* rows decoded at a time; 0: 16384 */
 } bri_compact_request;
 

@@ -145,19 +145,26 @@ static void free_txn(rewrite_txn *x) {
   free(x->gs), free(x->gps), free(x->olds);
 }
 
-/* Lance's rules against every version committed since read_version (conflict.h);
- * *carry: some of them deleted rows in our old fragments, to be carried over. */
+/* What the attempts learned about the versions committed since
+ * read_version: a version's verdict never changes, so each is checked once
+ * however many attempts lose the race for the next version name. */
+typedef struct winners {
+  uint64_t checked; /* versions up to here passed Lance's rules */
+  bool carry;       /* some of them deleted rows in our old fragments */
+} winners;
+
+/* Lance's rules (conflict.h) for the versions after w->checked up to latest. */
 static int check_winners(bri_table *t, const bri_rewrite *rw, const bri_manifest *base,
-                         const Lance__Table__Transaction *ours, uint64_t latest, bool *carry, bri_error *err) {
-  *carry = false;
-  for (uint64_t v = rw->read_version + 1; v <= latest; v++) {
+                         const Lance__Table__Transaction *ours, uint64_t latest, winners *w, bri_error *err) {
+  for (uint64_t v = w->checked + 1; v <= latest; v++) {
     Lance__Table__Transaction *theirs;
     int rc = bri_table_load_transaction(t, v, &theirs, err);
     if (!rc)
       rc = bri_conflict_check(ours, base->pb, rw->carry_deletions ? BRI_CONFLICT_CARRY_DELETIONS : 0, theirs, v, err);
     if (theirs) lance__table__transaction__free_unpacked(theirs, NULL);
-    if (rc == BRI_CONFLICT_CARRY) *carry = true;
+    if (rc == BRI_CONFLICT_CARRY) w->carry = true;
     else if (rc) return rc;
+    w->checked = v;
   }
   return 0;
 }
@@ -180,14 +187,14 @@ static int olds_unchanged(const bri_rewrite *rw, const bri_manifest *base, const
 }
 
 /* One attempt: rebase onto the latest version and try to commit it + 1. */
-static int attempt(bri_table *t, bri_rewrite *rw, const bri_manifest *base, bri_outputs *out,
+static int attempt(bri_table *t, bri_rewrite *rw, const bri_manifest *base, bri_outputs *out, winners *w,
                    uint64_t *version, bri_error *err) {
   uint64_t latest = bri_table_latest_version(t);
   rewrite_txn x;
-  bool carry = false;
   bri_manifest *m = NULL;
   int rc = build_txn(rw, base, &x, err);
-  if (!rc) rc = check_winners(t, rw, base, &x.txn, latest, &carry, err);
+  if (!rc) rc = check_winners(t, rw, base, &x.txn, latest, w, err);
+  bool carry = w->carry;
   if (!rc) rc = bri_table_load(t, latest, &m, err);
   if (rc) {
     free_txn(&x);
@@ -254,8 +261,9 @@ int bri_rewrite_commit(bri_table *t, bri_rewrite *rw, int max_attempts, uint64_t
   bri_outputs own = {.store = t->store};
   bri_outputs *out = rw->out ? rw->out : &own;
   rw->carried = 0;
+  winners w = {rw->read_version, false};
   for (int a = 0; a < max_attempts; a++) {
-    rc = attempt(t, rw, base, out, version, err);
+    rc = attempt(t, rw, base, out, &w, version, err);
     if (rc != BRI_ETAKEN) break;
     /* lost the race for the version name: refresh the list and rebase again */
     (void)bri_table_refresh(t, err);

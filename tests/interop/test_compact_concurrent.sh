@@ -39,7 +39,7 @@ run_case() { # NAME [lance_make options]
         carried=$((carried + $(field deletions_carried "$TMPD/c.json")))
       fi
     else
-      grep -Eq "touched fragment|changed after version|re-planned|deleted meanwhile" "$TMPD/c.err" ||
+      grep -Eq "touched fragment|changed after version|re-planned|deleted meanwhile|committed by another writer first" "$TMPD/c.err" ||
         fail "$name: compaction ($s) failed for another reason: $(cat "$TMPD/c.err")"
       gave_way=$((gave_way + 1))
       echo "  $name ($s) gave way: $(cat "$TMPD/c.err")"
