@@ -2,7 +2,8 @@
 #   make                 build brictl (and brid) into build/bin
 #   make check           install dependencies, build, run unit + interop tests
 #   make check SANITIZE=1  the same under ASan+UBSan (separate build-san/ tree)
-#   make reliability     the full crash matrices and a 10-minute soak (SOAK_SECONDS)
+#   make reliability     the full crash matrices, a 10-minute soak (SOAK_SECONDS) and
+#                        compaction under a busy writer for 60 s per case (BUSY_SECONDS)
 #   make fuzz            build libFuzzer harnesses with clang and run each
 #                        FUZZ_SECONDS (default 60) on a copy of its seed corpus
 #   make demo            compact a demo table (see README)
@@ -136,6 +137,9 @@ reliability: deps
 	  ORACLE_NODE_DIR=$(CURDIR)/.deps/node LANCEDB_LOG=error bash tests/reliability/brid_matrix.sh
 	@BRI_SOURCE_DIR=$(CURDIR) BRI_BUILD=$(CURDIR)/$(BUILD) BRICTL=$(CURDIR)/$(BUILD)/bin/brictl \
 	  ORACLE_NODE_DIR=$(CURDIR)/.deps/node LANCEDB_LOG=error bash tests/reliability/soak.sh $(or $(SOAK_SECONDS),600)
+	@BRI_SOURCE_DIR=$(CURDIR) BRI_BUILD=$(CURDIR)/$(BUILD) BRICTL=$(CURDIR)/$(BUILD)/bin/brictl \
+	  ORACLE_NODE_DIR=$(CURDIR)/.deps/node LANCEDB_LOG=error SECONDS_RUN=$(or $(BUSY_SECONDS),60) \
+	  bash tests/interop/test_compact_concurrent.sh
 
 fuzz: deps
 	@$(MAKE) --no-print-directory FUZZ=1 fuzzers

@@ -89,6 +89,9 @@ static int cmd_compact(const cli_args *a) {
            (unsigned long long)r.data_bytes_written, (unsigned long long)r.payload_bytes_copied,
            (unsigned long long)r.inline_bytes_copied, (unsigned long long)r.payload_bytes_reused,
            (unsigned long long)r.links, r.seconds);
+    if (r.deletions_carried)
+      printf("  carried %llu rows deleted meanwhile by other writers over to the new fragments\n",
+             (unsigned long long)r.deletions_carried);
   }
   json_decref(r.plan);
   return CLI_OK;

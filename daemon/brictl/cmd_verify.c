@@ -68,11 +68,14 @@ static int cmd_verify(const cli_args *a) {
 const cli_cmd CMD_VERIFY = {
     .name = "verify",
     .args = "TABLE",
-    .summary = "check that every referenced file, blob and BRI target is there",
+    .summary = "check that every referenced file, blob and BRI target is there, and Lance's invariants",
     .about = "Checks that TABLE's latest version (or --version N, or every version) is whole: every "
              "data, deletion and transaction file and index directory it references exists, every "
-             "Blob v2 descriptor resolves to its bytes, every BRI target is there. Exits 5 when it "
-             "finds problems, each listed with the file and what is wrong.",
+             "Blob v2 descriptor resolves to its bytes, every BRI target is there, and the manifest "
+             "keeps the invariants Lance's own commits keep (fragments in id order, ids below "
+             "max_fragment_id, row counts, deletion files, row ids, index bitmaps: docs/rules.md). "
+             "Exits 5 when it finds problems, each listed with the file and what is wrong (and the "
+             "rule it breaks).",
     .opts = OPTS,
     .flags = CLI_CMD_OFFLINE | CLI_CMD_DAEMON | CLI_CMD_JSON,
     .run = cmd_verify,

@@ -707,8 +707,16 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   bri_uuid_v4(uuid);
   if (!rc && hooks && hooks->commit_intent) rc = hooks->commit_intent(hooks->user, uuid, m->version, err);
   if (!rc) {
-    bri_rewrite rw = {m->version, uuid, plan->n_bins, groups};
-    rc = bri_rewrite_commit(r.t, &rw, req->max_commit_attempts ? req->max_commit_attempts : 20, &rep->version, err);
+    /* each bin's new fragment holds its old fragments' live rows in order:
+     * deletions committed meanwhile can be carried over (carry.h) */
+    bri_rewrite rw = {.read_version = m->version, .txn_uuid = uuid, .n_groups = plan->n_bins, .groups = groups,
+                      .carry_deletions = true, .out = &r.out};
+    /* Lance retries a commit 20 times; a lost race costs brid a little more
+     * (a durable, fsynced commit) and giving up costs a whole rewrite, and
+     * a busy writer commits every few milliseconds: 100 (each attempt only
+     * checks the versions the previous ones did not see) */
+    rc = bri_rewrite_commit(r.t, &rw, req->max_commit_attempts ? req->max_commit_attempts : 100, &rep->version, err);
+    rep->deletions_carried = rw.carried;
   }
   if (!rc) {
     /* the outputs belong to the committed version now: never roll them back */

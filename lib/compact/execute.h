@@ -26,7 +26,7 @@ typedef struct bri_compact_request {
   bri_compact_options options; /* the table's lance.compaction.* keys override these */
   bri_strategy strategy;       /* default auto (blobout.h): bri for a table that carries a BRI, else link or copy */
   bool dry_run;
-  int max_commit_attempts;     /* 0: 20, Lance's default */
+  int max_commit_attempts;     /* commit attempts lost to other writers' versions; 0: 100 */
   uint64_t batch_rows;         /* rows decoded at a time; 0: 16384 */
 } bri_compact_request;
 
@@ -39,6 +39,7 @@ typedef struct bri_compact_report {
   uint64_t fragments_before, fragments_after, bins, fragments_rewritten;
   uint64_t fragments_page_copied; /* sources appended by page copy (no re-encode) */
   uint64_t rows;
+  uint64_t deletions_carried;     /* rows deleted meanwhile, carried onto the new fragments */
   uint64_t data_bytes_written;    /* new .lance files */
   uint64_t payload_bytes_copied;  /* sidecar payload written (copy, repack) */
   uint64_t inline_bytes_copied;   /* Inline payload copied into new data files */

@@ -3,21 +3,25 @@
  * A compaction planned against read_version replaces groups of old
  * fragments by new ones. By the time it commits, other writers may have
  * committed versions after read_version. This module reads their
- * transactions and applies Lance's conflict rules (spec/table.md section 10)
- * for a Rewrite: appends and other operations that leave our fragments alone
- * are rebased over (the new manifest is built from the latest version);
- * anything that touched our old fragments, rewrote the table, or cannot be
- * analysed aborts the attempt with BRI_ECONFLICT so the caller re-plans
- * (and removes the files it wrote). A lost race for the next version name
- * is retried the same way. */
+ * transactions and applies Lance's conflict rules for a Rewrite
+ * (lance/table/conflict.h): appends and other operations that leave our
+ * fragments alone are rebased over (the new manifest is built from the
+ * latest version); deletions in our old fragments are carried over onto the
+ * new ones when the caller allows it (compact/carry.h); anything else that
+ * touched our old fragments, rewrote the table, or cannot be analysed aborts
+ * the attempt with BRI_ECONFLICT so the caller re-plans (and removes the
+ * files it wrote). A lost race for the next version name is retried the
+ * same way. */
 #ifndef BRI_REWRITE_H
 #define BRI_REWRITE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "lance/table/table.h"
 #include "util/error.h"
+#include "storage/outputs.h"
 
 typedef struct bri_rewrite_group {
   size_t n_old;
@@ -31,18 +35,20 @@ typedef struct bri_rewrite {
   const char *txn_uuid;   /* the transaction's uuid in every attempt (NULL: fresh) */
   size_t n_groups;
   const bri_rewrite_group *groups;
+  /* Deletions committed meanwhile in the old fragments may be carried over
+   * (compact/carry.h): each group's new fragments must then hold the old
+   * fragments' rows live at read_version, in order. */
+  bool carry_deletions;
+  bri_outputs *out;       /* where those deletion files are recorded (journaled) before
+                             they are created; NULL: a private record */
+  uint64_t carried;       /* out: rows whose deletion was carried over */
 } bri_rewrite;
-
-/* Checks one committed transaction against our rewrite: 0 when compatible,
- * BRI_ECONFLICT (err says which operation touched what) otherwise. */
-int bri_rewrite_check_conflict(const bri_rewrite *rw, const Lance__Table__Transaction *other,
-                               uint64_t other_version, bri_error *err);
 
 /* Commits the rewrite, rebasing over compatible winners, retrying up to
  * max_attempts times when another writer takes the version we try. On
  * success *version is the committed version and the new fragments carry
  * their assigned ids. */
-int bri_rewrite_commit(bri_table *t, const bri_rewrite *rw, int max_attempts, uint64_t *version,
+int bri_rewrite_commit(bri_table *t, bri_rewrite *rw, int max_attempts, uint64_t *version,
                        bri_error *err);
 
 #endif

@@ -5,8 +5,8 @@
  * DataReplacement requires all new files of one transaction to store the
  * same fields): place the new data files and sidecar directories, then
  * commit against the latest version. Lance's conflict rules for a
- * DataReplacement (conflict_resolver.rs, check_data_replacement_txn) are
- * applied to every version committed since the plan, and as a second line
+ * DataReplacement (lance/table/conflict.h) are applied to every version
+ * committed since the plan, and as a second line
  * of defence each replaced DataFile must still be present, unchanged, in
  * the version we build on. A conflict rolls the round back and plans again
  * from the latest version; committed rounds stay committed. Files are
@@ -23,6 +23,7 @@
 #include "lance/table/bri.h"
 #include "lance/table/sidecar.h"
 #include "lance/table/commit.h"
+#include "lance/table/conflict.h"
 #include "lance/table/rowids.h"
 #include "lance/table/table.h"
 #include "util/bytes.h"
@@ -246,107 +247,45 @@ out:
 
 /* ------------------------------------------------------------ commit */
 
-static bool shares_field(const Lance__Table__DataFile *df, const int32_t *fields, size_t n) {
-  for (size_t i = 0; i < df->n_fields; i++)
-    for (size_t k = 0; k < n; k++)
-      if (df->fields[i] == fields[k]) return true;
-  return false;
-}
-
-/* Lance's rules for our DataReplacement against a transaction committed
- * since we planned (conflict_resolver.rs, check_data_replacement_txn). */
-static int check_txn(const repl *g, size_t n, const Lance__Table__Transaction *o, uint64_t v,
-                     bri_error *err) {
-  const char *what = NULL;
-  uint64_t hit = 0;
-  switch (o->operation_case) {
-  case LANCE__TABLE__TRANSACTION__OPERATION_APPEND:
-  case LANCE__TABLE__TRANSACTION__OPERATION_CLONE:
-  case LANCE__TABLE__TRANSACTION__OPERATION_DELETE:
-  case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE:
-  case LANCE__TABLE__TRANSACTION__OPERATION_MERGE:
-  case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_CONFIG:
-  case LANCE__TABLE__TRANSACTION__OPERATION_RESERVE_FRAGMENTS:
-  case LANCE__TABLE__TRANSACTION__OPERATION_PROJECT:
-  case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_BASES:
-    return 0; /* the DataFile check in attempt() still applies */
-  case LANCE__TABLE__TRANSACTION__OPERATION_CREATE_INDEX:
-    /* an index built meanwhile on a replaced field */
-    for (size_t i = 0; i < o->create_index->n_new_indices && !what; i++)
-      for (size_t k = 0; k < n && !what; k++)
-        if (shares_field(g[k].old, o->create_index->new_indices[i]->fields,
-                         o->create_index->new_indices[i]->n_fields)) {
-          what = "an index creation on a replaced field";
-          hit = g[k].frag_id;
-        }
-    break;
-  case LANCE__TABLE__TRANSACTION__OPERATION_REWRITE: {
-    const Lance__Table__Transaction__Rewrite *rw = o->rewrite;
-    for (size_t k = 0; k < n && !what; k++) {
-      for (size_t i = 0; i < rw->n_old_fragments && !what; i++)
-        if (rw->old_fragments[i]->id == g[k].frag_id) what = "a compaction", hit = g[k].frag_id;
-      for (size_t j = 0; j < rw->n_groups && !what; j++)
-        for (size_t i = 0; i < rw->groups[j]->n_old_fragments && !what; i++)
-          if (rw->groups[j]->old_fragments[i]->id == g[k].frag_id) what = "a compaction", hit = g[k].frag_id;
-    }
-    break;
-  }
-  case LANCE__TABLE__TRANSACTION__OPERATION_DATA_REPLACEMENT:
-    for (size_t i = 0; i < o->data_replacement->n_replacements && !what; i++) {
-      const Lance__Table__Transaction__DataReplacementGroup *x = o->data_replacement->replacements[i];
-      for (size_t k = 0; k < n && !what; k++)
-        if (x->fragment_id == g[k].frag_id &&
-            (!x->new_file || shares_field(g[k].old, x->new_file->fields, x->new_file->n_fields)))
-          what = "another data replacement", hit = g[k].frag_id;
-    }
-    break;
-  case LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE:
-    what = "an overwrite";
-    break;
-  case LANCE__TABLE__TRANSACTION__OPERATION_RESTORE:
-    what = "a restore";
-    break;
-  default:
-    what = "an operation brid does not analyse";
-    break;
-  }
-  if (!what) return 0;
-  if (hit)
-    return bri_error_set(err, BRI_ECONFLICT, "version %llu: %s touched fragment %llu, whose data "
-                         "file is being materialized", (unsigned long long)v, what,
-                         (unsigned long long)hit);
-  return bri_error_set(err, BRI_ECONFLICT, "version %llu: %s was committed meanwhile",
-                       (unsigned long long)v, what);
-}
-
 typedef struct slot {
   Lance__Table__DataFile **where;
   Lance__Table__DataFile *was;
 } slot;
 
-/* One attempt: check what was committed since read_version, build on the
- * latest version, commit it + 1. */
+/* One attempt: check what was committed since read_version with Lance's
+ * rules for our DataReplacement (lance/table/conflict.h), build on the latest
+ * version, commit it + 1. */
 static int attempt(run *r, uint64_t read_version, repl *g, size_t n, uint64_t *version) {
   bri_error *err = r->err;
   uint64_t latest = bri_table_latest_version(r->t);
-  for (uint64_t v = read_version + 1; v <= latest; v++) {
-    Lance__Table__Transaction *txn;
-    int rc = bri_table_load_transaction(r->t, v, &txn, err);
-    if (!rc) rc = check_txn(g, n, txn, v, err);
-    if (txn) lance__table__transaction__free_unpacked(txn, NULL);
-    if (rc) return rc;
-  }
-  bri_manifest *m;
-  int rc = bri_table_load(r->t, latest, &m, err);
-  if (rc) return rc;
   slot *slots = calloc(n + 1, sizeof *slots);
   Lance__Table__Transaction__DataReplacementGroup *gs = calloc(n + 1, sizeof *gs);
   Lance__Table__Transaction__DataReplacementGroup **gps = calloc(n + 1, sizeof *gps);
   size_t n_slots = 0;
-  if (!slots || !gs || !gps) {
-    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-    goto out;
+  bri_manifest *m = NULL;
+  int rc = slots && gs && gps ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  Lance__Table__Transaction txn;
+  Lance__Table__Transaction__DataReplacement dr;
+  lance__table__transaction__init(&txn);
+  lance__table__transaction__data_replacement__init(&dr);
+  for (size_t k = 0; !rc && k < n; k++) {
+    lance__table__transaction__data_replacement_group__init(&gs[k]);
+    gs[k].has_fragment_id = 1, gs[k].fragment_id = g[k].frag_id;
+    gs[k].new_file = g[k].nw;
+    gps[k] = &gs[k];
   }
+  dr.replacements = gps, dr.n_replacements = n;
+  txn.has_read_version = 1, txn.read_version = read_version;
+  txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_DATA_REPLACEMENT;
+  txn.data_replacement = &dr;
+  for (uint64_t v = read_version + 1; !rc && v <= latest; v++) {
+    Lance__Table__Transaction *theirs;
+    rc = bri_table_load_transaction(r->t, v, &theirs, err);
+    if (!rc) rc = bri_conflict_check(&txn, NULL, 0, theirs, v, err);
+    if (theirs) lance__table__transaction__free_unpacked(theirs, NULL);
+  }
+  if (!rc) rc = bri_table_load(r->t, latest, &m, err);
+  /* the second line of defence: each replaced DataFile still there, unchanged */
   for (size_t k = 0; k < n && !rc; k++) {
     Lance__Table__DataFile **where = NULL;
     for (size_t i = 0; i < m->pb->n_fragments && !where; i++) {
@@ -364,25 +303,12 @@ static int attempt(run *r, uint64_t read_version, repl *g, size_t n, uint64_t *v
     slots[n_slots].where = where;
     slots[n_slots++].was = *where;
     *where = g[k].nw;
-    lance__table__transaction__data_replacement_group__init(&gs[k]);
-    gs[k].has_fragment_id = 1, gs[k].fragment_id = g[k].frag_id;
-    gs[k].new_file = g[k].nw;
-    gps[k] = &gs[k];
   }
   if (!rc) {
-    Lance__Table__Transaction txn;
-    Lance__Table__Transaction__DataReplacement dr;
-    lance__table__transaction__init(&txn);
-    lance__table__transaction__data_replacement__init(&dr);
-    dr.replacements = gps, dr.n_replacements = n;
-    txn.has_read_version = 1, txn.read_version = read_version;
-    txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_DATA_REPLACEMENT;
-    txn.data_replacement = &dr;
     rc = bri_commit(r->t, m->pb, &txn, m->indices, latest + 1, NULL, err);
-    free(txn.uuid);
     if (!rc) *version = latest + 1;
   }
-out:
+  free(txn.uuid);
   for (size_t i = 0; i < n_slots; i++) *slots[i].where = slots[i].was;
   free(slots), free(gs), free(gps);
   bri_manifest_free(m);

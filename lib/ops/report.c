@@ -21,13 +21,14 @@ static const char *strategy_used(const bri_compact_report *r) {
 
 json_t *bri_compact_report_json(const char *root, const bri_compact_request *q, const bri_compact_report *r) {
   return json_pack("{s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-                   "s:f, s:O}",
+                   "s:I, s:f, s:O}",
                    "table", root, "strategy", bri_strategy_name(q->strategy), "strategy_used", strategy_used(r),
                    "dry_run", q->dry_run, "read_version", (json_int_t)r->read_version, "version",
                    (json_int_t)r->version, "fragments_before", (json_int_t)r->fragments_before, "fragments_after",
                    (json_int_t)r->fragments_after, "bins", (json_int_t)r->bins, "fragments_rewritten",
                    (json_int_t)r->fragments_rewritten, "fragments_page_copied", (json_int_t)r->fragments_page_copied,
-                   "rows", (json_int_t)r->rows, "data_bytes_written", (json_int_t)r->data_bytes_written,
+                   "rows", (json_int_t)r->rows, "deletions_carried", (json_int_t)r->deletions_carried,
+                   "data_bytes_written", (json_int_t)r->data_bytes_written,
                    "payload_bytes_copied", (json_int_t)r->payload_bytes_copied, "inline_bytes_copied",
                    (json_int_t)r->inline_bytes_copied, "payload_bytes_reused", (json_int_t)r->payload_bytes_reused,
                    "links", (json_int_t)r->links, "packs_below_threshold", (json_int_t)r->packs_below_threshold,
@@ -63,9 +64,10 @@ json_t *bri_materialize_report_json(const char *root, const bri_materialize_opti
 json_t *bri_verify_report_json(const char *root, const bri_verify_options *o, const bri_verify_report *r) {
   json_t *list = json_array();
   for (size_t i = 0; i < r->n_problems; i++)
-    json_array_append_new(list, json_pack("{s:I, s:s, s:s}", "version", (json_int_t)r->problems[i].version, "file",
-                                          r->problems[i].file ? r->problems[i].file : "", "problem",
-                                          r->problems[i].what ? r->problems[i].what : ""));
+    json_array_append_new(list, json_pack("{s:I, s:s, s:s, s:s?}", "version", (json_int_t)r->problems[i].version,
+                                          "file", r->problems[i].file ? r->problems[i].file : "", "problem",
+                                          r->problems[i].what ? r->problems[i].what : "", "rule",
+                                          r->problems[i].rule));
   return json_pack("{s:s, s:b, s:b, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "table",
                    root, "ok", r->problems_total == 0, "all_versions", o->all_versions, "version",
                    (json_int_t)o->version, "skip_blobs", o->skip_blobs, "versions_checked",

@@ -22,7 +22,13 @@
 #include "lance/file/arrow_build.h"
 #include "lance/dataset/reader.h"
 #include "lance/core/schema.h"
+#include "lance/table/deletion.h"
+#include "lance/table/flags.h"
+#include "lance/table/rowids.h"
+#include "lance/table/rules.h"
 #include "lance/table/table.h"
+#include "lance/file/datafile.h"
+#include "util/bytes.h"
 #include "util/fsutil.h"
 #include "util/strmap.h"
 
@@ -37,17 +43,11 @@ typedef struct vrun {
   bri_strmap prev, cur;  /* rule 9: "base|path" -> BRI hash (a), length (b) */
 } vrun;
 
-static void problem(vrun *r, const char *file, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void problem(vrun *r, const char *file, const char *fmt, ...) {
+static void vproblem(vrun *r, const char *rule, const char *file, const char *fmt, va_list ap) {
   r->rep->problems_total++;
   if (r->rep->n_problems >= r->o->max_problems) return;
-  va_list ap;
-  va_start(ap, fmt);
   char *what = NULL;
   if (vasprintf(&what, fmt, ap) < 0) what = NULL;
-  va_end(ap);
   if (!what) {
     r->oom = true;
     return;
@@ -64,7 +64,36 @@ static void problem(vrun *r, const char *file, const char *fmt, ...) {
     return;
   }
   r->rep->problems = g;
-  g[r->rep->n_problems++] = (bri_verify_problem){r->v, f, what};
+  g[r->rep->n_problems++] = (bri_verify_problem){r->v, f, what, rule};
+}
+
+static void rule_report(vrun *r, const char *rule, const char *file, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void rule_report(vrun *r, const char *rule, const char *file, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vproblem(r, rule, file, fmt, ap);
+  va_end(ap);
+}
+
+static void problem(vrun *r, const char *file, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void problem(vrun *r, const char *file, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vproblem(r, NULL, file, fmt, ap);
+  va_end(ap);
+}
+
+/* A broken invariant (lance/table/rules.h): "rule NAME: what". */
+static void rule_problem(vrun *r, const char *rule, const char *file, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void rule_problem(vrun *r, const char *rule, const char *file, const char *fmt, ...) {
+  char what[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  rule_report(r, rule, file, "rule %s: %s", rule, what);
 }
 
 /* 1 when key was seen before (its check already ran), 0 when it is new. */
@@ -334,6 +363,130 @@ static void check_fragment(vrun *r, const bri_manifest *bm, const Lance__Table__
   bri_fragment_close(c.rd);
 }
 
+/* ------------------------------------------------------------ Lance's invariants */
+
+typedef struct rule_ctx {
+  vrun *r;
+  const char *file;
+} rule_ctx;
+
+static void on_rule(void *user, const char *rule, const char *what) {
+  rule_ctx *c = user;
+  rule_problem(c->r, rule, c->file, "%s", what);
+}
+
+/* The rules that need only the manifest and its transaction. */
+static void check_rules(vrun *r, const bri_manifest *bm) {
+  rule_ctx c = {r, bm->path};
+  bri_rules_check_manifest(bm->pb, bm->indices, on_rule, &c);
+  Lance__Table__Transaction *txn = bm->txn;
+  bri_error e;
+  if (!txn && bri_table_load_transaction(r->t, r->v, &txn, &e) != 0) txn = NULL; /* reported as a file */
+  bri_rules_check_transaction(bm->pb, txn, on_rule, &c);
+  if (txn && txn != bm->txn) lance__table__transaction__free_unpacked(txn, NULL);
+}
+
+/* "data-file-rows": every data file of a fragment holds physical_rows rows
+ * (Lance reads a fragment's columns side by side). */
+static void check_file_rows(vrun *r, const bri_manifest *bm, const Lance__Table__DataFragment *f,
+                            const char *path) {
+  char *key = bri_strdupf("%llu|%s", (unsigned long long)f->physical_rows, path);
+  bool done = !key || seen(r, "rows", key);
+  if (!key) r->oom = true;
+  free(key);
+  if (done) return;
+  bri_datafile *df;
+  bri_store *st;
+  bri_error e;
+  if (bri_table_store_of(r->t, bm->pb, path, &st, &e) != 0 || bri_datafile_open(st, path, &df, &e) != 0) {
+    problem(r, path, "%s", e.msg);
+    return;
+  }
+  if (bri_datafile_num_rows(df) != f->physical_rows)
+    rule_problem(r, "data-file-rows", bm->path, "fragment %llu: data file %s holds %llu rows, the fragment "
+                 "records %llu physical rows", (unsigned long long)f->id, path,
+                 (unsigned long long)bri_datafile_num_rows(df), (unsigned long long)f->physical_rows);
+  bri_datafile_close(df);
+}
+
+/* "deletion-file": the file holds exactly num_deleted_rows offsets, each
+ * below physical_rows. On success *offs (may be NULL) gets them. */
+static bool check_deletions(vrun *r, const bri_manifest *bm, const Lance__Table__DataFragment *f,
+                            const char *path, uint32_t **offs, size_t *n) {
+  bri_error e;
+  bri_store *st;
+  *offs = NULL, *n = 0;
+  if (bri_table_store_of(r->t, bm->pb, path, &st, &e) == 0 &&
+      bri_deletion_read(st, path, f->deletion_file->file_type, f->deletion_file->num_deleted_rows,
+                        f->physical_rows, offs, n, &e) == 0)
+    return true;
+  if (!seen(r, "delbad", e.msg))
+    rule_problem(r, "deletion-file", bm->path, "fragment %llu: %s", (unsigned long long)f->id, e.msg);
+  return false;
+}
+
+/* 1 when this deletion file was read before against the same counts. */
+static int seen_deletions(vrun *r, const Lance__Table__DataFragment *f, const char *path) {
+  char *key = bri_strdupf("%llu|%llu|%s", (unsigned long long)f->deletion_file->num_deleted_rows,
+                          (unsigned long long)f->physical_rows, path);
+  int was = key ? seen(r, "delread", key) : 1;
+  if (!key) r->oom = true;
+  free(key);
+  return was;
+}
+
+/* "row-ids-unique": with stable row ids, a live row's id is its identity;
+ * an Update moves a row (the old copy keeps its id but is deleted), so only
+ * live rows must not share an id. ids collects them; checked at the end. */
+typedef struct live_ids {
+  uint64_t *v;
+  size_t n, cap;
+} live_ids;
+
+static void collect_live_ids(vrun *r, const Lance__Table__DataFragment *f,
+                             const uint32_t *del, size_t n_del, live_ids *ids) {
+  if (f->row_id_sequence_case != LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS) return;
+  Lance__Table__RowIdSequence *seq = NULL;
+  uint64_t *v = NULL;
+  size_t n = 0;
+  bri_error e;
+  if (bri_u64seq_unpack(f->inline_row_ids.data, f->inline_row_ids.len, &seq, &e) != 0 ||
+      bri_u64seq_decode(seq, f->physical_rows, &v, &n, &e) != 0) {
+    if (seq) lance__table__row_id_sequence__free_unpacked(seq, NULL);
+    return; /* rule row-ids reports the broken sequence */
+  }
+  lance__table__row_id_sequence__free_unpacked(seq, NULL);
+  if (ids->n + n > ids->cap) {
+    size_t cap = ids->cap ? ids->cap : 4096;
+    while (cap < ids->n + n) cap *= 2;
+    uint64_t *g = realloc(ids->v, cap * sizeof *g);
+    if (!g) {
+      r->oom = true;
+      free(v);
+      return;
+    }
+    ids->v = g, ids->cap = cap;
+  }
+  size_t d = 0;
+  for (size_t i = 0; i < n; i++) {
+    while (d < n_del && del[d] < i) d++;
+    if (d < n_del && del[d] == i) continue;
+    ids->v[ids->n++] = v[i];
+  }
+  free(v);
+}
+
+static void check_live_ids(vrun *r, const bri_manifest *bm, live_ids *ids) {
+  if (ids->n > 1) qsort(ids->v, ids->n, sizeof *ids->v, bri_cmp_u64);
+  for (size_t i = 1; i < ids->n; i++)
+    if (ids->v[i] == ids->v[i - 1]) {
+      rule_problem(r, "row-ids-unique", bm->path, "row id %llu belongs to two live rows",
+                   (unsigned long long)ids->v[i]);
+      break;
+    }
+  free(ids->v);
+}
+
 /* ------------------------------------------------------------ one version */
 
 static void check_version(vrun *r, const bri_manifest *bm) {
@@ -365,8 +518,13 @@ static void check_version(vrun *r, const bri_manifest *bm) {
     }
     free(p);
   }
+  check_rules(r, bm);
+  bool stable = (m->reader_feature_flags & BRI_FLAG_STABLE_ROW_IDS) != 0;
+  live_ids ids = {0};
   for (size_t i = 0; i < m->n_fragments && !r->oom; i++) {
     const Lance__Table__DataFragment *f = m->fragments[i];
+    uint32_t *del = NULL;
+    size_t n_del = 0;
     bool whole = true;
     char *key = strdup("");
     for (size_t k = 0; k < f->n_files; k++) {
@@ -378,7 +536,9 @@ static void check_version(vrun *r, const bri_manifest *bm) {
         continue;
       }
       if (!seen(r, "data", p)) r->rep->data_files++;
-      whole &= check_file(r, p, df->file_size_bytes, "data file");
+      bool ok = check_file(r, p, df->file_size_bytes, "data file");
+      if (ok) check_file_rows(r, bm, f, p);
+      whole &= ok;
       bri_ctx bc = {r, p};
       if (bri_datafile_bri_paths(r->t, m, df, bm->path, bri_target_cb, &bc, &e) != 0)
         problem(r, bm->path, "%s", e.msg);
@@ -393,18 +553,24 @@ static void check_version(vrun *r, const bri_manifest *bm) {
         whole = false;
       } else {
         if (!seen(r, "del", p)) r->rep->deletion_files++;
-        whole &= check_file(r, p, 0, "deletion file");
+        bool ok = check_file(r, p, 0, "deletion file");
+        /* its offsets: every version under stable row ids (live ids), else once */
+        if (ok && (stable || !seen_deletions(r, f, p))) check_deletions(r, bm, f, p, &del, &n_del);
+        whole &= ok;
         char *k2 = key ? bri_strdupf("%s%s\n", key, p) : NULL;
         free(key);
         key = k2;
         free(p);
       }
     }
+    if (stable) collect_live_ids(r, f, del, n_del, &ids);
+    free(del);
     if (!key) r->oom = true;
     else if (whole && any_blob && !r->o->skip_blobs && !seen(r, "frag", key))
       check_fragment(r, bm, f, has_blob);
     free(key);
   }
+  if (stable) check_live_ids(r, bm, &ids);
   for (size_t i = 0; bm->indices && i < bm->indices->n_indices && !r->oom; i++) {
     const Lance__Table__IndexMetadata *x = bm->indices->indices[i];
     if (bri_table_index_dir(r->t, m, x, &p, &e) != 0) {
@@ -440,6 +606,7 @@ int bri_verify_table(const char *root, const bri_verify_options *o, bri_verify_r
     }
     last = first + 1;
   }
+  bri_manifest *before = NULL;
   for (size_t i = first; i < last && !r.oom; i++) {
     r.v = r.t->versions[i].version;
     bri_manifest *bm;
@@ -452,11 +619,17 @@ int bri_verify_table(const char *root, const bri_verify_options *o, bri_verify_r
     }
     rep->versions_checked++;
     check_version(&r, bm);
-    bri_manifest_free(bm);
+    if (before) {
+      rule_ctx c = {&r, bm->path};
+      bri_rules_check_succession(before->pb, bm->pb, on_rule, &c);
+    }
+    bri_manifest_free(before);
+    before = bm; /* the high-water marks of consecutive versions */
     bri_strmap_free(&r.prev);
     r.prev = r.cur;
     memset(&r.cur, 0, sizeof r.cur);
   }
+  bri_manifest_free(before);
   bri_strmap_free(&r.prev);
   bri_strmap_free(&r.cur);
   bri_strmap_free(&r.seen);

@@ -11,6 +11,17 @@
  * payload is read). With all versions, the BRI of a DataFile that a version
  * keeps from its predecessor must be unchanged (rule 9, immutability).
  *
+ * Every version checked must also keep the invariants Lance's own commits
+ * keep (lance/table/rules.h: fragment order and ids, max_fragment_id,
+ * physical rows and deletion counts, storage version, row id and version
+ * sequences, index bitmaps, feature flags, the transaction applied), plus
+ * the ones that need other files: each deletion file holds exactly the
+ * offsets its fragment records ("deletion-file"), each data file holds
+ * physical_rows rows ("data-file-rows"), and with stable row ids no live row
+ * id appears twice ("row-ids-unique"). With all versions, the high-water
+ * marks never go down between consecutive versions. A broken rule is a
+ * problem whose `rule` names it.
+ *
  * Problems are collected, not fatal: the report keeps the first
  * max_problems (each naming a file and what is wrong) and counts the rest.
  * Work is shared across versions: a file, directory or fragment already
@@ -35,6 +46,7 @@ typedef struct bri_verify_problem {
   uint64_t version;      /* the version that references the file (0: none in particular) */
   char *file;            /* what is missing or wrong */
   char *what;            /* why, with offsets and expectations where known */
+  const char *rule;      /* the invariant broken (rules.h names, static), or NULL */
 } bri_verify_problem;
 
 typedef struct bri_verify_report {

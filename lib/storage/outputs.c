@@ -19,13 +19,16 @@ int bri_outputs_add(bri_outputs *o, const char *path, bri_error *err) {
   return rc ? rc : bri_failpoint("outputs.after_record", err);
 }
 
-void bri_outputs_roll_back(bri_outputs *o) {
-  for (size_t i = o->n; i-- > 0;) {
+void bri_outputs_roll_back_to(bri_outputs *o, size_t mark) {
+  for (size_t i = o->n; i-- > mark;) {
     const char *key = o->store ? bri_store_key(o->store, o->paths[i]) : NULL;
     bri_store_delete(key && *key ? o->store : NULL, o->paths[i], NULL);
+    free(o->paths[i]);
   }
-  bri_outputs_clear(o);
+  if (mark < o->n) o->n = mark;
 }
+
+void bri_outputs_roll_back(bri_outputs *o) { bri_outputs_roll_back_to(o, 0); }
 
 void bri_outputs_clear(bri_outputs *o) {
   for (size_t i = 0; i < o->n; i++) free(o->paths[i]);

@@ -28,6 +28,9 @@ typedef struct bri_outputs {
 int bri_outputs_add(bri_outputs *o, const char *path, bri_error *err);
 /* Removes every recorded path, newest first, and forgets them. */
 void bri_outputs_roll_back(bri_outputs *o);
+/* The same for the paths recorded after the first `mark` (an earlier o->n):
+ * one step of an operation undone, the ones before it kept. */
+void bri_outputs_roll_back_to(bri_outputs *o, size_t mark);
 /* Forgets the recorded paths (they are now part of a committed version). */
 void bri_outputs_clear(bri_outputs *o);
 void bri_outputs_free(bri_outputs *o);

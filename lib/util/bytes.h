@@ -1,4 +1,5 @@
-/* bytes.h: little-endian loads and stores, and a bounds-checked reader.
+/* bytes.h: little-endian loads and stores, a bounds-checked reader, and the
+ * order of uint64_t values.
  *
  * Lance's on-disk integers are little-endian. Parsers never index a buffer
  * directly with an offset they read from disk: they go through bri_cursor,

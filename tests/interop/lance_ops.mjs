@@ -7,6 +7,7 @@
 // OP:
 //   info                    version, rows, fragments, versions, tags, deletion files
 //   append N                one add() of N rows (one new fragment) with lance_make's values
+//                           (--times K: K such add() calls, K fragments)
 //                           for table kind --kind [the table's name: plain, blobs,
 //                           encodings, types, nested, extras, blobnest]; ids start at
 //                           --start [max(id) + 1], so values equal what lance_make writes
@@ -23,7 +24,7 @@
 //   restore VERSION         commit a new version whose content is VERSION's
 //   add-column NAME SQL     addColumns([{name, valueSql: SQL}]): every fragment gets one
 //                           more data file holding the new column
-// Options: --kind K, --seed N [42], --start ID, --version V, --key COL, --no-blob-bytes,
+// Options: --kind K, --seed N [42], --start ID, --times K [1], --version V, --key COL, --no-blob-bytes,
 // --cleanup, plus lance_make's generator options (e.g. --blobnest-inline-threshold).
 // Output: one JSON object on stdout.
 
@@ -84,7 +85,7 @@ const USAGE = "usage: lance_ops.mjs PATH/name.lance info|append N|delete SQL|opt
 async function main() {
   const defaults = {
     ...MAKE_DEFAULTS, kind: "", seed: "42", start: "", version: null, key: null,
-    "no-blob-bytes": false, cleanup: false,
+    "no-blob-bytes": false, cleanup: false, times: "1",
   };
   const a = parseOptions(process.argv.slice(2), defaults, USAGE);
   const [table, op, ...args] = a._;
@@ -94,7 +95,10 @@ async function main() {
   let out;
   switch (op) {
     case "info": break;
-    case "append": need(1); out = await append(tbl, name, Number(args[0]), a); break;
+    case "append":
+      need(1);
+      for (let k = 0; k < Number(a.times); k++) out = await append(tbl, name, Number(args[0]), { ...a, start: k ? "" : a.start });
+      break;
     case "delete": {
       need(1);
       const before = await tbl.countRows();

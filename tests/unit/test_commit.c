@@ -130,6 +130,48 @@ START_TEST(test_fragment_ids_and_flags) {
 }
 END_TEST
 
+/* Every commit lists fragments in id order, as Lance's build_manifest does;
+ * a manifest that breaks one of Lance's invariants is refused with the rule
+ * named, and nothing is written. */
+START_TEST(test_sorted_and_refused) {
+  bri_table *t;
+  bri_error err;
+  ck_assert_int_eq(bri_table_open(root, &t, &err), 0);
+  uint64_t v = bri_table_latest_version(t);
+  bri_manifest *m;
+  ck_assert_int_eq(bri_table_load(t, v, &m, &err), 0);
+  ck_assert_uint_ge(m->pb->n_fragments, 3);
+  Lance__Table__DataFragment **f = m->pb->fragments, *first = f[0];
+  f[0] = f[2], f[2] = first; /* out of order: sorted on the way out */
+  Lance__Table__Transaction txn = LANCE__TABLE__TRANSACTION__INIT;
+  Lance__Table__Transaction__ReserveFragments rf = LANCE__TABLE__TRANSACTION__RESERVE_FRAGMENTS__INIT;
+  txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_RESERVE_FRAGMENTS;
+  txn.reserve_fragments = &rf;
+  txn.has_read_version = 1, txn.read_version = v;
+  ck_assert_msg(bri_commit(t, m->pb, &txn, m->indices, v + 1, NULL, &err) == 0, "%s", err.msg);
+  free(txn.uuid), txn.uuid = NULL;
+  bri_manifest *c;
+  ck_assert_int_eq(bri_table_load(t, v + 1, &c, &err), 0);
+  for (size_t i = 1; i < c->pb->n_fragments; i++) ck_assert_uint_lt(c->pb->fragments[i - 1]->id, c->pb->fragments[i]->id);
+  bri_manifest_free(c);
+  /* a fragment above the high-water mark: refused, nothing written */
+  char *before = bri_tree_listing(root);
+  m->pb->fragments[0]->id = m->pb->max_fragment_id + 7;
+  m->pb->max_fragment_id = 0, m->pb->has_max_fragment_id = 1;
+  int rc = bri_commit(t, m->pb, &txn, m->indices, v + 2, NULL, &err);
+  ck_assert_int_eq(rc, BRI_EINVAL);
+  ck_assert_msg(strstr(err.msg, "refusing to commit version") && strstr(err.msg, "rule max-fragment-id: fragment"),
+                "%s", err.msg);
+  char *after = bri_tree_listing(root);
+  ck_assert_str_eq(before, after);
+  ck_assert_uint_eq(bri_table_latest_version(t), v + 1);
+  free(txn.uuid);
+  free(before), free(after);
+  bri_manifest_free(m);
+  bri_table_close(t);
+}
+END_TEST
+
 static Suite *commit_suite(void) {
   Suite *s = suite_create("commit");
   TCase *tc = tcase_create("commit");
@@ -137,6 +179,7 @@ static Suite *commit_suite(void) {
   tcase_add_test(tc, test_commit_next_version);
   tcase_add_test(tc, test_conflict_never_overwrites);
   tcase_add_test(tc, test_fragment_ids_and_flags);
+  tcase_add_test(tc, test_sorted_and_refused);
   suite_add_tcase(s, tc);
   return s;
 }

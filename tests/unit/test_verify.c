@@ -18,12 +18,20 @@
 #include "ops/verify.h"
 #include "compact/execute.h"
 #include "lance/table/commit.h"
+#include "lance/table/deletion.h"
+#include "lance/table/version.h"
 #include "lance/table/rowids.h"
 #include "lance/table/table.h"
 #include "testutil.h"
 #include "util/fsutil.h"
 
 static char *tmp, *root;
+
+static bool contains_u32(const uint32_t *v, size_t n, uint32_t x) {
+  for (size_t i = 0; i < n; i++)
+    if (v[i] == x) return true;
+  return false;
+}
 
 static void copy_fixture(const char *name) { bri_fixture_table(name, &tmp, &root); }
 
@@ -304,6 +312,157 @@ START_TEST(test_bounded_list_and_errors) {
 }
 END_TEST
 
+/* Publishes pb as the next version without bri_commit (which refuses a
+ * manifest that breaks a rule): what a buggy writer would leave. */
+static uint64_t publish_raw(Lance__Table__Manifest *pb, const Lance__Table__IndexSection *idx) {
+  bri_table *t;
+  bri_error err;
+  ck_assert_int_eq(bri_table_open(root, &t, &err), 0);
+  uint64_t v = bri_table_latest_version(t) + 1;
+  pb->version = v;
+  uint8_t *buf;
+  size_t len;
+  ck_assert_int_eq(bri_manifest_serialize(pb, NULL, idx, &buf, &len, &err), 0);
+  char *name = bri_version_file_name(v, t->naming);
+  bri_table_close(t);
+  char *path = bri_strdupf("%s/_versions/%s", root, name);
+  bri_write_bytes(path, buf, len);
+  free(buf), free(name), free(path);
+  return v;
+}
+
+/* The problem of version v under rule `rule` whose text says `what`. */
+static void assert_rule(const bri_verify_report *r, uint64_t v, const char *rule, const char *what) {
+  for (size_t i = 0; i < r->n_problems; i++)
+    if (r->problems[i].version == v && r->problems[i].rule && !strcmp(r->problems[i].rule, rule) &&
+        strstr(r->problems[i].what, what) && strstr(r->problems[i].file, "_versions/"))
+      return;
+  ck_abort_msg("no problem of version %llu under rule %s with \"%s\" among %zu (first: v%llu %s)",
+               (unsigned long long)v, rule, what, r->n_problems,
+               r->n_problems ? (unsigned long long)r->problems[0].version : 0ULL,
+               r->n_problems ? r->problems[0].what : "-");
+}
+
+/* Lance's invariants (lance/table/rules.h) are checked on every version and
+ * named: the manifest-only rules, and the ones that need other files. */
+START_TEST(test_lance_rules) {
+  copy_fixture("tables/plain.lance");
+  bri_table *t;
+  bri_manifest *m = latest(&t);
+  Lance__Table__Manifest *pb = m->pb;
+  ck_assert_uint_ge(pb->n_fragments, 3);
+  /* 1: fragments out of order, the way brid's rewrite used to leave them */
+  Lance__Table__DataFragment *f0 = pb->fragments[0];
+  pb->fragments[0] = pb->fragments[1], pb->fragments[1] = f0;
+  uint64_t v1 = publish_raw(pb, m->indices);
+  pb->fragments[1] = pb->fragments[0], pb->fragments[0] = f0;
+  /* 2: a deletion count the file does not hold; a fragment longer than its file */
+  Lance__Table__DataFragment *fd = NULL, *fr = NULL;
+  for (size_t i = 0; i < pb->n_fragments; i++) {
+    if (pb->fragments[i]->deletion_file && !fd) fd = pb->fragments[i];
+    else if (!fr) fr = pb->fragments[i];
+  }
+  ck_assert(fd && fr);
+  fd->deletion_file->num_deleted_rows++;
+  fr->physical_rows++;
+  uint64_t v2 = publish_raw(pb, m->indices);
+  fd->deletion_file->num_deleted_rows--;
+  fr->physical_rows--;
+  uint64_t fd_id = fd->id, fr_rows = fr->physical_rows;
+  /* 3: max_fragment_id raised (a reservation), then lowered again */
+  uint32_t max = pb->max_fragment_id;
+  pb->max_fragment_id = max + 5;
+  uint64_t v3 = publish_raw(pb, m->indices);
+  pb->max_fragment_id = max;
+  uint64_t v4 = publish_raw(pb, m->indices);
+  bri_manifest_free(m);
+  bri_table_close(t);
+
+  bri_verify_report r = run(false, v1);
+  ck_assert_uint_eq(r.problems_total, 1);
+  assert_rule(&r, v1, "fragments-sorted", "follows fragment");
+  bri_verify_report_free(&r);
+  r = run(false, v2);
+  ck_assert_uint_eq(r.problems_total, 2);
+  char want[128];
+  snprintf(want, sizeof want, "fragment %llu: ", (unsigned long long)fd_id);
+  assert_rule(&r, v2, "deletion-file", want);
+  snprintf(want, sizeof want, "the fragment records %llu physical rows", (unsigned long long)fr_rows + 1);
+  assert_rule(&r, v2, "data-file-rows", want);
+  bri_verify_report_free(&r);
+  r = run(false, v4); /* alone, the lowered mark is not visible */
+  ck_assert_uint_eq(r.problems_total, 0);
+  bri_verify_report_free(&r);
+  r = run(true, 0);
+  snprintf(want, sizeof want, "max_fragment_id went down from %u (version %llu) to %u", max + 5,
+           (unsigned long long)v3, max);
+  assert_rule(&r, v4, "high-water-marks", want);
+  ck_assert_uint_eq(r.problems_total, 4);
+  bri_verify_report_free(&r);
+  teardown();
+}
+END_TEST
+
+/* Stable row ids: a live row id held twice (a moved row whose old copy was
+ * not deleted) is found; the same id on a deleted row is how Lance moves
+ * rows and is fine. */
+START_TEST(test_live_row_ids_unique) {
+  copy_fixture("tables/stable.lance");
+  bri_table *t;
+  bri_manifest *m = latest(&t);
+  Lance__Table__Manifest *pb = m->pb;
+  bri_error err;
+  uint64_t *ids[2];
+  size_t n[2];
+  uint32_t *del[2];
+  size_t nd[2];
+  for (int k = 0; k < 2; k++) {
+    Lance__Table__DataFragment *f = pb->fragments[k];
+    Lance__Table__RowIdSequence *seq;
+    ck_assert_int_eq(bri_u64seq_unpack(f->inline_row_ids.data, f->inline_row_ids.len, &seq, &err), 0);
+    ck_assert_int_eq(bri_u64seq_decode(seq, f->physical_rows, &ids[k], &n[k], &err), 0);
+    lance__table__row_id_sequence__free_unpacked(seq, NULL);
+    char *p;
+    ck_assert_int_eq(bri_table_deletion_path(t, pb, f, &p, &err), 0);
+    ck_assert_int_eq(bri_deletion_read(t->store, p, f->deletion_file->file_type, f->deletion_file->num_deleted_rows,
+                                       f->physical_rows, &del[k], &nd[k], &err), 0);
+    free(p);
+  }
+  /* a live and a deleted offset of fragment 0, a live offset of fragment 1 */
+  size_t live0 = 0, dead0 = del[0][0], live1 = 0;
+  while (contains_u32(del[0], nd[0], (uint32_t)live0)) live0++;
+  while (contains_u32(del[1], nd[1], (uint32_t)live1)) live1++;
+  /* fragment 1's live row takes the id of fragment 0's deleted row: fine */
+  ids[1][live1] = ids[0][dead0];
+  uint8_t *old_data = pb->fragments[1]->inline_row_ids.data;
+  size_t old_len = pb->fragments[1]->inline_row_ids.len;
+  ck_assert_int_eq(bri_u64seq_pack(ids[1], n[1], &pb->fragments[1]->inline_row_ids.data,
+                                   &pb->fragments[1]->inline_row_ids.len, &err), 0);
+  uint64_t v1 = publish_raw(pb, m->indices);
+  free(pb->fragments[1]->inline_row_ids.data);
+  /* ... but not the id of its live row */
+  ids[1][live1] = ids[0][live0];
+  ck_assert_int_eq(bri_u64seq_pack(ids[1], n[1], &pb->fragments[1]->inline_row_ids.data,
+                                   &pb->fragments[1]->inline_row_ids.len, &err), 0);
+  uint64_t v2 = publish_raw(pb, m->indices);
+  free(pb->fragments[1]->inline_row_ids.data);
+  pb->fragments[1]->inline_row_ids.data = old_data, pb->fragments[1]->inline_row_ids.len = old_len;
+  bri_manifest_free(m);
+  bri_table_close(t);
+  bri_verify_report r = run(false, v1);
+  ck_assert_msg(r.problems_total == 0, "%s", r.n_problems ? r.problems[0].what : "");
+  bri_verify_report_free(&r);
+  r = run(false, v2);
+  ck_assert_uint_eq(r.problems_total, 1);
+  char want[64];
+  snprintf(want, sizeof want, "row id %llu belongs to two live rows", (unsigned long long)ids[0][live0]);
+  assert_rule(&r, v2, "row-ids-unique", want);
+  bri_verify_report_free(&r);
+  for (int k = 0; k < 2; k++) free(ids[k]), free(del[k]);
+  teardown();
+}
+END_TEST
+
 static Suite *verify_suite(void) {
   Suite *s = suite_create("verify");
   TCase *tc = tcase_create("verify");
@@ -314,6 +473,8 @@ static Suite *verify_suite(void) {
   tcase_add_test(tc, test_bri_targets_and_descriptors);
   tcase_add_test(tc, test_bri_changed_under_kept_path);
   tcase_add_test(tc, test_bounded_list_and_errors);
+  tcase_add_test(tc, test_lance_rules);
+  tcase_add_test(tc, test_live_row_ids_unique);
   suite_add_tcase(s, tc);
   return s;
 }

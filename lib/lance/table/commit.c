@@ -14,6 +14,7 @@
 
 #include "lance/table/bri.h"
 #include "lance/table/flags.h"
+#include "lance/table/rules.h"
 #include "util/failpoint.h"
 #include "util/fsutil.h"
 #include "util/random.h"
@@ -162,6 +163,13 @@ int bri_commit(bri_table *t, Lance__Table__Manifest *m, Lance__Table__Transactio
   w->version = strdup(BRI_WRITER_VERSION);
   w->prerelease = w->build_metadata = NULL;
   bri_manifest_derive_flags(m);
+  /* Lance's build_manifest sorts every commit's fragments by id; a manifest
+   * that breaks one of Lance's invariants is never published (rules.h) */
+  bri_manifest_sort_fragments(m);
+  if (bri_rules_enforce(m, idx, txn, err) != 0) {
+    rc = bri_error_wrap(err, "%s: refusing to commit version %llu", t->root, (unsigned long long)version);
+    goto out;
+  }
 
   /* 1. the transaction file (unless the table asked for inline-only) */
   if (!(m->writer_feature_flags & BRI_FLAG_DISABLE_TRANSACTION_FILE)) {

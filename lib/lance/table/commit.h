@@ -11,7 +11,9 @@
  * Building the manifest content (which fragments, which transaction) is the
  * caller's job; this module only stamps what every commit must carry:
  * version, timestamp, writer_version, transaction file name and uuid,
- * max_fragment_id, and feature flags derived from the content. */
+ * max_fragment_id, and feature flags derived from the content; puts the
+ * fragments in id order as Lance does; and refuses (BRI_EINVAL, nothing
+ * written) a manifest that breaks one of Lance's invariants (rules.h). */
 #ifndef BRI_COMMIT_H
 #define BRI_COMMIT_H
 

@@ -205,6 +205,52 @@ int bri_u64seq_decode(const Lance__Table__RowIdSequence *seq, uint64_t max, uint
   return 0;
 }
 
+/* Largest value of one segment (*any false when it holds none). */
+static int segment_max(const Lance__Table__U64Segment *s, size_t idx, uint64_t *max, bool *any,
+                       bri_error *err) {
+  uint64_t c;
+  int rc = segment_count(s, idx, &c, err);
+  *any = c > 0;
+  if (rc || !c) return rc;
+  switch (s->segment_case) {
+  case LANCE__TABLE__U64_SEGMENT__SEGMENT_RANGE:
+    *max = s->range->end - 1;
+    return 0;
+  case LANCE__TABLE__U64_SEGMENT__SEGMENT_RANGE_WITH_BITMAP: {
+    const Lance__Table__U64Segment__RangeWithBitmap *r = s->range_with_bitmap;
+    for (uint64_t i = r->end - r->start; i-- > 0;)
+      if ((r->bitmap.data[i / 8] >> (i % 8)) & 1) {
+        *max = r->start + i;
+        break;
+      }
+    return 0;
+  }
+  default: {
+    /* holes and arrays: their values are stored, so decoding costs what they take */
+    uint64_t *v = malloc(c * sizeof *v);
+    if (!v) return bri_error_set(err, BRI_ENOMEM, "out of memory decoding segment %zu", idx);
+    rc = segment_fill(s, idx, v, c, err);
+    *max = 0;
+    for (uint64_t i = 0; !rc && i < c; i++) *max = v[i] > *max ? v[i] : *max;
+    free(v);
+    return rc;
+  }
+  }
+}
+
+int bri_u64seq_max(const Lance__Table__RowIdSequence *seq, uint64_t *max, bool *any, bri_error *err) {
+  *max = 0, *any = false;
+  for (size_t i = 0; i < seq->n_segments; i++) {
+    uint64_t m = 0;
+    bool some;
+    int rc = segment_max(seq->segments[i], i, &m, &some, err);
+    if (rc) return rc;
+    if (some && (!*any || m > *max)) *max = m;
+    *any |= some;
+  }
+  return 0;
+}
+
 int bri_u64array_decode(const Lance__Table__EncodedU64Array *a, uint64_t max, uint64_t **vals,
                         size_t *n, bri_error *err) {
   *vals = NULL;
@@ -340,6 +386,39 @@ int bri_u64seq_pack(const uint64_t *v, size_t n, uint8_t **out, size_t *len, bri
   return rc;
 }
 
+/* Checks that the runs of s cover exactly n_rows rows; *max_version is the
+ * highest version a run names (0 without runs). */
+static int versions_cover(const Lance__Table__RowDatasetVersionSequence *s, uint64_t n_rows,
+                          uint64_t *max_version, bri_error *err) {
+  int rc = 0;
+  uint64_t total = 0;
+  *max_version = 0;
+  for (size_t i = 0; !rc && i < s->n_runs; i++) {
+    uint64_t c = 0;
+    if (!s->runs[i]->span) rc = bri_error_set(err, BRI_ECORRUPT, "version run %zu has no span", i);
+    else rc = segment_count(s->runs[i]->span, i, &c, err);
+    if (!rc && c > n_rows - total)
+      rc = bri_error_set(err, BRI_ECORRUPT, "version runs cover more than the fragment's %llu rows",
+                         (unsigned long long)n_rows);
+    if (!rc) total += c;
+    if (!rc && c && s->runs[i]->version > *max_version) *max_version = s->runs[i]->version;
+  }
+  if (!rc && total != n_rows)
+    rc = bri_error_set(err, BRI_ECORRUPT, "version runs cover %llu of the fragment's %llu rows",
+                       (unsigned long long)total, (unsigned long long)n_rows);
+  return rc;
+}
+
+int bri_versions_check(const uint8_t *buf, size_t len, uint64_t n_rows, uint64_t *max_version,
+                       bri_error *err) {
+  Lance__Table__RowDatasetVersionSequence *s =
+      lance__table__row_dataset_version_sequence__unpack(NULL, len, buf);
+  if (!s) return bri_error_set(err, BRI_ECORRUPT, "row version sequence (%zu bytes) does not decode", len);
+  int rc = versions_cover(s, n_rows, max_version, err);
+  lance__table__row_dataset_version_sequence__free_unpacked(s, NULL);
+  return rc;
+}
+
 int bri_versions_unpack(const uint8_t *buf, size_t len, uint64_t n_rows, uint64_t **versions,
                         bri_error *err) {
   *versions = NULL;
@@ -349,20 +428,8 @@ int bri_versions_unpack(const uint8_t *buf, size_t len, uint64_t n_rows, uint64_
   /* Count first: the runs must cover exactly n_rows before anything is
    * allocated for them, and n_rows values must fit in memory's byte count
    * (fuzz_rowids found 2^61 + k rows wrapping the malloc size: heap overflow). */
-  int rc = 0;
-  uint64_t total = 0;
-  for (size_t i = 0; !rc && i < s->n_runs; i++) {
-    uint64_t c = 0;
-    if (!s->runs[i]->span) rc = bri_error_set(err, BRI_ECORRUPT, "version run %zu has no span", i);
-    else rc = segment_count(s->runs[i]->span, i, &c, err);
-    if (!rc && c > n_rows - total)
-      rc = bri_error_set(err, BRI_ECORRUPT, "version runs cover more than the fragment's %llu rows",
-                         (unsigned long long)n_rows);
-    if (!rc) total += c;
-  }
-  if (!rc && total != n_rows)
-    rc = bri_error_set(err, BRI_ECORRUPT, "version runs cover %llu of the fragment's %llu rows",
-                       (unsigned long long)total, (unsigned long long)n_rows);
+  uint64_t max_version;
+  int rc = versions_cover(s, n_rows, &max_version, err);
   if (!rc && n_rows > SIZE_MAX / sizeof(uint64_t))
     rc = bri_error_set(err, BRI_ENOMEM, "%llu row versions do not fit in memory",
                        (unsigned long long)n_rows);

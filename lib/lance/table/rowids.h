@@ -8,6 +8,7 @@
 #ifndef BRI_ROWIDS_H
 #define BRI_ROWIDS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,6 +22,10 @@ int bri_u64seq_count(const Lance__Table__RowIdSequence *seq, uint64_t *count, br
 /* Materializes a sequence (malloc'd array) if it has at most max values. */
 int bri_u64seq_decode(const Lance__Table__RowIdSequence *seq, uint64_t max, uint64_t **vals,
                       size_t *n, bri_error *err);
+
+/* Largest value of a sequence without materializing its ranges; *any is
+ * false for an empty sequence. */
+int bri_u64seq_max(const Lance__Table__RowIdSequence *seq, uint64_t *max, bool *any, bri_error *err);
 
 /* Count and materialize one EncodedU64Array. */
 int bri_u64array_count(const Lance__Table__EncodedU64Array *a, uint64_t *count, bri_error *err);
@@ -40,6 +45,11 @@ int bri_u64seq_pack(const uint64_t *v, size_t n, uint8_t **out, size_t *len, bri
  * the runs must cover exactly n_rows rows. */
 int bri_versions_unpack(const uint8_t *buf, size_t len, uint64_t n_rows, uint64_t **versions,
                         bri_error *err);
+
+/* Checks a serialized RowDatasetVersionSequence covers exactly n_rows rows
+ * without expanding it; *max_version is the highest version it names. */
+int bri_versions_check(const uint8_t *buf, size_t len, uint64_t n_rows, uint64_t *max_version,
+                       bri_error *err);
 
 /* Serializes per-row versions as runs of equal versions, each spanning a
  * Range of row positions. */
