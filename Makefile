@@ -16,7 +16,7 @@ CC       ?= cc
 ifneq ($(FUZZ),)
 CC       := clang
 endif
-PKGS     := libprotobuf-c jansson libzstd liblz4 libcrypto sqlite3
+PKGS     := libprotobuf-c jansson libzstd liblz4 libcrypto sqlite3 libcurl expat
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lroaring -lm
 

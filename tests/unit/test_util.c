@@ -1,4 +1,4 @@
-/* test_util.c: small utilities: durations, string sets, error wrapping. */
+/* test_util.c: small utilities: durations, string sets, string buffers, error wrapping. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -6,6 +6,7 @@
 #include "util/arrow_c.h"
 #include "util/duration.h"
 #include "util/error.h"
+#include "util/strbuf.h"
 #include "util/strset.h"
 
 START_TEST(test_durations) {
@@ -39,6 +40,31 @@ START_TEST(test_strset) {
   ck_assert(bri_strset_has(&s, "a") && bri_strset_has(&s, "c") && !bri_strset_has(&s, "d"));
   bri_strset_free(&s);
   ck_assert(!bri_strset_has(&s, "a"));
+}
+END_TEST
+
+START_TEST(test_strbuf) {
+  bri_strbuf b = BRI_STRBUF_INIT;
+  char *empty = bri_strbuf_take(&b);
+  ck_assert_str_eq(empty, "");
+  free(empty);
+  for (int i = 0; i < 1000; i++) bri_strbuf_printf(&b, "%d,", i);
+  bri_strbuf_putc(&b, '!');
+  bri_strbuf_add(&b, "ab\0c", 4);
+  ck_assert_uint_eq(b.len, strlen(b.data) + 2); /* the NUL inside counts */
+  ck_assert(strncmp(b.data, "0,1,2,", 6) == 0);
+  ck_assert(memcmp(b.data + b.len - 5, "!ab\0c", 5) == 0);
+  char *s = bri_strbuf_take(&b);
+  ck_assert_ptr_null(b.data);
+  ck_assert_uint_eq(b.len, 0);
+  free(s);
+  bri_strbuf_puts(&b, "x");
+  b.oom = true; /* a failed allocation sticks: later appends do nothing, take says NULL */
+  bri_strbuf_puts(&b, "more");
+  ck_assert_uint_eq(b.len, 1);
+  ck_assert_ptr_null(bri_strbuf_take(&b));
+  ck_assert_ptr_null(b.data);
+  ck_assert(!b.oom);
 }
 END_TEST
 
@@ -82,6 +108,7 @@ static Suite *util_suite(void) {
   TCase *tc = tcase_create("util");
   tcase_add_test(tc, test_durations);
   tcase_add_test(tc, test_strset);
+  tcase_add_test(tc, test_strbuf);
   tcase_add_test(tc, test_error_wrap_truncates_safely);
   tcase_add_test(tc, test_arrow_validity);
   suite_add_tcase(s, tc);

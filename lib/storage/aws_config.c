@@ -1,0 +1,327 @@
+/* aws_config.c: resolving S3 endpoint, region and credentials (see
+ * aws_config.h). The shared files are INI as the AWS CLI writes them: "[section]",
+ * "key = value", comments after # or ; at the start of a line, and one level
+ * of nesting ("s3 =" followed by indented "key = value" lines, read here as
+ * "s3.key"). They are read whole (they are small) into a list of entries. */
+#include "storage/aws_config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/strbuf.h"
+
+typedef struct ini_entry {
+  char *section;
+  char *key;
+  char *value;
+} ini_entry;
+
+typedef struct ini_file {
+  char *path; /* NULL when the file does not exist */
+  ini_entry *entries;
+  size_t n;
+} ini_file;
+
+static void ini_clear(ini_file *f) {
+  for (size_t i = 0; i < f->n; i++) {
+    free(f->entries[i].section);
+    free(f->entries[i].key);
+    free(f->entries[i].value);
+  }
+  free(f->entries);
+  free(f->path);
+  memset(f, 0, sizeof *f);
+}
+
+static char *trim_dup(const char *s, size_t n) {
+  while (n && isspace((unsigned char)*s)) s++, n--;
+  while (n && isspace((unsigned char)s[n - 1])) n--;
+  return strndup(s, n);
+}
+
+static int ini_add(ini_file *f, const char *section, char *key, char *value, bri_error *err) {
+  ini_entry *grown = realloc(f->entries, (f->n + 1) * sizeof *grown);
+  char *sec = strdup(section);
+  if (!grown || !sec || !key || !value) {
+    if (grown) f->entries = grown;
+    free(sec);
+    free(key);
+    free(value);
+    return bri_error_set(err, BRI_ENOMEM, "reading %s: out of memory", f->path);
+  }
+  f->entries = grown;
+  f->entries[f->n++] = (ini_entry){sec, key, value};
+  return 0;
+}
+
+/* Parses text into f; a line that is neither a section, a key = value, a
+ * comment nor blank is refused with its line number. */
+static int ini_parse(ini_file *f, char *text, bri_error *err) {
+  char section[256] = "";
+  char nest[128] = ""; /* open "key =" block, for indented lines */
+  int lineno = 0;
+  for (char *line = text, *next; line && *line; line = next) {
+    lineno++;
+    next = strchr(line, '\n');
+    if (next) *next++ = '\0';
+    size_t len = strlen(line);
+    if (len && line[len - 1] == '\r') line[--len] = '\0';
+    bool indented = len && isspace((unsigned char)line[0]);
+    char *p = line;
+    while (isspace((unsigned char)*p)) p++;
+    if (!*p || *p == '#' || *p == ';') continue;
+    if (*p == '[') {
+      char *close = strchr(p, ']');
+      if (!close) {
+        return bri_error_set(err, BRI_EINVAL, "%s line %d: section without ]", f->path, lineno);
+      }
+      char *name = trim_dup(p + 1, (size_t)(close - p - 1));
+      if (!name) return bri_error_set(err, BRI_ENOMEM, "reading %s: out of memory", f->path);
+      snprintf(section, sizeof section, "%s", name);
+      free(name);
+      nest[0] = '\0';
+      continue;
+    }
+    char *eq = strchr(p, '=');
+    if (!eq) {
+      return bri_error_set(err, BRI_EINVAL, "%s line %d: expected key = value", f->path,
+                           lineno);
+    }
+    char *key = trim_dup(p, (size_t)(eq - p));
+    char *value = trim_dup(eq + 1, strlen(eq + 1));
+    if (indented && nest[0] && key) {
+      bri_strbuf k = BRI_STRBUF_INIT;
+      bri_strbuf_printf(&k, "%s.%s", nest, key);
+      free(key);
+      key = bri_strbuf_take(&k);
+    } else if (key && value && !*value) {
+      snprintf(nest, sizeof nest, "%s", key);
+    } else {
+      nest[0] = '\0';
+    }
+    int rc = ini_add(f, section, key, value, err);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* Reads the file at path into f; a missing file is an empty one. */
+static int ini_read(const char *path, ini_file *f, bri_error *err) {
+  memset(f, 0, sizeof *f);
+  FILE *fp = fopen(path, "r");
+  if (!fp) {
+    if (errno == ENOENT) return 0;
+    return bri_error_errno(err, "opening", path);
+  }
+  f->path = strdup(path);
+  bri_strbuf b = BRI_STRBUF_INIT;
+  char chunk[4096];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0) bri_strbuf_add(&b, chunk, n);
+  int failed = ferror(fp);
+  fclose(fp);
+  char *text = bri_strbuf_take(&b);
+  int rc = 0;
+  if (failed) rc = bri_error_set(err, BRI_EIO, "reading %s failed", path);
+  else if (!text || !f->path) rc = bri_error_set(err, BRI_ENOMEM, "reading %s: out of memory", path);
+  else rc = ini_parse(f, text, err);
+  free(text);
+  if (rc) ini_clear(f);
+  return rc;
+}
+
+static const char *ini_get(const ini_file *f, const char *section, const char *key) {
+  for (size_t i = 0; i < f->n; i++) {
+    if (!strcmp(f->entries[i].section, section) && !strcmp(f->entries[i].key, key)) {
+      return f->entries[i].value;
+    }
+  }
+  return NULL;
+}
+
+/* A setting of the profile in the config file: [profile NAME], or [default]
+ * for the default profile. */
+static const char *config_get(const ini_file *cfg, const char *profile, const char *key) {
+  char section[300];
+  snprintf(section, sizeof section, "profile %s", profile);
+  const char *v = ini_get(cfg, section, key);
+  if (!v && !strcmp(profile, "default")) v = ini_get(cfg, "default", key);
+  return v;
+}
+
+static const char *env(const char *name) {
+  const char *v = getenv(name);
+  return v && *v ? v : NULL;
+}
+
+/* Path of a shared file: the variable's value, else $HOME/.aws/NAME. */
+static char *shared_path(const char *var, const char *name) {
+  const char *v = env(var);
+  if (v) return strdup(v);
+  const char *home = env("HOME");
+  if (!home) return NULL;
+  bri_strbuf b = BRI_STRBUF_INIT;
+  bri_strbuf_printf(&b, "%s/.aws/%s", home, name);
+  return bri_strbuf_take(&b);
+}
+
+static const char *first(const char *a, const char *b) { return a ? a : b; }
+
+static int parse_bool(const char *v, const char *what, bool *out, bri_error *err) {
+  if (!strcasecmp(v, "true") || !strcmp(v, "1")) *out = true;
+  else if (!strcasecmp(v, "false") || !strcmp(v, "0")) *out = false;
+  else return bri_error_set(err, BRI_EINVAL, "%s: expected true or false, got \"%s\"", what, v);
+  return 0;
+}
+
+/* Endpoint as scheme://host[:port]: a trailing slash is dropped, any path
+ * is refused (a path would be signed differently from what S3 expects). */
+static int check_endpoint(const char *e, const char *from, char **out, bri_error *err) {
+  const char *host = NULL;
+  if (!strncmp(e, "http://", 7)) host = e + 7;
+  else if (!strncmp(e, "https://", 8)) host = e + 8;
+  size_t n = strlen(e);
+  while (n && e[n - 1] == '/') n--;
+  if (!host || !*host || *host == '/' || memchr(host, '/', (size_t)(e + n - host))) {
+    return bri_error_set(err, BRI_EINVAL,
+                         "endpoint \"%s\" (from %s) is not http(s)://HOST[:PORT]", e, from);
+  }
+  *out = strndup(e, n);
+  return *out ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+}
+
+static int dup_into(char **dst, const char *src, bri_error *err) {
+  if (!src) return 0;
+  *dst = strdup(src);
+  return *dst ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+}
+
+static int set_credentials(bri_aws_config *c, const char *ak, const char *sk, const char *tok,
+                           const char *from, bri_error *err) {
+  if (!ak != !sk) {
+    return bri_error_set(err, BRI_EINVAL, "%s gives %s but not %s", from,
+                         ak ? "an access key id" : "a secret access key",
+                         ak ? "its secret access key" : "its access key id");
+  }
+  int rc;
+  if ((rc = dup_into(&c->access_key_id, ak, err)) || (rc = dup_into(&c->secret_access_key, sk, err)) ||
+      (rc = dup_into(&c->session_token, tok, err)) || (rc = dup_into(&c->credentials_from, from, err))) {
+    return rc;
+  }
+  return 0;
+}
+
+int bri_aws_config_load(const bri_aws_settings *explicit_settings, bri_aws_config *c,
+                        bri_error *err) {
+  static const bri_aws_settings none;
+  const bri_aws_settings *s = explicit_settings ? explicit_settings : &none;
+  memset(c, 0, sizeof *c);
+  ini_file creds, cfg;
+  memset(&creds, 0, sizeof creds);
+  memset(&cfg, 0, sizeof cfg);
+  char *creds_path = shared_path("AWS_SHARED_CREDENTIALS_FILE", "credentials");
+  char *cfg_path = shared_path("AWS_CONFIG_FILE", "config");
+  const char *profile = first(s->profile, first(env("AWS_PROFILE"), "default"));
+  int rc = 0;
+  if ((creds_path && (rc = ini_read(creds_path, &creds, err))) ||
+      (cfg_path && (rc = ini_read(cfg_path, &cfg, err)))) {
+    goto out;
+  }
+
+  /* Credentials: a whole set from one source. */
+  if (s->access_key_id || s->secret_access_key) {
+    rc = set_credentials(c, s->access_key_id, s->secret_access_key, s->session_token,
+                         "the settings", err);
+  } else if (env("AWS_ACCESS_KEY_ID") || env("AWS_SECRET_ACCESS_KEY")) {
+    rc = set_credentials(c, env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY"),
+                         env("AWS_SESSION_TOKEN"), "the environment (AWS_ACCESS_KEY_ID)", err);
+  } else {
+    const char *ak = ini_get(&creds, profile, "aws_access_key_id");
+    const ini_file *src = &creds;
+    if (!ak && !ini_get(&creds, profile, "aws_secret_access_key")) src = &cfg;
+    bri_strbuf from = BRI_STRBUF_INIT;
+    bri_strbuf_printf(&from, "profile %s of %s", profile,
+                      src->path ? src->path : (creds_path ? creds_path : "~/.aws/credentials"));
+    char *from_s = bri_strbuf_take(&from);
+    if (src == &creds) {
+      rc = set_credentials(c, ak, ini_get(&creds, profile, "aws_secret_access_key"),
+                           ini_get(&creds, profile, "aws_session_token"), from_s ? from_s : "", err);
+    } else {
+      rc = set_credentials(c, config_get(&cfg, profile, "aws_access_key_id"),
+                           config_get(&cfg, profile, "aws_secret_access_key"),
+                           config_get(&cfg, profile, "aws_session_token"), from_s ? from_s : "", err);
+    }
+    free(from_s);
+  }
+  if (rc) goto out;
+  if (!c->access_key_id) {
+    rc = bri_error_set(err, BRI_EINVAL,
+                       "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+                       "or give profile %s in %s", profile,
+                       creds_path ? creds_path : "~/.aws/credentials");
+    goto out;
+  }
+
+  const char *region = first(s->region, first(env("AWS_REGION"), env("AWS_DEFAULT_REGION")));
+  region = first(region, first(config_get(&cfg, profile, "region"), "us-east-1"));
+  if ((rc = dup_into(&c->region, region, err))) goto out;
+
+  const char *endpoint = s->endpoint, *endpoint_from = "the settings";
+  if (!endpoint && (endpoint = env("AWS_ENDPOINT_URL_S3"))) endpoint_from = "AWS_ENDPOINT_URL_S3";
+  if (!endpoint && (endpoint = env("AWS_ENDPOINT_URL"))) endpoint_from = "AWS_ENDPOINT_URL";
+  if (!endpoint) {
+    endpoint = first(config_get(&cfg, profile, "s3.endpoint_url"),
+                     config_get(&cfg, profile, "endpoint_url"));
+    endpoint_from = cfg.path;
+  }
+  bool aws_endpoint = !endpoint;
+  if (endpoint) {
+    if ((rc = check_endpoint(endpoint, endpoint_from, &c->endpoint, err))) goto out;
+  } else {
+    bri_strbuf b = BRI_STRBUF_INIT;
+    bri_strbuf_printf(&b, "https://s3.%s.amazonaws.com", c->region);
+    if (!(c->endpoint = bri_strbuf_take(&b))) {
+      rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+      goto out;
+    }
+  }
+
+  c->virtual_hosted = aws_endpoint;
+  const char *style = config_get(&cfg, profile, "s3.addressing_style");
+  if (s->addressing != BRI_S3_ADDRESSING_AUTO) {
+    c->virtual_hosted = s->addressing == BRI_S3_ADDRESSING_VIRTUAL;
+  } else if (env("AWS_VIRTUAL_HOSTED_STYLE_REQUEST")) {
+    rc = parse_bool(env("AWS_VIRTUAL_HOSTED_STYLE_REQUEST"), "AWS_VIRTUAL_HOSTED_STYLE_REQUEST",
+                    &c->virtual_hosted, err);
+  } else if (style && !strcmp(style, "path")) {
+    c->virtual_hosted = false;
+  } else if (style && !strcmp(style, "virtual")) {
+    c->virtual_hosted = true;
+  } else if (style && strcmp(style, "auto")) {
+    rc = bri_error_set(err, BRI_EINVAL, "%s: s3 addressing_style \"%s\" is not path, virtual or auto",
+                       cfg.path, style);
+  }
+out:
+  if (rc) bri_aws_config_clear(c);
+  ini_clear(&creds);
+  ini_clear(&cfg);
+  free(creds_path);
+  free(cfg_path);
+  return rc;
+}
+
+void bri_aws_config_clear(bri_aws_config *c) {
+  free(c->access_key_id);
+  if (c->secret_access_key) {
+    explicit_bzero(c->secret_access_key, strlen(c->secret_access_key));
+    free(c->secret_access_key);
+  }
+  free(c->session_token);
+  free(c->region);
+  free(c->endpoint);
+  free(c->credentials_from);
+  memset(c, 0, sizeof *c);
+}

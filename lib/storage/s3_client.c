@@ -1,0 +1,1349 @@
+/* s3_client.c: S3 requests over libcurl (see s3_client.h).
+ *
+ * Every call builds requests (s3_req) and runs them through one engine,
+ * run_batch: a curl multi handle per call, at most max_in_flight easy
+ * handles active, each request signed afresh for each attempt (the date is
+ * part of the signature), finished attempts judged by judge(): done, retry
+ * after a jittered backoff, or failed for good. Connections live in the
+ * client's curl share handle, so calls and threads reuse them.
+ *
+ * Responses land in a sink: a caller's fixed buffer (ranged GETs: an answer
+ * longer than asked stops the transfer) or a growing buffer (XML answers,
+ * whole objects); error answers go to their own small buffer so that an
+ * <Error> never lands in a caller's data. */
+#include "storage/s3_client.h"
+
+#include <ctype.h>
+#include <curl/curl.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "storage/s3_sign.h"
+#include "storage/s3_xml.h"
+#include "util/strbuf.h"
+
+#define MAX_QUERY 8
+#define MAX_HEADERS 8
+#define ERRBODY_MAX (1u << 20)
+#define DELETE_BATCH 1000
+
+struct bri_s3_client {
+  bri_aws_config cfg;
+  bri_s3_options opt;
+  char *scheme; /* "http" or "https" */
+  char *host;   /* host[:port] of the endpoint */
+  CURLSH *share;
+  pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
+  _Atomic uint64_t requests[BRI_S3_OP_COUNT][BRI_S3_STATUS_COUNT];
+  _Atomic uint64_t retries, bytes_out, bytes_in, bytes_copied;
+  _Atomic uint64_t seed;
+};
+
+static const char *const op_names[BRI_S3_OP_COUNT] = {
+    "get", "head", "put", "list", "delete", "copy", "create_multipart", "upload_part",
+    "upload_part_copy", "complete_multipart", "abort_multipart"};
+
+const char *bri_s3_op_name(bri_s3_op op) {
+  return op >= 0 && op < BRI_S3_OP_COUNT ? op_names[op] : "?";
+}
+
+/* ---- one request ---- */
+
+typedef enum { SINK_NONE, SINK_FIXED, SINK_GROW } sink_kind;
+typedef enum { REQ_WAITING, REQ_ACTIVE, REQ_DONE } req_state;
+
+typedef struct s3_req {
+  bri_s3_op op;
+  const char *method;
+  char *bucket;
+  char *key; /* NULL: a bucket-level request */
+  char *qname[MAX_QUERY], *qval[MAX_QUERY];
+  size_t n_query;
+  char *hname[MAX_HEADERS], *hval[MAX_HEADERS];
+  size_t n_headers;
+  const uint8_t *body; /* request body (not owned) */
+  size_t body_len;
+  size_t body_sent;
+  char payload_hash[BRI_SHA256_HEX_LEN + 1];
+  /* response sink */
+  sink_kind sink;
+  uint8_t *fixed; /* SINK_FIXED: caller's buffer of cap bytes */
+  size_t cap, got;
+  bool overflow;
+  bri_strbuf grow; /* SINK_GROW */
+  bri_strbuf errbody;
+  /* response */
+  long status;
+  char etag[80];
+  bool have_range;
+  uint64_t range_first, range_last, range_total;
+  int64_t mtime;
+  /* what a successful answer must look like */
+  bool expect_range;  /* a 206 covering [want_off, want_off + cap) or up to the end */
+  uint64_t want_off;
+  bool exact_len;     /* the range must be exactly cap bytes */
+  bool xml_on_200;    /* a 200 may carry an <Error> (copy, part copy, complete) */
+  bool if_absent;     /* PUT with If-None-Match: *: a 412 means taken */
+  uint64_t copied;    /* bytes S3 copies when this succeeds (metrics) */
+  bri_s3_part *part_out;
+  /* engine */
+  req_state state;
+  int attempts;
+  int64_t due_ms;
+  CURL *easy;
+  struct curl_slist *hdrs;
+  int rc;
+  bri_error err;
+  char s3_code[64];
+} s3_req;
+
+struct bri_s3_batch {
+  bri_s3_client *c;
+  s3_req **reqs;
+  size_t n, cap;
+};
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void req_free(s3_req *r) {
+  if (!r) return;
+  free(r->bucket);
+  free(r->key);
+  for (size_t i = 0; i < r->n_query; i++) {
+    free(r->qname[i]);
+    free(r->qval[i]);
+  }
+  for (size_t i = 0; i < r->n_headers; i++) {
+    free(r->hname[i]);
+    free(r->hval[i]);
+  }
+  bri_strbuf_clear(&r->grow);
+  bri_strbuf_clear(&r->errbody);
+  if (r->easy) curl_easy_cleanup(r->easy);
+  curl_slist_free_all(r->hdrs);
+  free(r);
+}
+
+static s3_req *req_new(bri_s3_op op, const char *method, const char *bucket, const char *key) {
+  s3_req *r = calloc(1, sizeof *r);
+  if (!r) return NULL;
+  r->op = op;
+  r->method = method;
+  r->bucket = strdup(bucket);
+  r->key = key ? strdup(key) : NULL;
+  memcpy(r->payload_hash, bri_sha256_empty_hex, sizeof r->payload_hash);
+  if (!r->bucket || (key && !r->key)) {
+    req_free(r);
+    return NULL;
+  }
+  return r;
+}
+
+/* Adds a query parameter or a header (copies); false on OOM or overflow. */
+static bool req_query(s3_req *r, const char *name, const char *value) {
+  if (!r || r->n_query == MAX_QUERY) return false;
+  r->qname[r->n_query] = strdup(name);
+  r->qval[r->n_query] = strdup(value ? value : "");
+  return r->qname[r->n_query] && r->qval[r->n_query++];
+}
+
+static bool req_header(s3_req *r, const char *name, const char *value) {
+  if (!r || r->n_headers == MAX_HEADERS) return false;
+  r->hname[r->n_headers] = strdup(name);
+  r->hval[r->n_headers] = strdup(value);
+  return r->hname[r->n_headers] && r->hval[r->n_headers++];
+}
+
+static void req_body(s3_req *r, const void *data, size_t len) {
+  r->body = data;
+  r->body_len = len;
+  bri_sha256_hex(data ? data : "", len, r->payload_hash);
+}
+
+/* "GET s3://bucket/key" for messages. */
+static void req_what(const s3_req *r, char *out, size_t n) {
+  snprintf(out, n, "%s s3://%s/%s", bri_s3_op_name(r->op), r->bucket, r->key ? r->key : "");
+}
+
+/* ---- curl callbacks ---- */
+
+static size_t on_write(char *p, size_t size, size_t nmemb, void *ud) {
+  s3_req *r = ud;
+  size_t n = size * nmemb;
+  long status = 0;
+  curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
+  if (status >= 300 || status < 200) {
+    if (r->errbody.len + n <= ERRBODY_MAX) bri_strbuf_add(&r->errbody, p, n);
+    return n;
+  }
+  if (r->sink == SINK_FIXED) {
+    if (n > r->cap - r->got) {
+      r->overflow = true;
+      return 0; /* stops the transfer: CURLE_WRITE_ERROR */
+    }
+    memcpy(r->fixed + r->got, p, n);
+    r->got += n;
+  } else if (r->sink == SINK_GROW) {
+    bri_strbuf_add(&r->grow, p, n);
+    if (r->grow.oom) return 0;
+  }
+  return n;
+}
+
+static size_t on_read(char *p, size_t size, size_t nmemb, void *ud) {
+  s3_req *r = ud;
+  size_t n = size * nmemb, left = r->body_len - r->body_sent;
+  if (n > left) n = left;
+  if (n) memcpy(p, r->body + r->body_sent, n);
+  r->body_sent += n;
+  return n;
+}
+
+static bool header_is(const char *line, size_t len, const char *name, const char **value) {
+  size_t n = strlen(name);
+  if (len <= n || strncasecmp(line, name, n) || line[n] != ':') return false;
+  const char *v = line + n + 1;
+  while (*v == ' ' || *v == '\t') v++;
+  *value = v;
+  return true;
+}
+
+static size_t on_header(char *p, size_t size, size_t nmemb, void *ud) {
+  s3_req *r = ud;
+  size_t n = size * nmemb;
+  char line[512];
+  size_t len = n < sizeof line - 1 ? n : sizeof line - 1;
+  memcpy(line, p, len);
+  while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
+  line[len] = '\0';
+  const char *v;
+  if (!strncmp(line, "HTTP/", 5)) { /* a new answer (after a 100 Continue, say) */
+    r->etag[0] = '\0';
+    r->have_range = false;
+  } else if (header_is(line, len, "ETag", &v)) {
+    snprintf(r->etag, sizeof r->etag, "%s", v);
+  } else if (header_is(line, len, "Content-Range", &v)) {
+    unsigned long long a, b, t;
+    if (sscanf(v, "bytes %llu-%llu/%llu", &a, &b, &t) == 3) {
+      r->have_range = true;
+      r->range_first = a;
+      r->range_last = b;
+      r->range_total = t;
+    }
+  }
+  return n;
+}
+
+/* ---- signing and starting one attempt ---- */
+
+static void amz_date(char out[17]) {
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  strftime(out, 17, "%Y%m%dT%H%M%SZ", &tm);
+}
+
+/* host and raw path of r as the configured addressing style puts them. */
+static void req_location(const bri_s3_client *c, const s3_req *r, bri_strbuf *host,
+                         bri_strbuf *path) {
+  if (c->cfg.virtual_hosted) {
+    bri_strbuf_printf(host, "%s.%s", r->bucket, c->host);
+    bri_strbuf_printf(path, "/%s", r->key ? r->key : "");
+  } else {
+    bri_strbuf_puts(host, c->host);
+    bri_strbuf_printf(path, "/%s%s%s", r->bucket, r->key ? "/" : "", r->key ? r->key : "");
+  }
+}
+
+static int req_start(bri_s3_client *c, s3_req *r, CURLM *m) {
+  int rc = BRI_ENOMEM;
+  char date[17];
+  amz_date(date);
+  bri_strbuf host = BRI_STRBUF_INIT, path = BRI_STRBUF_INIT, url = BRI_STRBUF_INIT;
+  char *query = NULL, *epath = NULL, *auth = NULL;
+  req_location(c, r, &host, &path);
+  if (host.oom || path.oom) goto out;
+
+  bri_sigv4_pair q[MAX_QUERY], h[MAX_HEADERS + 4];
+  for (size_t i = 0; i < r->n_query; i++) q[i] = (bri_sigv4_pair){r->qname[i], r->qval[i]};
+  size_t nh = 0;
+  h[nh++] = (bri_sigv4_pair){"host", host.data};
+  h[nh++] = (bri_sigv4_pair){"x-amz-date", date};
+  h[nh++] = (bri_sigv4_pair){"x-amz-content-sha256", r->payload_hash};
+  if (c->cfg.session_token) h[nh++] = (bri_sigv4_pair){"x-amz-security-token", c->cfg.session_token};
+  for (size_t i = 0; i < r->n_headers; i++) h[nh++] = (bri_sigv4_pair){r->hname[i], r->hval[i]};
+  bri_sigv4_request sr = {r->method, path.data, q, r->n_query, h, nh, r->payload_hash, date,
+                          c->cfg.region, "s3", c->cfg.access_key_id, c->cfg.secret_access_key};
+  if ((rc = bri_sigv4_authorization(&sr, &auth, &r->err)) != 0) goto out;
+  rc = BRI_ENOMEM;
+  if (!(query = bri_sigv4_query(q, r->n_query)) || !(epath = bri_uri_encode(path.data, false))) {
+    goto out;
+  }
+  bri_strbuf_printf(&url, "%s://%s%s%s%s", c->scheme, host.data, epath, *query ? "?" : "", query);
+
+  curl_slist_free_all(r->hdrs);
+  r->hdrs = NULL;
+  bri_strbuf line = BRI_STRBUF_INIT;
+  for (size_t i = 0; i < nh; i++) {
+    bri_strbuf_printf(&line, "%s: %s", h[i].name, h[i].value);
+    struct curl_slist *l = line.oom ? NULL : curl_slist_append(r->hdrs, line.data);
+    bri_strbuf_clear(&line);
+    if (!l) goto out;
+    r->hdrs = l;
+  }
+  bri_strbuf_printf(&line, "Authorization: %s", auth);
+  struct curl_slist *l = line.oom ? NULL : curl_slist_append(r->hdrs, line.data);
+  bri_strbuf_clear(&line);
+  if (!l) goto out;
+  r->hdrs = l;
+  /* No "Expect: 100-continue" round trip; no form content type on POST. */
+  if (!(l = curl_slist_append(r->hdrs, "Expect:"))) goto out;
+  r->hdrs = l;
+  if (!(l = curl_slist_append(r->hdrs, "Content-Type:"))) goto out;
+  r->hdrs = l;
+  if (url.oom) goto out;
+
+  if (!r->easy && !(r->easy = curl_easy_init())) goto out;
+  CURL *e = r->easy;
+  curl_easy_reset(e);
+  curl_easy_setopt(e, CURLOPT_URL, url.data);
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->hdrs);
+  curl_easy_setopt(e, CURLOPT_PRIVATE, r);
+  curl_easy_setopt(e, CURLOPT_SHARE, c->share);
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
+  curl_easy_setopt(e, CURLOPT_USERAGENT, "brid");
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, c->opt.connect_timeout_ms);
+  curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
+                   (c->opt.idle_timeout_ms + 999) / 1000 > 0 ? (c->opt.idle_timeout_ms + 999) / 1000 : 1L);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
+  curl_easy_setopt(e, CURLOPT_FILETIME, 1L);
+  if (!strcmp(r->method, "HEAD")) {
+    curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+  } else if (!strcmp(r->method, "PUT")) {
+    curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(e, CURLOPT_READFUNCTION, on_read);
+    curl_easy_setopt(e, CURLOPT_READDATA, r);
+    curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r->body_len);
+  } else if (!strcmp(r->method, "POST")) {
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body ? (const char *)r->body : "");
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
+  } else if (strcmp(r->method, "GET")) {
+    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
+  }
+  /* a fresh attempt: nothing of the previous one remains */
+  r->body_sent = 0;
+  r->got = 0;
+  r->overflow = false;
+  bri_strbuf_clear(&r->grow);
+  bri_strbuf_clear(&r->errbody);
+  r->status = 0;
+  r->etag[0] = '\0';
+  r->have_range = false;
+  r->s3_code[0] = '\0';
+  r->attempts++;
+  if (curl_multi_add_handle(m, e) != CURLM_OK) goto out;
+  r->state = REQ_ACTIVE;
+  rc = 0;
+out:
+  if (rc == BRI_ENOMEM) bri_error_set(&r->err, rc, "out of memory");
+  bri_strbuf_clear(&host);
+  bri_strbuf_clear(&path);
+  bri_strbuf_clear(&url);
+  free(query);
+  free(epath);
+  free(auth);
+  return rc;
+}
+
+/* ---- judging one attempt ---- */
+
+typedef enum { VERDICT_DONE, VERDICT_RETRY, VERDICT_FAIL } verdict;
+
+static bool transient_curl(CURLcode cc) {
+  switch (cc) {
+  case CURLE_COULDNT_RESOLVE_HOST:
+  case CURLE_COULDNT_CONNECT:
+  case CURLE_OPERATION_TIMEDOUT:
+  case CURLE_SEND_ERROR:
+  case CURLE_RECV_ERROR:
+  case CURLE_GOT_NOTHING:
+  case CURLE_PARTIAL_FILE:
+  case CURLE_HTTP2:
+  case CURLE_HTTP2_STREAM:
+  case CURLE_SSL_CONNECT_ERROR:
+  case CURLE_WEIRD_SERVER_REPLY:
+    return true;
+  default:
+    return false;
+  }
+}
+
+static bool transient_code(const char *code) {
+  static const char *const codes[] = {"InternalError", "SlowDown", "ServiceUnavailable",
+                                      "RequestTimeout", "RequestTimeTooSkewed", NULL};
+  for (int i = 0; codes[i]; i++) {
+    if (!strcmp(code, codes[i])) return true;
+  }
+  return false;
+}
+
+/* Reads Code and Message of an <Error> document into r->s3_code and msg. */
+static bool parse_error(const char *body, size_t len, s3_req *r, char *msg, size_t msg_n) {
+  bri_xml_node *root = NULL;
+  bri_error ignored;
+  if (!len || bri_xml_parse(body, len, "error", &root, &ignored) != 0) return false;
+  bool is_error = !strcmp(root->name, "Error");
+  if (is_error) {
+    const char *code = bri_xml_text(root, "Code"), *m = bri_xml_text(root, "Message");
+    snprintf(r->s3_code, sizeof r->s3_code, "%s", code ? code : "");
+    snprintf(msg, msg_n, "%s", m ? m : "");
+  }
+  bri_xml_free(root);
+  return is_error;
+}
+
+static int status_class(long status) {
+  if (status >= 200 && status < 600) return (int)(status / 100) - 1;
+  return BRI_S3_STATUS_NONE;
+}
+
+/* What a 2xx answer to a ranged GET must be: the asked range, or its head up
+ * to the object's end. */
+static verdict check_range(s3_req *r, char *why, size_t n) {
+  if (r->status == 200) { /* no Range honoured: the whole object */
+    if (r->want_off == 0 && !r->exact_len) return VERDICT_DONE;
+    if (r->want_off == 0 && r->got == r->cap) return VERDICT_DONE;
+    snprintf(why, n, "the server ignored the Range header (HTTP 200)");
+    return VERDICT_FAIL;
+  }
+  if (!r->have_range) {
+    snprintf(why, n, "a 206 answer without Content-Range");
+    return VERDICT_FAIL;
+  }
+  uint64_t want_last = r->want_off + r->cap - 1;
+  if (want_last >= r->range_total) want_last = r->range_total - 1;
+  if (r->range_first != r->want_off || r->range_last != want_last) {
+    snprintf(why, n, "asked bytes %llu-%llu, got %llu-%llu of %llu",
+             (unsigned long long)r->want_off, (unsigned long long)(r->want_off + r->cap - 1),
+             (unsigned long long)r->range_first, (unsigned long long)r->range_last,
+             (unsigned long long)r->range_total);
+    return VERDICT_FAIL;
+  }
+  if (r->got != r->range_last - r->range_first + 1) {
+    snprintf(why, n, "body of %zu bytes for a range of %llu (cut short)", r->got,
+             (unsigned long long)(r->range_last - r->range_first + 1));
+    return VERDICT_RETRY;
+  }
+  if (r->exact_len && r->got != r->cap) {
+    snprintf(why, n, "the object ends at %llu, before the %zu bytes asked at %llu",
+             (unsigned long long)r->range_total, r->cap, (unsigned long long)r->want_off);
+    return VERDICT_FAIL;
+  }
+  return VERDICT_DONE;
+}
+
+static int fail_code(const s3_req *r) {
+  if (r->status == 404) return BRI_ENOTFOUND;
+  if (r->status == 412 && r->if_absent) return BRI_ETAKEN;
+  return BRI_EIO;
+}
+
+static verdict judge(bri_s3_client *c, s3_req *r, CURLcode cc) {
+  char what[600], why[512] = "", msg[400] = "";
+  req_what(r, what, sizeof what);
+  curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+  long ft = -1;
+  curl_easy_getinfo(r->easy, CURLINFO_FILETIME, &ft);
+  r->mtime = ft;
+  atomic_fetch_add(&c->requests[r->op][cc == CURLE_OK ? status_class(r->status) : BRI_S3_STATUS_NONE], 1);
+  verdict v;
+  if (cc != CURLE_OK) {
+    if (r->overflow) snprintf(why, sizeof why, "answer longer than the %zu bytes asked", r->cap);
+    else snprintf(why, sizeof why, "%s", curl_easy_strerror(cc));
+    v = !r->overflow && transient_curl(cc) ? VERDICT_RETRY : VERDICT_FAIL;
+    if (v == VERDICT_FAIL) bri_error_set(&r->err, BRI_EIO, "%s: %s", what, why);
+  } else if (r->status >= 200 && r->status < 300) {
+    v = VERDICT_DONE;
+    if (r->expect_range) v = check_range(r, why, sizeof why);
+    if (v == VERDICT_DONE && r->xml_on_200 && parse_error(r->grow.data, r->grow.len, r, msg, sizeof msg)) {
+      snprintf(why, sizeof why, "HTTP %ld %s: %s", r->status, r->s3_code, msg);
+      v = transient_code(r->s3_code) ? VERDICT_RETRY : VERDICT_FAIL;
+    }
+    if (v == VERDICT_FAIL) bri_error_set(&r->err, BRI_EIO, "%s: %s", what, why);
+  } else {
+    parse_error(r->errbody.data, r->errbody.len, r, msg, sizeof msg);
+    snprintf(why, sizeof why, "HTTP %ld%s%s%s%s", r->status, r->s3_code[0] ? " " : "", r->s3_code,
+             msg[0] ? ": " : "", msg);
+    bool transient = r->status >= 500 || r->status == 429 || r->status == 408 ||
+                     (r->s3_code[0] && transient_code(r->s3_code));
+    v = transient ? VERDICT_RETRY : VERDICT_FAIL;
+    if (v == VERDICT_FAIL) bri_error_set(&r->err, fail_code(r), "%s: %s", what, why);
+  }
+  if (v == VERDICT_RETRY && r->attempts >= c->opt.max_attempts) {
+    bri_error_set(&r->err, r->status >= 300 ? fail_code(r) : BRI_EIO, "%s: %s (after %d attempts)",
+                  what, why, r->attempts);
+    v = VERDICT_FAIL;
+  }
+  if (v == VERDICT_DONE) {
+    r->rc = 0;
+    if (r->copied) atomic_fetch_add(&c->bytes_copied, r->copied);
+  } else if (v == VERDICT_FAIL) {
+    r->rc = r->err.code ? r->err.code : BRI_EIO;
+  } else {
+    atomic_fetch_add(&c->retries, 1);
+  }
+  curl_off_t up = 0, down = 0;
+  curl_easy_getinfo(r->easy, CURLINFO_SIZE_UPLOAD_T, &up);
+  curl_easy_getinfo(r->easy, CURLINFO_SIZE_DOWNLOAD_T, &down);
+  atomic_fetch_add(&c->bytes_out, (uint64_t)up);
+  atomic_fetch_add(&c->bytes_in, (uint64_t)down);
+  return v;
+}
+
+/* Wait before retry n (1-based): half of min(cap, base * 2^(n-1)) plus a
+ * random part of the other half, so that clients that failed together do
+ * not retry together. */
+static int64_t backoff_ms(bri_s3_client *c, int attempt) {
+  int64_t w = c->opt.backoff_base_ms;
+  for (int i = 1; i < attempt && w < c->opt.backoff_max_ms; i++) w *= 2;
+  if (w > c->opt.backoff_max_ms) w = c->opt.backoff_max_ms;
+  uint64_t x = atomic_fetch_add(&c->seed, 0x9E3779B97F4A7C15ull);
+  x ^= x >> 31;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 29;
+  return w / 2 + (int64_t)(x % (uint64_t)(w / 2 + 1));
+}
+
+/* ---- the engine ---- */
+
+static int run_batch(bri_s3_client *c, s3_req **reqs, size_t n, bri_error *err) {
+  CURLM *m = curl_multi_init();
+  if (!m) return bri_error_set(err, BRI_ENOMEM, "S3: cannot make a curl multi handle");
+  size_t done = 0;
+  int active = 0;
+  for (size_t i = 0; i < n; i++) {
+    reqs[i]->state = REQ_WAITING;
+    reqs[i]->due_ms = 0;
+    reqs[i]->attempts = 0;
+  }
+  while (done < n) {
+    int64_t now = now_ms(), next_due = -1;
+    for (size_t i = 0; i < n && active < c->opt.max_in_flight; i++) {
+      s3_req *r = reqs[i];
+      if (r->state != REQ_WAITING) continue;
+      if (r->due_ms > now) {
+        if (next_due < 0 || r->due_ms < next_due) next_due = r->due_ms;
+        continue;
+      }
+      if (req_start(c, r, m) != 0) {
+        r->rc = r->err.code ? r->err.code : BRI_ENOMEM;
+        r->state = REQ_DONE;
+        done++;
+      } else {
+        active++;
+      }
+    }
+    if (done == n) break;
+    int running = 0;
+    curl_multi_perform(m, &running);
+    CURLMsg *msg;
+    int left;
+    while ((msg = curl_multi_info_read(m, &left))) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      s3_req *r = NULL;
+      curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+      CURLcode cc = msg->data.result;
+      curl_multi_remove_handle(m, msg->easy_handle);
+      active--;
+      verdict v = judge(c, r, cc);
+      if (v == VERDICT_RETRY) {
+        r->state = REQ_WAITING;
+        r->due_ms = now_ms() + backoff_ms(c, r->attempts);
+      } else {
+        r->state = REQ_DONE;
+        done++;
+      }
+    }
+    if (done == n) break;
+    int timeout = 1000;
+    if (next_due >= 0) {
+      int64_t wait = next_due - now_ms();
+      if (wait < timeout) timeout = wait > 0 ? (int)wait : 0;
+    }
+    if (active) curl_multi_poll(m, NULL, 0, timeout, NULL);
+    else if (timeout > 0) nanosleep(&(struct timespec){timeout / 1000, (timeout % 1000) * 1000000L}, NULL);
+  }
+  curl_multi_cleanup(m);
+  for (size_t i = 0; i < n; i++) {
+    if (reqs[i]->rc) {
+      if (err) *err = reqs[i]->err;
+      return reqs[i]->rc;
+    }
+  }
+  return 0;
+}
+
+static int run_one(bri_s3_client *c, s3_req *r, bri_error *err) {
+  if (!r) return bri_error_set(err, BRI_ENOMEM, "S3: out of memory");
+  return run_batch(c, &r, 1, err);
+}
+
+/* ---- client ---- */
+
+static void share_lock(CURL *h, curl_lock_data d, curl_lock_access a, void *ud) {
+  (void)h;
+  (void)a;
+  pthread_mutex_lock(&((bri_s3_client *)ud)->locks[d]);
+}
+
+static void share_unlock(CURL *h, curl_lock_data d, void *ud) {
+  (void)h;
+  pthread_mutex_unlock(&((bri_s3_client *)ud)->locks[d]);
+}
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+int bri_s3_client_new(const bri_aws_config *cfg, const bri_s3_options *opt, bri_s3_client **out,
+                      bri_error *err) {
+  *out = NULL;
+  pthread_once(&curl_once, curl_init_once);
+  bri_s3_client *c = calloc(1, sizeof *c);
+  if (!c) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (opt) c->opt = *opt;
+  if (c->opt.connect_timeout_ms <= 0) c->opt.connect_timeout_ms = 5000;
+  if (c->opt.idle_timeout_ms <= 0) c->opt.idle_timeout_ms = 30000;
+  if (c->opt.max_attempts <= 0) c->opt.max_attempts = 8;
+  if (c->opt.backoff_base_ms <= 0) c->opt.backoff_base_ms = 100;
+  if (c->opt.backoff_max_ms <= 0) c->opt.backoff_max_ms = 5000;
+  if (c->opt.max_in_flight <= 0) c->opt.max_in_flight = 16;
+  c->cfg.access_key_id = dup_or_null(cfg->access_key_id);
+  c->cfg.secret_access_key = dup_or_null(cfg->secret_access_key);
+  c->cfg.session_token = dup_or_null(cfg->session_token);
+  c->cfg.region = dup_or_null(cfg->region);
+  c->cfg.endpoint = dup_or_null(cfg->endpoint);
+  c->cfg.credentials_from = dup_or_null(cfg->credentials_from);
+  c->cfg.virtual_hosted = cfg->virtual_hosted;
+  const char *sep = cfg->endpoint ? strstr(cfg->endpoint, "://") : NULL;
+  if (sep) {
+    c->scheme = strndup(cfg->endpoint, (size_t)(sep - cfg->endpoint));
+    c->host = strdup(sep + 3);
+  }
+  c->seed = (uint64_t)now_ms() ^ (uint64_t)(uintptr_t)c;
+  for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_init(&c->locks[i], NULL);
+  c->share = curl_share_init();
+  if (!c->cfg.access_key_id || !c->cfg.secret_access_key || !c->cfg.region || !c->scheme ||
+      !c->host || !c->share || (cfg->session_token && !c->cfg.session_token)) {
+    bri_s3_client_free(c);
+    return bri_error_set(err, sep || !cfg->endpoint ? BRI_ENOMEM : BRI_EINVAL,
+                         "S3 client: %s", sep ? "out of memory" : "endpoint without a scheme");
+  }
+  curl_share_setopt(c->share, CURLSHOPT_LOCKFUNC, share_lock);
+  curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+  curl_share_setopt(c->share, CURLSHOPT_USERDATA, c);
+  curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+  curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+  *out = c;
+  return 0;
+}
+
+void bri_s3_client_free(bri_s3_client *c) {
+  if (!c) return;
+  if (c->share) curl_share_cleanup(c->share);
+  for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_destroy(&c->locks[i]);
+  bri_aws_config_clear(&c->cfg);
+  free(c->scheme);
+  free(c->host);
+  free(c);
+}
+
+void bri_s3_client_stats(const bri_s3_client *c, bri_s3_stats *out) {
+  bri_s3_client *m = (bri_s3_client *)c; /* atomic loads take non-const */
+  for (int i = 0; i < BRI_S3_OP_COUNT; i++) {
+    for (int j = 0; j < BRI_S3_STATUS_COUNT; j++) out->requests[i][j] = atomic_load(&m->requests[i][j]);
+  }
+  out->retries = atomic_load(&m->retries);
+  out->bytes_out = atomic_load(&m->bytes_out);
+  out->bytes_in = atomic_load(&m->bytes_in);
+  out->bytes_server_copied = atomic_load(&m->bytes_copied);
+}
+
+/* ---- URIs and small helpers ---- */
+
+static bool bucket_ok(const char *b, size_t n) {
+  if (n < 3 || n > 63 || !isalnum((unsigned char)b[0]) || !isalnum((unsigned char)b[n - 1])) {
+    return false;
+  }
+  for (size_t i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)b[i];
+    if (!(islower(ch) || isdigit(ch) || ch == '.' || ch == '-')) return false;
+  }
+  return true;
+}
+
+int bri_s3_uri_parse(const char *uri, char **bucket, char **key, bri_error *err) {
+  *bucket = *key = NULL;
+  if (strncmp(uri, "s3://", 5)) return bri_error_set(err, BRI_EINVAL, "%s: not an s3:// URI", uri);
+  const char *b = uri + 5, *slash = strchr(b, '/');
+  size_t n = slash ? (size_t)(slash - b) : strlen(b);
+  if (!bucket_ok(b, n)) {
+    return bri_error_set(err, BRI_EINVAL,
+                         "%s: bucket \"%.*s\" is not a valid S3 bucket name (3-63 characters "
+                         "of a-z 0-9 . -)", uri, (int)(n > 80 ? 80 : n), b);
+  }
+  const char *k = slash ? slash + 1 : "";
+  while (*k == '/') k++;
+  *bucket = strndup(b, n);
+  *key = strdup(k);
+  if (!*bucket || !*key) {
+    free(*bucket);
+    free(*key);
+    *bucket = *key = NULL;
+    return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  return 0;
+}
+
+void bri_s3_object_clear(bri_s3_object *o) {
+  free(o->key);
+  memset(o, 0, sizeof *o);
+}
+
+static char *copy_source(const char *bucket, const char *key) {
+  bri_strbuf b = BRI_STRBUF_INIT;
+  char *k = bri_uri_encode(key, false);
+  if (k) bri_strbuf_printf(&b, "/%s/%s", bucket, k);
+  free(k);
+  return k ? bri_strbuf_take(&b) : NULL;
+}
+
+/* ---- single requests ---- */
+
+int bri_s3_get(bri_s3_client *c, const char *bucket, const char *key, uint8_t **data, size_t *len,
+               bri_error *err) {
+  *data = NULL;
+  *len = 0;
+  s3_req *r = req_new(BRI_S3_OP_GET, "GET", bucket, key);
+  if (r) r->sink = SINK_GROW;
+  int rc = run_one(c, r, err);
+  if (rc == 0) {
+    *len = r->grow.len;
+    *data = (uint8_t *)bri_strbuf_take(&r->grow);
+    if (!*data) rc = bri_error_set(err, BRI_ENOMEM, "GET s3://%s/%s: out of memory", bucket, key);
+  }
+  req_free(r);
+  return rc;
+}
+
+static s3_req *range_req(const char *bucket, const char *key, uint64_t off, size_t len, void *buf,
+                         bool exact) {
+  s3_req *r = req_new(BRI_S3_OP_GET, "GET", bucket, key);
+  char range[64];
+  snprintf(range, sizeof range, "bytes=%llu-%llu", (unsigned long long)off,
+           (unsigned long long)(off + len - 1));
+  if (!r || !req_header(r, "Range", range)) {
+    req_free(r);
+    return NULL;
+  }
+  r->sink = SINK_FIXED;
+  r->fixed = buf;
+  r->cap = len;
+  r->expect_range = true;
+  r->want_off = off;
+  r->exact_len = exact;
+  return r;
+}
+
+int bri_s3_get_range(bri_s3_client *c, const char *bucket, const char *key, uint64_t off,
+                     size_t len, void *buf, size_t *got, uint64_t *size, bri_error *err) {
+  *got = 0;
+  if (len == 0) return 0;
+  s3_req *r = range_req(bucket, key, off, len, buf, false);
+  int rc = run_one(c, r, err);
+  if (rc == 0) {
+    *got = r->got;
+    if (size) *size = r->status == 206 ? r->range_total : r->got;
+  } else if (r && r->status == 416) { /* at or past the end */
+    rc = 0;
+    if (size) {
+      bri_s3_object o = {0};
+      rc = bri_s3_head(c, bucket, key, &o, err);
+      *size = o.size;
+      bri_s3_object_clear(&o);
+    }
+  }
+  req_free(r);
+  return rc;
+}
+
+int bri_s3_get_suffix(bri_s3_client *c, const char *bucket, const char *key, size_t n,
+                      uint8_t **data, size_t *len, uint64_t *size, bri_error *err) {
+  *data = NULL;
+  *len = 0;
+  s3_req *r = req_new(BRI_S3_OP_GET, "GET", bucket, key);
+  char range[40];
+  snprintf(range, sizeof range, "bytes=-%zu", n);
+  if (r && !req_header(r, "Range", range)) {
+    req_free(r);
+    r = NULL;
+  }
+  if (r) r->sink = SINK_GROW;
+  int rc = run_one(c, r, err);
+  if (rc == 0) {
+    uint64_t total = r->status == 206 && r->have_range ? r->range_total : r->grow.len;
+    uint64_t want = total < n ? total : n;
+    if (r->grow.len != want) {
+      rc = bri_error_set(err, BRI_EIO, "get s3://%s/%s: %zu bytes for the last %llu of %llu",
+                         bucket, key, r->grow.len, (unsigned long long)want,
+                         (unsigned long long)total);
+    } else {
+      *len = r->grow.len;
+      *size = total;
+      *data = (uint8_t *)bri_strbuf_take(&r->grow);
+      if (!*data) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    }
+  } else if (r && r->status == 416) { /* an empty object has no last bytes */
+    rc = 0;
+    *size = 0;
+    *data = malloc(1);
+    if (!*data) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  req_free(r);
+  return rc;
+}
+
+int bri_s3_head(bri_s3_client *c, const char *bucket, const char *key, bri_s3_object *out,
+                bri_error *err) {
+  memset(out, 0, sizeof *out);
+  s3_req *r = req_new(BRI_S3_OP_HEAD, "HEAD", bucket, key);
+  int rc = run_one(c, r, err);
+  if (rc == 0) {
+    curl_off_t cl = 0;
+    curl_easy_getinfo(r->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
+    out->size = cl > 0 ? (uint64_t)cl : 0;
+    out->mtime = r->mtime;
+    snprintf(out->etag, sizeof out->etag, "%s", r->etag);
+    if (!(out->key = strdup(key))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  req_free(r);
+  return rc;
+}
+
+/* After a retried PUT-if-absent met 412: is the object there the one we
+ * sent (our first attempt landed, its answer was lost)? */
+static bool object_is(bri_s3_client *c, const char *bucket, const char *key, const void *data,
+                      size_t len) {
+  uint8_t *have = NULL;
+  size_t n = 0;
+  bri_error ignored;
+  bool same = bri_s3_get(c, bucket, key, &have, &n, &ignored) == 0 && n == len &&
+              (len == 0 || !memcmp(have, data, len));
+  free(have);
+  return same;
+}
+
+int bri_s3_put(bri_s3_client *c, const char *bucket, const char *key, const void *data, size_t len,
+               int flags, bri_error *err) {
+  s3_req *r = req_new(BRI_S3_OP_PUT, "PUT", bucket, key);
+  if (r && (flags & BRI_S3_PUT_IF_ABSENT) && !req_header(r, "If-None-Match", "*")) {
+    req_free(r);
+    r = NULL;
+  }
+  if (r) {
+    req_body(r, data, len);
+    r->if_absent = flags & BRI_S3_PUT_IF_ABSENT;
+  }
+  int rc = run_one(c, r, err);
+  if (rc == BRI_ETAKEN) {
+    if (r->attempts > 1 && object_is(c, bucket, key, data, len)) {
+      rc = 0;
+    } else {
+      rc = bri_error_set(err, BRI_ETAKEN, "put s3://%s/%s: taken (another writer made it first)",
+                         bucket, key);
+    }
+  }
+  req_free(r);
+  return rc;
+}
+
+/* ---- listing ---- */
+
+/* Undoes encoding-type=url: %XX, and '+' for a space. */
+static char *url_decode(const char *s) {
+  char *d = malloc(strlen(s) + 1), *o = d;
+  if (!d) return NULL;
+  for (; *s; s++) {
+    if (*s == '%' && isxdigit((unsigned char)s[1]) && isxdigit((unsigned char)s[2])) {
+      char h[3] = {s[1], s[2], 0};
+      *o++ = (char)strtol(h, NULL, 16);
+      s += 2;
+    } else {
+      *o++ = *s == '+' ? ' ' : *s;
+    }
+  }
+  *o = '\0';
+  return d;
+}
+
+/* "2026-12-01T14:36:00.000Z" -> seconds since the epoch. */
+static int64_t parse_iso8601(const char *s) {
+  struct tm tm;
+  memset(&tm, 0, sizeof tm);
+  if (!s || sscanf(s, "%d-%d-%dT%d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                   &tm.tm_min, &tm.tm_sec) != 6) {
+    return -1;
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return (int64_t)timegm(&tm);
+}
+
+void bri_s3_listing_clear(bri_s3_listing *l) {
+  for (size_t i = 0; i < l->n_objects; i++) bri_s3_object_clear(&l->objects[i]);
+  for (size_t i = 0; i < l->n_prefixes; i++) free(l->prefixes[i]);
+  free(l->objects);
+  free(l->prefixes);
+  free(l->next_token);
+  memset(l, 0, sizeof *l);
+}
+
+static int parse_listing(const bri_xml_node *root, const char *what, bri_s3_listing *out,
+                         bri_error *err) {
+  if (strcmp(root->name, "ListBucketResult")) {
+    return bri_error_set(err, BRI_ECORRUPT, "%s: answer <%s>, not <ListBucketResult>", what, root->name);
+  }
+  const char *enc = bri_xml_text(root, "EncodingType");
+  bool url = enc && !strcmp(enc, "url");
+  for (const bri_xml_node *n = root->child; n; n = n->next) {
+    bool contents = !strcmp(n->name, "Contents"), prefix = !strcmp(n->name, "CommonPrefixes");
+    if (!contents && !prefix) continue;
+    const char *raw = bri_xml_text(n, contents ? "Key" : "Prefix");
+    if (!raw) return bri_error_set(err, BRI_ECORRUPT, "%s: an entry without its key", what);
+    char *k = url ? url_decode(raw) : strdup(raw);
+    if (!k) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+    if (prefix) {
+      char **grown = realloc(out->prefixes, (out->n_prefixes + 1) * sizeof *grown);
+      if (!grown) {
+        free(k);
+        return bri_error_set(err, BRI_ENOMEM, "out of memory");
+      }
+      out->prefixes = grown;
+      out->prefixes[out->n_prefixes++] = k;
+      continue;
+    }
+    bri_s3_object *grown = realloc(out->objects, (out->n_objects + 1) * sizeof *grown);
+    if (!grown) {
+      free(k);
+      return bri_error_set(err, BRI_ENOMEM, "out of memory");
+    }
+    out->objects = grown;
+    bri_s3_object *o = &out->objects[out->n_objects++];
+    memset(o, 0, sizeof *o);
+    o->key = k;
+    const char *size = bri_xml_text(n, "Size"), *etag = bri_xml_text(n, "ETag");
+    o->size = size ? strtoull(size, NULL, 10) : 0;
+    o->mtime = parse_iso8601(bri_xml_text(n, "LastModified"));
+    snprintf(o->etag, sizeof o->etag, "%s", etag ? etag : "");
+  }
+  const char *trunc = bri_xml_text(root, "IsTruncated"), *next = bri_xml_text(root, "NextContinuationToken");
+  out->truncated = trunc && !strcmp(trunc, "true");
+  if (out->truncated) {
+    if (!next || !*next) {
+      return bri_error_set(err, BRI_ECORRUPT, "%s: a truncated page without NextContinuationToken", what);
+    }
+    if (!(out->next_token = strdup(next))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  return 0;
+}
+
+int bri_s3_list_page(bri_s3_client *c, const char *bucket, const bri_s3_list_args *a,
+                     bri_s3_listing *out, bri_error *err) {
+  memset(out, 0, sizeof *out);
+  s3_req *r = req_new(BRI_S3_OP_LIST, "GET", bucket, NULL);
+  char maxk[24];
+  snprintf(maxk, sizeof maxk, "%d", a->max_keys);
+  bool ok = r && req_query(r, "list-type", "2") && req_query(r, "encoding-type", "url") &&
+            req_query(r, "prefix", a->prefix ? a->prefix : "") &&
+            (!a->delimiter || req_query(r, "delimiter", a->delimiter)) &&
+            (!a->start_after || req_query(r, "start-after", a->start_after)) &&
+            (!a->continuation_token || req_query(r, "continuation-token", a->continuation_token)) &&
+            (a->max_keys <= 0 || req_query(r, "max-keys", maxk));
+  if (!ok) {
+    req_free(r);
+    r = NULL;
+  }
+  if (r) r->sink = SINK_GROW;
+  int rc = run_one(c, r, err);
+  if (rc == 0) {
+    char what[600];
+    snprintf(what, sizeof what, "list s3://%s/%s", bucket, a->prefix ? a->prefix : "");
+    bri_xml_node *root = NULL;
+    rc = bri_xml_parse(r->grow.data ? r->grow.data : "", r->grow.len, what, &root, err);
+    if (rc == 0) rc = parse_listing(root, what, out, err);
+    bri_xml_free(root);
+    if (rc) bri_s3_listing_clear(out);
+  }
+  req_free(r);
+  return rc;
+}
+
+int bri_s3_list_all(bri_s3_client *c, const char *bucket, const bri_s3_list_args *a,
+                    bri_s3_listing *out, bri_error *err) {
+  memset(out, 0, sizeof *out);
+  bri_s3_list_args page_args = *a;
+  char *token = a->continuation_token ? strdup(a->continuation_token) : NULL;
+  int rc = 0;
+  for (;;) {
+    page_args.continuation_token = token;
+    bri_s3_listing page;
+    if ((rc = bri_s3_list_page(c, bucket, &page_args, &page, err)) != 0) break;
+    bri_s3_object *objs = realloc(out->objects, (out->n_objects + page.n_objects + 1) * sizeof *objs);
+    char **pre = realloc(out->prefixes, (out->n_prefixes + page.n_prefixes + 1) * sizeof *pre);
+    if (objs) out->objects = objs;
+    if (pre) out->prefixes = pre;
+    if (!objs || !pre) {
+      bri_s3_listing_clear(&page);
+      rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+      break;
+    }
+    memcpy(out->objects + out->n_objects, page.objects, page.n_objects * sizeof *objs);
+    memcpy(out->prefixes + out->n_prefixes, page.prefixes, page.n_prefixes * sizeof *pre);
+    out->n_objects += page.n_objects;
+    out->n_prefixes += page.n_prefixes;
+    free(page.objects);
+    free(page.prefixes);
+    free(token);
+    token = page.next_token;
+    if (!page.truncated) break;
+  }
+  free(token);
+  if (rc) bri_s3_listing_clear(out);
+  return rc;
+}
+
+/* ---- deletes ---- */
+
+static void md5_base64(const void *data, size_t len, char out[32]) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  EVP_Digest(data, len, md, &n, EVP_md5(), NULL);
+  EVP_EncodeBlock((unsigned char *)out, md, (int)n);
+}
+
+static int delete_some(bri_s3_client *c, const char *bucket, const char *const *keys, size_t n,
+                       size_t *deleted, bri_error *err) {
+  bri_strbuf body = BRI_STRBUF_INIT;
+  bri_strbuf_puts(&body, "<Delete xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Quiet>true</Quiet>");
+  for (size_t i = 0; i < n; i++) {
+    bri_strbuf_puts(&body, "<Object><Key>");
+    bri_xml_escape(&body, keys[i]);
+    bri_strbuf_puts(&body, "</Key></Object>");
+  }
+  bri_strbuf_puts(&body, "</Delete>");
+  if (body.oom) {
+    bri_strbuf_clear(&body);
+    return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  char md5[32];
+  md5_base64(body.data, body.len, md5);
+  s3_req *r = req_new(BRI_S3_OP_DELETE, "POST", bucket, NULL);
+  if (r && (!req_query(r, "delete", "") || !req_header(r, "Content-MD5", md5))) {
+    req_free(r);
+    r = NULL;
+  }
+  if (r) {
+    req_body(r, body.data, body.len);
+    r->sink = SINK_GROW;
+  }
+  int rc = run_one(c, r, err);
+  if (rc == 0) {
+    char what[400];
+    snprintf(what, sizeof what, "delete in s3://%s", bucket);
+    bri_xml_node *root = NULL;
+    rc = bri_xml_parse(r->grow.data ? r->grow.data : "", r->grow.len, what, &root, err);
+    if (rc == 0 && strcmp(root->name, "DeleteResult")) {
+      rc = bri_error_set(err, BRI_ECORRUPT, "%s: answer <%s>, not <DeleteResult>", what, root->name);
+    }
+    size_t refused = 0;
+    const bri_xml_node *first = rc ? NULL : bri_xml_child(root, "Error");
+    for (const bri_xml_node *e = first; e; e = bri_xml_next_same(e)) refused++;
+    if (first) {
+      const char *k = bri_xml_text(first, "Key"), *code = bri_xml_text(first, "Code"),
+                 *msg = bri_xml_text(first, "Message");
+      rc = bri_error_set(err, BRI_EIO, "delete s3://%s/%s: %s: %s (%zu of %zu keys refused)", bucket,
+                         k ? k : "?", code ? code : "?", msg ? msg : "", refused, n);
+    }
+    *deleted += n - refused;
+    bri_xml_free(root);
+  }
+  req_free(r);
+  bri_strbuf_clear(&body);
+  return rc;
+}
+
+int bri_s3_delete(bri_s3_client *c, const char *bucket, const char *const *keys, size_t n,
+                  size_t *deleted, bri_error *err) {
+  *deleted = 0;
+  for (size_t i = 0; i < n; i += DELETE_BATCH) {
+    size_t m = n - i < DELETE_BATCH ? n - i : DELETE_BATCH;
+    int rc = delete_some(c, bucket, keys + i, m, deleted, err);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* ---- copies and multipart ---- */
+
+int bri_s3_copy(bri_s3_client *c, const char *src_bucket, const char *src_key, const char *bucket,
+                const char *key, bri_error *err) {
+  s3_req *r = req_new(BRI_S3_OP_COPY, "PUT", bucket, key);
+  char *src = copy_source(src_bucket, src_key);
+  if (r && (!src || !req_header(r, "x-amz-copy-source", src))) {
+    req_free(r);
+    r = NULL;
+  }
+  if (r) {
+    r->sink = SINK_GROW;
+    r->xml_on_200 = true;
+  }
+  int rc = run_one(c, r, err);
+  if (rc == BRI_ENOTFOUND) {
+    rc = bri_error_set(err, BRI_ENOTFOUND, "copy s3://%s/%s to s3://%s/%s: the source is missing",
+                       src_bucket, src_key, bucket, key);
+  }
+  if (rc == 0) {
+    /* CopyObject does not say how many bytes it copied; the metric comes from a HEAD
+     * of what it made, one cheap request next to the copy. */
+    bri_s3_object o;
+    bri_error ignored;
+    if (bri_s3_head(c, bucket, key, &o, &ignored) == 0) atomic_fetch_add(&c->bytes_copied, o.size);
+    bri_s3_object_clear(&o);
+  }
+  free(src);
+  req_free(r);
+  return rc;
+}
+
+int bri_s3_mpu_create(bri_s3_client *c, const char *bucket, const char *key, char **upload_id,
+                      bri_error *err) {
+  *upload_id = NULL;
+  s3_req *r = req_new(BRI_S3_OP_MPU_CREATE, "POST", bucket, key);
+  if (r && !req_query(r, "uploads", "")) {
+    req_free(r);
+    r = NULL;
+  }
+  if (r) r->sink = SINK_GROW;
+  int rc = run_one(c, r, err);
+  if (rc == 0) {
+    char what[600];
+    snprintf(what, sizeof what, "create_multipart s3://%s/%s", bucket, key);
+    bri_xml_node *root = NULL;
+    rc = bri_xml_parse(r->grow.data ? r->grow.data : "", r->grow.len, what, &root, err);
+    const char *id = rc ? NULL : bri_xml_text(root, "UploadId");
+    if (rc == 0 && (!id || !*id)) rc = bri_error_set(err, BRI_ECORRUPT, "%s: answer without UploadId", what);
+    if (rc == 0 && !(*upload_id = strdup(id))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    bri_xml_free(root);
+  }
+  req_free(r);
+  return rc;
+}
+
+/* The ETag S3 gives a completed multipart object: the MD5 of the parts'
+ * binary MD5s, "-" and the part count. */
+static void multipart_etag(const bri_s3_part *parts, size_t n, char out[80]) {
+  EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+  out[0] = '\0';
+  if (!ctx) return;
+  EVP_DigestInit_ex(ctx, EVP_md5(), NULL);
+  for (size_t i = 0; i < n; i++) {
+    const char *e = parts[i].etag;
+    if (*e == '"') e++;
+    unsigned char md[16];
+    for (int j = 0; j < 16; j++) {
+      unsigned int v = 0;
+      if (sscanf(e + 2 * j, "%2x", &v) != 1) v = 0;
+      md[j] = (unsigned char)v;
+    }
+    EVP_DigestUpdate(ctx, md, sizeof md);
+  }
+  unsigned char md[16];
+  EVP_DigestFinal_ex(ctx, md, NULL);
+  EVP_MD_CTX_free(ctx);
+  int k = snprintf(out, 80, "\"");
+  for (int j = 0; j < 16; j++) k += snprintf(out + k, 80 - (size_t)k, "%02x", md[j]);
+  snprintf(out + k, 80 - (size_t)k, "-%zu\"", n);
+}
+
+int bri_s3_mpu_complete(bri_s3_client *c, const char *bucket, const char *key, const char *upload_id,
+                        const bri_s3_part *parts, size_t n, bri_error *err) {
+  bri_strbuf body = BRI_STRBUF_INIT;
+  bri_strbuf_puts(&body, "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
+  for (size_t i = 0; i < n; i++) {
+    bri_strbuf_printf(&body, "<Part><PartNumber>%d</PartNumber><ETag>", parts[i].number);
+    bri_xml_escape(&body, parts[i].etag);
+    bri_strbuf_puts(&body, "</ETag></Part>");
+  }
+  bri_strbuf_puts(&body, "</CompleteMultipartUpload>");
+  s3_req *r = body.oom ? NULL : req_new(BRI_S3_OP_MPU_COMPLETE, "POST", bucket, key);
+  if (r && !req_query(r, "uploadId", upload_id)) {
+    req_free(r);
+    r = NULL;
+  }
+  if (r) {
+    req_body(r, body.data, body.len);
+    r->sink = SINK_GROW;
+    r->xml_on_200 = true;
+  }
+  int rc = run_one(c, r, err);
+  if (rc == BRI_ENOTFOUND && r->attempts > 1) {
+    /* NoSuchUpload on a retry: our first attempt may have completed it. */
+    char want[80];
+    multipart_etag(parts, n, want);
+    bri_s3_object o;
+    bri_error ignored;
+    if (bri_s3_head(c, bucket, key, &o, &ignored) == 0 && !strcmp(o.etag, want)) rc = 0;
+    bri_s3_object_clear(&o);
+  }
+  req_free(r);
+  bri_strbuf_clear(&body);
+  return rc;
+}
+
+int bri_s3_mpu_abort(bri_s3_client *c, const char *bucket, const char *key, const char *upload_id,
+                     bri_error *err) {
+  s3_req *r = req_new(BRI_S3_OP_MPU_ABORT, "DELETE", bucket, key);
+  if (r && !req_query(r, "uploadId", upload_id)) {
+    req_free(r);
+    r = NULL;
+  }
+  int rc = run_one(c, r, err);
+  if (rc == BRI_ENOTFOUND) rc = 0; /* NoSuchUpload: already gone */
+  req_free(r);
+  return rc;
+}
+
+/* ---- batches ---- */
+
+bri_s3_batch *bri_s3_batch_new(bri_s3_client *c) {
+  bri_s3_batch *b = calloc(1, sizeof *b);
+  if (b) b->c = c;
+  return b;
+}
+
+void bri_s3_batch_free(bri_s3_batch *b) {
+  if (!b) return;
+  for (size_t i = 0; i < b->n; i++) req_free(b->reqs[i]);
+  free(b->reqs);
+  free(b);
+}
+
+static int batch_add(bri_s3_batch *b, s3_req *r, bri_error *err) {
+  if (!r) return bri_error_set(err, BRI_ENOMEM, "S3 batch: out of memory");
+  if (b->n == b->cap) {
+    size_t cap = b->cap ? b->cap * 2 : 16;
+    s3_req **grown = realloc(b->reqs, cap * sizeof *grown);
+    if (!grown) {
+      req_free(r);
+      return bri_error_set(err, BRI_ENOMEM, "S3 batch: out of memory");
+    }
+    b->reqs = grown;
+    b->cap = cap;
+  }
+  b->reqs[b->n++] = r;
+  return 0;
+}
+
+int bri_s3_batch_get_range(bri_s3_batch *b, const char *bucket, const char *key, uint64_t off,
+                           size_t len, void *buf, bri_error *err) {
+  if (len == 0) return 0;
+  return batch_add(b, range_req(bucket, key, off, len, buf, true), err);
+}
+
+static s3_req *part_req(bri_s3_op op, const char *bucket, const char *key, const char *upload_id,
+                        int number, bri_s3_part *part) {
+  s3_req *r = req_new(op, "PUT", bucket, key);
+  char num[16];
+  snprintf(num, sizeof num, "%d", number);
+  if (r && (!req_query(r, "partNumber", num) || !req_query(r, "uploadId", upload_id))) {
+    req_free(r);
+    return NULL;
+  }
+  if (r) {
+    r->part_out = part;
+    part->number = number;
+    part->etag[0] = '\0';
+  }
+  return r;
+}
+
+int bri_s3_batch_put_part(bri_s3_batch *b, const char *bucket, const char *key,
+                          const char *upload_id, int number, const void *data, size_t len,
+                          bri_s3_part *part, bri_error *err) {
+  s3_req *r = part_req(BRI_S3_OP_MPU_PART, bucket, key, upload_id, number, part);
+  if (r) req_body(r, data, len);
+  return batch_add(b, r, err);
+}
+
+int bri_s3_batch_copy_part(bri_s3_batch *b, const char *bucket, const char *key,
+                           const char *upload_id, int number, const char *src_bucket,
+                           const char *src_key, uint64_t off, uint64_t len, bri_s3_part *part,
+                           bri_error *err) {
+  if (len == 0) return bri_error_set(err, BRI_EINVAL, "copy part %d: an empty range", number);
+  s3_req *r = part_req(BRI_S3_OP_MPU_COPY, bucket, key, upload_id, number, part);
+  char *src = copy_source(src_bucket, src_key), range[64];
+  snprintf(range, sizeof range, "bytes=%llu-%llu", (unsigned long long)off,
+           (unsigned long long)(off + len - 1));
+  if (r && (!src || !req_header(r, "x-amz-copy-source", src) ||
+            !req_header(r, "x-amz-copy-source-range", range))) {
+    req_free(r);
+    r = NULL;
+  }
+  free(src);
+  if (r) {
+    r->sink = SINK_GROW;
+    r->xml_on_200 = true;
+    r->copied = len;
+  }
+  return batch_add(b, r, err);
+}
+
+int bri_s3_batch_run(bri_s3_batch *b, bri_error *err) {
+  int rc = run_batch(b->c, b->reqs, b->n, err);
+  for (size_t i = 0; rc == 0 && i < b->n; i++) {
+    s3_req *r = b->reqs[i];
+    if (!r->part_out) continue;
+    const char *etag = r->etag;
+    bri_xml_node *root = NULL;
+    if (r->op == BRI_S3_OP_MPU_COPY) { /* the part's ETag is in the CopyPartResult body */
+      bri_error ignored;
+      if (bri_xml_parse(r->grow.data ? r->grow.data : "", r->grow.len, "copy part", &root, &ignored) == 0) {
+        etag = bri_xml_text(root, "ETag");
+      }
+    }
+    if (!etag || !*etag) {
+      rc = bri_error_set(err, BRI_ECORRUPT, "%s s3://%s/%s part %d: answer without an ETag",
+                         bri_s3_op_name(r->op), r->bucket, r->key, r->part_out->number);
+    } else {
+      snprintf(r->part_out->etag, sizeof r->part_out->etag, "%s", etag);
+    }
+    bri_xml_free(root);
+  }
+  return rc;
+}
