@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs brid's tests: every unit test binary in BUILD/tests, the command-line
+# Runs brid's tests (with a radosgw for the S3 tests, see below): every unit
+# test binary in BUILD/tests, the command-line
 # tests tests/cli/test_*.sh, the daemon tests tests/integration/test_*.sh
 # (a real brid process), then the interop tests tests/interop/test_*.sh
 # (those need the LanceDB oracle that scripts/deps.sh installs). Prints one line per test
@@ -17,6 +18,21 @@ export ORACLE_NODE_DIR=$PWD/.deps/node
 export LANCEDB_LOG=error
 export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-120}
 pass=0; fail=0; failed=()
+# The S3 tests run against a real radosgw (scripts/s3-server.sh, about 2 s to
+# start): started here unless one is running, its AWS_* variables and
+# BRI_S3_BUCKET exported, and stopped at the end when this run started it
+# (BRI_S3_KEEP=1 leaves it running). A server that does not start is a
+# failure, never a skip.
+s3_started=0
+s3_stop() { if [ "$s3_started" = 1 ] && [ "${BRI_S3_KEEP:-0}" != 1 ]; then scripts/s3-server.sh stop; fi; }
+trap s3_stop EXIT
+scripts/s3-server.sh status || s3_started=1
+if s3_env=$(scripts/s3-server.sh start 2>&1); then
+  eval "$s3_env"
+else
+  fail=$((fail+1)); failed+=("s3-server"); echo "FAIL s3-server (radosgw did not start)"
+  sed 's/^/    /' <<<"$s3_env" | tail -30
+fi
 run() {
   local name=$1; shift
   local log; log=$(mktemp)

@@ -208,6 +208,15 @@ static size_t on_read(char *p, size_t size, size_t nmemb, void *ud) {
   return n;
 }
 
+/* curl rewinds the body itself when it resends on a reused connection that
+ * turned out dead. */
+static int on_seek(void *ud, curl_off_t off, int origin) {
+  s3_req *r = ud;
+  if (origin != SEEK_SET || off < 0 || (uint64_t)off > r->body_len) return CURL_SEEKFUNC_FAIL;
+  r->body_sent = (size_t)off;
+  return CURL_SEEKFUNC_OK;
+}
+
 static bool header_is(const char *line, size_t len, const char *name, const char **value) {
   size_t n = strlen(name);
   if (len <= n || strncasecmp(line, name, n) || line[n] != ':') return false;
@@ -337,6 +346,8 @@ static int req_start(bri_s3_client *c, s3_req *r, CURLM *m) {
     curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
     curl_easy_setopt(e, CURLOPT_READFUNCTION, on_read);
     curl_easy_setopt(e, CURLOPT_READDATA, r);
+    curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, on_seek);
+    curl_easy_setopt(e, CURLOPT_SEEKDATA, r);
     curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r->body_len);
   } else if (!strcmp(r->method, "POST")) {
     curl_easy_setopt(e, CURLOPT_POST, 1L);
@@ -542,14 +553,10 @@ static int run_batch(bri_s3_client *c, s3_req **reqs, size_t n, bri_error *err) 
     reqs[i]->attempts = 0;
   }
   while (done < n) {
-    int64_t now = now_ms(), next_due = -1;
+    int64_t now = now_ms();
     for (size_t i = 0; i < n && active < c->opt.max_in_flight; i++) {
       s3_req *r = reqs[i];
-      if (r->state != REQ_WAITING) continue;
-      if (r->due_ms > now) {
-        if (next_due < 0 || r->due_ms < next_due) next_due = r->due_ms;
-        continue;
-      }
+      if (r->state != REQ_WAITING || r->due_ms > now) continue;
       if (req_start(c, r, m) != 0) {
         r->rc = r->err.code ? r->err.code : BRI_ENOMEM;
         r->state = REQ_DONE;
@@ -580,6 +587,12 @@ static int run_batch(bri_s3_client *c, s3_req **reqs, size_t n, bri_error *err) 
       }
     }
     if (done == n) break;
+    int64_t next_due = -1; /* the first retry due */
+    for (size_t i = 0; i < n; i++) {
+      if (reqs[i]->state == REQ_WAITING && (next_due < 0 || reqs[i]->due_ms < next_due)) {
+        next_due = reqs[i]->due_ms;
+      }
+    }
     int timeout = 1000;
     if (next_due >= 0) {
       int64_t wait = next_due - now_ms();
@@ -872,7 +885,9 @@ int bri_s3_put(bri_s3_client *c, const char *bucket, const char *key, const void
   }
   int rc = run_one(c, r, err);
   if (rc == BRI_ETAKEN) {
-    if (r->attempts > 1 && object_is(c, bucket, key, data, len)) {
+    /* Not only after our own retry: curl resends by itself on a reused
+     * connection that died, so an attempt of ours may have landed twice. */
+    if (object_is(c, bucket, key, data, len)) {
       rc = 0;
     } else {
       rc = bri_error_set(err, BRI_ETAKEN, "put s3://%s/%s: taken (another writer made it first)",
@@ -1212,8 +1227,9 @@ int bri_s3_mpu_complete(bri_s3_client *c, const char *bucket, const char *key, c
     r->xml_on_200 = true;
   }
   int rc = run_one(c, r, err);
-  if (rc == BRI_ENOTFOUND && r->attempts > 1) {
-    /* NoSuchUpload on a retry: our first attempt may have completed it. */
+  if (rc == BRI_ENOTFOUND) {
+    /* NoSuchUpload: an earlier attempt (ours, or curl's own resend) may
+     * have completed it. */
     char want[80];
     multipart_etag(parts, n, want);
     bri_s3_object o;
@@ -1274,6 +1290,13 @@ int bri_s3_batch_get_range(bri_s3_batch *b, const char *bucket, const char *key,
                            size_t len, void *buf, bri_error *err) {
   if (len == 0) return 0;
   return batch_add(b, range_req(bucket, key, off, len, buf, true), err);
+}
+
+int bri_s3_batch_put(bri_s3_batch *b, const char *bucket, const char *key, const void *data,
+                     size_t len, bri_error *err) {
+  s3_req *r = req_new(BRI_S3_OP_PUT, "PUT", bucket, key);
+  if (r) req_body(r, data, len);
+  return batch_add(b, r, err);
 }
 
 static s3_req *part_req(bri_s3_op op, const char *bucket, const char *key, const char *upload_id,

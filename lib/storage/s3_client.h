@@ -10,15 +10,16 @@
  * part uploads, part copies, ...) and runs them together, at most
  * max_in_flight at a time; a single call is a batch of one.
  *
- * Retries: a request is retried, with full-jitter exponential backoff, on
+ * Retries: a request is retried, with jittered exponential backoff, on
  * transport failures (timeouts, refused or reset connections, bodies cut
  * short), HTTP 5xx, 429, 503 SlowDown and 400 RequestTimeout, and on a 200
  * that carries an <Error> (CopyObject, UploadPartCopy and
- * CompleteMultipartUpload may answer so). Retried requests that are not
- * idempotent are settled by looking: a PUT-if-absent that meets 412 on a
- * retry reads the object back and counts as done when the bytes are ours;
- * a CompleteMultipartUpload that meets NoSuchUpload on a retry checks the
- * object's ETag against the one the parts give.
+ * CompleteMultipartUpload may answer so). Requests that are not idempotent
+ * are settled by looking, since any attempt may have landed (curl itself
+ * resends once on a reused connection found dead): a PUT-if-absent that
+ * meets 412 reads the object back and counts as done when the bytes are
+ * ours; a CompleteMultipartUpload that meets NoSuchUpload checks the
+ * object's ETag against the one its parts give.
  *
  * Errors name the operation, s3://bucket/key, the HTTP status and the S3
  * error code and message ("PUT s3://b/k: HTTP 403 SignatureDoesNotMatch:
@@ -191,6 +192,10 @@ void bri_s3_batch_free(bri_s3_batch *b);
 /* Queue a ranged GET of exactly len bytes into buf (a shorter answer fails). */
 int bri_s3_batch_get_range(bri_s3_batch *b, const char *bucket, const char *key, uint64_t off,
                            size_t len, void *buf, bri_error *err);
+/* Queue a PUT of a whole object (data must stay valid until the batch has
+ * run). */
+int bri_s3_batch_put(bri_s3_batch *b, const char *bucket, const char *key, const void *data,
+                     size_t len, bri_error *err);
 /* Queue an UploadPart of len bytes from data (which must stay valid until the
  * batch has run); the part's ETag is written to *part. */
 int bri_s3_batch_put_part(bri_s3_batch *b, const char *bucket, const char *key,
