@@ -1038,8 +1038,8 @@ int bri_s3_list_all(bri_s3_client *c, const char *bucket, const bri_s3_list_args
       rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
       break;
     }
-    memcpy(out->objects + out->n_objects, page.objects, page.n_objects * sizeof *objs);
-    memcpy(out->prefixes + out->n_prefixes, page.prefixes, page.n_prefixes * sizeof *pre);
+    if (page.n_objects) memcpy(out->objects + out->n_objects, page.objects, page.n_objects * sizeof *objs);
+    if (page.n_prefixes) memcpy(out->prefixes + out->n_prefixes, page.prefixes, page.n_prefixes * sizeof *pre);
     out->n_objects += page.n_objects;
     out->n_prefixes += page.n_prefixes;
     free(page.objects);
