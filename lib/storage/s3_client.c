@@ -42,6 +42,8 @@ struct bri_s3_client {
   _Atomic uint64_t requests[BRI_S3_OP_COUNT][BRI_S3_STATUS_COUNT];
   _Atomic uint64_t retries, bytes_out, bytes_in, bytes_copied;
   _Atomic uint64_t seed;
+  pthread_mutex_t rate_lock;
+  int64_t next_slot_ms; /* when the next request may start (max_rate) */
 };
 
 static const char *const op_names[BRI_S3_OP_COUNT] = {
@@ -542,6 +544,19 @@ static int64_t backoff_ms(bri_s3_client *c, int attempt) {
 
 /* ---- the engine ---- */
 
+/* With max_rate set: the time from which a new request may start. Slots
+ * are handed out one per 1/max_rate seconds to every caller of the client,
+ * so a cleanup or a poll over thousands of keys keeps to its root's
+ * request budget. */
+static int64_t rate_slot(bri_s3_client *c, int64_t now) {
+  if (c->opt.max_rate <= 0) return now;
+  pthread_mutex_lock(&c->rate_lock);
+  int64_t slot = c->next_slot_ms > now ? c->next_slot_ms : now;
+  c->next_slot_ms = slot + (int64_t)(1000.0 / c->opt.max_rate);
+  pthread_mutex_unlock(&c->rate_lock);
+  return slot;
+}
+
 static int run_batch(bri_s3_client *c, s3_req **reqs, size_t n, bri_error *err) {
   CURLM *m = curl_multi_init();
   if (!m) return bri_error_set(err, BRI_ENOMEM, "S3: cannot make a curl multi handle");
@@ -557,6 +572,11 @@ static int run_batch(bri_s3_client *c, s3_req **reqs, size_t n, bri_error *err) 
     for (size_t i = 0; i < n && active < c->opt.max_in_flight; i++) {
       s3_req *r = reqs[i];
       if (r->state != REQ_WAITING || r->due_ms > now) continue;
+      int64_t slot = rate_slot(c, now);
+      if (slot > now) {
+        r->due_ms = slot;
+        continue;
+      }
       if (req_start(c, r, m) != 0) {
         r->rc = r->err.code ? r->err.code : BRI_ENOMEM;
         r->state = REQ_DONE;
@@ -661,6 +681,7 @@ int bri_s3_client_new(const bri_aws_config *cfg, const bri_s3_options *opt, bri_
   }
   c->seed = (uint64_t)now_ms() ^ (uint64_t)(uintptr_t)c;
   for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_init(&c->locks[i], NULL);
+  pthread_mutex_init(&c->rate_lock, NULL);
   c->share = curl_share_init();
   if (!c->cfg.access_key_id || !c->cfg.secret_access_key || !c->cfg.region || !c->scheme ||
       !c->host || !c->share || (cfg->session_token && !c->cfg.session_token)) {
@@ -681,6 +702,7 @@ void bri_s3_client_free(bri_s3_client *c) {
   if (!c) return;
   if (c->share) curl_share_cleanup(c->share);
   for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_destroy(&c->locks[i]);
+  pthread_mutex_destroy(&c->rate_lock);
   bri_aws_config_clear(&c->cfg);
   free(c->scheme);
   free(c->host);
@@ -1063,7 +1085,8 @@ static void md5_base64(const void *data, size_t len, char out[32]) {
 }
 
 static int delete_some(bri_s3_client *c, const char *bucket, const char *const *keys, size_t n,
-                       size_t *deleted, bri_error *err) {
+                       int *rcs, size_t *deleted, bri_error *err) {
+  for (size_t i = 0; rcs && i < n; i++) rcs[i] = BRI_EIO; /* until S3 says otherwise */
   bri_strbuf body = BRI_STRBUF_INIT;
   bri_strbuf_puts(&body, "<Delete xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Quiet>true</Quiet>");
   for (size_t i = 0; i < n; i++) {
@@ -1098,14 +1121,21 @@ static int delete_some(bri_s3_client *c, const char *bucket, const char *const *
     }
     size_t refused = 0;
     const bri_xml_node *first = rc ? NULL : bri_xml_child(root, "Error");
-    for (const bri_xml_node *e = first; e; e = bri_xml_next_same(e)) refused++;
+    for (size_t i = 0; rc == 0 && rcs && i < n; i++) rcs[i] = 0;
+    for (const bri_xml_node *e = first; e; e = bri_xml_next_same(e)) {
+      refused++;
+      const char *k = bri_xml_text(e, "Key");
+      for (size_t i = 0; k && rcs && i < n; i++) {
+        if (!strcmp(keys[i], k)) rcs[i] = BRI_EIO;
+      }
+    }
     if (first) {
       const char *k = bri_xml_text(first, "Key"), *code = bri_xml_text(first, "Code"),
                  *msg = bri_xml_text(first, "Message");
       rc = bri_error_set(err, BRI_EIO, "delete s3://%s/%s: %s: %s (%zu of %zu keys refused)", bucket,
                          k ? k : "?", code ? code : "?", msg ? msg : "", refused, n);
     }
-    *deleted += n - refused;
+    if (rc == 0 || first) *deleted += n - refused;
     bri_xml_free(root);
   }
   req_free(r);
@@ -1114,14 +1144,19 @@ static int delete_some(bri_s3_client *c, const char *bucket, const char *const *
 }
 
 int bri_s3_delete(bri_s3_client *c, const char *bucket, const char *const *keys, size_t n,
-                  size_t *deleted, bri_error *err) {
+                  int *rcs, size_t *deleted, bri_error *err) {
   *deleted = 0;
+  int first = 0;
   for (size_t i = 0; i < n; i += DELETE_BATCH) {
     size_t m = n - i < DELETE_BATCH ? n - i : DELETE_BATCH;
-    int rc = delete_some(c, bucket, keys + i, m, deleted, err);
-    if (rc) return rc;
+    bri_error e;
+    int rc = delete_some(c, bucket, keys + i, m, rcs ? rcs + i : NULL, deleted, &e);
+    if (rc && !first) {
+      first = rc;
+      if (err) *err = e;
+    }
   }
-  return 0;
+  return first;
 }
 
 /* ---- copies and multipart ---- */

@@ -76,6 +76,7 @@ typedef struct bri_s3_options {
   long backoff_base_ms;    /* first retry waits up to this [100] */
   long backoff_max_ms;     /* cap of one wait [5000] */
   int max_in_flight;       /* requests of one batch in flight [16] */
+  double max_rate;         /* requests started per second, all threads; 0: no limit */
 } bri_s3_options;
 
 /* Zero fields of opt take the defaults above; opt may be NULL. */
@@ -153,11 +154,12 @@ int bri_s3_list_all(bri_s3_client *c, const char *bucket, const bri_s3_list_args
 void bri_s3_listing_clear(bri_s3_listing *l);
 
 /* DeleteObjects in requests of up to 1000 keys (a missing key counts as
- * deleted, as S3 says). *deleted counts the keys S3 confirmed; on a key S3
- * refused, the error names the first refused key and its code, and the
- * other keys of that request may be gone. */
+ * deleted, as S3 says). *deleted counts the keys S3 confirmed; rcs (may be
+ * NULL) gets 0 or BRI_EIO per key. All requests are tried; the error names
+ * the first key S3 refused and its code, or the first request that failed
+ * (its keys' rcs BRI_EIO: they may or may not be gone). */
 int bri_s3_delete(bri_s3_client *c, const char *bucket, const char *const *keys, size_t n,
-                  size_t *deleted, bri_error *err);
+                  int *rcs, size_t *deleted, bri_error *err);
 
 /* CopyObject: a server-side copy of a whole object (up to 5 GiB). */
 int bri_s3_copy(bri_s3_client *c, const char *src_bucket, const char *src_key,

@@ -17,6 +17,7 @@
  * file:// URIs. A new backend adds one line. */
 static const bri_store_ops *const BACKENDS[] = {
     &bri_local_store_ops,
+    &bri_s3_store_ops,
 };
 
 #define N_BACKENDS (sizeof BACKENDS / sizeof BACKENDS[0])

@@ -71,7 +71,7 @@ static void remove_prefix(bri_s3_client *c) {
   const char **keys = calloc(l.n_objects + 1, sizeof *keys);
   for (size_t i = 0; i < l.n_objects; i++) keys[i] = l.objects[i].key;
   size_t deleted;
-  ck_assert_msg(bri_s3_delete(c, bucket(), keys, l.n_objects, &deleted, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_delete(c, bucket(), keys, l.n_objects, NULL, &deleted, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(deleted, l.n_objects);
   free(keys);
   bri_s3_listing_clear(&l);
@@ -235,8 +235,11 @@ START_TEST(test_list_and_delete) {
   bri_s3_listing_clear(&l);
 
   size_t deleted;
-  ck_assert_msg(bri_s3_delete(c, bucket(), (const char *const *)names, N, &deleted, &err) == 0, "%s", err.msg);
+  int *rcs = malloc(N * sizeof *rcs);
+  ck_assert_msg(bri_s3_delete(c, bucket(), (const char *const *)names, N, rcs, &deleted, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(deleted, N);
+  for (int i = 0; i < N; i++) ck_assert_int_eq(rcs[i], 0);
+  free(rcs);
   bri_s3_list_args all = {.prefix = prefix};
   ck_assert(bri_s3_list_all(c, bucket(), &all, &l, &err) == 0);
   ck_assert_uint_eq(l.n_objects, 0);

@@ -1,0 +1,741 @@
+/* s3_store.c: the storage interface on S3 (see s3_store.h, store.h).
+ *
+ * Mapping: a file is an object, a directory a prefix ending in '/', a list
+ * is ListObjectsV2 with delimiter "/", put_new a PUT with If-None-Match: *
+ * (412: BRI_ETAKEN), a writer a multipart upload, append_copy
+ * UploadPartCopy with x-amz-copy-source-range, copy CopyObject, deletes
+ * DeleteObjects. There are no links (the front answers BRI_EUNSUPPORTED)
+ * and no real directories (mkdir and sync are the front's no-ops).
+ *
+ * Writers and the part minimum. Every part but the last must be at least
+ * 5 MiB, so a writer buffers appended bytes and sends 8 MiB parts. A copied
+ * range of 5 MiB or more becomes UploadPartCopy parts (payload bytes never
+ * pass through brid); when bytes are buffered before it, the buffer is
+ * first topped up to 5 MiB from the head of that range (a ranged GET: at
+ * most 5 MiB of it through brid) and sent. Shorter ranges are read and
+ * buffered. A writer that never reached a part is one PUT at finish.
+ *
+ * Never overwriting: radosgw ignores If-None-Match on CompleteMultipartUpload
+ * and CopyObject, so create and copy check with a HEAD first; only a second
+ * writer making the same fresh name at the same moment could slip between,
+ * which fresh names (UUIDs) rule out. Manifests, the names writers race
+ * for, go through put_new: one atomic conditional PUT.
+ *
+ * Clients: one per distinct endpoint, region, addressing and credentials,
+ * shared and reference-counted (stores, files and writers hold references),
+ * so connections are reused across the many short-lived stores lib opens. */
+#include "storage/s3_store.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/bytes.h"
+#include "util/failpoint.h"
+#include "util/fsutil.h"
+
+#define PART_SIZE ((size_t)8 << 20)
+
+/* ------------------------------------------------------------ clients */
+
+typedef struct s3_conn {
+  bri_s3_client *client;
+  char *id; /* endpoint, region, addressing, key id, secret: what makes clients differ */
+  _Atomic int refs;
+  struct s3_conn *next;
+} s3_conn;
+
+/* Per-prefix settings (bri_s3_store_configure). */
+typedef struct s3_setting {
+  char *prefix;
+  bri_aws_settings s; /* strings owned */
+  bri_s3_options o;
+  struct s3_setting *next;
+} s3_setting;
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static s3_conn *conns;
+static s3_setting *settings;
+
+static void conn_unref(s3_conn *c) {
+  if (!c || atomic_fetch_sub(&c->refs, 1) != 1) return;
+  pthread_mutex_lock(&registry_lock);
+  for (s3_conn **p = &conns; *p; p = &(*p)->next) {
+    if (*p == c) {
+      *p = c->next;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&registry_lock);
+  bri_s3_client_free(c->client);
+  explicit_bzero(c->id, strlen(c->id));
+  free(c->id);
+  free(c);
+}
+
+static void setting_free(s3_setting *s) {
+  free(s->prefix);
+  free((char *)s->s.profile);
+  free((char *)s->s.endpoint);
+  free((char *)s->s.region);
+  free((char *)s->s.access_key_id);
+  if (s->s.secret_access_key) explicit_bzero((char *)s->s.secret_access_key, strlen(s->s.secret_access_key));
+  free((char *)s->s.secret_access_key);
+  free((char *)s->s.session_token);
+  free(s);
+}
+
+static char *dup_opt(const char *s, bool *ok) {
+  if (!s) return NULL;
+  char *d = strdup(s);
+  if (!d) *ok = false;
+  return d;
+}
+
+int bri_s3_store_configure(const char *prefix_uri, const bri_aws_settings *set,
+                           const bri_s3_options *options, bri_error *err) {
+  size_t n = strlen(prefix_uri);
+  while (n > 5 && prefix_uri[n - 1] == '/') n--;
+  s3_setting *s = NULL;
+  if (set) {
+    bool ok = true;
+    if (!(s = calloc(1, sizeof *s))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+    s->prefix = strndup(prefix_uri, n);
+    s->s.profile = dup_opt(set->profile, &ok);
+    s->s.endpoint = dup_opt(set->endpoint, &ok);
+    s->s.region = dup_opt(set->region, &ok);
+    s->s.access_key_id = dup_opt(set->access_key_id, &ok);
+    s->s.secret_access_key = dup_opt(set->secret_access_key, &ok);
+    s->s.session_token = dup_opt(set->session_token, &ok);
+    s->s.addressing = set->addressing;
+    if (options) s->o = *options;
+    if (!ok || !s->prefix) {
+      setting_free(s);
+      return bri_error_set(err, BRI_ENOMEM, "out of memory");
+    }
+  }
+  pthread_mutex_lock(&registry_lock);
+  for (s3_setting **p = &settings; *p; p = &(*p)->next) {
+    if (strlen((*p)->prefix) == n && !strncmp((*p)->prefix, prefix_uri, n)) {
+      s3_setting *old = *p;
+      *p = old->next;
+      setting_free(old);
+      break;
+    }
+  }
+  if (s) {
+    s->next = settings;
+    settings = s;
+  }
+  pthread_mutex_unlock(&registry_lock);
+  return 0;
+}
+
+/* The client for a store at uri: settings of the longest registered prefix
+ * (under registry_lock while copied out), then the environment. */
+static int conn_for(const char *uri, s3_conn **out, bri_error *err) {
+  *out = NULL;
+  bri_aws_config cfg;
+  bri_s3_options opt = {0};
+  int rc;
+  pthread_mutex_lock(&registry_lock);
+  const s3_setting *best = NULL;
+  for (const s3_setting *s = settings; s; s = s->next) {
+    size_t n = strlen(s->prefix);
+    if (!strncmp(uri, s->prefix, n) && (uri[n] == '\0' || uri[n] == '/') &&
+        (!best || n > strlen(best->prefix))) {
+      best = s;
+    }
+  }
+  if (best) opt = best->o;
+  rc = bri_aws_config_load(best ? &best->s : NULL, &cfg, err);
+  pthread_mutex_unlock(&registry_lock);
+  if (rc) return bri_error_wrap(err, "%s", uri);
+  char *id = bri_strdupf("%s|%s|%d|%s|%s|%s|%g|%d", cfg.endpoint, cfg.region, cfg.virtual_hosted,
+                         cfg.access_key_id, cfg.secret_access_key,
+                         cfg.session_token ? cfg.session_token : "", opt.max_rate, opt.max_in_flight);
+  if (!id) {
+    bri_aws_config_clear(&cfg);
+    return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  pthread_mutex_lock(&registry_lock);
+  for (s3_conn *c = conns; c; c = c->next) {
+    if (!strcmp(c->id, id) && atomic_fetch_add(&c->refs, 1) > 0) {
+      *out = c;
+      break;
+    }
+  }
+  if (!*out) {
+    s3_conn *c = calloc(1, sizeof *c);
+    if (!c) {
+      rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    } else if ((rc = bri_s3_client_new(&cfg, &opt, &c->client, err)) != 0) {
+      free(c);
+    } else {
+      c->id = id;
+      id = NULL;
+      atomic_store(&c->refs, 1);
+      c->next = conns;
+      conns = c;
+      *out = c;
+    }
+  }
+  pthread_mutex_unlock(&registry_lock);
+  if (id) {
+    explicit_bzero(id, strlen(id));
+    free(id);
+  }
+  bri_aws_config_clear(&cfg);
+  return rc;
+}
+
+static s3_conn *conn_ref(s3_conn *c) {
+  atomic_fetch_add(&c->refs, 1);
+  return c;
+}
+
+/* ------------------------------------------------------------ stores */
+
+typedef struct s3_store {
+  bri_store base;
+  s3_conn *conn;
+  char *bucket;
+  char *prefix; /* key of the root, no trailing slash; "" for a whole bucket */
+} s3_store;
+
+/* The object key of a store key ("" = the root's own prefix). malloc'd. */
+static char *full_key(const s3_store *s, const char *key) {
+  if (!*s->prefix) return strdup(key);
+  return *key ? bri_strdupf("%s/%s", s->prefix, key) : strdup(s->prefix);
+}
+
+/* The listing prefix of directory key dir: "<full>/" ("" for the bucket root). */
+static char *dir_prefix(const s3_store *s, const char *dir) {
+  char *k = full_key(s, dir);
+  if (!k || !*k) return k;
+  char *p = bri_strdupf("%s/", k);
+  free(k);
+  return p;
+}
+
+static int s3_open(const char *uri, unsigned flags, bri_store **out, bri_error *err) {
+  (void)flags; /* a prefix needs no creating */
+  *out = NULL;
+  s3_store *s = calloc(1, sizeof *s);
+  if (!s) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  int rc = bri_s3_uri_parse(uri, &s->bucket, &s->prefix, err);
+  if (rc == 0) {
+    size_t n = strlen(s->prefix);
+    while (n && s->prefix[n - 1] == '/') s->prefix[--n] = '\0';
+    char *canonical = *s->prefix ? bri_strdupf("s3://%s/%s", s->bucket, s->prefix)
+                                 : bri_strdupf("s3://%s", s->bucket);
+    if (!canonical) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    else rc = bri_store_base_init(&s->base, &bri_s3_store_ops, uri, canonical, 0, err);
+    if (rc == 0) rc = conn_for(canonical, &s->conn, err);
+    free(canonical);
+  }
+  if (rc) {
+    bri_store_base_clear(&s->base);
+    free(s->bucket);
+    free(s->prefix);
+    free(s);
+    return rc;
+  }
+  *out = &s->base;
+  return 0;
+}
+
+static void s3_close(bri_store *st) {
+  s3_store *s = (s3_store *)st;
+  conn_unref(s->conn);
+  bri_store_base_clear(st);
+  free(s->bucket);
+  free(s->prefix);
+  free(s);
+}
+
+int bri_s3_store_stats(const bri_store *st, bri_s3_stats *out, bri_error *err) {
+  if (!st || st->ops != &bri_s3_store_ops) {
+    return bri_error_set(err, BRI_EINVAL, "%s: not an S3 store", st ? st->uri : "(none)");
+  }
+  bri_s3_client_stats(((const s3_store *)st)->conn->client, out);
+  return 0;
+}
+
+/* Is there anything below key/ (a "directory")? */
+static int has_children(s3_store *s, const char *key, bool *yes, bri_error *err) {
+  char *p = dir_prefix(s, key);
+  if (!p) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  bri_s3_list_args a = {.prefix = p, .max_keys = 1};
+  bri_s3_listing l;
+  int rc = bri_s3_list_page(s->conn->client, s->bucket, &a, &l, err);
+  *yes = rc == 0 && (l.n_objects || l.n_prefixes);
+  if (rc == 0) bri_s3_listing_clear(&l);
+  free(p);
+  return rc;
+}
+
+/* ------------------------------------------------------------ reading */
+
+typedef struct s3_file {
+  bri_sfile base;
+  s3_conn *conn;
+  char *bucket;
+  char *key;
+} s3_file;
+
+static int s3_open_file(bri_store *st, const char *key, const char *path, bri_sfile **out,
+                        bri_error *err) {
+  s3_store *s = (s3_store *)st;
+  *out = NULL;
+  char *k = full_key(s, key);
+  if (!k) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  bri_s3_object o;
+  int rc = bri_s3_head(s->conn->client, s->bucket, k, &o, err);
+  if (rc == BRI_ENOTFOUND) rc = bri_error_set(err, BRI_ENOTFOUND, "%s: no such file", path);
+  uint64_t size = o.size;
+  bri_s3_object_clear(&o);
+  s3_file *f = rc ? NULL : calloc(1, sizeof *f);
+  if (rc == 0 && (!f || !(f->base.path = strdup(path)) || !(f->bucket = strdup(s->bucket)))) {
+    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  if (rc) {
+    if (f) {
+      free(f->base.path);
+      free(f->bucket);
+      free(f);
+    }
+    free(k);
+    return rc;
+  }
+  f->base.ops = &bri_s3_store_ops;
+  f->base.size = size;
+  f->key = k;
+  f->conn = conn_ref(s->conn);
+  *out = &f->base;
+  return 0;
+}
+
+static int s3_read(bri_sfile *bf, uint64_t offset, void *buf, size_t len, bri_error *err) {
+  s3_file *f = (s3_file *)bf;
+  if (!bri_range_ok(offset, len, bf->size)) {
+    return bri_error_set(err, BRI_ECORRUPT, "%s: wanted %zu bytes at offset %llu, file ends after %llu",
+                         bf->path, len, (unsigned long long)offset, (unsigned long long)bf->size);
+  }
+  bri_s3_batch *b = bri_s3_batch_new(f->conn->client);
+  if (!b) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  int rc = bri_s3_batch_get_range(b, f->bucket, f->key, offset, len, buf, err);
+  if (rc == 0) rc = bri_s3_batch_run(b, err);
+  bri_s3_batch_free(b);
+  return rc;
+}
+
+static void s3_close_file(bri_sfile *bf) {
+  s3_file *f = (s3_file *)bf;
+  conn_unref(f->conn);
+  free(f->base.path);
+  free(f->bucket);
+  free(f->key);
+  free(f);
+}
+
+/* ------------------------------------------------------------ stat, list */
+
+static int s3_stat(bri_store *st, const char *key, bri_store_info *out, bri_error *err) {
+  s3_store *s = (s3_store *)st;
+  memset(out, 0, sizeof *out);
+  if (!*key) {
+    out->kind = BRI_ENTRY_DIR;
+    return 0;
+  }
+  char *k = full_key(s, key);
+  if (!k) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  bri_s3_object o;
+  int rc = bri_s3_head(s->conn->client, s->bucket, k, &o, err);
+  if (rc == 0) {
+    out->kind = BRI_ENTRY_FILE;
+    out->size = o.size;
+    out->mtime_ns = o.mtime * 1000000000LL;
+  } else if (rc == BRI_ENOTFOUND) {
+    bool dir;
+    rc = has_children(s, key, &dir, err);
+    if (rc == 0 && dir) out->kind = BRI_ENTRY_DIR;
+    else if (rc == 0) rc = bri_error_set(err, BRI_ENOTFOUND, "%s/%s: no such file or directory", st->uri, key);
+  }
+  bri_s3_object_clear(&o);
+  free(k);
+  return rc;
+}
+
+static int s3_list(bri_store *st, const char *dir, unsigned flags, bri_store_entry **out,
+                   size_t *count, bri_error *err) {
+  (void)flags; /* sizes and times come with the listing */
+  s3_store *s = (s3_store *)st;
+  *out = NULL;
+  *count = 0;
+  char *p = dir_prefix(s, dir);
+  if (!p) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  bri_s3_list_args a = {.prefix = p, .delimiter = "/"};
+  bri_s3_listing l;
+  int rc = bri_s3_list_all(s->conn->client, s->bucket, &a, &l, err);
+  size_t plen = strlen(p);
+  bri_store_entry *e = rc ? NULL : calloc(l.n_objects + l.n_prefixes + 1, sizeof *e);
+  if (rc == 0 && !e) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  size_t n = 0;
+  for (size_t i = 0; rc == 0 && i < l.n_objects; i++) {
+    const char *name = l.objects[i].key + plen;
+    if (!*name) continue; /* a "directory marker" object named like the prefix */
+    e[n].info = (bri_store_info){BRI_ENTRY_FILE, l.objects[i].size, l.objects[i].mtime * 1000000000LL};
+    if (!(e[n++].name = strdup(name))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  for (size_t i = 0; rc == 0 && i < l.n_prefixes; i++) {
+    const char *name = l.prefixes[i] + plen;
+    size_t nl = strlen(name);
+    if (nl < 2) continue; /* "/" alone: an empty component, never Lance's */
+    e[n].info.kind = BRI_ENTRY_DIR;
+    if (!(e[n++].name = strndup(name, nl - 1))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  if (rc == 0) bri_s3_listing_clear(&l);
+  if (rc) {
+    bri_store_entries_free(e, n);
+  } else {
+    *out = e;
+    *count = n;
+  }
+  free(p);
+  return rc;
+}
+
+/* ------------------------------------------------------------ writing */
+
+static int pass(const char *failpoint, bri_error *err) {
+  return failpoint ? bri_failpoint(failpoint, err) : 0;
+}
+
+static int s3_put(bri_store *st, const char *key, const void *data, size_t len, bool if_absent,
+                  const bri_store_steps *steps, bri_error *err) {
+  s3_store *s = (s3_store *)st;
+  char *k = full_key(s, key);
+  if (!k) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  int rc;
+  if ((rc = pass(steps->written, err)) || (rc = pass(steps->durable, err)) ||
+      (rc = pass(steps->publish, err))) {
+    free(k);
+    return rc;
+  }
+  rc = bri_s3_put(s->conn->client, s->bucket, k, data, len, if_absent ? BRI_S3_PUT_IF_ABSENT : 0, err);
+  if (rc == BRI_ETAKEN) rc = bri_error_set(err, BRI_ETAKEN, "%s/%s: exists", st->uri, key);
+  if (rc == 0) {
+    bri_error warn;
+    if (pass(steps->published, &warn) && err) *err = warn; /* a warning, never a failure */
+  }
+  free(k);
+  return rc;
+}
+
+typedef struct s3_writer {
+  bri_swriter base;
+  s3_conn *conn;
+  char *bucket;
+  char *key;       /* the object's */
+  char *upload_id; /* NULL until the first part */
+  bri_s3_part *parts;
+  size_t n_parts, cap_parts;
+  uint8_t *buf; /* PART_SIZE bytes */
+  size_t buf_len;
+} s3_writer;
+
+static void writer_free(s3_writer *w) {
+  conn_unref(w->conn);
+  free(w->bucket);
+  free(w->key);
+  free(w->upload_id);
+  free(w->parts);
+  free(w->buf);
+  free(w);
+}
+
+/* Refuses a name that exists (see the top of the file for why a HEAD). */
+static int check_absent(s3_conn *c, const char *bucket, const char *key, const char *what,
+                        bri_error *err) {
+  bri_s3_object o;
+  int rc = bri_s3_head(c->client, bucket, key, &o, err);
+  bri_s3_object_clear(&o);
+  if (rc == 0) return bri_error_set(err, BRI_ETAKEN, "%s: exists", what);
+  return rc == BRI_ENOTFOUND ? 0 : rc;
+}
+
+static int s3_create(bri_store *st, const char *key, bri_swriter **out, bri_error *err) {
+  s3_store *s = (s3_store *)st;
+  *out = NULL;
+  s3_writer *w = calloc(1, sizeof *w);
+  if (!w) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  w->conn = conn_ref(s->conn);
+  w->bucket = strdup(s->bucket);
+  w->key = full_key(s, key);
+  w->buf = malloc(PART_SIZE);
+  if (!w->bucket || !w->key || !w->buf) {
+    writer_free(w);
+    return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  char *what = bri_strdupf("%s/%s", st->uri, key);
+  int rc = check_absent(w->conn, w->bucket, w->key, what ? what : key, err);
+  free(what);
+  if (rc) {
+    writer_free(w);
+    return rc;
+  }
+  *out = &w->base;
+  return 0;
+}
+
+static int add_part_slot(s3_writer *w, bri_error *err) {
+  if (!w->upload_id) {
+    int rc = bri_s3_mpu_create(w->conn->client, w->bucket, w->key, &w->upload_id, err);
+    if (rc) return rc;
+  }
+  if (w->n_parts == w->cap_parts) {
+    size_t cap = w->cap_parts ? w->cap_parts * 2 : 16;
+    bri_s3_part *grown = realloc(w->parts, cap * sizeof *grown);
+    if (!grown) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+    w->parts = grown;
+    w->cap_parts = cap;
+  }
+  if (w->n_parts == 10000) {
+    return bri_error_set(err, BRI_EUNSUPPORTED, "%s: more than S3's 10000 parts", w->base.path);
+  }
+  return 0;
+}
+
+/* Sends the buffer as the next part. */
+static int flush_part(s3_writer *w, bri_error *err) {
+  int rc = add_part_slot(w, err);
+  if (rc) return rc;
+  bri_s3_batch *b = bri_s3_batch_new(w->conn->client);
+  if (!b) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  rc = bri_s3_batch_put_part(b, w->bucket, w->key, w->upload_id, (int)w->n_parts + 1, w->buf,
+                             w->buf_len, &w->parts[w->n_parts], err);
+  if (rc == 0) rc = bri_s3_batch_run(b, err);
+  bri_s3_batch_free(b);
+  if (rc == 0) {
+    w->n_parts++;
+    w->buf_len = 0;
+  }
+  return rc;
+}
+
+static int s3_append(bri_swriter *bw, const void *data, size_t len, bri_error *err) {
+  s3_writer *w = (s3_writer *)bw;
+  const uint8_t *p = data;
+  while (len) {
+    size_t n = PART_SIZE - w->buf_len < len ? PART_SIZE - w->buf_len : len;
+    memcpy(w->buf + w->buf_len, p, n);
+    w->buf_len += n;
+    p += n;
+    len -= n;
+    if (w->buf_len == PART_SIZE) {
+      int rc = flush_part(w, err);
+      if (rc) return rc;
+    }
+  }
+  return 0;
+}
+
+/* Reads [off, off + len) of src into the buffer (through this process). */
+static int append_read(s3_writer *w, const char *bucket, const char *key, uint64_t off,
+                       uint64_t len, bri_error *err) {
+  while (len) {
+    size_t n = PART_SIZE - w->buf_len < len ? PART_SIZE - w->buf_len : (size_t)len;
+    size_t got = 0;
+    int rc = bri_s3_get_range(w->conn->client, bucket, key, off, n, w->buf + w->buf_len, &got, NULL, err);
+    if (rc == 0 && got != n) {
+      rc = bri_error_set(err, BRI_EIO, "s3://%s/%s: ends before byte %llu (copying into %s)", bucket,
+                         key, (unsigned long long)(off + n), w->base.path);
+    }
+    if (rc) return rc;
+    w->buf_len += n;
+    off += n;
+    len -= n;
+    if (w->buf_len == PART_SIZE && (rc = flush_part(w, err))) return rc;
+  }
+  return 0;
+}
+
+/* Same endpoint and credentials: S3 can copy between the two. */
+static bool same_conn(const s3_conn *a, const s3_conn *b) { return a == b || !strcmp(a->id, b->id); }
+
+static int s3_append_copy(bri_swriter *bw, bri_store *src, const char *src_key, uint64_t offset,
+                          uint64_t len, bri_error *err) {
+  s3_writer *w = (s3_writer *)bw;
+  s3_store *s = (s3_store *)src;
+  if (!same_conn(w->conn, s->conn)) return BRI_EUNSUPPORTED; /* the front reads and writes */
+  char *k = full_key(s, src_key);
+  if (!k) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  int rc = 0;
+  if (len < BRI_S3_PART_MIN) {
+    rc = append_read(w, s->bucket, k, offset, len, err);
+    goto out;
+  }
+  if (w->buf_len) { /* top the buffer up to a valid part from the head of the range */
+    uint64_t top = w->buf_len < BRI_S3_PART_MIN ? BRI_S3_PART_MIN - w->buf_len : 0;
+    if ((rc = append_read(w, s->bucket, k, offset, top, err))) goto out;
+    offset += top;
+    len -= top;
+    if (w->buf_len && (rc = flush_part(w, err))) goto out;
+    if (len < BRI_S3_PART_MIN) {
+      rc = append_read(w, s->bucket, k, offset, len, err);
+      goto out;
+    }
+  }
+  uint64_t pieces = (len + BRI_S3_PART_MAX - 1) / BRI_S3_PART_MAX, each = len / pieces;
+  bri_s3_batch *b = bri_s3_batch_new(w->conn->client);
+  if (!b) {
+    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    goto out;
+  }
+  size_t first = w->n_parts;
+  for (uint64_t i = 0; rc == 0 && i < pieces; i++) {
+    uint64_t n = i + 1 == pieces ? len - each * i : each;
+    if ((rc = add_part_slot(w, err)) == 0) {
+      rc = bri_s3_batch_copy_part(b, w->bucket, w->key, w->upload_id, (int)w->n_parts + 1, s->bucket,
+                                  k, offset + each * i, n, &w->parts[w->n_parts], err);
+      if (rc == 0) w->n_parts++;
+    }
+  }
+  if (rc == 0) rc = bri_s3_batch_run(b, err);
+  if (rc) w->n_parts = first;
+  bri_s3_batch_free(b);
+out:
+  free(k);
+  return rc;
+}
+
+static void s3_abort(bri_swriter *bw) {
+  s3_writer *w = (s3_writer *)bw;
+  if (w->upload_id) {
+    bri_error ignored;
+    bri_s3_mpu_abort(w->conn->client, w->bucket, w->key, w->upload_id, &ignored);
+  }
+  writer_free(w);
+}
+
+static int s3_finish(bri_swriter *bw, bri_error *err) {
+  s3_writer *w = (s3_writer *)bw;
+  int rc = 0;
+  if (!w->upload_id) {
+    if ((rc = pass(bw->steps.written, err)) == 0) {
+      rc = bri_s3_put(w->conn->client, w->bucket, w->key, w->buf, w->buf_len, BRI_S3_PUT_IF_ABSENT, err);
+      if (rc == BRI_ETAKEN) rc = bri_error_set(err, BRI_ETAKEN, "%s: exists", bw->path);
+    }
+  } else {
+    if (w->buf_len) rc = flush_part(w, err);
+    if (rc == 0) rc = pass(bw->steps.written, err);
+    if (rc == 0) rc = bri_s3_mpu_complete(w->conn->client, w->bucket, w->key, w->upload_id, w->parts, w->n_parts, err);
+  }
+  if (rc) {
+    s3_abort(bw);
+    return rc;
+  }
+  writer_free(w);
+  return 0;
+}
+
+/* Whole-object copy within one endpoint: CopyObject, or part copies above
+ * S3's 5 GiB limit of one copy. */
+static int s3_copy(bri_store *src, const char *src_key, bri_store *dst, const char *dst_key,
+                   unsigned flags, bool *linked, uint64_t *bytes, bri_error *err) {
+  (void)flags; /* no links on S3: always a copy */
+  s3_store *s = (s3_store *)src, *d = (s3_store *)dst;
+  if (linked) *linked = false;
+  if (!same_conn(s->conn, d->conn)) return BRI_EUNSUPPORTED;
+  char *sk = full_key(s, src_key), *dk = full_key(d, dst_key);
+  char *spath = bri_strdupf("%s/%s", src->uri, src_key), *dpath = bri_strdupf("%s/%s", dst->uri, dst_key);
+  int rc = 0;
+  bri_s3_object o = {0};
+  if (!sk || !dk || !spath || !dpath) {
+    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    goto out;
+  }
+  rc = bri_s3_head(s->conn->client, s->bucket, sk, &o, err);
+  if (rc == BRI_ENOTFOUND) rc = bri_error_set(err, BRI_ENOTFOUND, "%s: no such file", spath);
+  if (rc || (rc = check_absent(d->conn, d->bucket, dk, dpath, err))) goto out;
+  if (o.size <= BRI_S3_PART_MAX) {
+    rc = bri_s3_copy(s->conn->client, s->bucket, sk, d->bucket, dk, err);
+  } else {
+    bri_swriter *w;
+    if ((rc = s3_create(dst, dst_key, &w, err)) == 0) {
+      w->path = dpath; /* for messages only; the front's fields are not set here */
+      rc = s3_append_copy(w, src, src_key, 0, o.size, err);
+      if (rc == 0) {
+        rc = s3_finish(w, err);
+      } else {
+        s3_abort(w);
+      }
+    }
+  }
+  if (rc == 0) *bytes = o.size;
+out:
+  bri_s3_object_clear(&o);
+  free(sk);
+  free(dk);
+  free(spath);
+  free(dpath);
+  return rc;
+}
+
+/* ------------------------------------------------------------ deleting */
+
+static int s3_delete_one(bri_store *st, const char *key, bri_error *err) {
+  s3_store *s = (s3_store *)st;
+  char *k = full_key(s, key);
+  if (!k) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  bri_s3_object o;
+  int rc = bri_s3_head(s->conn->client, s->bucket, k, &o, err);
+  bri_s3_object_clear(&o);
+  if (rc == BRI_ENOTFOUND) { /* a prefix ("directory") deletes nothing */
+    bool dir = false;
+    rc = has_children(s, key, &dir, err);
+    if (rc == 0 && !dir) rc = bri_error_set(err, BRI_ENOTFOUND, "%s/%s: no such file", st->uri, key);
+  } else if (rc == 0) {
+    size_t deleted;
+    const char *keys[] = {k};
+    rc = bri_s3_delete(s->conn->client, s->bucket, keys, 1, NULL, &deleted, err);
+  }
+  free(k);
+  return rc;
+}
+
+static int s3_delete_many(bri_store *st, const char *const *keys, size_t n, int *rcs, bri_error *err) {
+  s3_store *s = (s3_store *)st;
+  char **full = calloc(n ? n : 1, sizeof *full);
+  int rc = full ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    if (!(full[i] = full_key(s, keys[i]))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  size_t deleted;
+  if (rc == 0) rc = bri_s3_delete(s->conn->client, s->bucket, (const char *const *)full, n, rcs, &deleted, err);
+  for (size_t i = 0; full && i < n; i++) free(full[i]);
+  free(full);
+  return rc;
+}
+
+const bri_store_ops bri_s3_store_ops = {
+    .scheme = "s3",
+    .open = s3_open,
+    .close = s3_close,
+    .open_file = s3_open_file,
+    .read = s3_read,
+    .close_file = s3_close_file,
+    .stat = s3_stat,
+    .list = s3_list,
+    .put = s3_put,
+    .create = s3_create,
+    .append = s3_append,
+    .append_copy = s3_append_copy,
+    .finish = s3_finish,
+    .abort = s3_abort,
+    .copy = s3_copy,
+    .delete_one = s3_delete_one,
+    .delete_many = s3_delete_many,
+};

@@ -1,0 +1,316 @@
+/* test_s3_store.c: the storage interface on the S3 backend, against a real
+ * radosgw (scripts/run-tests.sh starts it): reads and ranges, listings of
+ * prefixes as directories, put-if-absent and replace, writers that become
+ * one PUT or a multipart upload with UploadPartCopy of copied ranges (the
+ * payload not passing through this process, by the client's byte
+ * counters), copies within S3 and across backends, no links, deletes,
+ * failpoints, per-prefix settings. Each test has its own prefix. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "storage/s3_store.h"
+#include "storage/store.h"
+#include "testutil.h"
+#include "util/failpoint.h"
+
+static char root[256];
+static bri_store *st;
+static bri_error err;
+
+static void setup(void) {
+  static int n;
+  const char *b = getenv("BRI_S3_BUCKET");
+  ck_assert_msg(b && getenv("AWS_ENDPOINT_URL"),
+                "no S3 server: run through scripts/run-tests.sh (it starts radosgw)");
+  snprintf(root, sizeof root, "s3://%s/store-%d-%ld-%d/t.lance", b, (int)getpid(), (long)time(NULL), n++);
+  ck_assert_msg(bri_store_open(root, 0, &st, &err) == 0, "%s", err.msg);
+}
+
+/* Removes every object under the test's root. */
+static void teardown(void) {
+  bri_s3_client *unused = NULL;
+  (void)unused;
+  const char *dirs[] = {"", "data", "data/sub", "_versions"};
+  for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
+    bri_store_entry *e;
+    size_t n;
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s%s%s", root, *dirs[d] ? "/" : "", dirs[d]);
+    if (bri_store_list(st, dir, 0, &e, &n, &err) != 0) continue;
+    for (size_t i = 0; i < n; i++) {
+      char p[768];
+      snprintf(p, sizeof p, "%s/%s", dir, e[i].name);
+      if (e[i].info.kind == BRI_ENTRY_FILE) bri_store_delete(st, p, &err);
+    }
+    bri_store_entries_free(e, n);
+  }
+  bri_failpoint_configure(NULL, NULL);
+  bri_store_close(st);
+}
+
+static char *at(const char *rel) {
+  static char buf[4][512];
+  static int i;
+  i = (i + 1) % 4;
+  snprintf(buf[i], sizeof buf[i], "%s/%s", root, rel);
+  return buf[i];
+}
+
+static void put_text(const char *rel, const char *text) {
+  ck_assert_msg(bri_store_put(st, at(rel), text, strlen(text), NULL, &err) == 0, "%s", err.msg);
+}
+
+static uint8_t *pattern(size_t n, unsigned seed) {
+  uint8_t *p = malloc(n);
+  uint32_t x = seed * 2654435761u + 7;
+  for (size_t i = 0; i < n; i++) {
+    x = x * 1103515245u + 12345u;
+    p[i] = (uint8_t)(x >> 16);
+  }
+  return p;
+}
+
+static bri_s3_stats stats(void) {
+  bri_s3_stats s;
+  ck_assert(bri_s3_store_stats(st, &s, &err) == 0);
+  return s;
+}
+
+START_TEST(test_read_stat_list) {
+  ck_assert_str_eq(bri_store_canonical(st), root);
+  ck_assert_uint_eq(bri_store_caps(st), 0);
+  put_text("data/a.lance", "0123456789");
+  put_text("data/sub/x.blob", "x");
+  put_text("_versions/1.manifest", "m");
+  bri_sfile *f;
+  ck_assert_msg(bri_store_open_file(st, at("data/a.lance"), &f, &err) == 0, "%s", err.msg);
+  ck_assert_uint_eq(bri_sfile_size(f), 10);
+  char buf[8];
+  ck_assert(bri_sfile_read(f, 3, buf, 4, &err) == 0);
+  ck_assert(!memcmp(buf, "3456", 4));
+  ck_assert_int_eq(bri_sfile_read(f, 8, buf, 4, &err), BRI_ECORRUPT);
+  ck_assert_msg(strstr(err.msg, "data/a.lance: wanted 4 bytes at offset 8, file ends after 10"), "%s", err.msg);
+  bri_sfile_close(f);
+  ck_assert_int_eq(bri_store_open_file(st, at("data/none"), &f, &err), BRI_ENOTFOUND);
+  ck_assert_msg(strstr(err.msg, "/t.lance/data/none: no such file"), "%s", err.msg);
+
+  bri_store_info info;
+  ck_assert(bri_store_stat(st, at("data/a.lance"), &info, &err) == 0);
+  ck_assert_int_eq(info.kind, BRI_ENTRY_FILE);
+  ck_assert_uint_eq(info.size, 10);
+  ck_assert(info.mtime_ns > (int64_t)(time(NULL) - 600) * 1000000000LL);
+  ck_assert(bri_store_stat(st, at("data"), &info, &err) == 0);
+  ck_assert_int_eq(info.kind, BRI_ENTRY_DIR);
+  ck_assert(bri_store_stat(st, root, &info, &err) == 0);
+  ck_assert_int_eq(info.kind, BRI_ENTRY_DIR);
+  ck_assert_int_eq(bri_store_stat(st, at("dat"), &info, &err), BRI_ENOTFOUND);
+
+  bri_store_entry *e;
+  size_t n;
+  ck_assert_msg(bri_store_list(st, root, BRI_LIST_STAT, &e, &n, &err) == 0, "%s", err.msg);
+  ck_assert_uint_eq(n, 2);
+  ck_assert_str_eq(e[0].name, "_versions");
+  ck_assert_int_eq(e[0].info.kind, BRI_ENTRY_DIR);
+  ck_assert_str_eq(e[1].name, "data");
+  bri_store_entries_free(e, n);
+  ck_assert(bri_store_list(st, at("data"), BRI_LIST_STAT, &e, &n, &err) == 0);
+  ck_assert_uint_eq(n, 2);
+  ck_assert_str_eq(e[0].name, "a.lance");
+  ck_assert_int_eq(e[0].info.kind, BRI_ENTRY_FILE);
+  ck_assert_uint_eq(e[0].info.size, 10);
+  ck_assert_str_eq(e[1].name, "sub");
+  ck_assert_int_eq(e[1].info.kind, BRI_ENTRY_DIR);
+  bri_store_entries_free(e, n);
+  ck_assert(bri_store_list(st, at("nothing"), 0, &e, &n, &err) == 0); /* S3 cannot tell: empty */
+  ck_assert_uint_eq(n, 0);
+  bri_store_entries_free(e, n);
+
+  /* the front refuses what lies outside or climbs out, before any request */
+  ck_assert_int_eq(bri_store_open_file(st, at("../other/x"), &f, &err), BRI_ECORRUPT);
+  ck_assert_int_eq(bri_store_open_file(st, "s3://bucket/elsewhere/x", &f, &err), BRI_EINVAL);
+}
+END_TEST
+
+START_TEST(test_put_new_is_put_if_absent) {
+  const char *m = "_versions/18446744073709551614.manifest";
+  ck_assert_msg(bri_store_put_new(st, at(m), "first", 5, NULL, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(bri_store_put_new(st, at(m), "second", 6, NULL, &err), BRI_ETAKEN);
+  ck_assert_msg(strstr(err.msg, "18446744073709551614.manifest: exists"), "%s", err.msg);
+  uint8_t *b;
+  size_t n;
+  ck_assert(bri_store_read(st, at(m), 100, &b, &n, &err) == 0);
+  ck_assert_uint_eq(n, 5);
+  ck_assert_str_eq((char *)b, "first"); /* NUL-terminated, kept */
+  free(b);
+  put_text("_versions/latest_version_hint.json", "{\"v\":1}");
+  put_text("_versions/latest_version_hint.json", "{\"v\":2}"); /* put replaces */
+  ck_assert(bri_store_read(st, at("_versions/latest_version_hint.json"), 100, &b, &n, &err) == 0);
+  ck_assert_str_eq((char *)b, "{\"v\":2}");
+  free(b);
+  ck_assert_int_eq(bri_store_read(st, at(m), 3, &b, &n, &err), BRI_EUNSUPPORTED);
+
+  /* failpoints pass at the put's steps: an error before the PUT leaves nothing */
+  ck_assert(bri_failpoint_configure("commit.before_link=eio", &err) == 0);
+  bri_store_steps steps = {.publish = "commit.before_link"};
+  ck_assert_int_eq(bri_store_put_new(st, at("_versions/2.manifest"), "x", 1, &steps, &err), BRI_EIO);
+  bri_store_info info;
+  ck_assert_int_eq(bri_store_stat(st, at("_versions/2.manifest"), &info, &err), BRI_ENOTFOUND);
+}
+END_TEST
+
+START_TEST(test_writers) {
+  /* small: one conditional PUT at finish */
+  bri_swriter *w;
+  ck_assert_msg(bri_store_create(st, at("data/small.lance"), NULL, &w, &err) == 0, "%s", err.msg);
+  ck_assert(bri_swriter_append(w, "abc", 3, &err) == 0);
+  ck_assert_msg(bri_swriter_finish(w, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(bri_store_create(st, at("data/small.lance"), NULL, &w, &err), BRI_ETAKEN);
+
+  /* large: 9 MiB appended, a 12 MiB copied range, a 100 KiB copied range */
+  size_t src_n = 13u << 20, mine = 9u << 20, big = 12u << 20;
+  uint8_t *src = pattern(src_n, 1), *data = pattern(mine, 2);
+  ck_assert(bri_store_put(st, at("data/sub/src.blob"), src, src_n, NULL, &err) == 0);
+  bri_s3_stats before = stats();
+  ck_assert(bri_store_create(st, at("data/big.blob"), NULL, &w, &err) == 0);
+  ck_assert(bri_swriter_append(w, data, mine, &err) == 0);
+  ck_assert_msg(bri_swriter_append_copy(w, st, at("data/sub/src.blob"), 1000, big, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_swriter_append_copy(w, st, at("data/sub/src.blob"), 50, 100000, &err) == 0, "%s", err.msg);
+  ck_assert_uint_eq(bri_swriter_size(w), mine + big + 100000);
+  /* nothing visible before finish */
+  bri_store_info info;
+  ck_assert_int_eq(bri_store_stat(st, at("data/big.blob"), &info, &err), BRI_ENOTFOUND);
+  ck_assert_msg(bri_swriter_finish(w, &err) == 0, "%s", err.msg);
+  bri_s3_stats after = stats();
+  /* the 9 MiB: one 8 MiB part; then 1 MiB buffered, topped up to 5 MiB from the copied
+   * range's head (4 MiB read), the other 8 MiB of it copied by the server; 100000 read */
+  uint64_t read = after.bytes_in - before.bytes_in, copied = after.bytes_server_copied - before.bytes_server_copied;
+  ck_assert_uint_eq(copied, big - (4u << 20));
+  ck_assert_uint_lt(read, (4u << 20) + 100000 + 20000);
+  ck_assert_uint_ge(read, (4u << 20) + 100000);
+
+  uint8_t *b;
+  size_t n;
+  ck_assert(bri_store_read(st, at("data/big.blob"), 64u << 20, &b, &n, &err) == 0);
+  ck_assert_uint_eq(n, mine + big + 100000);
+  ck_assert(!memcmp(b, data, mine));
+  ck_assert(!memcmp(b + mine, src + 1000, big));
+  ck_assert(!memcmp(b + mine + big, src + 50, 100000));
+  free(b);
+
+  /* a range copied whole when nothing is buffered: all by the server */
+  before = stats();
+  ck_assert(bri_store_create(st, at("data/copied.blob"), NULL, &w, &err) == 0);
+  ck_assert(bri_swriter_append_copy(w, st, at("data/sub/src.blob"), 0, src_n, &err) == 0);
+  ck_assert(bri_swriter_append(w, "tail", 4, &err) == 0);
+  ck_assert(bri_swriter_finish(w, &err) == 0);
+  after = stats();
+  ck_assert_uint_eq(after.bytes_server_copied - before.bytes_server_copied, src_n);
+  ck_assert_uint_lt(after.bytes_in - before.bytes_in, 20000);
+  ck_assert(bri_store_read(st, at("data/copied.blob"), 64u << 20, &b, &n, &err) == 0);
+  ck_assert_uint_eq(n, src_n + 4);
+  ck_assert(!memcmp(b, src, src_n) && !memcmp(b + src_n, "tail", 4));
+  free(b);
+
+  /* abort leaves nothing, even after parts were sent */
+  ck_assert(bri_store_create(st, at("data/aborted.blob"), NULL, &w, &err) == 0);
+  ck_assert(bri_swriter_append(w, data, mine, &err) == 0);
+  bri_swriter_abort(w);
+  ck_assert_int_eq(bri_store_stat(st, at("data/aborted.blob"), &info, &err), BRI_ENOTFOUND);
+  /* a copied range past the source's end fails, naming the source */
+  ck_assert(bri_store_create(st, at("data/short.blob"), NULL, &w, &err) == 0);
+  ck_assert_int_ne(bri_swriter_append_copy(w, st, at("data/sub/src.blob"), src_n - 10, 100, &err), 0);
+  ck_assert_msg(strstr(err.msg, "src.blob"), "%s", err.msg);
+  bri_swriter_abort(w);
+  free(src);
+  free(data);
+}
+END_TEST
+
+START_TEST(test_copy_link_delete) {
+  put_text("data/a.blob", "payload");
+  bool linked = true;
+  uint64_t bytes = 0;
+  bri_s3_stats before = stats();
+  ck_assert_msg(bri_store_copy(st, at("data/a.blob"), st, at("data/b.blob"), BRI_COPY_TRY_LINK, &linked,
+                               &bytes, &err) == 0, "%s", err.msg);
+  ck_assert(!linked);
+  ck_assert_uint_eq(bytes, 7);
+  ck_assert_uint_eq(stats().bytes_server_copied - before.bytes_server_copied, 7);
+  ck_assert_int_eq(bri_store_copy(st, at("data/a.blob"), st, at("data/b.blob"), 0, NULL, &bytes, &err), BRI_ETAKEN);
+  ck_assert_int_eq(bri_store_copy(st, at("data/zz"), st, at("data/c.blob"), 0, NULL, &bytes, &err), BRI_ENOTFOUND);
+  ck_assert_int_eq(bri_store_link(st, at("data/a.blob"), st, at("data/l.blob"), &bytes, &err), BRI_EUNSUPPORTED);
+  ck_assert_msg(strstr(err.msg, "no links"), "%s", err.msg);
+
+  /* across backends: local -> S3 and back, through this process */
+  char *tmp = bri_tmpdir();
+  bri_store *local;
+  ck_assert(bri_store_open(tmp, 0, &local, &err) == 0);
+  char lp[512], lp2[512];
+  snprintf(lp, sizeof lp, "%s/x.blob", tmp);
+  snprintf(lp2, sizeof lp2, "%s/y.blob", tmp);
+  ck_assert(bri_store_put(local, lp, "local bytes", 11, NULL, &err) == 0);
+  ck_assert_msg(bri_store_copy(local, lp, st, at("data/from-local.blob"), 0, NULL, &bytes, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_store_copy(st, at("data/from-local.blob"), local, lp2, 0, NULL, &bytes, &err) == 0, "%s", err.msg);
+  uint8_t *b;
+  size_t n;
+  ck_assert(bri_store_read(local, lp2, 100, &b, &n, &err) == 0);
+  ck_assert_str_eq((char *)b, "local bytes");
+  free(b);
+  bri_store_close(local);
+  bri_rmtree(tmp);
+  free(tmp);
+
+  /* deletes: one, a missing one, a prefix (nothing), many with a missing one */
+  ck_assert(bri_store_delete(st, at("data/b.blob"), &err) == 0);
+  ck_assert_int_eq(bri_store_delete(st, at("data/b.blob"), &err), BRI_ENOTFOUND);
+  ck_assert(bri_store_delete(st, at("data"), &err) == 0);
+  const char *paths[] = {at("data/a.blob"), at("data/none"), at("data/from-local.blob")};
+  int rcs[3] = {9, 9, 9};
+  ck_assert_msg(bri_store_delete_many(st, paths, 3, rcs, &err) == 0, "%s", err.msg);
+  ck_assert(rcs[0] == 0 && rcs[1] == 0 && rcs[2] == 0);
+  bri_store_entry *e;
+  ck_assert(bri_store_list(st, at("data"), 0, &e, &n, &err) == 0);
+  ck_assert_uint_eq(n, 0);
+  bri_store_entries_free(e, n);
+}
+END_TEST
+
+START_TEST(test_configured_prefix) {
+  /* settings registered for this root (a wrong secret) apply to it, not to others */
+  bri_aws_settings bad = {.access_key_id = getenv("AWS_ACCESS_KEY_ID"), .secret_access_key = "wrong"};
+  ck_assert(bri_s3_store_configure(root, &bad, NULL, &err) == 0);
+  bri_store *st2;
+  ck_assert(bri_store_open(root, 0, &st2, &err) == 0);
+  ck_assert_int_eq(bri_store_put(st2, at("x"), "x", 1, NULL, &err), BRI_EIO);
+  ck_assert_msg(strstr(err.msg, "HTTP 403 SignatureDoesNotMatch"), "%s", err.msg);
+  bri_store_close(st2);
+  put_text("x", "x"); /* the store opened before keeps its client */
+  ck_assert(bri_s3_store_configure(root, NULL, NULL, &err) == 0);
+  ck_assert(bri_store_open(root, 0, &st2, &err) == 0);
+  ck_assert_msg(bri_store_put(st2, at("y"), "y", 1, NULL, &err) == 0, "%s", err.msg);
+  bri_store_close(st2);
+  ck_assert(bri_store_delete(st, at("x"), &err) == 0 && bri_store_delete(st, at("y"), &err) == 0);
+  /* a bucket name S3 does not allow is refused at open */
+  ck_assert_int_eq(bri_store_open("s3://No_Such/t.lance", 0, &st2, &err), BRI_EINVAL);
+  ck_assert_msg(strstr(err.msg, "is not a valid S3 bucket name"), "%s", err.msg);
+}
+END_TEST
+
+static Suite *s3_store_suite(void) {
+  Suite *s = suite_create("s3_store");
+  TCase *tc = tcase_create("s3_store");
+  tcase_set_timeout(tc, 60);
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_read_stat_list);
+  tcase_add_test(tc, test_put_new_is_put_if_absent);
+  tcase_add_test(tc, test_writers);
+  tcase_add_test(tc, test_copy_link_delete);
+  tcase_add_test(tc, test_configured_prefix);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+BRI_TEST_MAIN(s3_store_suite)
