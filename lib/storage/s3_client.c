@@ -91,12 +91,14 @@ typedef struct s3_req {
   bool exact_len;     /* the range must be exactly cap bytes */
   bool xml_on_200;    /* a 200 may carry an <Error> (copy, part copy, complete) */
   bool if_absent;     /* PUT with If-None-Match: *: a 412 means taken */
+  bool broken;        /* building it ran out of memory (req_query, req_header) */
   uint64_t copied;    /* bytes S3 copies when this succeeds (metrics) */
   bri_s3_part *part_out;
   /* engine */
   req_state state;
   int attempts;
   int64_t due_ms;
+  bool has_slot; /* holds a rate slot (max_rate) for its next attempt */
   CURL *easy;
   struct curl_slist *hdrs;
   int rc;
@@ -150,22 +152,33 @@ static s3_req *req_new(bri_s3_op op, const char *method, const char *bucket, con
   return r;
 }
 
-/* Adds a query parameter or a header (copies); false on OOM or overflow. */
-static bool req_query(s3_req *r, const char *name, const char *value) {
-  if (!r || r->n_query == MAX_QUERY) return false;
+/* Adds a query parameter or a header (copies). A failure (no memory, a
+ * NULL header value, too many) marks r broken: running it then fails with
+ * BRI_ENOMEM, so builders need no check per addition. r may be NULL. */
+static void req_query(s3_req *r, const char *name, const char *value) {
+  if (!r) return;
+  if (r->n_query == MAX_QUERY) {
+    r->broken = true;
+    return;
+  }
   r->qname[r->n_query] = strdup(name);
   r->qval[r->n_query] = strdup(value ? value : "");
-  return r->qname[r->n_query] && r->qval[r->n_query++];
+  if (!r->qname[r->n_query] || !r->qval[r->n_query++]) r->broken = true;
 }
 
-static bool req_header(s3_req *r, const char *name, const char *value) {
-  if (!r || r->n_headers == MAX_HEADERS) return false;
+static void req_header(s3_req *r, const char *name, const char *value) {
+  if (!r) return;
+  if (!value || r->n_headers == MAX_HEADERS) {
+    r->broken = true;
+    return;
+  }
   r->hname[r->n_headers] = strdup(name);
   r->hval[r->n_headers] = strdup(value);
-  return r->hname[r->n_headers] && r->hval[r->n_headers++];
+  if (!r->hname[r->n_headers] || !r->hval[r->n_headers++]) r->broken = true;
 }
 
 static void req_body(s3_req *r, const void *data, size_t len) {
+  if (!r) return;
   r->body = data;
   r->body_len = len;
   bri_sha256_hex(data ? data : "", len, r->payload_hash);
@@ -566,17 +579,22 @@ static int run_batch(bri_s3_client *c, s3_req **reqs, size_t n, bri_error *err) 
     reqs[i]->state = REQ_WAITING;
     reqs[i]->due_ms = 0;
     reqs[i]->attempts = 0;
+    reqs[i]->has_slot = false;
   }
   while (done < n) {
     int64_t now = now_ms();
     for (size_t i = 0; i < n && active < c->opt.max_in_flight; i++) {
       s3_req *r = reqs[i];
       if (r->state != REQ_WAITING || r->due_ms > now) continue;
-      int64_t slot = rate_slot(c, now);
-      if (slot > now) {
-        r->due_ms = slot;
-        continue;
+      if (!r->has_slot) { /* one slot per attempt, kept while it waits for it */
+        r->has_slot = true;
+        int64_t slot = rate_slot(c, now);
+        if (slot > now) {
+          r->due_ms = slot;
+          continue;
+        }
       }
+      r->has_slot = false;
       if (req_start(c, r, m) != 0) {
         r->rc = r->err.code ? r->err.code : BRI_ENOMEM;
         r->state = REQ_DONE;
@@ -632,8 +650,18 @@ static int run_batch(bri_s3_client *c, s3_req **reqs, size_t n, bri_error *err) 
 }
 
 static int run_one(bri_s3_client *c, s3_req *r, bri_error *err) {
-  if (!r) return bri_error_set(err, BRI_ENOMEM, "S3: out of memory");
+  if (!r || r->broken) return bri_error_set(err, BRI_ENOMEM, "S3: out of memory");
   return run_batch(c, &r, 1, err);
+}
+
+/* Runs r and parses its answer; what names it in errors. */
+static int run_xml(bri_s3_client *c, s3_req *r, const char *what, bri_xml_node **root,
+                   bri_error *err) {
+  *root = NULL;
+  if (r) r->sink = SINK_GROW;
+  int rc = run_one(c, r, err);
+  if (rc == 0) rc = bri_xml_parse(r->grow.data ? r->grow.data : "", r->grow.len, what, root, err);
+  return rc;
 }
 
 /* ---- client ---- */
@@ -793,10 +821,8 @@ static s3_req *range_req(const char *bucket, const char *key, uint64_t off, size
   char range[64];
   snprintf(range, sizeof range, "bytes=%llu-%llu", (unsigned long long)off,
            (unsigned long long)(off + len - 1));
-  if (!r || !req_header(r, "Range", range)) {
-    req_free(r);
-    return NULL;
-  }
+  req_header(r, "Range", range);
+  if (!r) return NULL;
   r->sink = SINK_FIXED;
   r->fixed = buf;
   r->cap = len;
@@ -835,10 +861,7 @@ int bri_s3_get_suffix(bri_s3_client *c, const char *bucket, const char *key, siz
   s3_req *r = req_new(BRI_S3_OP_GET, "GET", bucket, key);
   char range[40];
   snprintf(range, sizeof range, "bytes=-%zu", n);
-  if (r && !req_header(r, "Range", range)) {
-    req_free(r);
-    r = NULL;
-  }
+  req_header(r, "Range", range);
   if (r) r->sink = SINK_GROW;
   int rc = run_one(c, r, err);
   if (rc == 0) {
@@ -897,14 +920,9 @@ static bool object_is(bri_s3_client *c, const char *bucket, const char *key, con
 int bri_s3_put(bri_s3_client *c, const char *bucket, const char *key, const void *data, size_t len,
                int flags, bri_error *err) {
   s3_req *r = req_new(BRI_S3_OP_PUT, "PUT", bucket, key);
-  if (r && (flags & BRI_S3_PUT_IF_ABSENT) && !req_header(r, "If-None-Match", "*")) {
-    req_free(r);
-    r = NULL;
-  }
-  if (r) {
-    req_body(r, data, len);
-    r->if_absent = flags & BRI_S3_PUT_IF_ABSENT;
-  }
+  if (flags & BRI_S3_PUT_IF_ABSENT) req_header(r, "If-None-Match", "*");
+  req_body(r, data, len);
+  if (r) r->if_absent = flags & BRI_S3_PUT_IF_ABSENT;
   int rc = run_one(c, r, err);
   if (rc == BRI_ETAKEN) {
     /* Not only after our own retry: curl resends by itself on a reused
@@ -1016,27 +1034,20 @@ int bri_s3_list_page(bri_s3_client *c, const char *bucket, const bri_s3_list_arg
   s3_req *r = req_new(BRI_S3_OP_LIST, "GET", bucket, NULL);
   char maxk[24];
   snprintf(maxk, sizeof maxk, "%d", a->max_keys);
-  bool ok = r && req_query(r, "list-type", "2") && req_query(r, "encoding-type", "url") &&
-            req_query(r, "prefix", a->prefix ? a->prefix : "") &&
-            (!a->delimiter || req_query(r, "delimiter", a->delimiter)) &&
-            (!a->start_after || req_query(r, "start-after", a->start_after)) &&
-            (!a->continuation_token || req_query(r, "continuation-token", a->continuation_token)) &&
-            (a->max_keys <= 0 || req_query(r, "max-keys", maxk));
-  if (!ok) {
-    req_free(r);
-    r = NULL;
-  }
-  if (r) r->sink = SINK_GROW;
-  int rc = run_one(c, r, err);
-  if (rc == 0) {
-    char what[600];
-    snprintf(what, sizeof what, "list s3://%s/%s", bucket, a->prefix ? a->prefix : "");
-    bri_xml_node *root = NULL;
-    rc = bri_xml_parse(r->grow.data ? r->grow.data : "", r->grow.len, what, &root, err);
-    if (rc == 0) rc = parse_listing(root, what, out, err);
-    bri_xml_free(root);
-    if (rc) bri_s3_listing_clear(out);
-  }
+  req_query(r, "list-type", "2");
+  req_query(r, "encoding-type", "url");
+  req_query(r, "prefix", a->prefix ? a->prefix : "");
+  if (a->delimiter) req_query(r, "delimiter", a->delimiter);
+  if (a->start_after) req_query(r, "start-after", a->start_after);
+  if (a->continuation_token) req_query(r, "continuation-token", a->continuation_token);
+  if (a->max_keys > 0) req_query(r, "max-keys", maxk);
+  char what[600];
+  snprintf(what, sizeof what, "list s3://%s/%s", bucket, a->prefix ? a->prefix : "");
+  bri_xml_node *root;
+  int rc = run_xml(c, r, what, &root, err);
+  if (rc == 0) rc = parse_listing(root, what, out, err);
+  bri_xml_free(root);
+  if (rc) bri_s3_listing_clear(out);
   req_free(r);
   return rc;
 }
@@ -1102,21 +1113,15 @@ static int delete_some(bri_s3_client *c, const char *bucket, const char *const *
   char md5[32];
   md5_base64(body.data, body.len, md5);
   s3_req *r = req_new(BRI_S3_OP_DELETE, "POST", bucket, NULL);
-  if (r && (!req_query(r, "delete", "") || !req_header(r, "Content-MD5", md5))) {
-    req_free(r);
-    r = NULL;
-  }
-  if (r) {
-    req_body(r, body.data, body.len);
-    r->sink = SINK_GROW;
-  }
-  int rc = run_one(c, r, err);
+  req_query(r, "delete", "");
+  req_header(r, "Content-MD5", md5);
+  req_body(r, body.data, body.len);
+  char what[400];
+  snprintf(what, sizeof what, "delete in s3://%s", bucket);
+  bri_xml_node *root;
+  int rc = run_xml(c, r, what, &root, err);
   if (rc == 0) {
-    char what[400];
-    snprintf(what, sizeof what, "delete in s3://%s", bucket);
-    bri_xml_node *root = NULL;
-    rc = bri_xml_parse(r->grow.data ? r->grow.data : "", r->grow.len, what, &root, err);
-    if (rc == 0 && strcmp(root->name, "DeleteResult")) {
+    if (strcmp(root->name, "DeleteResult")) {
       rc = bri_error_set(err, BRI_ECORRUPT, "%s: answer <%s>, not <DeleteResult>", what, root->name);
     }
     size_t refused = 0;
@@ -1165,10 +1170,7 @@ int bri_s3_copy(bri_s3_client *c, const char *src_bucket, const char *src_key, c
                 const char *key, bri_error *err) {
   s3_req *r = req_new(BRI_S3_OP_COPY, "PUT", bucket, key);
   char *src = copy_source(src_bucket, src_key);
-  if (r && (!src || !req_header(r, "x-amz-copy-source", src))) {
-    req_free(r);
-    r = NULL;
-  }
+  req_header(r, "x-amz-copy-source", src);
   if (r) {
     r->sink = SINK_GROW;
     r->xml_on_200 = true;
@@ -1195,22 +1197,15 @@ int bri_s3_mpu_create(bri_s3_client *c, const char *bucket, const char *key, cha
                       bri_error *err) {
   *upload_id = NULL;
   s3_req *r = req_new(BRI_S3_OP_MPU_CREATE, "POST", bucket, key);
-  if (r && !req_query(r, "uploads", "")) {
-    req_free(r);
-    r = NULL;
-  }
-  if (r) r->sink = SINK_GROW;
-  int rc = run_one(c, r, err);
-  if (rc == 0) {
-    char what[600];
-    snprintf(what, sizeof what, "create_multipart s3://%s/%s", bucket, key);
-    bri_xml_node *root = NULL;
-    rc = bri_xml_parse(r->grow.data ? r->grow.data : "", r->grow.len, what, &root, err);
-    const char *id = rc ? NULL : bri_xml_text(root, "UploadId");
-    if (rc == 0 && (!id || !*id)) rc = bri_error_set(err, BRI_ECORRUPT, "%s: answer without UploadId", what);
-    if (rc == 0 && !(*upload_id = strdup(id))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-    bri_xml_free(root);
-  }
+  req_query(r, "uploads", "");
+  char what[600];
+  snprintf(what, sizeof what, "create_multipart s3://%s/%s", bucket, key);
+  bri_xml_node *root;
+  int rc = run_xml(c, r, what, &root, err);
+  const char *id = rc ? NULL : bri_xml_text(root, "UploadId");
+  if (rc == 0 && (!id || !*id)) rc = bri_error_set(err, BRI_ECORRUPT, "%s: answer without UploadId", what);
+  if (rc == 0 && !(*upload_id = strdup(id))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  bri_xml_free(root);
   req_free(r);
   return rc;
 }
@@ -1252,10 +1247,7 @@ int bri_s3_mpu_complete(bri_s3_client *c, const char *bucket, const char *key, c
   }
   bri_strbuf_puts(&body, "</CompleteMultipartUpload>");
   s3_req *r = body.oom ? NULL : req_new(BRI_S3_OP_MPU_COMPLETE, "POST", bucket, key);
-  if (r && !req_query(r, "uploadId", upload_id)) {
-    req_free(r);
-    r = NULL;
-  }
+  req_query(r, "uploadId", upload_id);
   if (r) {
     req_body(r, body.data, body.len);
     r->sink = SINK_GROW;
@@ -1280,10 +1272,7 @@ int bri_s3_mpu_complete(bri_s3_client *c, const char *bucket, const char *key, c
 int bri_s3_mpu_abort(bri_s3_client *c, const char *bucket, const char *key, const char *upload_id,
                      bri_error *err) {
   s3_req *r = req_new(BRI_S3_OP_MPU_ABORT, "DELETE", bucket, key);
-  if (r && !req_query(r, "uploadId", upload_id)) {
-    req_free(r);
-    r = NULL;
-  }
+  req_query(r, "uploadId", upload_id);
   int rc = run_one(c, r, err);
   if (rc == BRI_ENOTFOUND) rc = 0; /* NoSuchUpload: already gone */
   req_free(r);
@@ -1306,7 +1295,10 @@ void bri_s3_batch_free(bri_s3_batch *b) {
 }
 
 static int batch_add(bri_s3_batch *b, s3_req *r, bri_error *err) {
-  if (!r) return bri_error_set(err, BRI_ENOMEM, "S3 batch: out of memory");
+  if (!r || r->broken) {
+    req_free(r);
+    return bri_error_set(err, BRI_ENOMEM, "S3 batch: out of memory");
+  }
   if (b->n == b->cap) {
     size_t cap = b->cap ? b->cap * 2 : 16;
     s3_req **grown = realloc(b->reqs, cap * sizeof *grown);
@@ -1339,10 +1331,8 @@ static s3_req *part_req(bri_s3_op op, const char *bucket, const char *key, const
   s3_req *r = req_new(op, "PUT", bucket, key);
   char num[16];
   snprintf(num, sizeof num, "%d", number);
-  if (r && (!req_query(r, "partNumber", num) || !req_query(r, "uploadId", upload_id))) {
-    req_free(r);
-    return NULL;
-  }
+  req_query(r, "partNumber", num);
+  req_query(r, "uploadId", upload_id);
   if (r) {
     r->part_out = part;
     part->number = number;
@@ -1368,11 +1358,8 @@ int bri_s3_batch_copy_part(bri_s3_batch *b, const char *bucket, const char *key,
   char *src = copy_source(src_bucket, src_key), range[64];
   snprintf(range, sizeof range, "bytes=%llu-%llu", (unsigned long long)off,
            (unsigned long long)(off + len - 1));
-  if (r && (!src || !req_header(r, "x-amz-copy-source", src) ||
-            !req_header(r, "x-amz-copy-source-range", range))) {
-    req_free(r);
-    r = NULL;
-  }
+  req_header(r, "x-amz-copy-source", src);
+  req_header(r, "x-amz-copy-source-range", range);
   free(src);
   if (r) {
     r->sink = SINK_GROW;

@@ -62,6 +62,17 @@ static void put(bri_s3_client *c, const char *name, const char *text) {
   free(k);
 }
 
+/* The object at key k holds exactly n bytes equal to want. */
+static void expect_object(bri_s3_client *c, const char *k, const void *want, size_t n) {
+  uint8_t *data;
+  size_t len;
+  bri_error err;
+  ck_assert_msg(bri_s3_get(c, bucket(), k, &data, &len, &err) == 0, "%s", err.msg);
+  ck_assert_uint_eq(len, n);
+  ck_assert(!memcmp(data, want, n));
+  free(data);
+}
+
 /* Deletes everything under this test's prefix. */
 static void remove_prefix(bri_s3_client *c) {
   bri_s3_list_args a = {.prefix = prefix};
@@ -75,16 +86,6 @@ static void remove_prefix(bri_s3_client *c) {
   ck_assert_uint_eq(deleted, l.n_objects);
   free(keys);
   bri_s3_listing_clear(&l);
-}
-
-static uint8_t *pattern(size_t n, unsigned seed) {
-  uint8_t *p = malloc(n);
-  uint32_t x = seed * 2654435761u + 1;
-  for (size_t i = 0; i < n; i++) {
-    x = x * 1103515245u + 12345u;
-    p[i] = (uint8_t)(x >> 16);
-  }
-  return p;
 }
 
 START_TEST(test_put_get_head_ranges) {
@@ -257,7 +258,7 @@ START_TEST(test_copy_and_multipart) {
   new_prefix();
   bri_error err;
   size_t n = BRI_S3_PART_MIN + 1000;
-  uint8_t *src = pattern(n, 1), *tail = pattern(777, 2);
+  uint8_t *src = bri_pattern(n, 1), *tail = bri_pattern(777, 2);
   char *ks = key("src.blob"), *kc = key("copy.blob"), *km = key("multi.blob");
   ck_assert(bri_s3_put(c, bucket(), ks, src, n, 0, &err) == 0);
   bri_s3_stats before, after;
@@ -282,12 +283,9 @@ START_TEST(test_copy_and_multipart) {
   ck_assert_uint_lt(after.bytes_out - before.bytes_out, 4000); /* the copies moved no payload */
   ck_assert_uint_lt(after.bytes_in - before.bytes_in, 8000);
 
+  expect_object(c, kc, src, n);
   uint8_t *data;
   size_t len;
-  ck_assert(bri_s3_get(c, bucket(), kc, &data, &len, &err) == 0);
-  ck_assert_uint_eq(len, n);
-  ck_assert(!memcmp(data, src, n));
-  free(data);
   ck_assert(bri_s3_get(c, bucket(), km, &data, &len, &err) == 0);
   ck_assert_uint_eq(len, n - 1000 + m + 777);
   ck_assert(!memcmp(data, src + 1000, n - 1000));
@@ -356,6 +354,32 @@ START_TEST(test_virtual_hosted_and_bad_secret) {
   bri_s3_client_stats(c, &st);
   ck_assert_uint_eq(st.retries, 0);
   ck_assert_uint_eq(st.requests[BRI_S3_OP_PUT][BRI_S3_STATUS_4XX], 1);
+  bri_s3_client_free(c);
+}
+END_TEST
+
+/* max_rate spaces request starts across the client: 10 requests at 20 per
+ * second take at least 9 intervals of 50 ms. */
+START_TEST(test_rate_limit) {
+  bri_s3_options slow = {.max_rate = 20};
+  bri_s3_client *c = client_at(NULL, &slow);
+  new_prefix();
+  bri_error err;
+  put(c, "r", "0123456789");
+  char *k = key("r");
+  char out[10];
+  bri_s3_batch *b = bri_s3_batch_new(c);
+  for (int i = 0; i < 10; i++) ck_assert(bri_s3_batch_get_range(b, bucket(), k, (uint64_t)i, 1, out + i, &err) == 0);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  ck_assert_msg(bri_s3_batch_run(b, &err) == 0, "%s", err.msg);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  ck_assert(!memcmp(out, "0123456789", 10));
+  double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+  ck_assert_msg(ms >= 440, "10 requests at 20/s took %.0f ms", ms);
+  bri_s3_batch_free(b);
+  free(k);
+  remove_prefix(c);
   bri_s3_client_free(c);
 }
 END_TEST
@@ -436,7 +460,7 @@ START_TEST(test_faults_retried) {
   bri_error err;
   char rules[1024], hits[4096];
   size_t n = 100000;
-  uint8_t *payload = pattern(n, 3);
+  uint8_t *payload = bri_pattern(n, 3);
   char *k = key("data.lance");
   /* a dropped connection on the PUT; on the GET, a 503 SlowDown twice, a body cut
    * short and a delay past the idle timeout; a 500 on the list */
@@ -449,12 +473,7 @@ START_TEST(test_faults_retried) {
            k, k, k, k);
   proxy_rules(&p, rules, hits);
   ck_assert_msg(bri_s3_put(c, bucket(), k, payload, n, 0, &err) == 0, "%s", err.msg);
-  uint8_t *data;
-  size_t len;
-  ck_assert_msg(bri_s3_get(c, bucket(), k, &data, &len, &err) == 0, "%s", err.msg);
-  ck_assert_uint_eq(len, n);
-  ck_assert(!memcmp(data, payload, n));
-  free(data);
+  expect_object(c, k, payload, n);
   uint8_t buf[1000];
   size_t got;
   ck_assert_msg(bri_s3_get_range(c, bucket(), k, 5000, 1000, buf, &got, NULL, &err) == 0, "%s", err.msg);
@@ -496,7 +515,7 @@ START_TEST(test_lost_answers_settled) {
   char rules[1024], hits[4096];
   char *km = key("_versions/18446744073709551613.manifest"), *ks = key("src"), *kd = key("dst");
   size_t n = BRI_S3_PART_MIN;
-  uint8_t *src = pattern(n, 4);
+  uint8_t *src = bri_pattern(n, 4);
   ck_assert(bri_s3_put(c, bucket(), ks, src, n, 0, &err) == 0);
   snprintf(rules, sizeof rules,
            "[{\"match\":\"PUT /bucket/%s\",\"action\":\"lose\",\"times\":1},"
@@ -519,12 +538,7 @@ START_TEST(test_lost_answers_settled) {
   bri_s3_batch_free(b);
   ck_assert_msg(bri_s3_mpu_complete(c, bucket(), kd, upload, &part, 1, &err) == 0, "%s", err.msg);
   free(upload);
-  uint8_t *data;
-  size_t len;
-  ck_assert(bri_s3_get(c, bucket(), kd, &data, &len, &err) == 0);
-  ck_assert_uint_eq(len, n);
-  ck_assert(!memcmp(data, src, n));
-  free(data);
+  expect_object(c, kd, src, n);
   proxy_rules(&p, NULL, hits);
   ck_assert_msg(strstr(hits, "\"0\": 1") && strstr(hits, "\"1\": 1") && strstr(hits, "\"2\": 1"),
                 "faults fired: %s", hits);
@@ -574,6 +588,7 @@ static Suite *s3_client_suite(void) {
   tcase_add_test(tc, test_list_and_delete);
   tcase_add_test(tc, test_copy_and_multipart);
   tcase_add_test(tc, test_virtual_hosted_and_bad_secret);
+  tcase_add_test(tc, test_rate_limit);
   tcase_add_test(tc, test_faults_retried);
   tcase_add_test(tc, test_lost_answers_settled);
   tcase_add_test(tc, test_persistent_failure_named);

@@ -63,16 +63,6 @@ static void put_text(const char *rel, const char *text) {
   ck_assert_msg(bri_store_put(st, at(rel), text, strlen(text), NULL, &err) == 0, "%s", err.msg);
 }
 
-static uint8_t *pattern(size_t n, unsigned seed) {
-  uint8_t *p = malloc(n);
-  uint32_t x = seed * 2654435761u + 7;
-  for (size_t i = 0; i < n; i++) {
-    x = x * 1103515245u + 12345u;
-    p[i] = (uint8_t)(x >> 16);
-  }
-  return p;
-}
-
 static bri_s3_stats stats(void) {
   bri_s3_stats s;
   ck_assert(bri_s3_store_stats(st, &s, &err) == 0);
@@ -171,7 +161,7 @@ START_TEST(test_writers) {
 
   /* large: 9 MiB appended, a 12 MiB copied range, a 100 KiB copied range */
   size_t src_n = 13u << 20, mine = 9u << 20, big = 12u << 20;
-  uint8_t *src = pattern(src_n, 1), *data = pattern(mine, 2);
+  uint8_t *src = bri_pattern(src_n, 1), *data = bri_pattern(mine, 2);
   ck_assert(bri_store_put(st, at("data/sub/src.blob"), src, src_n, NULL, &err) == 0);
   bri_s3_stats before = stats();
   ck_assert(bri_store_create(st, at("data/big.blob"), NULL, &w, &err) == 0);

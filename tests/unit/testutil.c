@@ -111,3 +111,14 @@ int bri_commit_reserve(bri_table *t, uint64_t version, bri_error *err) {
   bri_manifest_free(m);
   return rc;
 }
+
+uint8_t *bri_pattern(size_t n, unsigned seed) {
+  uint8_t *p = malloc(n ? n : 1);
+  ck_assert_ptr_nonnull(p);
+  uint32_t x = seed * 2654435761u + 7;
+  for (size_t i = 0; i < n; i++) {
+    x = x * 1103515245u + 12345u;
+    p[i] = (uint8_t)(x >> 16);
+  }
+  return p;
+}

@@ -49,6 +49,10 @@ uint64_t bri_fnv1a(const uint8_t *p, size_t n);
  * (bri_commit's result: BRI_ETAKEN when that version exists). */
 int bri_commit_reserve(bri_table *t, uint64_t version, bri_error *err);
 
+/* n pseudo-random bytes from seed (malloc'd): payloads whose every byte
+ * matters when compared after a round trip. */
+uint8_t *bri_pattern(size_t n, unsigned seed);
+
 int bri_run_suite(Suite *s);
 
 #define BRI_TEST_MAIN(factory) \
