@@ -132,11 +132,38 @@ export function runMain(name, fn) {
   });
 }
 
-// Opens DIR/name.lance through LanceDB (a LanceDB "database" is the parent directory).
+// ------------------------------------------------------------------ S3
+// Tables on S3-compatible storage are named s3://BUCKET/PREFIX/NAME.lance; the
+// endpoint and keys come from the environment as AWS tools take them
+// (AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION;
+// scripts/s3-server.sh prints them for the test radosgw). Requests are
+// path-style, and http is allowed for a local endpoint.
+export const isS3 = (u) => /^s3:\/\//.test(String(u));
+export function s3StorageOptions() {
+  const e = process.env;
+  if (!e.AWS_ENDPOINT_URL || !e.AWS_ACCESS_KEY_ID || !e.AWS_SECRET_ACCESS_KEY)
+    throw new Error("s3:// tables need AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY");
+  return {
+    endpoint: e.AWS_ENDPOINT_URL, allow_http: "true", aws_access_key_id: e.AWS_ACCESS_KEY_ID,
+    aws_secret_access_key: e.AWS_SECRET_ACCESS_KEY, region: e.AWS_REGION || "us-east-1",
+    virtual_hosted_style_request: "false",
+  };
+}
+// A LanceDB "database": a local directory, or an s3:// prefix.
+export async function connectDb(dirOrUri) {
+  if (isS3(dirOrUri)) return lancedb.connect(String(dirOrUri).replace(/\/+$/, ""), { storageOptions: s3StorageOptions() });
+  return lancedb.connect(dirOrUri);
+}
+
+// Opens DIR/name.lance (or s3://.../name.lance) through LanceDB (a LanceDB
+// "database" is the parent directory or prefix). abs is the absolute path or
+// the URI.
 export async function openTable(tablePath) {
-  const abs = path.resolve(String(tablePath).replace(/\/+$/, ""));
-  if (!fs.existsSync(abs)) throw new Error(`no such table: ${abs}`);
-  const db = await lancedb.connect(path.dirname(abs));
-  const tbl = await db.openTable(path.basename(abs).replace(/\.lance$/, ""));
-  return { abs, db, tbl, name: path.basename(abs).replace(/\.lance$/, "") };
+  const trimmed = String(tablePath).replace(/\/+$/, "");
+  const abs = isS3(trimmed) ? trimmed : path.resolve(trimmed);
+  if (!isS3(abs) && !fs.existsSync(abs)) throw new Error(`no such table: ${abs}`);
+  const db = await connectDb(isS3(abs) ? abs.slice(0, abs.lastIndexOf("/")) : path.dirname(abs));
+  const name = path.basename(abs).replace(/\.lance$/, "");
+  const tbl = await db.openTable(name);
+  return { abs, db, tbl, name };
 }

@@ -4,6 +4,8 @@
 //   node tests/interop/lance_make.mjs --out DIR --tables LIST [options]
 //
 // Writes DIR/<name>.lance with LanceDB 0.39.0 (Lance 12.0.0) and prints a JSON summary.
+// DIR may be s3://BUCKET/PREFIX (endpoint and keys from the environment: see
+// s3StorageOptions in lance_common.mjs).
 // Every value is a function of (--seed, row id, column), so two runs with the same
 // options hold the same values (lance_read.mjs prints the same hashes); file names,
 // UUIDs and timestamps differ.  Each table has a unique non-null `id int64` column
@@ -97,7 +99,7 @@ import fs from "node:fs";
 import path from "node:path";
 import {
   arrow as A, lancedb, seed32, fillBytes, rng, pick, randBits, parseOptions, parseSize,
-  lancedbVersion, isMain, runMain, toJson,
+  lancedbVersion, isMain, runMain, toJson, connectDb, isS3,
 } from "./lance_common.mjs";
 
 const T = A.Type;
@@ -672,6 +674,7 @@ export async function alterToLargeList(tbl, alters) {
 function countDeletionFiles(dir) {
   const out = { arrow: 0, bin: 0 };
   const d = path.join(dir, "_deletions");
+  if (isS3(dir)) return null; /* not listed on S3 */
   if (!fs.existsSync(d)) return out;
   for (const f of fs.readdirSync(d)) {
     if (f.endsWith(".arrow")) out.arrow++;
@@ -706,7 +709,7 @@ async function makeRowTable(db, name, dirName, a, seed, so) {
     else await tbl.add(data);
   }
   if (TABLES[name].alter) await alterToLargeList(tbl, TABLES[name].alter);
-  return finish(tbl, path.join(a.out, `${dirName}.lance`), deletePredicate(name, a),
+  return finish(tbl, `${a.out.replace(/\/+$/, "")}/${dirName}.lance`, deletePredicate(name, a),
     { rowsPerFragment: rows, appends: fragments, columns }, t0);
 }
 
@@ -729,7 +732,7 @@ async function makeBlobs(db, a, seed, so) {
     }
   }
   if (tbl === null) throw new Error("blobs: --blob-batches produced no append");
-  return finish(tbl, path.join(a.out, `${a["blob-name"]}.lance`), deletePredicate("blobs", a), { appends }, t0);
+  return finish(tbl, `${a.out.replace(/\/+$/, "")}/${a["blob-name"]}.lance`, deletePredicate("blobs", a), { appends }, t0);
 }
 
 export const USAGE = "usage: lance_make.mjs --out DIR --tables plain,blobs,encodings,types,nested,largelist,extras,blobnest|all [options]\n(options: see the header of tests/interop/lance_make.mjs)";
@@ -743,12 +746,13 @@ async function main() {
   const seed = Number(a.seed);
   const tables = a.tables === "all" ? ALL_TABLES : a.tables.split(",").filter(Boolean);
   for (const t of tables) if (!ALL_TABLES.includes(t)) throw new Error(`unknown table ${t} (known: ${ALL_TABLES.join(",")})`);
-  fs.mkdirSync(a.out, { recursive: true });
+  if (isS3(a.out) && a["with-uri"]) throw new Error("--with-uri writes a local file: not with an s3:// --out");
+  if (!isS3(a.out)) fs.mkdirSync(a.out, { recursive: true });
   const t0 = Date.now();
-  const db = await lancedb.connect(a.out);
+  const db = await connectDb(a.out);
   const so = storageOptions(a);
   const summary = {
-    lancedb: lancedbVersion(), out: path.resolve(a.out), seed, storageVersion: a["storage-version"],
+    lancedb: lancedbVersion(), out: isS3(a.out) ? a.out : path.resolve(a.out), seed, storageVersion: a["storage-version"],
     stableRowIds: a["stable-row-ids"], tables: {},
   };
   for (const name of ALL_TABLES.filter((t) => tables.includes(t))) {
