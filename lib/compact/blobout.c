@@ -24,6 +24,7 @@
 #include "util/strmap.h"
 
 #define PACK_ROLL ((uint64_t)1 << 30) /* Lance rolls packs at 1 GiB */
+#define OBJECT_GAP ((uint64_t)4 << 20) /* dead bytes copied along on object stores */
 
 typedef struct bri_entry {
   uint32_t local, phys;
@@ -47,6 +48,8 @@ struct bri_blob_out {
   size_t n_entries, cap_entries;
   bri_swriter *pack;
   uint32_t pack_id;
+  char *pack_src;        /* the source pack of the current pack's last range */
+  uint64_t pack_src_end; /* where that range ends in its source */
   bri_blob_out_stats stats;
 };
 
@@ -132,7 +135,16 @@ static int copy_packed(bri_blob_out *o, const char *src, uint64_t pos, uint64_t 
     free(key);
     return 0;
   }
-  if (o->pack && bri_swriter_size(o->pack) && bri_swriter_size(o->pack) + size > PACK_ROLL)
+  /* On an object store a pack is assembled from copied ranges by the server
+   * (UploadPartCopy); a range below S3's 5 MiB part minimum can be a part
+   * only as the last one. So a new source pack starts a new output pack
+   * there, and the dead bytes between two live ranges of the source (rows
+   * deleted) are copied along, up to OBJECT_GAP: each output pack is then
+   * one run of its source, copied by the server, never through brid. No
+   * descriptor points at the dead bytes; a later repack drops them. */
+  bool object_store = !(bri_store_caps(o->t->store) & BRI_STORE_CAP_LOCAL);
+  bool new_source = object_store && o->pack && o->pack_src && strcmp(o->pack_src, src);
+  if (o->pack && bri_swriter_size(o->pack) && (bri_swriter_size(o->pack) + size > PACK_ROLL || new_source))
     rc = close_pack(o, err);
   if (!rc && !o->pack) {
     char *p = NULL;
@@ -143,13 +155,22 @@ static int copy_packed(bri_blob_out *o, const char *src, uint64_t pos, uint64_t 
         o->stats.sidecars++;
     }
     free(p);
+    free(o->pack_src); /* a fresh pack starts with no run */
+    o->pack_src = NULL;
   }
   bri_store *st;
-  uint64_t at = o->pack ? bri_swriter_size(o->pack) : 0;
   if (!rc && (rc = bri_failpoint("blobout.before_copy", err)) == 0 &&
-      (rc = source_store(o, src, &st, err)) == 0)
-    rc = bri_swriter_append_copy(o->pack, st, src, pos, size, err);
+      (rc = source_store(o, src, &st, err)) == 0 && object_store && o->pack_src &&
+      !strcmp(o->pack_src, src) && pos > o->pack_src_end && pos - o->pack_src_end <= OBJECT_GAP)
+    rc = bri_swriter_append_copy(o->pack, st, src, o->pack_src_end, pos - o->pack_src_end, err);
+  uint64_t at = o->pack ? bri_swriter_size(o->pack) : 0;
+  if (!rc) rc = bri_swriter_append_copy(o->pack, st, src, pos, size, err);
   if (rc && o->pack) bri_error_wrap(err, "copying into %s", bri_swriter_path(o->pack));
+  if (!rc && (!o->pack_src || strcmp(o->pack_src, src))) {
+    free(o->pack_src);
+    if (!(o->pack_src = strdup(src))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  if (!rc) o->pack_src_end = pos + size;
   if (!rc) {
     *blob_id = o->pack_id, *position = at;
     o->stats.copied_bytes += size;
@@ -344,5 +365,6 @@ void bri_blob_out_close(bri_blob_out *o) {
   bri_strmap_free(&o->objects);
   bri_strmap_free(&o->ranges);
   free(o->own_dir);
+  free(o->pack_src);
   free(o);
 }

@@ -19,6 +19,7 @@
 #include "compact/blobout.h"
 #include "compact/plan.h"
 #include "storage/outputs.h"
+#include "storage/store.h"
 #include "util/hooks.h"
 #include "util/error.h"
 
@@ -47,6 +48,8 @@ typedef struct bri_compact_report {
   uint64_t links;
   uint64_t packs_below_threshold;
   double seconds;
+  bri_store_stats storage;        /* object-store traffic of this compaction: bytes through
+                                     brid apart from bytes the server copied */
   json_t *plan;                   /* the plan and its byte estimates (caller frees) */
 } bri_compact_report;
 

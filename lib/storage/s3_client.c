@@ -46,6 +46,13 @@ struct bri_s3_client {
   int64_t next_slot_ms; /* when the next request may start (max_rate) */
 };
 
+/* The calling thread's share of every client's counters: a job runs on one
+ * thread and every request of a call runs on the caller's thread, so a job
+ * can tell its own traffic from that of jobs running beside it. */
+static _Thread_local bri_s3_stats thread_stats;
+
+void bri_s3_thread_stats(bri_s3_stats *out) { *out = thread_stats; }
+
 static const char *const op_names[BRI_S3_OP_COUNT] = {
     "get", "head", "put", "list", "delete", "copy", "create_multipart", "upload_part",
     "upload_part_copy", "complete_multipart", "abort_multipart"};
@@ -496,7 +503,9 @@ static verdict judge(bri_s3_client *c, s3_req *r, CURLcode cc) {
   long ft = -1;
   curl_easy_getinfo(r->easy, CURLINFO_FILETIME, &ft);
   r->mtime = ft;
-  atomic_fetch_add(&c->requests[r->op][cc == CURLE_OK ? status_class(r->status) : BRI_S3_STATUS_NONE], 1);
+  int sc = cc == CURLE_OK ? status_class(r->status) : BRI_S3_STATUS_NONE;
+  atomic_fetch_add(&c->requests[r->op][sc], 1);
+  thread_stats.requests[r->op][sc]++;
   verdict v;
   if (cc != CURLE_OK) {
     if (r->overflow) snprintf(why, sizeof why, "answer longer than the %zu bytes asked", r->cap);
@@ -528,16 +537,20 @@ static verdict judge(bri_s3_client *c, s3_req *r, CURLcode cc) {
   if (v == VERDICT_DONE) {
     r->rc = 0;
     if (r->copied) atomic_fetch_add(&c->bytes_copied, r->copied);
+    thread_stats.bytes_server_copied += r->copied;
   } else if (v == VERDICT_FAIL) {
     r->rc = r->err.code ? r->err.code : BRI_EIO;
   } else {
     atomic_fetch_add(&c->retries, 1);
+    thread_stats.retries++;
   }
   curl_off_t up = 0, down = 0;
   curl_easy_getinfo(r->easy, CURLINFO_SIZE_UPLOAD_T, &up);
   curl_easy_getinfo(r->easy, CURLINFO_SIZE_DOWNLOAD_T, &down);
   atomic_fetch_add(&c->bytes_out, (uint64_t)up);
   atomic_fetch_add(&c->bytes_in, (uint64_t)down);
+  thread_stats.bytes_out += (uint64_t)up;
+  thread_stats.bytes_in += (uint64_t)down;
   return v;
 }
 
@@ -1185,7 +1198,10 @@ int bri_s3_copy(bri_s3_client *c, const char *src_bucket, const char *src_key, c
      * of what it made, one cheap request next to the copy. */
     bri_s3_object o;
     bri_error ignored;
-    if (bri_s3_head(c, bucket, key, &o, &ignored) == 0) atomic_fetch_add(&c->bytes_copied, o.size);
+    if (bri_s3_head(c, bucket, key, &o, &ignored) == 0) {
+      atomic_fetch_add(&c->bytes_copied, o.size);
+      thread_stats.bytes_server_copied += o.size;
+    }
     bri_s3_object_clear(&o);
   }
   free(src);

@@ -86,6 +86,8 @@ void bri_s3_client_free(bri_s3_client *c);
 
 /* Counters since the client was made (atomic reads; any thread). */
 void bri_s3_client_stats(const bri_s3_client *c, bri_s3_stats *out);
+/* The calling thread's requests through every client since it started. */
+void bri_s3_thread_stats(bri_s3_stats *out);
 
 /* s3://BUCKET[/KEY]: bucket and key (key "" when none; no leading slash,
  * trailing slashes kept) as malloc'd strings. Refuses bucket names S3 does

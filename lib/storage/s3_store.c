@@ -8,12 +8,19 @@
  * and no real directories (mkdir and sync are the front's no-ops).
  *
  * Writers and the part minimum. Every part but the last must be at least
- * 5 MiB, so a writer buffers appended bytes and sends 8 MiB parts. A copied
- * range of 5 MiB or more becomes UploadPartCopy parts (payload bytes never
- * pass through brid); when bytes are buffered before it, the buffer is
- * first topped up to 5 MiB from the head of that range (a ranged GET: at
- * most 5 MiB of it through brid) and sent. Shorter ranges are read and
- * buffered. A writer that never reached a part is one PUT at finish.
+ * 5 MiB, so a writer buffers appended bytes and sends 8 MiB parts. Copied
+ * ranges wait: the next copy of the bytes right after one in the same
+ * object extends it (compaction copies a pack's blobs in order), so runs of
+ * small blobs become one range. A range of 5 MiB or more becomes
+ * UploadPartCopy parts (payload bytes never pass through brid); when bytes
+ * are buffered before it, the buffer is first topped up to 5 MiB from the
+ * head of that range (a ranged GET: at most 5 MiB of it through brid) and
+ * sent. The last range of an object may be a part of any size, so an
+ * object that is one copied range is copied whole by the server. Shorter
+ * ranges elsewhere are read and buffered. A writer that never reached a
+ * part is one PUT at finish. A copy's errors (a source shorter than the
+ * range) surface when its range is sent: at the next append of another kind
+ * or at finish.
  *
  * Never overwriting: radosgw ignores If-None-Match on CompleteMultipartUpload
  * and CopyObject, so create and copy check with a HEAD first; only a second
@@ -444,10 +451,17 @@ typedef struct s3_writer {
   size_t n_parts, cap_parts;
   uint8_t *buf; /* PART_SIZE bytes */
   size_t buf_len;
+  /* A copied range not sent yet: the next copy of the bytes right after it
+   * in the same object extends it, so a run of adjacent small ranges (the
+   * blobs of a pack file, in order) becomes one server-side copy. */
+  char *pend_bucket, *pend_key;
+  uint64_t pend_off, pend_len;
 } s3_writer;
 
 static void writer_free(s3_writer *w) {
   conn_unref(w->conn);
+  free(w->pend_bucket);
+  free(w->pend_key);
   free(w->bucket);
   free(w->key);
   free(w->upload_id);
@@ -525,19 +539,20 @@ static int flush_part(s3_writer *w, bri_error *err) {
   return rc;
 }
 
+static int flush_pending(s3_writer *w, bool last, bri_error *err);
+
 static int s3_append(bri_swriter *bw, const void *data, size_t len, bri_error *err) {
   s3_writer *w = (s3_writer *)bw;
   const uint8_t *p = data;
+  int rc = flush_pending(w, false, err);
+  if (rc) return rc;
   while (len) {
     size_t n = PART_SIZE - w->buf_len < len ? PART_SIZE - w->buf_len : len;
     memcpy(w->buf + w->buf_len, p, n);
     w->buf_len += n;
     p += n;
     len -= n;
-    if (w->buf_len == PART_SIZE) {
-      int rc = flush_part(w, err);
-      if (rc) return rc;
-    }
+    if (w->buf_len == PART_SIZE && (rc = flush_part(w, err)) != 0) return rc;
   }
   return 0;
 }
@@ -565,6 +580,56 @@ static int append_read(s3_writer *w, const char *bucket, const char *key, uint64
 /* Same endpoint and credentials: S3 can copy between the two. */
 static bool same_conn(const s3_conn *a, const s3_conn *b) { return a == b || !strcmp(a->id, b->id); }
 
+/* Appends [offset, offset + len) of object bucket/key: UploadPartCopy parts
+ * when the range can be parts (>= 5 MiB after topping up what is
+ * buffered, or any size as the object's last part), else read through
+ * this process. */
+static int copy_range(s3_writer *w, const char *bucket, const char *key, uint64_t offset,
+                      uint64_t len, bool last, bri_error *err) {
+  int rc;
+  if (len < BRI_S3_PART_MIN && !last) return append_read(w, bucket, key, offset, len, err);
+  if (w->buf_len) { /* top the buffer up to a valid part from the head of the range */
+    uint64_t top = w->buf_len < BRI_S3_PART_MIN ? BRI_S3_PART_MIN - w->buf_len : 0;
+    if (top >= len) return append_read(w, bucket, key, offset, len, err);
+    if ((rc = append_read(w, bucket, key, offset, top, err))) return rc;
+    offset += top;
+    len -= top;
+    if (w->buf_len && (rc = flush_part(w, err))) return rc;
+    if (len < BRI_S3_PART_MIN && !last) return append_read(w, bucket, key, offset, len, err);
+  }
+  uint64_t pieces = (len + BRI_S3_PART_MAX - 1) / BRI_S3_PART_MAX, each = len / pieces;
+  bri_s3_batch *b = bri_s3_batch_new(w->conn->client);
+  if (!b) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  size_t first = w->n_parts;
+  rc = 0;
+  for (uint64_t i = 0; rc == 0 && i < pieces; i++) {
+    uint64_t n = i + 1 == pieces ? len - each * i : each;
+    if ((rc = add_part_slot(w, err)) == 0) {
+      rc = bri_s3_batch_copy_part(b, w->bucket, w->key, w->upload_id, (int)w->n_parts + 1, bucket,
+                                  key, offset + each * i, n, &w->parts[w->n_parts], err);
+      if (rc == 0) w->n_parts++;
+    }
+  }
+  if (rc == 0) rc = bri_s3_batch_run(b, err);
+  if (rc) {
+    w->n_parts = first;
+    bri_error_wrap(err, "copying bytes %llu-%llu of s3://%s/%s", (unsigned long long)offset,
+                   (unsigned long long)(offset + len - 1), bucket, key);
+  }
+  bri_s3_batch_free(b);
+  return rc;
+}
+
+/* Sends the pending copied range, if any; last: nothing follows it. */
+static int flush_pending(s3_writer *w, bool last, bri_error *err) {
+  if (!w->pend_key) return 0;
+  int rc = copy_range(w, w->pend_bucket, w->pend_key, w->pend_off, w->pend_len, last, err);
+  free(w->pend_bucket);
+  free(w->pend_key);
+  w->pend_bucket = w->pend_key = NULL;
+  return rc;
+}
+
 static int s3_append_copy(bri_swriter *bw, bri_store *src, const char *src_key, uint64_t offset,
                           uint64_t len, bri_error *err) {
   s3_writer *w = (s3_writer *)bw;
@@ -572,43 +637,22 @@ static int s3_append_copy(bri_swriter *bw, bri_store *src, const char *src_key, 
   if (!same_conn(w->conn, s->conn)) return BRI_EUNSUPPORTED; /* the front reads and writes */
   char *k = full_key(s, src_key);
   if (!k) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  int rc = 0;
-  if (len < BRI_S3_PART_MIN) {
-    rc = append_read(w, s->bucket, k, offset, len, err);
-    goto out;
+  if (w->pend_key && !strcmp(w->pend_bucket, s->bucket) && !strcmp(w->pend_key, k) &&
+      offset == w->pend_off + w->pend_len) {
+    w->pend_len += len;
+    free(k);
+    return 0;
   }
-  if (w->buf_len) { /* top the buffer up to a valid part from the head of the range */
-    uint64_t top = w->buf_len < BRI_S3_PART_MIN ? BRI_S3_PART_MIN - w->buf_len : 0;
-    if ((rc = append_read(w, s->bucket, k, offset, top, err))) goto out;
-    offset += top;
-    len -= top;
-    if (w->buf_len && (rc = flush_part(w, err))) goto out;
-    if (len < BRI_S3_PART_MIN) {
-      rc = append_read(w, s->bucket, k, offset, len, err);
-      goto out;
-    }
+  int rc = flush_pending(w, false, err);
+  if (rc == 0 && !(w->pend_bucket = strdup(s->bucket))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (rc) {
+    free(k);
+    return rc;
   }
-  uint64_t pieces = (len + BRI_S3_PART_MAX - 1) / BRI_S3_PART_MAX, each = len / pieces;
-  bri_s3_batch *b = bri_s3_batch_new(w->conn->client);
-  if (!b) {
-    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-    goto out;
-  }
-  size_t first = w->n_parts;
-  for (uint64_t i = 0; rc == 0 && i < pieces; i++) {
-    uint64_t n = i + 1 == pieces ? len - each * i : each;
-    if ((rc = add_part_slot(w, err)) == 0) {
-      rc = bri_s3_batch_copy_part(b, w->bucket, w->key, w->upload_id, (int)w->n_parts + 1, s->bucket,
-                                  k, offset + each * i, n, &w->parts[w->n_parts], err);
-      if (rc == 0) w->n_parts++;
-    }
-  }
-  if (rc == 0) rc = bri_s3_batch_run(b, err);
-  if (rc) w->n_parts = first;
-  bri_s3_batch_free(b);
-out:
-  free(k);
-  return rc;
+  w->pend_key = k;
+  w->pend_off = offset;
+  w->pend_len = len;
+  return 0;
 }
 
 static void s3_abort(bri_swriter *bw) {
@@ -622,13 +666,13 @@ static void s3_abort(bri_swriter *bw) {
 
 static int s3_finish(bri_swriter *bw, bri_error *err) {
   s3_writer *w = (s3_writer *)bw;
-  int rc = 0;
-  if (!w->upload_id) {
+  int rc = flush_pending(w, true, err);
+  if (rc == 0 && !w->upload_id) {
     if ((rc = pass(bw->steps.written, err)) == 0) {
       rc = bri_s3_put(w->conn->client, w->bucket, w->key, w->buf, w->buf_len, BRI_S3_PUT_IF_ABSENT, err);
       if (rc == BRI_ETAKEN) rc = bri_error_set(err, BRI_ETAKEN, "%s: exists", bw->path);
     }
-  } else {
+  } else if (rc == 0) {
     if (w->buf_len) rc = flush_part(w, err);
     if (rc == 0) rc = pass(bw->steps.written, err);
     if (rc == 0) rc = bri_s3_mpu_complete(w->conn->client, w->bucket, w->key, w->upload_id, w->parts, w->n_parts, err);
@@ -720,6 +764,17 @@ static int s3_delete_many(bri_store *st, const char *const *keys, size_t n, int 
   return rc;
 }
 
+static void s3_thread_stats(bri_store_stats *acc) {
+  bri_s3_stats t;
+  bri_s3_thread_stats(&t);
+  for (int i = 0; i < BRI_S3_OP_COUNT; i++)
+    for (int j = 0; j < BRI_S3_STATUS_COUNT; j++) acc->requests += t.requests[i][j];
+  acc->retries += t.retries;
+  acc->bytes_read += t.bytes_in;
+  acc->bytes_written += t.bytes_out;
+  acc->bytes_copied_server += t.bytes_server_copied;
+}
+
 const bri_store_ops bri_s3_store_ops = {
     .scheme = "s3",
     .open = s3_open,
@@ -738,4 +793,5 @@ const bri_store_ops bri_s3_store_ops = {
     .copy = s3_copy,
     .delete_one = s3_delete_one,
     .delete_many = s3_delete_many,
+    .thread_stats = s3_thread_stats,
 };

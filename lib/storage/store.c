@@ -89,6 +89,21 @@ void bri_store_stats_get(const bri_store *st, bri_store_stats *out) {
                            v[BRI_COUNT_REQUESTS], v[BRI_COUNT_RETRIES]};
 }
 
+void bri_store_thread_stats(bri_store_stats *out) {
+  memset(out, 0, sizeof *out);
+  for (size_t i = 0; i < N_BACKENDS; i++)
+    if (BACKENDS[i]->thread_stats) BACKENDS[i]->thread_stats(out);
+}
+
+void bri_store_stats_delta(const bri_store_stats *after, const bri_store_stats *before,
+                           bri_store_stats *out) {
+  out->requests = after->requests - before->requests;
+  out->retries = after->retries - before->retries;
+  out->bytes_read = after->bytes_read - before->bytes_read;
+  out->bytes_written = after->bytes_written - before->bytes_written;
+  out->bytes_copied_server = after->bytes_copied_server - before->bytes_copied_server;
+}
+
 const char *bri_store_uri(const bri_store *st) { return st->uri; }
 const char *bri_store_canonical(const bri_store *st) { return st->canonical; }
 unsigned bri_store_caps(const bri_store *st) { return st->caps; }

@@ -318,6 +318,17 @@ typedef struct bri_store_stats {
 } bri_store_stats;
 void bri_store_stats_get(const bri_store *st, bri_store_stats *out);
 
+/* The same counters for the calling thread, across every store it used
+ * since it started (object stores only: requests, retries, bytes over the
+ * network in and out, bytes the server copied): take one before and one
+ * after a job for the job's whole share, its base stores included, whatever
+ * other threads do meanwhile (a job runs on one thread, and object-store
+ * calls run on their caller's). */
+void bri_store_thread_stats(bri_store_stats *out);
+/* after - before, field by field. */
+void bri_store_stats_delta(const bri_store_stats *after, const bri_store_stats *before,
+                           bri_store_stats *out);
+
 /* ------------------------------------------------------------ deleting */
 
 /* Deletes the object at path, or an empty directory (local). Never follows
