@@ -26,7 +26,8 @@
 # monitor by a v1 address only (msgr2 off). Start-up takes about 2 s rather
 # than 15 because the monitor commits every 50 ms instead of every second
 # (paxos_propose_interval): radosgw creates its pools one map change at a
-# time.
+# time. The gateway sets TCP_NODELAY (tcp_nodelay=1): without it a GET's
+# body waits for the client's delayed ACK of the headers, 40 ms a request.
 set -euo pipefail
 
 D=${BRI_S3_DIR:-${TMPDIR:-/tmp}/bri-s3-$(id -u)}
@@ -123,7 +124,7 @@ memstore_device_bytes = 8589934592
 osd_data = $D/osd.\$id
 osd_memory_target = 1073741824
 [client.rgw.a]
-rgw_frontends = beast endpoint=127.0.0.1:$PORT
+rgw_frontends = beast endpoint=127.0.0.1:$PORT tcp_nodelay=1
 rgw_data = $D/rgw
 rgw_dns_name = localhost
 rgw_thread_pool_size = 64

@@ -93,7 +93,7 @@ static int cmd_compact(const cli_args *a) {
       printf("  carried %llu rows deleted meanwhile by other writers over to the new fragments\n",
              (unsigned long long)r.deletions_carried);
   }
-  if (r.storage.requests) {
+  if (!as_json && r.storage.requests) {
     printf("  object store: %llu requests (%llu retried), %llu bytes in and %llu out through brictl, "
            "%llu bytes copied by the server\n",
            (unsigned long long)r.storage.requests, (unsigned long long)r.storage.retries,
