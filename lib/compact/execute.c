@@ -630,6 +630,27 @@ static json_t *bins_estimate(const bri_manifest *bm, const bri_plan *p, uint64_t
   return plan;
 }
 
+/* Asks the table's store for every fragment's data and deletion files at
+ * once (object stores fetch them in parallel; local disks ignore it): the
+ * survey and the plan open each of them, one after another. */
+static void prefetch_fragments(const bri_table *t, const Lance__Table__Manifest *m) {
+  size_t cap = 1;
+  for (size_t i = 0; i < m->n_fragments; i++) cap += m->fragments[i]->n_files + 1;
+  char **paths = calloc(cap, sizeof *paths);
+  size_t n = 0;
+  bri_error ignored;
+  for (size_t i = 0; paths && i < m->n_fragments; i++) {
+    const Lance__Table__DataFragment *f = m->fragments[i];
+    for (size_t d = 0; d < f->n_files; d++) {
+      if (bri_table_datafile_path(t, m, f->files[d], &paths[n], &ignored) == 0) n++;
+    }
+    if (f->deletion_file && bri_table_deletion_path(t, m, f, &paths[n], &ignored) == 0) n++;
+  }
+  bri_store_prefetch(t->store, (const char *const *)paths, n);
+  for (size_t i = 0; i < n; i++) free(paths[i]);
+  free(paths);
+}
+
 int bri_compact_table(const char *root, const bri_compact_request *req,
                       const bri_hooks *hooks, bri_compact_report *rep, bri_error *err) {
   memset(rep, 0, sizeof *rep);
@@ -650,6 +671,7 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   if (!rc) rc = bri_table_load(r.t, 0, &r.m, err);
   if (rc) goto out;
   const Lance__Table__Manifest *m = r.m->pb;
+  prefetch_fragments(r.t, m);
   bri_compact_request q = *req;
   if ((rc = bri_compact_options_from_config(r.m, &q.options, err)) != 0) goto out;
   /* auto never turns a table stock Lance reads into one it refuses, and

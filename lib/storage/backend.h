@@ -114,6 +114,8 @@ struct bri_store_ops {
   int (*delete_one)(bri_store *st, const char *key, bri_error *err);
   /* may be NULL; rcs[i] per key, missing counted as 0 */
   int (*delete_many)(bri_store *st, const char *const *keys, size_t n, int *rcs, bri_error *err);
+  /* may be NULL; keys clean, errors ignored (bri_store_prefetch) */
+  void (*prefetch)(bri_store *st, const char *const *keys, size_t n);
   /* may be NULL; adds the calling thread's traffic (bri_store_thread_stats) */
   void (*thread_stats)(bri_store_stats *acc);
 };

@@ -101,6 +101,11 @@ typedef struct s3_req {
   bool broken;        /* building it ran out of memory (req_query, req_header) */
   uint64_t copied;    /* bytes S3 copies when this succeeds (metrics) */
   bri_s3_part *part_out;
+  size_t suffix; /* a GET of the last suffix bytes */
+  uint8_t **suffix_data; /* batched suffix GETs: where the outcome goes */
+  size_t *suffix_len;
+  uint64_t *suffix_size;
+  int *suffix_rc;
   /* engine */
   req_state state;
   int attempts;
@@ -867,35 +872,48 @@ int bri_s3_get_range(bri_s3_client *c, const char *bucket, const char *key, uint
   return rc;
 }
 
-int bri_s3_get_suffix(bri_s3_client *c, const char *bucket, const char *key, size_t n,
-                      uint8_t **data, size_t *len, uint64_t *size, bri_error *err) {
-  *data = NULL;
-  *len = 0;
+static s3_req *suffix_req(const char *bucket, const char *key, size_t n) {
   s3_req *r = req_new(BRI_S3_OP_GET, "GET", bucket, key);
   char range[40];
   snprintf(range, sizeof range, "bytes=-%zu", n);
   req_header(r, "Range", range);
-  if (r) r->sink = SINK_GROW;
-  int rc = run_one(c, r, err);
+  if (r) {
+    r->sink = SINK_GROW;
+    r->suffix = n;
+  }
+  return r;
+}
+
+/* The outcome of a suffix GET that ran with result rc. */
+static int suffix_result(s3_req *r, int rc, uint8_t **data, size_t *len, uint64_t *size,
+                         bri_error *err) {
+  *data = NULL;
+  *len = 0;
+  *size = 0;
   if (rc == 0) {
     uint64_t total = r->status == 206 && r->have_range ? r->range_total : r->grow.len;
-    uint64_t want = total < n ? total : n;
+    uint64_t want = total < r->suffix ? total : r->suffix;
     if (r->grow.len != want) {
-      rc = bri_error_set(err, BRI_EIO, "get s3://%s/%s: %zu bytes for the last %llu of %llu",
-                         bucket, key, r->grow.len, (unsigned long long)want,
-                         (unsigned long long)total);
-    } else {
-      *len = r->grow.len;
-      *size = total;
-      *data = (uint8_t *)bri_strbuf_take(&r->grow);
-      if (!*data) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+      return bri_error_set(err, BRI_EIO, "get s3://%s/%s: %zu bytes for the last %llu of %llu",
+                           r->bucket, r->key, r->grow.len, (unsigned long long)want,
+                           (unsigned long long)total);
     }
-  } else if (r && r->status == 416) { /* an empty object has no last bytes */
-    rc = 0;
-    *size = 0;
+    *len = r->grow.len;
+    *size = total;
+    *data = (uint8_t *)bri_strbuf_take(&r->grow);
+  } else if (r->status == 416) { /* an empty object has no last bytes */
     *data = malloc(1);
-    if (!*data) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  } else {
+    return rc;
   }
+  return *data ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+}
+
+int bri_s3_get_suffix(bri_s3_client *c, const char *bucket, const char *key, size_t n,
+                      uint8_t **data, size_t *len, uint64_t *size, bri_error *err) {
+  s3_req *r = suffix_req(bucket, key, n);
+  int rc = run_one(c, r, err);
+  if (r) rc = suffix_result(r, rc, data, len, size, err);
   req_free(r);
   return rc;
 }
@@ -1385,8 +1403,29 @@ int bri_s3_batch_copy_part(bri_s3_batch *b, const char *bucket, const char *key,
   return batch_add(b, r, err);
 }
 
+int bri_s3_batch_get_suffix(bri_s3_batch *b, const char *bucket, const char *key, size_t n,
+                            uint8_t **data, size_t *len, uint64_t *size, int *rc, bri_error *err) {
+  s3_req *r = suffix_req(bucket, key, n);
+  if (r) {
+    r->suffix_data = data;
+    r->suffix_len = len;
+    r->suffix_size = size;
+    r->suffix_rc = rc;
+  }
+  *data = NULL;
+  *rc = BRI_EIO;
+  return batch_add(b, r, err);
+}
+
 int bri_s3_batch_run(bri_s3_batch *b, bri_error *err) {
   int rc = run_batch(b->c, b->reqs, b->n, err);
+  for (size_t i = 0; i < b->n; i++) {
+    s3_req *r = b->reqs[i];
+    if (r->suffix_rc) {
+      bri_error e;
+      *r->suffix_rc = suffix_result(r, r->rc, r->suffix_data, r->suffix_len, r->suffix_size, &e);
+    }
+  }
   for (size_t i = 0; rc == 0 && i < b->n; i++) {
     s3_req *r = b->reqs[i];
     if (!r->part_out) continue;

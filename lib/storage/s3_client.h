@@ -196,6 +196,12 @@ void bri_s3_batch_free(bri_s3_batch *b);
 /* Queue a ranged GET of exactly len bytes into buf (a shorter answer fails). */
 int bri_s3_batch_get_range(bri_s3_batch *b, const char *bucket, const char *key, uint64_t off,
                            size_t len, void *buf, bri_error *err);
+/* Queue a GET of the last n bytes (as bri_s3_get_suffix). Its own outcome
+ * goes to *rc (0, or the code of its failure), the bytes to *data
+ * (malloc'd), *len and the object's size to *size; it does not fail the
+ * batch's other requests, though bri_s3_batch_run still reports it. */
+int bri_s3_batch_get_suffix(bri_s3_batch *b, const char *bucket, const char *key, size_t n,
+                            uint8_t **data, size_t *len, uint64_t *size, int *rc, bri_error *err);
 /* Queue a PUT of a whole object (data must stay valid until the batch has
  * run). */
 int bri_s3_batch_put(bri_s3_batch *b, const char *bucket, const char *key, const void *data,

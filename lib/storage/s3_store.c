@@ -204,11 +204,29 @@ static s3_conn *conn_ref(s3_conn *c) {
 
 /* ------------------------------------------------------------ stores */
 
+/* A file's tail fetched ahead (bri_store_prefetch) or at an earlier open:
+ * objects Lance refers to are never rewritten, and put and delete through
+ * this store drop their entry; the cache lives as long as the store (one
+ * job), so a file deleted by someone else meanwhile is at worst read from
+ * here once more. Bounded by CACHE_MAX bytes. */
+typedef struct tail_entry {
+  char *key; /* the object's */
+  uint64_t size;
+  uint8_t *data;
+  size_t len;
+  struct tail_entry *next;
+} tail_entry;
+
+#define CACHE_MAX ((size_t)64 << 20)
+
 typedef struct s3_store {
   bri_store base;
   s3_conn *conn;
   char *bucket;
   char *prefix; /* key of the root, no trailing slash; "" for a whole bucket */
+  pthread_mutex_t cache_lock;
+  tail_entry *cache;
+  size_t cache_bytes;
 } s3_store;
 
 /* The object key of a store key ("" = the root's own prefix). malloc'd. */
@@ -226,11 +244,66 @@ static char *dir_prefix(const s3_store *s, const char *dir) {
   return p;
 }
 
+static void cache_drop(s3_store *s, const char *key) {
+  pthread_mutex_lock(&s->cache_lock);
+  for (tail_entry **p = &s->cache; *p; p = &(*p)->next) {
+    if (!strcmp((*p)->key, key)) {
+      tail_entry *e = *p;
+      *p = e->next;
+      s->cache_bytes -= e->len;
+      free(e->key);
+      free(e->data);
+      free(e);
+      break;
+    }
+  }
+  pthread_mutex_unlock(&s->cache_lock);
+}
+
+/* Keeps data (taken) under key when there is room; frees it otherwise. */
+static void cache_put(s3_store *s, const char *key, uint8_t *data, size_t len, uint64_t size) {
+  tail_entry *e = calloc(1, sizeof *e);
+  pthread_mutex_lock(&s->cache_lock);
+  if (e && s->cache_bytes + len <= CACHE_MAX && (e->key = strdup(key))) {
+    e->data = data;
+    e->len = len;
+    e->size = size;
+    e->next = s->cache;
+    s->cache = e;
+    s->cache_bytes += len;
+    data = NULL;
+    e = NULL;
+  }
+  pthread_mutex_unlock(&s->cache_lock);
+  free(e);
+  free(data);
+}
+
+/* A copy of the cached tail of key, if any. */
+static bool cache_get(s3_store *s, const char *key, uint8_t **data, size_t *len, uint64_t *size) {
+  bool hit = false;
+  pthread_mutex_lock(&s->cache_lock);
+  for (tail_entry *e = s->cache; e; e = e->next) {
+    if (!strcmp(e->key, key)) {
+      if ((*data = malloc(e->len ? e->len : 1))) {
+        memcpy(*data, e->data, e->len);
+        *len = e->len;
+        *size = e->size;
+        hit = true;
+      }
+      break;
+    }
+  }
+  pthread_mutex_unlock(&s->cache_lock);
+  return hit;
+}
+
 static int s3_open(const char *uri, unsigned flags, bri_store **out, bri_error *err) {
   (void)flags; /* a prefix needs no creating */
   *out = NULL;
   s3_store *s = calloc(1, sizeof *s);
   if (!s) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  pthread_mutex_init(&s->cache_lock, NULL);
   int rc = bri_s3_uri_parse(uri, &s->bucket, &s->prefix, err);
   if (rc == 0) {
     size_t n = strlen(s->prefix);
@@ -244,6 +317,7 @@ static int s3_open(const char *uri, unsigned flags, bri_store **out, bri_error *
   }
   if (rc) {
     bri_store_base_clear(&s->base);
+    pthread_mutex_destroy(&s->cache_lock);
     free(s->bucket);
     free(s->prefix);
     free(s);
@@ -255,6 +329,14 @@ static int s3_open(const char *uri, unsigned flags, bri_store **out, bri_error *
 
 static void s3_close(bri_store *st) {
   s3_store *s = (s3_store *)st;
+  while (s->cache) {
+    tail_entry *e = s->cache;
+    s->cache = e->next;
+    free(e->key);
+    free(e->data);
+    free(e);
+  }
+  pthread_mutex_destroy(&s->cache_lock);
   conn_unref(s->conn);
   bri_store_base_clear(st);
   free(s->bucket);
@@ -285,11 +367,19 @@ static int has_children(s3_store *s, const char *key, bool *yes, bri_error *err)
 
 /* ------------------------------------------------------------ reading */
 
+/* Opening a file GETs its last TAIL bytes: that one request gives the size
+ * (Content-Range) and the part a Lance reader wants first (footer, column
+ * metadata, and often the whole of a small data file), where a HEAD and a
+ * read per structure would take a round trip each. */
+#define TAIL ((size_t)256 << 10)
+
 typedef struct s3_file {
   bri_sfile base;
   s3_conn *conn;
   char *bucket;
   char *key;
+  uint8_t *tail; /* bytes [size - tail_len, size) */
+  size_t tail_len;
 } s3_file;
 
 static int s3_open_file(bri_store *st, const char *key, const char *path, bri_sfile **out,
@@ -298,11 +388,19 @@ static int s3_open_file(bri_store *st, const char *key, const char *path, bri_sf
   *out = NULL;
   char *k = full_key(s, key);
   if (!k) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  bri_s3_object o;
-  int rc = bri_s3_head(s->conn->client, s->bucket, k, &o, err);
-  if (rc == BRI_ENOTFOUND) rc = bri_error_set(err, BRI_ENOTFOUND, "%s: no such file", path);
-  uint64_t size = o.size;
-  bri_s3_object_clear(&o);
+  uint8_t *tail = NULL;
+  size_t tail_len = 0;
+  uint64_t size = 0;
+  int rc = 0;
+  if (!cache_get(s, k, &tail, &tail_len, &size)) {
+    rc = bri_s3_get_suffix(s->conn->client, s->bucket, k, TAIL, &tail, &tail_len, &size, err);
+    if (rc == BRI_ENOTFOUND) rc = bri_error_set(err, BRI_ENOTFOUND, "%s: no such file", path);
+    uint8_t *copy = rc ? NULL : malloc(tail_len ? tail_len : 1);
+    if (copy) {
+      memcpy(copy, tail, tail_len);
+      cache_put(s, k, copy, tail_len, size); /* a second open of it (plan, then rewrite) is free */
+    }
+  }
   s3_file *f = rc ? NULL : calloc(1, sizeof *f);
   if (rc == 0 && (!f || !(f->base.path = strdup(path)) || !(f->bucket = strdup(s->bucket)))) {
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
@@ -313,11 +411,14 @@ static int s3_open_file(bri_store *st, const char *key, const char *path, bri_sf
       free(f->bucket);
       free(f);
     }
+    free(tail);
     free(k);
     return rc;
   }
   f->base.ops = &bri_s3_store_ops;
   f->base.size = size;
+  f->tail = tail;
+  f->tail_len = tail_len;
   f->key = k;
   f->conn = conn_ref(s->conn);
   *out = &f->base;
@@ -329,6 +430,11 @@ static int s3_read(bri_sfile *bf, uint64_t offset, void *buf, size_t len, bri_er
   if (!bri_range_ok(offset, len, bf->size)) {
     return bri_error_set(err, BRI_ECORRUPT, "%s: wanted %zu bytes at offset %llu, file ends after %llu",
                          bf->path, len, (unsigned long long)offset, (unsigned long long)bf->size);
+  }
+  uint64_t tail_off = bf->size - f->tail_len;
+  if (offset >= tail_off) {
+    memcpy(buf, f->tail + (offset - tail_off), len);
+    return 0;
   }
   bri_s3_batch *b = bri_s3_batch_new(f->conn->client);
   if (!b) return bri_error_set(err, BRI_ENOMEM, "out of memory");
@@ -344,6 +450,7 @@ static void s3_close_file(bri_sfile *bf) {
   free(f->base.path);
   free(f->bucket);
   free(f->key);
+  free(f->tail);
   free(f);
 }
 
@@ -431,6 +538,7 @@ static int s3_put(bri_store *st, const char *key, const void *data, size_t len, 
     free(k);
     return rc;
   }
+  cache_drop(s, k);
   rc = bri_s3_put(s->conn->client, s->bucket, k, data, len, if_absent ? BRI_S3_PUT_IF_ABSENT : 0, err);
   if (rc == BRI_ETAKEN) rc = bri_error_set(err, BRI_ETAKEN, "%s/%s: exists", st->uri, key);
   if (rc == 0) {
@@ -744,6 +852,7 @@ static int s3_delete_one(bri_store *st, const char *key, bri_error *err) {
   } else if (rc == 0) {
     size_t deleted;
     const char *keys[] = {k};
+    cache_drop(s, k);
     rc = bri_s3_delete(s->conn->client, s->bucket, keys, 1, NULL, &deleted, err);
   }
   free(k);
@@ -756,12 +865,48 @@ static int s3_delete_many(bri_store *st, const char *const *keys, size_t n, int 
   int rc = full ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
   for (size_t i = 0; rc == 0 && i < n; i++) {
     if (!(full[i] = full_key(s, keys[i]))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    else cache_drop(s, full[i]);
   }
   size_t deleted;
   if (rc == 0) rc = bri_s3_delete(s->conn->client, s->bucket, (const char *const *)full, n, rcs, &deleted, err);
   for (size_t i = 0; full && i < n; i++) free(full[i]);
   free(full);
   return rc;
+}
+
+/* Tails of many files at once, max_in_flight requests at a time. */
+static void s3_prefetch(bri_store *st, const char *const *keys, size_t n) {
+  s3_store *s = (s3_store *)st;
+  bri_s3_batch *b = bri_s3_batch_new(s->conn->client);
+  char **full = calloc(n, sizeof *full);
+  uint8_t **data = calloc(n, sizeof *data);
+  size_t *len = calloc(n, sizeof *len);
+  uint64_t *size = calloc(n, sizeof *size);
+  int *rcs = calloc(n, sizeof *rcs);
+  bri_error ignored;
+  for (size_t i = 0; b && full && data && len && size && rcs && i < n; i++) {
+    uint8_t *hit;
+    size_t hl;
+    uint64_t hs;
+    if (!(full[i] = full_key(s, keys[i]))) break;
+    if (cache_get(s, full[i], &hit, &hl, &hs)) {
+      free(hit);
+      continue;
+    }
+    if (bri_s3_batch_get_suffix(b, s->bucket, full[i], TAIL, &data[i], &len[i], &size[i], &rcs[i], &ignored)) break;
+  }
+  if (b) bri_s3_batch_run(b, &ignored);
+  for (size_t i = 0; rcs && data && full && i < n; i++) {
+    if (data[i] && rcs[i] == 0) cache_put(s, full[i], data[i], len[i], size[i]);
+    else free(data[i]);
+    free(full[i]);
+  }
+  bri_s3_batch_free(b);
+  free(full);
+  free(data);
+  free(len);
+  free(size);
+  free(rcs);
 }
 
 static void s3_thread_stats(bri_store_stats *acc) {
@@ -793,5 +938,6 @@ const bri_store_ops bri_s3_store_ops = {
     .copy = s3_copy,
     .delete_one = s3_delete_one,
     .delete_many = s3_delete_many,
+    .prefetch = s3_prefetch,
     .thread_stats = s3_thread_stats,
 };

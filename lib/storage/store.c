@@ -169,6 +169,19 @@ static int resolve(bri_store *st, const char *path, bool whole_dir, bri_store **
 
 /* ------------------------------------------------------------ reading */
 
+void bri_store_prefetch(bri_store *st, const char *const *paths, size_t n) {
+  if (!st || !st->ops->prefetch || !n) return;
+  const char **keys = calloc(n, sizeof *keys);
+  size_t k = 0;
+  bri_error ignored;
+  for (size_t i = 0; keys && i < n; i++) {
+    const char *key;
+    if (key_of(st, paths[i], &key, &ignored) == 0 && *key) keys[k++] = key;
+  }
+  if (k) st->ops->prefetch(st, keys, k);
+  free(keys);
+}
+
 int bri_store_open_file(bri_store *st, const char *path, bri_sfile **out, bri_error *err) {
   *out = NULL;
   bri_store *use, *tmp;

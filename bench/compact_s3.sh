@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# bench/compact_s3.sh: brictl compact (bri, copy) against LanceDB's own
+# optimize() on identical tables on S3 (the test radosgw of
+# scripts/s3-server.sh, started here when it is not running).
+#
+#   bench/compact_s3.sh [BLOB_BATCHES]     (default 100:1:5M,100:10:200K:
+#                                          200 fragments, ~0.7 GB of payload)
+#
+# Three tables are written by LanceDB with the same seed (same values, own
+# files) under s3://$BRI_S3_BUCKET/bench-PID/{optimize,bri,copy}/blobs.lance.
+# For each run: wall time; for brictl also the bytes that passed through it
+# (its report's storage block: bytes in + out over the network) and the bytes
+# the server copied, against the table's payload (LanceDB's fetchBlobs
+# total). Checks: LanceDB reads the optimize and copy tables with the values
+# it read before; brictl scan of the bri table equals that too. Targets (issue
+# 15): bri wall <= 1/20 of optimize's with <= 1% of the payload through brid;
+# copy ~0 payload bytes through brid and wall <= optimize's. Prints a table and
+# writes $WORK/results.json (WORK: a temp dir, or $WORK).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BATCHES=${1:-100:1:5M,100:10:200K}
+BUILD=${BUILD:-build}
+BRICTL=$PWD/$BUILD/bin/brictl
+export ORACLE_NODE_DIR=${ORACLE_NODE_DIR:-$PWD/.deps/node} LANCEDB_LOG=error
+[ -x "$BRICTL" ] || { echo "build first: make" >&2; exit 1; }
+eval "$(scripts/s3-server.sh start)"
+WORK=${WORK:-$(mktemp -d /tmp/brid-bench-s3.XXXXXX)}
+P=s3://$BRI_S3_BUCKET/bench-$$
+IGN=ms,table,fragmentRows,schemaFields,version,fragments
+jf() { node -e 'let d=JSON.parse(require("fs").readFileSync(0,"utf8"));for(const k of process.argv[1].split("."))d=d[k];console.log(d)' "$1"; }
+now() { date +%s.%N; }
+
+for run in optimize bri copy; do
+  echo "writing $P/$run/blobs.lance ($BATCHES)..." >&2
+  node tests/interop/lance_make.mjs --out "$P/$run" --tables blobs --blob-batches "$BATCHES" >/dev/null
+done
+node tests/interop/lance_read.mjs "$P/optimize/blobs.lance" --json >"$WORK/before.json"
+payload=$(node -e 'const d=JSON.parse(require("fs").readFileSync(0,"utf8"));
+  let n=0; for (const c of Object.values(d.columns)) if (c.payloadBytes) n+=Number(c.payloadBytes); console.log(n)' <"$WORK/before.json")
+echo "payload: $payload bytes" >&2
+
+t0=$(now)
+node tests/interop/lance_optimize.mjs "$P/optimize/blobs.lance" --json >"$WORK/optimize.json"
+opt_wall=$(echo "$(now) - $t0" | bc)
+node tests/interop/lance_read.mjs "$P/optimize/blobs.lance" --json >"$WORK/optimize.read.json"
+bash -c ". tests/interop/lib.sh; json_eq '$WORK/before.json' '$WORK/optimize.read.json' --ignore $IGN" ||
+  { echo "LanceDB reads other values after its optimize()" >&2; exit 1; }
+
+for s in bri copy; do
+  t0=$(now)
+  "$BRICTL" compact "$P/$s/blobs.lance" --strategy "$s" --json >"$WORK/$s.json"
+  eval "${s}_wall=$(echo "$(now) - $t0" | bc)"
+done
+"$BRICTL" scan "$P/bri/blobs.lance" --json >"$WORK/bri.scan.json"
+bash -c ". tests/interop/lib.sh; json_eq '$WORK/before.json' '$WORK/bri.scan.json' --ignore $IGN" ||
+  { echo "brictl scan of the bri table differs from LanceDB's read from before" >&2; exit 1; }
+node tests/interop/lance_read.mjs "$P/copy/blobs.lance" --json >"$WORK/copy.read.json"
+bash -c ". tests/interop/lib.sh; json_eq '$WORK/before.json' '$WORK/copy.read.json' --ignore $IGN" ||
+  { echo "LanceDB reads other values after compact copy" >&2; exit 1; }
+
+row() { # row NAME WALL REPORT_JSON|-
+  local through=- server=- pct=-
+  if [ "$3" != - ]; then
+    through=$(( $(jf storage.bytes_in <"$3") + $(jf storage.bytes_out <"$3") ))
+    server=$(jf storage.bytes_server_copied <"$3")
+    pct=$(echo "scale=3; 100 * $through / $payload" | bc)
+  fi
+  printf '%-10s %9.2f %8s %14s %7s %14s\n' "$1" "$2" "$(echo "scale=1; $opt_wall / $2" | bc)x" "$through" "$pct" "$server"
+}
+{
+  printf '%-10s %9s %9s %14s %7s %14s\n' run wall_s speedup through_brid "% pay" server_copied
+  row optimize "$opt_wall" -
+  row bri "$bri_wall" "$WORK/bri.json"
+  row copy "$copy_wall" "$WORK/copy.json"
+} | tee "$WORK/results.txt"
+node -e '
+const fs=require("fs"), w=process.argv[1];
+const r={payload:+process.argv[2], optimize:{wall_s:+process.argv[3]},
+  bri:{wall_s:+process.argv[4], report:JSON.parse(fs.readFileSync(w+"/bri.json"))},
+  copy:{wall_s:+process.argv[5], report:JSON.parse(fs.readFileSync(w+"/copy.json"))}};
+for (const k of ["bri","copy"]) delete r[k].report.plan;
+fs.writeFileSync(w+"/results.json", JSON.stringify(r,null,1));' "$WORK" "$payload" "$opt_wall" "$bri_wall" "$copy_wall"
+echo "results: $WORK/results.json" >&2
