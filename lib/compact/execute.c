@@ -275,6 +275,7 @@ static int run_survey(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json_t 
     s.fr = NULL;
     resolvers_close(&s.rs);
   }
+  if (!rc) bri_store_prefetch(r->t->store, (const char *const *)s.pack_paths, s.n_packs, BRI_PREFETCH_STAT);
   for (size_t p = 0; !rc && p < s.n_packs; p++) {
     uint64_t used = union_bytes(&s.ranges[p]);
     bri_store *st;
@@ -646,7 +647,7 @@ static void prefetch_fragments(const bri_table *t, const Lance__Table__Manifest 
     }
     if (f->deletion_file && bri_table_deletion_path(t, m, f, &paths[n], &ignored) == 0) n++;
   }
-  bri_store_prefetch(t->store, (const char *const *)paths, n);
+  bri_store_prefetch(t->store, (const char *const *)paths, n, BRI_PREFETCH_OPEN);
   for (size_t i = 0; i < n; i++) free(paths[i]);
   free(paths);
 }

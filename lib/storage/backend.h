@@ -115,7 +115,7 @@ struct bri_store_ops {
   /* may be NULL; rcs[i] per key, missing counted as 0 */
   int (*delete_many)(bri_store *st, const char *const *keys, size_t n, int *rcs, bri_error *err);
   /* may be NULL; keys clean, errors ignored (bri_store_prefetch) */
-  void (*prefetch)(bri_store *st, const char *const *keys, size_t n);
+  void (*prefetch)(bri_store *st, const char *const *keys, size_t n, unsigned flags);
   /* may be NULL; adds the calling thread's traffic (bri_store_thread_stats) */
   void (*thread_stats)(bri_store_stats *acc);
 };

@@ -106,6 +106,8 @@ typedef struct s3_req {
   size_t *suffix_len;
   uint64_t *suffix_size;
   int *suffix_rc;
+  bri_s3_object *head_out; /* batched HEADs: where the outcome goes */
+  int *head_rc;
   /* engine */
   req_state state;
   int attempts;
@@ -918,19 +920,25 @@ int bri_s3_get_suffix(bri_s3_client *c, const char *bucket, const char *key, siz
   return rc;
 }
 
+/* The object a HEAD that ran with result rc describes. */
+static int head_result(s3_req *r, int rc, bri_s3_object *out, bri_error *err) {
+  memset(out, 0, sizeof *out);
+  if (rc) return rc;
+  curl_off_t cl = 0;
+  curl_easy_getinfo(r->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
+  out->size = cl > 0 ? (uint64_t)cl : 0;
+  out->mtime = r->mtime;
+  snprintf(out->etag, sizeof out->etag, "%s", r->etag);
+  if (!(out->key = strdup(r->key))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  return 0;
+}
+
 int bri_s3_head(bri_s3_client *c, const char *bucket, const char *key, bri_s3_object *out,
                 bri_error *err) {
   memset(out, 0, sizeof *out);
   s3_req *r = req_new(BRI_S3_OP_HEAD, "HEAD", bucket, key);
   int rc = run_one(c, r, err);
-  if (rc == 0) {
-    curl_off_t cl = 0;
-    curl_easy_getinfo(r->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
-    out->size = cl > 0 ? (uint64_t)cl : 0;
-    out->mtime = r->mtime;
-    snprintf(out->etag, sizeof out->etag, "%s", r->etag);
-    if (!(out->key = strdup(key))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-  }
+  if (r) rc = head_result(r, rc, out, err);
   req_free(r);
   return rc;
 }
@@ -1417,14 +1425,25 @@ int bri_s3_batch_get_suffix(bri_s3_batch *b, const char *bucket, const char *key
   return batch_add(b, r, err);
 }
 
+int bri_s3_batch_head(bri_s3_batch *b, const char *bucket, const char *key, bri_s3_object *out,
+                      int *rc, bri_error *err) {
+  s3_req *r = req_new(BRI_S3_OP_HEAD, "HEAD", bucket, key);
+  if (r) {
+    r->head_out = out;
+    r->head_rc = rc;
+  }
+  memset(out, 0, sizeof *out);
+  *rc = BRI_EIO;
+  return batch_add(b, r, err);
+}
+
 int bri_s3_batch_run(bri_s3_batch *b, bri_error *err) {
   int rc = run_batch(b->c, b->reqs, b->n, err);
   for (size_t i = 0; i < b->n; i++) {
     s3_req *r = b->reqs[i];
-    if (r->suffix_rc) {
-      bri_error e;
-      *r->suffix_rc = suffix_result(r, r->rc, r->suffix_data, r->suffix_len, r->suffix_size, &e);
-    }
+    bri_error e;
+    if (r->suffix_rc) *r->suffix_rc = suffix_result(r, r->rc, r->suffix_data, r->suffix_len, r->suffix_size, &e);
+    if (r->head_rc) *r->head_rc = head_result(r, r->rc, r->head_out, &e);
   }
   for (size_t i = 0; rc == 0 && i < b->n; i++) {
     s3_req *r = b->reqs[i];

@@ -202,6 +202,10 @@ int bri_s3_batch_get_range(bri_s3_batch *b, const char *bucket, const char *key,
  * batch's other requests, though bri_s3_batch_run still reports it. */
 int bri_s3_batch_get_suffix(bri_s3_batch *b, const char *bucket, const char *key, size_t n,
                             uint8_t **data, size_t *len, uint64_t *size, int *rc, bri_error *err);
+/* Queue a HEAD: *out filled and *rc 0, or *rc the code of its failure
+ * (BRI_ENOTFOUND when missing); other requests go on regardless. */
+int bri_s3_batch_head(bri_s3_batch *b, const char *bucket, const char *key, bri_s3_object *out,
+                      int *rc, bri_error *err);
 /* Queue a PUT of a whole object (data must stay valid until the batch has
  * run). */
 int bri_s3_batch_put(bri_s3_batch *b, const char *bucket, const char *key, const void *data,

@@ -212,8 +212,11 @@ static s3_conn *conn_ref(s3_conn *c) {
 typedef struct tail_entry {
   char *key; /* the object's */
   uint64_t size;
-  uint8_t *data;
+  uint8_t *data; /* the tail, when has_tail */
   size_t len;
+  bool has_tail;
+  bool has_stat; /* size and mtime from a HEAD (BRI_PREFETCH_STAT) */
+  int64_t mtime;
   struct tail_entry *next;
 } tail_entry;
 
@@ -246,31 +249,37 @@ static char *dir_prefix(const s3_store *s, const char *dir) {
 
 static void cache_drop(s3_store *s, const char *key) {
   pthread_mutex_lock(&s->cache_lock);
-  for (tail_entry **p = &s->cache; *p; p = &(*p)->next) {
+  for (tail_entry **p = &s->cache; *p;) {
     if (!strcmp((*p)->key, key)) {
       tail_entry *e = *p;
       *p = e->next;
-      s->cache_bytes -= e->len;
+      s->cache_bytes -= e->len + 64;
       free(e->key);
       free(e->data);
       free(e);
-      break;
+    } else {
+      p = &(*p)->next;
     }
   }
   pthread_mutex_unlock(&s->cache_lock);
 }
 
-/* Keeps data (taken) under key when there is room; frees it otherwise. */
-static void cache_put(s3_store *s, const char *key, uint8_t *data, size_t len, uint64_t size) {
+/* Keeps a tail (data taken; NULL for a stat only: size, mtime) under key
+ * when there is room; frees data otherwise. */
+static void cache_put(s3_store *s, const char *key, uint8_t *data, size_t len, uint64_t size,
+                      int64_t mtime) {
   tail_entry *e = calloc(1, sizeof *e);
   pthread_mutex_lock(&s->cache_lock);
   if (e && s->cache_bytes + len <= CACHE_MAX && (e->key = strdup(key))) {
     e->data = data;
     e->len = len;
     e->size = size;
+    e->has_tail = data != NULL;
+    e->has_stat = data == NULL;
+    e->mtime = mtime;
     e->next = s->cache;
     s->cache = e;
-    s->cache_bytes += len;
+    s->cache_bytes += len + 64;
     data = NULL;
     e = NULL;
   }
@@ -279,12 +288,27 @@ static void cache_put(s3_store *s, const char *key, uint8_t *data, size_t len, u
   free(data);
 }
 
+/* Size and mtime of key from a prefetched HEAD, if any. */
+static bool cache_stat(s3_store *s, const char *key, uint64_t *size, int64_t *mtime) {
+  bool hit = false;
+  pthread_mutex_lock(&s->cache_lock);
+  for (tail_entry *e = s->cache; e && !hit; e = e->next) {
+    if (e->has_stat && !strcmp(e->key, key)) {
+      *size = e->size;
+      *mtime = e->mtime;
+      hit = true;
+    }
+  }
+  pthread_mutex_unlock(&s->cache_lock);
+  return hit;
+}
+
 /* A copy of the cached tail of key, if any. */
 static bool cache_get(s3_store *s, const char *key, uint8_t **data, size_t *len, uint64_t *size) {
   bool hit = false;
   pthread_mutex_lock(&s->cache_lock);
   for (tail_entry *e = s->cache; e; e = e->next) {
-    if (!strcmp(e->key, key)) {
+    if (e->has_tail && !strcmp(e->key, key)) {
       if ((*data = malloc(e->len ? e->len : 1))) {
         memcpy(*data, e->data, e->len);
         *len = e->len;
@@ -398,7 +422,7 @@ static int s3_open_file(bri_store *st, const char *key, const char *path, bri_sf
     uint8_t *copy = rc ? NULL : malloc(tail_len ? tail_len : 1);
     if (copy) {
       memcpy(copy, tail, tail_len);
-      cache_put(s, k, copy, tail_len, size); /* a second open of it (plan, then rewrite) is free */
+      cache_put(s, k, copy, tail_len, size, 0); /* a second open of it (plan, then rewrite) is free */
     }
   }
   s3_file *f = rc ? NULL : calloc(1, sizeof *f);
@@ -465,8 +489,16 @@ static int s3_stat(bri_store *st, const char *key, bri_store_info *out, bri_erro
   }
   char *k = full_key(s, key);
   if (!k) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  bri_s3_object o;
-  int rc = bri_s3_head(s->conn->client, s->bucket, k, &o, err);
+  bri_s3_object o = {0};
+  int rc = 0;
+  if (cache_stat(s, k, &o.size, &o.mtime)) {
+    out->kind = BRI_ENTRY_FILE;
+    out->size = o.size;
+    out->mtime_ns = o.mtime * 1000000000LL;
+    free(k);
+    return 0;
+  }
+  rc = bri_s3_head(s->conn->client, s->bucket, k, &o, err);
   if (rc == 0) {
     out->kind = BRI_ENTRY_FILE;
     out->size = o.size;
@@ -874,31 +906,41 @@ static int s3_delete_many(bri_store *st, const char *const *keys, size_t n, int 
   return rc;
 }
 
-/* Tails of many files at once, max_in_flight requests at a time. */
-static void s3_prefetch(bri_store *st, const char *const *keys, size_t n) {
+/* Tails (or HEADs) of many files at once, max_in_flight requests at a
+ * time. */
+static void s3_prefetch(bri_store *st, const char *const *keys, size_t n, unsigned flags) {
   s3_store *s = (s3_store *)st;
+  bool stat = flags & BRI_PREFETCH_STAT;
   bri_s3_batch *b = bri_s3_batch_new(s->conn->client);
   char **full = calloc(n, sizeof *full);
   uint8_t **data = calloc(n, sizeof *data);
   size_t *len = calloc(n, sizeof *len);
   uint64_t *size = calloc(n, sizeof *size);
+  bri_s3_object *heads = calloc(n, sizeof *heads);
   int *rcs = calloc(n, sizeof *rcs);
   bri_error ignored;
-  for (size_t i = 0; b && full && data && len && size && rcs && i < n; i++) {
+  bool ok = b && full && data && len && size && heads && rcs;
+  for (size_t i = 0; ok && i < n; i++) rcs[i] = BRI_ENOTFOUND; /* not asked */
+  for (size_t i = 0; ok && i < n; i++) {
     uint8_t *hit;
     size_t hl;
     uint64_t hs;
+    int64_t hm;
     if (!(full[i] = full_key(s, keys[i]))) break;
-    if (cache_get(s, full[i], &hit, &hl, &hs)) {
-      free(hit);
+    if (stat ? cache_stat(s, full[i], &hs, &hm) : cache_get(s, full[i], &hit, &hl, &hs)) {
+      if (!stat) free(hit);
       continue;
     }
-    if (bri_s3_batch_get_suffix(b, s->bucket, full[i], TAIL, &data[i], &len[i], &size[i], &rcs[i], &ignored)) break;
+    if (stat ? bri_s3_batch_head(b, s->bucket, full[i], &heads[i], &rcs[i], &ignored)
+             : bri_s3_batch_get_suffix(b, s->bucket, full[i], TAIL, &data[i], &len[i], &size[i], &rcs[i], &ignored))
+      break;
   }
-  if (b) bri_s3_batch_run(b, &ignored);
-  for (size_t i = 0; rcs && data && full && i < n; i++) {
-    if (data[i] && rcs[i] == 0) cache_put(s, full[i], data[i], len[i], size[i]);
+  if (ok) bri_s3_batch_run(b, &ignored);
+  for (size_t i = 0; ok && i < n; i++) {
+    if (rcs[i] == 0 && stat) cache_put(s, full[i], NULL, 0, heads[i].size, heads[i].mtime);
+    else if (rcs[i] == 0) cache_put(s, full[i], data[i], len[i], size[i], 0);
     else free(data[i]);
+    bri_s3_object_clear(&heads[i]);
     free(full[i]);
   }
   bri_s3_batch_free(b);
@@ -906,6 +948,7 @@ static void s3_prefetch(bri_store *st, const char *const *keys, size_t n) {
   free(data);
   free(len);
   free(size);
+  free(heads);
   free(rcs);
 }
 

@@ -169,7 +169,7 @@ static int resolve(bri_store *st, const char *path, bool whole_dir, bri_store **
 
 /* ------------------------------------------------------------ reading */
 
-void bri_store_prefetch(bri_store *st, const char *const *paths, size_t n) {
+void bri_store_prefetch(bri_store *st, const char *const *paths, size_t n, unsigned flags) {
   if (!st || !st->ops->prefetch || !n) return;
   const char **keys = calloc(n, sizeof *keys);
   size_t k = 0;
@@ -178,7 +178,7 @@ void bri_store_prefetch(bri_store *st, const char *const *paths, size_t n) {
     const char *key;
     if (key_of(st, paths[i], &key, &ignored) == 0 && *key) keys[k++] = key;
   }
-  if (k) st->ops->prefetch(st, keys, k);
+  if (k) st->ops->prefetch(st, keys, k, flags);
   free(keys);
 }
 

@@ -149,13 +149,19 @@ typedef struct bri_sread {
 int bri_sfile_readv(bri_sfile *f, const bri_sread *reads, size_t n, bri_error *err);
 void bri_sfile_close(bri_sfile *f);
 
-/* A hint that these files will be opened soon: object stores fetch what
- * opening them needs (S3: the last 256 KiB of each, many requests in
- * flight) and keep it for this store's later opens, so that a job that
- * walks many small files waits for one round of requests instead of one per
- * file. Errors are ignored here (opening reports them). Local stores do
- * nothing. */
-void bri_store_prefetch(bri_store *st, const char *const *paths, size_t n);
+/* bri_store_prefetch flags: what is wanted soon. */
+enum {
+  BRI_PREFETCH_OPEN = 0,      /* the files will be opened and read (their ends first) */
+  BRI_PREFETCH_STAT = 1 << 0, /* only their size and time (bri_store_stat) */
+};
+
+/* A hint that these files will be opened (or stat'ed) soon: object stores
+ * fetch what that needs (S3: the last 256 KiB of each, or a HEAD, many
+ * requests in flight) and keep it for this store's later calls, so that a
+ * job that walks many small files waits for one round of requests instead
+ * of one per file. Errors are ignored here (the later call reports them).
+ * Local stores do nothing. */
+void bri_store_prefetch(bri_store *st, const char *const *paths, size_t n, unsigned flags);
 
 /* Reads a whole object into a malloc'd buffer (NUL-terminated, the NUL not
  * counted). Larger than max_len: BRI_EUNSUPPORTED. st NULL as above. */

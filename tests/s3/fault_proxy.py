@@ -20,7 +20,9 @@ chunked or length-delimited answers), so that a fault hits one request:
 Control (not forwarded): PUT /__fault__ with a JSON list of rules
 [{"match": "PUT /bucket/k", "action": "drop", "times": 1}, ...]: a rule hits
 requests whose "METHOD PATH?QUERY" line contains match, times times (0 or
-absent: every time); rules are tried in order. GET /__fault__ returns
+absent: every time), and with "rate": P only a random share P of them
+(seeded by "seed", default 1, so a run is repeatable); rules are tried in
+order. GET /__fault__ returns
 {"hits": {index: n}, "requests": total}. DELETE /__fault__ clears the rules.
 
 usage: fault_proxy.py UPSTREAM_HOST:PORT  (prints "port N" once listening;
@@ -29,6 +31,7 @@ exits when its standard input closes, so it never outlives the test)
 import asyncio
 import json
 import os
+import random
 import sys
 import threading
 
@@ -36,6 +39,7 @@ UPSTREAM = None
 RULES = []
 HITS = {}
 STATS = {"requests": 0}
+RANDOM = random.Random(1)
 DEFAULT_CODE = {500: "InternalError", 503: "SlowDown", 429: "SlowDown"}
 
 
@@ -80,6 +84,8 @@ def rule_for(request_line):
         times = r.get("times", 0)
         if times and HITS.get(i, 0) >= times:
             continue
+        if "rate" in r and RANDOM.random() >= r["rate"]:
+            continue
         HITS[i] = HITS.get(i, 0) + 1
         return r["action"]
     return None
@@ -95,6 +101,7 @@ async def control(line, body, writer):
     if method == "PUT":
         RULES[:] = json.loads(body or b"[]")
         HITS.clear()
+        RANDOM.seed(next((r.get("seed", 1) for r in RULES), 1))
     elif method == "DELETE":
         RULES.clear()
         HITS.clear()

@@ -299,6 +299,54 @@ START_TEST(test_copy_link_delete) {
 }
 END_TEST
 
+/* Prefetched tails and HEADs: the later opens and stats need no request. */
+START_TEST(test_prefetch) {
+  char *paths[20];
+  for (int i = 0; i < 20; i++) {
+    char rel[32], text[32];
+    snprintf(rel, sizeof rel, "data/f%02d.lance", i);
+    snprintf(text, sizeof text, "file %d", i);
+    put_text(rel, text);
+    paths[i] = strdup(at(rel));
+  }
+  bri_store_stats t0, t1, d;
+  bri_store_thread_stats(&t0);
+  bri_store_prefetch(st, (const char *const *)paths, 10, BRI_PREFETCH_OPEN);
+  bri_store_prefetch(st, (const char *const *)paths + 10, 10, BRI_PREFETCH_STAT);
+  bri_store_thread_stats(&t1);
+  bri_store_stats_delta(&t1, &t0, &d);
+  ck_assert_uint_eq(d.requests, 20);
+  for (int i = 0; i < 10; i++) {
+    bri_sfile *f;
+    char buf[16], want[32];
+    ck_assert_msg(bri_store_open_file(st, paths[i], &f, &err) == 0, "%s", err.msg);
+    snprintf(want, sizeof want, "file %d", i);
+    ck_assert_uint_eq(bri_sfile_size(f), strlen(want));
+    ck_assert(bri_sfile_read(f, 0, buf, strlen(want), &err) == 0);
+    ck_assert(!memcmp(buf, want, strlen(want)));
+    bri_sfile_close(f);
+    bri_store_info info;
+    ck_assert(bri_store_stat(st, paths[10 + i], &info, &err) == 0);
+    ck_assert_uint_eq(info.size, 7); /* "file 1X" */
+    ck_assert(info.mtime_ns > 0);
+  }
+  bri_store_thread_stats(&t0);
+  bri_store_stats_delta(&t0, &t1, &d);
+  ck_assert_uint_eq(d.requests, 0);
+  /* a put through the store drops the cached tail: the next open sees the new bytes */
+  put_text("data/f00.lance", "replaced!");
+  bri_sfile *f;
+  ck_assert(bri_store_open_file(st, paths[0], &f, &err) == 0);
+  ck_assert_uint_eq(bri_sfile_size(f), 9);
+  bri_sfile_close(f);
+  /* a missing file in a prefetch is ignored there and reported by the open */
+  const char *missing[] = {at("data/none")};
+  bri_store_prefetch(st, missing, 1, BRI_PREFETCH_OPEN);
+  ck_assert_int_eq(bri_store_open_file(st, missing[0], &f, &err), BRI_ENOTFOUND);
+  for (int i = 0; i < 20; i++) free(paths[i]);
+}
+END_TEST
+
 START_TEST(test_configured_prefix) {
   /* settings registered for this root (a wrong secret) apply to it, not to others */
   bri_aws_settings bad = {.access_key_id = getenv("AWS_ACCESS_KEY_ID"), .secret_access_key = "wrong"};
@@ -329,6 +377,7 @@ static Suite *s3_store_suite(void) {
   tcase_add_test(tc, test_put_new_is_put_if_absent);
   tcase_add_test(tc, test_writers);
   tcase_add_test(tc, test_copy_link_delete);
+  tcase_add_test(tc, test_prefetch);
   tcase_add_test(tc, test_configured_prefix);
   suite_add_tcase(s, tc);
   return s;
