@@ -289,6 +289,18 @@ int bri_aws_config_load(const bri_aws_settings *explicit_settings, bri_aws_confi
     }
   }
 
+  const char *attempts = first(env("AWS_MAX_ATTEMPTS"), config_get(&cfg, profile, "max_attempts"));
+  if (attempts) {
+    char *end;
+    long v = strtol(attempts, &end, 10);
+    if (*end || v < 1 || v > 100) {
+      rc = bri_error_set(err, BRI_EINVAL, "max attempts \"%s\" (AWS_MAX_ATTEMPTS or max_attempts) "
+                         "is not a number from 1 to 100", attempts);
+      goto out;
+    }
+    c->max_attempts = (int)v;
+  }
+
   c->virtual_hosted = aws_endpoint;
   const char *style = config_get(&cfg, profile, "s3.addressing_style");
   if (s->addressing != BRI_S3_ADDRESSING_AUTO) {

@@ -8,12 +8,13 @@
  *      AWS_SESSION_TOKEN) as one set, AWS_REGION then AWS_DEFAULT_REGION,
  *      AWS_ENDPOINT_URL_S3 then AWS_ENDPOINT_URL, AWS_PROFILE,
  *      AWS_VIRTUAL_HOSTED_STYLE_REQUEST (true/false, as object_store and so
- *      Lance name it),
+ *      Lance name it), AWS_MAX_ATTEMPTS,
  *   3. the profile (AWS_PROFILE, else "default") in the shared credentials
  *      file (AWS_SHARED_CREDENTIALS_FILE, else ~/.aws/credentials: section
  *      [NAME]) and the config file (AWS_CONFIG_FILE, else ~/.aws/config:
  *      [profile NAME], or [default]): aws_access_key_id,
- *      aws_secret_access_key, aws_session_token, region, endpoint_url, and
+ *      aws_secret_access_key, aws_session_token, region, endpoint_url,
+ *      max_attempts, and
  *      the nested "s3 =" block's addressing_style (path|virtual|auto) and
  *      endpoint_url,
  *   4. defaults: region us-east-1; the AWS endpoint of the region.
@@ -51,6 +52,7 @@ typedef struct bri_aws_config {
   char *region;
   char *endpoint; /* scheme://host[:port], no trailing slash */
   bool virtual_hosted;
+  int max_attempts; /* tries per request, first included; 0: the client's default */
   char *credentials_from; /* "settings", "environment" or the file and profile */
 } bri_aws_config;
 

@@ -711,7 +711,7 @@ int bri_s3_client_new(const bri_aws_config *cfg, const bri_s3_options *opt, bri_
   if (opt) c->opt = *opt;
   if (c->opt.connect_timeout_ms <= 0) c->opt.connect_timeout_ms = 5000;
   if (c->opt.idle_timeout_ms <= 0) c->opt.idle_timeout_ms = 30000;
-  if (c->opt.max_attempts <= 0) c->opt.max_attempts = 8;
+  if (c->opt.max_attempts <= 0) c->opt.max_attempts = cfg->max_attempts > 0 ? cfg->max_attempts : 8;
   if (c->opt.backoff_base_ms <= 0) c->opt.backoff_base_ms = 100;
   if (c->opt.backoff_max_ms <= 0) c->opt.backoff_max_ms = 5000;
   if (c->opt.max_in_flight <= 0) c->opt.max_in_flight = 16;

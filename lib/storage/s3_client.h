@@ -72,7 +72,7 @@ typedef struct bri_s3_stats {
 typedef struct bri_s3_options {
   long connect_timeout_ms; /* [5000] */
   long idle_timeout_ms;    /* a request with no byte moving this long fails [30000] */
-  int max_attempts;        /* tries per request, first included [8] */
+  int max_attempts;        /* tries per request, first included [cfg's, else 8] */
   long backoff_base_ms;    /* first retry waits up to this [100] */
   long backoff_max_ms;     /* cap of one wait [5000] */
   int max_in_flight;       /* requests of one batch in flight [16] */

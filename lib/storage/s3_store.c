@@ -159,9 +159,10 @@ static int conn_for(const char *uri, s3_conn **out, bri_error *err) {
   rc = bri_aws_config_load(best ? &best->s : NULL, &cfg, err);
   pthread_mutex_unlock(&registry_lock);
   if (rc) return bri_error_wrap(err, "%s", uri);
-  char *id = bri_strdupf("%s|%s|%d|%s|%s|%s|%g|%d", cfg.endpoint, cfg.region, cfg.virtual_hosted,
+  char *id = bri_strdupf("%s|%s|%d|%s|%s|%s|%g|%d|%d", cfg.endpoint, cfg.region, cfg.virtual_hosted,
                          cfg.access_key_id, cfg.secret_access_key,
-                         cfg.session_token ? cfg.session_token : "", opt.max_rate, opt.max_in_flight);
+                         cfg.session_token ? cfg.session_token : "", opt.max_rate, opt.max_in_flight,
+                         cfg.max_attempts);
   if (!id) {
     bri_aws_config_clear(&cfg);
     return bri_error_set(err, BRI_ENOMEM, "out of memory");

@@ -15,7 +15,8 @@
 static const char *const vars[] = {
     "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
     "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_PROFILE",
-    "AWS_VIRTUAL_HOSTED_STYLE_REQUEST", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE"};
+    "AWS_VIRTUAL_HOSTED_STYLE_REQUEST", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_MAX_ATTEMPTS"};
 
 static char *home;
 
@@ -52,14 +53,17 @@ START_TEST(test_environment) {
   ck_assert_str_eq(c.secret_access_key, "SK");
   ck_assert_str_eq(c.session_token, "TOK");
   ck_assert_str_eq(c.region, "eu-west-1");
+  ck_assert_int_eq(c.max_attempts, 0);
   ck_assert_str_eq(c.endpoint, "https://s3.eu-west-1.amazonaws.com");
   ck_assert(c.virtual_hosted); /* AWS itself: bucket.s3.region.amazonaws.com */
   bri_aws_config_clear(&c);
 
   setenv("AWS_REGION", "us-west-2", 1); /* wins over AWS_DEFAULT_REGION */
+  setenv("AWS_MAX_ATTEMPTS", "3", 1);
   setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:7480/", 1);
   ck_assert(bri_aws_config_load(NULL, &c, &err) == 0);
   ck_assert_str_eq(c.region, "us-west-2");
+  ck_assert_int_eq(c.max_attempts, 3);
   ck_assert_str_eq(c.endpoint, "http://127.0.0.1:7480");
   ck_assert(!c.virtual_hosted); /* another endpoint: path-style */
   bri_aws_config_clear(&c);
@@ -144,6 +148,10 @@ START_TEST(test_refusals) {
   ck_assert_int_eq(bri_aws_config_load(NULL, &c, &err), BRI_EINVAL);
   ck_assert_msg(strstr(err.msg, "AWS_VIRTUAL_HOSTED_STYLE_REQUEST: expected true or false"), "%s", err.msg);
   unsetenv("AWS_VIRTUAL_HOSTED_STYLE_REQUEST");
+  setenv("AWS_MAX_ATTEMPTS", "0", 1);
+  ck_assert_int_eq(bri_aws_config_load(NULL, &c, &err), BRI_EINVAL);
+  ck_assert_msg(strstr(err.msg, "is not a number from 1 to 100"), "%s", err.msg);
+  unsetenv("AWS_MAX_ATTEMPTS");
 
   write_aws("config", "[default]\nregion us-east-1\n");
   ck_assert_int_eq(bri_aws_config_load(NULL, &c, &err), BRI_EINVAL);
