@@ -29,6 +29,7 @@
  * segments, no repeated or trailing slashes (symlinks are kept). */
 static char *absolute_path(const char *p) {
   char *cwd = NULL, *joined;
+  if (strstr(p, "://")) return strdup(p); /* a URI (s3://...) is absolute already */
   if (p[0] == '/') {
     joined = strdup(p);
   } else {
