@@ -61,8 +61,8 @@ bash -c ". tests/interop/lib.sh; json_eq '$WORK/before.json' '$WORK/copy.read.js
 row() { # row NAME WALL REPORT_JSON|-
   local through=- server=- pct=-
   if [ "$3" != - ]; then
-    through=$(( $(jf storage.bytes_in <"$3") + $(jf storage.bytes_out <"$3") ))
-    server=$(jf storage.bytes_server_copied <"$3")
+    through=$(( $(jf storage.bytes_read <"$3") + $(jf storage.bytes_written <"$3") ))
+    server=$(jf storage.bytes_copied_server <"$3")
     pct=$(echo "scale=3; 100 * $through / $payload" | bc)
   fi
   printf '%-10s %9.2f %8s %14s %7s %14s\n' "$1" "$2" "$(echo "scale=1; $opt_wall / $2" | bc)x" "$through" "$pct" "$server"

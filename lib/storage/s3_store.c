@@ -469,6 +469,22 @@ static int s3_read(bri_sfile *bf, uint64_t offset, void *buf, size_t len, bri_er
   return rc;
 }
 
+/* Many ranges in flight; those inside the fetched tail cost nothing. */
+static int s3_readv(bri_sfile *bf, const bri_sread *reads, size_t n, bri_error *err) {
+  s3_file *f = (s3_file *)bf;
+  uint64_t tail_off = bf->size - f->tail_len;
+  bri_s3_batch *b = bri_s3_batch_new(f->conn->client);
+  if (!b) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  int rc = 0;
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    if (reads[i].offset >= tail_off) memcpy(reads[i].buf, f->tail + (reads[i].offset - tail_off), reads[i].len);
+    else rc = bri_s3_batch_get_range(b, f->bucket, f->key, reads[i].offset, reads[i].len, reads[i].buf, err);
+  }
+  if (rc == 0) rc = bri_s3_batch_run(b, err);
+  bri_s3_batch_free(b);
+  return rc;
+}
+
 static void s3_close_file(bri_sfile *bf) {
   s3_file *f = (s3_file *)bf;
   conn_unref(f->conn);
@@ -515,43 +531,57 @@ static int s3_stat(bri_store *st, const char *key, bri_store_info *out, bri_erro
   return rc;
 }
 
-static int s3_list(bri_store *st, const char *dir, unsigned flags, bri_store_entry **out,
-                   size_t *count, bri_error *err) {
-  (void)flags; /* sizes and times come with the listing */
-  s3_store *s = (s3_store *)st;
+/* The immediate children of dir (objects, and common prefixes under "/"),
+ * from one page (n > 0: max-keys n; S3 gives keys and prefixes in name
+ * order) or from every page (n == 0). */
+static int list_dir(s3_store *s, const char *dir, size_t n, bri_store_entry **out, size_t *count,
+                    bri_error *err) {
   *out = NULL;
   *count = 0;
   char *p = dir_prefix(s, dir);
   if (!p) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  bri_s3_list_args a = {.prefix = p, .delimiter = "/"};
+  bri_s3_list_args a = {.prefix = p, .delimiter = "/", .max_keys = n > 1000 ? 1000 : (int)n};
   bri_s3_listing l;
-  int rc = bri_s3_list_all(s->conn->client, s->bucket, &a, &l, err);
-  size_t plen = strlen(p);
+  int rc = n ? bri_s3_list_page(s->conn->client, s->bucket, &a, &l, err)
+             : bri_s3_list_all(s->conn->client, s->bucket, &a, &l, err);
+  size_t plen = strlen(p), k = 0;
   bri_store_entry *e = rc ? NULL : calloc(l.n_objects + l.n_prefixes + 1, sizeof *e);
   if (rc == 0 && !e) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-  size_t n = 0;
   for (size_t i = 0; rc == 0 && i < l.n_objects; i++) {
     const char *name = l.objects[i].key + plen;
     if (!*name) continue; /* a "directory marker" object named like the prefix */
-    e[n].info = (bri_store_info){BRI_ENTRY_FILE, l.objects[i].size, l.objects[i].mtime * 1000000000LL};
-    if (!(e[n++].name = strdup(name))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    e[k].info = (bri_store_info){BRI_ENTRY_FILE, l.objects[i].size, l.objects[i].mtime * 1000000000LL};
+    if (!(e[k++].name = strdup(name))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
   }
   for (size_t i = 0; rc == 0 && i < l.n_prefixes; i++) {
     const char *name = l.prefixes[i] + plen;
     size_t nl = strlen(name);
     if (nl < 2) continue; /* "/" alone: an empty component, never Lance's */
-    e[n].info.kind = BRI_ENTRY_DIR;
-    if (!(e[n++].name = strndup(name, nl - 1))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    e[k].info.kind = BRI_ENTRY_DIR;
+    if (!(e[k++].name = strndup(name, nl - 1))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
   }
   if (rc == 0) bri_s3_listing_clear(&l);
   if (rc) {
-    bri_store_entries_free(e, n);
+    bri_store_entries_free(e, k);
   } else {
     *out = e;
-    *count = n;
+    *count = k;
   }
   free(p);
   return rc;
+}
+
+static int s3_list(bri_store *st, const char *dir, unsigned flags, bri_store_entry **out,
+                   size_t *count, bri_error *err) {
+  (void)flags; /* sizes and times come with the listing */
+  return list_dir((s3_store *)st, dir, 0, out, count, err);
+}
+
+/* The first n entries of dir: one ListObjectsV2 page of max-keys n. */
+static int s3_list_first(bri_store *st, const char *dir, unsigned flags, size_t n,
+                         bri_store_entry **out, size_t *count, bri_error *err) {
+  (void)flags;
+  return list_dir((s3_store *)st, dir, n ? n : 1, out, count, err);
 }
 
 /* ------------------------------------------------------------ writing */
@@ -970,9 +1000,11 @@ const bri_store_ops bri_s3_store_ops = {
     .close = s3_close,
     .open_file = s3_open_file,
     .read = s3_read,
+    .readv = s3_readv,
     .close_file = s3_close_file,
     .stat = s3_stat,
     .list = s3_list,
+    .list_first = s3_list_first,
     .put = s3_put,
     .create = s3_create,
     .append = s3_append,

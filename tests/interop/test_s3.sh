@@ -41,7 +41,7 @@ for t in a/blobs a/blobnest; do
   "$BRICTL" compact "$P/$t.lance" --strategy bri --json >"$TMPD/bri.json" || fail "compact bri $t failed"
   [ "$(jfield version <"$TMPD/bri.json")" != 0 ] || fail "compact bri $t committed nothing"
   [ "$(jfield payload_bytes_copied <"$TMPD/bri.json")" = 0 ] || fail "bri copied payload in $t"
-  [ "$(jfield storage.bytes_server_copied <"$TMPD/bri.json")" = 0 ] || fail "bri had the server copy payload in $t"
+  [ "$(jfield storage.bytes_copied_server <"$TMPD/bri.json")" = 0 ] || fail "bri had the server copy payload in $t"
   "$BRICTL" scan "$P/$t.lance" --json >"$TMPD/scan.json"
   same_as "$TMPD/${t//\//_}.before" "$TMPD/scan.json" "after compact bri, brictl scan of $t differs from LanceDB's read from before"
 done
@@ -57,8 +57,8 @@ grep -q "cannot hard-link" "$TMPD/link.err" || fail "link refusal does not say w
 # --- copy: LanceDB reads identical values, the server copied the payload -------------
 "$BRICTL" compact "$P/b/blobs.lance" --strategy copy --json >"$TMPD/copy.json" || fail "compact copy failed"
 payload=$(jfield payload_bytes_copied <"$TMPD/copy.json")
-through=$(( $(jfield storage.bytes_in <"$TMPD/copy.json") + $(jfield storage.bytes_out <"$TMPD/copy.json") ))
-server=$(jfield storage.bytes_server_copied <"$TMPD/copy.json")
+through=$(( $(jfield storage.bytes_read <"$TMPD/copy.json") + $(jfield storage.bytes_written <"$TMPD/copy.json") ))
+server=$(jfield storage.bytes_copied_server <"$TMPD/copy.json")
 data=$(jfield data_bytes_written <"$TMPD/copy.json")
 [ "$payload" -gt 10000000 ] || fail "copy moved only $payload payload bytes"
 [ "$server" -ge "$payload" ] || fail "the server copied $server bytes of $payload payload bytes"

@@ -114,6 +114,23 @@ START_TEST(test_read_stat_list) {
   ck_assert_str_eq(e[1].name, "sub");
   ck_assert_int_eq(e[1].info.kind, BRI_ENTRY_DIR);
   bri_store_entries_free(e, n);
+  /* the first n entries: one page of max-keys n */
+  put_text("_versions/0.manifest", "m0");
+  ck_assert_msg(bri_store_list_first(st, at("_versions"), 0, 1, &e, &n, &err) == 0, "%s", err.msg);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_str_eq(e[0].name, "0.manifest");
+  bri_store_entries_free(e, n);
+  ck_assert(bri_store_list_first(st, root, 0, 5, &e, &n, &err) == 0);
+  ck_assert_uint_eq(n, 2);
+  ck_assert_str_eq(e[1].name, "data");
+  bri_store_entries_free(e, n);
+  /* several ranges at once */
+  ck_assert(bri_store_open_file(st, at("data/a.lance"), &f, &err) == 0);
+  char r1[2], r2[3], r3[2];
+  bri_sread rv[] = {{0, r1, 2}, {4, r2, 3}, {8, r3, 2}};
+  ck_assert_msg(bri_sfile_readv(f, rv, 3, &err) == 0, "%s", err.msg);
+  ck_assert(!memcmp(r1, "01", 2) && !memcmp(r2, "456", 3) && !memcmp(r3, "89", 2));
+  bri_sfile_close(f);
   ck_assert(bri_store_list(st, at("nothing"), 0, &e, &n, &err) == 0); /* S3 cannot tell: empty */
   ck_assert_uint_eq(n, 0);
   bri_store_entries_free(e, n);
