@@ -24,6 +24,11 @@
 #                             ($.path: left != right) to stderr and returns 1; returns 2
 #                             when an argument is not JSON
 #   need_oracle               skip the test (exit 77) when node or LanceDB is missing
+#   need_s3 NAME              need_oracle, and fail without the test radosgw; sets
+#                             S3_PREFIX=s3://$BRI_S3_BUCKET/NAME-<unique>
+#   compact_beside_writer TABLE STRATEGY SECONDS
+#                             brictl compacts TABLE in a loop beside a LanceDB writer;
+#                             then the row set must be exactly the writer's
 #   fail MSG                  print "FAIL: <test>: MSG" to stderr, exit 1
 #   pass                      print "PASS: <test>", exit 0
 #   skip MSG                  print "SKIP: <test>: MSG", exit 77 (scripts/run-tests.sh
@@ -60,6 +65,45 @@ need_oracle() {
   command -v node >/dev/null 2>&1 || skip "node is not installed"
   [ -f "$ORACLE_NODE_DIR/node_modules/@lancedb/lancedb/package.json" ] ||
     skip "LanceDB is not installed in $ORACLE_NODE_DIR (run scripts/deps.sh)"
+}
+
+# need_s3 NAME: the oracle and the test radosgw (scripts/run-tests.sh starts it
+# and exports AWS_* and BRI_S3_BUCKET; no server is a failure, never a skip);
+# sets S3_PREFIX to a fresh s3://BUCKET/NAME-... prefix for the test's tables.
+need_s3() {
+  need_oracle
+  [ -n "${AWS_ENDPOINT_URL:-}" ] && [ -n "${BRI_S3_BUCKET:-}" ] ||
+    fail "no S3 server: run through scripts/run-tests.sh (it starts radosgw with scripts/s3-server.sh)"
+  S3_PREFIX=s3://$BRI_S3_BUCKET/$1-$$-$RANDOM
+}
+
+# compact_beside_writer TABLE STRATEGY SECONDS: a LanceDB writer appends and
+# deletes in a loop for SECONDS while brictl compacts TABLE over and over;
+# a compaction may give way to a delete (conflict), never fail otherwise.
+# Then one more compaction, and the table must hold exactly the rows the
+# writer's history says. Prints how many committed and gave way.
+compact_beside_writer() {
+  local t=$1 strategy=$2 secs=$3 compactions=0 conflicts=0
+  node "$INTEROP_DIR/lance_writer_loop.mjs" "$t" --seconds "$secs" --rows 20 --delete-every 3 \
+    >"$TMPD/writer.json" 2>"$TMPD/writer.err" &
+  local writer=$! deadline=$((SECONDS + secs))
+  while [ $SECONDS -lt $deadline ]; do
+    if "$BRICTL" compact "$t" --strategy "$strategy" >/dev/null 2>"$TMPD/c.err"; then
+      compactions=$((compactions + 1))
+    else
+      grep -Eq "touched fragment|changed after version|re-planned|deleted meanwhile|committed by another writer first" "$TMPD/c.err" ||
+        fail "compaction failed for another reason: $(cat "$TMPD/c.err")"
+      conflicts=$((conflicts + 1))
+    fi
+    sleep 0.3
+  done
+  wait $writer || fail "the LanceDB writer failed: $(cat "$TMPD/writer.err")"
+  "$BRICTL" compact "$t" --strategy "$strategy" >/dev/null   # and once more, quietly
+  node "$INTEROP_DIR/lance_rowset.mjs" "$t" "$TMPD/writer.json" 1200 >"$TMPD/rows" ||
+    fail "the row set is not what the writer committed: $(cat "$TMPD/rows")"
+  cat "$TMPD/rows"
+  [ "$compactions" -ge 1 ] || fail "no compaction committed beside the writer ($conflicts gave way)"
+  echo "ok: $compactions compactions committed, $conflicts gave way to a delete"
 }
 
 make_tables() {

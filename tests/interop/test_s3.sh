@@ -16,10 +16,8 @@
 # About 35 s.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-need_oracle
-[ -n "${AWS_ENDPOINT_URL:-}" ] && [ -n "${BRI_S3_BUCKET:-}" ] ||
-  fail "no S3 server: run through scripts/run-tests.sh (it starts radosgw with scripts/s3-server.sh)"
-P=s3://$BRI_S3_BUCKET/interop-$$-$RANDOM
+need_s3 interop
+P=$S3_PREFIX
 IGN=ms,table,fragmentRows,schemaFields
 same_as() { # same_as JSON_FILE_OF_BEFORE JSON_FILE_OF_AFTER WHAT
   json_eq "$1" "$2" --ignore "$IGN,version,fragments" || fail "$3"
@@ -76,24 +74,5 @@ same_as "$TMPD/b_blobs.before" "$TMPD/after.json" "after cleanup, LanceDB reads 
 # --- a LanceDB writer during compactions ----------------------------------------------
 make_tables "$P/c" --tables plain --fragments 6 --rows 200 --plain-delete "" >/dev/null
 t=$P/c/plain.lance
-node "$INTEROP_DIR/lance_writer_loop.mjs" "$t" --seconds 6 --rows 20 --delete-every 3 \
-  >"$TMPD/writer.json" 2>"$TMPD/writer.err" &
-writer=$!
-compactions=0 conflicts=0
-deadline=$((SECONDS + 6))
-while [ $SECONDS -lt $deadline ]; do
-  if "$BRICTL" compact "$t" --strategy copy >/dev/null 2>"$TMPD/c.err"; then
-    compactions=$((compactions + 1))
-  else
-    grep -Eq "touched fragment|changed after version|re-planned" "$TMPD/c.err" ||
-      fail "compaction failed for another reason: $(cat "$TMPD/c.err")"
-    conflicts=$((conflicts + 1))
-  fi
-done
-wait $writer || fail "the LanceDB writer failed: $(cat "$TMPD/writer.err")"
-"$BRICTL" compact "$t" --strategy copy >/dev/null
-node "$INTEROP_DIR/lance_rowset.mjs" "$t" "$TMPD/writer.json" 1200 >"$TMPD/rows" ||
-  fail "the row set is not what the writer committed: $(cat "$TMPD/rows")"
-[ "$compactions" -ge 1 ] || fail "no compaction committed beside the writer ($conflicts gave way)"
-echo "ok: $compactions compactions committed beside the writer, $conflicts gave way"
+compact_beside_writer "$t" copy 6
 pass

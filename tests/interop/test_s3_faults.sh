@@ -13,10 +13,8 @@
 # About 20 s.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-need_oracle
-[ -n "${AWS_ENDPOINT_URL:-}" ] && [ -n "${BRI_S3_BUCKET:-}" ] ||
-  fail "no S3 server: run through scripts/run-tests.sh (it starts radosgw with scripts/s3-server.sh)"
-P=s3://$BRI_S3_BUCKET/faults-$$-$RANDOM
+need_s3 faults
+P=$S3_PREFIX
 IGN=ms,table,fragmentRows,schemaFields,version,fragments
 jfield() { node -e 'let d=JSON.parse(require("fs").readFileSync(0,"utf8"));for(const k of process.argv[1].split("."))d=d[k];console.log(d)' "$1"; }
 
