@@ -10,6 +10,8 @@
 #     copied by the server (bytes through brictl are the data files only);
 #   - compact --strategy link: refused, naming the reason, the table unchanged;
 #   - cleanup: LanceDB still reads the same;
+#   - deep clones S3 -> local -> S3 -> S3 and a shallow clone on S3: LanceDB reads
+#     the same values in each;
 #   - a LanceDB writer appending and deleting during repeated copy compactions:
 #     at the end exactly the rows the writer's history says (commits race on
 #     PUT If-None-Match: *; the loser rebases or gives way).
@@ -70,6 +72,16 @@ same_as "$TMPD/b_blobs.before" "$TMPD/after.json" "after compact copy, LanceDB r
 grep -Eq "deleted [1-9][0-9]* files" "$TMPD/clean.out" || fail "cleanup deleted nothing: $(cat "$TMPD/clean.out")"
 lance_read "$P/b/blobs.lance" --json >"$TMPD/after.json" || fail "LanceDB cannot read the table after cleanup"
 same_as "$TMPD/b_blobs.before" "$TMPD/after.json" "after cleanup, LanceDB reads other values"
+
+# --- deep clones S3 -> local -> S3 and S3 -> S3, a shallow clone on S3 -----------------
+"$BRICTL" clone "$P/b/blobs.lance" "$TMPD/local.lance" --deep >/dev/null || fail "deep clone S3 -> local failed"
+"$BRICTL" clone "$TMPD/local.lance" "$P/d/blobs.lance" --deep >/dev/null || fail "deep clone local -> S3 failed"
+"$BRICTL" clone "$P/d/blobs.lance" "$P/e/blobs.lance" --deep >/dev/null || fail "deep clone S3 -> S3 failed"
+"$BRICTL" clone "$P/e/blobs.lance" "$P/f/blobs.lance" --shallow >/dev/null || fail "shallow clone on S3 failed"
+for c in "$TMPD/local.lance" "$P/d/blobs.lance" "$P/e/blobs.lance" "$P/f/blobs.lance"; do
+  lance_read "$c" --json >"$TMPD/clone.json" || fail "LanceDB cannot read the clone $c"
+  same_as "$TMPD/b_blobs.before" "$TMPD/clone.json" "LanceDB reads other values in the clone $c"
+done
 
 # --- a LanceDB writer during compactions ----------------------------------------------
 make_tables "$P/c" --tables plain --fragments 6 --rows 200 --plain-delete "" >/dev/null
