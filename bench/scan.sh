@@ -21,7 +21,7 @@ REPEAT=${REPEAT:-3} BLOB_BATCHES=${BLOB_BATCHES:-50:1:5M,50:10:200K}
 [ -f "$BUILD/libbri.a" ] || { echo "no $BUILD/libbri.a: run make first" >&2; exit 1; }
 BIN=$BUILD/bench/scan_bench
 mkdir -p "$(dirname "$BIN")"
-PKGS="libprotobuf-c jansson libzstd liblz4 libcrypto"
+PKGS="libprotobuf-c jansson libzstd liblz4 libcrypto libcurl expat"
 # shellcheck disable=SC2046
 cc -std=c11 -D_GNU_SOURCE -O2 -I"$REPO/lib" -I"$BUILD/gen" $(pkg-config --cflags $PKGS) \
   -o "$BIN" "$REPO/bench/scan_bench.c" "$BUILD/libbri.a" $(pkg-config --libs $PKGS) -lroaring -lm

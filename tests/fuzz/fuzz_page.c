@@ -20,7 +20,7 @@
  * Seeds (tests/fuzz/corpus/page) are real pages of the encoding fixtures;
  * rebuild them with:
  *   cc -DFUZZ_PAGE_SEEDS -std=c11 -D_GNU_SOURCE -Ilib -Ibuild/gen \
- *      tests/fuzz/fuzz_page.c build/libbri.a $(pkg-config --libs libprotobuf-c \
+ *      tests/fuzz/fuzz_page.c build/libbri.a $(pkg-config --libs libprotobuf-c libcurl expat \
  *      libzstd liblz4) -o /tmp/seeds && /tmp/seeds tests/fuzz/corpus/page */
 #include <stdint.h>
 #include <stdio.h>

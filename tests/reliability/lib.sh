@@ -66,7 +66,7 @@ build_refs() {
   [ -f "$lib" ] || fail "no $lib (build libbri first)"
   # (grep -c, not -q: under pipefail an early exit of grep fails the pipe)
   if [ "$(nm "$lib" 2>/dev/null | grep -c '__asan_report')" != 0 ]; then san="-fsanitize=address,undefined"; fi
-  local pkgs="libprotobuf-c jansson libzstd liblz4 libcrypto sqlite3"
+  local pkgs="libprotobuf-c jansson libzstd liblz4 libcrypto sqlite3 libcurl expat"
   # shellcheck disable=SC2046
   ${CC:-cc} -std=c11 -D_GNU_SOURCE -g $san -I"$REPO/lib" -I"$BRI_BUILD/gen" \
     $(pkg-config --cflags $pkgs) "$RELIABILITY_DIR/refs.c" "$lib" \
