@@ -5,11 +5,12 @@
 #   - blob tables with deletions and stable row ids (top-level and nested blobs,
 #     nested lists): `brictl scan --json` equals LanceDB's read;
 #   - compact --strategy bri: brictl scan equals LanceDB's read from before, and
-#     the report says no payload byte went through brictl;
+#     the report says no payload byte went through brictl; verify passes;
+#     materialize: LanceDB reads the values from before again;
 #   - compact --strategy copy: LanceDB reads identical values; the payload was
 #     copied by the server (bytes through brictl are the data files only);
 #   - compact --strategy link: refused, naming the reason, the table unchanged;
-#   - cleanup: LanceDB still reads the same;
+#   - cleanup: verify passes and LanceDB still reads the same;
 #   - deep clones S3 -> local -> S3 -> S3 and a shallow clone on S3: LanceDB reads
 #     the same values in each;
 #   - a LanceDB writer appending and deleting during repeated copy compactions:
@@ -46,6 +47,13 @@ for t in a/blobs a/blobnest; do
   same_as "$TMPD/${t//\//_}.before" "$TMPD/scan.json" "after compact bri, brictl scan of $t differs from LanceDB's read from before"
 done
 
+# --- verify, then materialize: LanceDB reads the bri table again ------------------------
+"$BRICTL" verify "$P/a/blobs.lance" >"$TMPD/verify" || fail "verify after bri: $(cat "$TMPD/verify")"
+"$BRICTL" materialize "$P/a/blobs.lance" >"$TMPD/mat" || fail "materialize failed: $(cat "$TMPD/mat")"
+lance_read "$P/a/blobs.lance" --json >"$TMPD/after.json" || fail "LanceDB cannot read the table after materialize"
+same_as "$TMPD/a_blobs.before" "$TMPD/after.json" "after materialize, LanceDB reads other values"
+"$BRICTL" verify "$P/a/blobs.lance" >"$TMPD/verify" || fail "verify after materialize: $(cat "$TMPD/verify")"
+
 # --- link: refused, nothing changed -------------------------------------------------
 v=$("$BRICTL" inspect "$P/b/blobs.lance" --json | jfield version)
 if "$BRICTL" compact "$P/b/blobs.lance" --strategy link >/dev/null 2>"$TMPD/link.err"; then
@@ -72,6 +80,7 @@ same_as "$TMPD/b_blobs.before" "$TMPD/after.json" "after compact copy, LanceDB r
 grep -Eq "deleted [1-9][0-9]* files" "$TMPD/clean.out" || fail "cleanup deleted nothing: $(cat "$TMPD/clean.out")"
 lance_read "$P/b/blobs.lance" --json >"$TMPD/after.json" || fail "LanceDB cannot read the table after cleanup"
 same_as "$TMPD/b_blobs.before" "$TMPD/after.json" "after cleanup, LanceDB reads other values"
+"$BRICTL" verify "$P/b/blobs.lance" --all-versions >"$TMPD/verify" || fail "verify after cleanup: $(cat "$TMPD/verify")"
 
 # --- deep clones S3 -> local -> S3 and S3 -> S3, a shallow clone on S3 -----------------
 "$BRICTL" clone "$P/b/blobs.lance" "$TMPD/local.lance" --deep >/dev/null || fail "deep clone S3 -> local failed"
