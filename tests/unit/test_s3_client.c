@@ -452,11 +452,17 @@ static const bri_s3_options fast = {.connect_timeout_ms = 2000, .idle_timeout_ms
                                     .max_attempts = 5, .backoff_base_ms = 20,
                                     .backoff_max_ms = 200};
 
+/* A proxy, a client through it with fast retries, a fresh key prefix. */
+static bri_s3_client *through_proxy(proxy *p) {
+  proxy_start(p);
+  bri_s3_client *c = client_at(p->url, &fast);
+  new_prefix();
+  return c;
+}
+
 START_TEST(test_faults_retried) {
   proxy p;
-  proxy_start(&p);
-  bri_s3_client *c = client_at(p.url, &fast);
-  new_prefix();
+  bri_s3_client *c = through_proxy(&p);
   bri_error err;
   char rules[1024], hits[4096];
   size_t n = 100000;
@@ -508,9 +514,7 @@ END_TEST
  * a DeleteObjects; and an UploadPartCopy answered 200 with an <Error>. */
 START_TEST(test_lost_answers_settled) {
   proxy p;
-  proxy_start(&p);
-  bri_s3_client *c = client_at(p.url, &fast);
-  new_prefix();
+  bri_s3_client *c = through_proxy(&p);
   bri_error err;
   char rules[1024], hits[4096];
   char *km = key("_versions/18446744073709551613.manifest"), *ks = key("src"), *kd = key("dst");
