@@ -30,6 +30,34 @@ static const cli_opt OPTS[] = {
     {0},
 };
 
+/* One line per index: how the compaction keeps it answering (compact/fri.h),
+ * then the fragment reuse index version the commit appended, if any. */
+static void print_indices(json_t *plan) {
+  size_t i;
+  json_t *x;
+  json_array_foreach(json_object_get(plan, "indices"), i, x) {
+    const char *how = json_string_value(json_object_get(x, "carried"));
+    long long held = (long long)json_integer_value(json_object_get(x, "holds"));
+    const char *text = !strcmp(how, "row_ids") ? "its bitmap follows the rows (stable row ids)"
+                       : !strcmp(how, "dropped") ? "rewritten fragments leave its coverage and are scanned"
+                       : !strcmp(how, "fragment_reuse_index") ? "carried by the fragment reuse index"
+                                                              : "not carried (brid does not know its type)";
+    printf("  index %s (%s): %s", json_string_value(json_object_get(x, "name")),
+           json_string_value(json_object_get(x, "type")), text);
+    if (held) printf("; %lld fragments it covers are left alone", held);
+    printf("\n");
+  }
+  json_t *fri = json_object_get(json_object_get(plan, "index_update"), "fragment_reuse_index");
+  if (fri)
+    printf("  fragment reuse index: a version for %lld groups (dataset version %lld), %lld kept, %lld "
+           "trimmed%s\n",
+           (long long)json_integer_value(json_object_get(fri, "groups")),
+           (long long)json_integer_value(json_object_get(fri, "dataset_version")),
+           (long long)json_integer_value(json_object_get(fri, "versions")),
+           (long long)json_integer_value(json_object_get(fri, "trimmed")),
+           json_is_true(json_object_get(fri, "external")) ? ", details in _indices/" : "");
+}
+
 static int cmd_compact(const cli_args *a) {
   if (cli_wants_daemon(a)) return cmd_submit(a);
   bri_compact_request q;
@@ -71,9 +99,7 @@ static int cmd_compact(const cli_args *a) {
              (long long)json_integer_value(json_object_get(p, "dedicated")),
              json_is_true(json_object_get(p, "repacks_low_utilization_packs")) ? " (repacks)" : "");
     }
-    json_t *skipped = json_object_get(r.plan, "skipped_indexed");
-    if (json_array_size(skipped))
-      printf("  %zu indexed fragments left alone (the table has no stable row ids)\n", json_array_size(skipped));
+    print_indices(r.plan);
   } else if (r.version == 0) {
     printf("nothing to compact in %s (version %llu, %llu fragments)\n", root,
            (unsigned long long)r.read_version, (unsigned long long)r.fragments_before);
@@ -92,6 +118,7 @@ static int cmd_compact(const cli_args *a) {
     if (r.deletions_carried)
       printf("  carried %llu rows deleted meanwhile by other writers over to the new fragments\n",
              (unsigned long long)r.deletions_carried);
+    print_indices(r.plan);
   }
   if (!as_json && r.storage.requests) {
     printf("  object store: %llu requests (%llu retried), %llu bytes in and %llu out through brictl, "

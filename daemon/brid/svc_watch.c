@@ -72,7 +72,7 @@ void svc_watch_probe(const char *root, const svc_policy *pol, bool force, bool h
   bri_compact_options o = pol->compact;
   c->rc = bri_table_load(t, c->latest, &m, &c->err);
   if (!c->rc) c->rc = bri_compact_options_from_config(m, &o, &c->err);
-  if (!c->rc) c->rc = bri_compact_plan(m, &o, NULL, &plan, &c->err);
+  if (!c->rc) c->rc = bri_compact_plan(t, m, &o, NULL, &plan, &c->err);
   if (!c->rc) {
     c->loaded = true;
     c->fragments = m->pb->n_fragments;

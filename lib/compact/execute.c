@@ -492,8 +492,19 @@ static int append_copied(run *r, bin_ctx *b, const Lance__Table__DataFragment *f
   return rc ? rc : after_rows(r, b, f->physical_rows);
 }
 
-/* Writes one bin into a new data file; fills *frag (id 0). */
-static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment **frag, bool *any_versions) {
+/* The surviving rows of the open fragment as one part of the bin's changed
+ * row addresses (compact/fri.h): the offsets the reader delivered, in order. */
+static int note_rows(bri_fragment_reader *fr, const Lance__Table__DataFragment *f,
+                     bri_treemap_part *part, bri_error *err) {
+  part->high = (uint32_t)f->id;
+  part->low = roaring_bitmap_of_ptr(bri_fragment_num_rows(fr), bri_fragment_row_offsets(fr));
+  return part->low ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+}
+
+/* Writes one bin into a new data file; fills *frag (id 0) and, without
+ * stable row ids, *changed (the serialized changed row addresses). */
+static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment **frag,
+                     bool *any_versions, uint8_t **changed, size_t *changed_len) {
   const Lance__Table__Manifest *m = r->m->pb;
   bri_error *err = r->err;
   char stem[BRI_STEM_LEN];
@@ -504,12 +515,15 @@ static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment
   bool stable = (m->reader_feature_flags & BRI_FLAG_STABLE_ROW_IDS) != 0;
   u64vec ids = {0}, created = {0}, updated = {0};
   bri_file_result res = {0};
+  bri_treemap_part *parts = stable ? NULL : calloc(bin->count + 1, sizeof *parts);
+  size_t n_parts = 0;
   size_t n_top = 0;
   size_t *top = calloc(m->n_fields + 1, sizeof *top);
   struct ArrowArray *arrays = calloc(m->n_fields + 1, sizeof *arrays);
   struct ArrowSchema *schemas = calloc(m->n_fields + 1, sizeof *schemas);
   const struct ArrowArray **aptr = calloc(m->n_fields + 1, sizeof *aptr);
-  int rc = path && own_dir && top && arrays && schemas && aptr ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  int rc = path && own_dir && top && arrays && schemas && aptr && (stable || parts)
+               ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
   for (size_t i = 0; i < m->n_fields; i++)
     if (m->fields[i]->parent_id == -1) top[n_top++] = i;
   uint16_t minor = 2;
@@ -531,11 +545,15 @@ static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment
       rc = append_decoded(r, &b, top, n_top, arrays, schemas, aptr, batch);
     }
     if (!rc) rc = carry_row_meta(r, f, b.fr, stable, &ids, &created, &updated);
+    if (!rc && parts && f->id <= UINT32_MAX && bri_fragment_num_rows(b.fr))
+      rc = note_rows(b.fr, f, &parts[n_parts++], err);
     bri_fragment_close(b.fr);
     b.fr = NULL;
     resolvers_close(&b.rs);
   }
   if (!rc) rc = bri_file_writer_finish(b.w, &res, err);
+  if (!rc && parts) rc = bri_treemap_encode(parts, n_parts, changed, changed_len, err);
+  bri_treemap_free(parts, n_parts);
   Lance__Table__DataFragment *nf = NULL;
   Lance__Table__DataFile *df = NULL;
   if (!rc) {
@@ -667,6 +685,7 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   Lance__Table__DataFragment **news = NULL;
   bri_rewrite_group *groups = NULL;
   uint64_t *old_ids = NULL;
+  uint8_t **changed = NULL;
   int rc = bri_table_open(root, &r.t, err);
   if (!rc) r.out.store = r.t->store; /* output paths are built from its uri */
   if (!rc) rc = bri_table_load(r.t, 0, &r.m, err);
@@ -696,7 +715,7 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
     json_decref(packs);
     goto out;
   }
-  if ((rc = bri_compact_plan(r.m, &q.options, blobs ? repack_wanted : NULL, &plan, err)) != 0) {
+  if ((rc = bri_compact_plan(r.t, r.m, &q.options, blobs ? repack_wanted : NULL, &plan, err)) != 0) {
     json_decref(packs);
     goto out;
   }
@@ -712,14 +731,16 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   news = calloc(plan->n_bins, sizeof *news);
   groups = calloc(plan->n_bins, sizeof *groups);
   old_ids = calloc(rep->fragments_rewritten + 1, sizeof *old_ids);
-  if (!news || !groups || !old_ids) {
+  changed = calloc(plan->n_bins, sizeof *changed);
+  if (!news || !groups || !old_ids || !changed) {
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
     goto out;
   }
   bool any_versions = false;
   size_t o = 0;
   for (size_t k = 0; !rc && k < plan->n_bins; k++) {
-    rc = write_bin(&r, &plan->bins[k], &news[k], &any_versions);
+    rc = write_bin(&r, &plan->bins[k], &news[k], &any_versions, &changed[k], &groups[k].changed_len);
+    groups[k].changed_row_addrs = changed[k];
     if (!rc) rc = bri_failpoint("compact.after_bin", err);
     groups[k].old_ids = old_ids + o;
     groups[k].n_old = plan->bins[k].count;
@@ -734,14 +755,16 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   if (!rc) {
     /* each bin's new fragment holds its old fragments' live rows in order:
      * deletions committed meanwhile can be carried over (carry.h) */
+    json_t *indices = NULL;
     bri_rewrite rw = {.read_version = m->version, .txn_uuid = uuid, .n_groups = plan->n_bins, .groups = groups,
-                      .carry_deletions = true, .out = &r.out};
+                      .carry_deletions = true, .out = &r.out, .index_report = &indices};
     /* Lance retries a commit 20 times; a lost race costs brid a little more
      * (a durable, fsynced commit) and giving up costs a whole rewrite, and
      * a busy writer commits every few milliseconds: 100 (each attempt only
      * checks the versions the previous ones did not see) */
     rc = bri_rewrite_commit(r.t, &rw, req->max_commit_attempts ? req->max_commit_attempts : 100, &rep->version, err);
     rep->deletions_carried = rw.carried;
+    if (indices) json_object_set_new(rep->plan, "index_update", indices);
   }
   if (!rc) {
     /* the outputs belong to the committed version now: never roll them back */
@@ -758,7 +781,8 @@ out:
   bri_store_stats_delta(&io1, &io0, &rep->storage);
   for (size_t k = 0; news && plan && k < plan->n_bins; k++)
     if (news[k]) lance__table__data_fragment__free_unpacked(news[k], NULL);
-  free(news), free(groups), free(old_ids), free(repack_wanted), free(bytes);
+  for (size_t k = 0; changed && k < plan->n_bins; k++) free(changed[k]);
+  free(changed), free(news), free(groups), free(old_ids), free(repack_wanted), free(bytes);
   bri_plan_free(plan);
   bri_outputs_free(&r.out);
   bri_strset_free(&r.repack);

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lance/table/flags.h"
 
 void bri_compact_options_default(bri_compact_options *o) {
   memset(o, 0, sizeof *o);
@@ -79,34 +78,30 @@ int bri_compact_options_from_config(const bri_manifest *m, bri_compact_options *
   return 0;
 }
 
-/* Index coverage of each fragment as a bit set over the indices (at most 64
- * distinct indices are told apart; more are folded into bit 63, which only
- * makes bins stricter). */
-static int coverage(const bri_manifest *m, uint64_t **out, bri_error *err) {
+/* Index coverage of each fragment as a bit set over the indices, as Lance
+ * reads it (compact/fri.h: through the fragment reuse index; an index without
+ * a bitmap covers everything). At most 64 distinct indices are told apart;
+ * more are folded into bit 63, which only makes bins stricter. held[i] is set
+ * when an index brid cannot carry covers fragment i. */
+static int coverage(const bri_manifest *m, const bri_index_views *iv, uint64_t **out, bool **held,
+                    bri_error *err) {
   const Lance__Table__Manifest *pb = m->pb;
   uint64_t *cov = calloc(pb->n_fragments ? pb->n_fragments : 1, sizeof *cov);
-  if (!cov) return bri_error_set(err, BRI_ENOMEM, "out of memory planning");
-  size_t n_idx = m->indices ? m->indices->n_indices : 0;
-  for (size_t k = 0; k < n_idx; k++) {
-    const Lance__Table__IndexMetadata *x = m->indices->indices[k];
+  bool *h = calloc(pb->n_fragments ? pb->n_fragments : 1, sizeof *h);
+  if (!cov || !h) {
+    free(cov), free(h);
+    return bri_error_set(err, BRI_ENOMEM, "out of memory planning");
+  }
+  for (size_t k = 0; k < iv->n; k++) {
     uint64_t bit = (uint64_t)1 << (k < 63 ? k : 63);
-    roaring_bitmap_t *r = NULL;
-    if (x->has_fragment_bitmap) {
-      r = roaring_bitmap_portable_deserialize_safe((const char *)x->fragment_bitmap.data,
-                                                   x->fragment_bitmap.len);
-      if (!r) {
-        free(cov);
-        return bri_error_set(err, BRI_ECORRUPT, "%s: index %s has an unreadable fragment bitmap",
-                             m->path, x->name ? x->name : "?");
+    for (size_t i = 0; i < pb->n_fragments; i++)
+      if (bri_index_view_covers(&iv->v[k], pb->fragments[i]->id)) {
+        cov[i] |= bit;
+        h[i] |= bri_index_view_holds(&iv->v[k], pb->fragments[i]);
       }
-    }
-    for (size_t i = 0; i < pb->n_fragments; i++) {
-      uint64_t id = pb->fragments[i]->id;
-      if (!r || (id <= UINT32_MAX && roaring_bitmap_contains(r, (uint32_t)id))) cov[i] |= bit;
-    }
-    roaring_bitmap_free(r);
   }
   *out = cov;
+  *held = h;
   return 0;
 }
 
@@ -156,19 +151,26 @@ static int push_split(bri_plan *p, size_t *cap, const Lance__Table__Manifest *pb
   return 0;
 }
 
-int bri_compact_plan(const bri_manifest *m, const bri_compact_options *o,
+int bri_compact_plan(const bri_table *t, const bri_manifest *m, const bri_compact_options *o,
                      const bool *repack_wanted, bri_plan **out, bri_error *err) {
   *out = NULL;
   const Lance__Table__Manifest *pb = m->pb;
-  bool stable = (pb->reader_feature_flags & BRI_FLAG_STABLE_ROW_IDS) != 0;
   uint64_t *cov = NULL;
-  int rc = coverage(m, &cov, err);
-  if (rc) return rc;
+  bool *held = NULL;
+  bri_index_views *iv = NULL;
+  int rc = bri_index_views_load(t, m, &iv, err);
+  if (!rc) rc = coverage(m, iv, &cov, &held, err);
+  if (rc) {
+    bri_index_views_free(iv);
+    return rc;
+  }
   bri_plan *p = calloc(1, sizeof *p);
   cand *cands = calloc(pb->n_fragments ? pb->n_fragments : 1, sizeof *cands);
   p->skipped_indexed_ids = calloc(pb->n_fragments ? pb->n_fragments : 1, sizeof(uint64_t));
+  if (p) p->views = iv;
+  else bri_index_views_free(iv);
   if (!p || !cands || !p->skipped_indexed_ids) {
-    free(cov), free(cands), bri_plan_free(p);
+    free(cov), free(held), free(cands), bri_plan_free(p);
     return bri_error_set(err, BRI_ENOMEM, "out of memory planning");
   }
   p->read_version = pb->version;
@@ -183,8 +185,8 @@ int bri_compact_plan(const bri_manifest *m, const bri_compact_options *o,
                   (repack_wanted && repack_wanted[i]);
     bool neighbours = f->physical_rows < o->target_rows_per_fragment;
     bool candidate = itself || neighbours;
-    if (candidate && cov[i] && !stable) {
-      /* row addresses would change under the index: leave it (plan.h) */
+    if (candidate && held[i]) {
+      /* an index brid cannot carry covers it: leave it (plan.h) */
       p->skipped_indexed_ids[p->n_skipped_indexed++] = f->id;
       candidate = false;
     }
@@ -192,7 +194,9 @@ int bri_compact_plan(const bri_manifest *m, const bri_compact_options *o,
       open = false;
       continue;
     }
-    if (open && cands[n_cands - 1].cov == cov[i]) {
+    /* same index set, and ascending ids: the fragment reuse index maps rows
+     * in old-fragment order, which Lance versions also read in id order */
+    if (open && cands[n_cands - 1].cov == cov[i] && f->id > pb->fragments[i - 1]->id) {
       cands[n_cands - 1].count++;
       cands[n_cands - 1].alone_ok |= itself;
     } else {
@@ -219,7 +223,7 @@ int bri_compact_plan(const bri_manifest *m, const bri_compact_options *o,
       p->budget_exhausted = true;
     }
   }
-  free(cov), free(cands);
+  free(cov), free(held), free(cands);
   if (rc) {
     bri_plan_free(p);
     return rc;
@@ -230,6 +234,7 @@ int bri_compact_plan(const bri_manifest *m, const bri_compact_options *o,
 
 void bri_plan_free(bri_plan *p) {
   if (!p) return;
+  bri_index_views_free(p->views);
   free(p->bins);
   free(p->skipped_indexed_ids);
   free(p);
@@ -250,6 +255,7 @@ json_t *bri_plan_to_json(const bri_plan *p, const bri_manifest *m) {
   }
   for (size_t i = 0; i < p->n_skipped_indexed; i++)
     json_array_append_new(skipped, json_integer((json_int_t)p->skipped_indexed_ids[i]));
-  return json_pack("{s:I, s:o, s:o, s:b}", "read_version", (json_int_t)p->read_version, "bins",
-                   bins, "skipped_indexed", skipped, "budget_exhausted", p->budget_exhausted);
+  return json_pack("{s:I, s:o, s:o, s:o, s:b}", "read_version", (json_int_t)p->read_version,
+                   "bins", bins, "indices", bri_index_views_to_json(p->views, m), "held_back",
+                   skipped, "budget_exhausted", p->budget_exhausted);
 }

@@ -5,14 +5,16 @@
  * fragment is a candidate when its deleted share exceeds the threshold
  * (it compacts even alone) or when it has fewer physical rows than the target
  * (it compacts only with neighbours); consecutive candidates covered by the
- * same set of indices form a bin; a bin of one neighbour-only fragment is
+ * same set of indices (as Lance reads them, through the fragment reuse index;
+ * compact/fri.h) form a bin; a bin of one neighbour-only fragment is
  * dropped; bins are split so each holds about the target row count.
  *
  * brid adds: fragments flagged by the caller because they reference a
  * low-utilization blob pack become candidates (spec/blob.md 6.5); fragments
- * covered by an index are left alone when the table has no stable row ids
- * (their row addresses would change under the index; the plan lists them);
- * and per-job budgets cap source fragments, rows and bytes. */
+ * an index covers that brid cannot carry (compact/fri.h) are held back and
+ * listed, as Lance's planner holds back what it cannot remap; a bin's ids
+ * ascend (the fragment reuse index maps rows in old-fragment order); and
+ * per-job budgets cap source fragments, rows and bytes. */
 #ifndef BRI_PLAN_H
 #define BRI_PLAN_H
 
@@ -21,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compact/fri.h"
 #include "lance/table/manifest.h"
 #include "util/error.h"
 
@@ -56,20 +59,24 @@ typedef struct bri_plan {
   uint64_t read_version;
   size_t n_bins;
   bri_plan_bin *bins;
-  size_t n_skipped_indexed;      /* candidates left alone: indexed, no stable row ids */
+  size_t n_skipped_indexed;      /* candidates held back: an index brid cannot carry covers them */
   uint64_t *skipped_indexed_ids;
+  bri_index_views *views;        /* the table's indices as the plan saw them */
   bool budget_exhausted;         /* some bins were left for a later job */
 } bri_plan;
 
-/* Plans over m's fragments. repack_wanted (may be NULL) has one flag per
- * fragment of m, in manifest order: true when the fragment references a
- * pack below the repack threshold. */
-int bri_compact_plan(const bri_manifest *m, const bri_compact_options *o,
+/* Plans over m's fragments (of table t, where an external fragment reuse
+ * index is read from; t may be NULL when m has none). repack_wanted (may be
+ * NULL) has one flag per fragment of m, in manifest order: true when the
+ * fragment references a pack below the repack threshold. An unreadable
+ * fragment reuse index or index bitmap is an error naming the manifest. */
+int bri_compact_plan(const bri_table *t, const bri_manifest *m, const bri_compact_options *o,
                      const bool *repack_wanted, bri_plan **out, bri_error *err);
 void bri_plan_free(bri_plan *p);
 
 /* The plan as JSON: {read_version, bins: [{fragments: [ids], rows, ...}],
- * skipped_indexed: [ids], budget_exhausted}. */
+ * indices: [how each is carried (bri_index_views_to_json)], held_back: [ids],
+ * budget_exhausted}. */
 json_t *bri_plan_to_json(const bri_plan *p, const bri_manifest *m);
 
 #endif

@@ -7,15 +7,14 @@
  * understated what it changed. */
 #include "compact/rewrite.h"
 
-#include <roaring/roaring.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compact/carry.h"
+#include "compact/fri.h"
 #include "lance/table/commit.h"
 #include "lance/table/conflict.h"
-#include "lance/table/flags.h"
 #include "util/fsutil.h"
 #include "util/pbcheck.h"
 
@@ -30,68 +29,6 @@ static const Lance__Table__DataFragment *find_frag(const Lance__Table__Manifest 
   for (size_t i = 0; i < m->n_fragments; i++)
     if (m->fragments[i]->id == id) return m->fragments[i];
   return NULL;
-}
-
-/* A bitmap replaced in a loaded IndexSection, to be put back before the
- * section is freed (protobuf-c frees what it allocated, not ours). */
-typedef struct swapped_bitmap {
-  Lance__Table__IndexMetadata *index;
-  ProtobufCBinaryData original;
-} swapped_bitmap;
-
-/* Index bitmaps under stable row ids (spec/table.md section 11): a group's
- * old fragments are either all covered (then their ids are replaced by the
- * new ones) or none. Without stable row ids the planner never rewrites
- * covered fragments, and a covered old fragment here is a conflict. */
-static int update_index_bitmaps(const bri_rewrite *rw, Lance__Table__IndexSection *sec, bool stable,
-                                swapped_bitmap **swapped, size_t *n_swapped, bri_error *err) {
-  for (size_t k = 0; sec && k < sec->n_indices; k++) {
-    Lance__Table__IndexMetadata *x = sec->indices[k];
-    if (!x->has_fragment_bitmap) continue;
-    roaring_bitmap_t *b = roaring_bitmap_portable_deserialize_safe(
-        (const char *)x->fragment_bitmap.data, x->fragment_bitmap.len);
-    if (!b) return bri_error_set(err, BRI_ECORRUPT, "index %s: unreadable fragment bitmap", x->name);
-    bool changed = false;
-    for (size_t g = 0; g < rw->n_groups; g++) {
-      size_t covered = 0;
-      for (size_t i = 0; i < rw->groups[g].n_old; i++)
-        covered += roaring_bitmap_contains(b, (uint32_t)rw->groups[g].old_ids[i]);
-      if (!covered) continue;
-      if (!stable || covered != rw->groups[g].n_old) {
-        roaring_bitmap_free(b);
-        return bri_error_set(err, BRI_ECONFLICT,
-                             stable ? "index %s covers only some of the fragments of one group"
-                                    : "index %s covers fragments this compaction merges, and the "
-                                      "table has no stable row ids",
-                             x->name);
-      }
-      for (size_t i = 0; i < rw->groups[g].n_old; i++)
-        roaring_bitmap_remove(b, (uint32_t)rw->groups[g].old_ids[i]);
-      for (size_t i = 0; i < rw->groups[g].n_new; i++)
-        roaring_bitmap_add(b, (uint32_t)rw->groups[g].new_frags[i]->id);
-      changed = true;
-    }
-    if (changed) {
-      roaring_bitmap_run_optimize(b);
-      size_t len = roaring_bitmap_portable_size_in_bytes(b);
-      uint8_t *buf = malloc(len);
-      swapped_bitmap *grown = realloc(*swapped, (*n_swapped + 1) * sizeof *grown);
-      if (!buf || !grown) {
-        free(buf);
-        if (grown) *swapped = grown;
-        roaring_bitmap_free(b);
-        return bri_error_set(err, BRI_ENOMEM, "out of memory");
-      }
-      roaring_bitmap_portable_serialize(b, (char *)buf);
-      *swapped = grown;
-      grown[*n_swapped].index = x;
-      grown[(*n_swapped)++].original = x->fragment_bitmap;
-      x->fragment_bitmap.data = buf;
-      x->fragment_bitmap.len = len;
-    }
-    roaring_bitmap_free(b);
-  }
-  return 0;
 }
 
 /* The Rewrite transaction of rw: one group per compaction group, the old
@@ -205,8 +142,8 @@ static int attempt(bri_table *t, bri_rewrite *rw, const bri_manifest *base, bri_
   for (size_t g = 0; g < rw->n_groups; g++) n_new_total += rw->groups[g].n_new;
   Lance__Table__DataFragment **frags = calloc(pb->n_fragments + n_new_total + 1, sizeof *frags);
   Lance__Table__DataFragment **all_new = calloc(n_new_total + 1, sizeof *all_new);
-  swapped_bitmap *swapped = NULL;
-  size_t n_swapped = 0, nf = 0, nn = 0, mark = out->n;
+  bri_index_update *iu = NULL;
+  size_t nf = 0, nn = 0, mark = out->n;
   Lance__Table__DataFragment **saved = pb->fragments;
   size_t saved_n = pb->n_fragments;
   if (!frags || !all_new) {
@@ -222,6 +159,8 @@ static int attempt(bri_table *t, bri_rewrite *rw, const bri_manifest *base, bri_
     }
   bri_manifest_assign_fragment_ids(pb, all_new, nn);
   if (carry && (rc = bri_carry_deletions(t, base, m, rw, out, &rw->carried, err)) != 0) goto out;
+  /* indices, judged on the latest fragment list, before it changes */
+  if ((rc = bri_index_update_build(t, base, m, rw, &iu, err)) != 0) goto out;
   /* the fragments we leave alone, then ours: bri_commit puts them in id
    * order, which is where Lance's build_manifest puts a Rewrite's output
    * (after every fragment it left alone: its ids are the highest) */
@@ -230,10 +169,16 @@ static int attempt(bri_table *t, bri_rewrite *rw, const bri_manifest *base, bri_
   for (size_t k = 0; k < nn; k++) frags[nf++] = all_new[k];
   pb->fragments = frags;
   pb->n_fragments = nf;
-  bool stable = (pb->reader_feature_flags & BRI_FLAG_STABLE_ROW_IDS) != 0;
-  if ((rc = update_index_bitmaps(rw, m->indices, stable, &swapped, &n_swapped, err)) != 0) goto out;
-  rc = bri_commit(t, pb, &x.txn, m->indices, latest + 1, NULL, err);
-  if (!rc) *version = latest + 1;
+  rc = bri_commit(t, pb, &x.txn, &iu->section, latest + 1, NULL, err);
+  if (!rc) {
+    *version = latest + 1;
+    if (rw->index_report) {
+      json_decref(*rw->index_report);
+      *rw->index_report = json_incref(iu->report);
+    }
+  } else {
+    bri_index_update_abort(iu);
+  }
 out:
   if (rc && carry) { /* the next attempt carries again, onto its own ids */
     bri_carry_forget(rw);
@@ -242,11 +187,7 @@ out:
   }
   pb->fragments = saved;
   pb->n_fragments = saved_n;
-  for (size_t i = 0; i < n_swapped; i++) {
-    free(swapped[i].index->fragment_bitmap.data);
-    swapped[i].index->fragment_bitmap = swapped[i].original;
-  }
-  free(swapped);
+  bri_index_update_free(iu);
   free(frags), free(all_new);
   free_txn(&x);
   bri_manifest_free(m);

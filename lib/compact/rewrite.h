@@ -11,10 +11,13 @@
  * touched our old fragments, rewrote the table, or cannot be analysed aborts
  * the attempt with BRI_ECONFLICT so the caller re-plans (and removes the
  * files it wrote). A lost race for the next version name is retried the
- * same way. */
+ * same way. The new manifest's index section is built by compact/fri.h
+ * on each attempt, from the latest version: bitmaps recalculated (stable
+ * row ids) or a fragment reuse index version appended. */
 #ifndef BRI_REWRITE_H
 #define BRI_REWRITE_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +31,11 @@ typedef struct bri_rewrite_group {
   const uint64_t *old_ids;                 /* fragment ids at read_version, in order */
   size_t n_new;
   Lance__Table__DataFragment **new_frags;  /* id 0: assigned at commit */
+  /* The old row addresses the new fragments hold, in order, as a serialized
+   * RoaringTreemap (lance/table/frag_reuse.h); needed without stable row ids
+   * when an index covers the group (the fragment reuse index records it). */
+  const uint8_t *changed_row_addrs;
+  size_t changed_len;
 } bri_rewrite_group;
 
 typedef struct bri_rewrite {
@@ -42,6 +50,7 @@ typedef struct bri_rewrite {
   bri_outputs *out;       /* where those deletion files are recorded (journaled) before
                              they are created; NULL: a private record */
   uint64_t carried;       /* out: rows whose deletion was carried over */
+  json_t **index_report;  /* if set: what the committed attempt did to the indices (compact/fri.h) */
 } bri_rewrite;
 
 /* Commits the rewrite, rebasing over compatible winners, retrying up to

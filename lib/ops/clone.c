@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "lance/table/bri.h"
+#include "lance/table/frag_reuse.h"
 #include "lance/table/sidecar.h"
 #include "ops/materialize.h"
 #include "lance/table/commit.h"
@@ -301,7 +302,8 @@ static int deep_copy(run *r, const bri_manifest *bm, Lance__Table__Manifest *c,
     idx->indices[i]->has_base_id = 0, idx->indices[i]->base_id = 0;
     if (!(rc = bri_table_index_dir(r->src, m, was, &from, r->err)) &&
         !(rc = bri_table_index_dir(r->dst, c, idx->indices[i], &to, r->err)) &&
-        !(rc = copy_tree(r, from, to, false, NULL, 0)))
+        /* the fragment reuse index has a directory only for external details */
+        !(rc = copy_tree(r, from, to, bri_fri_is(was), NULL, 0)))
       r->rep->index_dirs++;
     free(from), free(to);
   }

@@ -231,7 +231,7 @@ START_TEST(test_bri_sources_cleaned_file_by_file) {
   b.sources = &sp, b.n_sources = 1;
   ck_assert_int_eq(bri_datafile_set_bri(nf->files[0], &b, &err), 0);
   uint64_t old_id = src->id, v;
-  bri_rewrite_group g = {1, &old_id, 1, &nf};
+  bri_rewrite_group g = {.n_old = 1, .old_ids = &old_id, .n_new = 1, .new_frags = &nf};
   bri_rewrite rw = {.read_version = m->pb->version, .n_groups = 1, .groups = &g};
   ck_assert_msg(bri_rewrite_commit(t, &rw, 3, &v, &err) == 0, "%s", err.msg);
   bri_manifest_free(m);

@@ -355,7 +355,7 @@ static void concurrent_rewrite(void) {
   Lance__Table__DataFragment *nf = copy_fragment(m->pb->fragments[0]);
   nf->id = 0;
   uint64_t old_id = m->pb->fragments[0]->id, v;
-  bri_rewrite_group g = {1, &old_id, 1, &nf};
+  bri_rewrite_group g = {.n_old = 1, .old_ids = &old_id, .n_new = 1, .new_frags = &nf};
   bri_rewrite rw = {.read_version = m->pb->version, .n_groups = 1, .groups = &g};
   bri_error err;
   ck_assert_msg(bri_rewrite_commit(t, &rw, 3, &v, &err) == 0, "%s", err.msg);

@@ -1,6 +1,8 @@
 /* test_plan.c: compaction planning on synthetic manifests: Lance's candidate
- * rules and bin splitting, index boundaries with and without stable row ids,
- * repack-driven candidates, job budgets, and lance.compaction.* config keys. */
+ * rules and bin splitting, index boundaries with and without stable row ids
+ * (coverage read through the fragment reuse index; types brid cannot carry
+ * and HNSW indices over deleted rows hold fragments back), repack-driven
+ * candidates, job budgets, and lance.compaction.* config keys. */
 #include <roaring/roaring.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +18,10 @@ typedef struct fake {
   Lance__Table__DataFragment frags[MAXF], *fp[MAXF];
   Lance__Table__DeletionFile dels[MAXF];
   Lance__Table__IndexSection sec;
-  Lance__Table__IndexMetadata idx[2], *ip[2];
+  Lance__Table__IndexMetadata idx[3], *ip[3];
+  Google__Protobuf__Any any[3];
   Lance__Table__Manifest__ConfigEntry cfg[2], *cp[2];
-  char *bitmaps[2];
+  char *bitmaps[3];
 } fake;
 
 /* rows[i] physical rows, deleted[i] deleted rows; ids = 10 + i. */
@@ -43,7 +46,9 @@ static void make(fake *f, size_t n, const uint64_t *rows, const uint64_t *delete
   f->bm.path = "/t/_versions/x.manifest";
 }
 
-static void add_index(fake *f, const uint32_t *ids, size_t n) {
+/* An index covering fragments ids[0..n) whose details have type_url (NULL:
+ * no details), built from dataset version `version`. */
+static void add_index(fake *f, const uint32_t *ids, size_t n, const char *type_url, uint64_t version) {
   size_t k = f->sec.n_indices;
   lance__table__index_section__init(&f->sec);
   f->sec.n_indices = k + 1;
@@ -57,20 +62,25 @@ static void add_index(fake *f, const uint32_t *ids, size_t n) {
   f->idx[k].fragment_bitmap.data = (uint8_t *)f->bitmaps[k];
   f->idx[k].fragment_bitmap.len = len;
   f->idx[k].name = "idx";
+  f->idx[k].dataset_version = version;
+  if (type_url) {
+    google__protobuf__any__init(&f->any[k]);
+    f->any[k].type_url = (char *)type_url;
+    f->idx[k].index_details = &f->any[k];
+  }
   f->ip[k] = &f->idx[k];
   f->sec.indices = f->ip;
   f->bm.indices = &f->sec;
 }
 
 static void release(fake *f) {
-  free(f->bitmaps[0]);
-  free(f->bitmaps[1]);
+  for (int k = 0; k < 3; k++) free(f->bitmaps[k]);
 }
 
 static bri_plan *plan(fake *f, const bri_compact_options *o, const bool *repack) {
   bri_plan *p;
   bri_error err;
-  ck_assert_msg(bri_compact_plan(&f->bm, o, repack, &p, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_compact_plan(NULL, &f->bm, o, repack, &p, &err) == 0, "%s", err.msg);
   return p;
 }
 
@@ -147,6 +157,8 @@ START_TEST(test_split_for_size_and_budget) {
 }
 END_TEST
 
+#define BTREE "/lance.table.BTreeIndexDetails"
+
 START_TEST(test_index_boundaries) {
   bri_compact_options o;
   bri_compact_options_default(&o);
@@ -154,8 +166,40 @@ START_TEST(test_index_boundaries) {
   const uint64_t rows[] = {100, 100, 100, 100, 100};
   make(&f, 5, rows, NULL);
   const uint32_t covered[] = {10, 11};
-  add_index(&f, covered, 2);
-  /* without stable row ids: indexed fragments are left alone and reported */
+  add_index(&f, covered, 2, BTREE, 1);
+  /* no stable row ids, a type the fragment reuse index carries: bins follow
+   * the index boundary, as Lance's planner does */
+  bri_plan *p = plan(&f, &o, NULL);
+  const size_t want[][2] = {{0, 2}, {2, 3}};
+  expect_bins(p, 2, want);
+  ck_assert_uint_eq(p->n_skipped_indexed, 0);
+  json_t *j = bri_plan_to_json(p, &f.bm);
+  char *s = json_dumps(json_object_get(j, "indices"), JSON_COMPACT | JSON_PRESERVE_ORDER);
+  ck_assert_str_eq(s, "[{\"name\":\"idx\",\"type\":\"BTree\",\"carried\":\"fragment_reuse_index\","
+                      "\"hnsw\":false,\"fragments\":2,\"holds\":0}]");
+  free(s);
+  json_decref(j);
+  bri_plan_free(p);
+  /* with stable row ids: the same bins, the bitmap follows the rows */
+  f.pb.reader_feature_flags = BRI_FLAG_STABLE_ROW_IDS;
+  p = plan(&f, &o, NULL);
+  expect_bins(p, 2, want);
+  ck_assert_str_eq(p->views->v[0].type, "BTree");
+  ck_assert_int_eq(p->views->v[0].carry, BRI_CARRY_ROW_IDS);
+  bri_plan_free(p);
+  release(&f);
+}
+END_TEST
+
+START_TEST(test_index_held_back) {
+  bri_compact_options o;
+  bri_compact_options_default(&o);
+  fake f;
+  const uint64_t rows[] = {100, 100, 100, 100, 100}, del[] = {0, 0, 5, 5, 0};
+  make(&f, 5, rows, del);
+  const uint32_t a[] = {10, 11}, b[] = {12, 13, 14};
+  /* an index type brid does not know holds its fragments back, reported */
+  add_index(&f, a, 2, "/lance.table.SomeFutureIndexDetails", 1);
   bri_plan *p = plan(&f, &o, NULL);
   const size_t want[][2] = {{2, 3}};
   expect_bins(p, 1, want);
@@ -164,20 +208,66 @@ START_TEST(test_index_boundaries) {
   ck_assert_uint_eq(p->skipped_indexed_ids[1], 11);
   json_t *j = bri_plan_to_json(p, &f.bm);
   char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
-  ck_assert_str_eq(s, "{\"read_version\":7,\"bins\":[{\"fragments\":[12,13,14],\"rows\":300,"
-                      "\"physical_rows\":300,\"deleted_rows\":0,\"data_bytes\":0}],"
-                      "\"skipped_indexed\":[10,11],\"budget_exhausted\":false}");
+  ck_assert_str_eq(s, "{\"read_version\":7,\"bins\":[{\"fragments\":[12,13,14],\"rows\":290,"
+                      "\"physical_rows\":300,\"deleted_rows\":10,\"data_bytes\":0}],"
+                      "\"indices\":[{\"name\":\"idx\",\"type\":\"SomeFuture\",\"carried\":"
+                      "\"held_back\",\"hnsw\":false,\"fragments\":2,\"holds\":2}],"
+                      "\"held_back\":[10,11],\"budget_exhausted\":false}");
   free(s);
   json_decref(j);
   bri_plan_free(p);
-  /* with stable row ids: bins never mix covered and uncovered fragments */
+  /* ... but not with stable row ids, where Lance only recalculates bitmaps */
   f.pb.reader_feature_flags = BRI_FLAG_STABLE_ROW_IDS;
   p = plan(&f, &o, NULL);
-  const size_t want2[][2] = {{0, 2}, {2, 3}};
-  expect_bins(p, 2, want2);
   ck_assert_uint_eq(p->n_skipped_indexed, 0);
   bri_plan_free(p);
+  f.pb.reader_feature_flags = 0;
+  /* an index without details or bitmap covers everything and is not carried */
+  f.idx[0].index_details = NULL;
+  f.idx[0].has_fragment_bitmap = 0;
+  p = plan(&f, &o, NULL);
+  ck_assert_uint_eq(p->n_bins, 0);
+  ck_assert_uint_eq(p->n_skipped_indexed, 5);
+  bri_plan_free(p);
   release(&f);
+
+  /* HNSW: fragments with rows deleted after the index was built stay */
+  make(&f, 5, rows, del);
+  f.dels[2].read_version = 3; /* deleted before an index built from version 5 */
+  f.dels[3].read_version = 8; /* after it */
+  static const uint8_t hnsw_details[] = {0x1a, 0x02, 0x08, 0x14}; /* hnsw_index_config {m: 20} */
+  add_index(&f, b, 3, "/lance.index.pb.VectorIndexDetails", 5);
+  f.any[0].has_value = 1;
+  f.any[0].value.data = (uint8_t *)hnsw_details;
+  f.any[0].value.len = sizeof hnsw_details;
+  p = plan(&f, &o, NULL);
+  ck_assert(p->views->v[0].hnsw);
+  ck_assert_uint_eq(p->n_skipped_indexed, 1);
+  ck_assert_uint_eq(p->skipped_indexed_ids[0], 13);
+  const size_t want2[][2] = {{0, 2}};
+  expect_bins(p, 1, want2); /* 12 alone merges with nothing, 14 neither */
+  bri_plan_free(p);
+  f.any[0].value.len = 0; /* IVF_PQ etc.: deleted rows are fine */
+  p = plan(&f, &o, NULL);
+  ck_assert(!p->views->v[0].hnsw);
+  const size_t want3[][2] = {{0, 2}, {2, 3}};
+  expect_bins(p, 2, want3);
+  bri_plan_free(p);
+  release(&f);
+}
+END_TEST
+
+START_TEST(test_bins_ascend) {
+  bri_compact_options o;
+  bri_compact_options_default(&o);
+  fake f;
+  const uint64_t rows[] = {100, 100, 100, 100};
+  make(&f, 4, rows, NULL);
+  f.frags[2].id = 5; /* ids 10, 11, 5, 13: the fragment reuse index needs ascending groups */
+  bri_plan *p = plan(&f, &o, NULL);
+  const size_t want[][2] = {{0, 2}, {2, 2}};
+  expect_bins(p, 2, want);
+  bri_plan_free(p);
 }
 END_TEST
 
@@ -216,6 +306,8 @@ static Suite *plan_suite(void) {
   tcase_add_test(tc, test_deletions_compact_alone);
   tcase_add_test(tc, test_split_for_size_and_budget);
   tcase_add_test(tc, test_index_boundaries);
+  tcase_add_test(tc, test_index_held_back);
+  tcase_add_test(tc, test_bins_ascend);
   tcase_add_test(tc, test_config_keys);
   suite_add_tcase(s, tc);
   return s;

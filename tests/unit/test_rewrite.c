@@ -66,8 +66,8 @@ static void plan_two_groups(bri_table *t, setup_rw *s) {
   s->old0 = m->pb->fragments[0]->id, s->old1 = m->pb->fragments[1]->id;
   s->n0 = copy_fragment(m->pb->fragments[0]);
   s->n1 = copy_fragment(m->pb->fragments[1]);
-  s->g[0] = (bri_rewrite_group){1, &s->old0, 1, &s->n0};
-  s->g[1] = (bri_rewrite_group){1, &s->old1, 1, &s->n1};
+  s->g[0] = (bri_rewrite_group){.n_old = 1, .old_ids = &s->old0, .n_new = 1, .new_frags = &s->n0};
+  s->g[1] = (bri_rewrite_group){.n_old = 1, .old_ids = &s->old1, .n_new = 1, .new_frags = &s->n1};
   s->rw = (bri_rewrite){.read_version = m->pb->version, .n_groups = 2, .groups = s->g};
   bri_manifest_free(m);
 }
