@@ -592,10 +592,11 @@ typedef struct rcont {
 /* Parses a portable Roaring bitmap (RoaringFormatSpec). Strict: keys strictly
  * increasing, container kinds as the cardinality implies, declared offsets
  * equal to the real container positions, contents consistent with the
- * cardinality, no trailing bytes. */
+ * cardinality, and no trailing bytes unless used is given (then *used is
+ * the length of the bitmap). */
 static int parse_roaring(const uint8_t *buf, size_t len, const char *path,
                          uint64_t num_deleted_rows, uint64_t physical_rows, uint32_t **offsets,
-                         size_t *count, bri_error *err) {
+                         size_t *count, size_t *used, bri_error *err) {
   if (len < 4)
     return bri_error_set(err, BRI_ECORRUPT,
                          "%s: %zu bytes, too short for a Roaring bitmap cookie", path, len);
@@ -781,7 +782,8 @@ static int parse_roaring(const uint8_t *buf, size_t len, const char *path,
                          path, i, out[k - 1], ull(physical_rows));
   }
   free(cs);
-  if (!rc && pos != len)
+  if (!rc && used) *used = pos;
+  else if (!rc && pos != len)
     rc = bri_error_set(err, BRI_ECORRUPT,
                        "%s: offset %zu: %zu bytes follow the Roaring bitmap, expected the end of "
                        "the file",
@@ -810,12 +812,20 @@ int bri_deletion_parse(const uint8_t *buf, size_t len, const char *path, int fil
   case BRI_DELETION_ARROW:
     return parse_arrow(buf, len, path, num_deleted_rows, physical_rows, offsets, count, err);
   case BRI_DELETION_BITMAP:
-    return parse_roaring(buf, len, path, num_deleted_rows, physical_rows, offsets, count, err);
+    return parse_roaring(buf, len, path, num_deleted_rows, physical_rows, offsets, count, NULL, err);
   default:
     return bri_error_set(err, BRI_EUNSUPPORTED,
                          "%s: deletion file type %d, expected 0 (arrow) or 1 (bitmap)", path,
                          file_type);
   }
+}
+
+int bri_roaring_parse(const uint8_t *buf, size_t len, const char *what, uint64_t limit,
+                      uint32_t **values, size_t *count, size_t *used, bri_error *err) {
+  *values = NULL;
+  *count = 0;
+  *used = 0;
+  return parse_roaring(buf, len, what, 0, limit, values, count, used, err);
 }
 
 int bri_deletion_read(bri_store *st, const char *path, int file_type, uint64_t num_deleted_rows,

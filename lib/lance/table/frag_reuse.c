@@ -4,9 +4,9 @@
  * details (lance-core row_addr_remap, lance-table system_index/frag_reuse):
  * details brid would append to must be ones Lance can still read, or the
  * commit would break every index of the table. The 32-bit bitmaps inside a
- * treemap are parsed with CRoaring's bounds-checked portable reader; the
- * consumed length is the portable size of what it read, which for a valid
- * portable image is exactly the bytes it occupied. */
+ * treemap are parsed by the strict reader of deletion bitmaps
+ * (bri_roaring_parse), not CRoaring's, which prints to stderr on bad input;
+ * CRoaring builds and serializes them. */
 #include "lance/table/frag_reuse.h"
 
 #include <stdio.h>
@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "lance/table/commit.h"
+#include "lance/table/deletion.h"
 #include "util/bytes.h"
 #include "util/fsutil.h"
 
@@ -71,9 +72,8 @@ int bri_treemap_decode(const uint8_t *buf, size_t len, const char *what,
                          len);
   bri_treemap_part *p = calloc(count ? count : 1, sizeof *p);
   if (!p) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  size_t pos = 8;
+  size_t pos = 8, k = 0;
   int rc = 0;
-  size_t k = 0;
   for (; k < count && !rc; k++) {
     if (len - pos < 4) {
       rc = bri_error_set(err, BRI_ECORRUPT, "%s: offset %zu: RoaringTreemap key %zu truncated",
@@ -88,23 +88,24 @@ int bri_treemap_decode(const uint8_t *buf, size_t len, const char *what,
       break;
     }
     pos += 4;
-    p[k].low = roaring_bitmap_portable_deserialize_safe((const char *)buf + pos, len - pos);
-    size_t used = p[k].low ? roaring_bitmap_portable_size_in_bytes(p[k].low) : 0;
-    if (!p[k].low || used > len - pos || roaring_bitmap_is_empty(p[k].low)) {
-      rc = bri_error_set(err, BRI_ECORRUPT,
-                         "%s: offset %zu: bitmap %zu (fragment %u) of the RoaringTreemap is not a "
-                         "valid non-empty portable Roaring bitmap",
-                         what, pos, k, p[k].high);
-      k++;
-      break;
-    }
+    uint32_t *v = NULL;
+    size_t nv = 0, used = 0;
+    char where[320];
+    snprintf(where, sizeof where, "%s: bitmap %zu (fragment %u) at offset %zu of the RoaringTreemap",
+             what, k, p[k].high, pos);
+    rc = bri_roaring_parse(buf + pos, len - pos, where, (uint64_t)1 << 32, &v, &nv, &used, err);
+    if (!rc && nv == 0)
+      rc = bri_error_set(err, BRI_ECORRUPT, "%s is empty", where);
+    if (!rc && !(p[k].low = roaring_bitmap_of_ptr(nv, v)))
+      rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    free(v);
     pos += used;
   }
   if (!rc && pos != len)
     rc = bri_error_set(err, BRI_ECORRUPT, "%s: %zu trailing bytes after the RoaringTreemap", what,
                        len - pos);
   if (rc) {
-    bri_treemap_free(p, k);
+    bri_treemap_free(p, (size_t)count); /* calloc: parts not reached are empty */
     return rc;
   }
   *parts = p;
