@@ -17,8 +17,8 @@
 // the row id (lance_common's PRNG), so appends continue the same data.
 //
 // answers: vector top-10 (ids and distances) for three query vectors on every indexed
-// vector column, without and with `where` (HNSW also with an ef that walks the whole
-// graph, see below); every FTS match with its score for three
+// vector column, without and with `where`, with default parameters and again with
+// parameters that make the answer depend only on the indexed rows (see below); every FTS match with its score for three
 // queries, without and with `where`, sorted by (score desc, id) because the order of
 // equal scores follows row addresses, which compaction changes; countRows for `where`s
 // on the indexed columns; listIndices with indexStats (indexed/unindexed rows); the
@@ -105,18 +105,24 @@ async function collect(q) {
 
 export async function answers(table) {
   const { tbl, abs } = await openTable(table);
-  const out = { vector: {}, hnsw: {}, hnsw_ef: {}, fts: {}, counts: {}, indices: [] };
+  const out = { vector: {}, hnsw: {}, exact: {}, fts: {}, counts: {}, indices: [] };
   const indices = await tbl.listIndices();
   const indexed = new Set(indices.map((i) => i.columns[0]));
-  // HNSW graphs LanceDB builds are not deterministic (the same optimize() on two
-  // copies gives different graphs), so HNSW answers are also taken with an ef that
-  // walks the whole graph ("hnsw_ef"): those depend only on the indexed rows.
-  const runs = [["vector", "vpq", 0], ["vector", "vflat", 0], ["hnsw", "vhnsw", 0], ["hnsw_ef", "vhnsw", 100000]];
-  for (const [group, col, ef] of runs.filter((r) => indexed.has(r[1]))) {
+  // "vector" and "hnsw": default query parameters. "exact": every partition probed,
+  // PQ candidates re-ranked on the stored vectors, an ef that walks the whole HNSW
+  // graph; these depend only on which rows the indexes hold, not on how LanceDB
+  // happened to build them (its HNSW builds differ from run to run, and its
+  // optimize() of the same rows laid out differently can give other PQ codes).
+  const runs = [["vector", "vpq", {}], ["vector", "vflat", {}], ["hnsw", "vhnsw", {}],
+    ["exact", "vpq", { nprobes: 10000, refine: 100 }], ["exact", "vflat", { nprobes: 10000 }],
+    ["exact", "vhnsw", { ef: 100000 }]];
+  for (const [group, col, o] of runs.filter((r) => indexed.has(r[1]))) {
     for (let s = 0; s < QUERIES.length; s++) {
       for (const where of [null, "num < 500", "cat = 'c3'"]) {
         let q = tbl.vectorSearch(QUERIES[s]).column(col).limit(10).select(["id"]);
-        if (ef) q = q.ef(ef);
+        if (o.ef) q = q.ef(o.ef);
+        if (o.nprobes) q = q.nprobes(o.nprobes);
+        if (o.refine) q = q.refineFactor(o.refine);
         if (where) q = q.where(where);
         const key = `${col}/${s}/${where}`;
         try {
