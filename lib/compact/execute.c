@@ -545,7 +545,13 @@ static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment
       rc = append_decoded(r, &b, top, n_top, arrays, schemas, aptr, batch);
     }
     if (!rc) rc = carry_row_meta(r, f, b.fr, stable, &ids, &created, &updated);
-    if (!rc && parts && f->id <= UINT32_MAX && bri_fragment_num_rows(b.fr))
+    if (parts && (f->id > UINT32_MAX || (n_parts && f->id <= parts[n_parts - 1].high))) {
+      /* ids that do not ascend: no fragment reuse index for this bin (the
+       * planner only makes such bins where no index needs one) */
+      bri_treemap_free(parts, n_parts);
+      parts = NULL, n_parts = 0;
+    }
+    if (!rc && parts && bri_fragment_num_rows(b.fr))
       rc = note_rows(b.fr, f, &parts[n_parts++], err);
     bri_fragment_close(b.fr);
     b.fr = NULL;

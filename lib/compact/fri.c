@@ -13,7 +13,8 @@
 static unsigned long long ull(uint64_t v) { return (unsigned long long)v; }
 
 /* Index types Lance 12 remaps through the FRI when it loads them (checked
- * with LanceDB 0.39 reading brid's output: tests/interop/test_compact_indexed.sh). */
+ * with LanceDB 0.39 reading brid's output: tests/interop/test_compact_indexed.sh);
+ * vector indices only with the quantizers checked there (see below). */
 static const char *const FRI_TYPES[] = {"BTree", "Bitmap", "LabelList", "Inverted", "Vector"};
 /* Index types whose results are row addresses (Lance's results_are_row_addrs). */
 static const char *const ADDRESS_TYPES[] = {"ZoneMap", "BloomFilter"};
@@ -100,18 +101,21 @@ int bri_index_views_load(const bri_table *t, const bri_manifest *m, bri_index_vi
       }
       bri_fri_remap_bitmap(iv->fri, v->cover);
     }
+    bool carried = in(v->type, FRI_TYPES, sizeof FRI_TYPES / sizeof *FRI_TYPES);
     if (!strcmp(v->type, "Vector")) {
-      Lance__Table__VectorIndexDetailsHnsw *h = lance__table__vector_index_details_hnsw__unpack(
+      Lance__Table__VectorIndexDetailsKind *vk = lance__table__vector_index_details_kind__unpack(
           NULL, x->index_details->value.len, x->index_details->value.data);
       /* unreadable details: take the careful reading */
-      v->hnsw = !h || h->has_hnsw_index_config;
-      if (h) lance__table__vector_index_details_hnsw__free_unpacked(h, NULL);
+      v->hnsw = !vk || vk->has_hnsw_index_config;
+      /* the quantizers checked with LanceDB: PQ, SQ, none (IVF_RQ and
+       * anything newer are held back) */
+      carried = vk && (vk->has_pq || vk->has_sq || vk->has_flat);
+      if (vk) lance__table__vector_index_details_kind__free_unpacked(vk, NULL);
     }
     if (iv->stable)
       v->carry = in(v->type, ADDRESS_TYPES, 2) ? BRI_CARRY_DROPPED : BRI_CARRY_ROW_IDS;
     else
-      v->carry = in(v->type, FRI_TYPES, sizeof FRI_TYPES / sizeof *FRI_TYPES) ? BRI_CARRY_FRI
-                                                                              : BRI_CARRY_HELD;
+      v->carry = carried ? BRI_CARRY_FRI : BRI_CARRY_HELD;
   }
   if (rc) {
     bri_index_views_free(iv);
@@ -230,11 +234,11 @@ static int build_version(bri_index_update *u, const bri_manifest *base, const br
     return bri_error_set(err, BRI_ENOMEM, "out of memory");
   for (size_t g = 0; g < rw->n_groups; g++) {
     const bri_rewrite_group *rg = &rw->groups[g];
-    if (!rg->changed_row_addrs)
-      return bri_error_set(err, BRI_EINVAL,
-                           "rewrite group %zu has no changed row addresses for the fragment reuse "
-                           "index",
-                           g);
+    if (!rg->changed_row_addrs) /* planned when no index covered it (compact/plan.h) */
+      return bri_error_set(err, BRI_ECONFLICT,
+                           "%s: an index now covers fragments that were compacted without a "
+                           "fragment reuse index in mind; the compaction must be re-planned",
+                           latest->path);
     bri_fri_group *gr = calloc(1, sizeof *gr);
     if (!gr) return bri_error_set(err, BRI_ENOMEM, "out of memory");
     v->groups[v->n_groups++] = gr;

@@ -105,6 +105,13 @@ static int coverage(const bri_manifest *m, const bri_index_views *iv, uint64_t *
   return 0;
 }
 
+/* True when rewriting f needs the fragment reuse index: no stable row ids
+ * and an index covers it (cov), or an earlier version produced it. */
+static bool remapped(const bri_index_views *iv, const Lance__Table__DataFragment *f, uint64_t cov) {
+  return !iv->stable && (cov || (f->id <= UINT32_MAX &&
+                                 roaring_bitmap_contains(iv->fri_cover, (uint32_t)f->id)));
+}
+
 static uint64_t data_bytes(const Lance__Table__DataFragment *f) {
   uint64_t b = 0;
   for (size_t k = 0; k < f->n_files; k++) b += f->files[k]->file_size_bytes;
@@ -194,9 +201,13 @@ int bri_compact_plan(const bri_table *t, const bri_manifest *m, const bri_compac
       open = false;
       continue;
     }
-    /* same index set, and ascending ids: the fragment reuse index maps rows
-     * in old-fragment order, which Lance versions also read in id order */
-    if (open && cands[n_cands - 1].cov == cov[i] && f->id > pb->fragments[i - 1]->id) {
+    /* same index set; ascending ids where the group goes into the fragment
+     * reuse index, which maps rows in old-fragment order (Lance versions
+     * before 12 read it in id order) */
+    bool ordered = f->id > pb->fragments[i - 1 + !i]->id ||
+                   (!remapped(iv, pb->fragments[i], cov[i]) &&
+                    !remapped(iv, pb->fragments[i - 1 + !i], cov[i]));
+    if (open && cands[n_cands - 1].cov == cov[i] && ordered) {
       cands[n_cands - 1].count++;
       cands[n_cands - 1].alone_ok |= itself;
     } else {

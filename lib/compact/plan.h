@@ -12,8 +12,9 @@
  * brid adds: fragments flagged by the caller because they reference a
  * low-utilization blob pack become candidates (spec/blob.md 6.5); fragments
  * an index covers that brid cannot carry (compact/fri.h) are held back and
- * listed, as Lance's planner holds back what it cannot remap; a bin's ids
- * ascend (the fragment reuse index maps rows in old-fragment order); and
+ * listed, as Lance's planner holds back what it cannot remap; a bin that
+ * goes into the fragment reuse index has ascending ids (it maps rows in
+ * old-fragment order); and
  * per-job budgets cap source fragments, rows and bytes. */
 #ifndef BRI_PLAN_H
 #define BRI_PLAN_H

@@ -235,7 +235,8 @@ START_TEST(test_index_held_back) {
   make(&f, 5, rows, del);
   f.dels[2].read_version = 3; /* deleted before an index built from version 5 */
   f.dels[3].read_version = 8; /* after it */
-  static const uint8_t hnsw_details[] = {0x1a, 0x02, 0x08, 0x14}; /* hnsw_index_config {m: 20} */
+  /* hnsw_index_config {m: 20}, sq {num_bits: 8} */
+  static const uint8_t hnsw_details[] = {0x1a, 0x02, 0x08, 0x14, 0x2a, 0x02, 0x08, 0x08};
   add_index(&f, b, 3, "/lance.index.pb.VectorIndexDetails", 5);
   f.any[0].has_value = 1;
   f.any[0].value.data = (uint8_t *)hnsw_details;
@@ -247,11 +248,17 @@ START_TEST(test_index_held_back) {
   const size_t want2[][2] = {{0, 2}};
   expect_bins(p, 1, want2); /* 12 alone merges with nothing, 14 neither */
   bri_plan_free(p);
-  f.any[0].value.len = 0; /* IVF_PQ etc.: deleted rows are fine */
+  f.any[0].value.data += 4; /* IVF_SQ: deleted rows are fine */
+  f.any[0].value.len = 4;
   p = plan(&f, &o, NULL);
   ck_assert(!p->views->v[0].hnsw);
   const size_t want3[][2] = {{0, 2}, {2, 3}};
   expect_bins(p, 2, want3);
+  bri_plan_free(p);
+  f.any[0].value.len = 0; /* no quantizer brid knows (IVF_RQ, ...): held back */
+  p = plan(&f, &o, NULL);
+  ck_assert_int_eq(p->views->v[0].carry, BRI_CARRY_HELD);
+  ck_assert_uint_eq(p->n_skipped_indexed, 3);
   bri_plan_free(p);
   release(&f);
 }
@@ -263,11 +270,22 @@ START_TEST(test_bins_ascend) {
   fake f;
   const uint64_t rows[] = {100, 100, 100, 100};
   make(&f, 4, rows, NULL);
-  f.frags[2].id = 5; /* ids 10, 11, 5, 13: the fragment reuse index needs ascending groups */
-  bri_plan *p = plan(&f, &o, NULL);
+  f.frags[2].id = 5; /* ids 10, 11, 5, 13 */
+  bri_plan *p = plan(&f, &o, NULL); /* no index: one bin, as before */
+  const size_t one[][2] = {{0, 4}};
+  expect_bins(p, 1, one);
+  bri_plan_free(p);
+  const uint32_t all[] = {10, 11, 5, 13};
+  add_index(&f, all, 4, BTREE, 1);
+  p = plan(&f, &o, NULL); /* the fragment reuse index needs ascending groups */
   const size_t want[][2] = {{0, 2}, {2, 2}};
   expect_bins(p, 2, want);
   bri_plan_free(p);
+  f.pb.reader_feature_flags = BRI_FLAG_STABLE_ROW_IDS; /* bitmaps only: no order needed */
+  p = plan(&f, &o, NULL);
+  expect_bins(p, 1, one);
+  bri_plan_free(p);
+  release(&f);
 }
 END_TEST
 
