@@ -366,10 +366,12 @@ int bri_index_update_build(const bri_table *t, const bri_manifest *base, const b
                            "%s: index %s (type %s, which brid does not carry) now covers fragment "
                            "%llu; the compaction must be re-planned",
                            latest->path, v->x->name, v->type, ull(rg->old_ids[0]));
-      else if (v->carry == BRI_CARRY_FRI && v->hnsw && group_drops_rows(latest->pb, rg, v->x))
+      /* the rows the compaction drops are those deleted as read (base);
+       * deletions carried from later versions map to the new fragments */
+      else if (v->carry == BRI_CARRY_FRI && v->hnsw && group_drops_rows(base->pb, rg, v->x))
         rc = bri_error_set(err, BRI_ECONFLICT,
-                           "%s: HNSW index %s covers fragment %llu, which now has deleted rows; "
-                           "the compaction must be re-planned",
+                           "%s: HNSW index %s now covers fragment %llu, some of whose rows it "
+                           "holds were deleted; the compaction must be re-planned",
                            latest->path, v->x->name, ull(rg->old_ids[0]));
       else if (v->carry == BRI_CARRY_FRI)
         need_fri = true;
