@@ -206,12 +206,14 @@ static void clear_journal(svc_worker *w) {
 
 static void job_phase(void *user, const char *phase) { set_phase(user, phase); }
 
-/* After a commit: the table is checked again on this thread, and the loop
- * takes the result (svc_pool_collect) before it shows the table again. */
+/* After a commit: the table is checked again on this thread (and its
+ * store part settled here), and the loop takes the result
+ * (svc_pool_collect) before it shows the table again. */
 static void job_committed(void *user) {
   svc_worker *w = user;
   svc_check c;
   svc_watch_probe(w->job.root, &w->policy, true, false, 0, &c);
+  svc_watch_settle(w->pool->store, w->job.table_id, w->job.root, w->policy.auto_compact, false, 0, &c);
   char *root = strdup(w->job.root);
   pthread_mutex_lock(&w->pool->mu);
   if (root) {
