@@ -37,15 +37,24 @@ extern const cli_cmd CMD_STATUS, CMD_TABLES, CMD_JOBS, CMD_JOB, CMD_CANCEL, CMD_
 /* help.c, completion.c */
 extern const cli_cmd CMD_HELP, CMD_COMPLETION;
 
-/* compact/cleanup/materialize/verify through brid (cmd_submit.c): the
- * commands call it when cli_wants_daemon(a). Their option tables end with
- * CLI_SUBMIT_OPTS, the options of that path. */
-int cmd_submit(const cli_args *a);
+/* compact, cleanup, materialize and verify run in brid or in brictl itself
+ * (cmd_submit.c), one control path (OPS 4): with --offline in brictl; with
+ * --wait, --daemon or --socket in brid (which must answer); otherwise in brid
+ * when its socket answers (following the job to its end, as --wait), and
+ * in brictl when no brid answers. Each command hands its offline run to
+ * cli_table_job, which decides, and when brictl works itself on a table
+ * (writes: the job writes or removes table files, not a dry run) takes the table lock
+ * (ops/lock.h) around it, so that brid's jobs and brictl never work on one
+ * table at once. Their option tables end with CLI_SUBMIT_OPTS. */
+int cli_table_job(const cli_args *a, bool writes, int (*offline)(const cli_args *a));
 #define CLI_SUBMIT_OPTS                                                                                \
   {.name = "wait", .type = CLI_FLAG, .flags = CLI_DAEMON_ONLY,                                         \
    .help = "run it in brid and follow the job to its end, with its progress on stderr"},               \
       {.name = "daemon", .type = CLI_FLAG, .flags = CLI_DAEMON_ONLY,                                   \
        .help = "queue it in brid (ahead of automatic jobs) and return its job id"},                    \
-      {.name = "quiet", .type = CLI_FLAG, .flags = CLI_DAEMON_ONLY, .help = "no progress on stderr"}
+      {.name = "quiet", .type = CLI_FLAG, .flags = CLI_DAEMON_ONLY, .help = "no progress on stderr"},  \
+      {.name = "offline", .type = CLI_FLAG, .flags = CLI_OFFLINE_ONLY,                                 \
+       .help = "run it in brictl itself even when brid runs (under the table's lock: it waits for "    \
+               "nothing, and refuses while brid works on the table)"}
 
 #endif

@@ -41,8 +41,7 @@ static void on_file(void *user, int kind, const char *path, uint64_t bytes) {
   if (l->print) printf("%-12s %12llu  %s\n", bri_cleanup_kind_name(kind), (unsigned long long)bytes, path);
 }
 
-static int cmd_cleanup(const cli_args *a) {
-  if (cli_wants_daemon(a)) return cmd_submit(a);
+static int cleanup_offline(const cli_args *a) {
   bri_cleanup_policy p;
   bri_cleanup_policy_default(&p);
   const char *root = a->pos[0];
@@ -81,14 +80,18 @@ static int cmd_cleanup(const cli_args *a) {
   return CLI_OK;
 }
 
+static int cmd_cleanup(const cli_args *a) { return cli_table_job(a, !cli_flag(a, "dry-run"), cleanup_offline); }
+
 const cli_cmd CMD_CLEANUP = {
     .name = "cleanup",
     .args = "TABLE",
     .summary = "delete what no retained version reaches (--dry-run lists it)",
-    .about = "Deletes TABLE's old versions and every file (data, deletion, transaction, index, Blob "
-             "v2 sidecar, BRI target) that no retained version still reaches. A version stays when "
-             "it is newer than --older-than, among the newest --retain, the latest, tagged or a "
-             "branch root. Durations need a unit: 90s, 30m, 12h, 7d, 2w (0 alone is allowed).",
+    .about = "Deletes TABLE's old versions and every file (data, deletion, transaction, index, Blob v2 "
+             "sidecar, BRI target) that no retained version still reaches. A version stays when it is "
+             "newer than --older-than, among the newest --retain, the latest, tagged or a branch root. "
+             "Durations need a unit: 90s, 30m, 12h, 7d, 2w (0 alone is allowed). When brid's socket "
+             "answers, brid does the work; with --offline, or when no brid answers, brictl does it itself "
+             "under the table's lock.",
     .opts = OPTS,
     .flags = CLI_CMD_OFFLINE | CLI_CMD_DAEMON | CLI_CMD_JSON,
     .run = cmd_cleanup,

@@ -58,8 +58,7 @@ static void print_indices(json_t *plan) {
            json_is_true(json_object_get(fri, "external")) ? ", details in _indices/" : "");
 }
 
-static int cmd_compact(const cli_args *a) {
-  if (cli_wants_daemon(a)) return cmd_submit(a);
+static int compact_offline(const cli_args *a) {
   bri_compact_request q;
   bri_compact_request_default(&q);
   const char *root = a->pos[0];
@@ -131,14 +130,17 @@ static int cmd_compact(const cli_args *a) {
   return CLI_OK;
 }
 
+static int cmd_compact(const cli_args *a) { return cli_table_job(a, !cli_flag(a, "dry-run"), compact_offline); }
+
 const cli_cmd CMD_COMPACT = {
     .name = "compact",
     .args = "TABLE",
     .summary = "merge small fragments, keeping blob payloads in place (--dry-run plans)",
     .about = "Merges TABLE's small fragments by Lance's rules (adjacent fragments below --target-rows, "
              "fragments with many deleted rows) and commits one Rewrite version. Pages are copied "
-             "verbatim where possible; Blob v2 payloads stay where they are (--strategy). brictl does "
-             "the work itself, or hands it to brid with --wait, --daemon or --socket.",
+             "verbatim where possible; Blob v2 payloads stay where they are (--strategy). When brid's "
+             "socket answers, brid does the work and brictl follows it; with --offline, or when no brid "
+             "answers, brictl does it itself under the table's lock.",
     .opts = OPTS,
     .flags = CLI_CMD_OFFLINE | CLI_CMD_DAEMON | CLI_CMD_JSON,
     .run = cmd_compact,

@@ -18,8 +18,7 @@ static const cli_opt OPTS[] = {
     {0},
 };
 
-static int cmd_materialize(const cli_args *a) {
-  if (cli_wants_daemon(a)) return cmd_submit(a);
+static int materialize_offline(const cli_args *a) {
   bri_materialize_options o;
   bri_materialize_options_default(&o);
   const char *root = a->pos[0];
@@ -53,14 +52,17 @@ static int cmd_materialize(const cli_args *a) {
   return CLI_OK;
 }
 
+static int cmd_materialize(const cli_args *a) { return cli_table_job(a, !cli_flag(a, "dry-run"), materialize_offline); }
+
 const cli_cmd CMD_MATERIALIZE = {
     .name = "materialize",
     .args = "TABLE",
     .summary = "make a BRI table readable by stock Lance (links, else copies)",
-    .about = "Replaces every data file of TABLE that carries a Blob Reuse Index by one stock Lance "
-             "reads: the reused sidecars are hard-linked next to the new data file (copied across "
-             "filesystems, or always with --copy), and the BRI feature flag goes once no data file "
-             "needs it.",
+    .about = "Replaces every data file of TABLE that carries a Blob Reuse Index by one stock Lance reads: "
+             "the reused sidecars are hard-linked next to the new data file (copied across filesystems, or "
+             "always with --copy), and the BRI feature flag goes once no data file needs it. When brid's "
+             "socket answers, brid does the work; with --offline, or when no brid answers, brictl does it "
+             "itself under the table's lock.",
     .opts = OPTS,
     .flags = CLI_CMD_OFFLINE | CLI_CMD_DAEMON | CLI_CMD_JSON,
     .run = cmd_materialize,

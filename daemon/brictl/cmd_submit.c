@@ -1,11 +1,18 @@
-/* cmd_submit.c: the daemon path of brictl's table jobs (compact, cleanup,
- * materialize, verify): the options of the command that brid takes
- * (cli_opt.param) become the method's params, and the job is queued in
- * brid (ahead of automatic ones); with --wait brictl follows it until it
- * ends, showing its progress on stderr, and exits 4 if it failed or was
- * cancelled, 5 if verify found problems. Without --socket/--wait/--daemon
- * these commands run offline in brictl itself (cmd_compact.c,
- * cmd_cleanup.c...), which call cmd_submit when cli_wants_daemon says so.
+/* cmd_submit.c: where brictl's table jobs (compact, cleanup, materialize,
+ * verify) run, and their daemon path (cli.h says which path when).
+ *
+ * Through brid: the options of the command that brid takes (cli_opt.param)
+ * become the method's params, and the job is queued in brid (ahead of
+ * automatic ones); brictl follows it until it ends (--wait, or when brid
+ * was chosen because its socket answered), showing its progress on
+ * stderr, and exits 4 if it failed or was cancelled, 5 if verify found
+ * problems. Offline, brictl runs the command's own function
+ * (cmd_compact.c, ...) under the table lock when the job writes.
+ *
+ * The choice is made once, before anything runs: a socket that answers
+ * means brid runs, and an answer of "not allowed" is an error rather than
+ * a reason to work offline behind brid's back (--offline is the way to do
+ * that, and the table lock keeps the two apart).
  *
  * Waiting polls jobs.get twice a second on one connection (a job's progress
  * is a few numbers; polling keeps the protocol request/response only), and
@@ -18,6 +25,7 @@
 #include <unistd.h>
 
 #include "cmd_client.h"
+#include "bri/ops.h"
 
 static void sleep_ms(int ms) {
   struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -115,11 +123,11 @@ static void summary(const json_t *j) {
   }
 }
 
-int cmd_submit(const cli_args *a) {
+static int submit(const cli_args *a, bool wait) {
   const char *cmd = a->cmd->name;
   cli_client c;
   cli_client_init(&c, a);
-  bool wait = cli_flag(a, "wait"), quiet = cli_flag(a, "quiet");
+  bool quiet = cli_flag(a, "quiet");
   json_t *p = cli_params(a);
   char path[4096];
   json_object_set_new(p, "table", json_string(cli_table_path(a->pos[0], path, sizeof path)));
@@ -171,4 +179,52 @@ int cmd_submit(const cli_args *a) {
                                                                 : CLI_OK;
   json_decref(job);
   return x;
+}
+
+/* brictl itself, under the table lock when the job writes. */
+static int run_offline(const cli_args *a, bool writes, int (*offline)(const cli_args *a)) {
+  if (!writes) return offline(a);
+  char who[160];
+  snprintf(who, sizeof who, "brictl pid %d, uid %u (%s, offline)", (int)getpid(), (unsigned)getuid(), a->cmd->name);
+  bri_table_lock *lock = NULL;
+  bri_error err;
+  int rc = bri_table_lock_take(a->pos[0], who, &lock, &err);
+  if (rc == BRI_ETAKEN) {
+    fprintf(stderr, "brictl: %s; try again when it is done\n", err.msg);
+    return CLI_ERROR;
+  }
+  if (rc && rc != BRI_EUNSUPPORTED) return cli_fail(&err); /* a store without locks: nothing to take */
+  int x = offline(a);
+  bri_table_lock_release(lock);
+  return x;
+}
+
+/* Whether an offline-only option was given: brid cannot do what it asks. */
+static const char *offline_only_given(const cli_args *a) {
+  for (size_t i = 0; a->cmd->opts && a->cmd->opts[i].name; i++)
+    if (a->v[i].given && (a->cmd->opts[i].flags & CLI_OFFLINE_ONLY) && strcmp(a->cmd->opts[i].name, "offline"))
+      return a->cmd->opts[i].name;
+  return NULL;
+}
+
+int cli_table_job(const cli_args *a, bool writes, int (*offline)(const cli_args *a)) {
+  if (cli_flag(a, "offline")) return run_offline(a, writes, offline);
+  if (cli_wants_daemon(a)) return submit(a, cli_flag(a, "wait"));
+  /* no choice made: brid when its socket answers */
+  cli_client c;
+  cli_client_init(&c, a);
+  rpc_client *rc = NULL;
+  bri_error err;
+  int r = rpc_client_connect(c.socket, c.timeout_ms, &rc, &err);
+  rpc_client_close(rc);
+  if (r == BRI_ENOTFOUND) return run_offline(a, writes, offline);
+  if (r) {
+    fprintf(stderr, "brictl: %s\nbrictl: brid runs but this user may not ask it; --offline works without it "
+                    "(the table lock keeps the two apart)\n", err.msg);
+    return CLI_UNREACHABLE;
+  }
+  const char *only = offline_only_given(a);
+  if (only)
+    return cli_usage(a, "--%s works only offline, and brid answers on %s: add --offline", only, c.socket);
+  return submit(a, true);
 }

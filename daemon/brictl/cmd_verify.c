@@ -22,8 +22,7 @@ static const cli_opt OPTS[] = {
     {0},
 };
 
-static int cmd_verify(const cli_args *a) {
-  if (cli_wants_daemon(a)) return cmd_submit(a);
+static int verify_offline(const cli_args *a) {
   bri_verify_options o = {0};
   const char *root = a->pos[0];
   bool as_json = cli_flag(a, "json");
@@ -65,6 +64,8 @@ static int cmd_verify(const cli_args *a) {
   return ok ? CLI_OK : CLI_PROBLEMS;
 }
 
+static int cmd_verify(const cli_args *a) { return cli_table_job(a, false, verify_offline); }
+
 const cli_cmd CMD_VERIFY = {
     .name = "verify",
     .args = "TABLE",
@@ -75,7 +76,8 @@ const cli_cmd CMD_VERIFY = {
              "keeps the invariants Lance's own commits keep (fragments in id order, ids below "
              "max_fragment_id, row counts, deletion files, row ids, index bitmaps: docs/rules.md). "
              "Exits 5 when it finds problems, each listed with the file and what is wrong (and the "
-             "rule it breaks).",
+             "rule it breaks). When brid's socket answers, brid does the work; with --offline, or when no "
+             "brid answers, brictl does it itself.",
     .opts = OPTS,
     .flags = CLI_CMD_OFFLINE | CLI_CMD_DAEMON | CLI_CMD_JSON,
     .run = cmd_verify,

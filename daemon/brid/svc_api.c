@@ -2,58 +2,65 @@
  *
  * A method is a function from a checked request (svc_request.c: every
  * parameter, unknown names included, is checked before anything acts) to a
- * result; the table at the bottom maps methods to functions. Mutating
- * methods are logged with the peer's uid and pid, so the journal says who
- * paused or cancelled what. */
+ * result; the table at the bottom maps methods to functions. Methods run on
+ * libuv's thread pool: they read the job store and the pool (both
+ * thread-safe) and a view of the loop's state (svc_view.h), never the
+ * loop's structures, and leave what only the loop may do (kick the
+ * scheduler, discover, apply a reload) as post actions. Mutating methods
+ * are logged with the peer's uid and pid, so the journal says who paused
+ * or cancelled what. */
 #include "svc_api.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bri/util.h"
-#include "svc_control.h"
+#include "svc_daemon.h"
 #include "svc_log.h"
 #include "svc_metrics.h"
-#include "svc_request.h"
 #include "svc_sched.h"
-#include "svc_watch.h"
 #include "svc_worker.h"
 
-typedef struct api_err {
-  int code;
-  char msg[1024];
-} api_err;
+typedef svc_call call;
 
-static json_t *fail(api_err *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static json_t *fail(api_err *e, int code, const char *fmt, ...) {
-  e->code = code;
+static json_t *fail(call *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static json_t *fail(call *c, int code, const char *fmt, ...) {
+  c->code = code;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+  vsnprintf(c->msg, sizeof c->msg, fmt, ap);
   va_end(ap);
   return NULL;
 }
 
-typedef struct call {
-  brid *d;
-  const svc_peer *peer;
-  const svc_request *r; /* the checked params */
-  api_err *e;
-} call;
-
 /* --------------------------------------------------------------- params */
 
-/* The watched table named by params.table (checked: an absolute path). */
-static brid_table *param_table(call *c) {
-  const char *p = c->r->table;
-  brid_table *t = p ? svc_watch_find(c->d, p) : NULL;
-  if (!t || !t->present)
-    return fail(c->e, RPC_NOT_FOUND, "%s is not a table brid watches (a directory with _versions/ under a "
-                                     "configured root)", p ? p : "(none)"), NULL;
-  return t;
+static bool has_versions_dir(const char *dir) {
+  char p[PATH_MAX];
+  struct stat st;
+  return snprintf(p, sizeof p, "%s/_versions", dir) < (int)sizeof p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The watched table named by params.table (checked: an absolute path), in
+ * any spelling that resolves to its root. A table under a root that brid
+ * has not discovered yet asks the loop for a discovery and to run the call
+ * again (once). */
+static const svc_table_view *param_table(call *c) {
+  const char *p = c->r.table;
+  char canon[PATH_MAX];
+  const svc_table_view *t = p && realpath(p, canon) ? svc_view_table(c->view, canon) : NULL;
+  if (t && t->present) return t;
+  if (p && !c->discovered && realpath(p, canon) && has_versions_dir(canon) && svc_view_under_root(c->view, canon)) {
+    c->post |= SVC_POST_DISCOVER;
+    return fail(c, RPC_NOT_FOUND, "%s: not discovered yet", p), NULL;
+  }
+  return fail(c, RPC_NOT_FOUND, "%s is not a table brid watches (a directory with _versions/ under a "
+                                "configured root)", p ? p : "(none)"), NULL;
 }
 
 /* ----------------------------------------------------------------- JSON */
@@ -67,7 +74,7 @@ static json_t *parse_or_null(const char *s) {
   return v ? v : json_string(s);
 }
 
-json_t *svc_api_job_json(brid *d, const bri_jobs_job *j, int full) {
+json_t *svc_api_job_json(bri_jobs_store *store, svc_pool *pool, const bri_jobs_job *j, int full) {
   json_t *o = json_pack("{s:I, s:s, s:I, s:s, s:s, s:i, s:i, s:i, s:b}", "id", (json_int_t)j->id, "table", j->root,
                         "table_id", (json_int_t)j->table_id, "kind", bri_job_kind_name(j->kind), "state",
                         bri_job_state_name(j->state), "priority", j->priority, "attempts", j->attempts,
@@ -84,14 +91,14 @@ json_t *svc_api_job_json(brid *d, const bri_jobs_job *j, int full) {
   if (!full && json_is_object(res)) json_object_del(res, "plan"); /* lists stay small */
   json_object_set_new(o, "result", res);
   svc_progress pr;
-  if (j->state == BRI_JOB_RUNNING && d->pool && svc_pool_progress(d->pool, j->id, &pr))
+  if (j->state == BRI_JOB_RUNNING && pool && svc_pool_progress(pool, j->id, &pr))
     json_object_set_new(o, "progress", svc_progress_to_json(&pr));
   if (!full) return o;
   bri_error err;
   bri_jobs_attempt *a = NULL;
   size_t na = 0;
   json_t *attempts = json_array();
-  if (bri_jobs_attempts(d->store, j->id, &a, &na, &err) == 0) {
+  if (bri_jobs_attempts(store, j->id, &a, &na, &err) == 0) {
     for (size_t i = 0; i < na; i++) {
       json_t *x = json_pack("{s:i, s:o, s:o, s:o, s:o, s:o}", "attempt", a[i].attempt, "owner", str_or_null(a[i].owner),
                             "started_at", ms_or_null(a[i].started_at), "finished_at", ms_or_null(a[i].finished_at),
@@ -104,7 +111,7 @@ json_t *svc_api_job_json(brid *d, const bri_jobs_job *j, int full) {
   bri_jobs_output *outs = NULL;
   size_t no = 0;
   json_t *journal = json_array();
-  if (bri_jobs_journal_list(d->store, j->id, &outs, &no, &err) == 0) {
+  if (bri_jobs_journal_list(store, j->id, &outs, &no, &err) == 0) {
     for (size_t i = 0; i < no; i++)
       json_array_append_new(journal, json_pack("{s:s, s:s, s:i}", "path", outs[i].path, "kind", outs[i].kind,
                                                "attempt", outs[i].attempt));
@@ -120,7 +127,7 @@ json_t *svc_api_job_json(brid *d, const bri_jobs_job *j, int full) {
  * it), paused, queued (a job waits), pending (the latest version has work
  * but no job is queued: auto_compact is off, or a dry run planned it),
  * idle. */
-static const char *table_state(const brid_table *t, const bri_jobs_table *row) {
+static const char *table_state(const svc_table_view *t, const bri_jobs_table *row) {
   if (!t || !t->present) return "gone";
   if (row->running_job) return "running";
   if (t->check_error) return "unreadable";
@@ -130,8 +137,8 @@ static const char *table_state(const brid_table *t, const bri_jobs_table *row) {
   return "idle";
 }
 
-static json_t *table_json(brid *d, const bri_jobs_table *row) {
-  brid_table *t = svc_watch_find_known(d, row->root);
+static json_t *table_json(const svc_view *v, const bri_jobs_table *row) {
+  const svc_table_view *t = svc_view_table(v, row->root);
   json_t *o = json_pack("{s:I, s:s, s:b, s:b, s:b, s:b}", "id", (json_int_t)row->id, "root", row->root, "present",
                         t && t->present, "watching", t && t->watching, "paused", row->paused != 0,
                         "paused_by_config", t && t->paused_by_config);
@@ -154,26 +161,26 @@ static json_t *table_json(brid *d, const bri_jobs_table *row) {
   return o;
 }
 
-static json_t *store_fail(api_err *e, const bri_error *err) {
-  return fail(e, err->code == BRI_ENOTFOUND ? RPC_NOT_FOUND : RPC_FAILED, "%s", err->msg);
+static json_t *store_fail(call *c, const bri_error *err) {
+  return fail(c, err->code == BRI_ENOTFOUND ? RPC_NOT_FOUND : RPC_FAILED, "%s", err->msg);
 }
 
 /* -------------------------------------------------------------- methods */
 
 static json_t *m_status(call *c) {
-  brid *d = c->d;
+  const svc_view *v = c->view;
   bri_error err;
   uint64_t counts[BRI_JOB_NSTATES + 1] = {0};
-  if (bri_jobs_count_states(d->store, 0, counts, &err)) return store_fail(c->e, &err);
+  if (bri_jobs_count_states(c->store, 0, counts, &err)) return store_fail(c, &err);
   size_t present = 0, paused = 0;
   bri_jobs_table *rows = NULL;
   size_t n = 0;
-  if (bri_jobs_table_list(d->store, &rows, &n, &err)) return store_fail(c->e, &err);
+  if (bri_jobs_table_list(c->store, &rows, &n, &err)) return store_fail(c, &err);
   /* a table brid cannot read makes the daemon degraded, as a failed unit
    * makes systemd's state degraded: running, but not doing all its work */
   json_t *unreadable = json_array();
   for (size_t i = 0; i < n; i++) {
-    brid_table *t = svc_watch_find_known(d, rows[i].root);
+    const svc_table_view *t = svc_view_table(v, rows[i].root);
     if (t && t->present) {
       present++;
       paused += rows[i].paused != 0;
@@ -187,24 +194,24 @@ static json_t *m_status(call *c) {
   for (int s = 1; s <= BRI_JOB_NSTATES; s++)
     json_object_set_new(jobs, bri_job_state_name(s), json_integer((json_int_t)counts[s]));
   int64_t now = bri_now_ms();
-  const char *state = d->draining ? "draining" : json_array_size(unreadable) ? "degraded" : "running";
+  const char *state = v->draining ? "draining" : json_array_size(unreadable) ? "degraded" : "running";
   json_t *o = json_pack("{s:s, s:i, s:s, s:I, s:I, s:o, s:s, s:s}", "version", BRID_VERSION, "pid", (int)getpid(),
-                        "state", state, "started_at", (json_int_t)d->started_ms,
-                        "uptime_seconds", (json_int_t)((now - d->started_ms) / 1000), "config",
-                        str_or_null(d->cfg.file), "socket", d->cfg.socket_path, "store", d->cfg.state_path);
-  json_object_set_new(o, "draining_since", ms_or_null(d->draining ? d->draining_ms : 0));
+                        "state", state, "started_at", (json_int_t)v->started_ms,
+                        "uptime_seconds", (json_int_t)((now - v->started_ms) / 1000), "config",
+                        str_or_null(v->config_file), "socket", v->socket_path, "store", v->state_path);
+  json_object_set_new(o, "draining_since", ms_or_null(v->draining ? v->draining_ms : 0));
   json_object_set_new(o, "unreadable_tables", unreadable);
-  json_object_set_new(o, "workers", json_pack("{s:i, s:i}", "total", svc_pool_size(d->pool), "busy",
-                                              svc_pool_size(d->pool) - svc_pool_idle(d->pool)));
+  json_object_set_new(o, "workers", json_pack("{s:i, s:i}", "total", svc_pool_size(c->pool), "busy",
+                                              svc_pool_size(c->pool) - svc_pool_idle(c->pool)));
   json_object_set_new(o, "tables", json_pack("{s:I, s:I, s:I}", "watched", (json_int_t)present, "paused",
                                              (json_int_t)paused, "inotify_watches",
-                                             (json_int_t)svc_watch_count_watching(d)));
+                                             (json_int_t)v->inotify_watches));
   json_object_set_new(o, "jobs", jobs);
-  json_object_set_new(o, "running", svc_pool_running(d->pool));
-  json_object_set_new(o, "checks_in_flight", json_integer((json_int_t)d->checks_inflight));
-  json_object_set_new(o, "connections", json_integer((json_int_t)svc_control_connections(d->ctl)));
-  json_object_set_new(o, "last_reload", json_pack("{s:o, s:o}", "at", ms_or_null(d->last_reload_ms), "error",
-                                                  str_or_null(d->last_reload_error)));
+  json_object_set_new(o, "running", svc_pool_running(c->pool));
+  json_object_set_new(o, "checks_in_flight", json_integer((json_int_t)v->checks_inflight));
+  json_object_set_new(o, "connections", json_integer((json_int_t)v->connections));
+  json_object_set_new(o, "last_reload", json_pack("{s:o, s:o}", "at", ms_or_null(v->last_reload_ms), "error",
+                                                  str_or_null(v->last_reload_error)));
   return o;
 }
 
@@ -212,33 +219,33 @@ static json_t *m_tables_list(call *c) {
   bri_jobs_table *rows = NULL;
   size_t n = 0;
   bri_error err;
-  bool all = c->r->all;
-  if (bri_jobs_table_list(c->d->store, &rows, &n, &err)) return store_fail(c->e, &err);
+  bool all = c->r.all;
+  if (bri_jobs_table_list(c->store, &rows, &n, &err)) return store_fail(c, &err);
   json_t *a = json_array();
   for (size_t i = 0; i < n; i++) {
-    brid_table *t = svc_watch_find_known(c->d, rows[i].root);
-    if (all || (t && t->present)) json_array_append_new(a, table_json(c->d, &rows[i]));
+    const svc_table_view *t = svc_view_table(c->view, rows[i].root);
+    if (all || (t && t->present)) json_array_append_new(a, table_json(c->view, &rows[i]));
   }
   bri_jobs_table_list_free(rows, n);
   return json_pack("{s:o}", "tables", a);
 }
 
 static json_t *m_tables_get(call *c) {
-  brid_table *t = param_table(c);
+  const svc_table_view *t = param_table(c);
   if (!t) return NULL;
   bri_jobs_table row;
   memset(&row, 0, sizeof row);
   bri_error err;
-  if (bri_jobs_table_get(c->d->store, t->id, &row, &err)) return store_fail(c->e, &err);
-  json_t *o = table_json(c->d, &row);
+  if (bri_jobs_table_get(c->store, t->id, &row, &err)) return store_fail(c, &err);
+  json_t *o = table_json(c->view, &row);
   bri_jobs_table_clear(&row);
   json_object_set_new(o, "policy", svc_policy_to_json(&t->policy));
   bri_jobs_filter f = {.table_id = t->id, .limit = 10};
   bri_jobs_job *jobs = NULL;
   size_t n = 0;
   json_t *recent = json_array();
-  if (bri_jobs_list(c->d->store, &f, &jobs, &n, &err) == 0) {
-    for (size_t i = 0; i < n; i++) json_array_append_new(recent, svc_api_job_json(c->d, &jobs[i], 0));
+  if (bri_jobs_list(c->store, &f, &jobs, &n, &err) == 0) {
+    for (size_t i = 0; i < n; i++) json_array_append_new(recent, svc_api_job_json(c->store, c->pool, &jobs[i], 0));
     bri_jobs_list_free(jobs, n);
   }
   json_object_set_new(o, "recent_jobs", recent);
@@ -246,18 +253,18 @@ static json_t *m_tables_get(call *c) {
 }
 
 static json_t *m_jobs_list(call *c) {
-  bri_jobs_filter f = c->r->filter;
-  if (c->r->table) {
-    brid_table *t = param_table(c);
+  bri_jobs_filter f = c->r.filter;
+  if (c->r.table) {
+    const svc_table_view *t = param_table(c);
     if (!t) return NULL;
     f.table_id = t->id;
   }
   bri_error err;
   bri_jobs_job *jobs = NULL;
   size_t n = 0;
-  if (bri_jobs_list(c->d->store, &f, &jobs, &n, &err)) return store_fail(c->e, &err);
+  if (bri_jobs_list(c->store, &f, &jobs, &n, &err)) return store_fail(c, &err);
   json_t *a = json_array();
-  for (size_t i = 0; i < n; i++) json_array_append_new(a, svc_api_job_json(c->d, &jobs[i], 0));
+  for (size_t i = 0; i < n; i++) json_array_append_new(a, svc_api_job_json(c->store, c->pool, &jobs[i], 0));
   bri_jobs_list_free(jobs, n);
   return json_pack("{s:o}", "jobs", a);
 }
@@ -267,34 +274,34 @@ static json_t *m_jobs_list(call *c) {
 static bool load_job(call *c, bri_jobs_job *j) {
   memset(j, 0, sizeof *j);
   bri_error err;
-  if (!bri_jobs_get(c->d->store, c->r->id, j, &err)) return true;
-  if (err.code == BRI_ENOTFOUND) fail(c->e, RPC_NOT_FOUND, "no job %lld", (long long)c->r->id);
-  else store_fail(c->e, &err);
+  if (!bri_jobs_get(c->store, c->r.id, j, &err)) return true;
+  if (err.code == BRI_ENOTFOUND) fail(c, RPC_NOT_FOUND, "no job %lld", (long long)c->r.id);
+  else store_fail(c, &err);
   return false;
 }
 
 static json_t *m_jobs_get(call *c) {
   bri_jobs_job j;
   if (!load_job(c, &j)) return NULL;
-  json_t *o = svc_api_job_json(c->d, &j, 1);
+  json_t *o = svc_api_job_json(c->store, c->pool, &j, 1);
   bri_jobs_job_clear(&j);
   return o;
 }
 
 static json_t *m_jobs_cancel(call *c) {
-  json_int_t id = c->r->id;
+  json_int_t id = c->r.id;
   bri_jobs_job j;
   if (!load_job(c, &j)) return NULL;
   bri_error err;
   bri_job_state before = j.state;
   bri_jobs_job_clear(&j);
   if (before == BRI_JOB_SUCCEEDED || before == BRI_JOB_FAILED)
-    return fail(c->e, RPC_BAD_STATE, "job %lld already %s: nothing to cancel", (long long)id, bri_job_state_name(before));
+    return fail(c, RPC_BAD_STATE, "job %lld already %s: nothing to cancel", (long long)id, bri_job_state_name(before));
   bri_job_state after;
-  if (bri_jobs_cancel(c->d->store, id, &after, &err)) return fail(c->e, RPC_BAD_STATE, "%s", err.msg);
-  bool signalled = after == BRI_JOB_RUNNING && c->d->pool && svc_pool_cancel(c->d->pool, id, false);
-  log_notice("job %lld: cancel requested by uid %u (pid %d): %s", (long long)id, (unsigned)c->peer->uid,
-             (int)c->peer->pid, after == BRI_JOB_RUNNING ? "stops at its next safe point" : bri_job_state_name(after));
+  if (bri_jobs_cancel(c->store, id, &after, &err)) return fail(c, RPC_BAD_STATE, "%s", err.msg);
+  bool signalled = after == BRI_JOB_RUNNING && c->pool && svc_pool_cancel(c->pool, id, false);
+  log_notice("job %lld: cancel requested by uid %u (pid %d): %s", (long long)id, (unsigned)c->peer.uid,
+             (int)c->peer.pid, after == BRI_JOB_RUNNING ? "stops at its next safe point" : bri_job_state_name(after));
   return json_pack("{s:I, s:s, s:s, s:b}", "id", (json_int_t)id, "state_before", bri_job_state_name(before), "state",
                    bri_job_state_name(after), "stopping", signalled);
 }
@@ -302,13 +309,13 @@ static json_t *m_jobs_cancel(call *c) {
 /* The other queued jobs of kind for t: requests with other options (an
  * identical request would have been merged), which run one after the
  * other. [{job, params}] */
-static json_t *other_requests(call *c, brid_table *t, bri_job_kind kind, int64_t id) {
+static json_t *other_requests(call *c, const svc_table_view *t, bri_job_kind kind, int64_t id) {
   bri_jobs_filter f = {.table_id = t->id, .kind = kind, .state_mask = 1u << BRI_JOB_QUEUED};
   bri_jobs_job *jobs = NULL;
   size_t n = 0;
   bri_error err;
   json_t *a = json_array();
-  if (bri_jobs_list(c->d->store, &f, &jobs, &n, &err)) return a;
+  if (bri_jobs_list(c->store, &f, &jobs, &n, &err)) return a;
   for (size_t i = 0; i < n; i++)
     if (jobs[i].id != id)
       json_array_append_new(a, json_pack("{s:I, s:o}", "job", (json_int_t)jobs[i].id, "params",
@@ -320,21 +327,21 @@ static json_t *other_requests(call *c, brid_table *t, bri_job_kind kind, int64_t
 /* Queues kind for the table with the job params of the checked request:
  * an identical request already queued is that job (duplicate), another
  * one is a job of its own (lib/jobs/queue.h). */
-static json_t *submit(call *c, brid_table *t, bri_job_kind kind) {
-  char *pj = json_dumps(c->r->job_params, JSON_COMPACT | JSON_SORT_KEYS);
+static json_t *submit(call *c, const svc_table_view *t, bri_job_kind kind) {
+  char *pj = json_dumps(c->r.job_params, JSON_COMPACT | JSON_SORT_KEYS);
   int64_t id;
   int dup = 0;
   bri_error err;
-  int rc = bri_jobs_enqueue(c->d->store, t->id, kind, SVC_PRIO_API, pj, 0, &id, &dup, &err);
+  int rc = bri_jobs_enqueue(c->store, t->id, kind, SVC_PRIO_API, pj, 0, &id, &dup, &err);
   free(pj);
-  if (rc) return store_fail(c->e, &err);
+  if (rc) return store_fail(c, &err);
   log_notice("%s %s requested by uid %u (pid %d): %s job %lld", bri_job_kind_name(kind), t->root,
-             (unsigned)c->peer->uid, (int)c->peer->pid, dup ? "already queued as" : "queued", (long long)id);
-  svc_sched_kick(c->d);
+             (unsigned)c->peer.uid, (int)c->peer.pid, dup ? "already queued as" : "queued", (long long)id);
+  c->post |= SVC_POST_KICK;
   bri_jobs_job j;
   memset(&j, 0, sizeof j);
   const char *state = "queued";
-  if (bri_jobs_get(c->d->store, id, &j, &err) == 0) state = bri_job_state_name(j.state);
+  if (bri_jobs_get(c->store, id, &j, &err) == 0) state = bri_job_state_name(j.state);
   json_t *o = json_pack("{s:I, s:s, s:s, s:b, s:s}", "job", (json_int_t)id, "table", t->root, "kind",
                         bri_job_kind_name(kind), "duplicate", dup != 0, "state", state);
   bri_jobs_job_clear(&j);
@@ -343,9 +350,9 @@ static json_t *submit(call *c, brid_table *t, bri_job_kind kind) {
   json_decref(others);
   bri_jobs_table row;
   memset(&row, 0, sizeof row);
-  if (c->d->draining)
+  if (c->view->draining)
     json_object_set_new(o, "note", json_string("brid is shutting down: the job runs after its restart"));
-  else if (bri_jobs_table_get(c->d->store, t->id, &row, &err) == 0 && row.paused)
+  else if (bri_jobs_table_get(c->store, t->id, &row, &err) == 0 && row.paused)
     json_object_set_new(o, "note", json_string(t->paused_by_config
                                                    ? "the table is paused by the configuration: the job waits"
                                                    : "the table is paused: the job waits for brictl resume"));
@@ -354,37 +361,36 @@ static json_t *submit(call *c, brid_table *t, bri_job_kind kind) {
 }
 
 static json_t *m_job(call *c) {
-  brid_table *t = param_table(c);
-  return t ? submit(c, t, c->r->kind) : NULL;
+  const svc_table_view *t = param_table(c);
+  return t ? submit(c, t, c->r.kind) : NULL;
 }
 
 static json_t *pause_resume(call *c, bool pause) {
-  brid *d = c->d;
   bri_error err;
   json_t *done = json_array(), *kept = json_array();
-  bool cancel_running = pause && c->r->cancel_running;
-  if (c->r->table) {
-    brid_table *t = param_table(c);
+  bool cancel_running = pause && c->r.cancel_running;
+  if (c->r.table) {
+    const svc_table_view *t = param_table(c);
     if (!t) goto bad;
     if (!pause && t->paused_by_config) {
-      fail(c->e, RPC_BAD_STATE, "%s is paused by the configuration (paused = yes); change it and reload", t->root);
+      fail(c, RPC_BAD_STATE, "%s is paused by the configuration (paused = yes); change it and reload", t->root);
       goto bad;
     }
-    if (bri_jobs_table_set_paused(d->store, t->id, pause, &err)) {
-      store_fail(c->e, &err);
+    if (bri_jobs_table_set_paused(c->store, t->id, pause, &err)) {
+      store_fail(c, &err);
       goto bad;
     }
     json_array_append_new(done, json_string(t->root));
   } else {
-    for (size_t i = 0; i < d->n_tables; i++) {
-      brid_table *t = d->tables[i];
+    for (size_t i = 0; i < c->view->n_tables; i++) {
+      const svc_table_view *t = &c->view->tables[i];
       if (!t->present) continue;
       if (!pause && t->paused_by_config) {
         json_array_append_new(kept, json_string(t->root));
         continue;
       }
-      if (bri_jobs_table_set_paused(d->store, t->id, pause, &err)) {
-        store_fail(c->e, &err);
+      if (bri_jobs_table_set_paused(c->store, t->id, pause, &err)) {
+        store_fail(c, &err);
         goto bad;
       }
       json_array_append_new(done, json_string(t->root));
@@ -395,25 +401,25 @@ static json_t *pause_resume(call *c, bool pause) {
     /* the running jobs of the paused tables go back to the queue */
     size_t i;
     json_t *r;
-    json_t *running = svc_pool_running(d->pool);
+    json_t *running = svc_pool_running(c->pool);
     json_array_foreach(running, i, r) {
       const char *root = json_string_value(json_object_get(r, "table"));
       size_t k;
       json_t *p;
       json_array_foreach(done, k, p) if (root && !strcmp(root, json_string_value(p))) {
         json_int_t id = json_integer_value(json_object_get(r, "job"));
-        if (svc_pool_cancel(d->pool, id, true)) json_array_append_new(cancelled, json_integer(id));
+        if (svc_pool_cancel(c->pool, id, true)) json_array_append_new(cancelled, json_integer(id));
       }
     }
     json_decref(running);
   }
   log_notice("%s %s by uid %u (pid %d)", pause ? "paused" : "resumed",
-             c->r->table ? json_string_value(json_array_get(done, 0)) : "every table",
-             (unsigned)c->peer->uid, (int)c->peer->pid);
-  if (!pause) svc_sched_kick(d);
+             c->r.table ? json_string_value(json_array_get(done, 0)) : "every table",
+             (unsigned)c->peer.uid, (int)c->peer.pid);
+  if (!pause) c->post |= SVC_POST_KICK;
   json_decref(pause ? kept : cancelled); /* the one the reply does not carry */
   return json_pack("{s:o, s:o, s:o}", pause ? "paused" : "resumed", done, pause ? "requeued_jobs" : "kept_paused",
-                   pause ? cancelled : kept, "all", json_boolean(!c->r->table));
+                   pause ? cancelled : kept, "all", json_boolean(!c->r.table));
 bad:
   json_decref(done), json_decref(kept);
   return NULL;
@@ -422,18 +428,21 @@ bad:
 static json_t *m_pause(call *c) { return pause_resume(c, true); }
 static json_t *m_resume(call *c) { return pause_resume(c, false); }
 
+/* The new configuration is read here, off the loop; the loop applies it
+ * (svc_daemon_reload_apply) and gives the reply its changes. */
 static json_t *m_reload(call *c) {
-  json_t *changes = NULL;
-  bri_error err;
-  log_notice("reload requested by uid %u (pid %d)", (unsigned)c->peer->uid, (int)c->peer->pid);
-  if (svc_daemon_reload(c->d, &changes, &err)) return fail(c->e, RPC_FAILED, "%s", err.msg);
-  return json_pack("{s:b, s:o}", "reloaded", 1, "changes", changes ? changes : json_object());
+  log_notice("reload requested by uid %u (pid %d)", (unsigned)c->peer.uid, (int)c->peer.pid);
+  c->reload_rc = svc_config_load(&c->reload_cfg, &c->reload_ov, &c->reload_err);
+  c->post |= SVC_POST_RELOAD;
+  return json_object(); /* replaced by svc_api_finish */
 }
 
 static json_t *m_metrics(call *c) {
-  if (c->r->json) return json_pack("{s:s, s:o}", "content_type", "application/json", "families", svc_metrics_json(c->d));
-  char *text = svc_metrics_text(c->d);
-  if (!text) return fail(c->e, RPC_INTERNAL_ERROR, "out of memory");
+  if (c->r.json)
+    return json_pack("{s:s, s:o}", "content_type", "application/json", "families",
+                     svc_metrics_json(c->view, c->store, c->pool));
+  char *text = svc_metrics_text(c->view, c->store, c->pool);
+  if (!text) return fail(c, RPC_INTERNAL_ERROR, "out of memory");
   json_t *o = json_pack("{s:s, s:s}", "content_type", "text/plain; version=0.0.4", "text", text);
   free(text);
   return o;
@@ -448,24 +457,78 @@ static json_t *(*const METHODS[])(call *c) = {
     [SVC_M_RELOAD] = m_reload,           [SVC_M_METRICS] = m_metrics,
 };
 
-json_t *svc_api_call(brid *d, const rpc_req *req, const svc_peer *peer, int *code, char *msg, size_t cap) {
-  svc_request r;
-  if ((*code = svc_request_check(req, &r, msg, cap)) != 0) return NULL;
+svc_call *svc_api_prepare(brid *d, const rpc_req *req, const svc_peer *peer, int *code, char *msg, size_t cap) {
+  svc_call *c = calloc(1, sizeof *c);
+  if (!c) {
+    *code = RPC_INTERNAL_ERROR;
+    snprintf(msg, cap, "out of memory");
+    return NULL;
+  }
+  if ((*code = svc_request_check(req, &c->r, msg, cap)) != 0) {
+    free(c);
+    return NULL;
+  }
   if (peer->readonly && !rpc_method_reads_only(req->method)) {
-    svc_request_clear(&r);
     snprintf(msg, cap, "%s changes brid's work: it needs the control socket (%s); this one (%s) is read-only",
              req->method, d->cfg.socket_path, d->cfg.readonly_socket);
     *code = RPC_DENIED;
+    svc_api_free(c);
     return NULL;
   }
+  /* the request's strings (params.table) live in its message */
+  c->msg_ref = json_incref(req->msg);
+  c->peer = *peer;
+  c->store = d->store;
+  c->pool = d->pool;
+  c->reload_ov = d->ov;
+  if (svc_api_refresh(d, c)) {
+    *code = RPC_INTERNAL_ERROR;
+    snprintf(msg, cap, "out of memory");
+    svc_api_free(c);
+    return NULL;
+  }
+  return c;
+}
+
+int svc_api_refresh(brid *d, svc_call *c) {
   svc_pool_collect(d->pool); /* a job seen to have ended shows its table's new state */
-  api_err e = {0};
-  call c = {.d = d, .peer = peer, .r = &r, .e = &e};
-  json_t *res = METHODS[r.method](&c);
-  svc_request_clear(&r);
+  svc_view_free(c->view);
+  c->view = svc_view_take(d);
+  return c->view ? 0 : -1;
+}
+
+void svc_api_execute(svc_call *c) {
+  json_decref(c->result);
+  c->code = 0, c->msg[0] = 0, c->post &= ~SVC_POST_DISCOVER;
+  c->result = METHODS[c->r.method](c);
+  if (!c->result && !c->code) fail(c, RPC_INTERNAL_ERROR, "internal error");
+}
+
+json_t *svc_api_finish(brid *d, svc_call *c, int *code, char *msg, size_t cap) {
+  if (c->post & SVC_POST_KICK) svc_sched_kick(d);
+  if (c->post & SVC_POST_RELOAD) {
+    json_t *changes = NULL;
+    json_decref(c->result);
+    c->result = NULL;
+    if (svc_daemon_reload_apply(d, c->reload_rc, &c->reload_cfg, &c->reload_err, &changes))
+      fail(c, RPC_FAILED, "%s", c->reload_err.msg);
+    else
+      c->result = json_pack("{s:b, s:o}", "reloaded", 1, "changes", changes ? changes : json_object());
+  }
+  json_t *res = c->result;
+  c->result = NULL;
   if (!res) {
-    *code = e.code ? e.code : RPC_INTERNAL_ERROR;
-    snprintf(msg, cap, "%s", e.msg[0] ? e.msg : "internal error");
+    *code = c->code ? c->code : RPC_INTERNAL_ERROR;
+    snprintf(msg, cap, "%s", c->msg[0] ? c->msg : "internal error");
   }
   return res;
+}
+
+void svc_api_free(svc_call *c) {
+  if (!c) return;
+  svc_request_clear(&c->r);
+  json_decref(c->msg_ref);
+  json_decref(c->result);
+  svc_view_free(c->view);
+  free(c);
 }

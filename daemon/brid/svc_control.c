@@ -1,8 +1,9 @@
 /* svc_control.c: the control socket server (see svc_control.h).
  *
  * Requests on one connection are answered in order, each to completion
- * before the next line is looked at (every method is a few store queries on
- * the loop thread, so there is nothing to overlap). A request line that
+ * before the next line is looked at; a request runs on libuv's thread pool
+ * (the job store may wait on a disk, the loop never does), and the
+ * connection reads nothing more until it comes back. A request line that
  * breaks the framing (longer than the limit) gets an error and closes the
  * connection, since the rest of that line cannot be told from the next
  * request; a line that is merely not valid JSON-RPC gets an error and the
@@ -32,6 +33,7 @@
 #include "rpc/rpc_proto.h"
 #include "svc_api.h"
 #include "svc_log.h"
+#include "svc_watch.h"
 
 #define MAX_PENDING_WRITE ((size_t)64 << 20)
 /* stop reading a peer with this many reply bytes queued, resume below LOW_WATER */
@@ -51,6 +53,8 @@ typedef struct conn {
   bool paused;  /* reading stopped: replies queued, or lines left for the next turn */
   bool yielded; /* lines left for the next turn (on the idle handle) */
   size_t pending;
+  bool busy;    /* a request runs on the thread pool; the next line waits */
+  bool dead;    /* closed while busy: freed when the request comes back */
   uint64_t active_ms;    /* accepted, last complete request or reply taken */
   uint64_t line_ms;      /* first byte of the unfinished request line (0: none) */
   uint64_t write_ms;     /* last progress of the queued replies (pending > 0) */
@@ -99,6 +103,10 @@ static void on_conn_closed(uv_handle_t *h) {
   if (c->next) c->next->prev = c->prev;
   ctl->n_conns--;
   if (ctl->n_conns == 0 && ctl->handles) uv_timer_stop(&ctl->sweep);
+  if (c->busy) {
+    c->dead = true; /* its request comes back to a closed connection */
+    return;
+  }
   rpc_lines_free(&c->in);
   free(c);
 }
@@ -197,6 +205,68 @@ static void refuse(conn *c, json_t *msg) {
   conn_close(c);
 }
 
+/* A request running on libuv's thread pool (svc_api.h: prepared on the
+ * loop, executed there, finished here): the loop never waits on the job
+ * store. The connection reads no further line until it comes back, so
+ * replies keep the order of the requests. */
+typedef struct api_work {
+  uv_work_t req;
+  conn *c;
+  svc_call *call;
+  json_t *id; /* NULL for a notification */
+} api_work;
+
+static void api_run(uv_work_t *req) { svc_api_execute(((api_work *)req)->call); }
+static void api_done(uv_work_t *req, int status);
+
+static void api_queue(api_work *w) {
+  brid *d = w->c->ctl->d;
+  int e = uv_queue_work(&d->loop, &w->req, api_run, api_done);
+  if (e) api_done(&w->req, e); /* answered as an internal error */
+}
+
+static void api_rediscovered(void *user) {
+  api_work *w = user;
+  if (svc_api_refresh(w->c->ctl->d, w->call)) {
+    api_done(&w->req, UV_ENOMEM);
+    return;
+  }
+  api_queue(w);
+}
+
+static void api_done(uv_work_t *req, int status) {
+  api_work *w = (api_work *)req;
+  conn *c = w->c;
+  brid *d = c->ctl->d;
+  svc_call *call = w->call;
+  if (status == 0 && (call->post & SVC_POST_DISCOVER) && !call->discovered) {
+    /* a table brid had not discovered yet: look, then run once more */
+    call->discovered = true;
+    svc_watch_discover_then(d, api_rediscovered, w);
+    return;
+  }
+  char msg[1024];
+  int code = RPC_INTERNAL_ERROR;
+  json_t *result = NULL;
+  if (status == 0) result = svc_api_finish(d, call, &code, msg, sizeof msg);
+  else snprintf(msg, sizeof msg, "internal error: %s", uv_strerror(status));
+  if (!result) d->n_request_errors++;
+  c->busy = false;
+  if (c->dead) {
+    json_decref(result);
+    rpc_lines_free(&c->in);
+    free(c);
+  } else {
+    if (!w->id) json_decref(result); /* a notification gets no reply */
+    else if (result) conn_send(c, rpc_result(w->id, result));
+    else conn_send(c, rpc_error(w->id, code, "%s", msg));
+    if (!c->closing) drain(c);
+  }
+  json_decref(w->id);
+  svc_api_free(call);
+  free(w);
+}
+
 static void handle_line(conn *c, const char *line, size_t len) {
   brid *d = c->ctl->d;
   d->n_requests++;
@@ -212,18 +282,20 @@ static void handle_line(conn *c, const char *line, size_t len) {
     return;
   }
   json_decref(id);
-  json_t *result = svc_api_call(d, &req, &c->peer, &code, msg, sizeof msg);
-  if (req.id) {
-    if (result) {
-      conn_send(c, rpc_result(req.id, result));
-    } else {
-      d->n_request_errors++;
-      conn_send(c, rpc_error(req.id, code, "%s", msg));
-    }
-  } else {
-    json_decref(result); /* a notification gets no reply */
+  svc_call *call = svc_api_prepare(d, &req, &c->peer, &code, msg, sizeof msg);
+  api_work *w = call ? calloc(1, sizeof *w) : NULL;
+  if (!w) {
+    if (call) code = RPC_INTERNAL_ERROR, snprintf(msg, sizeof msg, "out of memory");
+    svc_api_free(call);
+    d->n_request_errors++;
+    if (req.id) conn_send(c, rpc_error(req.id, code, "%s", msg));
+    rpc_req_clear(&req);
+    return;
   }
+  w->c = c, w->call = call, w->id = req.id ? json_incref(req.id) : NULL;
   rpc_req_clear(&req);
+  c->busy = true;
+  api_queue(w);
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
@@ -252,6 +324,10 @@ static void drain(conn *c) {
   const char *line;
   size_t len;
   while (!c->closing && !c->close_when_flushed) {
+    if (c->busy) {
+      pause_reading(c); /* api_done drains again */
+      return;
+    }
     if (c->pending > HIGH_WATER) {
       pause_reading(c); /* on_written resumes */
       return;
@@ -330,7 +406,7 @@ static void on_sweep(uv_timer_t *t) {
       conn_close(c);
     } else if (c->close_when_flushed) {
       continue;
-    } else if (c->line_ms && now - c->line_ms >= req_ms) {
+    } else if (!c->busy && c->line_ms && now - c->line_ms >= req_ms) {
       ctl->d->n_request_errors++;
       log_warn("control: pid %d did not complete a request line within %llds (request_timeout); disconnected", pid,
                (long long)cfg->request_timeout_sec);

@@ -59,7 +59,7 @@ static void finish_shutdown(brid *d) {
 
 void svc_daemon_worker_idle(brid *d) {
   if (!d->draining || d->handles_closed) return;
-  if (svc_pool_idle(d->pool) < svc_pool_size(d->pool) || d->checks_inflight) return;
+  if (svc_pool_idle(d->pool) < svc_pool_size(d->pool) || d->checks_inflight || d->claiming || d->discovering) return;
   finish_shutdown(d);
 }
 
@@ -107,11 +107,12 @@ void svc_daemon_shutdown(brid *d) {
   svc_daemon_worker_idle(d);
 }
 
+static void reload(brid *d);
+
 static void on_signal(uv_signal_t *h, int sig) {
   brid *d = h->data;
   if (sig == SIGHUP) {
-    bri_error err;
-    svc_daemon_reload(d, NULL, &err);
+    reload(d);
     return;
   }
   log_notice("received %s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -134,11 +135,11 @@ static void on_watchdog(uv_timer_t *h) {
 
 static bool str_differs(const char *a, const char *b) { return (a == NULL) != (b == NULL) || (a && strcmp(a, b)); }
 
-int svc_daemon_reload(brid *d, json_t **changes, bri_error *err) {
+int svc_daemon_reload_apply(brid *d, int rc, svc_config *loaded, const bri_error *err, json_t **changes) {
   if (changes) *changes = NULL;
   svc_notify_reloading();
-  svc_config nc;
-  int rc = svc_config_load(&nc, &d->ov, err);
+  svc_config nc = *loaded;
+  memset(loaded, 0, sizeof *loaded); /* taken */
   d->last_reload_ms = bri_now_ms();
   free(d->last_reload_error);
   d->last_reload_error = NULL;
@@ -207,6 +208,42 @@ int svc_daemon_reload(brid *d, json_t **changes, bri_error *err) {
   if (changes) *changes = ch;
   else json_decref(ch);
   return 0;
+}
+
+/* SIGHUP: the file is read off the loop, applied on it. */
+typedef struct reload_req {
+  uv_work_t req;
+  brid *d;
+  svc_overrides ov;
+  svc_config cfg;
+  int rc;
+  bri_error err;
+} reload_req;
+
+static void reload_work(uv_work_t *req) {
+  reload_req *r = req->data;
+  r->rc = svc_config_load(&r->cfg, &r->ov, &r->err);
+}
+
+static void reload_done(uv_work_t *req, int status) {
+  reload_req *r = req->data;
+  if (status) r->rc = bri_error_set(&r->err, BRI_EIO, "reload: %s", uv_strerror(status));
+  if (!r->d->handles_closed) svc_daemon_reload_apply(r->d, r->rc, &r->cfg, &r->err, NULL);
+  else if (!r->rc) svc_config_free(&r->cfg);
+  free(r);
+}
+
+static void reload(brid *d) {
+  reload_req *r = calloc(1, sizeof *r);
+  if (!r) {
+    log_err("reload: out of memory");
+    return;
+  }
+  r->req.data = r;
+  r->d = d;
+  r->ov = d->ov;
+  int e = uv_queue_work(&d->loop, &r->req, reload_work, reload_done);
+  if (e) reload_done(&r->req, e);
 }
 
 

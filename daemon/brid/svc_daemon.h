@@ -3,8 +3,13 @@
  * Main design choice (libuv's): the loop thread owns every handle (the
  * control socket, the fs watches, the timers, the signal handlers) and all
  * of this structure except what svc_worker.h says; worker threads run
- * library calls and talk back only through uv_async_send. The job store is
- * the one piece both sides use, and it is thread-safe on its own. Modules:
+ * library calls and talk back only through uv_async_send. The loop never
+ * waits on a disk: every job store call (SQLite, which may wait on an
+ * fsync another thread's durable write holds), directory walk and file
+ * read runs on libuv's thread pool, with a copy of the state it needs
+ * (svc_view.h), and comes back to the loop in its done callback; only
+ * start-up (before READY) and shutdown touch the disk on this thread. The
+ * job store is thread-safe on its own. Modules:
  *   brid.c         main: flags and the configuration, nothing else
  *   svc_daemon     start-up (store, recovery, socket, workers), signals,
  *                  reload, drain and shutdown
@@ -17,6 +22,7 @@
  *   svc_control    the Unix socket server      svc_api   its methods
  *   svc_request    a request's parameters, checked before a method acts
  *   svc_metrics    Prometheus text             svc_notify  systemd
+ *   svc_kinds      the job kinds                svc_view    copies of this state
  * Failpoints (crash and fault injection for the tests) are libbri's
  * (util/failpoint.h), armed through BRI_FAILPOINTS for brid as for brictl. */
 #ifndef BRI_SVC_DAEMON_H
@@ -87,6 +93,11 @@ struct brid {
   brid_dirwatch **dirs;
   size_t n_dirs, cap_dirs;
   bri_strmap dir_index;
+  bool discovering, discover_again; /* svc_watch.c: one discovery at a time */
+  bool claiming, kick_again;        /* svc_sched.c: one claim at a time */
+  bool ticking, tick_again;         /* svc_sched.c: one cleanup tick at a time */
+  bool status_running;              /* svc_sched.c: a STATUS= count in flight */
+  struct disc_waiter *discover_waiting;
 
   uv_timer_t sweep_timer, rescan_timer, cleanup_timer, sched_timer, watchdog_timer, drain_timer;
   uv_signal_t sig_term, sig_int, sig_hup;
@@ -114,10 +125,11 @@ struct brid {
  * drain ends. Returns the exit status (0 stopped cleanly, 1 failed). */
 int svc_daemon_run(brid *d);
 
-/* svc_daemon.c: re-reads the configuration (SIGHUP and the reload method)
- * and applies it; on error the running configuration stays. *changes (may
- * be NULL) describes what changed. */
-int svc_daemon_reload(brid *d, json_t **changes, bri_error *err);
+/* svc_daemon.c: applies a configuration that svc_config_load read off the
+ * loop (rc its result, err its error; SIGHUP and the reload method): on
+ * error the running configuration stays and the error is recorded for
+ * status. *loaded is taken. *changes (may be NULL) describes what changed. */
+int svc_daemon_reload_apply(brid *d, int rc, svc_config *loaded, const bri_error *err, json_t **changes);
 
 /* svc_daemon.c: starts the drain (SIGTERM): no new jobs, running ones get
  * drain_timeout to finish, then the loop ends. */

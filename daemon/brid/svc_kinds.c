@@ -235,13 +235,17 @@ static void verify_run(const svc_job *j, svc_opts *o) {
   bri_verify_report_free(&rep);
 }
 
+static bool compact_writes(const svc_opts *o) { return !o->compact.dry_run; }
+static bool cleanup_writes(const svc_opts *o) { return !o->cleanup.dry_run; }
+static bool materialize_writes(const svc_opts *o) { return !o->materialize.dry_run; }
+
 /* ------------------------------------------------------------------ table */
 
 static const svc_kind KINDS[] = {
-    {BRI_JOB_COMPACT, "strategy dry_run target_rows_per_fragment", compact_parse, compact_run},
-    {BRI_JOB_CLEANUP, "older_than retain_versions grace dry_run", cleanup_parse, cleanup_run},
-    {BRI_JOB_MATERIALIZE, "dry_run no_links", materialize_parse, materialize_run},
-    {BRI_JOB_VERIFY, "all_versions skip_blobs", verify_parse, verify_run},
+    {BRI_JOB_COMPACT, "strategy dry_run target_rows_per_fragment", compact_writes, compact_parse, compact_run},
+    {BRI_JOB_CLEANUP, "older_than retain_versions grace dry_run", cleanup_writes, cleanup_parse, cleanup_run},
+    {BRI_JOB_MATERIALIZE, "dry_run no_links", materialize_writes, materialize_parse, materialize_run},
+    {BRI_JOB_VERIFY, "all_versions skip_blobs", NULL, verify_parse, verify_run},
 };
 
 const svc_kind *svc_kind_of(bri_job_kind k) {

@@ -67,6 +67,9 @@ typedef struct svc_job {
 typedef struct svc_kind {
   bri_job_kind kind;
   const char *params; /* request parameters besides "table", space separated */
+  /* whether a job with these options writes or removes table files (not
+   * a dry run): it then runs under the table lock (ops/lock.h); NULL never */
+  bool (*writes)(const svc_opts *o);
   /* Reads params (a request's, or a stored job's; NULL: none) over pol
    * into *o. With norm, also sets there each parameter given, in the form
    * the job is stored with (durations in seconds). Returns 0, or -1 with

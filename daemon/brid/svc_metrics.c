@@ -24,8 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "svc_control.h"
-#include "svc_watch.h"
 #include "svc_worker.h"
 
 /* ------------------------------------------------------------ building */
@@ -54,25 +52,25 @@ static json_t *cut(const char *s, size_t max) {
   return json_stringn(s, n);
 }
 
-json_t *svc_metrics_json(brid *d) {
+json_t *svc_metrics_json(const svc_view *v, bri_jobs_store *store, svc_pool *pool) {
   json_t *all = json_array(), *f;
   bri_error err;
 
   f = family(all, "brid_info", "gauge", "brid's version (always 1).");
   sample(f, json_pack("{s:s}", "version", BRID_VERSION), json_integer(1));
   f = family(all, "brid_start_time_seconds", "gauge", "When the daemon started, seconds since the epoch.");
-  sample(f, NULL, secs(d->started_ms));
+  sample(f, NULL, secs(v->started_ms));
   f = family(all, "brid_workers", "gauge", "Worker threads.");
-  sample(f, NULL, json_integer(svc_pool_size(d->pool)));
+  sample(f, NULL, json_integer(svc_pool_size(pool)));
   f = family(all, "brid_workers_busy", "gauge", "Worker threads running a job.");
-  sample(f, NULL, json_integer(svc_pool_size(d->pool) - svc_pool_idle(d->pool)));
+  sample(f, NULL, json_integer(svc_pool_size(pool) - svc_pool_idle(pool)));
 
   bri_jobs_table *rows = NULL;
   size_t n = 0;
-  if (bri_jobs_table_list(d->store, &rows, &n, &err) != 0) rows = NULL, n = 0;
+  if (bri_jobs_table_list(store, &rows, &n, &err) != 0) rows = NULL, n = 0;
   size_t present = 0, paused = 0, unreadable = 0;
   for (size_t i = 0; i < n; i++) {
-    brid_table *t = svc_watch_find_known(d, rows[i].root);
+    const svc_table_view *t = svc_view_table(v, rows[i].root);
     if (t && t->present) present++, paused += rows[i].paused != 0, unreadable += t->check_error != NULL;
   }
   sample(family(all, "brid_tables", "gauge", "Tables watched."), NULL, num(present));
@@ -81,16 +79,16 @@ json_t *svc_metrics_json(brid *d) {
                 "Watched tables whose last check could not read them (status: degraded)."),
          NULL, num(unreadable));
   sample(family(all, "brid_inotify_watches", "gauge", "Tables with a live inotify watch on _versions/."), NULL,
-         num(svc_watch_count_watching(d)));
+         num(v->inotify_watches));
 
   uint64_t counts[BRI_JOB_NSTATES + 1] = {0};
-  bri_jobs_count_states(d->store, 0, counts, &err);
+  bri_jobs_count_states(store, 0, counts, &err);
   f = family(all, "brid_jobs", "gauge", "Jobs in the store by state (finished ones until pruned).");
   for (int s = 1; s <= BRI_JOB_NSTATES; s++)
     sample(f, json_pack("{s:s}", "state", bri_job_state_name(s)), num(counts[s]));
   sample(family(all, "brid_queue_depth", "gauge", "Queued jobs."), NULL, num(counts[BRI_JOB_QUEUED]));
 
-  json_t *run = svc_pool_running(d->pool);
+  json_t *run = svc_pool_running(pool);
   static const struct {
     const char *name, *help, *key;
   } R[] = {
@@ -115,16 +113,16 @@ json_t *svc_metrics_json(brid *d) {
 
   bri_jobs_stat *st = NULL;
   size_t ns = 0;
-  if (bri_jobs_stats(d->store, &st, &ns, &err) != 0) st = NULL, ns = 0;
+  if (bri_jobs_stats(store, &st, &ns, &err) != 0) st = NULL, ns = 0;
 #define LBL(k) json_pack("{s:s, s:s}", "table", st[k].root, "kind", bri_job_kind_name(st[k].kind))
   f = family(all, "brid_jobs_finished_total", "counter", "Finished jobs by outcome.");
   for (size_t k = 0; k < ns; k++) {
     const char *o[3] = {"succeeded", "failed", "cancelled"};
-    uint64_t v[3] = {st[k].succeeded, st[k].failed, st[k].cancelled};
+    uint64_t n_of[3] = {st[k].succeeded, st[k].failed, st[k].cancelled};
     for (int j = 0; j < 3; j++) {
       json_t *l = LBL(k);
       json_object_set_new(l, "outcome", json_string(o[j]));
-      sample(f, l, num(v[j]));
+      sample(f, l, num(n_of[j]));
     }
   }
   f = family(all, "brid_job_attempts_total", "counter", "Attempts that ended in a retry or a crash.");
@@ -159,7 +157,7 @@ json_t *svc_metrics_json(brid *d) {
   json_t *frags = family(all, "brid_table_fragments", "gauge", "Fragments in a table's latest version (as of its last check).");
   json_t *vers = family(all, "brid_table_version", "gauge", "A table's latest version (as of its last check).");
   for (size_t k = 0; k < n; k++) {
-    brid_table *t = svc_watch_find_known(d, rows[k].root);
+    const svc_table_view *t = svc_view_table(v, rows[k].root);
     if (!t || !t->present) continue;
     if (t->loaded) sample(frags, table_label(rows[k].root), num(t->fragments));
     if (t->has_latest) sample(vers, table_label(rows[k].root), num(t->latest_version));
@@ -170,19 +168,19 @@ json_t *svc_metrics_json(brid *d) {
     const char *name, *help;
     uint64_t v;
   } c[] = {
-      {"brid_fs_events_total", "inotify events received.", d->n_fs_events},
-      {"brid_checks_total", "Planner checks run.", d->n_checks},
-      {"brid_check_errors_total", "Planner checks that could not read a table.", d->n_check_errors},
-      {"brid_triggers_total", "Compactions queued by a planner check.", d->n_triggers},
-      {"brid_sweeps_total", "Periodic sweeps.", d->n_sweeps},
-      {"brid_requests_total", "Control requests received.", d->n_requests},
-      {"brid_request_errors_total", "Control requests answered with an error.", d->n_request_errors},
-      {"brid_peers_refused_total", "Control connections refused by the credential check.", d->n_peers_refused},
-      {"brid_connections_refused_total", "Control connections refused by max_connections.", d->n_connections_refused},
+      {"brid_fs_events_total", "inotify events received.", v->n_fs_events},
+      {"brid_checks_total", "Planner checks run.", v->n_checks},
+      {"brid_check_errors_total", "Planner checks that could not read a table.", v->n_check_errors},
+      {"brid_triggers_total", "Compactions queued by a planner check.", v->n_triggers},
+      {"brid_sweeps_total", "Periodic sweeps.", v->n_sweeps},
+      {"brid_requests_total", "Control requests received.", v->n_requests},
+      {"brid_request_errors_total", "Control requests answered with an error.", v->n_request_errors},
+      {"brid_peers_refused_total", "Control connections refused by the credential check.", v->n_peers_refused},
+      {"brid_connections_refused_total", "Control connections refused by max_connections.", v->n_connections_refused},
   };
   for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) sample(family(all, c[k].name, "counter", c[k].help), NULL, num(c[k].v));
   sample(family(all, "brid_connections", "gauge", "Open control connections."), NULL,
-         num(svc_control_connections(d->ctl)));
+         num(v->connections));
   return all;
 }
 
@@ -197,12 +195,12 @@ static void label(FILE *f, const char *s) {
   }
 }
 
-char *svc_metrics_text(brid *d) {
+char *svc_metrics_text(const svc_view *v, bri_jobs_store *store, svc_pool *pool) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
   if (!f) return NULL;
-  json_t *all = svc_metrics_json(d);
+  json_t *all = svc_metrics_json(v, store, pool);
   size_t i, k;
   json_t *fam, *s;
   json_array_foreach(all, i, fam) {
@@ -211,7 +209,7 @@ char *svc_metrics_text(brid *d) {
             json_string_value(json_object_get(fam, "type")));
     json_array_foreach(json_object_get(fam, "samples"), k, s) {
       fputs(name, f);
-      json_t *labels = json_object_get(s, "labels"), *v = json_object_get(s, "value");
+      json_t *labels = json_object_get(s, "labels"), *val = json_object_get(s, "value");
       const char *key;
       json_t *lv;
       bool first = true;
@@ -222,8 +220,8 @@ char *svc_metrics_text(brid *d) {
         first = false;
       }
       if (!first) fputc('}', f);
-      if (json_is_integer(v)) fprintf(f, " %lld\n", (long long)json_integer_value(v));
-      else fprintf(f, " %.3f\n", json_number_value(v));
+      if (json_is_integer(val)) fprintf(f, " %lld\n", (long long)json_integer_value(val));
+      else fprintf(f, " %.3f\n", json_number_value(val));
     }
   }
   json_decref(all);

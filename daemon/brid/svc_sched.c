@@ -1,5 +1,10 @@
-/* svc_sched.c: queueing and claiming jobs, the cleanup schedule, and the
- * STATUS line (see svc_sched.h).
+/* svc_sched.c: claiming jobs for idle workers, the cleanup schedule, and
+ * the STATUS line (see svc_sched.h).
+ *
+ * Every store call runs on libuv's thread pool; the loop keeps the timers
+ * and hands claimed jobs to workers. One claim runs at a time (a kick
+ * meanwhile runs another after it), and only the loop hands jobs to
+ * workers, so the idle count a claim starts from holds until it comes back.
  *
  * The cleanup schedule keeps no timer per table: one timer is armed for the
  * earliest due cleanup across tables, and each tick walks the table list
@@ -37,90 +42,261 @@ void svc_sched_init(brid *d) {
   notify_enabled = ns && *ns;
 }
 
-void svc_sched_kick(brid *d) {
-  if (d->draining || !d->pool) return;
+/* ------------------------------------------------------------- claiming */
+
+typedef struct claim_req {
+  uv_work_t req;
+  brid *d;
+  bri_jobs_store *store;
+  int want;          /* idle workers */
+  bri_strset present; /* roots of the tables present */
+  bri_jobs_job *jobs;
+  size_t n;
+  int64_t next_due;
+  int has_due;
+  int rc;
   bri_error err;
-  while (svc_pool_idle(d->pool) > 0) {
-    bri_jobs_job job;
-    memset(&job, 0, sizeof job);
+} claim_req;
+
+static void claim_work(uv_work_t *req) {
+  claim_req *c = req->data;
+  bri_error err;
+  while ((int)c->n < c->want) {
+    bri_jobs_job *job = &c->jobs[c->n];
     int claimed = 0;
-    if (bri_jobs_claim_next(d->store, &job, &claimed, &err)) {
-      /* the job stays queued: nothing else may come to kick again */
-      log_err("claiming the next job: %s; trying again in %ds", err.msg, CLAIM_RETRY_MS / 1000);
-      uv_timer_stop(&d->sched_timer);
-      uv_timer_start(&d->sched_timer, on_sched_timer, CLAIM_RETRY_MS, 0);
-      svc_status_update(d, false);
-      return;
-    }
-    if (!claimed) break;
-    brid_table *t = svc_watch_find_known(d, job.root);
-    if (!t || !t->present) {
+    if ((c->rc = bri_jobs_claim_next(c->store, job, &claimed, &c->err)) || !claimed) break;
+    if (!bri_strset_has(&c->present, job->root)) {
       bri_jobs_outcome o = {.state = BRI_JOB_CANCELLED,
                             .error = "the table is gone or no longer under a configured root"};
-      log_notice("job %lld (%s %s): %s", (long long)job.id, bri_job_kind_name(job.kind), job.root, o.error);
-      if (bri_jobs_finish(d->store, job.id, &o, &err)) log_err("job %lld: %s", (long long)job.id, err.msg);
-      bri_jobs_job_clear(&job);
+      log_notice("job %lld (%s %s): %s", (long long)job->id, bri_job_kind_name(job->kind), job->root, o.error);
+      if (bri_jobs_finish(c->store, job->id, &o, &err)) log_err("job %lld: %s", (long long)job->id, err.msg);
+      bri_jobs_job_clear(job);
       continue;
     }
-    svc_pool_run(d->pool, &job, &t->policy);
+    c->n++;
   }
-  int64_t when = 0;
-  int has = 0;
-  uv_timer_stop(&d->sched_timer);
-  if (bri_jobs_next_due(d->store, &when, &has, &err) == 0 && has) {
-    int64_t now = bri_now_ms();
-    /* a job already due but not claimed waits for a worker or for its
-     * table's running job: a worker ending kicks again, no timer needed */
-    if (when > now) uv_timer_start(&d->sched_timer, on_sched_timer, (uint64_t)(when - now) + 5, 0);
-  }
-  svc_status_update(d, false);
+  if (!c->rc && bri_jobs_next_due(c->store, &c->next_due, &c->has_due, &err)) c->has_due = 0;
 }
 
-int svc_sched_enqueue(brid *d, brid_table *t, bri_job_kind kind, int priority, const char *params_json,
-                      int64_t *job_id, int *duplicate, bri_error *err) {
-  int rc = bri_jobs_enqueue(d->store, t->id, kind, priority, params_json, 0, job_id, duplicate, err);
-  if (!rc) svc_sched_kick(d);
-  return rc;
+/* Jobs claimed for a daemon that began to drain meanwhile go back to the
+ * queue as if never claimed. */
+typedef struct unclaim_req {
+  uv_work_t req;
+  bri_jobs_store *store;
+  bri_jobs_job *jobs;
+  size_t n;
+} unclaim_req;
+
+static void unclaim_work(uv_work_t *req) {
+  unclaim_req *u = req->data;
+  bri_error err;
+  for (size_t i = 0; i < u->n; i++)
+    if (bri_jobs_defer(u->store, u->jobs[i].id, 0, "brid was stopping when the job was claimed", NULL, &err))
+      log_err("job %lld: %s; the next start-up settles it", (long long)u->jobs[i].id, err.msg);
+}
+
+static void unclaim_done(uv_work_t *req, int status) {
+  (void)status;
+  unclaim_req *u = req->data;
+  for (size_t i = 0; i < u->n; i++) bri_jobs_job_clear(&u->jobs[i]);
+  free(u->jobs);
+  free(u);
+}
+
+static void claim_done(uv_work_t *req, int status) {
+  claim_req *c = req->data;
+  brid *d = c->d;
+  d->claiming = false;
+  size_t i = 0;
+  if (!d->draining && status == 0) {
+    for (; i < c->n; i++) {
+      brid_table *t = svc_watch_find_known(d, c->jobs[i].root);
+      if (!t) break; /* cannot happen: only discovery adds tables, none removes them */
+      svc_pool_run(d->pool, &c->jobs[i], &t->policy);
+    }
+  }
+  if (i < c->n) { /* not handed over: back to the queue */
+    unclaim_req *u = calloc(1, sizeof *u);
+    if (u && (u->jobs = calloc(c->n - i, sizeof *u->jobs))) {
+      for (size_t k = i; k < c->n; k++) u->jobs[u->n++] = c->jobs[k], memset(&c->jobs[k], 0, sizeof c->jobs[k]);
+      u->req.data = u;
+      u->store = c->store;
+      if (uv_queue_work(&d->loop, &u->req, unclaim_work, unclaim_done)) unclaim_done(&u->req, 0);
+    } else {
+      free(u);
+      log_err("out of memory: %zu claimed job(s) stay running in the store until the next start-up", c->n - i);
+    }
+  }
+  if (!d->handles_closed) {
+    uv_timer_stop(&d->sched_timer);
+    if (status || c->rc) {
+      /* the jobs stay queued: nothing else may come to kick again */
+      log_err("claiming the next job: %s; trying again in %ds", status ? uv_strerror(status) : c->err.msg,
+              CLAIM_RETRY_MS / 1000);
+      uv_timer_start(&d->sched_timer, on_sched_timer, CLAIM_RETRY_MS, 0);
+    } else if (c->has_due) {
+      /* a job already due but not claimed waits for a worker or for its
+       * table's running job: a worker ending kicks again, no timer needed */
+      int64_t now = bri_now_ms();
+      if (c->next_due > now) uv_timer_start(&d->sched_timer, on_sched_timer, (uint64_t)(c->next_due - now) + 5, 0);
+    }
+  }
+  for (size_t k = 0; k < c->n; k++) bri_jobs_job_clear(&c->jobs[k]);
+  free(c->jobs);
+  bri_strset_free(&c->present);
+  free(c);
+  svc_status_update(d, false);
+  if (d->kick_again) {
+    d->kick_again = false;
+    svc_sched_kick(d);
+  }
+  svc_daemon_worker_idle(d); /* a draining daemon waits for claims too */
+}
+
+void svc_sched_kick(brid *d) {
+  if (d->draining || !d->pool) return;
+  if (d->claiming) {
+    d->kick_again = true;
+    return;
+  }
+  int idle = svc_pool_idle(d->pool);
+  if (idle <= 0) return; /* a worker ending kicks again */
+  claim_req *c = calloc(1, sizeof *c);
+  bool ok = c && (c->jobs = calloc((size_t)idle, sizeof *c->jobs));
+  for (size_t i = 0; ok && i < d->n_tables; i++)
+    if (d->tables[i]->present) ok = bri_strset_add(&c->present, d->tables[i]->root);
+  if (!ok) {
+    if (c) bri_strset_free(&c->present), free(c->jobs);
+    free(c);
+    log_err("claiming jobs: out of memory");
+    return;
+  }
+  bri_strset_freeze(&c->present);
+  c->req.data = c;
+  c->d = d;
+  c->store = d->store;
+  c->want = idle;
+  d->claiming = true;
+  int e = uv_queue_work(&d->loop, &c->req, claim_work, claim_done);
+  if (e) claim_done(&c->req, e);
+}
+
+/* ----------------------------------------------------------- the cleanups */
+
+typedef struct tick_table {
+  char *root;
+  int64_t id, every_ms, enqueued_ms;
+  bool queued;
+} tick_table;
+
+typedef struct tick_req {
+  uv_work_t req;
+  brid *d;
+  bri_jobs_store *store;
+  tick_table *t;
+  size_t n;
+  bri_strmap index; /* root -> t[a] */
+  int64_t now, next;
+  int rc;
+  bri_error err;
+  bool queued;
+} tick_req;
+
+static void tick_work(uv_work_t *req) {
+  tick_req *k = req->data;
+  bri_jobs_table *rows = NULL;
+  size_t n = 0;
+  bri_error err;
+  if ((k->rc = bri_jobs_table_list(k->store, &rows, &n, &k->err))) return;
+  for (size_t i = 0; i < n; i++) {
+    bri_strmap_entry *e = bri_strmap_get(&k->index, rows[i].root);
+    if (!e) continue;
+    tick_table *t = &k->t[e->a];
+    int64_t base = rows[i].last_cleanup_at;
+    if (rows[i].created_at > base) base = rows[i].created_at;
+    if (t->enqueued_ms > base) base = t->enqueued_ms;
+    int64_t due = base + t->every_ms;
+    if (due <= k->now) {
+      int64_t id;
+      int dup = 0;
+      if (bri_jobs_enqueue(k->store, t->id, BRI_JOB_CLEANUP, SVC_PRIO_SCHEDULED, "{\"trigger\":\"schedule\"}", 0, &id,
+                           &dup, &err))
+        log_err("%s: queueing a scheduled cleanup: %s", t->root, err.msg);
+      else if (!dup)
+        log_info("%s: scheduled cleanup queued as job %lld", t->root, (long long)id);
+      t->queued = k->queued = true;
+      due = k->now + t->every_ms;
+    }
+    if (due < k->next) k->next = due;
+  }
+  bri_jobs_table_list_free(rows, n);
+}
+
+static void tick_done(uv_work_t *req, int status) {
+  tick_req *k = req->data;
+  brid *d = k->d;
+  d->ticking = false;
+  for (size_t i = 0; i < k->n; i++) {
+    brid_table *t = k->t[i].queued ? svc_watch_find_known(d, k->t[i].root) : NULL;
+    if (t) t->cleanup_enqueued_ms = k->now;
+  }
+  if (!d->handles_closed && !d->draining) {
+    uv_timer_stop(&d->cleanup_timer);
+    if (status || k->rc) {
+      log_err("cleanup schedule: %s", status ? uv_strerror(status) : k->err.msg);
+      uv_timer_start(&d->cleanup_timer, on_cleanup_timer, 60000, 0);
+    } else if (k->next != INT64_MAX) {
+      int64_t wait = k->next - bri_now_ms();
+      uv_timer_start(&d->cleanup_timer, on_cleanup_timer, (uint64_t)(wait < 1000 ? 1000 : wait), 0);
+    }
+    if (k->queued) svc_sched_kick(d);
+  }
+  for (size_t i = 0; i < k->n; i++) free(k->t[i].root);
+  free(k->t);
+  bri_strmap_free(&k->index);
+  free(k);
+  if (d->tick_again) {
+    d->tick_again = false;
+    svc_sched_cleanup_tick(d);
+  }
+  svc_daemon_worker_idle(d);
 }
 
 void svc_sched_cleanup_tick(brid *d) {
   if (d->draining) return;
-  bri_jobs_table *rows = NULL;
-  size_t n = 0;
-  bri_error err;
-  if (bri_jobs_table_list(d->store, &rows, &n, &err)) {
-    log_err("cleanup schedule: %s", err.msg);
-    uv_timer_start(&d->cleanup_timer, on_cleanup_timer, 60000, 0);
+  if (d->ticking) {
+    d->tick_again = true;
     return;
   }
-  int64_t now = bri_now_ms(), next = INT64_MAX;
-  for (size_t i = 0; i < n; i++) {
-    brid_table *t = svc_watch_find_known(d, rows[i].root);
-    if (!t || !t->present || t->policy.cleanup_interval_sec <= 0) continue;
-    int64_t every = t->policy.cleanup_interval_sec * 1000;
-    int64_t base = rows[i].last_cleanup_at;
-    if (rows[i].created_at > base) base = rows[i].created_at;
-    if (t->cleanup_enqueued_ms > base) base = t->cleanup_enqueued_ms;
-    int64_t due = base + every;
-    if (due <= now) {
-      int64_t id;
-      int dup = 0;
-      if (svc_sched_enqueue(d, t, BRI_JOB_CLEANUP, SVC_PRIO_SCHEDULED, "{\"trigger\":\"schedule\"}", &id, &dup, &err))
-        log_err("%s: queueing a scheduled cleanup: %s", t->root, err.msg);
-      else if (!dup)
-        log_info("%s: scheduled cleanup queued as job %lld", t->root, (long long)id);
-      t->cleanup_enqueued_ms = now;
-      due = now + every;
+  tick_req *k = calloc(1, sizeof *k);
+  bool ok = k && (k->t = calloc(d->n_tables + 1, sizeof *k->t));
+  for (size_t i = 0; ok && i < d->n_tables; i++) {
+    const brid_table *t = d->tables[i];
+    if (!t->present || t->policy.cleanup_interval_sec <= 0) continue;
+    tick_table *x = &k->t[k->n];
+    *x = (tick_table){.id = t->id, .every_ms = t->policy.cleanup_interval_sec * 1000,
+                      .enqueued_ms = t->cleanup_enqueued_ms};
+    ok = (x->root = strdup(t->root)) && bri_strmap_put(&k->index, t->root, k->n, 0);
+    if (x->root) k->n++;
+  }
+  if (!ok) {
+    if (k) {
+      for (size_t i = 0; i < k->n; i++) free(k->t[i].root);
+      free(k->t);
+      bri_strmap_free(&k->index);
     }
-    if (due < next) next = due;
+    free(k);
+    log_err("cleanup schedule: out of memory");
+    return;
   }
-  bri_jobs_table_list_free(rows, n);
-  uv_timer_stop(&d->cleanup_timer);
-  if (next != INT64_MAX) {
-    int64_t wait = next - now;
-    if (wait < 1000) wait = 1000;
-    uv_timer_start(&d->cleanup_timer, on_cleanup_timer, (uint64_t)wait, 0);
-  }
+  k->req.data = k;
+  k->d = d;
+  k->store = d->store;
+  k->now = bri_now_ms();
+  k->next = INT64_MAX;
+  d->ticking = true;
+  int e = uv_queue_work(&d->loop, &k->req, tick_work, tick_done);
+  if (e) tick_done(&k->req, e);
 }
 
 void svc_sched_stop(brid *d) {
@@ -128,25 +304,59 @@ void svc_sched_stop(brid *d) {
   uv_timer_stop(&d->cleanup_timer);
 }
 
+/* ------------------------------------------------------------- STATUS= */
+
+typedef struct status_req {
+  uv_work_t req;
+  brid *d;
+  bri_jobs_store *store;
+  uint64_t counts[BRI_JOB_NSTATES + 1];
+} status_req;
+
+static void status_work(uv_work_t *req) {
+  status_req *r = req->data;
+  bri_error err;
+  bri_jobs_count_states(r->store, 0, r->counts, &err);
+}
+
+static void status_done(uv_work_t *req, int status) {
+  status_req *r = req->data;
+  brid *d = r->d;
+  d->status_running = false;
+  if (status == 0) {
+    json_t *run = svc_pool_running(d->pool);
+    char cur[256] = "";
+    json_t *j0 = json_array_get(run, 0);
+    if (j0) {
+      json_t *pr = json_object_get(j0, "progress");
+      json_t *pct = json_object_get(pr, "percent");
+      snprintf(cur, sizeof cur, "; %s %s %.0f%%", json_string_value(json_object_get(j0, "kind")),
+               json_string_value(json_object_get(j0, "table")), pct ? json_real_value(pct) : 0.0);
+    }
+    svc_notify_status("%s%zu tables; %llu running, %llu queued%s", d->draining ? "draining: " : "", d->n_tables,
+                      (unsigned long long)r->counts[BRI_JOB_RUNNING], (unsigned long long)r->counts[BRI_JOB_QUEUED],
+                      cur);
+    json_decref(run);
+  }
+  free(r);
+  svc_daemon_worker_idle(d);
+}
+
 void svc_status_update(brid *d, bool force) {
-  if (!notify_enabled) return;
+  if (!notify_enabled || d->status_running) return;
   static int64_t last;
   int64_t now = bri_now_ms();
   if (!force && now - last < 1000) return;
   last = now;
-  uint64_t counts[BRI_JOB_NSTATES + 1] = {0};
-  bri_error err;
-  bri_jobs_count_states(d->store, 0, counts, &err);
-  json_t *run = svc_pool_running(d->pool);
-  char cur[256] = "";
-  json_t *j0 = json_array_get(run, 0);
-  if (j0) {
-    json_t *pr = json_object_get(j0, "progress");
-    json_t *pct = json_object_get(pr, "percent");
-    snprintf(cur, sizeof cur, "; %s %s %.0f%%", json_string_value(json_object_get(j0, "kind")),
-             json_string_value(json_object_get(j0, "table")), pct ? json_real_value(pct) : 0.0);
+  status_req *r = calloc(1, sizeof *r);
+  if (!r) return;
+  r->req.data = r;
+  r->d = d;
+  r->store = d->store;
+  d->status_running = true;
+  int e = uv_queue_work(&d->loop, &r->req, status_work, status_done);
+  if (e) {
+    d->status_running = false;
+    free(r);
   }
-  svc_notify_status("%s%zu tables; %llu running, %llu queued%s", d->draining ? "draining: " : "", d->n_tables,
-                    (unsigned long long)counts[BRI_JOB_RUNNING], (unsigned long long)counts[BRI_JOB_QUEUED], cur);
-  json_decref(run);
 }

@@ -8,6 +8,8 @@
  * timer wakes the scheduler when the earliest delayed job (a retry's
  * backoff) becomes due; a worker finishing wakes it through the pool.
  *
+ * The store's calls run on libuv's thread pool, never on the loop.
+ *
  * Main design choice: the store is the queue. Nothing is held in memory
  * that a restart would lose, and the scheduler's own state is only "when to
  * look again", so it can be poked as often as convenient. */
@@ -22,11 +24,9 @@
 enum { SVC_PRIO_AUTO = 0, SVC_PRIO_SCHEDULED = 1, SVC_PRIO_API = 10 };
 
 void svc_sched_init(brid *d);
-/* Claims jobs while workers are idle; arms the timer for the next due job. */
+/* Claims jobs while workers are idle (off the loop), hands them over and
+ * arms the timer for the next due job (on it). */
 void svc_sched_kick(brid *d);
-/* Queues a job (see bri_jobs_enqueue) and kicks. */
-int svc_sched_enqueue(brid *d, brid_table *t, bri_job_kind kind, int priority, const char *params_json,
-                      int64_t *job_id, int *duplicate, bri_error *err);
 /* Re-evaluates the cleanup schedules (after discovery or a reload). */
 void svc_sched_cleanup_tick(brid *d);
 /* Stops the scheduler's timers (drain). */

@@ -26,15 +26,10 @@
 
 #define RESCAN_DELAY_MS 1000
 
-static bool is_dir(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 static bool has_versions_dir(const char *dir) {
   char p[PATH_MAX];
-  if (snprintf(p, sizeof p, "%s/_versions", dir) >= (int)sizeof p) return false;
-  return is_dir(p);
+  struct stat st;
+  return snprintf(p, sizeof p, "%s/_versions", dir) < (int)sizeof p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 static int64_t debounce_ms(const brid_table *t) {
@@ -48,9 +43,11 @@ typedef struct check_req {
   uv_work_t req;
   brid_table *t;
   char *root;
+  int64_t table_id;
   svc_policy policy;
-  bool force, has_seen;
+  bool force, has_seen, draining;
   uint64_t seen;
+  bri_jobs_store *store;
   svc_check res;
 } check_req;
 
@@ -88,19 +85,24 @@ out:
 static void check_work(uv_work_t *req) {
   check_req *c = req->data;
   svc_watch_probe(c->root, &c->policy, c->force, c->has_seen, c->seen, &c->res);
+  svc_watch_settle(c->store, c->table_id, c->root, c->policy.auto_compact && !c->draining, c->has_seen, c->seen,
+                   &c->res);
 }
 
 /* True when the table's latest compaction already ran at this version and
  * found nothing to commit: the planner's cheap check (no pack survey) may
  * see work the full compaction does not, and re-queueing would loop. */
-static bool noop_at(brid *d, brid_table *t, uint64_t version) {
-  bri_jobs_filter f = {.table_id = t->id, .kind = BRI_JOB_COMPACT, .limit = 1,
+/* True when the table's latest compaction already ran at this version and
+ * found nothing to commit: the planner's cheap check (no pack survey) may
+ * see work the full compaction does not, and re-queueing would loop. */
+static bool noop_at(bri_jobs_store *store, int64_t table_id, uint64_t version) {
+  bri_jobs_filter f = {.table_id = table_id, .kind = BRI_JOB_COMPACT, .limit = 1,
                        .state_mask = 1u << BRI_JOB_SUCCEEDED};
   bri_jobs_job *jobs = NULL;
   size_t n = 0;
   bri_error err;
   bool noop = false;
-  if (bri_jobs_list(d->store, &f, &jobs, &n, &err) == 0 && n == 1 && jobs[0].result) {
+  if (bri_jobs_list(store, &f, &jobs, &n, &err) == 0 && n == 1 && jobs[0].result) {
     json_t *r = json_loads(jobs[0].result, 0, NULL);
     json_t *v = json_object_get(r, "version"), *rv = json_object_get(r, "read_version"),
            *dry = json_object_get(r, "dry_run");
@@ -112,9 +114,31 @@ static bool noop_at(brid *d, brid_table *t, uint64_t version) {
   return noop;
 }
 
+void svc_watch_settle(bri_jobs_store *store, int64_t table_id, const char *root, bool auto_compact, bool has_seen,
+                      uint64_t seen, svc_check *c) {
+  bri_error err;
+  if (c->rc || !c->loaded) return;
+  if (!has_seen || seen != c->latest) {
+    if (bri_jobs_table_set_seen_version(store, table_id, c->latest, &err))
+      log_err("%s: recording version %llu: %s", root, (unsigned long long)c->latest, err.msg);
+    else
+      c->seen_recorded = true;
+  }
+  if (c->bins && auto_compact && !noop_at(store, table_id, c->latest)) {
+    int dup = 0;
+    if (bri_jobs_enqueue(store, table_id, BRI_JOB_COMPACT, SVC_PRIO_AUTO, "{\"trigger\":\"auto\"}", 0, &c->job,
+                         &dup, &err))
+      log_err("%s: queueing a compaction: %s", root, err.msg);
+    else if (!dup) {
+      c->queued = true;
+      log_info("%s: version %llu has %llu bin(s) to compact: queued job %lld", root, (unsigned long long)c->latest,
+               (unsigned long long)c->bins, (long long)c->job);
+    }
+  }
+}
+
 void svc_watch_apply(brid_table *t, const svc_check *c) {
   brid *d = t->d;
-  bri_error err;
   t->last_check_ms = bri_now_ms();
   if (c->rc) {
     d->n_check_errors++;
@@ -135,24 +159,15 @@ void svc_watch_apply(brid_table *t, const svc_check *c) {
   t->loaded = true;
   t->fragments = c->fragments;
   t->has_work = c->bins > 0;
-  if (!t->has_seen || t->seen_version != c->latest) {
-    if (bri_jobs_table_set_seen_version(d->store, t->id, c->latest, &err))
-      log_err("%s: recording version %llu: %s", t->root, (unsigned long long)c->latest, err.msg);
+  if (c->seen_recorded) {
     t->has_seen = true;
     t->seen_version = c->latest;
   }
   log_debug("%s: version %llu, %llu fragments, %llu bins to compact", t->root, (unsigned long long)c->latest,
             (unsigned long long)c->fragments, (unsigned long long)c->bins);
-  if (c->bins && t->policy.auto_compact && !d->draining && !noop_at(d, t, c->latest)) {
-    int64_t id;
-    int dup = 0;
-    if (svc_sched_enqueue(d, t, BRI_JOB_COMPACT, SVC_PRIO_AUTO, "{\"trigger\":\"auto\"}", &id, &dup, &err))
-      log_err("%s: queueing a compaction: %s", t->root, err.msg);
-    else if (!dup) {
-      d->n_triggers++;
-      log_info("%s: version %llu has %llu bin(s) to compact: queued job %lld", t->root,
-               (unsigned long long)c->latest, (unsigned long long)c->bins, (long long)id);
-    }
+  if (c->queued) {
+    d->n_triggers++;
+    svc_sched_kick(d);
   }
 }
 
@@ -188,6 +203,9 @@ void svc_watch_check(brid_table *t, bool force) {
   }
   c->req.data = c;
   c->t = t;
+  c->table_id = t->id;
+  c->store = d->store;
+  c->draining = d->draining;
   c->policy = t->policy;
   c->force = force || !t->loaded; /* after a restart: the fragments are not known yet */
   c->has_seen = t->has_seen;
@@ -232,9 +250,9 @@ static void on_table_event(uv_fs_event_t *h, const char *name, int events, int s
     return;
   }
   (void)events;
-  char p[PATH_MAX];
-  snprintf(p, sizeof p, "%s/_versions", t->root);
-  if (!is_dir(p)) schedule_rescan(d); /* the table (or its _versions/) went away */
+  /* something else changed in _versions/ (it may be gone, with the table):
+   * the rescan, off the loop, tells */
+  schedule_rescan(d);
 }
 
 static void on_dir_event(uv_fs_event_t *h, const char *name, int events, int status) {
@@ -265,23 +283,45 @@ static void unwatch_table(brid_table *t) {
 
 /* ------------------------------------------------------------ registry */
 
-void svc_watch_apply_pause(brid_table *t) {
+typedef struct pause_req {
+  uv_work_t req;
+  brid_table *t;
+  bri_jobs_store *store;
+  int64_t id;
+  bool pause;
+  int rc;
   bri_error err;
-  if (t->policy.paused && !t->paused_by_config) {
-    if (bri_jobs_table_set_paused(t->d->store, t->id, 1, &err) == 0) {
-      t->paused_by_config = true;
-      log_info("%s: paused by the configuration", t->root);
-    } else {
-      log_err("%s: pausing: %s", t->root, err.msg);
-    }
-  } else if (!t->policy.paused && t->paused_by_config) {
-    if (bri_jobs_table_set_paused(t->d->store, t->id, 0, &err) == 0) {
-      t->paused_by_config = false;
-      log_info("%s: no longer paused by the configuration", t->root);
-    } else {
-      log_err("%s: resuming: %s", t->root, err.msg);
-    }
+} pause_req;
+
+static void pause_work(uv_work_t *req) {
+  pause_req *p = req->data;
+  p->rc = bri_jobs_table_set_paused(p->store, p->id, p->pause, &p->err);
+}
+
+static void pause_done(uv_work_t *req, int status) {
+  pause_req *p = req->data;
+  brid_table *t = p->t;
+  if (status == 0 && p->rc == 0) {
+    t->paused_by_config = p->pause;
+    log_info("%s: %s by the configuration", t->root, p->pause ? "paused" : "no longer paused");
+    if (!p->pause) svc_sched_kick(t->d);
+  } else {
+    log_err("%s: %s: %s", t->root, p->pause ? "pausing" : "resuming", status ? uv_strerror(status) : p->err.msg);
   }
+  free(p);
+}
+
+void svc_watch_apply_pause(brid_table *t) {
+  if (t->policy.paused == t->paused_by_config) return;
+  pause_req *p = calloc(1, sizeof *p);
+  if (!p) {
+    log_err("%s: out of memory", t->root);
+    return;
+  }
+  p->req.data = p;
+  p->t = t, p->store = t->d->store, p->id = t->id, p->pause = t->policy.paused;
+  int e = uv_queue_work(&t->d->loop, &p->req, pause_work, pause_done);
+  if (e) pause_done(&p->req, e);
 }
 
 static brid_table *lookup(const brid *d, const char *root) {
@@ -289,62 +329,175 @@ static brid_table *lookup(const brid *d, const char *root) {
   return e ? d->tables[e->a] : NULL;
 }
 
-static void register_table(brid *d, const char *root) {
-  brid_table *t = lookup(d, root);
+/* ------------------------------------------------------------ discovery
+ *
+ * A discovery walks the roots on libuv's thread pool (readdir, lstat) and
+ * registers the new tables in the job store there; the loop then takes
+ * the result in memory: new tables, their watches and timers, tables gone.
+ * At most one runs at a time; a request meanwhile runs another after it,
+ * and whoever waits for a discovery (a control request naming a table not
+ * registered yet) is called when one that started after the request ends. */
+
+typedef struct disc_table {
+  char *root;
+  int64_t id;
+  bool fresh;   /* not registered when the walk began: id and seen are from the store */
+  bool created; /* the store did not know it either */
+  bool has_seen, failed;
+  uint64_t seen;
+} disc_table;
+
+typedef struct disc_waiter {
+  void (*cb)(void *user);
+  void *user;
+  struct disc_waiter *next;
+} disc_waiter;
+
+typedef struct disc_req {
+  uv_work_t req;
+  brid *d;
+  bri_jobs_store *store;
+  char **roots;
+  size_t n_roots;
+  int depth;
+  bri_strset known; /* registered roots: no store call for them */
+  disc_table *tables;
+  size_t n_tables, cap_tables;
+  char **dirs;
+  size_t n_dirs, cap_dirs;
+  disc_waiter *waiters;
+} disc_req;
+
+static void disc_free(disc_req *r) {
+  for (size_t i = 0; i < r->n_roots; i++) free(r->roots[i]);
+  free(r->roots);
+  bri_strset_free(&r->known);
+  for (size_t i = 0; i < r->n_tables; i++) free(r->tables[i].root);
+  free(r->tables);
+  for (size_t i = 0; i < r->n_dirs; i++) free(r->dirs[i]);
+  free(r->dirs);
+  free(r);
+}
+
+static void found_table(disc_req *r, const char *root) {
+  if (r->n_tables == r->cap_tables) {
+    size_t cap = r->cap_tables ? r->cap_tables * 2 : 64;
+    disc_table *a = realloc(r->tables, cap * sizeof *a);
+    if (!a) return;
+    r->tables = a, r->cap_tables = cap;
+  }
+  disc_table *t = &r->tables[r->n_tables];
+  memset(t, 0, sizeof *t);
+  if (!(t->root = strdup(root))) return;
+  r->n_tables++;
+  if (bri_strset_has(&r->known, root)) return;
+  t->fresh = true;
+  bri_error err;
+  int created = 0;
+  bri_jobs_table row;
+  memset(&row, 0, sizeof row);
+  if (bri_jobs_table_upsert(r->store, root, &t->id, &created, &err) ||
+      bri_jobs_table_get(r->store, t->id, &row, &err)) {
+    log_err("%s: cannot register the table: %s", root, err.msg);
+    t->failed = true;
+    return;
+  }
+  t->created = created;
+  t->has_seen = row.has_seen_version;
+  t->seen = row.last_seen_version;
+  bri_jobs_table_clear(&row);
+}
+
+static void found_dir(disc_req *r, const char *path) {
+  if (r->n_dirs == r->cap_dirs) {
+    size_t cap = r->cap_dirs ? r->cap_dirs * 2 : 16;
+    char **a = realloc(r->dirs, cap * sizeof *a);
+    if (!a) return;
+    r->dirs = a, r->cap_dirs = cap;
+  }
+  if ((r->dirs[r->n_dirs] = strdup(path))) r->n_dirs++;
+}
+
+static void walk(disc_req *r, const char *path, int depth) {
+  if (has_versions_dir(path)) {
+    found_table(r, path);
+    return; /* a table's inside is the table's business */
+  }
+  found_dir(r, path);
+  if (depth >= r->depth) return;
+  DIR *dir = opendir(path);
+  if (!dir) {
+    log_warn("%s: cannot list: %s", path, strerror(errno));
+    return;
+  }
+  struct dirent *de;
+  while ((de = readdir(dir)) != NULL) {
+    if (de->d_name[0] == '.') continue; /* ., .., hidden and staging directories */
+    char child[PATH_MAX];
+    if (snprintf(child, sizeof child, "%s/%s", path, de->d_name) >= (int)sizeof child) continue;
+    bool dirent_dir = de->d_type == DT_DIR;
+    if (de->d_type == DT_UNKNOWN) {
+      struct stat st;
+      dirent_dir = lstat(child, &st) == 0 && S_ISDIR(st.st_mode);
+    }
+    if (dirent_dir) walk(r, child, depth + 1); /* symbolic links are not followed */
+  }
+  closedir(dir);
+}
+
+static void discover_work(uv_work_t *req) {
+  disc_req *r = req->data;
+  for (size_t i = 0; i < r->n_roots; i++) {
+    char canon[PATH_MAX];
+    if (!realpath(r->roots[i], canon)) {
+      log_warn("root %s: %s; looking again at the next sweep", r->roots[i], strerror(errno));
+      continue;
+    }
+    walk(r, canon, 0);
+  }
+}
+
+static void register_table(brid *d, const disc_table *f) {
+  brid_table *t = lookup(d, f->root);
   if (t) {
     t->found = true;
     if (!t->present) {
-      log_info("%s: table is back", root);
+      log_info("%s: table is back", f->root);
       t->present = true;
       watch_table(t);
       uv_timer_start(&t->debounce, on_debounce, (uint64_t)debounce_ms(t), 0);
     }
     return;
   }
-  bri_error err;
-  int64_t id;
-  int created = 0;
-  if (bri_jobs_table_upsert(d->store, root, &id, &created, &err)) {
-    log_err("%s: cannot register the table: %s", root, err.msg);
-    return;
-  }
-  bri_jobs_table row;
-  memset(&row, 0, sizeof row);
-  if (bri_jobs_table_get(d->store, id, &row, &err)) {
-    log_err("%s: cannot read the table's state: %s", root, err.msg);
-    return;
-  }
+  if (!f->fresh || f->failed) return; /* registered and gone again meanwhile, or no id */
   if (d->n_tables == d->cap_tables) {
     size_t cap = d->cap_tables ? d->cap_tables * 2 : 64;
     brid_table **a = realloc(d->tables, cap * sizeof *a);
     if (!a) {
-      bri_jobs_table_clear(&row);
-      log_err("%s: out of memory", root);
+      log_err("%s: out of memory", f->root);
       return;
     }
     d->tables = a, d->cap_tables = cap;
   }
   t = calloc(1, sizeof *t);
-  if (!t || !(t->root = strdup(root)) || !bri_strmap_put(&d->by_root, root, d->n_tables, 0)) {
+  if (!t || !(t->root = strdup(f->root)) || !bri_strmap_put(&d->by_root, f->root, d->n_tables, 0)) {
     if (t) free(t->root);
     free(t);
-    bri_jobs_table_clear(&row);
-    log_err("%s: out of memory", root);
+    log_err("%s: out of memory", f->root);
     return;
   }
   t->d = d;
-  t->id = id;
+  t->id = f->id;
   t->present = t->found = true;
-  t->has_seen = row.has_seen_version;
-  t->seen_version = row.last_seen_version;
-  bri_jobs_table_clear(&row);
-  svc_config_policy_for(&d->cfg, root, &t->policy);
+  t->has_seen = f->has_seen;
+  t->seen_version = f->seen;
+  svc_config_policy_for(&d->cfg, f->root, &t->policy);
   uv_fs_event_init(&d->loop, &t->ev);
   uv_timer_init(&d->loop, &t->debounce);
   t->ev.data = t;
   t->debounce.data = t;
   d->tables[d->n_tables++] = t;
-  log_info("%s: %s table (id %lld)", root, created ? "new" : "watching", (long long)id);
+  log_info("%s: %s table (id %lld)", f->root, f->created ? "new" : "watching", (long long)f->id);
   svc_watch_apply_pause(t);
   watch_table(t);
   /* first look after the debounce: a writer may be busy right now */
@@ -380,63 +533,120 @@ static void watch_dir(brid *d, const char *path) {
   }
 }
 
-static void walk(brid *d, const char *path, int depth) {
-  if (has_versions_dir(path)) {
-    register_table(d, path);
-    return; /* a table's inside is the table's business */
-  }
-  watch_dir(d, path);
-  if (depth >= d->cfg.discovery_depth) return;
-  DIR *dir = opendir(path);
-  if (!dir) {
-    log_warn("%s: cannot list: %s", path, strerror(errno));
-    return;
-  }
-  struct dirent *de;
-  while ((de = readdir(dir)) != NULL) {
-    if (de->d_name[0] == '.') continue; /* ., .., hidden and staging directories */
-    char child[PATH_MAX];
-    if (snprintf(child, sizeof child, "%s/%s", path, de->d_name) >= (int)sizeof child) continue;
-    bool dirent_dir = de->d_type == DT_DIR;
-    if (de->d_type == DT_UNKNOWN) {
-      struct stat st;
-      dirent_dir = lstat(child, &st) == 0 && S_ISDIR(st.st_mode);
+static void discover_done(uv_work_t *req, int status) {
+  disc_req *r = req->data;
+  brid *d = r->d;
+  d->discovering = false;
+  if (status == 0 && !d->handles_closed) {
+    for (size_t i = 0; i < d->n_tables; i++) d->tables[i]->found = false;
+    for (size_t i = 0; i < d->n_dirs; i++) d->dirs[i]->present = false;
+    for (size_t i = 0; i < r->n_tables; i++) register_table(d, &r->tables[i]);
+    for (size_t i = 0; i < r->n_dirs; i++) watch_dir(d, r->dirs[i]);
+    for (size_t i = 0; i < d->n_tables; i++) {
+      brid_table *t = d->tables[i];
+      if (!t->found && t->present) {
+        log_info("%s: table is gone (or no longer under a root); not watched any more", t->root);
+        unwatch_table(t);
+        t->present = false;
+      }
     }
-    if (dirent_dir) walk(d, child, depth + 1); /* symbolic links are not followed */
+    for (size_t i = 0; i < d->n_dirs; i++) {
+      brid_dirwatch *w = d->dirs[i];
+      if (!w->present && w->watching) {
+        uv_fs_event_stop(&w->ev);
+        w->watching = false;
+      }
+    }
   }
-  closedir(dir);
+  for (disc_waiter *w = r->waiters, *next; w; w = next) {
+    next = w->next;
+    w->cb(w->user);
+    free(w);
+  }
+  disc_free(r);
+  if (d->discover_again) {
+    d->discover_again = false;
+    svc_watch_discover(d);
+  }
+  svc_daemon_worker_idle(d); /* a draining daemon waits for discoveries too */
+}
+
+/* A discovery request with a copy of what the walk needs; NULL out of memory. */
+static disc_req *discover_req(brid *d) {
+  disc_req *r = calloc(1, sizeof *r);
+  bool ok = r && (r->roots = calloc(d->cfg.n_roots + 1, sizeof *r->roots));
+  for (size_t i = 0; ok && i < d->cfg.n_roots; i++) ok = (r->roots[r->n_roots++] = strdup(d->cfg.roots[i])) != NULL;
+  for (size_t i = 0; ok && i < d->n_tables; i++) ok = bri_strset_add(&r->known, d->tables[i]->root);
+  if (!ok) {
+    if (r) disc_free(r);
+    return NULL;
+  }
+  bri_strset_freeze(&r->known);
+  r->req.data = r;
+  r->d = d;
+  r->store = d->store;
+  r->depth = d->cfg.discovery_depth;
+  r->waiters = d->discover_waiting;
+  d->discover_waiting = NULL;
+  return r;
 }
 
 void svc_watch_discover(brid *d) {
   if (d->draining) return;
-  for (size_t i = 0; i < d->n_tables; i++) d->tables[i]->found = false;
-  for (size_t i = 0; i < d->n_dirs; i++) d->dirs[i]->present = false;
-  for (size_t i = 0; i < d->cfg.n_roots; i++) {
-    char canon[PATH_MAX];
-    if (!realpath(d->cfg.roots[i], canon)) {
-      log_warn("root %s: %s; looking again at the next sweep", d->cfg.roots[i], strerror(errno));
-      continue;
-    }
-    walk(d, canon, 0);
+  if (d->discovering) {
+    d->discover_again = true;
+    return;
   }
-  for (size_t i = 0; i < d->n_tables; i++) {
-    brid_table *t = d->tables[i];
-    if (!t->found && t->present) {
-      log_info("%s: table is gone (or no longer under a root); not watched any more", t->root);
-      unwatch_table(t);
-      t->present = false;
-    }
+  disc_req *r = discover_req(d);
+  if (!r) {
+    log_err("discovery: out of memory");
+    return;
   }
-  for (size_t i = 0; i < d->n_dirs; i++) {
-    brid_dirwatch *w = d->dirs[i];
-    if (!w->present && w->watching) {
-      uv_fs_event_stop(&w->ev);
-      w->watching = false;
-    }
+  d->discovering = true;
+  int e = uv_queue_work(&d->loop, &r->req, discover_work, discover_done);
+  if (e) {
+    log_err("discovery: %s", uv_strerror(e));
+    discover_done(&r->req, e);
   }
 }
 
+void svc_watch_discover_then(brid *d, void (*cb)(void *user), void *user) {
+  disc_waiter *w = calloc(1, sizeof *w);
+  if (!w || d->draining) {
+    free(w);
+    cb(user); /* no discovery to wait for */
+    return;
+  }
+  w->cb = cb, w->user = user, w->next = d->discover_waiting;
+  d->discover_waiting = w;
+  /* one that runs now began before this request: the next one serves it */
+  if (d->discovering) d->discover_again = true;
+  else svc_watch_discover(d);
+}
+
 /* ------------------------------------------------------------- public */
+
+typedef struct prune_req {
+  uv_work_t req;
+  bri_jobs_store *store;
+  int64_t max_age_ms;
+  size_t max_rows;
+} prune_req;
+
+static void prune_work(uv_work_t *req) {
+  prune_req *p = req->data;
+  size_t removed = 0;
+  bri_error err;
+  if (bri_jobs_prune(p->store, p->max_age_ms, p->max_rows, &removed, &err))
+    log_err("pruning the job history: %s", err.msg);
+  else if (removed)
+    log_info("pruned %zu finished job(s) from the history", removed);
+}
+
+static void prune_done(uv_work_t *req, int status) {
+  (void)status;
+  free(req->data);
+}
 
 static void on_sweep(uv_timer_t *h) {
   brid *d = h->data;
@@ -445,12 +655,13 @@ static void on_sweep(uv_timer_t *h) {
   for (size_t i = 0; i < d->n_tables; i++)
     if (d->tables[i]->present) svc_watch_check(d->tables[i], false);
   svc_sched_cleanup_tick(d);
-  size_t removed = 0;
-  bri_error err;
-  if (bri_jobs_prune(d->store, d->cfg.history_max_age_sec * 1000, (size_t)d->cfg.history_max_rows, &removed, &err))
-    log_err("pruning the job history: %s", err.msg);
-  else if (removed)
-    log_info("pruned %zu finished job(s) from the history", removed);
+  prune_req *p = calloc(1, sizeof *p);
+  if (!p) return;
+  p->req.data = p;
+  p->store = d->store;
+  p->max_age_ms = d->cfg.history_max_age_sec * 1000;
+  p->max_rows = (size_t)d->cfg.history_max_rows;
+  if (uv_queue_work(&d->loop, &p->req, prune_work, prune_done)) free(p);
 }
 
 static void start_sweep(brid *d) {
@@ -460,34 +671,21 @@ static void start_sweep(brid *d) {
 }
 
 int svc_watch_start(brid *d, bri_error *err) {
-  (void)err;
   uv_timer_init(&d->loop, &d->sweep_timer);
   uv_timer_init(&d->loop, &d->rescan_timer);
   d->sweep_timer.data = d;
   d->rescan_timer.data = d;
-  svc_watch_discover(d);
+  /* the first discovery before the loop serves anything: brid is not
+   * ready until it knows its tables */
+  disc_req *r = discover_req(d);
+  if (!r) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  discover_work(&r->req);
+  discover_done(&r->req, 0);
   start_sweep(d);
   return 0;
 }
 
 brid_table *svc_watch_find_known(const brid *d, const char *root) { return lookup(d, root); }
-
-brid_table *svc_watch_find(brid *d, const char *path) {
-  char canon[PATH_MAX];
-  if (!realpath(path, canon)) return NULL;
-  brid_table *t = lookup(d, canon);
-  if (t || !has_versions_dir(canon)) return t;
-  for (size_t i = 0; i < d->cfg.n_roots; i++) {
-    char r[PATH_MAX];
-    size_t n;
-    if (realpath(d->cfg.roots[i], r) && (n = strlen(r)) && !strncmp(canon, r, n) &&
-        (canon[n] == '/' || canon[n] == 0 || !strcmp(r, "/"))) {
-      svc_watch_discover(d);
-      return lookup(d, canon);
-    }
-  }
-  return NULL;
-}
 
 void svc_watch_apply_config(brid *d) {
   for (size_t i = 0; i < d->n_tables; i++) {

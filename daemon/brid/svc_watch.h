@@ -12,6 +12,10 @@
  * version moved, which is the whole mechanism on filesystems without
  * inotify (NFS, FUSE) and a safety net elsewhere.
  *
+ * Nothing here waits on a disk on the loop: the walks, the checks and their
+ * store writes run on libuv's thread pool; the loop keeps the registry,
+ * the watches and the timers.
+ *
  * Main design choice: a check first compares the latest version name with
  * the last version seen (a directory listing, no manifest read), so a sweep
  * over a thousand idle tables costs a thousand readdirs and nothing more. */
@@ -30,6 +34,10 @@ typedef struct svc_check {
   bool loaded;     /* the latest manifest was read: fragments and bins are known */
   uint64_t latest, fragments, bins;
   bool budget_exhausted;
+  /* svc_watch_settle */
+  bool seen_recorded; /* the store now says latest is seen */
+  bool queued;        /* a compaction was queued: job */
+  int64_t job;
 } svc_check;
 
 /* A planner check of the table at root with policy pol, on any thread
@@ -38,27 +46,34 @@ typedef struct svc_check {
  * the planner would compact. */
 void svc_watch_probe(const char *root, const svc_policy *pol, bool force, bool has_seen, uint64_t seen,
                      svc_check *out);
-/* On the loop thread: t's state becomes what c found (version, fragments,
- * has_work, check_error; the seen version recorded), and a compaction is
- * queued when there is work and the policy says auto_compact. */
+/* The store's part of a check, on the same thread as the probe: records
+ * the version as seen, and queues a compaction when there is work,
+ * auto_compact (false while draining) and the last compaction at this
+ * version did not find nothing to commit. */
+void svc_watch_settle(bri_jobs_store *store, int64_t table_id, const char *root, bool auto_compact, bool has_seen,
+                      uint64_t seen, svc_check *c);
+/* On the loop thread, memory only: t's state becomes what c found
+ * (version, fragments, has_work, check_error, the seen version), and the
+ * scheduler looks when c queued a job. */
 void svc_watch_apply(brid_table *t, const svc_check *c);
 
 /* Initializes the timers and runs the first discovery. */
 int svc_watch_start(brid *d, bri_error *err);
-/* Walks the roots again: new tables are registered and watched, vanished
- * ones unwatched. */
+/* Walks the roots again, off the loop: new tables are registered and
+ * watched, vanished ones unwatched, when the walk comes back. */
 void svc_watch_discover(brid *d);
+/* cb(user) on the loop once a discovery that starts after this call has
+ * ended (at once when brid drains). */
+void svc_watch_discover_then(brid *d, void (*cb)(void *user), void *user);
 /* Asks the planner about t now (force: plan even if the version did not
  * move, e.g. after a policy change). */
 void svc_watch_check(brid_table *t, bool force);
-/* The table whose canonical root is path's realpath, or NULL. A table not
- * yet discovered but inside a root is discovered on the way. */
-brid_table *svc_watch_find(brid *d, const char *path);
 /* The registered table whose canonical root is root (no disk access), or NULL. */
 brid_table *svc_watch_find_known(const brid *d, const char *root);
 /* After a reload: policies, pauses, timers, roots. */
 void svc_watch_apply_config(brid *d);
-/* Applies a table's configured pause to the store. */
+/* Applies a table's configured pause to the store (off the loop; the
+ * table shows paused_by_config once it is recorded). */
 void svc_watch_apply_pause(brid_table *t);
 /* Drain: stops watches and timers (handles stay open). */
 void svc_watch_stop(brid *d);

@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
+#include "bri/ops.h"
 #include "bri/util.h"
 #include "svc_kinds.h"
 #include "svc_log.h"
@@ -204,12 +206,14 @@ static void clear_journal(svc_worker *w) {
 
 static void job_phase(void *user, const char *phase) { set_phase(user, phase); }
 
-/* After a commit: the table is checked again on this thread, and the loop
- * takes the result (svc_pool_collect) before it shows the table again. */
+/* After a commit: the table is checked again on this thread (and its
+ * store part settled here), and the loop takes the result
+ * (svc_pool_collect) before it shows the table again. */
 static void job_committed(void *user) {
   svc_worker *w = user;
   svc_check c;
   svc_watch_probe(w->job.root, &w->policy, true, false, 0, &c);
+  svc_watch_settle(w->pool->store, w->job.table_id, w->job.root, w->policy.auto_compact, false, 0, &c);
   char *root = strdup(w->job.root);
   pthread_mutex_lock(&w->pool->mu);
   if (root) {
@@ -244,6 +248,38 @@ static void job_unsucceeded(void *user, int rc, const bri_error *err) {
   end_unsucceeded(user, rc, err);
 }
 
+/* ------------------------------------------------------------ the lock */
+
+/* brictl working offline on the table holds its lock: the job waits */
+#define LOCKED_RETRY_MS 5000
+
+/* Takes the table lock of a job that writes (ops/lock.h). False when the
+ * job cannot run now: the lock is held (the job goes back to the queue
+ * without counting an attempt, and says who holds the lock), or it could
+ * not be taken (the job's attempt ends as by that error). A store without
+ * locks runs without one. */
+static bool take_lock(svc_worker *w, bri_table_lock **lock) {
+  char who[160];
+  snprintf(who, sizeof who, "brid pid %d, job %lld (%s)", (int)getpid(), (long long)w->job.id,
+           bri_job_kind_name(w->job.kind));
+  bri_error err;
+  int rc = bri_table_lock_take(w->job.root, who, lock, &err);
+  if (rc == 0 || rc == BRI_EUNSUPPORTED) return true;
+  if (rc != BRI_ETAKEN) {
+    job_unsucceeded(w, rc, &err);
+    return false;
+  }
+  bri_job_state st;
+  bri_error e2;
+  for (int try = 0; !recorded(w, bri_jobs_defer(w->pool->store, w->job.id, LOCKED_RETRY_MS, err.msg, &st, &e2), try,
+                              "a deferral", &e2);
+       try++) {
+  }
+  log_info("job %lld (%s %s): %s; waiting", (long long)w->job.id, bri_job_kind_name(w->job.kind), w->job.root,
+           err.msg);
+  return false;
+}
+
 /* -------------------------------------------------------------- thread */
 
 static void run_job(svc_worker *w) {
@@ -265,6 +301,10 @@ static void run_job(svc_worker *w) {
     job_fail(w, NULL, msg);
   } else if (k->parse(params, &w->policy, &o, NULL, msg, sizeof msg)) {
     job_fail(w, NULL, msg); /* a store written by another version of brid */
+  } else if (k->writes && k->writes(&o)) {
+    bri_table_lock *lock = NULL;
+    if (take_lock(w, &lock)) k->run(&j, &o);
+    bri_table_lock_release(lock);
   } else {
     k->run(&j, &o);
   }

@@ -213,6 +213,24 @@ out:
   return rc;
 }
 
+/* Ends job cancelled in favour of the queued job other (the same request),
+ * which takes job's priority if higher and not_before >= next. */
+static int supersede_locked(bri_jobs_store *s, const bri_jobs_job *job, int64_t other, const char *why,
+                            int64_t next, int64_t now, bri_error *err) {
+  char result[64];
+  snprintf(result, sizeof result, "{\"superseded_by\": %lld}", (long long)other);
+  char *text = bri_strdupf("superseded by job %lld, queued while this one ran; last attempt: %s",
+                           (long long)other, why);
+  if (!text) return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", s->path);
+  int rc = jobs_end_locked(s, job, BRI_JOB_CANCELLED, result, text, 0, 0, NULL, now, err);
+  free(text);
+  if (!rc)
+    rc = jobs_run(s, "superseding a job", err,
+                  "UPDATE jobs SET priority = max(priority, ?), not_before = max(not_before, ?) WHERE id = ?",
+                  "iii", (int64_t)job->priority, next, other);
+  return rc;
+}
+
 int jobs_requeue_locked(bri_jobs_store *s, const bri_jobs_job *job, const char *error,
                         const char *attempt_outcome, int count_run_time, int64_t now,
                         bri_job_state *new_state, int64_t *not_before, bri_error *err) {
@@ -249,17 +267,7 @@ int jobs_requeue_locked(bri_jobs_store *s, const bri_jobs_job *job, const char *
       /* The same request was queued again while this one ran: it will plan
        * from a newer version, so it replaces this one (the backoff carries
        * over: the conflict that made this attempt fail may still be on). */
-      char result[64];
-      snprintf(result, sizeof result, "{\"superseded_by\": %lld}", (long long)other);
-      text = bri_strdupf("superseded by job %lld, queued while this one ran; last attempt: %s",
-                         (long long)other, msg);
-      rc = text ? jobs_end_locked(s, job, BRI_JOB_CANCELLED, result, text, 0, 0, NULL, now, err)
-                : BRI_ENOMEM;
-      if (!rc)
-        rc = jobs_run(s, step, err,
-                      "UPDATE jobs SET priority = max(priority, ?), "
-                      "not_before = max(not_before, ?) WHERE id = ?",
-                      "iii", (int64_t)job->priority, next, other);
+      rc = supersede_locked(s, job, other, msg, next, now, err);
       *new_state = BRI_JOB_CANCELLED;
       *not_before = next;
     } else {
@@ -296,6 +304,44 @@ out:
   bri_jobs_job_clear(&job);
   if (!rc && new_state) *new_state = ns;
   if (!rc && not_before) *not_before = nb;
+  return rc;
+}
+
+int bri_jobs_defer(bri_jobs_store *s, int64_t job_id, int64_t delay_ms, const char *why,
+                   bri_job_state *new_state, bri_error *err) {
+  const char *step = "deferring a job";
+  bri_jobs_job job = {0};
+  bri_job_state ns = BRI_JOB_QUEUED;
+  pthread_mutex_lock(&s->mu);
+  int64_t now = jobs_now_locked(s), next = now + (delay_ms > 0 ? delay_ms : 0);
+  int rc = jobs_begin(s, step, err);
+  if (rc) goto out;
+  if ((rc = jobs_get_locked(s, job_id, &job, err))) goto out;
+  if ((rc = jobs_check_owned(s, &job, "defer", err))) goto out;
+  int64_t other = 0;
+  if (job.cancel_requested) {
+    ns = BRI_JOB_CANCELLED;
+    rc = jobs_end_locked(s, &job, BRI_JOB_CANCELLED, NULL, "cancelled on request (it had not started)", 0, 0,
+                         NULL, now, err);
+  } else if ((rc = jobs_queued_same_locked(s, job.table_id, job.kind, job.params, job.id, &other, err)) == 1) {
+    ns = BRI_JOB_CANCELLED;
+    rc = supersede_locked(s, &job, other, why, next, now, err);
+  } else if (rc == 0) {
+    /* the claim is undone: no attempt is counted, no run time */
+    rc = jobs_run(s, step, err, "DELETE FROM job_attempts WHERE job_id = ? AND attempt = ?", "ii", job.id,
+                  (int64_t)job.attempts);
+    if (!rc)
+      rc = jobs_run(s, step, err,
+                    "UPDATE jobs SET state = 'queued', owner = NULL, attempts = attempts - 1, not_before = ?, "
+                    "error = ?, commit_uuid = NULL, commit_read_version = NULL WHERE id = ?",
+                    "iti", next, why, job.id);
+  }
+  if (!rc) rc = jobs_commit(s, step, err);
+out:
+  if (rc) jobs_rollback(s);
+  pthread_mutex_unlock(&s->mu);
+  bri_jobs_job_clear(&job);
+  if (!rc && new_state) *new_state = ns;
   return rc;
 }
 

@@ -113,6 +113,16 @@ int64_t bri_jobs_backoff_ms(const bri_jobs_store *s, int attempts);
 int bri_jobs_retry_later(bri_jobs_store *s, int64_t job_id, const char *error,
                          bri_job_state *new_state, int64_t *not_before, bri_error *err);
 
+/* Gives a running job (owned by this session) back to the queue before it
+ * did anything, as if it had not been claimed: its attempt is not counted
+ * (the attempt record is removed), it may be claimed again after delay_ms,
+ * and why is its error meanwhile (what it waits for: "the table is locked
+ * by ..."). A job whose cancellation was requested becomes cancelled; one
+ * whose request was queued again meanwhile is superseded by that one.
+ * *new_state (may be NULL) says which. */
+int bri_jobs_defer(bri_jobs_store *s, int64_t job_id, int64_t delay_ms, const char *why,
+                   bri_job_state *new_state, bri_error *err);
+
 /* Cancels a job: queued -> cancelled at once; running -> its
  * cancel_requested flag is set and it stays running until its worker
  * notices (bri_jobs_cancel_requested) and finishes it; already cancelled ->

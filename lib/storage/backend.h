@@ -64,6 +64,10 @@ struct bri_swriter {
   bri_store_steps steps;
 };
 
+struct bri_slock {
+  const bri_store_ops *ops;
+};
+
 struct bri_store_ops {
   const char *scheme; /* "s3" for s3://...; NULL for the local backend */
   /* uri as the user gave it; flags BRI_STORE_CREATE. Fills *out (with
@@ -118,6 +122,12 @@ struct bri_store_ops {
   void (*prefetch)(bri_store *st, const char *const *keys, size_t n, unsigned flags);
   /* may be NULL; adds the calling thread's traffic (bri_store_thread_stats) */
   void (*thread_stats)(bri_store_stats *acc);
+
+  /* may be NULL (no locks: the front answers BRI_EUNSUPPORTED); path for
+   * messages; allocates the lock (the front sets ops) */
+  int (*lock)(bri_store *st, const char *key, const char *path, const char *who, bri_slock **out,
+              bri_error *err);
+  void (*unlock)(bri_slock *l);
 };
 
 /* Fills the base of a new store: uri (trailing slashes dropped), canonical

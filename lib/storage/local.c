@@ -438,6 +438,70 @@ static int local_delete(bri_store *st, const char *key, bri_error *err) {
   return rc;
 }
 
+/* ------------------------------------------------------------ locks */
+
+typedef struct local_slock {
+  bri_slock base;
+  int fd;
+} local_slock;
+
+/* OFD locks belong to the open file description, not to the process:
+ * two threads of brid, or brid and brictl, exclude each other alike, and
+ * closing another descriptor of the file (as POSIX record locks would
+ * have it) does not drop the lock. */
+static int local_lock(bri_store *st, const char *key, const char *path, const char *who, bri_slock **out,
+                      bri_error *err) {
+  int parent;
+  const char *name;
+  int rc = own_parent(st, key, &parent, &name, err);
+  if (rc) return rc;
+  int fd = openat(parent, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) {
+    fd = openat(parent, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) bri_adopt_parent_mode(fd, parent, false);
+    else if (errno == EEXIST) fd = openat(parent, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC); /* a racing creator */
+  }
+  int e = errno;
+  close(parent);
+  if (fd < 0) return bri_error_set(err, BRI_EIO, "lock %s: %s", path, strerror(e));
+  struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+  if (fcntl(fd, F_OFD_SETLK, &fl) != 0) {
+    e = errno;
+    if (e == EAGAIN || e == EACCES) {
+      char held[256] = "";
+      ssize_t n = pread(fd, held, sizeof held - 1, 0);
+      held[n > 0 ? n : 0] = 0;
+      held[strcspn(held, "\n")] = 0;
+      rc = bri_error_set(err, BRI_ETAKEN, "%s is held by %s", path, held[0] ? held : "another process");
+    } else {
+      rc = bri_error_set(err, e == EINVAL || e == ENOLCK ? BRI_EUNSUPPORTED : BRI_EIO, "lock %s: %s", path,
+                         strerror(e));
+    }
+    close(fd);
+    return rc;
+  }
+  local_slock *l = calloc(1, sizeof *l);
+  if (!l) {
+    close(fd);
+    return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  l->fd = fd;
+  /* who holds it, for the message of the next one to try (best effort) */
+  size_t len = strlen(who);
+  if (ftruncate(fd, 0) == 0 && pwrite(fd, who, len, 0) == (ssize_t)len) (void)!pwrite(fd, "\n", 1, (off_t)len);
+  *out = &l->base;
+  return 0;
+}
+
+static void local_unlock(bri_slock *bl) {
+  local_slock *l = (local_slock *)bl;
+  /* the holder's line goes with the lock (while still held: never a next
+   * holder's line), so a free lock is an empty file */
+  (void)!ftruncate(l->fd, 0);
+  close(l->fd); /* drops the OFD lock */
+  free(l);
+}
+
 const bri_store_ops bri_local_store_ops = {
     .scheme = NULL,
     .open = local_open,
@@ -459,4 +523,6 @@ const bri_store_ops bri_local_store_ops = {
     .sync = local_sync,
     .delete_one = local_delete,
     .delete_many = NULL,
+    .lock = local_lock,
+    .unlock = local_unlock,
 };

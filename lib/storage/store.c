@@ -546,3 +546,21 @@ int bri_store_delete_many(bri_store *st, const char *const *paths, size_t n, int
   free(keys), free(own);
   return rc;
 }
+
+/* ------------------------------------------------------------ locks */
+
+int bri_store_lock(bri_store *st, const char *path, const char *who, bri_slock **out, bri_error *err) {
+  *out = NULL;
+  const char *key;
+  int rc = key_of(st, path, &key, err);
+  if (rc) return rc;
+  if (!st->ops->lock)
+    return bri_error_set(err, BRI_EUNSUPPORTED, "%s: this store has no locks", path);
+  rc = st->ops->lock(st, key, path, who, out, err);
+  if (!rc) (*out)->ops = st->ops;
+  return rc;
+}
+
+void bri_store_unlock(bri_slock *l) {
+  if (l) l->ops->unlock(l);
+}

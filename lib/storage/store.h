@@ -78,6 +78,7 @@
 typedef struct bri_store bri_store;
 typedef struct bri_sfile bri_sfile;
 typedef struct bri_swriter bri_swriter;
+typedef struct bri_slock bri_slock;
 
 /* ------------------------------------------------------------ stores */
 
@@ -359,5 +360,26 @@ int bri_store_delete(bri_store *st, const char *path, bri_error *err);
  * else the first failure (err names it) after trying all of them. */
 int bri_store_delete_many(bri_store *st, const char *const *paths, size_t n, int *rcs,
                           bri_error *err);
+
+/* ------------------------------------------------------------ locks */
+
+/* Takes the exclusive, advisory lock named by path (a small file of its
+ * own beside the table's files, never one Lance owns), without waiting.
+ * Every process that locks the same path excludes the others while it
+ * holds the lock, whichever program it is (brid's worker, brictl working
+ * offline). who is one line saying who holds it; it is the file's content
+ * while the lock is held (empty when free), so that the next one to try
+ * can be told.
+ * Local: an open file description lock (fcntl F_OFD_SETLK, F_WRLCK) on the
+ * file, created when missing with its directory's mode and group; the
+ * kernel drops it when the holder unlocks, exits or dies, so a crash
+ * never leaves a stale lock, and a network filesystem that carries POSIX
+ * locks between hosts (NFSv4, NFSv3 with lockd, CephFS) carries this one.
+ * Held elsewhere: BRI_ETAKEN, err "<path> is held by <who>". A store
+ * without locks (an object store): BRI_EUNSUPPORTED. The lock may outlive
+ * its store. */
+int bri_store_lock(bri_store *st, const char *path, const char *who, bri_slock **out, bri_error *err);
+/* Releases the lock (NULL is a no-op); the file stays for the next one. */
+void bri_store_unlock(bri_slock *l);
 
 #endif

@@ -592,13 +592,20 @@ int bri_link_beneath(int sfd, const char *sdir, const char *srel, int dfd, const
           ln.st_ino == st.st_ino) {
         *bytes = (uint64_t)st.st_size;
         /* the new name counts as new: a concurrent cleanup must not take it
-         * for an abandoned file by the old inode's age (both names share it) */
-        static const struct timespec now[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
-        if (futimens(in, now) != 0) {
+         * for an abandoned file by the old inode's age (both names share it).
+         * Both times to now (NULL): what write access to a file one does not
+         * own permits (an explicit time, even UTIME_NOW beside UTIME_OMIT,
+         * takes ownership), as in a table shared by group. Without write
+         * access the link cannot be dated: it is undone, and a copy is the
+         * way out, as for a filesystem that refuses the link itself. */
+        if (futimens(in, NULL) != 0) {
           int e = errno;
           unlinkat(dp, drel + doff, 0);
+          rc = e == EPERM || e == EACCES
+                   ? bri_error_set(err, BRI_EUNSUPPORTED, "link %s/%s to %s/%s: cannot date the new name (%s)",
+                                   shown(sdir), srel, shown(ddir), drel, strerror(e))
+                   : (errno = e, bri_error_errno(err, "set the modification time of", srel));
           errno = e;
-          rc = bri_error_errno(err, "set the modification time of", srel);
         }
       } else {
         unlinkat(dp, drel + doff, 0);

@@ -100,7 +100,8 @@ if a != b:
 EOF
 }
 
-listing() { (cd "$1" && find . -printf '%p %s %y\n' | LC_ALL=C sort); }
+# (the table lock's file, ops/lock.h, is brid's and stays; it is empty when free)
+listing() { (cd "$1" && find . ! -name .brid.lock -printf '%p %s %y\n' | LC_ALL=C sort); }
 
 orphans() {
   "$REFS" "$1" >"$TMPD/refs.out" || return 1

@@ -640,6 +640,40 @@ START_TEST(retry_backoff_then_give_up) {
 }
 END_TEST
 
+/* A deferred job goes back to the queue as if never claimed: no attempt
+ * counted, due after the delay, its reason as its error; a cancel
+ * requested meanwhile ends it. */
+START_TEST(defer_undoes_the_claim) {
+  bri_jobs_store *s = open_store();
+  bri_error err;
+  int64_t t = add_table(s, "/t/a");
+  int64_t j = enqueue(s, t, BRI_JOB_COMPACT, 0, 0);
+  ck_assert_int_eq(claim(s), j);
+  bri_job_state ns;
+  ck_assert_int_eq(bri_jobs_defer(s, j, 5000, "locked by brictl", &ns, &err), 0);
+  ck_assert_int_eq(ns, BRI_JOB_QUEUED);
+  bri_jobs_job a = get_job(s, j);
+  ck_assert_int_eq(a.state, BRI_JOB_QUEUED);
+  ck_assert_int_eq(a.attempts, 0);
+  ck_assert_int_eq(a.not_before, T0 + 5000);
+  ck_assert_str_eq(a.error, "locked by brictl");
+  bri_jobs_job_clear(&a);
+  ck_assert_int_eq(raw_int("SELECT count(*) FROM job_attempts"), 0);
+  ck_assert_int_eq(claim(s), 0); /* not due yet */
+  fake_now = T0 + 5000;
+  ck_assert_int_eq(claim(s), j);
+  a = get_job(s, j);
+  ck_assert_int_eq(a.attempts, 1);
+  bri_jobs_job_clear(&a);
+  /* not this session's, or not running: refused */
+  ck_assert_int_eq(bri_jobs_cancel(s, j, &ns, &err), 0);
+  ck_assert_int_eq(bri_jobs_defer(s, j, 0, "locked", &ns, &err), 0);
+  ck_assert_int_eq(ns, BRI_JOB_CANCELLED);
+  ck_assert_int_ne(bri_jobs_defer(s, j, 0, "locked", &ns, &err), 0);
+  bri_jobs_close(s);
+}
+END_TEST
+
 /* A job with other params queued meanwhile does not replace the retried
  * one: both stay queued. */
 START_TEST(retry_not_superseded_by_other_request) {
@@ -1451,6 +1485,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, retry_backoff_then_give_up);
   tcase_add_test(tc, retry_superseded_by_queued_job);
   tcase_add_test(tc, retry_not_superseded_by_other_request);
+  tcase_add_test(tc, defer_undoes_the_claim);
   tcase_add_test(tc, cancellation);
   tcase_add_test(tc, finish_rules_and_counters);
   tcase_add_test(tc, journal_is_durable_and_survives_reopen);

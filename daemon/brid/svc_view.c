@@ -1,0 +1,85 @@
+/* svc_view.c: taking and reading views of the loop's state (see
+ * svc_view.h). Taking one copies every registered table (strings
+ * included) and the scalars; nothing in it points back into the loop's
+ * structures. */
+#include "svc_view.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "svc_control.h"
+#include "svc_watch.h"
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+svc_view *svc_view_take(brid *d) {
+  svc_view *v = calloc(1, sizeof *v);
+  if (!v) return NULL;
+  bool ok = (v->tables = calloc(d->n_tables + 1, sizeof *v->tables)) &&
+            (v->roots = calloc(d->cfg.n_roots + 1, sizeof *v->roots));
+  for (size_t i = 0; ok && i < d->n_tables; i++) {
+    const brid_table *t = d->tables[i];
+    svc_table_view *tv = &v->tables[v->n_tables];
+    *tv = (svc_table_view){.id = t->id, .present = t->present, .watching = t->watching,
+                           .paused_by_config = t->paused_by_config, .has_latest = t->has_latest,
+                           .loaded = t->loaded, .has_work = t->has_work, .latest_version = t->latest_version,
+                           .fragments = t->fragments, .last_check_ms = t->last_check_ms,
+                           .cleanup_enqueued_ms = t->cleanup_enqueued_ms, .policy = t->policy};
+    ok = (tv->root = strdup(t->root)) && (!t->check_error || (tv->check_error = strdup(t->check_error)));
+    if (ok) ok = bri_strmap_put(&v->by_root, tv->root, v->n_tables, 0);
+    if (tv->root) v->n_tables++;
+  }
+  for (size_t i = 0; ok && i < d->cfg.n_roots; i++) ok = (v->roots[v->n_roots++] = strdup(d->cfg.roots[i])) != NULL;
+  v->config_file = dup_or_null(d->cfg.file);
+  v->socket_path = dup_or_null(d->cfg.socket_path);
+  v->readonly_socket = dup_or_null(d->cfg.readonly_socket);
+  v->state_path = dup_or_null(d->cfg.state_path);
+  v->last_reload_error = dup_or_null(d->last_reload_error);
+  ok = ok && v->socket_path && v->readonly_socket && v->state_path && (!d->cfg.file || v->config_file) &&
+       (!d->last_reload_error || v->last_reload_error);
+  v->draining = d->draining;
+  v->draining_ms = d->draining_ms;
+  v->started_ms = d->started_ms;
+  v->last_reload_ms = d->last_reload_ms;
+  v->checks_inflight = d->checks_inflight;
+  v->connections = svc_control_connections(d->ctl);
+  v->inotify_watches = svc_watch_count_watching(d);
+  v->n_fs_events = d->n_fs_events, v->n_checks = d->n_checks, v->n_triggers = d->n_triggers;
+  v->n_requests = d->n_requests, v->n_request_errors = d->n_request_errors;
+  v->n_peers_refused = d->n_peers_refused, v->n_connections_refused = d->n_connections_refused;
+  v->n_sweeps = d->n_sweeps, v->n_check_errors = d->n_check_errors;
+  if (!ok) {
+    svc_view_free(v);
+    return NULL;
+  }
+  return v;
+}
+
+void svc_view_free(svc_view *v) {
+  if (!v) return;
+  for (size_t i = 0; i < v->n_tables; i++) free(v->tables[i].root), free(v->tables[i].check_error);
+  free(v->tables);
+  bri_strmap_free(&v->by_root);
+  for (size_t i = 0; i < v->n_roots; i++) free(v->roots[i]);
+  free(v->roots);
+  free(v->config_file), free(v->socket_path), free(v->readonly_socket), free(v->state_path);
+  free(v->last_reload_error);
+  free(v);
+}
+
+const svc_table_view *svc_view_table(const svc_view *v, const char *root) {
+  bri_strmap_entry *e = bri_strmap_get((bri_strmap *)&v->by_root, root);
+  return e ? &v->tables[e->a] : NULL;
+}
+
+bool svc_view_under_root(const svc_view *v, const char *path) {
+  for (size_t i = 0; i < v->n_roots; i++) {
+    char r[PATH_MAX];
+    size_t n;
+    if (realpath(v->roots[i], r) && (n = strlen(r)) && !strncmp(path, r, n) &&
+        (path[n] == '/' || path[n] == 0 || !strcmp(r, "/")))
+      return true;
+  }
+  return false;
+}

@@ -1,0 +1,60 @@
+/* svc_view.h: a copy of the loop's state for work done on another thread.
+ *
+ * The loop thread owns the table registry, the counters and the running
+ * configuration (svc_daemon.h); it never waits on a disk, so whatever reads
+ * the job store (a control request, the metrics, a sweep's schedule) runs on
+ * libuv's thread pool. What that work also needs of the loop's state it
+ * reads from a view: a copy taken on the loop (memory only, microseconds
+ * for a thousand tables), used on the pool's thread, freed there. A view is
+ * a moment's state, which is all a reply can show anyway.
+ *
+ * Main design choice: copies instead of a lock around the registry, so the
+ * loop never waits for a thread either, and no work can see a table half
+ * updated. */
+#ifndef BRI_SVC_VIEW_H
+#define BRI_SVC_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "svc_config.h"
+#include "svc_daemon.h"
+#include "bri/util.h"
+
+typedef struct svc_table_view {
+  char *root;
+  int64_t id;
+  bool present, watching, paused_by_config;
+  bool has_latest, loaded, has_work;
+  uint64_t latest_version, fragments;
+  char *check_error; /* NULL when the last check read the table */
+  int64_t last_check_ms, cleanup_enqueued_ms;
+  svc_policy policy;
+} svc_table_view;
+
+typedef struct svc_view {
+  svc_table_view *tables;
+  size_t n_tables;
+  bri_strmap by_root; /* root -> index (a) */
+  char **roots;       /* the configured roots */
+  size_t n_roots;
+  char *config_file, *socket_path, *readonly_socket, *state_path;
+  bool draining;
+  int64_t draining_ms, started_ms, last_reload_ms;
+  char *last_reload_error;
+  size_t checks_inflight, connections, inotify_watches;
+  uint64_t n_fs_events, n_checks, n_triggers, n_requests, n_request_errors, n_peers_refused,
+      n_connections_refused, n_sweeps, n_check_errors;
+} svc_view;
+
+/* On the loop thread: a copy of d's state (NULL when out of memory). */
+svc_view *svc_view_take(brid *d);
+/* Any thread. */
+void svc_view_free(svc_view *v);
+/* The table registered under its canonical root, or NULL. */
+const svc_table_view *svc_view_table(const svc_view *v, const char *root);
+/* Whether path (canonical) lies inside a configured root. */
+bool svc_view_under_root(const svc_view *v, const char *path);
+
+#endif
