@@ -681,8 +681,6 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   memset(rep, 0, sizeof *rep);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  bri_store_stats io0, io1;
-  bri_store_thread_stats(&io0);
   run r = {.req = req, .hooks = hooks, .rep = rep, .err = err};
   r.out.hooks = hooks;
   bri_plan *plan = NULL;
@@ -783,8 +781,7 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
 out:
   clock_gettime(CLOCK_MONOTONIC, &t1);
   rep->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-  bri_store_thread_stats(&io1);
-  bri_store_stats_delta(&io1, &io0, &rep->storage);
+  bri_table_store_stats(r.t, &rep->storage);
   for (size_t k = 0; news && plan && k < plan->n_bins; k++)
     if (news[k]) lance__table__data_fragment__free_unpacked(news[k], NULL);
   for (size_t k = 0; changed && k < plan->n_bins; k++) free(changed[k]);

@@ -12,6 +12,8 @@
  * one delete per key, NULL mkdir / sync to success (directories are
  * implicit), a NULL link to BRI_EUNSUPPORTED.
  *
+ * Counters: see bri_store_counts below and counts_itself.
+ *
  * Objects: a backend allocates its own structs with the public one as the
  * first member (struct s3_store { bri_store base; ... }) and fills the base
  * with bri_store_init / the front's fields below; the front frees the
@@ -23,23 +25,38 @@
 
 typedef struct bri_store_ops bri_store_ops;
 
-/* Counters of bri_store_stats; the front counts bytes through this
- * process, a backend what only it sees (bri_store_count). */
+/* Counters of bri_store_stats besides the requests. */
 typedef enum bri_store_counter {
   BRI_COUNT_READ,
   BRI_COUNT_WRITTEN,
   BRI_COUNT_COPIED_SERVER,
-  BRI_COUNT_REQUESTS,
   BRI_COUNT_RETRIES,
   BRI_COUNT_N
 } bri_store_counter;
+
+/* A set of counters, updated atomically from any thread; everything added
+ * to one is added to its parent too (a registered root's, store.h
+ * bri_store_count_root), so one count serves the job's report and the
+ * daemon's per-root metrics. */
+typedef struct bri_store_counts {
+  uint64_t n[BRI_COUNT_N];
+  uint64_t req[BRI_REQ_KINDS][BRI_REQ_CLASSES];
+  struct bri_store_counts *parent;
+} bri_store_counts;
+
+/* Adds v to counter c (counts NULL: nothing). */
+void bri_store_counts_add(bri_store_counts *counts, bri_store_counter c, uint64_t v);
+/* One request of this kind answered so (cls: BRI_REQ_NO_ANSWER...). */
+void bri_store_counts_request(bri_store_counts *counts, bri_store_req kind, int cls);
+/* A consistent-enough copy (each counter read atomically). */
+void bri_store_counts_get(const bri_store_counts *counts, bri_store_stats *out);
 
 struct bri_store {
   const bri_store_ops *ops;
   char *uri;       /* as given, no trailing slash: messages' prefix */
   char *canonical; /* bri_store_canonical */
   unsigned caps;   /* BRI_STORE_CAP_* */
-  uint64_t counts[BRI_COUNT_N]; /* updated atomically (bri_store_count) */
+  bri_store_counts counts; /* bri_store_stats; parent set by bri_store_base_init */
 };
 
 /* Adds n to a counter of st (NULL: nothing); safe from any thread. */
@@ -70,6 +87,10 @@ struct bri_slock {
 
 struct bri_store_ops {
   const char *scheme; /* "s3" for s3://...; NULL for the local backend */
+  /* the backend counts what it moves into its stores' counts itself (what
+   * crossed the network); otherwise the front counts the bytes its calls
+   * pass through, and the copies and links a backend did as copied */
+  bool counts_itself;
   /* uri as the user gave it; flags BRI_STORE_CREATE. Fills *out (with
    * uri, canonical, caps set) */
   int (*open)(const char *uri, unsigned flags, bri_store **out, bri_error *err);
@@ -90,6 +111,11 @@ struct bri_store_ops {
   /* at least the first n by name (may be NULL: the front lists all) */
   int (*list_first)(bri_store *st, const char *dir, unsigned flags, size_t n,
                     bri_store_entry **out, size_t *count, bri_error *err);
+  /* may be NULL (the front calls list_first for each); keys[i] is the clean
+   * key of dirs[i].dir; fills entries (at least the first n by name), rc
+   * and err of each */
+  int (*list_first_many)(bri_store *st, bri_store_listing *dirs, const char *const *keys,
+                         size_t count, unsigned flags, size_t n, bri_error *err);
 
   /* if_absent: put_new, else put */
   int (*put)(bri_store *st, const char *key, const void *data, size_t len, bool if_absent,
@@ -120,8 +146,6 @@ struct bri_store_ops {
   int (*delete_many)(bri_store *st, const char *const *keys, size_t n, int *rcs, bri_error *err);
   /* may be NULL; keys clean, errors ignored (bri_store_prefetch) */
   void (*prefetch)(bri_store *st, const char *const *keys, size_t n, unsigned flags);
-  /* may be NULL; adds the calling thread's traffic (bri_store_thread_stats) */
-  void (*thread_stats)(bri_store_stats *acc);
 
   /* may be NULL (no locks: the front answers BRI_EUNSUPPORTED); path for
    * messages; allocates the lock (the front sets ops) */

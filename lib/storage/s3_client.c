@@ -39,27 +39,11 @@ struct bri_s3_client {
   char *host;   /* host[:port] of the endpoint */
   CURLSH *share;
   pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
-  _Atomic uint64_t requests[BRI_S3_OP_COUNT][BRI_S3_STATUS_COUNT];
-  _Atomic uint64_t retries, bytes_out, bytes_in, bytes_copied;
   _Atomic uint64_t seed;
+  _Atomic int active; /* requests in flight on every thread (max_active) */
   pthread_mutex_t rate_lock;
   int64_t next_slot_ms; /* when the next request may start (max_rate) */
 };
-
-/* The calling thread's share of every client's counters: a job runs on one
- * thread and every request of a call runs on the caller's thread, so a job
- * can tell its own traffic from that of jobs running beside it. */
-static _Thread_local bri_s3_stats thread_stats;
-
-void bri_s3_thread_stats(bri_s3_stats *out) { *out = thread_stats; }
-
-static const char *const op_names[BRI_S3_OP_COUNT] = {
-    "get", "head", "put", "list", "delete", "copy", "create_multipart", "upload_part",
-    "upload_part_copy", "complete_multipart", "abort_multipart"};
-
-const char *bri_s3_op_name(bri_s3_op op) {
-  return op >= 0 && op < BRI_S3_OP_COUNT ? op_names[op] : "?";
-}
 
 /* ---- one request ---- */
 
@@ -67,7 +51,8 @@ typedef enum { SINK_NONE, SINK_FIXED, SINK_GROW } sink_kind;
 typedef enum { REQ_WAITING, REQ_ACTIVE, REQ_DONE } req_state;
 
 typedef struct s3_req {
-  bri_s3_op op;
+  bri_store_req op;
+  bri_store_counts *tally; /* where its attempts are counted (may be NULL) */
   const char *method;
   char *bucket;
   char *key; /* NULL: a bucket-level request */
@@ -108,11 +93,15 @@ typedef struct s3_req {
   int *suffix_rc;
   bri_s3_object *head_out; /* batched HEADs: where the outcome goes */
   int *head_rc;
+  bri_s3_listing *list_out; /* batched listings: where the outcome goes */
+  int *list_rc;
+  bri_error *list_err;
   /* engine */
   req_state state;
   int attempts;
   int64_t due_ms;
   bool has_slot; /* holds a rate slot (max_rate) for its next attempt */
+  bool active_slot; /* counted in the client's active requests (max_active) */
   CURL *easy;
   struct curl_slist *hdrs;
   int rc;
@@ -122,6 +111,7 @@ typedef struct s3_req {
 
 struct bri_s3_batch {
   bri_s3_client *c;
+  bri_store_counts *tally;
   s3_req **reqs;
   size_t n, cap;
 };
@@ -151,7 +141,7 @@ static void req_free(s3_req *r) {
   free(r);
 }
 
-static s3_req *req_new(bri_s3_op op, const char *method, const char *bucket, const char *key) {
+static s3_req *req_new(bri_store_req op, const char *method, const char *bucket, const char *key) {
   s3_req *r = calloc(1, sizeof *r);
   if (!r) return NULL;
   r->op = op;
@@ -200,7 +190,7 @@ static void req_body(s3_req *r, const void *data, size_t len) {
 
 /* "GET s3://bucket/key" for messages. */
 static void req_what(const s3_req *r, char *out, size_t n) {
-  snprintf(out, n, "%s s3://%s/%s", bri_s3_op_name(r->op), r->bucket, r->key ? r->key : "");
+  snprintf(out, n, "%s s3://%s/%s", bri_store_req_name(r->op), r->bucket, r->key ? r->key : "");
 }
 
 /* ---- curl callbacks ---- */
@@ -459,7 +449,7 @@ static bool parse_error(const char *body, size_t len, s3_req *r, char *msg, size
 
 static int status_class(long status) {
   if (status >= 200 && status < 600) return (int)(status / 100) - 1;
-  return BRI_S3_STATUS_NONE;
+  return BRI_REQ_NO_ANSWER;
 }
 
 /* What a 2xx answer to a ranged GET must be: the asked range, or its head up
@@ -510,9 +500,8 @@ static verdict judge(bri_s3_client *c, s3_req *r, CURLcode cc) {
   long ft = -1;
   curl_easy_getinfo(r->easy, CURLINFO_FILETIME, &ft);
   r->mtime = ft;
-  int sc = cc == CURLE_OK ? status_class(r->status) : BRI_S3_STATUS_NONE;
-  atomic_fetch_add(&c->requests[r->op][sc], 1);
-  thread_stats.requests[r->op][sc]++;
+  int sc = cc == CURLE_OK ? status_class(r->status) : BRI_REQ_NO_ANSWER;
+  bri_store_counts_request(r->tally, r->op, sc);
   verdict v;
   if (cc != CURLE_OK) {
     if (r->overflow) snprintf(why, sizeof why, "answer longer than the %zu bytes asked", r->cap);
@@ -543,21 +532,17 @@ static verdict judge(bri_s3_client *c, s3_req *r, CURLcode cc) {
   }
   if (v == VERDICT_DONE) {
     r->rc = 0;
-    if (r->copied) atomic_fetch_add(&c->bytes_copied, r->copied);
-    thread_stats.bytes_server_copied += r->copied;
+    bri_store_counts_add(r->tally, BRI_COUNT_COPIED_SERVER, r->copied);
   } else if (v == VERDICT_FAIL) {
     r->rc = r->err.code ? r->err.code : BRI_EIO;
   } else {
-    atomic_fetch_add(&c->retries, 1);
-    thread_stats.retries++;
+    bri_store_counts_add(r->tally, BRI_COUNT_RETRIES, 1);
   }
   curl_off_t up = 0, down = 0;
   curl_easy_getinfo(r->easy, CURLINFO_SIZE_UPLOAD_T, &up);
   curl_easy_getinfo(r->easy, CURLINFO_SIZE_DOWNLOAD_T, &down);
-  atomic_fetch_add(&c->bytes_out, (uint64_t)up);
-  atomic_fetch_add(&c->bytes_in, (uint64_t)down);
-  thread_stats.bytes_out += (uint64_t)up;
-  thread_stats.bytes_in += (uint64_t)down;
+  bri_store_counts_add(r->tally, BRI_COUNT_WRITTEN, (uint64_t)up);
+  bri_store_counts_add(r->tally, BRI_COUNT_READ, (uint64_t)down);
   return v;
 }
 
@@ -590,7 +575,25 @@ static int64_t rate_slot(bri_s3_client *c, int64_t now) {
   return slot;
 }
 
-static int run_batch(bri_s3_client *c, s3_req **reqs, size_t n, bri_error *err) {
+/* With max_active set: takes one of the client's places for a request in
+ * flight (false when all are taken: by this thread's requests or other
+ * threads', which end on their own, so waiting for one cannot deadlock). */
+static bool take_active(bri_s3_client *c, s3_req *r) {
+  if (c->opt.max_active <= 0) return true;
+  if (atomic_fetch_add(&c->active, 1) >= c->opt.max_active) {
+    atomic_fetch_sub(&c->active, 1);
+    return false;
+  }
+  r->active_slot = true;
+  return true;
+}
+
+static void give_active(bri_s3_client *c, s3_req *r) {
+  if (r->active_slot) atomic_fetch_sub(&c->active, 1);
+  r->active_slot = false;
+}
+
+static int run_batch(bri_s3_client *c, bri_store_counts *tally, s3_req **reqs, size_t n, bri_error *err) {
   CURLM *m = curl_multi_init();
   if (!m) return bri_error_set(err, BRI_ENOMEM, "S3: cannot make a curl multi handle");
   size_t done = 0;
@@ -600,9 +603,11 @@ static int run_batch(bri_s3_client *c, s3_req **reqs, size_t n, bri_error *err) 
     reqs[i]->due_ms = 0;
     reqs[i]->attempts = 0;
     reqs[i]->has_slot = false;
+    reqs[i]->tally = tally;
   }
   while (done < n) {
     int64_t now = now_ms();
+    bool full = false; /* the client's max_active places are all taken */
     for (size_t i = 0; i < n && active < c->opt.max_in_flight; i++) {
       s3_req *r = reqs[i];
       if (r->state != REQ_WAITING || r->due_ms > now) continue;
@@ -614,8 +619,13 @@ static int run_batch(bri_s3_client *c, s3_req **reqs, size_t n, bri_error *err) 
           continue;
         }
       }
+      if (!take_active(c, r)) {
+        full = true;
+        break;
+      }
       r->has_slot = false;
       if (req_start(c, r, m) != 0) {
+        give_active(c, r);
         r->rc = r->err.code ? r->err.code : BRI_ENOMEM;
         r->state = REQ_DONE;
         done++;
@@ -635,6 +645,7 @@ static int run_batch(bri_s3_client *c, s3_req **reqs, size_t n, bri_error *err) 
       CURLcode cc = msg->data.result;
       curl_multi_remove_handle(m, msg->easy_handle);
       active--;
+      give_active(c, r);
       verdict v = judge(c, r, cc);
       if (v == VERDICT_RETRY) {
         r->state = REQ_WAITING;
@@ -651,7 +662,7 @@ static int run_batch(bri_s3_client *c, s3_req **reqs, size_t n, bri_error *err) 
         next_due = reqs[i]->due_ms;
       }
     }
-    int timeout = 1000;
+    int timeout = full ? 2 : 1000; /* a place taken by another thread frees without a signal here */
     if (next_due >= 0) {
       int64_t wait = next_due - now_ms();
       if (wait < timeout) timeout = wait > 0 ? (int)wait : 0;
@@ -669,17 +680,17 @@ static int run_batch(bri_s3_client *c, s3_req **reqs, size_t n, bri_error *err) 
   return 0;
 }
 
-static int run_one(bri_s3_client *c, s3_req *r, bri_error *err) {
+static int run_one(bri_s3_client *c, bri_store_counts *tally, s3_req *r, bri_error *err) {
   if (!r || r->broken) return bri_error_set(err, BRI_ENOMEM, "S3: out of memory");
-  return run_batch(c, &r, 1, err);
+  return run_batch(c, tally, &r, 1, err);
 }
 
 /* Runs r and parses its answer; what names it in errors. */
-static int run_xml(bri_s3_client *c, s3_req *r, const char *what, bri_xml_node **root,
-                   bri_error *err) {
+static int run_xml(bri_s3_client *c, bri_store_counts *tally, s3_req *r, const char *what,
+                   bri_xml_node **root, bri_error *err) {
   *root = NULL;
   if (r) r->sink = SINK_GROW;
-  int rc = run_one(c, r, err);
+  int rc = run_one(c, tally, r, err);
   if (rc == 0) rc = bri_xml_parse(r->grow.data ? r->grow.data : "", r->grow.len, what, root, err);
   return rc;
 }
@@ -757,17 +768,6 @@ void bri_s3_client_free(bri_s3_client *c) {
   free(c);
 }
 
-void bri_s3_client_stats(const bri_s3_client *c, bri_s3_stats *out) {
-  bri_s3_client *m = (bri_s3_client *)c; /* atomic loads take non-const */
-  for (int i = 0; i < BRI_S3_OP_COUNT; i++) {
-    for (int j = 0; j < BRI_S3_STATUS_COUNT; j++) out->requests[i][j] = atomic_load(&m->requests[i][j]);
-  }
-  out->retries = atomic_load(&m->retries);
-  out->bytes_out = atomic_load(&m->bytes_out);
-  out->bytes_in = atomic_load(&m->bytes_in);
-  out->bytes_server_copied = atomic_load(&m->bytes_copied);
-}
-
 /* ---- URIs and small helpers ---- */
 
 static bool bucket_ok(const char *b, size_t n) {
@@ -819,13 +819,13 @@ static char *copy_source(const char *bucket, const char *key) {
 
 /* ---- single requests ---- */
 
-int bri_s3_get(bri_s3_client *c, const char *bucket, const char *key, uint8_t **data, size_t *len,
+int bri_s3_get(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, uint8_t **data, size_t *len,
                bri_error *err) {
   *data = NULL;
   *len = 0;
-  s3_req *r = req_new(BRI_S3_OP_GET, "GET", bucket, key);
+  s3_req *r = req_new(BRI_REQ_GET, "GET", bucket, key);
   if (r) r->sink = SINK_GROW;
-  int rc = run_one(c, r, err);
+  int rc = run_one(c, tally, r, err);
   if (rc == 0) {
     *len = r->grow.len;
     *data = (uint8_t *)bri_strbuf_take(&r->grow);
@@ -837,7 +837,7 @@ int bri_s3_get(bri_s3_client *c, const char *bucket, const char *key, uint8_t **
 
 static s3_req *range_req(const char *bucket, const char *key, uint64_t off, size_t len, void *buf,
                          bool exact) {
-  s3_req *r = req_new(BRI_S3_OP_GET, "GET", bucket, key);
+  s3_req *r = req_new(BRI_REQ_GET, "GET", bucket, key);
   char range[64];
   snprintf(range, sizeof range, "bytes=%llu-%llu", (unsigned long long)off,
            (unsigned long long)(off + len - 1));
@@ -852,12 +852,12 @@ static s3_req *range_req(const char *bucket, const char *key, uint64_t off, size
   return r;
 }
 
-int bri_s3_get_range(bri_s3_client *c, const char *bucket, const char *key, uint64_t off,
+int bri_s3_get_range(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, uint64_t off,
                      size_t len, void *buf, size_t *got, uint64_t *size, bri_error *err) {
   *got = 0;
   if (len == 0) return 0;
   s3_req *r = range_req(bucket, key, off, len, buf, false);
-  int rc = run_one(c, r, err);
+  int rc = run_one(c, tally, r, err);
   if (rc == 0) {
     *got = r->got;
     if (size) *size = r->status == 206 ? r->range_total : r->got;
@@ -865,7 +865,7 @@ int bri_s3_get_range(bri_s3_client *c, const char *bucket, const char *key, uint
     rc = 0;
     if (size) {
       bri_s3_object o = {0};
-      rc = bri_s3_head(c, bucket, key, &o, err);
+      rc = bri_s3_head(c, tally, bucket, key, &o, err);
       *size = o.size;
       bri_s3_object_clear(&o);
     }
@@ -875,7 +875,7 @@ int bri_s3_get_range(bri_s3_client *c, const char *bucket, const char *key, uint
 }
 
 static s3_req *suffix_req(const char *bucket, const char *key, size_t n) {
-  s3_req *r = req_new(BRI_S3_OP_GET, "GET", bucket, key);
+  s3_req *r = req_new(BRI_REQ_GET, "GET", bucket, key);
   char range[40];
   snprintf(range, sizeof range, "bytes=-%zu", n);
   req_header(r, "Range", range);
@@ -911,10 +911,10 @@ static int suffix_result(s3_req *r, int rc, uint8_t **data, size_t *len, uint64_
   return *data ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
 }
 
-int bri_s3_get_suffix(bri_s3_client *c, const char *bucket, const char *key, size_t n,
+int bri_s3_get_suffix(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, size_t n,
                       uint8_t **data, size_t *len, uint64_t *size, bri_error *err) {
   s3_req *r = suffix_req(bucket, key, n);
-  int rc = run_one(c, r, err);
+  int rc = run_one(c, tally, r, err);
   if (r) rc = suffix_result(r, rc, data, len, size, err);
   req_free(r);
   return rc;
@@ -933,11 +933,11 @@ static int head_result(s3_req *r, int rc, bri_s3_object *out, bri_error *err) {
   return 0;
 }
 
-int bri_s3_head(bri_s3_client *c, const char *bucket, const char *key, bri_s3_object *out,
+int bri_s3_head(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, bri_s3_object *out,
                 bri_error *err) {
   memset(out, 0, sizeof *out);
-  s3_req *r = req_new(BRI_S3_OP_HEAD, "HEAD", bucket, key);
-  int rc = run_one(c, r, err);
+  s3_req *r = req_new(BRI_REQ_HEAD, "HEAD", bucket, key);
+  int rc = run_one(c, tally, r, err);
   if (r) rc = head_result(r, rc, out, err);
   req_free(r);
   return rc;
@@ -945,28 +945,28 @@ int bri_s3_head(bri_s3_client *c, const char *bucket, const char *key, bri_s3_ob
 
 /* After a retried PUT-if-absent met 412: is the object there the one we
  * sent (our first attempt landed, its answer was lost)? */
-static bool object_is(bri_s3_client *c, const char *bucket, const char *key, const void *data,
+static bool object_is(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, const void *data,
                       size_t len) {
   uint8_t *have = NULL;
   size_t n = 0;
   bri_error ignored;
-  bool same = bri_s3_get(c, bucket, key, &have, &n, &ignored) == 0 && n == len &&
+  bool same = bri_s3_get(c, tally, bucket, key, &have, &n, &ignored) == 0 && n == len &&
               (len == 0 || !memcmp(have, data, len));
   free(have);
   return same;
 }
 
-int bri_s3_put(bri_s3_client *c, const char *bucket, const char *key, const void *data, size_t len,
+int bri_s3_put(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, const void *data, size_t len,
                int flags, bri_error *err) {
-  s3_req *r = req_new(BRI_S3_OP_PUT, "PUT", bucket, key);
+  s3_req *r = req_new(BRI_REQ_PUT, "PUT", bucket, key);
   if (flags & BRI_S3_PUT_IF_ABSENT) req_header(r, "If-None-Match", "*");
   req_body(r, data, len);
   if (r) r->if_absent = flags & BRI_S3_PUT_IF_ABSENT;
-  int rc = run_one(c, r, err);
+  int rc = run_one(c, tally, r, err);
   if (rc == BRI_ETAKEN) {
     /* Not only after our own retry: curl resends by itself on a reused
      * connection that died, so an attempt of ours may have landed twice. */
-    if (object_is(c, bucket, key, data, len)) {
+    if (object_is(c, tally, bucket, key, data, len)) {
       rc = 0;
     } else {
       rc = bri_error_set(err, BRI_ETAKEN, "put s3://%s/%s: taken (another writer made it first)",
@@ -1067,10 +1067,9 @@ static int parse_listing(const bri_xml_node *root, const char *what, bri_s3_list
   return 0;
 }
 
-int bri_s3_list_page(bri_s3_client *c, const char *bucket, const bri_s3_list_args *a,
-                     bri_s3_listing *out, bri_error *err) {
-  memset(out, 0, sizeof *out);
-  s3_req *r = req_new(BRI_S3_OP_LIST, "GET", bucket, NULL);
+/* A ListObjectsV2 request of one page. */
+static s3_req *list_req(const char *bucket, const bri_s3_list_args *a) {
+  s3_req *r = req_new(BRI_REQ_LIST, "GET", bucket, NULL);
   char maxk[24];
   snprintf(maxk, sizeof maxk, "%d", a->max_keys);
   req_query(r, "list-type", "2");
@@ -1080,18 +1079,37 @@ int bri_s3_list_page(bri_s3_client *c, const char *bucket, const bri_s3_list_arg
   if (a->start_after) req_query(r, "start-after", a->start_after);
   if (a->continuation_token) req_query(r, "continuation-token", a->continuation_token);
   if (a->max_keys > 0) req_query(r, "max-keys", maxk);
+  if (r) r->sink = SINK_GROW;
+  return r;
+}
+
+/* The listing of a list_req that ran with result rc. */
+static int list_result(s3_req *r, int rc, bri_s3_listing *out, bri_error *err) {
+  memset(out, 0, sizeof *out);
+  const char *prefix = "";
+  for (size_t i = 0; i < r->n_query; i++)
+    if (!strcmp(r->qname[i], "prefix")) prefix = r->qval[i];
   char what[600];
-  snprintf(what, sizeof what, "list s3://%s/%s", bucket, a->prefix ? a->prefix : "");
-  bri_xml_node *root;
-  int rc = run_xml(c, r, what, &root, err);
+  snprintf(what, sizeof what, "list s3://%s/%s", r->bucket, prefix);
+  bri_xml_node *root = NULL;
+  if (rc == 0) rc = bri_xml_parse(r->grow.data ? r->grow.data : "", r->grow.len, what, &root, err);
   if (rc == 0) rc = parse_listing(root, what, out, err);
   bri_xml_free(root);
   if (rc) bri_s3_listing_clear(out);
+  return rc;
+}
+
+int bri_s3_list_page(bri_s3_client *c, bri_store_counts *tally, const char *bucket,
+                     const bri_s3_list_args *a, bri_s3_listing *out, bri_error *err) {
+  memset(out, 0, sizeof *out);
+  s3_req *r = list_req(bucket, a);
+  int rc = run_one(c, tally, r, err);
+  if (r) rc = list_result(r, rc, out, err);
   req_free(r);
   return rc;
 }
 
-int bri_s3_list_all(bri_s3_client *c, const char *bucket, const bri_s3_list_args *a,
+int bri_s3_list_all(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const bri_s3_list_args *a,
                     bri_s3_listing *out, bri_error *err) {
   memset(out, 0, sizeof *out);
   bri_s3_list_args page_args = *a;
@@ -1100,7 +1118,7 @@ int bri_s3_list_all(bri_s3_client *c, const char *bucket, const bri_s3_list_args
   for (;;) {
     page_args.continuation_token = token;
     bri_s3_listing page;
-    if ((rc = bri_s3_list_page(c, bucket, &page_args, &page, err)) != 0) break;
+    if ((rc = bri_s3_list_page(c, tally, bucket, &page_args, &page, err)) != 0) break;
     bri_s3_object *objs = realloc(out->objects, (out->n_objects + page.n_objects + 1) * sizeof *objs);
     char **pre = realloc(out->prefixes, (out->n_prefixes + page.n_prefixes + 1) * sizeof *pre);
     if (objs) out->objects = objs;
@@ -1134,7 +1152,7 @@ static void md5_base64(const void *data, size_t len, char out[32]) {
   EVP_EncodeBlock((unsigned char *)out, md, (int)n);
 }
 
-static int delete_some(bri_s3_client *c, const char *bucket, const char *const *keys, size_t n,
+static int delete_some(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *const *keys, size_t n,
                        int *rcs, size_t *deleted, bri_error *err) {
   for (size_t i = 0; rcs && i < n; i++) rcs[i] = BRI_EIO; /* until S3 says otherwise */
   bri_strbuf body = BRI_STRBUF_INIT;
@@ -1151,14 +1169,14 @@ static int delete_some(bri_s3_client *c, const char *bucket, const char *const *
   }
   char md5[32];
   md5_base64(body.data, body.len, md5);
-  s3_req *r = req_new(BRI_S3_OP_DELETE, "POST", bucket, NULL);
+  s3_req *r = req_new(BRI_REQ_DELETE, "POST", bucket, NULL);
   req_query(r, "delete", "");
   req_header(r, "Content-MD5", md5);
   req_body(r, body.data, body.len);
   char what[400];
   snprintf(what, sizeof what, "delete in s3://%s", bucket);
   bri_xml_node *root;
-  int rc = run_xml(c, r, what, &root, err);
+  int rc = run_xml(c, tally, r, what, &root, err);
   if (rc == 0) {
     if (strcmp(root->name, "DeleteResult")) {
       rc = bri_error_set(err, BRI_ECORRUPT, "%s: answer <%s>, not <DeleteResult>", what, root->name);
@@ -1187,14 +1205,14 @@ static int delete_some(bri_s3_client *c, const char *bucket, const char *const *
   return rc;
 }
 
-int bri_s3_delete(bri_s3_client *c, const char *bucket, const char *const *keys, size_t n,
+int bri_s3_delete(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *const *keys, size_t n,
                   int *rcs, size_t *deleted, bri_error *err) {
   *deleted = 0;
   int first = 0;
   for (size_t i = 0; i < n; i += DELETE_BATCH) {
     size_t m = n - i < DELETE_BATCH ? n - i : DELETE_BATCH;
     bri_error e;
-    int rc = delete_some(c, bucket, keys + i, m, rcs ? rcs + i : NULL, deleted, &e);
+    int rc = delete_some(c, tally, bucket, keys + i, m, rcs ? rcs + i : NULL, deleted, &e);
     if (rc && !first) {
       first = rc;
       if (err) *err = e;
@@ -1205,45 +1223,35 @@ int bri_s3_delete(bri_s3_client *c, const char *bucket, const char *const *keys,
 
 /* ---- copies and multipart ---- */
 
-int bri_s3_copy(bri_s3_client *c, const char *src_bucket, const char *src_key, const char *bucket,
-                const char *key, bri_error *err) {
-  s3_req *r = req_new(BRI_S3_OP_COPY, "PUT", bucket, key);
+int bri_s3_copy(bri_s3_client *c, bri_store_counts *tally, const char *src_bucket, const char *src_key,
+                const char *bucket, const char *key, uint64_t size, bri_error *err) {
+  s3_req *r = req_new(BRI_REQ_COPY, "PUT", bucket, key);
   char *src = copy_source(src_bucket, src_key);
   req_header(r, "x-amz-copy-source", src);
   if (r) {
     r->sink = SINK_GROW;
     r->xml_on_200 = true;
+    r->copied = size; /* CopyObject's answer does not say */
   }
-  int rc = run_one(c, r, err);
+  int rc = run_one(c, tally, r, err);
   if (rc == BRI_ENOTFOUND) {
     rc = bri_error_set(err, BRI_ENOTFOUND, "copy s3://%s/%s to s3://%s/%s: the source is missing",
                        src_bucket, src_key, bucket, key);
-  }
-  if (rc == 0) {
-    /* CopyObject does not say how many bytes it copied; the metric comes from a HEAD
-     * of what it made, one cheap request next to the copy. */
-    bri_s3_object o;
-    bri_error ignored;
-    if (bri_s3_head(c, bucket, key, &o, &ignored) == 0) {
-      atomic_fetch_add(&c->bytes_copied, o.size);
-      thread_stats.bytes_server_copied += o.size;
-    }
-    bri_s3_object_clear(&o);
   }
   free(src);
   req_free(r);
   return rc;
 }
 
-int bri_s3_mpu_create(bri_s3_client *c, const char *bucket, const char *key, char **upload_id,
+int bri_s3_mpu_create(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, char **upload_id,
                       bri_error *err) {
   *upload_id = NULL;
-  s3_req *r = req_new(BRI_S3_OP_MPU_CREATE, "POST", bucket, key);
+  s3_req *r = req_new(BRI_REQ_MPU_CREATE, "POST", bucket, key);
   req_query(r, "uploads", "");
   char what[600];
   snprintf(what, sizeof what, "create_multipart s3://%s/%s", bucket, key);
   bri_xml_node *root;
-  int rc = run_xml(c, r, what, &root, err);
+  int rc = run_xml(c, tally, r, what, &root, err);
   const char *id = rc ? NULL : bri_xml_text(root, "UploadId");
   if (rc == 0 && (!id || !*id)) rc = bri_error_set(err, BRI_ECORRUPT, "%s: answer without UploadId", what);
   if (rc == 0 && !(*upload_id = strdup(id))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
@@ -1278,7 +1286,7 @@ static void multipart_etag(const bri_s3_part *parts, size_t n, char out[80]) {
   snprintf(out + k, 80 - (size_t)k, "-%zu\"", n);
 }
 
-int bri_s3_mpu_complete(bri_s3_client *c, const char *bucket, const char *key, const char *upload_id,
+int bri_s3_mpu_complete(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, const char *upload_id,
                         const bri_s3_part *parts, size_t n, bri_error *err) {
   bri_strbuf body = BRI_STRBUF_INIT;
   bri_strbuf_puts(&body, "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
@@ -1288,14 +1296,14 @@ int bri_s3_mpu_complete(bri_s3_client *c, const char *bucket, const char *key, c
     bri_strbuf_puts(&body, "</ETag></Part>");
   }
   bri_strbuf_puts(&body, "</CompleteMultipartUpload>");
-  s3_req *r = body.oom ? NULL : req_new(BRI_S3_OP_MPU_COMPLETE, "POST", bucket, key);
+  s3_req *r = body.oom ? NULL : req_new(BRI_REQ_MPU_COMPLETE, "POST", bucket, key);
   req_query(r, "uploadId", upload_id);
   if (r) {
     req_body(r, body.data, body.len);
     r->sink = SINK_GROW;
     r->xml_on_200 = true;
   }
-  int rc = run_one(c, r, err);
+  int rc = run_one(c, tally, r, err);
   if (rc == BRI_ENOTFOUND) {
     /* NoSuchUpload: an earlier attempt (ours, or curl's own resend) may
      * have completed it. */
@@ -1303,7 +1311,7 @@ int bri_s3_mpu_complete(bri_s3_client *c, const char *bucket, const char *key, c
     multipart_etag(parts, n, want);
     bri_s3_object o;
     bri_error ignored;
-    if (bri_s3_head(c, bucket, key, &o, &ignored) == 0 && !strcmp(o.etag, want)) rc = 0;
+    if (bri_s3_head(c, tally, bucket, key, &o, &ignored) == 0 && !strcmp(o.etag, want)) rc = 0;
     bri_s3_object_clear(&o);
   }
   req_free(r);
@@ -1311,11 +1319,11 @@ int bri_s3_mpu_complete(bri_s3_client *c, const char *bucket, const char *key, c
   return rc;
 }
 
-int bri_s3_mpu_abort(bri_s3_client *c, const char *bucket, const char *key, const char *upload_id,
+int bri_s3_mpu_abort(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, const char *upload_id,
                      bri_error *err) {
-  s3_req *r = req_new(BRI_S3_OP_MPU_ABORT, "DELETE", bucket, key);
+  s3_req *r = req_new(BRI_REQ_MPU_ABORT, "DELETE", bucket, key);
   req_query(r, "uploadId", upload_id);
-  int rc = run_one(c, r, err);
+  int rc = run_one(c, tally, r, err);
   if (rc == BRI_ENOTFOUND) rc = 0; /* NoSuchUpload: already gone */
   req_free(r);
   return rc;
@@ -1323,9 +1331,9 @@ int bri_s3_mpu_abort(bri_s3_client *c, const char *bucket, const char *key, cons
 
 /* ---- batches ---- */
 
-bri_s3_batch *bri_s3_batch_new(bri_s3_client *c) {
+bri_s3_batch *bri_s3_batch_new(bri_s3_client *c, bri_store_counts *tally) {
   bri_s3_batch *b = calloc(1, sizeof *b);
-  if (b) b->c = c;
+  if (b) b->c = c, b->tally = tally;
   return b;
 }
 
@@ -1363,12 +1371,12 @@ int bri_s3_batch_get_range(bri_s3_batch *b, const char *bucket, const char *key,
 
 int bri_s3_batch_put(bri_s3_batch *b, const char *bucket, const char *key, const void *data,
                      size_t len, bri_error *err) {
-  s3_req *r = req_new(BRI_S3_OP_PUT, "PUT", bucket, key);
+  s3_req *r = req_new(BRI_REQ_PUT, "PUT", bucket, key);
   if (r) req_body(r, data, len);
   return batch_add(b, r, err);
 }
 
-static s3_req *part_req(bri_s3_op op, const char *bucket, const char *key, const char *upload_id,
+static s3_req *part_req(bri_store_req op, const char *bucket, const char *key, const char *upload_id,
                         int number, bri_s3_part *part) {
   s3_req *r = req_new(op, "PUT", bucket, key);
   char num[16];
@@ -1386,7 +1394,7 @@ static s3_req *part_req(bri_s3_op op, const char *bucket, const char *key, const
 int bri_s3_batch_put_part(bri_s3_batch *b, const char *bucket, const char *key,
                           const char *upload_id, int number, const void *data, size_t len,
                           bri_s3_part *part, bri_error *err) {
-  s3_req *r = part_req(BRI_S3_OP_MPU_PART, bucket, key, upload_id, number, part);
+  s3_req *r = part_req(BRI_REQ_MPU_PART, bucket, key, upload_id, number, part);
   if (r) req_body(r, data, len);
   return batch_add(b, r, err);
 }
@@ -1396,7 +1404,7 @@ int bri_s3_batch_copy_part(bri_s3_batch *b, const char *bucket, const char *key,
                            const char *src_key, uint64_t off, uint64_t len, bri_s3_part *part,
                            bri_error *err) {
   if (len == 0) return bri_error_set(err, BRI_EINVAL, "copy part %d: an empty range", number);
-  s3_req *r = part_req(BRI_S3_OP_MPU_COPY, bucket, key, upload_id, number, part);
+  s3_req *r = part_req(BRI_REQ_MPU_COPY, bucket, key, upload_id, number, part);
   char *src = copy_source(src_bucket, src_key), range[64];
   snprintf(range, sizeof range, "bytes=%llu-%llu", (unsigned long long)off,
            (unsigned long long)(off + len - 1));
@@ -1427,7 +1435,7 @@ int bri_s3_batch_get_suffix(bri_s3_batch *b, const char *bucket, const char *key
 
 int bri_s3_batch_head(bri_s3_batch *b, const char *bucket, const char *key, bri_s3_object *out,
                       int *rc, bri_error *err) {
-  s3_req *r = req_new(BRI_S3_OP_HEAD, "HEAD", bucket, key);
+  s3_req *r = req_new(BRI_REQ_HEAD, "HEAD", bucket, key);
   if (r) {
     r->head_out = out;
     r->head_rc = rc;
@@ -1437,20 +1445,38 @@ int bri_s3_batch_head(bri_s3_batch *b, const char *bucket, const char *key, bri_
   return batch_add(b, r, err);
 }
 
+int bri_s3_batch_list(bri_s3_batch *b, const char *bucket, const bri_s3_list_args *a,
+                      bri_s3_listing *out, int *rc, bri_error *why, bri_error *err) {
+  s3_req *r = list_req(bucket, a);
+  if (r) {
+    r->list_out = out;
+    r->list_rc = rc;
+    r->list_err = why;
+  }
+  memset(out, 0, sizeof *out);
+  *rc = BRI_EIO;
+  return batch_add(b, r, err);
+}
+
 int bri_s3_batch_run(bri_s3_batch *b, bri_error *err) {
-  int rc = run_batch(b->c, b->reqs, b->n, err);
+  int rc = run_batch(b->c, b->tally, b->reqs, b->n, err);
   for (size_t i = 0; i < b->n; i++) {
     s3_req *r = b->reqs[i];
     bri_error e;
     if (r->suffix_rc) *r->suffix_rc = suffix_result(r, r->rc, r->suffix_data, r->suffix_len, r->suffix_size, &e);
     if (r->head_rc) *r->head_rc = head_result(r, r->rc, r->head_out, &e);
+    if (r->list_rc) {
+      e = r->err;
+      *r->list_rc = list_result(r, r->rc, r->list_out, &e);
+      if (*r->list_rc && r->list_err) *r->list_err = e;
+    }
   }
   for (size_t i = 0; rc == 0 && i < b->n; i++) {
     s3_req *r = b->reqs[i];
     if (!r->part_out) continue;
     const char *etag = r->etag;
     bri_xml_node *root = NULL;
-    if (r->op == BRI_S3_OP_MPU_COPY) { /* the part's ETag is in the CopyPartResult body */
+    if (r->op == BRI_REQ_MPU_COPY) { /* the part's ETag is in the CopyPartResult body */
       bri_error ignored;
       if (bri_xml_parse(r->grow.data ? r->grow.data : "", r->grow.len, "copy part", &root, &ignored) == 0) {
         etag = bri_xml_text(root, "ETag");
@@ -1458,7 +1484,7 @@ int bri_s3_batch_run(bri_s3_batch *b, bri_error *err) {
     }
     if (!etag || !*etag) {
       rc = bri_error_set(err, BRI_ECORRUPT, "%s s3://%s/%s part %d: answer without an ETag",
-                         bri_s3_op_name(r->op), r->bucket, r->key, r->part_out->number);
+                         bri_store_req_name(r->op), r->bucket, r->key, r->part_out->number);
     } else {
       snprintf(r->part_out->etag, sizeof r->part_out->etag, "%s", etag);
     }

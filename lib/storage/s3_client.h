@@ -8,7 +8,13 @@
  *
  * Many requests in flight: a bri_s3_batch queues requests (ranged GETs,
  * part uploads, part copies, ...) and runs them together, at most
- * max_in_flight at a time; a single call is a batch of one.
+ * max_in_flight at a time (and at most max_active on the whole client, all
+ * threads together); a single call is a batch of one.
+ *
+ * Counting: every call takes a tally (storage/backend.h bri_store_counts,
+ * NULL for none), the counters of the store it works for: each attempt by
+ * kind and answer class, retries, body bytes each way, bytes the server
+ * copied. The client keeps no counters of its own.
  *
  * Retries: a request is retried, with jittered exponential backoff, on
  * transport failures (timeouts, refused or reset connections, bodies cut
@@ -33,41 +39,10 @@
 #include <stdint.h>
 
 #include "storage/aws_config.h"
+#include "storage/backend.h"
 #include "util/error.h"
 
 typedef struct bri_s3_client bri_s3_client;
-
-/* Request kinds, for the metrics. */
-typedef enum bri_s3_op {
-  BRI_S3_OP_GET,
-  BRI_S3_OP_HEAD,
-  BRI_S3_OP_PUT,
-  BRI_S3_OP_LIST,
-  BRI_S3_OP_DELETE,
-  BRI_S3_OP_COPY,
-  BRI_S3_OP_MPU_CREATE,
-  BRI_S3_OP_MPU_PART,
-  BRI_S3_OP_MPU_COPY,
-  BRI_S3_OP_MPU_COMPLETE,
-  BRI_S3_OP_MPU_ABORT,
-  BRI_S3_OP_COUNT
-} bri_s3_op;
-
-/* Name of an op for metrics and messages ("get", "upload_part_copy", ...). */
-const char *bri_s3_op_name(bri_s3_op op);
-
-/* Status classes, for the metrics: no answer (transport error), 2xx, 3xx,
- * 4xx, 5xx. */
-enum { BRI_S3_STATUS_NONE, BRI_S3_STATUS_2XX, BRI_S3_STATUS_3XX, BRI_S3_STATUS_4XX,
-       BRI_S3_STATUS_5XX, BRI_S3_STATUS_COUNT };
-
-typedef struct bri_s3_stats {
-  uint64_t requests[BRI_S3_OP_COUNT][BRI_S3_STATUS_COUNT]; /* every attempt */
-  uint64_t retries;
-  uint64_t bytes_out;          /* request bodies sent */
-  uint64_t bytes_in;           /* response bodies received */
-  uint64_t bytes_server_copied; /* bytes S3 copied for us (CopyObject, part copies) */
-} bri_s3_stats;
 
 typedef struct bri_s3_options {
   long connect_timeout_ms; /* [5000] */
@@ -76,6 +51,7 @@ typedef struct bri_s3_options {
   long backoff_base_ms;    /* first retry waits up to this [100] */
   long backoff_max_ms;     /* cap of one wait [5000] */
   int max_in_flight;       /* requests of one batch in flight [16] */
+  int max_active;          /* requests in flight at once, all threads; 0: no limit */
   double max_rate;         /* requests started per second, all threads; 0: no limit */
 } bri_s3_options;
 
@@ -83,11 +59,6 @@ typedef struct bri_s3_options {
 int bri_s3_client_new(const bri_aws_config *cfg, const bri_s3_options *opt,
                       bri_s3_client **out, bri_error *err);
 void bri_s3_client_free(bri_s3_client *c);
-
-/* Counters since the client was made (atomic reads; any thread). */
-void bri_s3_client_stats(const bri_s3_client *c, bri_s3_stats *out);
-/* The calling thread's requests through every client since it started. */
-void bri_s3_thread_stats(bri_s3_stats *out);
 
 /* s3://BUCKET[/KEY]: bucket and key (key "" when none; no leading slash,
  * trailing slashes kept) as malloc'd strings. Refuses bucket names S3 does
@@ -107,26 +78,26 @@ void bri_s3_object_clear(bri_s3_object *o);
 /* ---- single requests ---- */
 
 /* The whole object, malloc'd into *data (*len bytes). */
-int bri_s3_get(bri_s3_client *c, const char *bucket, const char *key, uint8_t **data,
+int bri_s3_get(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, uint8_t **data,
                size_t *len, bri_error *err);
 /* Bytes [off, off + len) into buf. *got is len, or fewer when the object
  * ends first (the Content-Range total says so; anything else short is an
  * error). *size, when not NULL, receives the object's size. Offset at or past
  * the end: 0 bytes, no error. */
-int bri_s3_get_range(bri_s3_client *c, const char *bucket, const char *key, uint64_t off,
+int bri_s3_get_range(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, uint64_t off,
                      size_t len, void *buf, size_t *got, uint64_t *size, bri_error *err);
 /* The last n bytes (Range: bytes=-n; all of a smaller object), malloc'd;
  * *size receives the object's size. */
-int bri_s3_get_suffix(bri_s3_client *c, const char *bucket, const char *key, size_t n,
+int bri_s3_get_suffix(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, size_t n,
                       uint8_t **data, size_t *len, uint64_t *size, bri_error *err);
 /* Size, mtime, ETag; BRI_ENOTFOUND when there is no such object. */
-int bri_s3_head(bri_s3_client *c, const char *bucket, const char *key, bri_s3_object *out,
+int bri_s3_head(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, bri_s3_object *out,
                 bri_error *err);
 
 enum { BRI_S3_PUT_IF_ABSENT = 1 };
 /* Stores len bytes. With BRI_S3_PUT_IF_ABSENT (If-None-Match: *), an
  * existing object is left alone and BRI_ETAKEN returned ("taken"). */
-int bri_s3_put(bri_s3_client *c, const char *bucket, const char *key, const void *data,
+int bri_s3_put(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, const void *data,
                size_t len, int flags, bri_error *err);
 
 /* One ListObjectsV2 page. */
@@ -147,11 +118,11 @@ typedef struct bri_s3_listing {
   bool truncated;
 } bri_s3_listing;
 
-int bri_s3_list_page(bri_s3_client *c, const char *bucket, const bri_s3_list_args *a,
+int bri_s3_list_page(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const bri_s3_list_args *a,
                      bri_s3_listing *out, bri_error *err);
 /* Every page, merged (a->continuation_token and max_keys are the first
  * page's). */
-int bri_s3_list_all(bri_s3_client *c, const char *bucket, const bri_s3_list_args *a,
+int bri_s3_list_all(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const bri_s3_list_args *a,
                     bri_s3_listing *out, bri_error *err);
 void bri_s3_listing_clear(bri_s3_listing *l);
 
@@ -160,12 +131,14 @@ void bri_s3_listing_clear(bri_s3_listing *l);
  * NULL) gets 0 or BRI_EIO per key. All requests are tried; the error names
  * the first key S3 refused and its code, or the first request that failed
  * (its keys' rcs BRI_EIO: they may or may not be gone). */
-int bri_s3_delete(bri_s3_client *c, const char *bucket, const char *const *keys, size_t n,
+int bri_s3_delete(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *const *keys, size_t n,
                   int *rcs, size_t *deleted, bri_error *err);
 
-/* CopyObject: a server-side copy of a whole object (up to 5 GiB). */
-int bri_s3_copy(bri_s3_client *c, const char *src_bucket, const char *src_key,
-                const char *bucket, const char *key, bri_error *err);
+/* CopyObject: a server-side copy of a whole object (up to 5 GiB) of size
+ * bytes (as the caller knows it: counted as copied by the server). */
+int bri_s3_copy(bri_s3_client *c, bri_store_counts *tally, const char *src_bucket,
+                const char *src_key, const char *bucket, const char *key, uint64_t size,
+                bri_error *err);
 
 /* Multipart uploads: create, parts (uploaded or copied server-side from a
  * range of another object), complete, abort. Parts are numbered from 1;
@@ -178,19 +151,19 @@ typedef struct bri_s3_part {
   char etag[80];
 } bri_s3_part;
 
-int bri_s3_mpu_create(bri_s3_client *c, const char *bucket, const char *key, char **upload_id,
+int bri_s3_mpu_create(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, char **upload_id,
                       bri_error *err);
-int bri_s3_mpu_complete(bri_s3_client *c, const char *bucket, const char *key,
+int bri_s3_mpu_complete(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key,
                         const char *upload_id, const bri_s3_part *parts, size_t n,
                         bri_error *err);
-int bri_s3_mpu_abort(bri_s3_client *c, const char *bucket, const char *key,
+int bri_s3_mpu_abort(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key,
                      const char *upload_id, bri_error *err);
 
 /* ---- batches: many requests in flight ---- */
 
 typedef struct bri_s3_batch bri_s3_batch;
 
-bri_s3_batch *bri_s3_batch_new(bri_s3_client *c);
+bri_s3_batch *bri_s3_batch_new(bri_s3_client *c, bri_store_counts *tally);
 void bri_s3_batch_free(bri_s3_batch *b);
 
 /* Queue a ranged GET of exactly len bytes into buf (a shorter answer fails). */
@@ -206,6 +179,12 @@ int bri_s3_batch_get_suffix(bri_s3_batch *b, const char *bucket, const char *key
  * (BRI_ENOTFOUND when missing); other requests go on regardless. */
 int bri_s3_batch_head(bri_s3_batch *b, const char *bucket, const char *key, bri_s3_object *out,
                       int *rc, bri_error *err);
+/* Queue one ListObjectsV2 page (as bri_s3_list_page): its own outcome goes
+ * to *rc (and its error to *why, which may be NULL), the listing to *out
+ * (cleared by the caller); like a batched HEAD, it does not fail the other
+ * requests. */
+int bri_s3_batch_list(bri_s3_batch *b, const char *bucket, const bri_s3_list_args *a,
+                      bri_s3_listing *out, int *rc, bri_error *why, bri_error *err);
 /* Queue a PUT of a whole object (data must stay valid until the batch has
  * run). */
 int bri_s3_batch_put(bri_s3_batch *b, const char *bucket, const char *key, const void *data,

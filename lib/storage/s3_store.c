@@ -28,10 +28,17 @@
  * which fresh names (UUIDs) rule out. Manifests, the names writers race
  * for, go through put_new: one atomic conditional PUT.
  *
- * Clients: one per distinct endpoint, region, addressing and credentials,
- * shared and reference-counted (stores, files and writers hold references),
- * so connections are reused across the many short-lived stores lib opens. */
+ * Clients: one per distinct endpoint, region, addressing, credentials and
+ * registered prefix, shared and reference-counted (stores, files and
+ * writers hold references), so connections are reused across the many
+ * short-lived stores lib opens.
+ *
+ * Counting: every request is counted into the counters of the store it
+ * works for (a file's or writer's store; a copy's destination), which the
+ * front rolls up into the registered root's (backend.h). */
 #include "storage/s3_store.h"
+
+#include "storage/s3_client.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -57,7 +64,7 @@ typedef struct s3_conn {
 typedef struct s3_setting {
   char *prefix;
   bri_aws_settings s; /* strings owned */
-  bri_s3_options o;
+  bri_s3_limits limits;
   struct s3_setting *next;
 } s3_setting;
 
@@ -100,8 +107,16 @@ static char *dup_opt(const char *s, bool *ok) {
   return d;
 }
 
+int bri_s3_uri_check(const char *uri, bri_error *err) {
+  char *bucket, *key;
+  int rc = bri_s3_uri_parse(uri, &bucket, &key, err);
+  free(bucket);
+  free(key);
+  return rc;
+}
+
 int bri_s3_store_configure(const char *prefix_uri, const bri_aws_settings *set,
-                           const bri_s3_options *options, bri_error *err) {
+                           const bri_s3_limits *limits, bri_error *err) {
   size_t n = strlen(prefix_uri);
   while (n > 5 && prefix_uri[n - 1] == '/') n--;
   s3_setting *s = NULL;
@@ -116,7 +131,7 @@ int bri_s3_store_configure(const char *prefix_uri, const bri_aws_settings *set,
     s->s.secret_access_key = dup_opt(set->secret_access_key, &ok);
     s->s.session_token = dup_opt(set->session_token, &ok);
     s->s.addressing = set->addressing;
-    if (options) s->o = *options;
+    if (limits) s->limits = *limits;
     if (!ok || !s->prefix) {
       setting_free(s);
       return bri_error_set(err, BRI_ENOMEM, "out of memory");
@@ -155,14 +170,20 @@ static int conn_for(const char *uri, s3_conn **out, bri_error *err) {
       best = s;
     }
   }
-  if (best) opt = best->o;
+  if (best) {
+    opt.max_rate = best->limits.max_requests_per_second;
+    opt.max_active = best->limits.max_requests_in_flight;
+    if (opt.max_active > 0 && opt.max_active < 16) opt.max_in_flight = opt.max_active;
+  }
+  /* a registered prefix gets a client of its own: its limits are its own */
+  char *id = NULL;
   rc = bri_aws_config_load(best ? &best->s : NULL, &cfg, err);
+  if (rc == 0)
+    id = bri_strdupf("%s|%s|%d|%s|%s|%s|%d|%s", cfg.endpoint, cfg.region, cfg.virtual_hosted, cfg.access_key_id,
+                     cfg.secret_access_key, cfg.session_token ? cfg.session_token : "", cfg.max_attempts,
+                     best ? best->prefix : "");
   pthread_mutex_unlock(&registry_lock);
   if (rc) return bri_error_wrap(err, "%s", uri);
-  char *id = bri_strdupf("%s|%s|%d|%s|%s|%s|%g|%d|%d", cfg.endpoint, cfg.region, cfg.virtual_hosted,
-                         cfg.access_key_id, cfg.secret_access_key,
-                         cfg.session_token ? cfg.session_token : "", opt.max_rate, opt.max_in_flight,
-                         cfg.max_attempts);
   if (!id) {
     bri_aws_config_clear(&cfg);
     return bri_error_set(err, BRI_ENOMEM, "out of memory");
@@ -369,13 +390,10 @@ static void s3_close(bri_store *st) {
   free(s);
 }
 
-int bri_s3_store_stats(const bri_store *st, bri_s3_stats *out, bri_error *err) {
-  if (!st || st->ops != &bri_s3_store_ops) {
-    return bri_error_set(err, BRI_EINVAL, "%s: not an S3 store", st ? st->uri : "(none)");
-  }
-  bri_s3_client_stats(((const s3_store *)st)->conn->client, out);
-  return 0;
-}
+/* Where a store's, a file's and a writer's requests are counted. */
+static bri_store_counts *store_tally(s3_store *s) { return &s->base.counts; }
+static bri_store_counts *file_tally(bri_sfile *f) { return f->st ? &f->st->counts : NULL; }
+static bri_store_counts *writer_tally(bri_swriter *w) { return w->st ? &w->st->counts : NULL; }
 
 /* Is there anything below key/ (a "directory")? */
 static int has_children(s3_store *s, const char *key, bool *yes, bri_error *err) {
@@ -383,7 +401,7 @@ static int has_children(s3_store *s, const char *key, bool *yes, bri_error *err)
   if (!p) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   bri_s3_list_args a = {.prefix = p, .max_keys = 1};
   bri_s3_listing l;
-  int rc = bri_s3_list_page(s->conn->client, s->bucket, &a, &l, err);
+  int rc = bri_s3_list_page(s->conn->client, store_tally(s), s->bucket, &a, &l, err);
   *yes = rc == 0 && (l.n_objects || l.n_prefixes);
   if (rc == 0) bri_s3_listing_clear(&l);
   free(p);
@@ -418,7 +436,7 @@ static int s3_open_file(bri_store *st, const char *key, const char *path, bri_sf
   uint64_t size = 0;
   int rc = 0;
   if (!cache_get(s, k, &tail, &tail_len, &size)) {
-    rc = bri_s3_get_suffix(s->conn->client, s->bucket, k, TAIL, &tail, &tail_len, &size, err);
+    rc = bri_s3_get_suffix(s->conn->client, store_tally(s), s->bucket, k, TAIL, &tail, &tail_len, &size, err);
     if (rc == BRI_ENOTFOUND) rc = bri_error_set(err, BRI_ENOTFOUND, "%s: no such file", path);
     uint8_t *copy = rc ? NULL : malloc(tail_len ? tail_len : 1);
     if (copy) {
@@ -461,7 +479,7 @@ static int s3_read(bri_sfile *bf, uint64_t offset, void *buf, size_t len, bri_er
     memcpy(buf, f->tail + (offset - tail_off), len);
     return 0;
   }
-  bri_s3_batch *b = bri_s3_batch_new(f->conn->client);
+  bri_s3_batch *b = bri_s3_batch_new(f->conn->client, file_tally(bf));
   if (!b) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   int rc = bri_s3_batch_get_range(b, f->bucket, f->key, offset, len, buf, err);
   if (rc == 0) rc = bri_s3_batch_run(b, err);
@@ -473,7 +491,7 @@ static int s3_read(bri_sfile *bf, uint64_t offset, void *buf, size_t len, bri_er
 static int s3_readv(bri_sfile *bf, const bri_sread *reads, size_t n, bri_error *err) {
   s3_file *f = (s3_file *)bf;
   uint64_t tail_off = bf->size - f->tail_len;
-  bri_s3_batch *b = bri_s3_batch_new(f->conn->client);
+  bri_s3_batch *b = bri_s3_batch_new(f->conn->client, file_tally(bf));
   if (!b) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   int rc = 0;
   for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -515,7 +533,7 @@ static int s3_stat(bri_store *st, const char *key, bri_store_info *out, bri_erro
     free(k);
     return 0;
   }
-  rc = bri_s3_head(s->conn->client, s->bucket, k, &o, err);
+  rc = bri_s3_head(s->conn->client, store_tally(s), s->bucket, k, &o, err);
   if (rc == 0) {
     out->kind = BRI_ENTRY_FILE;
     out->size = o.size;
@@ -531,41 +549,58 @@ static int s3_stat(bri_store *st, const char *key, bri_store_info *out, bri_erro
   return rc;
 }
 
-/* The immediate children of dir (objects, and common prefixes under "/"),
- * from one page (n > 0: max-keys n; S3 gives keys and prefixes in name
- * order) or from every page (n == 0). */
+/* The entries of a listing of prefix p: objects, and common prefixes
+ * under "/" (their trailing "/" dropped). */
+static int entries_of(const char *p, const bri_s3_listing *l, bri_store_entry **out, size_t *count,
+                      bri_error *err) {
+  *out = NULL;
+  *count = 0;
+  size_t plen = strlen(p), k = 0;
+  int rc = 0;
+  bri_store_entry *e = calloc(l->n_objects + l->n_prefixes + 1, sizeof *e);
+  if (!e) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  for (size_t i = 0; rc == 0 && i < l->n_objects; i++) {
+    const char *name = l->objects[i].key + plen;
+    if (!*name) continue; /* a "directory marker" object named like the prefix */
+    e[k].info = (bri_store_info){BRI_ENTRY_FILE, l->objects[i].size, l->objects[i].mtime * 1000000000LL};
+    if (!(e[k++].name = strdup(name))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  for (size_t i = 0; rc == 0 && i < l->n_prefixes; i++) {
+    const char *name = l->prefixes[i] + plen;
+    size_t nl = strlen(name);
+    if (nl < 2) continue; /* "/" alone: an empty component, never Lance's */
+    e[k].info.kind = BRI_ENTRY_DIR;
+    if (!(e[k++].name = strndup(name, nl - 1))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  if (rc) {
+    bri_store_entries_free(e, k);
+    return rc;
+  }
+  *out = e;
+  *count = k;
+  return 0;
+}
+
+/* ListObjectsV2 of directory p with delimiter "/": n > 0 one page of
+ * max-keys n (S3 gives keys and prefixes in name order), n == 0 all. */
+static bri_s3_list_args dir_args(const char *p, size_t n) {
+  return (bri_s3_list_args){.prefix = p, .delimiter = "/", .max_keys = n > 1000 ? 1000 : (int)n};
+}
+
+/* The immediate children of dir, from one page (n > 0) or every page. */
 static int list_dir(s3_store *s, const char *dir, size_t n, bri_store_entry **out, size_t *count,
                     bri_error *err) {
   *out = NULL;
   *count = 0;
   char *p = dir_prefix(s, dir);
   if (!p) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  bri_s3_list_args a = {.prefix = p, .delimiter = "/", .max_keys = n > 1000 ? 1000 : (int)n};
+  bri_s3_list_args a = dir_args(p, n);
   bri_s3_listing l;
-  int rc = n ? bri_s3_list_page(s->conn->client, s->bucket, &a, &l, err)
-             : bri_s3_list_all(s->conn->client, s->bucket, &a, &l, err);
-  size_t plen = strlen(p), k = 0;
-  bri_store_entry *e = rc ? NULL : calloc(l.n_objects + l.n_prefixes + 1, sizeof *e);
-  if (rc == 0 && !e) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-  for (size_t i = 0; rc == 0 && i < l.n_objects; i++) {
-    const char *name = l.objects[i].key + plen;
-    if (!*name) continue; /* a "directory marker" object named like the prefix */
-    e[k].info = (bri_store_info){BRI_ENTRY_FILE, l.objects[i].size, l.objects[i].mtime * 1000000000LL};
-    if (!(e[k++].name = strdup(name))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-  }
-  for (size_t i = 0; rc == 0 && i < l.n_prefixes; i++) {
-    const char *name = l.prefixes[i] + plen;
-    size_t nl = strlen(name);
-    if (nl < 2) continue; /* "/" alone: an empty component, never Lance's */
-    e[k].info.kind = BRI_ENTRY_DIR;
-    if (!(e[k++].name = strndup(name, nl - 1))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-  }
-  if (rc == 0) bri_s3_listing_clear(&l);
-  if (rc) {
-    bri_store_entries_free(e, k);
-  } else {
-    *out = e;
-    *count = k;
+  int rc = n ? bri_s3_list_page(s->conn->client, store_tally(s), s->bucket, &a, &l, err)
+             : bri_s3_list_all(s->conn->client, store_tally(s), s->bucket, &a, &l, err);
+  if (rc == 0) {
+    rc = entries_of(p, &l, out, count, err);
+    bri_s3_listing_clear(&l);
   }
   free(p);
   return rc;
@@ -582,6 +617,32 @@ static int s3_list_first(bri_store *st, const char *dir, unsigned flags, size_t 
                          bri_store_entry **out, size_t *count, bri_error *err) {
   (void)flags;
   return list_dir((s3_store *)st, dir, n ? n : 1, out, count, err);
+}
+
+/* The first n entries of many directories: one batch of pages in flight. */
+static int s3_list_first_many(bri_store *st, bri_store_listing *dirs, const char *const *keys,
+                              size_t count, unsigned flags, size_t n, bri_error *err) {
+  (void)flags;
+  s3_store *s = (s3_store *)st;
+  bri_s3_batch *b = bri_s3_batch_new(s->conn->client, store_tally(s));
+  char **p = calloc(count + 1, sizeof *p);
+  bri_s3_listing *l = calloc(count + 1, sizeof *l);
+  int rc = b && p && l ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  for (size_t i = 0; rc == 0 && i < count; i++) {
+    bri_s3_list_args a = dir_args(p[i] = dir_prefix(s, keys[i]), n ? n : 1);
+    if (!p[i]) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    else rc = bri_s3_batch_list(b, s->bucket, &a, &l[i], &dirs[i].rc, &dirs[i].err, err);
+  }
+  bri_error ignored; /* each listing has its own outcome */
+  if (rc == 0) bri_s3_batch_run(b, &ignored);
+  for (size_t i = 0; rc == 0 && i < count; i++) {
+    if (dirs[i].rc == 0) dirs[i].rc = entries_of(p[i], &l[i], &dirs[i].entries, &dirs[i].count, &dirs[i].err);
+  }
+  for (size_t i = 0; l && i < count; i++) bri_s3_listing_clear(&l[i]);
+  for (size_t i = 0; p && i < count; i++) free(p[i]);
+  free(p), free(l);
+  bri_s3_batch_free(b);
+  return rc;
 }
 
 /* ------------------------------------------------------------ writing */
@@ -602,7 +663,7 @@ static int s3_put(bri_store *st, const char *key, const void *data, size_t len, 
     return rc;
   }
   cache_drop(s, k);
-  rc = bri_s3_put(s->conn->client, s->bucket, k, data, len, if_absent ? BRI_S3_PUT_IF_ABSENT : 0, err);
+  rc = bri_s3_put(s->conn->client, store_tally(s), s->bucket, k, data, len, if_absent ? BRI_S3_PUT_IF_ABSENT : 0, err);
   if (rc == BRI_ETAKEN) rc = bri_error_set(err, BRI_ETAKEN, "%s/%s: exists", st->uri, key);
   if (rc == 0) {
     bri_error warn;
@@ -642,10 +703,10 @@ static void writer_free(s3_writer *w) {
 }
 
 /* Refuses a name that exists (see the top of the file for why a HEAD). */
-static int check_absent(s3_conn *c, const char *bucket, const char *key, const char *what,
-                        bri_error *err) {
+static int check_absent(s3_conn *c, bri_store_counts *tally, const char *bucket, const char *key,
+                        const char *what, bri_error *err) {
   bri_s3_object o;
-  int rc = bri_s3_head(c->client, bucket, key, &o, err);
+  int rc = bri_s3_head(c->client, tally, bucket, key, &o, err);
   bri_s3_object_clear(&o);
   if (rc == 0) return bri_error_set(err, BRI_ETAKEN, "%s: exists", what);
   return rc == BRI_ENOTFOUND ? 0 : rc;
@@ -657,6 +718,7 @@ static int s3_create(bri_store *st, const char *key, bri_swriter **out, bri_erro
   s3_writer *w = calloc(1, sizeof *w);
   if (!w) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   w->conn = conn_ref(s->conn);
+  w->base.st = st; /* the front sets it too; s3_copy makes writers without the front */
   w->bucket = strdup(s->bucket);
   w->key = full_key(s, key);
   w->buf = malloc(PART_SIZE);
@@ -665,7 +727,7 @@ static int s3_create(bri_store *st, const char *key, bri_swriter **out, bri_erro
     return bri_error_set(err, BRI_ENOMEM, "out of memory");
   }
   char *what = bri_strdupf("%s/%s", st->uri, key);
-  int rc = check_absent(w->conn, w->bucket, w->key, what ? what : key, err);
+  int rc = check_absent(w->conn, store_tally(s), w->bucket, w->key, what ? what : key, err);
   free(what);
   if (rc) {
     writer_free(w);
@@ -677,7 +739,7 @@ static int s3_create(bri_store *st, const char *key, bri_swriter **out, bri_erro
 
 static int add_part_slot(s3_writer *w, bri_error *err) {
   if (!w->upload_id) {
-    int rc = bri_s3_mpu_create(w->conn->client, w->bucket, w->key, &w->upload_id, err);
+    int rc = bri_s3_mpu_create(w->conn->client, writer_tally(&w->base), w->bucket, w->key, &w->upload_id, err);
     if (rc) return rc;
   }
   if (w->n_parts == w->cap_parts) {
@@ -697,7 +759,7 @@ static int add_part_slot(s3_writer *w, bri_error *err) {
 static int flush_part(s3_writer *w, bri_error *err) {
   int rc = add_part_slot(w, err);
   if (rc) return rc;
-  bri_s3_batch *b = bri_s3_batch_new(w->conn->client);
+  bri_s3_batch *b = bri_s3_batch_new(w->conn->client, writer_tally(&w->base));
   if (!b) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   rc = bri_s3_batch_put_part(b, w->bucket, w->key, w->upload_id, (int)w->n_parts + 1, w->buf,
                              w->buf_len, &w->parts[w->n_parts], err);
@@ -734,7 +796,7 @@ static int append_read(s3_writer *w, const char *bucket, const char *key, uint64
   while (len) {
     size_t n = PART_SIZE - w->buf_len < len ? PART_SIZE - w->buf_len : (size_t)len;
     size_t got = 0;
-    int rc = bri_s3_get_range(w->conn->client, bucket, key, off, n, w->buf + w->buf_len, &got, NULL, err);
+    int rc = bri_s3_get_range(w->conn->client, writer_tally(&w->base), bucket, key, off, n, w->buf + w->buf_len, &got, NULL, err);
     if (rc == 0 && got != n) {
       rc = bri_error_set(err, BRI_EIO, "s3://%s/%s: ends before byte %llu (copying into %s)", bucket,
                          key, (unsigned long long)(off + n), w->base.path);
@@ -769,7 +831,7 @@ static int copy_range(s3_writer *w, const char *bucket, const char *key, uint64_
     if (len < BRI_S3_PART_MIN && !last) return append_read(w, bucket, key, offset, len, err);
   }
   uint64_t pieces = (len + BRI_S3_PART_MAX - 1) / BRI_S3_PART_MAX, each = len / pieces;
-  bri_s3_batch *b = bri_s3_batch_new(w->conn->client);
+  bri_s3_batch *b = bri_s3_batch_new(w->conn->client, writer_tally(&w->base));
   if (!b) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   size_t first = w->n_parts;
   rc = 0;
@@ -830,7 +892,7 @@ static void s3_abort(bri_swriter *bw) {
   s3_writer *w = (s3_writer *)bw;
   if (w->upload_id) {
     bri_error ignored;
-    bri_s3_mpu_abort(w->conn->client, w->bucket, w->key, w->upload_id, &ignored);
+    bri_s3_mpu_abort(w->conn->client, writer_tally(&w->base), w->bucket, w->key, w->upload_id, &ignored);
   }
   writer_free(w);
 }
@@ -840,13 +902,13 @@ static int s3_finish(bri_swriter *bw, bri_error *err) {
   int rc = flush_pending(w, true, err);
   if (rc == 0 && !w->upload_id) {
     if ((rc = pass(bw->steps.written, err)) == 0) {
-      rc = bri_s3_put(w->conn->client, w->bucket, w->key, w->buf, w->buf_len, BRI_S3_PUT_IF_ABSENT, err);
+      rc = bri_s3_put(w->conn->client, writer_tally(&w->base), w->bucket, w->key, w->buf, w->buf_len, BRI_S3_PUT_IF_ABSENT, err);
       if (rc == BRI_ETAKEN) rc = bri_error_set(err, BRI_ETAKEN, "%s: exists", bw->path);
     }
   } else if (rc == 0) {
     if (w->buf_len) rc = flush_part(w, err);
     if (rc == 0) rc = pass(bw->steps.written, err);
-    if (rc == 0) rc = bri_s3_mpu_complete(w->conn->client, w->bucket, w->key, w->upload_id, w->parts, w->n_parts, err);
+    if (rc == 0) rc = bri_s3_mpu_complete(w->conn->client, writer_tally(&w->base), w->bucket, w->key, w->upload_id, w->parts, w->n_parts, err);
   }
   if (rc) {
     s3_abort(bw);
@@ -872,11 +934,11 @@ static int s3_copy(bri_store *src, const char *src_key, bri_store *dst, const ch
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
     goto out;
   }
-  rc = bri_s3_head(s->conn->client, s->bucket, sk, &o, err);
+  rc = bri_s3_head(s->conn->client, store_tally(d), s->bucket, sk, &o, err);
   if (rc == BRI_ENOTFOUND) rc = bri_error_set(err, BRI_ENOTFOUND, "%s: no such file", spath);
-  if (rc || (rc = check_absent(d->conn, d->bucket, dk, dpath, err))) goto out;
+  if (rc || (rc = check_absent(d->conn, store_tally(d), d->bucket, dk, dpath, err))) goto out;
   if (o.size <= BRI_S3_PART_MAX) {
-    rc = bri_s3_copy(s->conn->client, s->bucket, sk, d->bucket, dk, err);
+    rc = bri_s3_copy(s->conn->client, store_tally(d), s->bucket, sk, d->bucket, dk, o.size, err);
   } else {
     bri_swriter *w;
     if ((rc = s3_create(dst, dst_key, &w, err)) == 0) {
@@ -906,7 +968,7 @@ static int s3_delete_one(bri_store *st, const char *key, bri_error *err) {
   char *k = full_key(s, key);
   if (!k) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   bri_s3_object o;
-  int rc = bri_s3_head(s->conn->client, s->bucket, k, &o, err);
+  int rc = bri_s3_head(s->conn->client, store_tally(s), s->bucket, k, &o, err);
   bri_s3_object_clear(&o);
   if (rc == BRI_ENOTFOUND) { /* a prefix ("directory") deletes nothing */
     bool dir = false;
@@ -916,7 +978,7 @@ static int s3_delete_one(bri_store *st, const char *key, bri_error *err) {
     size_t deleted;
     const char *keys[] = {k};
     cache_drop(s, k);
-    rc = bri_s3_delete(s->conn->client, s->bucket, keys, 1, NULL, &deleted, err);
+    rc = bri_s3_delete(s->conn->client, store_tally(s), s->bucket, keys, 1, NULL, &deleted, err);
   }
   free(k);
   return rc;
@@ -931,7 +993,7 @@ static int s3_delete_many(bri_store *st, const char *const *keys, size_t n, int 
     else cache_drop(s, full[i]);
   }
   size_t deleted;
-  if (rc == 0) rc = bri_s3_delete(s->conn->client, s->bucket, (const char *const *)full, n, rcs, &deleted, err);
+  if (rc == 0) rc = bri_s3_delete(s->conn->client, store_tally(s), s->bucket, (const char *const *)full, n, rcs, &deleted, err);
   for (size_t i = 0; full && i < n; i++) free(full[i]);
   free(full);
   return rc;
@@ -942,7 +1004,7 @@ static int s3_delete_many(bri_store *st, const char *const *keys, size_t n, int 
 static void s3_prefetch(bri_store *st, const char *const *keys, size_t n, unsigned flags) {
   s3_store *s = (s3_store *)st;
   bool stat = flags & BRI_PREFETCH_STAT;
-  bri_s3_batch *b = bri_s3_batch_new(s->conn->client);
+  bri_s3_batch *b = bri_s3_batch_new(s->conn->client, store_tally(s));
   char **full = calloc(n, sizeof *full);
   uint8_t **data = calloc(n, sizeof *data);
   size_t *len = calloc(n, sizeof *len);
@@ -983,19 +1045,9 @@ static void s3_prefetch(bri_store *st, const char *const *keys, size_t n, unsign
   free(rcs);
 }
 
-static void s3_thread_stats(bri_store_stats *acc) {
-  bri_s3_stats t;
-  bri_s3_thread_stats(&t);
-  for (int i = 0; i < BRI_S3_OP_COUNT; i++)
-    for (int j = 0; j < BRI_S3_STATUS_COUNT; j++) acc->requests += t.requests[i][j];
-  acc->retries += t.retries;
-  acc->bytes_read += t.bytes_in;
-  acc->bytes_written += t.bytes_out;
-  acc->bytes_copied_server += t.bytes_server_copied;
-}
-
 const bri_store_ops bri_s3_store_ops = {
     .scheme = "s3",
+    .counts_itself = true,
     .open = s3_open,
     .close = s3_close,
     .open_file = s3_open_file,
@@ -1005,6 +1057,7 @@ const bri_store_ops bri_s3_store_ops = {
     .stat = s3_stat,
     .list = s3_list,
     .list_first = s3_list_first,
+    .list_first_many = s3_list_first_many,
     .put = s3_put,
     .create = s3_create,
     .append = s3_append,
@@ -1015,5 +1068,4 @@ const bri_store_ops bri_s3_store_ops = {
     .delete_one = s3_delete_one,
     .delete_many = s3_delete_many,
     .prefetch = s3_prefetch,
-    .thread_stats = s3_thread_stats,
 };

@@ -1,30 +1,37 @@
-/* s3_store.h: the S3 backend of the storage interface (s3://BUCKET/PREFIX),
- * and what brid needs of it beyond store.h: per-root settings and request
- * counters.
+/* s3_store.h: the S3 backend of the storage interface (s3://BUCKET/PREFIX;
+ * its ops are in storage/backend.h), and what a daemon needs of it beyond
+ * store.h: per-root settings. Public (include/bri/table.h): brid
+ * registers its roots' settings here.
  *
  * A store rooted at s3://bucket/p/t.lance names objects "p/t.lance/KEY" in
  * bucket. Every store (and every file and writer opened from it) holds a
- * reference to one shared S3 client per distinct endpoint and credentials,
- * so stores opened and closed per table reuse connections. */
+ * reference to one shared S3 client per distinct endpoint, credentials and
+ * registered root, so stores opened and closed per table reuse connections,
+ * and a root's request limits hold for everything done below it. */
 #ifndef BRI_S3_STORE_H
 #define BRI_S3_STORE_H
 
 #include "storage/aws_config.h"
-#include "storage/backend.h"
-#include "storage/s3_client.h"
+#include "util/error.h"
 
-extern const bri_store_ops bri_s3_store_ops;
+/* Request limits of a root (0: none). */
+typedef struct bri_s3_limits {
+  double max_requests_per_second; /* started per second, all threads and jobs together */
+  int max_requests_in_flight;     /* in flight at once, all threads and jobs together */
+} bri_s3_limits;
 
 /* Settings for every store opened at or below prefix_uri ("s3://bucket" or
  * "s3://bucket/some/prefix"; the longest registered prefix wins; stores
- * elsewhere take the environment). Copies what it is given; settings NULL
- * forgets the prefix. For brid's per-root configuration (its secrets read
- * from files before this call). Thread-safe. */
+ * elsewhere take the environment). Stores under a registered prefix share
+ * one client of their own, so the limits are the prefix's alone. Copies
+ * what it is given; settings NULL forgets the prefix. For brid's per-root
+ * configuration (its secrets read from files before this call).
+ * Thread-safe; stores already open keep the client they have. */
 int bri_s3_store_configure(const char *prefix_uri, const bri_aws_settings *settings,
-                           const bri_s3_options *options, bri_error *err);
+                           const bri_s3_limits *limits, bri_error *err);
 
-/* Request counters of the client behind st (BRI_EINVAL when st is not an
- * S3 store). */
-int bri_s3_store_stats(const bri_store *st, bri_s3_stats *out, bri_error *err);
+/* 0 when uri is s3://BUCKET[/PREFIX] with a bucket name S3 allows, else
+ * BRI_EINVAL saying what is wrong. */
+int bri_s3_uri_check(const char *uri, bri_error *err);
 
 #endif

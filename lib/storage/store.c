@@ -8,6 +8,7 @@
  * file's directory, so that no second way to open a file exists. */
 #include "storage/backend.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,19 +57,137 @@ void bri_store_close(bri_store *st) {
   if (st) st->ops->close(st);
 }
 
+/* ------------------------------------------------------------ counters */
+
+static const char *const REQ_NAMES[BRI_REQ_KINDS] = {
+    "get", "head", "put", "list", "delete", "copy", "create_multipart", "upload_part",
+    "upload_part_copy", "complete_multipart", "abort_multipart"};
+static const char *const CLASS_NAMES[BRI_REQ_CLASSES] = {"none", "2xx", "3xx", "4xx", "5xx"};
+
+const char *bri_store_req_name(bri_store_req kind) {
+  return kind >= 0 && kind < BRI_REQ_KINDS ? REQ_NAMES[kind] : "?";
+}
+
+const char *bri_store_req_class_name(int cls) {
+  return cls >= 0 && cls < BRI_REQ_CLASSES ? CLASS_NAMES[cls] : "?";
+}
+
+void bri_store_counts_add(bri_store_counts *counts, bri_store_counter c, uint64_t v) {
+  for (; counts && v; counts = counts->parent) __atomic_fetch_add(&counts->n[c], v, __ATOMIC_RELAXED);
+}
+
+void bri_store_counts_request(bri_store_counts *counts, bri_store_req kind, int cls) {
+  for (; counts; counts = counts->parent) __atomic_fetch_add(&counts->req[kind][cls], 1, __ATOMIC_RELAXED);
+}
+
+void bri_store_counts_get(const bri_store_counts *counts, bri_store_stats *out) {
+  memset(out, 0, sizeof *out);
+  out->bytes_read = __atomic_load_n(&counts->n[BRI_COUNT_READ], __ATOMIC_RELAXED);
+  out->bytes_written = __atomic_load_n(&counts->n[BRI_COUNT_WRITTEN], __ATOMIC_RELAXED);
+  out->bytes_copied_server = __atomic_load_n(&counts->n[BRI_COUNT_COPIED_SERVER], __ATOMIC_RELAXED);
+  out->retries = __atomic_load_n(&counts->n[BRI_COUNT_RETRIES], __ATOMIC_RELAXED);
+  for (int k = 0; k < BRI_REQ_KINDS; k++)
+    for (int c = 0; c < BRI_REQ_CLASSES; c++)
+      out->requests += out->by_kind[k][c] = __atomic_load_n(&counts->req[k][c], __ATOMIC_RELAXED);
+}
+
+void bri_store_count(bri_store *st, bri_store_counter c, uint64_t n) {
+  if (st) bri_store_counts_add(&st->counts, c, n);
+}
+
+/* What the front counts for backends that do not count themselves. */
+static void front_count(bri_store *st, const bri_store_ops *ops, bri_store_counter c, uint64_t n) {
+  if (!ops->counts_itself) bri_store_count(st, c, n);
+}
+
+void bri_store_stats_get(const bri_store *st, bri_store_stats *out) { bri_store_counts_get(&st->counts, out); }
+
+void bri_store_stats_add(bri_store_stats *acc, const bri_store_stats *x) {
+  acc->bytes_read += x->bytes_read, acc->bytes_written += x->bytes_written;
+  acc->bytes_copied_server += x->bytes_copied_server;
+  acc->requests += x->requests, acc->retries += x->retries;
+  for (int k = 0; k < BRI_REQ_KINDS; k++)
+    for (int c = 0; c < BRI_REQ_CLASSES; c++) acc->by_kind[k][c] += x->by_kind[k][c];
+}
+
+/* Registered roots (bri_store_count_root): a list that only grows, so a
+ * store's parent pointer stays valid for the life of the process. */
+typedef struct count_root {
+  char *uri;
+  bri_store_counts counts;
+  struct count_root *next;
+} count_root;
+
+static pthread_mutex_t roots_lock = PTHREAD_MUTEX_INITIALIZER;
+static count_root *count_roots;
+
+/* Whether location lies at or below uri. */
+static bool at_or_below(const char *uri, const char *location) {
+  size_t n = strlen(uri);
+  while (n > 1 && uri[n - 1] == '/') n--;
+  return !strncmp(location, uri, n) && (location[n] == '\0' || location[n] == '/' || uri[n - 1] == '/');
+}
+
+static count_root *find_root(const char *uri) {
+  for (count_root *r = count_roots; r; r = r->next)
+    if (!strcmp(r->uri, uri)) return r;
+  return NULL;
+}
+
+int bri_store_count_root(const char *uri, bri_error *err) {
+  int rc = 0;
+  pthread_mutex_lock(&roots_lock);
+  if (!find_root(uri)) {
+    count_root *r = calloc(1, sizeof *r);
+    if (!r || !(r->uri = strdup(uri))) {
+      free(r);
+      rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    } else {
+      r->next = count_roots;
+      count_roots = r;
+    }
+  }
+  pthread_mutex_unlock(&roots_lock);
+  return rc;
+}
+
+int bri_store_root_stats(const char *uri, bri_store_stats *out) {
+  pthread_mutex_lock(&roots_lock);
+  count_root *r = find_root(uri);
+  pthread_mutex_unlock(&roots_lock);
+  if (!r) {
+    memset(out, 0, sizeof *out);
+    return BRI_ENOTFOUND;
+  }
+  bri_store_counts_get(&r->counts, out);
+  return 0;
+}
+
+/* The counters of the registered root location lies below (longest
+ * match), or NULL. */
+static bri_store_counts *root_counts_of(const char *location) {
+  count_root *best = NULL;
+  pthread_mutex_lock(&roots_lock);
+  for (count_root *r = count_roots; r; r = r->next)
+    if (at_or_below(r->uri, location) && (!best || strlen(r->uri) > strlen(best->uri))) best = r;
+  pthread_mutex_unlock(&roots_lock);
+  return best ? &best->counts : NULL;
+}
+
 int bri_store_base_init(bri_store *st, const bri_store_ops *ops, const char *uri,
                         const char *canonical, unsigned caps, bri_error *err) {
   size_t n = strlen(uri);
   while (n > 1 && uri[n - 1] == '/') n--;
   st->ops = ops;
   st->caps = caps;
-  memset(st->counts, 0, sizeof st->counts);
+  memset(&st->counts, 0, sizeof st->counts);
   st->uri = n ? bri_strdupf("%.*s", (int)n, uri) : strdup(".");
   st->canonical = strdup(canonical ? canonical : st->uri ? st->uri : "");
   if (!st->uri || !st->canonical) {
     bri_store_base_clear(st);
     return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", uri);
   }
+  st->counts.parent = root_counts_of(st->canonical);
   return 0;
 }
 
@@ -76,32 +195,6 @@ void bri_store_base_clear(bri_store *st) {
   free(st->uri);
   free(st->canonical);
   st->uri = st->canonical = NULL;
-}
-
-void bri_store_count(bri_store *st, bri_store_counter c, uint64_t n) {
-  if (st && n) __atomic_fetch_add(&st->counts[c], n, __ATOMIC_RELAXED);
-}
-
-void bri_store_stats_get(const bri_store *st, bri_store_stats *out) {
-  uint64_t v[BRI_COUNT_N];
-  for (int i = 0; i < BRI_COUNT_N; i++) v[i] = __atomic_load_n(&st->counts[i], __ATOMIC_RELAXED);
-  *out = (bri_store_stats){v[BRI_COUNT_READ], v[BRI_COUNT_WRITTEN], v[BRI_COUNT_COPIED_SERVER],
-                           v[BRI_COUNT_REQUESTS], v[BRI_COUNT_RETRIES]};
-}
-
-void bri_store_thread_stats(bri_store_stats *out) {
-  memset(out, 0, sizeof *out);
-  for (size_t i = 0; i < N_BACKENDS; i++)
-    if (BACKENDS[i]->thread_stats) BACKENDS[i]->thread_stats(out);
-}
-
-void bri_store_stats_delta(const bri_store_stats *after, const bri_store_stats *before,
-                           bri_store_stats *out) {
-  out->requests = after->requests - before->requests;
-  out->retries = after->retries - before->retries;
-  out->bytes_read = after->bytes_read - before->bytes_read;
-  out->bytes_written = after->bytes_written - before->bytes_written;
-  out->bytes_copied_server = after->bytes_copied_server - before->bytes_copied_server;
 }
 
 const char *bri_store_uri(const bri_store *st) { return st->uri; }
@@ -206,7 +299,7 @@ int bri_sfile_read(bri_sfile *f, uint64_t offset, void *buf, size_t len, bri_err
     return bri_error_set(err, BRI_ECORRUPT, "%s: wanted %zu bytes at offset %llu, file ends after %llu",
                          f->path, len, (unsigned long long)offset, (unsigned long long)f->size);
   int rc = len ? f->ops->read(f, offset, buf, len, err) : 0;
-  if (!rc) bri_store_count(f->st, BRI_COUNT_READ, len);
+  if (!rc) front_count(f->st, f->ops, BRI_COUNT_READ, len);
   return rc;
 }
 
@@ -225,7 +318,7 @@ int bri_sfile_readv(bri_sfile *f, const bri_sread *reads, size_t n, bri_error *e
     return rc;
   }
   int rc = n ? f->ops->readv(f, reads, n, err) : 0;
-  if (!rc) bri_store_count(f->st, BRI_COUNT_READ, total);
+  if (!rc) front_count(f->st, f->ops, BRI_COUNT_READ, total);
   return rc;
 }
 
@@ -306,6 +399,15 @@ int bri_store_list(bri_store *st, const char *dir, unsigned flags, bri_store_ent
   return rc;
 }
 
+/* Sorts what a backend listed and keeps the first n (it may give more). */
+static void keep_first(bri_store_entry *e, size_t *count, size_t n) {
+  if (*count) qsort(e, *count, sizeof *e, cmp_entry);
+  if (*count > n) {
+    for (size_t i = n; i < *count; i++) free(e[i].name);
+    *count = n;
+  }
+}
+
 int bri_store_list_first(bri_store *st, const char *dir, unsigned flags, size_t n,
                          bri_store_entry **out, size_t *count, bri_error *err) {
   *out = NULL;
@@ -315,13 +417,42 @@ int bri_store_list_first(bri_store *st, const char *dir, unsigned flags, size_t 
   if (rc) return rc;
   rc = st->ops->list_first ? st->ops->list_first(st, key, flags, n, out, count, err)
                            : st->ops->list(st, key, flags, out, count, err);
-  if (rc) return rc;
-  if (*count) qsort(*out, *count, sizeof **out, cmp_entry);
-  if (*count > n) { /* the backend may give more */
-    for (size_t i = n; i < *count; i++) free((*out)[i].name);
-    *count = n;
+  if (!rc) keep_first(*out, count, n);
+  return rc;
+}
+
+int bri_store_list_first_many(bri_store *st, bri_store_listing *dirs, size_t n, unsigned flags,
+                              size_t first, bri_error *err) {
+  for (size_t i = 0; i < n; i++) {
+    dirs[i].entries = NULL, dirs[i].count = 0, dirs[i].rc = 0;
+    dirs[i].err.code = 0, dirs[i].err.msg[0] = 0;
   }
-  return 0;
+  if (!st->ops->list_first_many) {
+    for (size_t i = 0; i < n; i++)
+      dirs[i].rc = bri_store_list_first(st, dirs[i].dir, flags, first, &dirs[i].entries, &dirs[i].count,
+                                        &dirs[i].err);
+    return 0;
+  }
+  /* the directories whose key is clean go to the backend together */
+  const char **keys = calloc(n + 1, sizeof *keys);
+  bri_store_listing *ok = calloc(n + 1, sizeof *ok);
+  size_t *from = calloc(n + 1, sizeof *from), k = 0;
+  if (!keys || !ok || !from) {
+    free(keys), free(ok), free(from);
+    return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < n; i++) {
+    if ((dirs[i].rc = key_of(st, dirs[i].dir, &keys[k], &dirs[i].err)) != 0) continue;
+    ok[k] = dirs[i];
+    from[k++] = i;
+  }
+  int rc = k ? st->ops->list_first_many(st, ok, keys, k, flags, first, err) : 0;
+  for (size_t j = 0; j < k; j++) {
+    if (!rc && !ok[j].rc) keep_first(ok[j].entries, &ok[j].count, first);
+    dirs[from[j]] = ok[j];
+  }
+  free(keys), free(ok), free(from);
+  return rc;
 }
 
 void bri_store_entries_free(bri_store_entry *e, size_t count) {
@@ -339,7 +470,7 @@ static int put(bri_store *st, const char *path, const void *data, size_t len, bo
   const char *key;
   int rc = resolve(st, path, false, &use, &key, &tmp, err);
   if (!rc) rc = use->ops->put(use, key, data, len, if_absent, steps ? steps : &NO_STEPS, err);
-  if (!rc) bri_store_count(st, BRI_COUNT_WRITTEN, len);
+  if (!rc) front_count(st, use->ops, BRI_COUNT_WRITTEN, len);
   bri_store_close(tmp);
   return rc;
 }
@@ -379,7 +510,7 @@ int bri_swriter_append(bri_swriter *w, const void *data, size_t len, bri_error *
   if (!len) return 0;
   int rc = w->ops->append(w, data, len, err);
   if (!rc) w->size += len;
-  if (!rc) bri_store_count(w->st, BRI_COUNT_WRITTEN, len);
+  if (!rc) front_count(w->st, w->ops, BRI_COUNT_WRITTEN, len);
   return rc;
 }
 
@@ -410,7 +541,7 @@ int bri_swriter_append_copy(bri_swriter *w, bri_store *src, const char *src_path
   if (w->ops->append_copy && use->ops == w->ops) {
     rc = w->ops->append_copy(w, use, key, offset, len, err);
     if (!rc) w->size += len;
-    if (!rc) bri_store_count(w->st, BRI_COUNT_COPIED_SERVER, len);
+    if (!rc) front_count(w->st, w->ops, BRI_COUNT_COPIED_SERVER, len);
   }
   bri_store_close(tmp);
   if (rc != BRI_EUNSUPPORTED) return rc;
@@ -456,7 +587,7 @@ int bri_store_copy(bri_store *src, const char *src_path, bri_store *dst, const c
   rc = BRI_EUNSUPPORTED;
   if (dst->ops->copy && use->ops == dst->ops)
     rc = dst->ops->copy(use, skey, dst, dkey, flags, &lk, bytes, err);
-  if (!rc) bri_store_count(dst, BRI_COUNT_COPIED_SERVER, *bytes);
+  if (!rc) front_count(dst, dst->ops, BRI_COUNT_COPIED_SERVER, *bytes);
   bri_store_close(tmp);
   if (rc == BRI_EUNSUPPORTED) {
     /* between backends, or one that cannot: through this process */

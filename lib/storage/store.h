@@ -221,6 +221,24 @@ void bri_store_entries_free(bri_store_entry *e, size_t count);
 int bri_store_list_first(bri_store *st, const char *dir, unsigned flags, size_t n,
                          bri_store_entry **out, size_t *count, bri_error *err);
 
+/* One directory of bri_store_list_first_many. */
+typedef struct bri_store_listing {
+  const char *dir;          /* in: the directory (a full path, as for bri_store_list) */
+  bri_store_entry *entries; /* out: its first entries (bri_store_entries_free) */
+  size_t count;
+  int rc;        /* out: 0, or what bri_store_list_first would have returned */
+  bri_error err; /* out: its message when rc is not 0 */
+} bri_store_listing;
+
+/* bri_store_list_first of n directories at once: object stores send the
+ * listings together (S3: many ListObjectsV2 in flight, within the root's
+ * request limits), so that a poll of a thousand tables' _versions/ waits
+ * for rounds of requests, not for one request after another. Each
+ * directory gets its own outcome; the call itself fails only when it
+ * cannot run (out of memory). */
+int bri_store_list_first_many(bri_store *st, bri_store_listing *dirs, size_t n, unsigned flags,
+                              size_t first, bri_error *err);
+
 /* ------------------------------------------------------------ writing */
 
 /* Failpoints a writing call passes (each may be NULL). */
@@ -321,28 +339,59 @@ int bri_store_sync(bri_store *st, const char *dir, bri_error *err);
 
 /* ------------------------------------------------------------ counters */
 
-/* What went through a store since it was opened, for reports and metrics:
- * payload bytes that passed through this process, bytes the store copied
- * without them passing through (S3 CopyObject / UploadPartCopy; locally
- * copy_file_range and links, which the kernel does), and, for remote
- * stores, requests and retries. */
+/* Requests of object stores by kind (S3's operations), for the counters. */
+typedef enum bri_store_req {
+  BRI_REQ_GET,
+  BRI_REQ_HEAD,
+  BRI_REQ_PUT,
+  BRI_REQ_LIST,
+  BRI_REQ_DELETE,
+  BRI_REQ_COPY,
+  BRI_REQ_MPU_CREATE,
+  BRI_REQ_MPU_PART,
+  BRI_REQ_MPU_COPY,
+  BRI_REQ_MPU_COMPLETE,
+  BRI_REQ_MPU_ABORT,
+  BRI_REQ_KINDS
+} bri_store_req;
+
+/* How a request was answered: not at all (a transport error), 2xx, 3xx,
+ * 4xx, 5xx. */
+enum { BRI_REQ_NO_ANSWER, BRI_REQ_2XX, BRI_REQ_3XX, BRI_REQ_4XX, BRI_REQ_5XX, BRI_REQ_CLASSES };
+
+/* "get", "head", "put", "list", "delete", "copy", "create_multipart",
+ * "upload_part", "upload_part_copy", "complete_multipart",
+ * "abort_multipart"; and "none", "2xx" ... "5xx". */
+const char *bri_store_req_name(bri_store_req kind);
+const char *bri_store_req_class_name(int cls);
+
+/* What went through a store since it was opened, for reports and metrics.
+ * Object stores count what crossed the network (every attempt of every
+ * request, bodies each way, what the server copied); local stores count
+ * the bytes read and written through this process, and what the kernel
+ * copied or linked (copy_file_range, links) as copied without passing
+ * through. Counted where the work happens, whatever thread does it, so a
+ * job's stores say exactly what the job moved. */
 typedef struct bri_store_stats {
   uint64_t bytes_read, bytes_written; /* through this process */
   uint64_t bytes_copied_server;       /* copied without passing through it */
-  uint64_t requests, retries;         /* 0 for local stores */
+  uint64_t requests, retries;         /* object stores: attempts (retries included), retries */
+  uint64_t by_kind[BRI_REQ_KINDS][BRI_REQ_CLASSES]; /* the requests by kind and answer */
 } bri_store_stats;
 void bri_store_stats_get(const bri_store *st, bri_store_stats *out);
+/* acc += x, field by field. */
+void bri_store_stats_add(bri_store_stats *acc, const bri_store_stats *x);
 
-/* The same counters for the calling thread, across every store it used
- * since it started (object stores only: requests, retries, bytes over the
- * network in and out, bytes the server copied): take one before and one
- * after a job for the job's whole share, its base stores included, whatever
- * other threads do meanwhile (a job runs on one thread, and object-store
- * calls run on their caller's). */
-void bri_store_thread_stats(bri_store_stats *out);
-/* after - before, field by field. */
-void bri_store_stats_delta(const bri_store_stats *after, const bri_store_stats *before,
-                           bri_store_stats *out);
+/* Counting by root, for a daemon's per-root metrics: every store opened
+ * from now on at or below uri (a location as bri_store_canonical gives it:
+ * a local directory's real path, "s3://bucket/prefix"; the longest
+ * registered match wins) also counts into the root's counters. Registering
+ * a root twice is a no-op; roots are never forgotten (their counters count
+ * from the process's start, as Prometheus counters do). Thread-safe. */
+int bri_store_count_root(const char *uri, bri_error *err);
+/* The counters of a registered root: 0, or BRI_ENOTFOUND when uri was
+ * never registered (out zeroed). */
+int bri_store_root_stats(const char *uri, bri_store_stats *out);
 
 /* ------------------------------------------------------------ deleting */
 

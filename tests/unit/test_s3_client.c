@@ -5,6 +5,7 @@
  * a 200 carrying an <Error>, bodies cut short. No mocks: every byte goes
  * through radosgw. Each test works under its own key prefix and removes it. */
 #include <curl/curl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -19,6 +20,17 @@
 #include "testutil.h"
 
 extern char **environ;
+
+/* Where every call of these tests counts its requests (storage/backend.h):
+ * the counters of a store, here of none. */
+static bri_store_counts tally;
+
+/* What was counted since the last reset. */
+static bri_store_stats counted(void) {
+  bri_store_stats s;
+  bri_store_counts_get(&tally, &s);
+  return s;
+}
 
 static const char *bucket(void) {
   const char *b = getenv("BRI_S3_BUCKET");
@@ -58,7 +70,7 @@ static char *key(const char *name) {
 static void put(bri_s3_client *c, const char *name, const char *text) {
   char *k = key(name);
   bri_error err;
-  ck_assert_msg(bri_s3_put(c, bucket(), k, text, strlen(text), 0, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_put(c, &tally, bucket(), k, text, strlen(text), 0, &err) == 0, "%s", err.msg);
   free(k);
 }
 
@@ -67,7 +79,7 @@ static void expect_object(bri_s3_client *c, const char *k, const void *want, siz
   uint8_t *data;
   size_t len;
   bri_error err;
-  ck_assert_msg(bri_s3_get(c, bucket(), k, &data, &len, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_get(c, &tally, bucket(), k, &data, &len, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(len, n);
   ck_assert(!memcmp(data, want, n));
   free(data);
@@ -78,11 +90,11 @@ static void remove_prefix(bri_s3_client *c) {
   bri_s3_list_args a = {.prefix = prefix};
   bri_s3_listing l;
   bri_error err;
-  ck_assert_msg(bri_s3_list_all(c, bucket(), &a, &l, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_list_all(c, &tally, bucket(), &a, &l, &err) == 0, "%s", err.msg);
   const char **keys = calloc(l.n_objects + 1, sizeof *keys);
   for (size_t i = 0; i < l.n_objects; i++) keys[i] = l.objects[i].key;
   size_t deleted;
-  ck_assert_msg(bri_s3_delete(c, bucket(), keys, l.n_objects, NULL, &deleted, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_delete(c, &tally, bucket(), keys, l.n_objects, NULL, &deleted, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(deleted, l.n_objects);
   free(keys);
   bri_s3_listing_clear(&l);
@@ -97,12 +109,12 @@ START_TEST(test_put_get_head_ranges) {
   char *k = key("a b+c=é.txt");
   uint8_t *data;
   size_t len;
-  ck_assert_msg(bri_s3_get(c, bucket(), k, &data, &len, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_get(c, &tally, bucket(), k, &data, &len, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(len, 20);
   ck_assert(!memcmp(data, text, 20));
   free(data);
   bri_s3_object o;
-  ck_assert_msg(bri_s3_head(c, bucket(), k, &o, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_head(c, &tally, bucket(), k, &o, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(o.size, 20);
   ck_assert(o.etag[0] == '"');
   ck_assert(o.mtime > time(NULL) - 3600 && o.mtime < time(NULL) + 3600);
@@ -111,29 +123,29 @@ START_TEST(test_put_get_head_ranges) {
   char buf[32];
   size_t got;
   uint64_t size;
-  ck_assert_msg(bri_s3_get_range(c, bucket(), k, 5, 4, buf, &got, &size, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_get_range(c, &tally, bucket(), k, 5, 4, buf, &got, &size, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(got, 4);
   ck_assert_uint_eq(size, 20);
   ck_assert(!memcmp(buf, "5678", 4));
   /* a range past the end comes back short, as far as the object goes */
-  ck_assert_msg(bri_s3_get_range(c, bucket(), k, 15, 10, buf, &got, &size, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_get_range(c, &tally, bucket(), k, 15, 10, buf, &got, &size, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(got, 5);
   ck_assert(!memcmp(buf, "fghij", 5));
-  ck_assert_msg(bri_s3_get_range(c, bucket(), k, 20, 10, buf, &got, &size, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_get_range(c, &tally, bucket(), k, 20, 10, buf, &got, &size, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(got, 0);
   ck_assert_uint_eq(size, 20);
   /* suffix ranges: the last n bytes, or all of a smaller object */
-  ck_assert_msg(bri_s3_get_suffix(c, bucket(), k, 3, &data, &len, &size, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_get_suffix(c, &tally, bucket(), k, 3, &data, &len, &size, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(len, 3);
   ck_assert_uint_eq(size, 20);
   ck_assert(!memcmp(data, "hij", 3));
   free(data);
-  ck_assert_msg(bri_s3_get_suffix(c, bucket(), k, 64, &data, &len, &size, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_get_suffix(c, &tally, bucket(), k, 64, &data, &len, &size, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(len, 20);
   ck_assert(!memcmp(data, text, 20));
   free(data);
   /* a batch of ranged GETs, all in flight together */
-  bri_s3_batch *b = bri_s3_batch_new(c);
+  bri_s3_batch *b = bri_s3_batch_new(c, &tally);
   char parts[5][4];
   for (int i = 0; i < 5; i++) {
     ck_assert(bri_s3_batch_get_range(b, bucket(), k, (uint64_t)i * 4, 4, parts[i], &err) == 0);
@@ -145,10 +157,10 @@ START_TEST(test_put_get_head_ranges) {
 
   /* missing objects: ENOTFOUND, the message names bucket, key, status, code */
   k = key("missing");
-  ck_assert_int_eq(bri_s3_get(c, bucket(), k, &data, &len, &err), BRI_ENOTFOUND);
+  ck_assert_int_eq(bri_s3_get(c, &tally, bucket(), k, &data, &len, &err), BRI_ENOTFOUND);
   ck_assert_msg(strstr(err.msg, "get s3://bucket/unit-") && strstr(err.msg, "/missing: HTTP 404 NoSuchKey"),
                 "%s", err.msg);
-  ck_assert_int_eq(bri_s3_head(c, bucket(), k, &o, &err), BRI_ENOTFOUND);
+  ck_assert_int_eq(bri_s3_head(c, &tally, bucket(), k, &o, &err), BRI_ENOTFOUND);
   ck_assert_msg(strstr(err.msg, "head s3://bucket/unit-") && strstr(err.msg, "HTTP 404"), "%s", err.msg);
   free(k);
   remove_prefix(c);
@@ -161,12 +173,12 @@ START_TEST(test_put_if_absent) {
   new_prefix();
   bri_error err;
   char *k = key("_versions/18446744073709551614.manifest");
-  ck_assert_msg(bri_s3_put(c, bucket(), k, "first", 5, BRI_S3_PUT_IF_ABSENT, &err) == 0, "%s", err.msg);
-  ck_assert_int_eq(bri_s3_put(c, bucket(), k, "second", 6, BRI_S3_PUT_IF_ABSENT, &err), BRI_ETAKEN);
+  ck_assert_msg(bri_s3_put(c, &tally, bucket(), k, "first", 5, BRI_S3_PUT_IF_ABSENT, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(bri_s3_put(c, &tally, bucket(), k, "second", 6, BRI_S3_PUT_IF_ABSENT, &err), BRI_ETAKEN);
   ck_assert_msg(strstr(err.msg, "taken") && strstr(err.msg, "18446744073709551614.manifest"), "%s", err.msg);
   uint8_t *data;
   size_t len;
-  ck_assert(bri_s3_get(c, bucket(), k, &data, &len, &err) == 0);
+  ck_assert(bri_s3_get(c, &tally, bucket(), k, &data, &len, &err) == 0);
   ck_assert_uint_eq(len, 5);
   ck_assert(!memcmp(data, "first", 5)); /* never overwritten */
   free(data);
@@ -183,7 +195,7 @@ START_TEST(test_list_and_delete) {
   /* 1003 objects: DeleteObjects goes in two requests (1000 + 3) */
   enum { N = 1003 };
   char **names = calloc(N, sizeof *names);
-  bri_s3_batch *b = bri_s3_batch_new(c);
+  bri_s3_batch *b = bri_s3_batch_new(c, &tally);
   for (int i = 0; i < N; i++) {
     char n[64];
     snprintf(n, sizeof n, "%s/f%04d", i < 3 ? "dir a" : (i < 6 ? "dir+b" : "flat"), i);
@@ -197,7 +209,7 @@ START_TEST(test_list_and_delete) {
   /* delimiter: the three "directories" */
   bri_s3_list_args a = {.prefix = prefix, .delimiter = "/"};
   bri_s3_listing l;
-  ck_assert_msg(bri_s3_list_all(c, bucket(), &a, &l, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_list_all(c, &tally, bucket(), &a, &l, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(l.n_objects, 0);
   ck_assert_uint_eq(l.n_prefixes, 3);
   char want[128];
@@ -210,39 +222,39 @@ START_TEST(test_list_and_delete) {
   /* pages of 2 with continuation tokens, and start-after */
   snprintf(want, sizeof want, "%sdir a/", prefix);
   bri_s3_list_args p = {.prefix = want, .max_keys = 2};
-  ck_assert_msg(bri_s3_list_page(c, bucket(), &p, &l, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_list_page(c, &tally, bucket(), &p, &l, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(l.n_objects, 2);
   ck_assert(l.truncated && l.next_token);
   ck_assert_uint_eq(l.objects[0].size, strlen("dir a/f0000"));
   ck_assert(l.objects[0].mtime > 0);
   p.continuation_token = l.next_token;
   bri_s3_listing l2;
-  ck_assert_msg(bri_s3_list_page(c, bucket(), &p, &l2, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_list_page(c, &tally, bucket(), &p, &l2, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(l2.n_objects, 1);
   ck_assert(!l2.truncated);
   ck_assert_str_eq(l2.objects[0].key, names[2]);
   bri_s3_listing_clear(&l2);
   bri_s3_listing_clear(&l);
   bri_s3_list_args sa = {.prefix = want, .start_after = names[0]};
-  ck_assert(bri_s3_list_all(c, bucket(), &sa, &l, &err) == 0);
+  ck_assert(bri_s3_list_all(c, &tally, bucket(), &sa, &l, &err) == 0);
   ck_assert_uint_eq(l.n_objects, 2);
   ck_assert_str_eq(l.objects[0].key, names[1]);
   bri_s3_listing_clear(&l);
   /* max-keys=1 finds the first key in order (how brid finds the latest version) */
   bri_s3_list_args one = {.prefix = prefix, .max_keys = 1};
-  ck_assert(bri_s3_list_page(c, bucket(), &one, &l, &err) == 0);
+  ck_assert(bri_s3_list_page(c, &tally, bucket(), &one, &l, &err) == 0);
   ck_assert_uint_eq(l.n_objects, 1);
   ck_assert_str_eq(l.objects[0].key, names[0]);
   bri_s3_listing_clear(&l);
 
   size_t deleted;
   int *rcs = malloc(N * sizeof *rcs);
-  ck_assert_msg(bri_s3_delete(c, bucket(), (const char *const *)names, N, rcs, &deleted, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_delete(c, &tally, bucket(), (const char *const *)names, N, rcs, &deleted, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(deleted, N);
   for (int i = 0; i < N; i++) ck_assert_int_eq(rcs[i], 0);
   free(rcs);
   bri_s3_list_args all = {.prefix = prefix};
-  ck_assert(bri_s3_list_all(c, bucket(), &all, &l, &err) == 0);
+  ck_assert(bri_s3_list_all(c, &tally, bucket(), &all, &l, &err) == 0);
   ck_assert_uint_eq(l.n_objects, 0);
   bri_s3_listing_clear(&l);
   for (int i = 0; i < N; i++) free(names[i]);
@@ -260,15 +272,14 @@ START_TEST(test_copy_and_multipart) {
   size_t n = BRI_S3_PART_MIN + 1000;
   uint8_t *src = bri_pattern(n, 1), *tail = bri_pattern(777, 2);
   char *ks = key("src.blob"), *kc = key("copy.blob"), *km = key("multi.blob");
-  ck_assert(bri_s3_put(c, bucket(), ks, src, n, 0, &err) == 0);
-  bri_s3_stats before, after;
-  bri_s3_client_stats(c, &before);
-  ck_assert_msg(bri_s3_copy(c, bucket(), ks, bucket(), kc, &err) == 0, "%s", err.msg);
+  ck_assert(bri_s3_put(c, &tally, bucket(), ks, src, n, 0, &err) == 0);
+  bri_store_stats before = counted(), after;
+  ck_assert_msg(bri_s3_copy(c, &tally, bucket(), ks, bucket(), kc, n, &err) == 0, "%s", err.msg);
 
   char *upload;
-  ck_assert_msg(bri_s3_mpu_create(c, bucket(), km, &upload, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_mpu_create(c, &tally, bucket(), km, &upload, &err) == 0, "%s", err.msg);
   bri_s3_part parts[3];
-  bri_s3_batch *b = bri_s3_batch_new(c);
+  bri_s3_batch *b = bri_s3_batch_new(c, &tally);
   /* part 1: bytes [1000, n) of src; part 2: [0, PART_MIN); part 3: uploaded */
   size_t m = BRI_S3_PART_MIN;
   ck_assert(bri_s3_batch_copy_part(b, bucket(), km, upload, 1, bucket(), ks, 1000, n - 1000, &parts[0], &err) == 0);
@@ -276,17 +287,19 @@ START_TEST(test_copy_and_multipart) {
   ck_assert(bri_s3_batch_put_part(b, bucket(), km, upload, 3, tail, 777, &parts[2], &err) == 0);
   ck_assert_msg(bri_s3_batch_run(b, &err) == 0, "%s", err.msg);
   bri_s3_batch_free(b);
-  ck_assert_msg(bri_s3_mpu_complete(c, bucket(), km, upload, parts, 3, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_mpu_complete(c, &tally, bucket(), km, upload, parts, 3, &err) == 0, "%s", err.msg);
   free(upload);
-  bri_s3_client_stats(c, &after);
-  ck_assert_uint_eq(after.bytes_server_copied - before.bytes_server_copied, n + (n - 1000) + m);
-  ck_assert_uint_lt(after.bytes_out - before.bytes_out, 4000); /* the copies moved no payload */
-  ck_assert_uint_lt(after.bytes_in - before.bytes_in, 8000);
+  after = counted();
+  ck_assert_uint_eq(after.bytes_copied_server - before.bytes_copied_server, n + (n - 1000) + m);
+  ck_assert_uint_lt(after.bytes_written - before.bytes_written, 4000); /* the copies moved no payload */
+  ck_assert_uint_lt(after.bytes_read - before.bytes_read, 8000);
+  ck_assert_uint_eq(after.by_kind[BRI_REQ_COPY][BRI_REQ_2XX] - before.by_kind[BRI_REQ_COPY][BRI_REQ_2XX], 1);
+  ck_assert_uint_eq(after.by_kind[BRI_REQ_MPU_COPY][BRI_REQ_2XX] - before.by_kind[BRI_REQ_MPU_COPY][BRI_REQ_2XX], 2);
 
   expect_object(c, kc, src, n);
   uint8_t *data;
   size_t len;
-  ck_assert(bri_s3_get(c, bucket(), km, &data, &len, &err) == 0);
+  ck_assert(bri_s3_get(c, &tally, bucket(), km, &data, &len, &err) == 0);
   ck_assert_uint_eq(len, n - 1000 + m + 777);
   ck_assert(!memcmp(data, src + 1000, n - 1000));
   ck_assert(!memcmp(data + n - 1000, src, m));
@@ -295,14 +308,14 @@ START_TEST(test_copy_and_multipart) {
 
   /* an aborted upload leaves nothing; aborting twice is fine */
   char *ka = key("aborted.blob");
-  ck_assert(bri_s3_mpu_create(c, bucket(), ka, &upload, &err) == 0);
-  ck_assert(bri_s3_mpu_abort(c, bucket(), ka, upload, &err) == 0);
-  ck_assert_msg(bri_s3_mpu_abort(c, bucket(), ka, upload, &err) == 0, "%s", err.msg);
+  ck_assert(bri_s3_mpu_create(c, &tally, bucket(), ka, &upload, &err) == 0);
+  ck_assert(bri_s3_mpu_abort(c, &tally, bucket(), ka, upload, &err) == 0);
+  ck_assert_msg(bri_s3_mpu_abort(c, &tally, bucket(), ka, upload, &err) == 0, "%s", err.msg);
   bri_s3_object o;
-  ck_assert_int_eq(bri_s3_head(c, bucket(), ka, &o, &err), BRI_ENOTFOUND);
+  ck_assert_int_eq(bri_s3_head(c, &tally, bucket(), ka, &o, &err), BRI_ENOTFOUND);
   free(upload);
   /* copying a missing source names it */
-  ck_assert_int_eq(bri_s3_copy(c, bucket(), ka, bucket(), kc, &err), BRI_ENOTFOUND);
+  ck_assert_int_eq(bri_s3_copy(c, &tally, bucket(), ka, bucket(), kc, 0, &err), BRI_ENOTFOUND);
   ck_assert_msg(strstr(err.msg, "aborted.blob") && strstr(err.msg, "source is missing"), "%s", err.msg);
   free(ka);
   free(ks);
@@ -332,10 +345,10 @@ START_TEST(test_virtual_hosted_and_bad_secret) {
   bri_aws_config_clear(&cfg);
   new_prefix();
   char *k = key("vh.txt");
-  ck_assert_msg(bri_s3_put(c, bucket(), k, "virtual", 7, 0, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_put(c, &tally, bucket(), k, "virtual", 7, 0, &err) == 0, "%s", err.msg);
   bri_s3_list_args a = {.prefix = prefix};
   bri_s3_listing l;
-  ck_assert_msg(bri_s3_list_all(c, bucket(), &a, &l, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_list_all(c, &tally, bucket(), &a, &l, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(l.n_objects, 1);
   ck_assert_str_eq(l.objects[0].key, k);
   bri_s3_listing_clear(&l);
@@ -348,12 +361,13 @@ START_TEST(test_virtual_hosted_and_bad_secret) {
   ck_assert(bri_aws_config_load(&bad, &cfg, &err) == 0);
   ck_assert(bri_s3_client_new(&cfg, NULL, &c, &err) == 0);
   bri_aws_config_clear(&cfg);
-  ck_assert_int_eq(bri_s3_put(c, bucket(), "x", "x", 1, 0, &err), BRI_EIO);
+  memset(&tally, 0, sizeof tally);
+  ck_assert_int_eq(bri_s3_put(c, &tally, bucket(), "x", "x", 1, 0, &err), BRI_EIO);
   ck_assert_msg(strstr(err.msg, "put s3://bucket/x: HTTP 403 SignatureDoesNotMatch"), "%s", err.msg);
-  bri_s3_stats st;
-  bri_s3_client_stats(c, &st);
+  bri_store_stats st = counted();
   ck_assert_uint_eq(st.retries, 0);
-  ck_assert_uint_eq(st.requests[BRI_S3_OP_PUT][BRI_S3_STATUS_4XX], 1);
+  ck_assert_uint_eq(st.requests, 1);
+  ck_assert_uint_eq(st.by_kind[BRI_REQ_PUT][BRI_REQ_4XX], 1);
   bri_s3_client_free(c);
 }
 END_TEST
@@ -368,7 +382,7 @@ START_TEST(test_rate_limit) {
   put(c, "r", "0123456789");
   char *k = key("r");
   char out[10];
-  bri_s3_batch *b = bri_s3_batch_new(c);
+  bri_s3_batch *b = bri_s3_batch_new(c, &tally);
   for (int i = 0; i < 10; i++) ck_assert(bri_s3_batch_get_range(b, bucket(), k, (uint64_t)i, 1, out + i, &err) == 0);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -455,6 +469,7 @@ static const bri_s3_options fast = {.connect_timeout_ms = 2000, .idle_timeout_ms
 /* A proxy, a client through it with fast retries, a fresh key prefix. */
 static bri_s3_client *through_proxy(proxy *p) {
   proxy_start(p);
+  memset(&tally, 0, sizeof tally);
   bri_s3_client *c = client_at(p->url, &fast);
   new_prefix();
   return c;
@@ -478,28 +493,27 @@ START_TEST(test_faults_retried) {
            "{\"match\":\"list-type=2\",\"action\":\"status:500\",\"times\":1}]",
            k, k, k, k);
   proxy_rules(&p, rules, hits);
-  ck_assert_msg(bri_s3_put(c, bucket(), k, payload, n, 0, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_put(c, &tally, bucket(), k, payload, n, 0, &err) == 0, "%s", err.msg);
   expect_object(c, k, payload, n);
   uint8_t buf[1000];
   size_t got;
-  ck_assert_msg(bri_s3_get_range(c, bucket(), k, 5000, 1000, buf, &got, NULL, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_get_range(c, &tally, bucket(), k, 5000, 1000, buf, &got, NULL, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(got, 1000);
   ck_assert(!memcmp(buf, payload + 5000, 1000));
   bri_s3_list_args a = {.prefix = prefix};
   bri_s3_listing l;
-  ck_assert_msg(bri_s3_list_all(c, bucket(), &a, &l, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_list_all(c, &tally, bucket(), &a, &l, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(l.n_objects, 1);
   bri_s3_listing_clear(&l);
   proxy_rules(&p, NULL, hits);
   ck_assert_msg(strstr(hits, "\"0\": 1") && strstr(hits, "\"1\": 2") && strstr(hits, "\"2\": 1") &&
                     strstr(hits, "\"3\": 1") && strstr(hits, "\"4\": 1"),
                 "every fault fired once: %s", hits);
-  bri_s3_stats st;
-  bri_s3_client_stats(c, &st);
+  bri_store_stats st = counted();
   ck_assert_uint_eq(st.retries, 6);
-  ck_assert_uint_eq(st.requests[BRI_S3_OP_GET][BRI_S3_STATUS_5XX], 2);
-  ck_assert_uint_eq(st.requests[BRI_S3_OP_LIST][BRI_S3_STATUS_5XX], 1);
-  ck_assert_uint_ge(st.requests[BRI_S3_OP_PUT][BRI_S3_STATUS_NONE], 1);
+  ck_assert_uint_eq(st.by_kind[BRI_REQ_GET][BRI_REQ_5XX], 2);
+  ck_assert_uint_eq(st.by_kind[BRI_REQ_LIST][BRI_REQ_5XX], 1);
+  ck_assert_uint_ge(st.by_kind[BRI_REQ_PUT][BRI_REQ_NO_ANSWER], 1);
   free(k);
   free(payload);
   remove_prefix(c);
@@ -520,7 +534,7 @@ START_TEST(test_lost_answers_settled) {
   char *km = key("_versions/18446744073709551613.manifest"), *ks = key("src"), *kd = key("dst");
   size_t n = BRI_S3_PART_MIN;
   uint8_t *src = bri_pattern(n, 4);
-  ck_assert(bri_s3_put(c, bucket(), ks, src, n, 0, &err) == 0);
+  ck_assert(bri_s3_put(c, &tally, bucket(), ks, src, n, 0, &err) == 0);
   snprintf(rules, sizeof rules,
            "[{\"match\":\"PUT /bucket/%s\",\"action\":\"lose\",\"times\":1},"
            "{\"match\":\"POST /bucket/%s?uploadId\",\"action\":\"lose\",\"times\":1},"
@@ -528,19 +542,19 @@ START_TEST(test_lost_answers_settled) {
            "{\"match\":\"POST /bucket?delete\",\"action\":\"lose\",\"times\":1}]",
            km, kd, kd);
   proxy_rules(&p, rules, hits);
-  ck_assert_msg(bri_s3_put(c, bucket(), km, "manifest", 8, BRI_S3_PUT_IF_ABSENT, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_put(c, &tally, bucket(), km, "manifest", 8, BRI_S3_PUT_IF_ABSENT, &err) == 0, "%s", err.msg);
   /* someone else's object under the name: still taken after a lost answer */
   proxy_rules(&p, rules, hits);
-  ck_assert_int_eq(bri_s3_put(c, bucket(), km, "other", 5, BRI_S3_PUT_IF_ABSENT, &err), BRI_ETAKEN);
+  ck_assert_int_eq(bri_s3_put(c, &tally, bucket(), km, "other", 5, BRI_S3_PUT_IF_ABSENT, &err), BRI_ETAKEN);
 
   char *upload;
-  ck_assert(bri_s3_mpu_create(c, bucket(), kd, &upload, &err) == 0);
+  ck_assert(bri_s3_mpu_create(c, &tally, bucket(), kd, &upload, &err) == 0);
   bri_s3_part part;
-  bri_s3_batch *b = bri_s3_batch_new(c);
+  bri_s3_batch *b = bri_s3_batch_new(c, &tally);
   ck_assert(bri_s3_batch_copy_part(b, bucket(), kd, upload, 1, bucket(), ks, 0, n, &part, &err) == 0);
   ck_assert_msg(bri_s3_batch_run(b, &err) == 0, "%s", err.msg);
   bri_s3_batch_free(b);
-  ck_assert_msg(bri_s3_mpu_complete(c, bucket(), kd, upload, &part, 1, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_s3_mpu_complete(c, &tally, bucket(), kd, upload, &part, 1, &err) == 0, "%s", err.msg);
   free(upload);
   expect_object(c, kd, src, n);
   proxy_rules(&p, NULL, hits);
@@ -558,25 +572,118 @@ START_TEST(test_lost_answers_settled) {
 }
 END_TEST
 
+/* max_active caps the requests in flight on the whole client, every thread
+ * together: two threads with 3 GETs each, each GET held 300 ms by the
+ * proxy, 2 at a time: at least three rounds. */
+typedef struct getter {
+  bri_s3_client *c;
+  const char *key;
+  int rc;
+  char out[3];
+} getter;
+
+static void *get_three(void *arg) {
+  getter *g = arg;
+  bri_error err;
+  bri_s3_batch *b = bri_s3_batch_new(g->c, NULL);
+  for (int i = 0; i < 3; i++) bri_s3_batch_get_range(b, bucket(), g->key, (uint64_t)i, 1, g->out + i, &err);
+  g->rc = bri_s3_batch_run(b, &err);
+  bri_s3_batch_free(b);
+  return NULL;
+}
+
+START_TEST(test_max_active) {
+  proxy p;
+  proxy_start(&p);
+  bri_s3_options capped = fast;
+  capped.idle_timeout_ms = 5000;
+  capped.max_active = 2;
+  bri_s3_client *c = client_at(p.url, &capped);
+  new_prefix();
+  put(c, "k", "abc");
+  char *k = key("k"), rules[512], hits[4096];
+  snprintf(rules, sizeof rules, "[{\"match\":\"GET /bucket/%s\",\"action\":\"delay:300\"}]", k);
+  proxy_rules(&p, rules, hits);
+  getter g[2] = {{c, k, -1, {0}}, {c, k, -1, {0}}};
+  pthread_t th[2];
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int i = 0; i < 2; i++) ck_assert(pthread_create(&th[i], NULL, get_three, &g[i]) == 0);
+  for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+  for (int i = 0; i < 2; i++) {
+    ck_assert_int_eq(g[i].rc, 0);
+    ck_assert(!memcmp(g[i].out, "abc", 3));
+  }
+  ck_assert_msg(ms >= 850, "6 GETs of 300 ms, 2 at a time, took %.0f ms", ms);
+  proxy_rules(&p, "[]", hits);
+  remove_prefix(c);
+  free(k);
+  bri_s3_client_free(c);
+  proxy_stop(&p);
+}
+END_TEST
+
+/* Listings in a batch: each page its own outcome (one of them a 500 every
+ * time), the others unharmed. */
+START_TEST(test_batch_list) {
+  proxy p;
+  bri_s3_client *c = through_proxy(&p);
+  bri_error err, why[3];
+  put(c, "a/_versions/1", "x");
+  put(c, "a/_versions/2", "x");
+  put(c, "b/_versions/9", "x");
+  char pre[3][128], rules[512], hits[4096];
+  const char *dirs[3] = {"a", "b", "c"};
+  for (int i = 0; i < 3; i++) snprintf(pre[i], sizeof pre[i], "%s%s/_versions/", prefix, dirs[i]);
+  snprintf(rules, sizeof rules, "[{\"match\":\"%s\",\"action\":\"status:500\"}]", "c%2F_versions");
+  proxy_rules(&p, rules, hits);
+  bri_s3_listing l[3];
+  int rc[3];
+  bri_s3_batch *b = bri_s3_batch_new(c, &tally);
+  for (int i = 0; i < 3; i++) {
+    bri_s3_list_args a = {.prefix = pre[i], .delimiter = "/", .max_keys = 1};
+    ck_assert(bri_s3_batch_list(b, bucket(), &a, &l[i], &rc[i], &why[i], &err) == 0);
+  }
+  bri_s3_batch_run(b, &err);
+  bri_s3_batch_free(b);
+  ck_assert_int_eq(rc[0], 0);
+  ck_assert_uint_eq(l[0].n_objects, 1);
+  ck_assert_msg(strstr(l[0].objects[0].key, "a/_versions/1"), "%s", l[0].objects[0].key);
+  ck_assert(l[0].truncated);
+  ck_assert_int_eq(rc[1], 0);
+  ck_assert_uint_eq(l[1].n_objects, 1);
+  ck_assert_int_eq(rc[2], BRI_EIO);
+  ck_assert_msg(strstr(why[2].msg, "list s3://bucket/") && strstr(why[2].msg, "HTTP 500"), "%s", why[2].msg);
+  for (int i = 0; i < 3; i++) bri_s3_listing_clear(&l[i]);
+  ck_assert_uint_eq(counted().by_kind[BRI_REQ_LIST][BRI_REQ_5XX], 5); /* fast: 5 attempts */
+  proxy_rules(&p, "[]", hits);
+  remove_prefix(c);
+  bri_s3_client_free(c);
+  proxy_stop(&p);
+}
+END_TEST
+
 START_TEST(test_persistent_failure_named) {
   proxy p;
   proxy_start(&p);
   bri_s3_client *c = client_at(p.url, &fast);
+  memset(&tally, 0, sizeof tally);
   bri_error err;
   char hits[4096];
   proxy_rules(&p, "[{\"match\":\"GET /bucket/t.lance/\",\"action\":\"status:503\"}]", hits);
   uint8_t *data;
   size_t len;
-  ck_assert_int_eq(bri_s3_get(c, bucket(), "t.lance/x", &data, &len, &err), BRI_EIO);
+  ck_assert_int_eq(bri_s3_get(c, &tally, bucket(), "t.lance/x", &data, &len, &err), BRI_EIO);
   ck_assert_msg(strstr(err.msg, "get s3://bucket/t.lance/x: HTTP 503 SlowDown: injected by fault_proxy "
                                 "(after 5 attempts)"),
                 "%s", err.msg);
-  bri_s3_stats st;
-  bri_s3_client_stats(c, &st);
-  ck_assert_uint_eq(st.retries, 4);
+  ck_assert_uint_eq(counted().retries, 4);
+  ck_assert_uint_eq(counted().by_kind[BRI_REQ_GET][BRI_REQ_5XX], 5);
   /* a server that is gone: connection refused, named, retried, then given up */
   proxy_stop(&p);
-  ck_assert_int_eq(bri_s3_get(c, bucket(), "t.lance/x", &data, &len, &err), BRI_EIO);
+  ck_assert_int_eq(bri_s3_get(c, &tally, bucket(), "t.lance/x", &data, &len, &err), BRI_EIO);
   ck_assert_msg(strstr(err.msg, "get s3://bucket/t.lance/x: ") && strstr(err.msg, "after 5 attempts"),
                 "%s", err.msg);
   bri_s3_client_free(c);
@@ -596,6 +703,8 @@ static Suite *s3_client_suite(void) {
   tcase_add_test(tc, test_faults_retried);
   tcase_add_test(tc, test_lost_answers_settled);
   tcase_add_test(tc, test_persistent_failure_named);
+  tcase_add_test(tc, test_max_active);
+  tcase_add_test(tc, test_batch_list);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -2,9 +2,10 @@
  * radosgw (scripts/run-tests.sh starts it): reads and ranges, listings of
  * prefixes as directories, put-if-absent and replace, writers that become
  * one PUT or a multipart upload with UploadPartCopy of copied ranges (the
- * payload not passing through this process, by the client's byte
- * counters), copies within S3 and across backends, no links, deletes,
- * failpoints, per-prefix settings. Each test has its own prefix. */
+ * payload not passing through this process, by the store's counters),
+ * copies within S3 and across backends, no links, deletes, failpoints,
+ * per-prefix settings, counting by root, many listings at once. Each test
+ * has its own prefix. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,6 @@ static void setup(void) {
 
 /* Removes every object under the test's root. */
 static void teardown(void) {
-  bri_s3_client *unused = NULL;
-  (void)unused;
   const char *dirs[] = {"", "data", "data/sub", "_versions"};
   for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
     bri_store_entry *e;
@@ -63,9 +62,10 @@ static void put_text(const char *rel, const char *text) {
   ck_assert_msg(bri_store_put(st, at(rel), text, strlen(text), NULL, &err) == 0, "%s", err.msg);
 }
 
-static bri_s3_stats stats(void) {
-  bri_s3_stats s;
-  ck_assert(bri_s3_store_stats(st, &s, &err) == 0);
+/* What st moved so far (its own counters, storage/store.h). */
+static bri_store_stats stats(void) {
+  bri_store_stats s;
+  bri_store_stats_get(st, &s);
   return s;
 }
 
@@ -180,7 +180,7 @@ START_TEST(test_writers) {
   size_t src_n = 13u << 20, mine = 9u << 20, big = 12u << 20;
   uint8_t *src = bri_pattern(src_n, 1), *data = bri_pattern(mine, 2);
   ck_assert(bri_store_put(st, at("data/sub/src.blob"), src, src_n, NULL, &err) == 0);
-  bri_s3_stats before = stats();
+  bri_store_stats before = stats();
   ck_assert(bri_store_create(st, at("data/big.blob"), NULL, &w, &err) == 0);
   ck_assert(bri_swriter_append(w, data, mine, &err) == 0);
   ck_assert_msg(bri_swriter_append_copy(w, st, at("data/sub/src.blob"), 1000, big, &err) == 0, "%s", err.msg);
@@ -190,11 +190,11 @@ START_TEST(test_writers) {
   bri_store_info info;
   ck_assert_int_eq(bri_store_stat(st, at("data/big.blob"), &info, &err), BRI_ENOTFOUND);
   ck_assert_msg(bri_swriter_finish(w, &err) == 0, "%s", err.msg);
-  bri_s3_stats after = stats();
+  bri_store_stats after = stats();
   /* the 9 MiB: one 8 MiB part; then 1 MiB buffered, topped up to 5 MiB from the copied
    * range's head (4 MiB read), the other 8 MiB of it copied by the server; the last
    * 100000 bytes copied by the server too (the last part may be small) */
-  uint64_t read = after.bytes_in - before.bytes_in, copied = after.bytes_server_copied - before.bytes_server_copied;
+  uint64_t read = after.bytes_read - before.bytes_read, copied = after.bytes_copied_server - before.bytes_copied_server;
   ck_assert_uint_eq(copied, big - (4u << 20) + 100000);
   ck_assert_uint_lt(read, (4u << 20) + 20000);
   ck_assert_uint_ge(read, 4u << 20);
@@ -215,8 +215,8 @@ START_TEST(test_writers) {
   ck_assert(bri_swriter_append(w, "tail", 4, &err) == 0);
   ck_assert(bri_swriter_finish(w, &err) == 0);
   after = stats();
-  ck_assert_uint_eq(after.bytes_server_copied - before.bytes_server_copied, src_n);
-  ck_assert_uint_lt(after.bytes_in - before.bytes_in, 20000);
+  ck_assert_uint_eq(after.bytes_copied_server - before.bytes_copied_server, src_n);
+  ck_assert_uint_lt(after.bytes_read - before.bytes_read, 20000);
   ck_assert(bri_store_read(st, at("data/copied.blob"), 64u << 20, &b, &n, &err) == 0);
   ck_assert_uint_eq(n, src_n + 4);
   ck_assert(!memcmp(b, src, src_n) && !memcmp(b + src_n, "tail", 4));
@@ -245,8 +245,8 @@ START_TEST(test_writers) {
   }
   ck_assert_msg(bri_swriter_finish(w, &err) == 0, "%s", err.msg);
   after = stats();
-  ck_assert_uint_eq(after.bytes_server_copied - before.bytes_server_copied, 12000000);
-  ck_assert_uint_lt(after.bytes_in - before.bytes_in, 20000);
+  ck_assert_uint_eq(after.bytes_copied_server - before.bytes_copied_server, 12000000);
+  ck_assert_uint_lt(after.bytes_read - before.bytes_read, 20000);
   ck_assert(bri_store_read(st, at("data/pack.blob"), 64u << 20, &b, &n, &err) == 0);
   ck_assert_uint_eq(n, 12000000);
   ck_assert(!memcmp(b, src, 6000000) && !memcmp(b + 6000000, src + 6005000, 6000000));
@@ -257,7 +257,7 @@ START_TEST(test_writers) {
   ck_assert(bri_swriter_append_copy(w, st, at("data/sub/src.blob"), 77, 300000, &err) == 0);
   ck_assert_msg(bri_swriter_finish(w, &err) == 0, "%s", err.msg);
   after = stats();
-  ck_assert_uint_eq(after.bytes_server_copied - before.bytes_server_copied, 300000);
+  ck_assert_uint_eq(after.bytes_copied_server - before.bytes_copied_server, 300000);
   ck_assert(bri_store_read(st, at("data/one.blob"), 1u << 20, &b, &n, &err) == 0);
   ck_assert_uint_eq(n, 300000);
   ck_assert(!memcmp(b, src + 77, 300000));
@@ -271,12 +271,12 @@ START_TEST(test_copy_link_delete) {
   put_text("data/a.blob", "payload");
   bool linked = true;
   uint64_t bytes = 0;
-  bri_s3_stats before = stats();
+  bri_store_stats before = stats();
   ck_assert_msg(bri_store_copy(st, at("data/a.blob"), st, at("data/b.blob"), BRI_COPY_TRY_LINK, &linked,
                                &bytes, &err) == 0, "%s", err.msg);
   ck_assert(!linked);
   ck_assert_uint_eq(bytes, 7);
-  ck_assert_uint_eq(stats().bytes_server_copied - before.bytes_server_copied, 7);
+  ck_assert_uint_eq(stats().bytes_copied_server - before.bytes_copied_server, 7);
   ck_assert_int_eq(bri_store_copy(st, at("data/a.blob"), st, at("data/b.blob"), 0, NULL, &bytes, &err), BRI_ETAKEN);
   ck_assert_int_eq(bri_store_copy(st, at("data/zz"), st, at("data/c.blob"), 0, NULL, &bytes, &err), BRI_ENOTFOUND);
   ck_assert_int_eq(bri_store_link(st, at("data/a.blob"), st, at("data/l.blob"), &bytes, &err), BRI_EUNSUPPORTED);
@@ -326,13 +326,13 @@ START_TEST(test_prefetch) {
     put_text(rel, text);
     paths[i] = strdup(at(rel));
   }
-  bri_store_stats t0, t1, d;
-  bri_store_thread_stats(&t0);
+  bri_store_stats t0 = stats();
   bri_store_prefetch(st, (const char *const *)paths, 10, BRI_PREFETCH_OPEN);
   bri_store_prefetch(st, (const char *const *)paths + 10, 10, BRI_PREFETCH_STAT);
-  bri_store_thread_stats(&t1);
-  bri_store_stats_delta(&t1, &t0, &d);
-  ck_assert_uint_eq(d.requests, 20);
+  bri_store_stats t1 = stats();
+  ck_assert_uint_eq(t1.requests - t0.requests, 20);
+  ck_assert_uint_eq(t1.by_kind[BRI_REQ_GET][BRI_REQ_2XX] - t0.by_kind[BRI_REQ_GET][BRI_REQ_2XX], 10);
+  ck_assert_uint_eq(t1.by_kind[BRI_REQ_HEAD][BRI_REQ_2XX] - t0.by_kind[BRI_REQ_HEAD][BRI_REQ_2XX], 10);
   for (int i = 0; i < 10; i++) {
     bri_sfile *f;
     char buf[16], want[32];
@@ -347,9 +347,7 @@ START_TEST(test_prefetch) {
     ck_assert_uint_eq(info.size, 7); /* "file 1X" */
     ck_assert(info.mtime_ns > 0);
   }
-  bri_store_thread_stats(&t0);
-  bri_store_stats_delta(&t0, &t1, &d);
-  ck_assert_uint_eq(d.requests, 0);
+  ck_assert_uint_eq(stats().requests, t1.requests);
   /* a put through the store drops the cached tail: the next open sees the new bytes */
   put_text("data/f00.lance", "replaced!");
   bri_sfile *f;
@@ -385,6 +383,74 @@ START_TEST(test_configured_prefix) {
 }
 END_TEST
 
+/* A registered root counts what every store opened below it moves, on any
+ * thread; a store opened before the registration does not count there.
+ * Many listings at once: one batch, each directory its own result. */
+START_TEST(test_root_counts_and_list_many) {
+  const char *tables[] = {"a.lance", "b.lance", "c.lance"};
+  ck_assert(bri_store_count_root(root, &err) == 0);
+  ck_assert(bri_store_count_root(root, &err) == 0); /* twice: the same root */
+  bri_store_stats r0;
+  ck_assert_int_eq(bri_store_root_stats(root, &r0), 0);
+  ck_assert_uint_eq(r0.requests, 0);
+  bri_store_stats none;
+  ck_assert_int_eq(bri_store_root_stats("s3://bucket/never-registered", &none), BRI_ENOTFOUND);
+  char p[512];
+  for (int i = 0; i < 2; i++) { /* a and b get versions, c stays empty */
+    snprintf(p, sizeof p, "%s/%s", root, tables[i]);
+    bri_store *t;
+    ck_assert_msg(bri_store_open(p, 0, &t, &err) == 0, "%s", err.msg);
+    for (int v = 0; v < 3; v++) {
+      snprintf(p, sizeof p, "%s/%s/_versions/%020d.manifest", root, tables[i], 9 - v - i);
+      ck_assert_msg(bri_store_put_new(t, p, "m", 1, NULL, &err) == 0, "%s", err.msg);
+    }
+    bri_store_close(t);
+  }
+  bri_store_stats r1;
+  bri_store_root_stats(root, &r1);
+  ck_assert_uint_eq(r1.by_kind[BRI_REQ_PUT][BRI_REQ_2XX], 6);
+  ck_assert_uint_eq(r1.bytes_written, 6);
+  put_text("data/not-counted", "x"); /* st was opened before the root was registered */
+  bri_store_root_stats(root, &r0);
+  ck_assert_uint_eq(r0.requests, r1.requests);
+
+  bri_store *rs;
+  ck_assert(bri_store_open(root, 0, &rs, &err) == 0);
+  char dirs[4][512];
+  bri_store_listing l[4];
+  for (int i = 0; i < 3; i++) {
+    snprintf(dirs[i], sizeof dirs[i], "%s/%s/_versions", root, tables[i]);
+    l[i].dir = dirs[i];
+  }
+  snprintf(dirs[3], sizeof dirs[3], "%s/../x/_versions", root);
+  l[3].dir = dirs[3];
+  ck_assert(bri_store_list_first_many(rs, l, 4, 0, 1, &err) == 0);
+  ck_assert_int_eq(l[0].rc, 0);
+  ck_assert_uint_eq(l[0].count, 1);
+  ck_assert_str_eq(l[0].entries[0].name, "00000000000000000007.manifest"); /* the first by name */
+  ck_assert_int_eq(l[1].rc, 0);
+  ck_assert_uint_eq(l[1].count, 1);
+  ck_assert_str_eq(l[1].entries[0].name, "00000000000000000006.manifest");
+  ck_assert_int_eq(l[2].rc, 0);
+  ck_assert_uint_eq(l[2].count, 0);
+  ck_assert_int_eq(l[3].rc, BRI_ECORRUPT); /* refused before any request */
+  ck_assert_msg(strstr(l[3].err.msg, "not a plain relative path"), "%s", l[3].err.msg);
+  for (int i = 0; i < 4; i++) bri_store_entries_free(l[i].entries, l[i].count);
+  bri_store_stats r2;
+  bri_store_root_stats(root, &r2);
+  ck_assert_uint_eq(r2.by_kind[BRI_REQ_LIST][BRI_REQ_2XX] - r1.by_kind[BRI_REQ_LIST][BRI_REQ_2XX], 3);
+  bri_store_stats mine;
+  bri_store_stats_get(rs, &mine);
+  ck_assert_uint_eq(mine.requests, 3);
+  for (int i = 0; i < 2; i++)
+    for (int v = 0; v < 3; v++) {
+      snprintf(p, sizeof p, "%s/%s/_versions/%020d.manifest", root, tables[i], 9 - v - i);
+      ck_assert(bri_store_delete(rs, p, &err) == 0);
+    }
+  bri_store_close(rs);
+}
+END_TEST
+
 static Suite *s3_store_suite(void) {
   Suite *s = suite_create("s3_store");
   TCase *tc = tcase_create("s3_store");
@@ -396,6 +462,7 @@ static Suite *s3_store_suite(void) {
   tcase_add_test(tc, test_copy_link_delete);
   tcase_add_test(tc, test_prefetch);
   tcase_add_test(tc, test_configured_prefix);
+  tcase_add_test(tc, test_root_counts_and_list_many);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -145,6 +145,17 @@ int bri_table_store_of(const bri_table *t, const Lance__Table__Manifest *m, cons
                        path, t->root);
 }
 
+void bri_table_store_stats(const bri_table *t, bri_store_stats *out) {
+  memset(out, 0, sizeof *out);
+  if (!t) return;
+  bri_store_stats_get(t->store, out);
+  for (size_t i = 0; i < t->bases->n; i++) {
+    bri_store_stats one;
+    bri_store_stats_get(t->bases->stores[i], &one);
+    bri_store_stats_add(out, &one);
+  }
+}
+
 uint64_t bri_table_latest_version(const bri_table *t) {
   return t->n_versions ? t->versions[t->n_versions - 1].version : 0;
 }

@@ -51,6 +51,11 @@ int bri_table_create(bri_store *st, bri_table **out, bri_error *err);
 int bri_table_store_of(const bri_table *t, const Lance__Table__Manifest *m, const char *path,
                        bri_store **out, bri_error *err);
 
+/* What the table's stores (its root's and its bases') moved since it was
+ * opened (storage/store.h bri_store_stats): a job that opens a table for
+ * itself reads here what it moved, whatever threads did the work. */
+void bri_table_store_stats(const bri_table *t, bri_store_stats *out);
+
 /* Lists the versions of the table again (after a commit, or to see other
  * writers' commits). */
 int bri_table_refresh(bri_table *t, bri_error *err);
