@@ -30,7 +30,7 @@ brid_stop
 brid_start s --config "$TMPD/s.conf" --debounce 1s
 wait_until 10 checked || fail "no planner check after the restart"
 [ "$(tj 'd["fragments"]')" = 4 ] || fail "after a restart: $(tj 'd["fragments"]') fragments, expected 4"
-ctl metrics | grep -q "^brid_table_fragments{table=\"$T\"} 4$" || fail "brid_table_fragments after a restart"
+ctl metrics >"$TMPD/m.txt"; grep -q "^brid_table_fragments{table=\"$T\"} 4$" "$TMPD/m.txt" || fail "brid_table_fragments after a restart: $(grep brid_table_fragments "$TMPD/m.txt")"
 echo "ok after a restart: 4 fragments in tables and metrics"
 
 ctl compact "$T" --wait --json >"$TMPD/c.json" 2>/dev/null || fail "compact"
@@ -52,7 +52,8 @@ ctl status >"$TMPD/status.txt"
 grep -q "degraded for" "$TMPD/status.txt" && grep -q "^unreadable: $T: " "$TMPD/status.txt" ||
   fail "brictl status: $(cat "$TMPD/status.txt")"
 [ "$(tj 'd["state"]')" = unreadable ] || fail "tables: state $(tj 'd["state"]')"
-ctl metrics | grep -q '^brid_tables_unreadable 1$' || fail "metrics: brid_tables_unreadable"
+ctl metrics >"$TMPD/m.txt" # (not piped into grep -q: brictl would write into a closed pipe)
+grep -q '^brid_tables_unreadable 1$' "$TMPD/m.txt" || fail "metrics: brid_tables_unreadable"
 rm "$T/_versions/$next.manifest"
 running() { [ "$(ctl status --json | jget 'd["state"]')" = running ]; }
 wait_until 10 running || fail "status stays $(ctl status --json | jget 'd["state"]') once the table is readable"
