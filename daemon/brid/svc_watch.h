@@ -62,6 +62,11 @@ int svc_watch_start(brid *d, bri_error *err);
 /* Walks the roots again, off the loop: new tables are registered and
  * watched, vanished ones unwatched, when the walk comes back. */
 void svc_watch_discover(brid *d);
+/* A discovery of one S3 root (its poll, svc_poll.c), beside any other;
+ * done(user, rc, err) on the loop when it has ended (rc: the root could not
+ * be listed; at once when brid drains). */
+void svc_watch_discover_root(brid *d, const char *root, void (*done)(void *user, int rc, const bri_error *err),
+                             void *user);
 /* cb(user) on the loop once a discovery that starts after this call has
  * ended (at once when brid drains). */
 void svc_watch_discover_then(brid *d, void (*cb)(void *user), void *user);
