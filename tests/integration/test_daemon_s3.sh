@@ -10,11 +10,13 @@
 #  - LanceDB appends: the next poll sees the new version, brid compacts
 #    again, LanceDB reads identical values;
 #  - a table LanceDB creates after brid started is found and compacted;
+#  - cleanup, verify and materialize of an S3 table run as brid's jobs;
+#    LanceDB still reads the same;
 #  - brictl metrics shows the root's S3 requests (LISTs of the polls, GETs,
 #    server-side copies) and its polls;
 #  - a secret written in brid.conf itself is refused, naming the key; so are
 #    a secret file every user may read and settings of a root not configured.
-# About 20 s.
+# About 10-15 s.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_s3 daemon
@@ -97,7 +99,20 @@ lance_read "$L" --json >"$TMPD/late_after.json"
 same "$TMPD/late_before.json" "$TMPD/late_after.json" || fail "LanceDB reads other values in the late table"
 echo "ok late table found and compacted"
 
-# 4. the root's S3 requests and polls
+# 4. cleanup, verify and materialize jobs on the S3 table, through brid
+ctl cleanup "$T" --older-than 0 --grace 0 --wait --json >"$TMPD/clean.json" 2>"$TMPD/err" ||
+  fail "cleanup through brid: $(cat "$TMPD/err")"
+[ "$(jget 'd["result"]["files"]' <"$TMPD/clean.json")" -gt 0 ] || fail "cleanup deleted nothing: $(cat "$TMPD/clean.json")"
+ctl verify "$T" --wait >"$TMPD/verify.out" 2>&1 || fail "verify through brid: $(cat "$TMPD/verify.out")"
+ctl materialize "$T" --wait >"$TMPD/mat.out" 2>&1 || fail "materialize through brid: $(cat "$TMPD/mat.out")"
+[ "$(count_jobs cleanup succeeded "$T")" = 1 ] && [ "$(count_jobs verify succeeded "$T")" = 1 ] &&
+  [ "$(count_jobs materialize succeeded "$T")" = 1 ] ||
+  fail "the cleanup and verify did not run as brid's jobs: $(ctl jobs --table "$T")"
+lance_read "$T" --json >"$TMPD/after3.json"
+same "$TMPD/before2.json" "$TMPD/after3.json" || fail "LanceDB reads other values after cleanup and verify"
+echo "ok cleanup, verify and materialize as brid's jobs"
+
+# 5. the root's S3 requests and polls
 R="root=\"$P\""
 lists=$(metric "brid_storage_requests_total\{$R,kind=\"list\",status=\"2xx\"\}")
 gets=$(metric "brid_storage_requests_total\{$R,kind=\"get\",status=\"2xx\"\}")
