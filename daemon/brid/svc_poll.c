@@ -203,8 +203,9 @@ void svc_poll_apply_config(brid *d) {
     }
     p->configured = true;
     uint64_t every = (uint64_t)svc_config_root(&d->cfg, p->root)->poll_interval_sec * 1000;
-    if (uv_timer_get_repeat(&p->timer) != every || !uv_is_active((uv_handle_t *)&p->timer))
-      uv_timer_start(&p->timer, on_poll, every, every);
+    /* a root new to this daemon is polled at once (its first discovery) */
+    if (!uv_is_active((uv_handle_t *)&p->timer)) uv_timer_start(&p->timer, on_poll, 0, every);
+    else if (uv_timer_get_repeat(&p->timer) != every) uv_timer_start(&p->timer, on_poll, every, every);
   }
   for (size_t i = 0; i < d->n_polls; i++)
     if (!d->polls[i]->configured) uv_timer_stop(&d->polls[i]->timer);

@@ -790,8 +790,10 @@ int svc_watch_start(brid *d, bri_error *err) {
   d->sweep_timer.data = d;
   d->rescan_timer.data = d;
   /* the first discovery before the loop serves anything: brid is not
-   * ready until it knows its tables */
-  disc_req *r = discover_req(d, SCOPE_ALL, NULL);
+   * ready until it knows its local tables (S3 roots: their first poll
+   * comes right after, off the loop, so that a store that does not answer
+   * cannot hold start-up) */
+  disc_req *r = discover_req(d, SCOPE_LOCAL, NULL);
   if (!r) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   discover_work(&r->req);
   discover_done(&r->req, 0);

@@ -14,6 +14,8 @@
 #    LanceDB still reads the same;
 #  - brictl metrics shows the root's S3 requests (LISTs of the polls, GETs,
 #    server-side copies) and its polls;
+#  - an S3 root that does not answer: brid starts and answers all the same,
+#    the root's polls fail (brid_poll_failures_total), the error logged once;
 #  - a secret written in brid.conf itself is refused, naming the key; so are
 #    a secret file every user may read and settings of a root not configured.
 # About 10-15 s.
@@ -126,4 +128,26 @@ ctl metrics --json | jget '[f["name"] for f in d["families"] if f["name"].starts
   fail "metrics --json has no storage families"
 echo "ok metrics: $lists LIST, $gets GET, $copies server-side copies, $polls polls"
 brid_stop || fail "brid did not stop cleanly"
+
+# 6. an S3 root that does not answer holds neither start-up nor the other
+#    roots; its polls fail, counted, the error logged once
+mkdir -p "$TMPD/local"
+cat >"$TMPD/down.conf" <<EOF
+[daemon]
+root = $TMPD/local
+root = s3://$BRI_S3_BUCKET/unreachable
+[root s3://$BRI_S3_BUCKET/unreachable]
+endpoint = http://127.0.0.1:9
+access_key_id = x
+secret_access_key_file = $TMPD/secret
+poll_interval = 1s
+EOF
+BRID_PREFIX="env AWS_MAX_ATTEMPTS=1" brid_start down --config "$TMPD/down.conf"
+failed_twice() { [ "$(metric "brid_poll_failures_total\\{root=\"s3://$BRI_S3_BUCKET/unreachable\"\\}")" -ge 2 ]; }
+wait_until 15 failed_twice || fail "the polls of an unreachable root are not counted as failures"
+[ "$(grep -c "root s3://$BRI_S3_BUCKET/unreachable: cannot list" "$BRID_LOG")" = 1 ] ||
+  fail "the unreachable root's error is not logged exactly once: $(grep unreachable "$BRID_LOG")"
+ctl status >/dev/null || fail "brid does not answer beside an unreachable root"
+brid_stop || fail "brid did not stop cleanly"
+echo "ok an unreachable root: polls fail, counted, logged once"
 pass
