@@ -99,7 +99,11 @@ int cli_client_call(const cli_client *c, const char *method, json_t *params, jso
 
 const char *cli_table_path(const char *arg, char *buf, size_t cap) {
   char r[PATH_MAX];
-  if (realpath(arg, r)) {
+  if (!strncmp(arg, "s3://", 5)) { /* as brid names it: without trailing slashes */
+    size_t n = strlen(arg);
+    while (n > 5 && arg[n - 1] == '/') n--;
+    snprintf(buf, cap, "%.*s", (int)n, arg);
+  } else if (realpath(arg, r)) {
     snprintf(buf, cap, "%s", r);
   } else if (arg[0] == '/') {
     snprintf(buf, cap, "%s", arg);

@@ -29,7 +29,9 @@ static void detail(const json_t *t) {
   state_of(t, st, sizeof st);
   printf("table:            %s (id %lld)\n", cli_str(t, "root"), cli_int(t, "id"));
   printf("state:            %s%s%s\n", st, json_is_true(json_object_get(t, "paused_by_config")) ? " (paused by the configuration)" : "",
-         json_is_true(json_object_get(t, "watching")) ? ", watched" : ", not watched (sweep only)");
+         json_is_true(json_object_get(t, "watching"))  ? ", watched"
+         : json_is_true(json_object_get(t, "polled")) ? ", polled (S3)"
+                                                       : ", not watched (sweep only)");
   if (!strcmp(cli_str(t, "state"), "pending"))
     printf("                  the latest version has work and no job is queued%s\n",
            json_is_false(json_object_get(t, "auto_compact")) ? " (auto_compact = no: brictl compact TABLE)" : "");

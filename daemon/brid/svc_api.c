@@ -53,14 +53,23 @@ static bool has_versions_dir(const char *dir) {
 static const svc_table_view *param_table(call *c) {
   const char *p = c->r.table;
   char canon[PATH_MAX];
-  const svc_table_view *t = p && realpath(p, canon) ? svc_view_table(c->view, canon) : NULL;
+  /* an S3 table by its URI (no trailing '/'), a local one by its real path */
+  bool s3 = p && svc_root_is_s3(p), known = false;
+  if (s3) {
+    size_t n = strlen(p);
+    while (n > 5 && p[n - 1] == '/') n--;
+    known = n < sizeof canon && snprintf(canon, sizeof canon, "%.*s", (int)n, p) > 0;
+  } else {
+    known = p && realpath(p, canon);
+  }
+  const svc_table_view *t = known ? svc_view_table(c->view, canon) : NULL;
   if (t && t->present) return t;
-  if (p && !c->discovered && realpath(p, canon) && has_versions_dir(canon) && svc_view_under_root(c->view, canon)) {
+  if (known && !c->discovered && (s3 || has_versions_dir(canon)) && svc_view_under_root(c->view, canon)) {
     c->post |= SVC_POST_DISCOVER;
     return fail(c, RPC_NOT_FOUND, "%s: not discovered yet", p), NULL;
   }
-  return fail(c, RPC_NOT_FOUND, "%s is not a table brid watches (a directory with _versions/ under a "
-                                "configured root)", p ? p : "(none)"), NULL;
+  return fail(c, RPC_NOT_FOUND, "%s is not a table brid watches (a directory with _versions/, or an "
+                                "S3 NAME.lance prefix, under a configured root)", p ? p : "(none)"), NULL;
 }
 
 /* ----------------------------------------------------------------- JSON */
@@ -142,6 +151,7 @@ static json_t *table_json(const svc_view *v, const bri_jobs_table *row) {
   json_t *o = json_pack("{s:I, s:s, s:b, s:b, s:b, s:b}", "id", (json_int_t)row->id, "root", row->root, "present",
                         t && t->present, "watching", t && t->watching, "paused", row->paused != 0,
                         "paused_by_config", t && t->paused_by_config);
+  json_object_set_new(o, "polled", json_boolean(t && t->polled));
   json_object_set_new(o, "state", json_string(table_state(t, row)));
   json_object_set_new(o, "auto_compact", json_boolean(!t || t->policy.auto_compact));
   json_object_set_new(o, "latest_version", t && t->has_latest ? json_integer((json_int_t)t->latest_version) : json_null());

@@ -7,7 +7,9 @@
  * 200 bytes; and section names are cut at 49 bytes, too short for table
  * paths, so "[table PATH]" headers are rewritten to "[table#N]" before
  * parsing (one line for one line: error line numbers stay right) and N
- * indexes the saved paths. */
+ * indexes the saved paths; "[root URI]" headers likewise. Secrets of S3
+ * roots are read from the files the configuration names, at load (so a
+ * reload reads them again), and never shown. */
 #include "svc_config.h"
 
 #include <ctype.h>
@@ -26,13 +28,14 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include "bri/table.h"
 #include "bri/util.h"
 #include "rpc/rpc_proto.h"
 #include "svc_log.h"
 
 /* ------------------------------------------------------------------ keys */
 
-typedef enum { S_DAEMON, S_POLICY } kscope;
+typedef enum { S_DAEMON, S_POLICY, S_ROOT } kscope;
 typedef enum {
   T_ROOT,     /* repeatable path, appended to roots */
   T_PATH,     /* char * */
@@ -46,6 +49,8 @@ typedef enum {
   T_STRATEGY, /* bri_strategy */
   T_MODE,     /* unsigned, octal permission bits */
   T_LEVEL,    /* int, a log level name */
+  T_STR,      /* char *, any text */
+  T_ADDRESSING, /* int, bri_s3_addressing: auto, path or virtual */
 } ktype;
 
 typedef struct key {
@@ -58,6 +63,7 @@ typedef struct key {
 
 #define D(n, t, f, lo, hi) {n, S_DAEMON, t, offsetof(svc_config, f), lo, hi}
 #define P(n, t, f, lo, hi) {n, S_POLICY, t, offsetof(svc_policy, f), lo, hi}
+#define R(n, t, f, lo, hi) {n, S_ROOT, t, offsetof(svc_root, f), lo, hi}
 
 static const key KEYS[] = {
     D("root", T_ROOT, roots, 0, 0),
@@ -99,6 +105,16 @@ static const key KEYS[] = {
     P("cleanup_retain_versions", T_U64, cleanup.retain_versions, 0, 1e12),
     P("cleanup_grace", T_DUR, cleanup.grace_sec, 0, 3650LL * 86400),
     P("cleanup_max_deletes_per_sec", T_DOUBLE, cleanup.max_deletes_per_sec, 0, 1e9),
+    R("endpoint", T_STR, endpoint, 0, 0),
+    R("region", T_STR, region, 0, 0),
+    R("addressing", T_ADDRESSING, addressing, 0, 0),
+    R("profile", T_STR, profile, 0, 0),
+    R("access_key_id", T_STR, access_key_id, 0, 0),
+    R("secret_access_key_file", T_PATH, secret_access_key_file, 0, 0),
+    R("session_token_file", T_PATH, session_token_file, 0, 0),
+    R("poll_interval", T_DUR, poll_interval_sec, 1, 86400),
+    R("max_requests_per_second", T_DOUBLE, max_requests_per_second, 0, 1e6),
+    R("max_requests_in_flight", T_INT, max_requests_in_flight, 1, 1024),
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 
@@ -107,8 +123,8 @@ const char *const *svc_config_key_names(void) {
   static char buf[NKEYS][64];
   if (!names[0])
     for (size_t i = 0; i < NKEYS; i++) {
-      snprintf(buf[i], sizeof buf[i], "%s.%s", KEYS[i].scope == S_DAEMON ? "daemon" : "policy",
-               KEYS[i].name);
+      snprintf(buf[i], sizeof buf[i], "%s.%s",
+               KEYS[i].scope == S_DAEMON ? "daemon" : KEYS[i].scope == S_POLICY ? "policy" : "root", KEYS[i].name);
       names[i] = buf[i];
     }
   return names;
@@ -125,6 +141,31 @@ void svc_policy_default(svc_policy *p) {
   p->batch_rows = 0;
   p->cleanup_interval_sec = 86400;
   bri_cleanup_policy_default(&p->cleanup);
+}
+
+static void root_default(svc_root *r) {
+  memset(r, 0, sizeof *r);
+  r->addressing = BRI_S3_ADDRESSING_AUTO;
+  r->poll_interval_sec = 30;
+  r->max_requests_in_flight = 16;
+}
+
+static void root_clear(svc_root *r) {
+  free(r->uri), free(r->endpoint), free(r->region), free(r->profile), free(r->access_key_id);
+  free(r->secret_access_key_file), free(r->session_token_file);
+  if (r->secret_access_key) explicit_bzero(r->secret_access_key, strlen(r->secret_access_key));
+  if (r->session_token) explicit_bzero(r->session_token, strlen(r->session_token));
+  free(r->secret_access_key), free(r->session_token);
+}
+
+bool svc_root_is_s3(const char *root) { return root && !strncmp(root, "s3://", 5); }
+
+const svc_root *svc_config_root(const svc_config *c, const char *uri) {
+  static const svc_root defaults = {.addressing = BRI_S3_ADDRESSING_AUTO, .poll_interval_sec = 30,
+                                    .max_requests_in_flight = 16};
+  for (size_t i = 0; i < c->n_root_settings; i++)
+    if (!strcmp(c->root_settings[i].uri, uri)) return &c->root_settings[i];
+  return &defaults;
 }
 
 void svc_config_init(svc_config *c) {
@@ -156,10 +197,20 @@ void svc_config_free(svc_config *c) {
   free(c->readonly_socket), free(c->readonly_group);
   for (size_t i = 0; i < c->n_sections; i++) free(c->sections[i].pattern), free(c->sections[i].canonical);
   free(c->sections);
+  for (size_t i = 0; i < c->n_root_settings; i++) root_clear(&c->root_settings[i]);
+  free(c->root_settings);
   memset(c, 0, sizeof *c);
 }
 
 /* --------------------------------------------------------------- values */
+
+/* An s3:// URI without trailing slashes (malloc'd): how brid names S3 roots
+ * and tables, and compares them. */
+static char *normalized_uri(const char *uri) {
+  size_t n = strlen(uri);
+  while (n > 5 && uri[n - 1] == '/') n--;
+  return strndup(uri, n);
+}
 
 /* Length of the longest valid UTF-8 prefix of s[0..n) (shortest forms, no
  * surrogates, at most U+10FFFF: what jansson accepts in a JSON string, and
@@ -258,13 +309,37 @@ static int set_value(parse_ctx *x, const key *k, void *base, const char *sect, c
   switch (k->type) {
   case T_ROOT: {
     svc_config *c = x->c;
-    if (v[0] != '/') return fail(x, "[%s] root: \"%s\" is not an absolute path", sect, v);
+    char *norm = NULL;
+    if (svc_root_is_s3(v)) {
+      if (bri_s3_uri_check(v, &err)) return fail(x, "[%s] root: %s", sect, err.msg);
+      norm = normalized_uri(v);
+    } else if (v[0] != '/') {
+      return fail(x, "[%s] root: \"%s\" is not an absolute path or an s3:// URI", sect, v);
+    } else {
+      norm = strdup(v);
+    }
     char **r = realloc(c->roots, (c->n_roots + 1) * sizeof *r);
-    if (!r) return fail(x, "out of memory");
-    c->roots = r;
-    if (!(c->roots[c->n_roots] = strdup(v))) return fail(x, "out of memory");
-    c->n_roots++;
+    if (r) c->roots = r;
+    if (!r || !norm) {
+      free(norm);
+      return fail(x, "out of memory");
+    }
+    c->roots[c->n_roots++] = norm;
     return 1;
+  }
+  case T_STR: {
+    if (!*v) return fail(x, "[%s] %s: empty value", sect, k->name);
+    char *d = strdup(v);
+    if (!d) return fail(x, "out of memory");
+    free(*(char **)f);
+    *(char **)f = d;
+    return 1;
+  }
+  case T_ADDRESSING: {
+    static const char *names[] = {"auto", "path", "virtual"};
+    for (int i = 0; i < 3; i++)
+      if (!strcmp(v, names[i])) return *(int *)f = i, 1;
+    return fail(x, "[%s] %s: \"%s\" is not auto, path or virtual", sect, k->name, v);
   }
   case T_PATH:
   case T_GROUP: {
@@ -344,6 +419,65 @@ static const key *find_key(const char *name, kscope scope) {
   return NULL;
 }
 
+/* The argument of a rewritten header ("table PATH", root "URI"): after
+ * the word, blanks and quotes dropped (malloc'd). */
+static char *header_arg(const char *header) {
+  const char *a = header + strcspn(header, " \t\"#");
+  while (*a == ' ' || *a == '\t') a++;
+  size_t n = strlen(a);
+  while (n && (a[n - 1] == ' ' || a[n - 1] == '\t')) n--;
+  if (n >= 2 && a[0] == '"' && a[n - 1] == '"') a++, n -= 2;
+  return strndup(a, n);
+}
+
+/* A key of a [root URI] section. */
+static int on_root_key(parse_ctx *x, size_t header, const char *shown, const char *name, const char *value) {
+  svc_config *c = x->c;
+  svc_root *r = NULL;
+  if (c->n_root_settings && c->root_settings[c->n_root_settings - 1].header == header) {
+    r = &c->root_settings[c->n_root_settings - 1];
+  } else {
+    char *uri = header_arg(x->section_names[header]);
+    if (!uri) return fail(x, "out of memory");
+    bri_error err;
+    if (!svc_root_is_s3(uri)) {
+      free(uri);
+      return fail(x, "[%s]: settings of a root are for s3://BUCKET/PREFIX roots (local roots need none)", shown);
+    }
+    if (bri_s3_uri_check(uri, &err)) {
+      free(uri);
+      return fail(x, "[%s]: %s", shown, err.msg);
+    }
+    char *norm = normalized_uri(uri);
+    free(uri);
+    for (size_t i = 0; norm && i < c->n_root_settings; i++)
+      if (!strcmp(c->root_settings[i].uri, norm)) {
+        free(norm);
+        return fail(x, "[%s]: a second section for this root", shown);
+      }
+    svc_root *a = norm ? realloc(c->root_settings, (c->n_root_settings + 1) * sizeof *a) : NULL;
+    if (!a) {
+      free(norm);
+      return fail(x, "out of memory");
+    }
+    c->root_settings = a;
+    r = &a[c->n_root_settings++];
+    root_default(r);
+    r->uri = norm;
+    r->header = header;
+  }
+  if (!strcmp(name, "secret_access_key") || !strcmp(name, "session_token"))
+    return fail(x, "[%s] %s: secrets are never written in brid.conf; put it in a file only brid's user can read "
+                "and name that file with %s_file", shown, name, name);
+  const key *k = find_key(name, S_ROOT);
+  if (!k) {
+    if (find_key(name, S_DAEMON) || find_key(name, S_POLICY))
+      return fail(x, "[%s] %s: not a key of a root (those are in [daemon], [defaults] or [table PATH])", shown, name);
+    return fail(x, "[%s] %s: unknown key", shown, name);
+  }
+  return set_value(x, k, r, shown, value);
+}
+
 static int on_ini(void *user, const char *section, const char *name, const char *value) {
   parse_ctx *x = user;
   if (x->has_msg) return 0;
@@ -352,6 +486,8 @@ static int on_ini(void *user, const char *section, const char *name, const char 
     if (!k) {
       if (find_key(name, S_POLICY))
         return fail(x, "[daemon] %s: a table policy key; put it in [defaults] or a [table PATH] section", name);
+      if (find_key(name, S_ROOT))
+        return fail(x, "[daemon] %s: a key of an S3 root; put it in a [root s3://BUCKET/PREFIX] section", name);
       return fail(x, "[daemon] %s: unknown key", name);
     }
     return set_value(x, k, x->c, "daemon", value);
@@ -365,6 +501,7 @@ static int on_ini(void *user, const char *section, const char *name, const char 
     size_t i = strtoul(section + 6, NULL, 10);
     if (i >= x->n_section_names) return fail(x, "internal error: section %s", section);
     shown = x->section_names[i];
+    if (!strncmp(shown, "root", 4)) return on_root_key(x, i, shown, name, value);
     /* consecutive keys of one header go to one section; the same header
      * again later starts a new one (file order decides) */
     svc_config *c = x->c;
@@ -379,27 +516,27 @@ static int on_ini(void *user, const char *section, const char *name, const char 
       ts->header = i;
       svc_policy_default(&ts->p);
       /* "table PATH" or table "PATH" */
-      const char *path = x->section_names[i] + 5;
-      while (*path == ' ' || *path == '\t') path++;
-      size_t n = strlen(path);
-      while (n && (path[n - 1] == ' ' || path[n - 1] == '\t')) n--;
-      if (n >= 2 && path[0] == '"' && path[n - 1] == '"') path++, n -= 2;
-      if (!(ts->pattern = strndup(path, n))) return fail(x, "out of memory");
-      if (ts->pattern[0] != '/')
-        return fail(x, "[%s]: the table path must be absolute", shown);
+      if (!(ts->pattern = header_arg(x->section_names[i]))) return fail(x, "out of memory");
+      bool s3 = svc_root_is_s3(ts->pattern);
+      if (ts->pattern[0] != '/' && !s3)
+        return fail(x, "[%s]: the table path must be absolute (or an s3:// URI)", shown);
       ts->is_glob = strpbrk(ts->pattern, "*?[") != NULL;
       char canon[PATH_MAX];
-      if (!ts->is_glob && realpath(ts->pattern, canon) && !(ts->canonical = strdup(canon)))
+      if (!ts->is_glob && (s3 ? !(ts->canonical = normalized_uri(ts->pattern))
+                              : realpath(ts->pattern, canon) && !(ts->canonical = strdup(canon))))
         return fail(x, "out of memory");
     }
     p = &ts->p;
   } else {
-    return fail(x, "[%s]: unknown section (expected [daemon], [defaults] or [table PATH])", section);
+    return fail(x, "[%s]: unknown section (expected [daemon], [defaults], [table PATH] or [root s3://...])",
+                section);
   }
   const key *k = find_key(name, S_POLICY);
   if (!k) {
     if (find_key(name, S_DAEMON))
       return fail(x, "[%s] %s: a daemon key; put it in [daemon]", shown, name);
+    if (find_key(name, S_ROOT))
+      return fail(x, "[%s] %s: a key of an S3 root; put it in a [root s3://BUCKET/PREFIX] section", shown, name);
     return fail(x, "[%s] %s: unknown key", shown, name);
   }
   if (ts) ts->set |= (uint64_t)1 << (k - KEYS);
@@ -423,8 +560,11 @@ static char *rewrite_sections(const char *text, size_t n, parse_ctx *x) {
     const char *close = q < p + len && *q == '[' ? memrchr(q, ']', (size_t)(p + len - q)) : NULL;
     /* "[table#...]" as written is taken too, so that it cannot name a
      * rewritten section (its path "#..." is then refused as relative) */
-    if (close && (size_t)(close - q) > 6 && !strncmp(q + 1, "table", 5) &&
-        (q[6] == ' ' || q[6] == '\t' || q[6] == '"' || q[6] == '#')) {
+    bool table = close && (size_t)(close - q) > 6 && !strncmp(q + 1, "table", 5) &&
+                 (q[6] == ' ' || q[6] == '\t' || q[6] == '"' || q[6] == '#');
+    bool root = close && (size_t)(close - q) > 5 && !strncmp(q + 1, "root", 4) &&
+                (q[5] == ' ' || q[5] == '\t' || q[5] == '"');
+    if (table || root) {
       char **names = realloc(x->section_names, (x->n_section_names + 1) * sizeof *names);
       if (!names) {
         free(out);
@@ -498,7 +638,69 @@ static int resolve_group(const char *setting, const char *name, gid_t *gid, bri_
   return 0;
 }
 
-static int validate(svc_config *c, bri_error *err) {
+/* Reads a secret from the file a [root] key names: its text, trailing
+ * blanks and newlines dropped. A file every user may read is refused (a
+ * secret there is no secret). */
+static int read_secret(const svc_root *r, const char *setting, const char *path, char **out, bri_error *err) {
+  struct stat st;
+  if (stat(path, &st) != 0)
+    return bri_error_set(err, BRI_EINVAL, "[root %s] %s: %s: %s", r->uri, setting, path, strerror(errno));
+  if (st.st_mode & S_IROTH)
+    return bri_error_set(err, BRI_EINVAL, "[root %s] %s: %s is readable by every user (mode %04o); make it "
+                         "readable by brid's user only (chmod 0600, or 0640 with brid's group)", r->uri, setting, path,
+                         (unsigned)(st.st_mode & 07777));
+  uint8_t *text;
+  size_t len;
+  if (bri_read_file(path, 4096, &text, &len, err)) return bri_error_wrap(err, "[root %s] %s", r->uri, setting);
+  while (len && isspace(text[len - 1])) text[--len] = 0;
+  if (!len || memchr(text, '\n', len) || memchr(text, 0, len)) {
+    explicit_bzero(text, len);
+    free(text);
+    return bri_error_set(err, BRI_EINVAL, "[root %s] %s: %s must hold the secret alone, on one line", r->uri, setting,
+                         path);
+  }
+  *out = (char *)text;
+  return 0;
+}
+
+/* The [root] sections: each names a configured root (unless --root
+ * replaced the file's roots), has its key id and secret file together, and
+ * gets its secrets read. */
+static int validate_roots(svc_config *c, bool roots_from_flags, bri_error *err) {
+  for (size_t i = 0; i < c->n_roots; i++)
+    if (svc_root_is_s3(c->roots[i]) && bri_s3_uri_check(c->roots[i], err))
+      return bri_error_wrap(err, "root %s", c->roots[i]);
+  for (size_t i = 0; i < c->n_root_settings; i++) {
+    svc_root *r = &c->root_settings[i];
+    bool configured = false;
+    for (size_t j = 0; j < c->n_roots; j++) configured |= !strcmp(c->roots[j], r->uri);
+    if (!configured && !roots_from_flags)
+      return bri_error_set(err, BRI_EINVAL, "[root %s]: not a configured root (add root = %s to [daemon])", r->uri,
+                           r->uri);
+    if (!r->access_key_id != !r->secret_access_key_file)
+      return bri_error_set(err, BRI_EINVAL, "[root %s]: access_key_id and secret_access_key_file go together", r->uri);
+    if (r->session_token_file && !r->access_key_id)
+      return bri_error_set(err, BRI_EINVAL, "[root %s]: session_token_file needs access_key_id and "
+                           "secret_access_key_file", r->uri);
+    if (r->profile && r->access_key_id)
+      return bri_error_set(err, BRI_EINVAL, "[root %s]: profile or access_key_id, not both", r->uri);
+    if (r->endpoint && strncmp(r->endpoint, "http://", 7) && strncmp(r->endpoint, "https://", 8))
+      return bri_error_set(err, BRI_EINVAL, "[root %s] endpoint: \"%s\" is not an http:// or https:// URL", r->uri,
+                           r->endpoint);
+    int rc;
+    if ((r->secret_access_key_file &&
+         (rc = read_secret(r, "secret_access_key_file", r->secret_access_key_file, &r->secret_access_key, err))) ||
+        (r->session_token_file &&
+         (rc = read_secret(r, "session_token_file", r->session_token_file, &r->session_token, err))))
+      return rc;
+    if (!utf8_ok(r->endpoint) || !utf8_ok(r->region) || !utf8_ok(r->profile) || !utf8_ok(r->access_key_id) ||
+        !utf8_ok(r->secret_access_key_file) || !utf8_ok(r->session_token_file))
+      return bri_error_set(err, BRI_EINVAL, "[root %s]: a setting is not UTF-8 text", r->uri);
+  }
+  return 0;
+}
+
+static int validate(svc_config *c, bool roots_from_flags, bri_error *err) {
   if (c->n_roots == 0)
     return bri_error_set(err, BRI_EINVAL, "no table root configured: give --root DIR or root = DIR in [daemon]");
   if (!c->socket_path && !(c->socket_path = strdup("/run/brid/brid.sock")))
@@ -539,7 +741,7 @@ static int validate(svc_config *c, bri_error *err) {
     for (size_t j = 0; j < i; j++)
       if (!strcmp(c->roots[i], c->roots[j]))
         return bri_error_set(err, BRI_EINVAL, "root %s is listed twice", c->roots[i]);
-  return 0;
+  return validate_roots(c, roots_from_flags, err);
 }
 
 int svc_config_load(svc_config *c, const svc_overrides *ov, bri_error *err) {
@@ -577,7 +779,7 @@ int svc_config_load_text(svc_config *c, const svc_overrides *ov, const char *tex
     c->n_roots = 0;
     for (size_t i = 0; !rc && i < ov->n_roots; i++) {
       char **r = realloc(c->roots, (c->n_roots + 1) * sizeof *r);
-      if (!r || !(r[c->n_roots] = strdup(ov->roots[i]))) {
+      if (!r || !(r[c->n_roots] = svc_root_is_s3(ov->roots[i]) ? normalized_uri(ov->roots[i]) : strdup(ov->roots[i]))) {
         if (r) c->roots = r;
         rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
         break;
@@ -601,7 +803,7 @@ int svc_config_load_text(svc_config *c, const svc_overrides *ov, const char *tex
     if (l < 0) rc = bri_error_set(err, BRI_EINVAL, "--log-level: \"%s\" is not error, warning, notice, info or debug", ov->log_level);
     else c->log_level = l;
   }
-  if (!rc) rc = validate(c, err);
+  if (!rc) rc = validate(c, ov->n_roots > 0, err);
   if (rc) svc_config_free(c);
   return rc;
 }
@@ -650,6 +852,21 @@ json_t *svc_policy_to_json(const svc_policy *p) {
       dur(c->grace_sec), "cleanup_max_deletes_per_sec", c->max_deletes_per_sec);
 }
 
+static json_t *str_or_null(const char *s) { return s ? json_string(s) : json_null(); }
+
+/* A root's settings as --check-config shows them: the secrets' files,
+ * never the secrets. */
+static json_t *root_to_json(const char *root, const svc_root *r) {
+  static const char *addressing[] = {"auto", "path", "virtual"};
+  return json_pack("{s:s, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:f, s:i}", "root", root, "endpoint",
+                   str_or_null(r->endpoint), "region", str_or_null(r->region), "addressing",
+                   addressing[r->addressing], "profile", str_or_null(r->profile), "access_key_id",
+                   str_or_null(r->access_key_id), "secret_access_key_file", str_or_null(r->secret_access_key_file),
+                   "session_token_file", str_or_null(r->session_token_file), "poll_interval",
+                   dur(r->poll_interval_sec), "max_requests_per_second", r->max_requests_per_second,
+                   "max_requests_in_flight", r->max_requests_in_flight);
+}
+
 json_t *svc_config_to_json(const svc_config *c) {
   json_t *roots = json_array();
   for (size_t i = 0; i < c->n_roots; i++) json_array_append_new(roots, json_string(c->roots[i]));
@@ -667,7 +884,7 @@ json_t *svc_config_to_json(const svc_config *c) {
   }
   char mode[8];
   snprintf(mode, sizeof mode, "%04o", c->socket_mode);
-  return json_pack("{s:o, s:o, s:s, s:s, s:o, s:s, s:o, s:s, s:i, s:o, s:o, s:i, s:o, s:I, s:i, s:o, s:o, s:s, s:i, s:o, s:o, s:o, s:I, s:o, s:o}",
+  json_t *out = json_pack("{s:o, s:o, s:s, s:s, s:o, s:s, s:o, s:s, s:i, s:o, s:o, s:i, s:o, s:I, s:i, s:o, s:o, s:s, s:i, s:o, s:o, s:o, s:I, s:o, s:o}",
                    "file", c->file ? json_string(c->file) : json_null(), "roots", roots, "socket",
                    c->socket_path, "socket_mode", mode, "socket_group",
                    c->socket_group ? json_string(c->socket_group) : json_null(), "readonly_socket",
@@ -683,4 +900,12 @@ json_t *svc_config_to_json(const svc_config *c) {
                    "retry_max", dur(c->retry_max_sec), "history_max_age",
                    dur(c->history_max_age_sec), "history_max_rows", (json_int_t)c->history_max_rows,
                    "defaults", svc_policy_to_json(&c->defaults), "tables", sections);
+  /* every S3 root, with its settings (a section's or the defaults) */
+  json_t *rs = json_array();
+  for (size_t i = 0; i < c->n_roots; i++)
+    if (svc_root_is_s3(c->roots[i])) {
+      json_array_append_new(rs, root_to_json(c->roots[i], svc_config_root(c, c->roots[i])));
+    }
+  json_object_set_new(out, "root_settings", rs);
+  return out;
 }

@@ -7,9 +7,13 @@
  * undocumented or vice versa. Sections:
  *   [daemon]          process settings (roots, socket, state, workers, timers)
  *   [defaults]        the policy every table starts from
- *   [table PATH]      policy overrides for one table (PATH absolute; a path
- *                     with * ? [ is an fnmatch(3) pattern over table roots);
- *                     sections apply in file order, later ones win
+ *   [table PATH]      policy overrides for one table (PATH absolute or an
+ *                     s3:// URI; a path with * ? [ is an fnmatch(3)
+ *                     pattern over table roots); sections apply in file
+ *                     order, later ones win
+ *   [root s3://B/P]   settings of one S3 root: endpoint, region, addressing,
+ *                     credentials (the secret read from a file, never
+ *                     written in brid.conf), poll_interval, request limits
  * Keys before any section belong to [daemon]. Unknown sections and keys are
  * errors (a typo must not silently fall back to a default). The
  * configuration is immutable once loaded: a reload builds a new one and
@@ -48,6 +52,21 @@ typedef struct svc_table_section {
   size_t header; /* index of its header in the file */
 } svc_table_section;
 
+/* Settings of one S3 root ([root URI]; roots without a section take the
+ * defaults: the environment's endpoint and credentials, as AWS tools take
+ * them). */
+typedef struct svc_root {
+  char *uri; /* the root, normalized (no trailing '/') */
+  size_t header; /* index of its header in the file */
+  char *endpoint, *region, *profile, *access_key_id;
+  int addressing; /* bri_s3_addressing */
+  char *secret_access_key_file, *session_token_file;
+  char *secret_access_key, *session_token; /* read from those files at load */
+  int64_t poll_interval_sec;      /* a LIST of each table's _versions/ this often */
+  double max_requests_per_second; /* 0: no limit */
+  int max_requests_in_flight;
+} svc_root;
+
 typedef struct svc_config {
   char *file; /* the INI file read, or NULL (built-in defaults only) */
   char **roots;
@@ -75,6 +94,8 @@ typedef struct svc_config {
   svc_policy defaults;
   svc_table_section *sections;
   size_t n_sections;
+  svc_root *root_settings;
+  size_t n_root_settings;
 } svc_config;
 
 /* Command-line settings; they win over the file's. */
@@ -105,6 +126,11 @@ int svc_config_load(svc_config *c, const svc_overrides *ov, bri_error *err);
  * ov->config_file only names it. svc_config_load reads the file and calls
  * this, so a fuzzer feeding bytes here takes brid's one parsing path. */
 int svc_config_load_text(svc_config *c, const svc_overrides *ov, const char *text, size_t len, bri_error *err);
+
+/* Whether root is an S3 root (s3://). */
+bool svc_root_is_s3(const char *root);
+/* The settings of an S3 root: its [root] section, or the defaults. */
+const svc_root *svc_config_root(const svc_config *c, const char *uri);
 
 /* The policy of the table at root (canonical path). */
 void svc_config_policy_for(const svc_config *c, const char *root, svc_policy *out);

@@ -23,6 +23,7 @@
 #include "svc_daemon.h"
 #include "svc_log.h"
 #include "svc_notify.h"
+#include "svc_poll.h"
 #include "svc_recover.h"
 #include "svc_sched.h"
 #include "svc_watch.h"
@@ -48,6 +49,7 @@ static void finish_shutdown(brid *d) {
   svc_pool_stop(d->pool);
   svc_control_close(d->ctl);
   svc_watch_close(d);
+  svc_poll_close(d);
   uv_close((uv_handle_t *)&d->sched_timer, close_cb);
   uv_close((uv_handle_t *)&d->cleanup_timer, close_cb);
   uv_close((uv_handle_t *)&d->drain_timer, close_cb);
@@ -59,7 +61,9 @@ static void finish_shutdown(brid *d) {
 
 void svc_daemon_worker_idle(brid *d) {
   if (!d->draining || d->handles_closed) return;
-  if (svc_pool_idle(d->pool) < svc_pool_size(d->pool) || d->checks_inflight || d->claiming || d->discovering) return;
+  if (svc_pool_idle(d->pool) < svc_pool_size(d->pool) || d->checks_inflight || d->claiming || d->discovering ||
+      d->polls_inflight)
+    return;
   finish_shutdown(d);
 }
 
@@ -102,6 +106,7 @@ void svc_daemon_shutdown(brid *d) {
   int busy = svc_pool_size(d->pool) - svc_pool_idle(d->pool);
   log_notice("stopping: %d job(s) running%s", busy, busy ? "; waiting for them (drain_timeout)" : "");
   svc_watch_stop(d);
+  svc_poll_stop(d);
   svc_sched_stop(d);
   uv_timer_start(&d->drain_timer, on_drain_deadline, (uint64_t)d->cfg.drain_sec * 1000, 0);
   svc_daemon_worker_idle(d);
@@ -197,6 +202,7 @@ int svc_daemon_reload_apply(brid *d, int rc, svc_config *loaded, const bri_error
   svc_config_free(&nc);
   svc_log_set_level(d->cfg.log_level);
   svc_watch_apply_config(d);
+  svc_poll_apply_config(d);
   svc_sched_cleanup_tick(d);
   svc_sched_kick(d);
   svc_notify_ready();
@@ -223,6 +229,9 @@ typedef struct reload_req {
 static void reload_work(uv_work_t *req) {
   reload_req *r = req->data;
   r->rc = svc_config_load(&r->cfg, &r->ov, &r->err);
+  /* the new roots' settings (a root's secret may have changed): stores
+   * opened from now on use them */
+  if (!r->rc && (r->rc = svc_poll_register(&r->cfg, &r->err)) != 0) svc_config_free(&r->cfg);
 }
 
 static void reload_done(uv_work_t *req, int status) {
@@ -254,6 +263,11 @@ int svc_daemon_run(brid *d) {
   int exit_code = 1;
   bri_error err;
 
+  /* the roots' S3 settings and counters, before recovery opens a table */
+  if (svc_poll_register(&d->cfg, &err)) {
+    log_err("%s", err.msg);
+    return exit_code;
+  }
   bri_jobs_options jo;
   bri_jobs_options_init(&jo);
   jo.max_attempts = d->cfg.max_attempts;
@@ -285,6 +299,7 @@ int svc_daemon_run(brid *d) {
     log_err("%s", err.msg);
     goto out_loop;
   }
+  svc_poll_apply_config(d);
   if (svc_pool_start(d, d->cfg.workers, &d->pool, &err)) {
     log_err("%s", err.msg);
     goto out_loop;
@@ -325,6 +340,7 @@ out_loop:
   svc_pool_free(d->pool);
   svc_control_free(d->ctl);
   svc_watch_free(d);
+  svc_poll_free(d);
   bri_jobs_close(d->store);
   return exit_code;
 }

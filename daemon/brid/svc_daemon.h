@@ -15,6 +15,7 @@
  *                  reload, drain and shutdown
  *   svc_config     configuration         svc_log      logging
  *   svc_watch      tables: discovery, inotify, debounce, sweep, planner checks
+ *   svc_poll       S3 roots: settings, walking, the poll timers
  *   svc_sched      triggers -> jobs, claiming jobs for idle workers, cleanup
  *                  schedule, history pruning
  *   svc_worker     the thread pool that runs jobs
@@ -66,6 +67,10 @@ typedef struct brid_table {
   uint64_t seen_version; /* mirrors the store's last seen version */
   int64_t last_check_ms, last_event_ms;
   char *check_error;
+  /* tables under an S3 root: polled, not watched (svc_poll.c) */
+  bool s3;
+  bool has_polled;
+  uint64_t polled_version; /* the latest version the last poll saw */
   /* scheduling (svc_sched.c) */
   int64_t cleanup_enqueued_ms;
   bool paused_by_config;
@@ -81,6 +86,18 @@ typedef struct brid_dirwatch {
   uv_fs_event_t ev;
 } brid_dirwatch;
 
+/* The poll timer of an S3 root (svc_poll.c). Never freed while the
+ * daemon runs (a root removed by a reload is only stopped). */
+typedef struct brid_poll {
+  brid *d;
+  char *root;
+  uv_timer_t timer;
+  bool configured; /* a root of the running configuration */
+  bool running;    /* a poll (a discovery of this root) is in flight */
+  uint64_t n_polls, n_failures;
+  char *last_error; /* of the last poll, while polls fail */
+} brid_poll;
+
 struct brid {
   uv_loop_t loop;
   svc_config cfg;
@@ -94,6 +111,8 @@ struct brid {
   size_t n_dirs, cap_dirs;
   bri_strmap dir_index;
   bool discovering, discover_again; /* svc_watch.c: one discovery at a time */
+  brid_poll **polls;                /* svc_poll.c: S3 roots */
+  size_t n_polls, polls_inflight;
   bool claiming, kick_again;        /* svc_sched.c: one claim at a time */
   bool ticking, tick_again;         /* svc_sched.c: one cleanup tick at a time */
   bool status_running;              /* svc_sched.c: a STATUS= count in flight */

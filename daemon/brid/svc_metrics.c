@@ -17,12 +17,18 @@
  *   brid_table_fragments{table}, brid_table_version{table},
  *   brid_fs_events_total, brid_checks_total, brid_check_errors_total, brid_triggers_total,
  *   brid_sweeps_total, brid_requests_total, brid_request_errors_total, brid_peers_refused_total,
- *   brid_connections_refused_total, brid_connections. */
+ *   brid_connections_refused_total, brid_connections,
+ *   brid_storage_requests_total{root,kind,status}, brid_storage_retries_total{root},
+ *   brid_storage_bytes_read_total{root}, brid_storage_bytes_written_total{root},
+ *   brid_storage_bytes_copied_total{root}, brid_polls_total{root}, brid_poll_failures_total{root}. */
 #include "svc_metrics.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "bri/table.h"
 
 #include "svc_worker.h"
 
@@ -50,6 +56,46 @@ static json_t *cut(const char *s, size_t max) {
   size_t n = strlen(s) < max ? strlen(s) : max;
   while (n && n < strlen(s) && ((unsigned char)s[n] & 0xC0) == 0x80) n--; /* whole UTF-8 characters */
   return json_stringn(s, n);
+}
+
+static json_t *root_label(const char *root) { return json_pack("{s:s}", "root", root); }
+
+/* What went to and from each root's storage (libbri counts it per root,
+ * every job, check and poll under it included; storage/store.h), and the
+ * S3 roots' polls. */
+static void storage_families(json_t *all, const svc_view *v) {
+  json_t *req = family(all, "brid_storage_requests_total", "counter",
+                       "Object-store requests under a root, every attempt, by kind and answer (status none: no answer).");
+  json_t *ret = family(all, "brid_storage_retries_total", "counter", "Object-store requests retried under a root.");
+  json_t *in = family(all, "brid_storage_bytes_read_total", "counter",
+                      "Bytes brid read from a root's storage (S3: response bodies).");
+  json_t *out = family(all, "brid_storage_bytes_written_total", "counter",
+                       "Bytes brid wrote to a root's storage (S3: request bodies).");
+  json_t *cp = family(all, "brid_storage_bytes_copied_total", "counter",
+                      "Bytes a root's storage copied for brid without them passing through brid (S3 server-side copies).");
+  for (size_t i = 0; i < v->n_roots; i++) {
+    const char *root = v->roots[i];
+    char canon[PATH_MAX];
+    bri_store_stats s;
+    /* a local root counts under its real path (svc_poll_register) */
+    if (bri_store_root_stats(svc_root_is_s3(root) || !realpath(root, canon) ? root : canon, &s) != 0) continue;
+    for (int k = 0; k < BRI_REQ_KINDS; k++)
+      for (int c = 0; c < BRI_REQ_CLASSES; c++)
+        if (s.by_kind[k][c])
+          sample(req, json_pack("{s:s, s:s, s:s}", "root", root, "kind", bri_store_req_name(k), "status",
+                                bri_store_req_class_name(c)), num(s.by_kind[k][c]));
+    sample(ret, root_label(root), num(s.retries));
+    sample(in, root_label(root), num(s.bytes_read));
+    sample(out, root_label(root), num(s.bytes_written));
+    sample(cp, root_label(root), num(s.bytes_copied_server));
+  }
+  json_t *polls = family(all, "brid_polls_total", "counter",
+                         "Polls of an S3 root: a listing of the root and of each table's _versions/.");
+  json_t *failed = family(all, "brid_poll_failures_total", "counter", "Polls of an S3 root that could not list the root.");
+  for (size_t i = 0; i < v->n_polls; i++) {
+    sample(polls, root_label(v->polls[i].root), num(v->polls[i].polls));
+    sample(failed, root_label(v->polls[i].root), num(v->polls[i].failures));
+  }
 }
 
 json_t *svc_metrics_json(const svc_view *v, bri_jobs_store *store, svc_pool *pool) {
@@ -181,6 +227,7 @@ json_t *svc_metrics_json(const svc_view *v, bri_jobs_store *store, svc_pool *poo
   for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) sample(family(all, c[k].name, "counter", c[k].help), NULL, num(c[k].v));
   sample(family(all, "brid_connections", "gauge", "Open control connections."), NULL,
          num(v->connections));
+  storage_families(all, v);
   return all;
 }
 

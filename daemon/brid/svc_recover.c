@@ -65,13 +65,12 @@ static int refs_build(const char *root, int64_t since_ms, refs **out, bri_error 
   }
   for (size_t i = 0; !rc && i < t->n_versions; i++) {
     char *mp = bri_table_manifest_path(t, t->versions[i].version);
-    struct stat st;
+    bri_store_info info;
     if (!mp) {
       rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
       break;
     }
-    bool skip = since_ms > 0 && stat(mp, &st) == 0 &&
-                (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000 < since_ms;
+    bool skip = since_ms > 0 && bri_store_stat(t->store, mp, &info, NULL) == 0 && info.mtime_ns / 1000000 < since_ms;
     free(mp);
     if (skip) continue;
     bri_manifest *m = NULL;
@@ -139,11 +138,16 @@ static int remove_path(const char *root, const char *path, bri_error *err) {
   return rc;
 }
 
-/* Whether a journaled output may still be there (never following a link):
- * only a definite "no such file" says it is gone. */
-static bool output_exists(const char *path) {
+/* Whether a journaled output of the table at root may still be there
+ * (never following a link): only a definite "no such file" says it is
+ * gone. A table on an object store is asked through its store. */
+static bool output_exists(const char *root, const char *path) {
   bri_store_info info;
-  return bri_store_stat(NULL, path, &info, NULL) != BRI_ENOTFOUND;
+  bri_store *st = NULL;
+  if (strstr(root, "://") && bri_store_open(root, 0, &st, NULL) != 0) return true; /* cannot tell */
+  bool there = bri_store_stat(st, path, &info, NULL) != BRI_ENOTFOUND;
+  bri_store_close(st);
+  return there;
 }
 
 static int64_t since_of(const bri_jobs_job *job) {
@@ -172,7 +176,7 @@ static int cached_refs(rctx *x, const bri_jobs_job *job, refs **out, bri_error *
 static int cb_is_referenced(void *user, const bri_jobs_job *job, const bri_jobs_output *o,
                             int *referenced, bri_error *err) {
   *referenced = 0;
-  if (!output_exists(o->path)) return 0;
+  if (!output_exists(job->root, o->path)) return 0;
   refs *r;
   int rc = cached_refs(user, job, &r, err);
   if (!rc) *referenced = refs_has(r, o->path);
@@ -241,7 +245,7 @@ int svc_recover_outputs(bri_jobs_store *s, const bri_jobs_job *job, size_t *remo
     int ref = 0;
     rc = cb_is_referenced(&x, job, &outs[i], &ref, err);
     if (!rc && !ref) {
-      bool existed = output_exists(outs[i].path);
+      bool existed = output_exists(job->root, outs[i].path);
       rc = remove_path(job->root, outs[i].path, err);
       if (!rc && existed && removed) (*removed)++;
     } else if (!rc && kept) {

@@ -38,7 +38,8 @@ static int param_table(chk *c, bool required) {
   if (!json_is_string(v) || !json_string_value(v)[0])
     return fail(c, RPC_INVALID_PARAMS, "params.table must be a table path (a string)");
   const char *p = json_string_value(v);
-  if (p[0] != '/') return fail(c, RPC_INVALID_PARAMS, "params.table must be an absolute path, got \"%s\"", p);
+  if (p[0] != '/' && strncmp(p, "s3://", 5))
+    return fail(c, RPC_INVALID_PARAMS, "params.table must be an absolute path or an s3:// URI, got \"%s\"", p);
   c->r->table = p;
   return 0;
 }

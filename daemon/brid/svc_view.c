@@ -21,7 +21,7 @@ svc_view *svc_view_take(brid *d) {
   for (size_t i = 0; ok && i < d->n_tables; i++) {
     const brid_table *t = d->tables[i];
     svc_table_view *tv = &v->tables[v->n_tables];
-    *tv = (svc_table_view){.id = t->id, .present = t->present, .watching = t->watching,
+    *tv = (svc_table_view){.id = t->id, .present = t->present, .watching = t->watching, .polled = t->s3,
                            .paused_by_config = t->paused_by_config, .has_latest = t->has_latest,
                            .loaded = t->loaded, .has_work = t->has_work, .latest_version = t->latest_version,
                            .fragments = t->fragments, .last_check_ms = t->last_check_ms,
@@ -31,6 +31,13 @@ svc_view *svc_view_take(brid *d) {
     if (tv->root) v->n_tables++;
   }
   for (size_t i = 0; ok && i < d->cfg.n_roots; i++) ok = (v->roots[v->n_roots++] = strdup(d->cfg.roots[i])) != NULL;
+  ok = ok && (v->polls = calloc(d->n_polls + 1, sizeof *v->polls));
+  for (size_t i = 0; ok && i < d->n_polls; i++) {
+    const brid_poll *p = d->polls[i];
+    if (!p->configured) continue;
+    v->polls[v->n_polls] = (svc_poll_view){.root = strdup(p->root), .polls = p->n_polls, .failures = p->n_failures};
+    ok = v->polls[v->n_polls++].root != NULL;
+  }
   v->config_file = dup_or_null(d->cfg.file);
   v->socket_path = dup_or_null(d->cfg.socket_path);
   v->readonly_socket = dup_or_null(d->cfg.readonly_socket);
@@ -63,6 +70,8 @@ void svc_view_free(svc_view *v) {
   bri_strmap_free(&v->by_root);
   for (size_t i = 0; i < v->n_roots; i++) free(v->roots[i]);
   free(v->roots);
+  for (size_t i = 0; i < v->n_polls; i++) free(v->polls[i].root);
+  free(v->polls);
   free(v->config_file), free(v->socket_path), free(v->readonly_socket), free(v->state_path);
   free(v->last_reload_error);
   free(v);
@@ -77,8 +86,9 @@ bool svc_view_under_root(const svc_view *v, const char *path) {
   for (size_t i = 0; i < v->n_roots; i++) {
     char r[PATH_MAX];
     size_t n;
-    if (realpath(v->roots[i], r) && (n = strlen(r)) && !strncmp(path, r, n) &&
-        (path[n] == '/' || path[n] == 0 || !strcmp(r, "/")))
+    const char *root = svc_root_is_s3(v->roots[i]) ? v->roots[i] : realpath(v->roots[i], r);
+    if (root && (n = strlen(root)) && !strncmp(path, root, n) &&
+        (path[n] == '/' || path[n] == 0 || !strcmp(root, "/")))
       return true;
   }
   return false;

@@ -25,7 +25,7 @@
 typedef struct svc_table_view {
   char *root;
   int64_t id;
-  bool present, watching, paused_by_config;
+  bool present, watching, polled, paused_by_config;
   bool has_latest, loaded, has_work;
   uint64_t latest_version, fragments;
   char *check_error; /* NULL when the last check read the table */
@@ -33,12 +33,20 @@ typedef struct svc_table_view {
   svc_policy policy;
 } svc_table_view;
 
+/* An S3 root's polls (svc_poll.c). */
+typedef struct svc_poll_view {
+  char *root;
+  uint64_t polls, failures;
+} svc_poll_view;
+
 typedef struct svc_view {
   svc_table_view *tables;
   size_t n_tables;
   bri_strmap by_root; /* root -> index (a) */
   char **roots;       /* the configured roots */
   size_t n_roots;
+  svc_poll_view *polls; /* the configured S3 roots' polls */
+  size_t n_polls;
   char *config_file, *socket_path, *readonly_socket, *state_path;
   bool draining;
   int64_t draining_ms, started_ms, last_reload_ms;

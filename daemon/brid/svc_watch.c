@@ -22,6 +22,7 @@
 #include "bri/table.h"
 #include "bri/util.h"
 #include "svc_log.h"
+#include "svc_poll.h"
 #include "svc_sched.h"
 
 #define RESCAN_DELAY_MS 1000
@@ -225,7 +226,14 @@ void svc_watch_check(brid_table *t, bool force) {
 
 static void on_debounce(uv_timer_t *h) { svc_watch_check(h->data, false); }
 
-static void on_rescan(uv_timer_t *h) { svc_watch_discover(h->data); }
+/* Which roots a discovery walks. */
+typedef enum { SCOPE_ALL, SCOPE_LOCAL, SCOPE_ONE } disc_scope;
+
+static void discover(brid *d, disc_scope scope);
+
+/* inotify saw a directory change: the local roots are walked again (the
+ * S3 roots have their polls) */
+static void on_rescan(uv_timer_t *h) { discover(h->data, SCOPE_LOCAL); }
 
 /* Coalesced: the first event arms the timer, later ones ride along. */
 static void schedule_rescan(brid *d) {
@@ -263,7 +271,7 @@ static void on_dir_event(uv_fs_event_t *h, const char *name, int events, int sta
 }
 
 static void watch_table(brid_table *t) {
-  if (t->watching || bri_failpoint_armed("watch.no_inotify")) return;
+  if (t->s3 || t->watching || bri_failpoint_armed("watch.no_inotify")) return; /* S3: polled */
   char p[PATH_MAX];
   snprintf(p, sizeof p, "%s/_versions", t->root);
   int e = uv_fs_event_start(&t->ev, on_table_event, p, 0);
@@ -345,6 +353,9 @@ typedef struct disc_table {
   bool created; /* the store did not know it either */
   bool has_seen, failed;
   uint64_t seen;
+  bool s3;          /* under an S3 root: polled */
+  bool has_version; /* the walk listed its latest version (S3) */
+  uint64_t version;
 } disc_table;
 
 typedef struct disc_waiter {
@@ -357,8 +368,15 @@ typedef struct disc_req {
   uv_work_t req;
   brid *d;
   bri_jobs_store *store;
-  char **roots;
+  char **roots;  /* the roots this discovery walks */
+  char **canon;  /* their canonical form (NULL: a local root that could not be resolved) */
+  int *root_rc;  /* an S3 root that could not be listed: its tables are left as they are */
+  bri_error root_err; /* the first such failure */
   size_t n_roots;
+  bool all_local; /* every local root is walked: directory watches are refreshed */
+  bool full;      /* every root is walked (a table under none is gone) */
+  void (*done)(void *user, int rc, const bri_error *err); /* a poll's (svc_poll.c) */
+  void *done_user;
   int depth;
   bri_strset known; /* registered roots: no store call for them */
   disc_table *tables;
@@ -369,8 +387,8 @@ typedef struct disc_req {
 } disc_req;
 
 static void disc_free(disc_req *r) {
-  for (size_t i = 0; i < r->n_roots; i++) free(r->roots[i]);
-  free(r->roots);
+  for (size_t i = 0; i < r->n_roots; i++) free(r->roots[i]), free(r->canon[i]);
+  free(r->roots), free(r->canon), free(r->root_rc);
   bri_strset_free(&r->known);
   for (size_t i = 0; i < r->n_tables; i++) free(r->tables[i].root);
   free(r->tables);
@@ -379,7 +397,11 @@ static void disc_free(disc_req *r) {
   free(r);
 }
 
-static void found_table(disc_req *r, const char *root) {
+/* A table the walk passed; registered in the store when it is new (a
+ * prefix an S3 walk could not tell about is only kept if known). */
+static void found_table(disc_req *r, const char *root, bool s3, svc_poll_kind kind, uint64_t version) {
+  bool known = bri_strset_has(&r->known, root);
+  if (s3 && kind == SVC_POLL_UNKNOWN && !known) return;
   if (r->n_tables == r->cap_tables) {
     size_t cap = r->cap_tables ? r->cap_tables * 2 : 64;
     disc_table *a = realloc(r->tables, cap * sizeof *a);
@@ -390,7 +412,10 @@ static void found_table(disc_req *r, const char *root) {
   memset(t, 0, sizeof *t);
   if (!(t->root = strdup(root))) return;
   r->n_tables++;
-  if (bri_strset_has(&r->known, root)) return;
+  t->s3 = s3;
+  t->has_version = s3 && kind == SVC_POLL_TABLE;
+  t->version = version;
+  if (known) return;
   t->fresh = true;
   bri_error err;
   int created = 0;
@@ -420,7 +445,7 @@ static void found_dir(disc_req *r, const char *path) {
 
 static void walk(disc_req *r, const char *path, int depth) {
   if (has_versions_dir(path)) {
-    found_table(r, path);
+    found_table(r, path, false, SVC_POLL_TABLE, 0);
     return; /* a table's inside is the table's business */
   }
   found_dir(r, path);
@@ -445,16 +470,52 @@ static void walk(disc_req *r, const char *path, int depth) {
   closedir(dir);
 }
 
+static void s3_found(void *ctx, const char *table, svc_poll_kind kind, uint64_t version) {
+  found_table(ctx, table, true, kind, version);
+}
+
 static void discover_work(uv_work_t *req) {
   disc_req *r = req->data;
   for (size_t i = 0; i < r->n_roots; i++) {
+    if (svc_root_is_s3(r->roots[i])) {
+      bri_error err;
+      r->canon[i] = strdup(r->roots[i]);
+      if ((r->root_rc[i] = svc_poll_walk(r->roots[i], r->depth, s3_found, r, &err)) != 0 && !r->root_err.code)
+        r->root_err = err;
+      if (r->root_rc[i] && !r->done) log_warn("root %s: cannot list: %s", r->roots[i], err.msg);
+      continue;
+    }
     char canon[PATH_MAX];
     if (!realpath(r->roots[i], canon)) {
       log_warn("root %s: %s; looking again at the next sweep", r->roots[i], strerror(errno));
       continue;
     }
+    r->canon[i] = strdup(canon);
     walk(r, canon, 0);
   }
+}
+
+/* The index of the walked root path lies under, or -1. */
+static ssize_t walked_root_of(const disc_req *r, const char *path) {
+  for (size_t i = 0; i < r->n_roots; i++) {
+    const char *c = r->canon[i];
+    size_t n = c ? strlen(c) : 0;
+    if (n && !strncmp(path, c, n) && (path[n] == '/' || path[n] == 0 || !strcmp(c, "/"))) return (ssize_t)i;
+  }
+  return -1;
+}
+
+/* A poll's word on a table: a latest version other than the last one
+ * seen (by a poll, else by a check) is a commit, as an inotify event is. */
+static void polled(brid_table *t, const disc_table *f) {
+  if (!f->has_version) return;
+  bool moved = t->has_polled ? f->version != t->polled_version : !t->has_latest || f->version != t->latest_version;
+  t->has_polled = true;
+  t->polled_version = f->version;
+  if (!moved || !t->present || t->d->draining) return;
+  log_debug("%s: version %llu (polled)", t->root, (unsigned long long)f->version);
+  t->last_event_ms = bri_now_ms();
+  uv_timer_start(&t->debounce, on_debounce, (uint64_t)debounce_ms(t), 0);
 }
 
 static void register_table(brid *d, const disc_table *f) {
@@ -467,6 +528,7 @@ static void register_table(brid *d, const disc_table *f) {
       watch_table(t);
       uv_timer_start(&t->debounce, on_debounce, (uint64_t)debounce_ms(t), 0);
     }
+    polled(t, f);
     return;
   }
   if (!f->fresh || f->failed) return; /* registered and gone again meanwhile, or no id */
@@ -491,6 +553,9 @@ static void register_table(brid *d, const disc_table *f) {
   t->present = t->found = true;
   t->has_seen = f->has_seen;
   t->seen_version = f->seen;
+  t->s3 = f->s3;
+  t->has_polled = f->has_version;
+  t->polled_version = f->version;
   svc_config_policy_for(&d->cfg, f->root, &t->policy);
   uv_fs_event_init(&d->loop, &t->ev);
   uv_timer_init(&d->loop, &t->debounce);
@@ -533,13 +598,23 @@ static void watch_dir(brid *d, const char *path) {
   }
 }
 
+/* Whether the discovery r decides about table t: t lies under a root it
+ * walked (and listed), or r walked every root. A table under a root that
+ * could not be listed just now is left as it is. */
+static bool in_scope(const disc_req *r, const brid_table *t) {
+  ssize_t i = walked_root_of(r, t->root);
+  if (i >= 0) return r->root_rc[i] == 0;
+  return r->full;
+}
+
 static void discover_done(uv_work_t *req, int status) {
   disc_req *r = req->data;
   brid *d = r->d;
-  d->discovering = false;
+  if (!r->done) d->discovering = false;
   if (status == 0 && !d->handles_closed) {
-    for (size_t i = 0; i < d->n_tables; i++) d->tables[i]->found = false;
-    for (size_t i = 0; i < d->n_dirs; i++) d->dirs[i]->present = false;
+    for (size_t i = 0; i < d->n_tables; i++) d->tables[i]->found = !in_scope(r, d->tables[i]);
+    if (r->all_local)
+      for (size_t i = 0; i < d->n_dirs; i++) d->dirs[i]->present = false;
     for (size_t i = 0; i < r->n_tables; i++) register_table(d, &r->tables[i]);
     for (size_t i = 0; i < r->n_dirs; i++) watch_dir(d, r->dirs[i]);
     for (size_t i = 0; i < d->n_tables; i++) {
@@ -550,7 +625,7 @@ static void discover_done(uv_work_t *req, int status) {
         t->present = false;
       }
     }
-    for (size_t i = 0; i < d->n_dirs; i++) {
+    for (size_t i = 0; r->all_local && i < d->n_dirs; i++) {
       brid_dirwatch *w = d->dirs[i];
       if (!w->present && w->watching) {
         uv_fs_event_stop(&w->ev);
@@ -563,6 +638,14 @@ static void discover_done(uv_work_t *req, int status) {
     w->cb(w->user);
     free(w);
   }
+  if (r->done) {
+    int rc = status ? BRI_EIO : r->root_err.code;
+    bri_error e = r->root_err;
+    if (status) bri_error_set(&e, BRI_EIO, "%s", uv_strerror(status));
+    r->done(r->done_user, rc, &e);
+    disc_free(r);
+    return;
+  }
   disc_free(r);
   if (d->discover_again) {
     d->discover_again = false;
@@ -571,11 +654,18 @@ static void discover_done(uv_work_t *req, int status) {
   svc_daemon_worker_idle(d); /* a draining daemon waits for discoveries too */
 }
 
-/* A discovery request with a copy of what the walk needs; NULL out of memory. */
-static disc_req *discover_req(brid *d) {
+/* A discovery request with a copy of what the walk needs (only: the root
+ * of SCOPE_ONE); NULL out of memory. */
+static disc_req *discover_req(brid *d, disc_scope scope, const char *only) {
   disc_req *r = calloc(1, sizeof *r);
-  bool ok = r && (r->roots = calloc(d->cfg.n_roots + 1, sizeof *r->roots));
-  for (size_t i = 0; ok && i < d->cfg.n_roots; i++) ok = (r->roots[r->n_roots++] = strdup(d->cfg.roots[i])) != NULL;
+  size_t n = d->cfg.n_roots + 1;
+  bool ok = r && (r->roots = calloc(n, sizeof *r->roots)) && (r->canon = calloc(n, sizeof *r->canon)) &&
+            (r->root_rc = calloc(n, sizeof *r->root_rc));
+  for (size_t i = 0; ok && i < d->cfg.n_roots; i++) {
+    const char *root = d->cfg.roots[i];
+    if (scope == SCOPE_ONE ? strcmp(root, only) : scope == SCOPE_LOCAL && svc_root_is_s3(root)) continue;
+    ok = (r->roots[r->n_roots++] = strdup(root)) != NULL;
+  }
   for (size_t i = 0; ok && i < d->n_tables; i++) ok = bri_strset_add(&r->known, d->tables[i]->root);
   if (!ok) {
     if (r) disc_free(r);
@@ -586,18 +676,23 @@ static disc_req *discover_req(brid *d) {
   r->d = d;
   r->store = d->store;
   r->depth = d->cfg.discovery_depth;
-  r->waiters = d->discover_waiting;
-  d->discover_waiting = NULL;
+  r->all_local = scope != SCOPE_ONE;
+  r->full = scope == SCOPE_ALL;
+  if (scope != SCOPE_ONE) {
+    r->waiters = d->discover_waiting;
+    d->discover_waiting = NULL;
+  }
   return r;
 }
 
-void svc_watch_discover(brid *d) {
+/* A discovery of every root (scope SCOPE_ALL) or of the local ones. */
+static void discover(brid *d, disc_scope scope) {
   if (d->draining) return;
   if (d->discovering) {
     d->discover_again = true;
     return;
   }
-  disc_req *r = discover_req(d);
+  disc_req *r = discover_req(d, scope, NULL);
   if (!r) {
     log_err("discovery: out of memory");
     return;
@@ -608,6 +703,21 @@ void svc_watch_discover(brid *d) {
     log_err("discovery: %s", uv_strerror(e));
     discover_done(&r->req, e);
   }
+}
+
+void svc_watch_discover(brid *d) { discover(d, SCOPE_ALL); }
+
+void svc_watch_discover_root(brid *d, const char *root, void (*done)(void *user, int rc, const bri_error *err),
+                             void *user) {
+  disc_req *r = d->draining ? NULL : discover_req(d, SCOPE_ONE, root);
+  if (r) {
+    r->done = done, r->done_user = user;
+    if (uv_queue_work(&d->loop, &r->req, discover_work, discover_done) == 0) return;
+    disc_free(r);
+  }
+  bri_error err;
+  bri_error_set(&err, d->draining ? BRI_EINVAL : BRI_ENOMEM, "%s", d->draining ? "draining" : "out of memory");
+  done(user, err.code, &err);
 }
 
 void svc_watch_discover_then(brid *d, void (*cb)(void *user), void *user) {
@@ -652,8 +762,12 @@ static void on_sweep(uv_timer_t *h) {
   brid *d = h->data;
   d->n_sweeps++;
   svc_watch_discover(d);
-  for (size_t i = 0; i < d->n_tables; i++)
-    if (d->tables[i]->present) svc_watch_check(d->tables[i], false);
+  for (size_t i = 0; i < d->n_tables; i++) {
+    brid_table *t = d->tables[i];
+    /* S3 tables: their polls see new versions; re-checked here only when
+     * the last check failed or none has read them yet */
+    if (t->present && (!t->s3 || t->check_error || !t->loaded)) svc_watch_check(t, false);
+  }
   svc_sched_cleanup_tick(d);
   prune_req *p = calloc(1, sizeof *p);
   if (!p) return;
@@ -676,8 +790,10 @@ int svc_watch_start(brid *d, bri_error *err) {
   d->sweep_timer.data = d;
   d->rescan_timer.data = d;
   /* the first discovery before the loop serves anything: brid is not
-   * ready until it knows its tables */
-  disc_req *r = discover_req(d);
+   * ready until it knows its local tables (S3 roots: their first poll
+   * comes right after, off the loop, so that a store that does not answer
+   * cannot hold start-up) */
+  disc_req *r = discover_req(d, SCOPE_LOCAL, NULL);
   if (!r) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   discover_work(&r->req);
   discover_done(&r->req, 0);

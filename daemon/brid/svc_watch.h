@@ -1,7 +1,8 @@
 /* svc_watch.h: which tables brid watches, and when it asks the planner
  * whether one needs compacting.
  *
- * Discovery walks each root (up to discovery_depth levels) for directories
+ * Discovery walks each root (up to discovery_depth levels; S3 roots by
+ * listing, svc_poll.h) for directories
  * holding _versions/ (a table; its inside is never walked) and watches every
  * other directory it passes, so a table created later is found within a
  * second. Each table's _versions/ gets an inotify watch (uv_fs_event); a new
@@ -57,11 +58,17 @@ void svc_watch_settle(bri_jobs_store *store, int64_t table_id, const char *root,
  * scheduler looks when c queued a job. */
 void svc_watch_apply(brid_table *t, const svc_check *c);
 
-/* Initializes the timers and runs the first discovery. */
+/* Initializes the timers and runs the first discovery of the local roots
+ * (the S3 roots are polled at once by svc_poll_apply_config). */
 int svc_watch_start(brid *d, bri_error *err);
 /* Walks the roots again, off the loop: new tables are registered and
  * watched, vanished ones unwatched, when the walk comes back. */
 void svc_watch_discover(brid *d);
+/* A discovery of one S3 root (its poll, svc_poll.c), beside any other;
+ * done(user, rc, err) on the loop when it has ended (rc: the root could not
+ * be listed; at once when brid drains). */
+void svc_watch_discover_root(brid *d, const char *root, void (*done)(void *user, int rc, const bri_error *err),
+                             void *user);
 /* cb(user) on the loop once a discovery that starts after this call has
  * ended (at once when brid drains). */
 void svc_watch_discover_then(brid *d, void (*cb)(void *user), void *user);

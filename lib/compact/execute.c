@@ -165,7 +165,14 @@ static void resolvers_close(resolvers *rs) {
 /* ------------------------------------------------------------------- survey */
 
 typedef struct range { uint64_t lo, hi; } range;
-typedef struct pack_ranges { range *v; size_t n, cap; } pack_ranges;
+typedef struct pack_ranges {
+  range *v;
+  size_t n, cap;
+  /* a reference through a BRI (the pack is another data file's), or from a
+   * fragment with deletions: values of the pack may be referenced by no
+   * visible row, so its size is not known from the descriptors */
+  bool partial;
+} pack_ranges;
 
 typedef struct survey {
   run *r;
@@ -177,6 +184,8 @@ typedef struct survey {
   char **pack_paths;
   /* per fragment: which packs it references (indices), and byte counts */
   size_t frag;
+  const Lance__Table__DataFile *own_df; /* the data file whose sidecar directory own_dir is */
+  char *own_dir;
   size_t **frag_packs;
   size_t *n_frag_packs;
   uint64_t (*frag_bytes)[4]; /* inline, packed, dedicated, external */
@@ -211,6 +220,14 @@ static int survey_desc(void *ctx, int32_t field_id, uint8_t *kind, uint64_t *pos
   }
   free(path);
   pack_ranges *pr = &s->ranges[e->a];
+  const Lance__Table__DataFile *df = bri_fragment_field_datafile(s->fr, field_id);
+  if (df != s->own_df) {
+    free(s->own_dir);
+    s->own_dir = NULL;
+    s->own_df = df;
+    if ((rc = bri_table_sidecar_dir(s->r->t, s->r->m->pb, df, &s->own_dir, err)) != 0) return rc;
+  }
+  if (s->r->m->pb->fragments[s->frag]->deletion_file || strcmp(term.dir, s->own_dir)) pr->partial = true;
   if (pr->n == pr->cap) {
     size_t cap = pr->cap ? pr->cap * 2 : 16;
     range *g = realloc(pr->v, cap * sizeof *g);
@@ -235,7 +252,8 @@ static int cmp_range(const void *a, const void *b) {
   return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-static uint64_t union_bytes(pack_ranges *pr) {
+/* The bytes the ranges cover; *end: where the last one ends. */
+static uint64_t union_bytes(pack_ranges *pr, uint64_t *end) {
   qsort(pr->v, pr->n, sizeof *pr->v, cmp_range);
   uint64_t total = 0, lo = 0, hi = 0;
   for (size_t i = 0; i < pr->n; i++) {
@@ -246,7 +264,24 @@ static uint64_t union_bytes(pack_ranges *pr) {
       hi = pr->v[i].hi;
     }
   }
+  *end = hi;
   return total + (hi - lo);
+}
+
+/* Whether the survey must ask the store for a pack's size, one request
+ * per pack on an object store (a local stat costs nothing: always). Not
+ * when the size decides nothing: strategies other than bri never repack by
+ * utilization (the size is only reported). Not when the descriptors tell:
+ * the visible ranges fill [0, end) and no value of the pack can be hidden
+ * from them (a pack of the data file's own, every row visible: a pack
+ * holds exactly its values, spec/blob.md 4), so the size is end and the
+ * utilization 1; or they cover less than the threshold of [0, end), so the
+ * utilization is below it whatever the size (size >= end). */
+static bool size_needed(const run *r, const bri_store *st, const pack_ranges *pr, uint64_t used, uint64_t end) {
+  if (bri_store_caps(st) & BRI_STORE_CAP_LOCAL) return true;
+  if (r->req->strategy != BRI_STRATEGY_BRI) return false;
+  if (!pr->partial && used == end) return false;
+  return !(end && (double)used < r->req->options.repack_threshold * (double)end);
 }
 
 /* Reads the descriptors of every fragment: fills repack (packs below the
@@ -275,18 +310,32 @@ static int run_survey(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json_t 
     s.fr = NULL;
     resolvers_close(&s.rs);
   }
-  if (!rc) bri_store_prefetch(r->t->store, (const char *const *)s.pack_paths, s.n_packs, BRI_PREFETCH_STAT);
+  free(s.own_dir);
+  uint64_t *used = calloc(s.n_packs + 1, sizeof *used), *end = calloc(s.n_packs + 1, sizeof *end);
+  bool *measure = calloc(s.n_packs + 1, sizeof *measure);
+  const char **want = calloc(s.n_packs + 1, sizeof *want);
+  size_t n_want = 0;
+  if (!rc && (!used || !end || !measure || !want)) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
   for (size_t p = 0; !rc && p < s.n_packs; p++) {
-    uint64_t used = union_bytes(&s.ranges[p]);
     bri_store *st;
-    bri_store_info info;
-    if (bri_table_store_of(r->t, m, s.pack_paths[p], &st, r->err) != 0 ||
-        bri_store_stat(st, s.pack_paths[p], &info, r->err) != 0) {
+    used[p] = union_bytes(&s.ranges[p], &end[p]);
+    if ((rc = bri_table_store_of(r->t, m, s.pack_paths[p], &st, r->err)) != 0) break;
+    if ((measure[p] = size_needed(r, st, &s.ranges[p], used[p], end[p])) && st == r->t->store)
+      want[n_want++] = s.pack_paths[p];
+  }
+  if (!rc) bri_store_prefetch(r->t->store, want, n_want, BRI_PREFETCH_STAT);
+  for (size_t p = 0; !rc && p < s.n_packs; p++) {
+    bri_store *st;
+    bri_store_info info = {.size = 0};
+    if (measure[p] && (bri_table_store_of(r->t, m, s.pack_paths[p], &st, r->err) != 0 ||
+                       bri_store_stat(st, s.pack_paths[p], &info, r->err) != 0)) {
       rc = bri_error_wrap(r->err, "measuring pack utilization");
       break;
     }
-    uint64_t size = info.size;
-    double util = size ? (double)used / (double)size : 1.0;
+    /* unmeasured: the size is end when the pack is known whole, else not known */
+    bool known = measure[p] || (!s.ranges[p].partial && used[p] == end[p]);
+    uint64_t size = measure[p] ? info.size : known ? end[p] : 0;
+    double util = size ? (double)used[p] / (double)size : known || !end[p] ? 1.0 : (double)used[p] / (double)end[p];
     bool low = util < r->req->options.repack_threshold && r->req->strategy == BRI_STRATEGY_BRI;
     if (low) {
       r->rep->packs_below_threshold++;
@@ -295,10 +344,12 @@ static int run_survey(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json_t 
         for (size_t k = 0; k < s.n_frag_packs[i]; k++)
           if (s.frag_packs[i][k] == p) repack_wanted[i] = true;
     }
-    json_array_append_new(plan_packs, json_pack("{s:s, s:I, s:I, s:f, s:b}", "path", s.pack_paths[p],
-                                                "bytes", (json_int_t)size, "live_bytes", (json_int_t)used,
-                                                "utilization", util, "repack", low));
+    json_array_append_new(plan_packs, json_pack("{s:s, s:o, s:I, s:o, s:b}", "path", s.pack_paths[p], "bytes",
+                                                known ? json_integer((json_int_t)size) : json_null(), "live_bytes",
+                                                (json_int_t)used[p], "utilization", known ? json_real(util) : json_null(),
+                                                "repack", low));
   }
+  free(used), free(end), free(measure), free(want);
   bri_strset_freeze(&r->repack);
   for (size_t p = 0; p < s.n_packs; p++) free(s.ranges[p].v), free(s.pack_paths[p]);
   for (size_t i = 0; s.frag_packs && i < m->n_fragments; i++) free(s.frag_packs[i]);

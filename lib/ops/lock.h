@@ -16,7 +16,11 @@
  * the kernel drops it when its holder dies, so there is never a stale lock
  * to clear by hand. The file holds one line saying who holds the lock
  * ("brid pid 812, job 17 (compact)"), for the message the next one gets.
- * Lance ignores files it does not know at a table's root. */
+ * Lance ignores files it does not know at a table's root.
+ * Object stores have no lock (BRI_EUNSUPPORTED; jobs run without one):
+ * brid's job store keeps one job per table running, commits are
+ * put-if-absent, and cleanup's grace keeps it from files another host has
+ * not committed yet (docs/s3.md, "The table lock on S3"). */
 #ifndef BRI_OPS_LOCK_H
 #define BRI_OPS_LOCK_H
 

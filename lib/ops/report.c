@@ -19,10 +19,22 @@ static const char *strategy_used(const bri_compact_report *r) {
   return r->links_refused ? "copy" : "link";
 }
 
+/* The requests of a storage block by kind ("get": n, ...; kinds never
+ * made left out), every answer class together. */
+static json_t *requests_by_kind(const bri_store_stats *io) {
+  json_t *o = json_object();
+  for (int k = 0; k < BRI_REQ_KINDS; k++) {
+    uint64_t n = 0;
+    for (int c = 0; c < BRI_REQ_CLASSES; c++) n += io->by_kind[k][c];
+    if (n) json_object_set_new(o, bri_store_req_name(k), json_integer((json_int_t)n));
+  }
+  return o;
+}
+
 json_t *bri_compact_report_json(const char *root, const bri_compact_request *q, const bri_compact_report *r) {
   const bri_store_stats *io = &r->storage;
   return json_pack("{s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-                   "s:I, s:f, s:{s:I, s:I, s:I, s:I, s:I}, s:O}",
+                   "s:I, s:f, s:{s:I, s:o, s:I, s:I, s:I, s:I}, s:O}",
                    "table", root, "strategy", bri_strategy_name(q->strategy), "strategy_used", strategy_used(r),
                    "dry_run", q->dry_run, "read_version", (json_int_t)r->read_version, "version",
                    (json_int_t)r->version, "fragments_before", (json_int_t)r->fragments_before, "fragments_after",
@@ -33,7 +45,8 @@ json_t *bri_compact_report_json(const char *root, const bri_compact_request *q, 
                    "payload_bytes_copied", (json_int_t)r->payload_bytes_copied, "inline_bytes_copied",
                    (json_int_t)r->inline_bytes_copied, "payload_bytes_reused", (json_int_t)r->payload_bytes_reused,
                    "links", (json_int_t)r->links, "packs_below_threshold", (json_int_t)r->packs_below_threshold,
-                   "seconds", r->seconds, "storage", "requests", (json_int_t)io->requests, "retries",
+                   "seconds", r->seconds, "storage", "requests", (json_int_t)io->requests, "requests_by_kind",
+                   requests_by_kind(io), "retries",
                    (json_int_t)io->retries, "bytes_read", (json_int_t)io->bytes_read, "bytes_written",
                    (json_int_t)io->bytes_written, "bytes_copied_server", (json_int_t)io->bytes_copied_server,
                    "plan", r->plan ? r->plan : json_null());

@@ -22,38 +22,48 @@ EX=$BRI_SOURCE_DIR/config/brid.conf.example
 # ---------------------------------------------------------------- config
 mkdir -p "$TMPD/root"
 # every documented key, uncommented with its documented value, parses
-python3 - "$EX" "$TMPD/root" >"$TMPD/full.conf" <<'EOF'
+printf 'not-a-real-secret\n' >"$TMPD/secret"
+chmod 600 "$TMPD/secret"
+python3 - "$EX" "$TMPD/root" "$TMPD/secret" >"$TMPD/full.conf" <<'EOF'
 import re, sys
 roots = 0
 for line in open(sys.argv[1]):
-    line = re.sub(r"^#([a-z_]+ = |\[table )", r"\1", line)
-    if line.startswith("root = "):
+    line = re.sub(r"^#([a-z_]+ = |\[table |\[root )", r"\1", line)
+    if line.startswith("root = /"):  # the local roots: one, the test's; S3 roots stay
         roots += 1
         if roots > 1: continue
         line = "root = %s\n" % sys.argv[2]
     if line.startswith("socket_group = "): line = "socket_group = nogroup\n"
     if line.startswith("readonly_group = "): line = "readonly_group = nogroup\n"
+    if line.startswith("secret_access_key_file = "): line = "secret_access_key_file = %s\n" % sys.argv[3]
+    if line.startswith("session_token_file = "): line = "session_token_file = %s\n" % sys.argv[3]
+    if line.startswith("profile = "): continue  # profile or access_key_id, not both
     sys.stdout.write(line)
 EOF
 "$BRID" --config "$TMPD/full.conf" --check-config >"$TMPD/check.json" 2>"$TMPD/check.err" ||
   fail "the documented example does not parse: $(cat "$TMPD/check.err")"
 grep -q "configuration OK" "$TMPD/check.err" || fail "--check-config did not say OK"
 [ "$(jget 'd["defaults"]["strategy"]' <"$TMPD/check.json")" = auto ] || fail "example: default strategy"
-[ "$(jget 'len(d["tables"])' <"$TMPD/check.json")" = 3 ] || fail "example: 3 table sections expected"
+[ "$(jget 'len(d["tables"])' <"$TMPD/check.json")" = 4 ] || fail "example: 4 table sections expected"
+[ "$(jget 'd["root_settings"][0]["poll_interval"], d["root_settings"][0]["secret_access_key_file"] is not None' \
+  <"$TMPD/check.json")" = "('30s', True)" ] || fail "example: the S3 root's settings"
+! grep -q not-a-real-secret "$TMPD/check.json" || fail "--check-config shows a secret"
 # every key brid knows is documented in the example, and nothing else is
 python3 - "$TMPD/check.json" "$EX" <<'EOF' || fail "config/brid.conf.example and brid's keys differ"
 import json, re, sys
 c = json.load(open(sys.argv[1]))
-daemon = set(c) - {"file", "roots", "defaults", "tables"} | {"root"}
+daemon = set(c) - {"file", "roots", "defaults", "tables", "root_settings"} | {"root"}
 policy = set(c["defaults"])
+rootkeys = set(c["root_settings"][0]) - {"root"}
 text = open(sys.argv[2]).read()
-sec, doc = "daemon", {"daemon": set(), "defaults": set()}
+sec, doc = "daemon", {"daemon": set(), "defaults": set(), "root": set()}
 for line in text.splitlines():
-    m = re.match(r"^\[(\w+)", line)
+    m = re.match(r"^#?\[(\w+)", line)
     if m and m.group(1) in doc: sec = m.group(1)
+    elif m: sec = None
     m = re.match(r"^#?([a-z_]+) = ", line)
     if m and sec in doc: doc[sec].add(m.group(1))
-bad = (daemon ^ doc["daemon"]) | (policy ^ doc["defaults"])
+bad = (daemon ^ doc["daemon"]) | (policy ^ doc["defaults"]) | (rootkeys ^ doc["root"])
 if bad: print("undocumented or unknown:", sorted(bad)); sys.exit(1)
 EOF
 printf '[daemon]\nroot = %s\nbogus = 1\n' "$TMPD/root" >"$TMPD/bad1.conf"

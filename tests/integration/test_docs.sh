@@ -59,15 +59,17 @@ brid_stop
 echo "ok $(wc -w <<<"$exported") metrics documented"
 
 # ---------------------------------------------------------------- configuration
-printf '[daemon]\nroot = %s\n' "$TMPD/root" >"$TMPD/min.conf"
+# an S3 root too (its settings' keys; --check-config asks nothing of the network)
+printf '[daemon]\nroot = %s\nroot = s3://bucket/docs\n' "$TMPD/root" >"$TMPD/min.conf"
 "$BRID" --config "$TMPD/min.conf" --check-config >"$TMPD/check.json" 2>/dev/null || fail "brid --check-config failed"
 python3 - "$TMPD/check.json" "$MAN/brid.conf.5" <<'EOF' || fail "brid.conf(5) and brid's configuration keys differ"
 import json, re, sys
 c = json.load(open(sys.argv[1]))
-keys = {"daemon": set(c) - {"file", "roots", "defaults", "tables"} | {"root"}, "defaults": set(c["defaults"])}
-man, sec, prev = {"daemon": set(), "defaults": set()}, None, ""
+keys = {"daemon": set(c) - {"file", "roots", "defaults", "tables", "root_settings"} | {"root"},
+        "defaults": set(c["defaults"]), "root": set(c["root_settings"][0]) - {"root"}}
+man, sec, prev = {"daemon": set(), "defaults": set(), "root": set()}, None, ""
 for line in open(sys.argv[2]):
-    m = re.match(r"^\.SH \[(\w+)\]", line)
+    m = re.match(r"^\.SH \[(\w+)[\] ]", line)
     if line.startswith(".SH"): sec = m.group(1) if m and m.group(1) in man else None
     m = re.match(r"^\.B ([a-z_]+)$", line)
     if m and sec and prev == ".TP": man[sec].add(m.group(1))  # a key is the tag of a .TP entry

@@ -6,6 +6,8 @@
 #     nested lists): `brictl scan --json` equals LanceDB's read;
 #   - compact --strategy bri: brictl scan equals LanceDB's read from before, and
 #     the report says no payload byte went through brictl; verify passes;
+#     a pack's size is asked of S3 only when the descriptors cannot tell it
+#     (whole packs, packs below the repack threshold whatever their size);
 #     materialize: LanceDB reads the values from before again;
 #   - compact --strategy copy: LanceDB reads identical values; the payload was
 #     copied by the server (bytes through brictl are the data files only);
@@ -46,6 +48,26 @@ for t in a/blobs a/blobnest; do
   "$BRICTL" scan "$P/$t.lance" --json >"$TMPD/scan.json"
   same_as "$TMPD/${t//\//_}.before" "$TMPD/scan.json" "after compact bri, brictl scan of $t differs from LanceDB's read from before"
 done
+
+# --- bri: a pack's size is asked of S3 only when the descriptors cannot tell it ----------
+# every row visible, each pack its data file's own: the size is where its last value
+# ends (no HEAD); after LanceDB deletes 90% of the rows, the live ranges cover less
+# than the repack threshold of that, so the packs are repacked, without a HEAD either
+r=$P/r/t.lance
+"$BRICTL" gen "$r" --fragments 3 --rows 40 --blob-sizes 2K,3K,5K --inline-threshold 1024 \
+  --dedicated-threshold 65536 >/dev/null || fail "brictl gen on S3 failed"
+"$BRICTL" compact "$r" --strategy bri --dry-run --json >"$TMPD/whole.json"
+node -e 'const r=JSON.parse(require("fs").readFileSync(process.argv[1]));
+  const p=r.plan.packs; if(p.length!==3||!p.every(x=>x.bytes===x.live_bytes&&x.utilization===1&&!x.repack)||r.storage.requests_by_kind.head)
+  {console.error(JSON.stringify([p,r.storage]));process.exit(1)}' "$TMPD/whole.json" || fail "whole packs were measured or misjudged"
+lance_ops "$r" delete "id % 10 != 0" >/dev/null
+lance_read "$r" --json >"$TMPD/r.before"
+"$BRICTL" compact "$r" --strategy bri --json >"$TMPD/low.json" || fail "compact bri of the mostly deleted table failed"
+node -e 'const r=JSON.parse(require("fs").readFileSync(process.argv[1]));
+  const p=r.plan.packs; if(p.length!==3||!p.every(x=>x.repack&&x.bytes===null)||!(r.payload_bytes_copied>0))
+  {console.error(JSON.stringify([p,r.storage]));process.exit(1)}' "$TMPD/low.json" || fail "low packs were not repacked"
+"$BRICTL" scan "$r" --json >"$TMPD/scan.json"
+same_as "$TMPD/r.before" "$TMPD/scan.json" "after repacking on S3, brictl scan differs from LanceDB's read from before"
 
 # --- verify, then materialize: LanceDB reads the bri table again ------------------------
 "$BRICTL" verify "$P/a/blobs.lance" >"$TMPD/verify" || fail "verify after bri: $(cat "$TMPD/verify")"
