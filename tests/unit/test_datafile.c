@@ -24,6 +24,7 @@
 #include "testutil.h"
 #include "util/bytes.h"
 #include "util/fsutil.h"
+#include "util/pbcheck.h"
 
 #define LAYOUT(x) LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_##x
 
@@ -635,16 +636,20 @@ END_TEST
 
 START_TEST(metadata_byte_flips) {
   /* Every single-byte corruption of the metadata either opens with the
-   * guarantees intact or fails naming the file. */
+   * guarantees intact or fails naming the file, with or without a schema
+   * cache (one shared by all the variants, as a table's is by its files:
+   * a schema cached from an earlier variant must not let a broken one in). */
   fixture_bytes f = load("datafile/nested21.lance");
+  bri_schemas *cache = bri_schemas_new();
   size_t from = 5760; /* global buffer 0 */
-  for (size_t i = from; i < f.len; i++) {
+  for (size_t i = from; i < 2 * f.len - from; i++) {
     for (int x = 1; x < 256; x <<= 1) {
       uint8_t *c = copy(&f);
-      c[i] ^= (uint8_t)x;
+      c[i < f.len ? i : i - f.len + from] ^= (uint8_t)x;
       bri_datafile *df = NULL;
       bri_error err = {0};
-      int rc = bri_datafile_open_mem(c, f.len, "flip.lance", &df, &err);
+      int rc = i < f.len ? bri_datafile_open_mem(c, f.len, "flip.lance", &df, &err)
+                         : bri_datafile_open_mem_in(c, f.len, "flip.lance", cache, &df, &err);
       if (rc == 0) {
         uint64_t end = bri_datafile_footer_of(df)->column_meta_start;
         for (size_t k = 0; k < bri_datafile_num_columns(df); k++) {
@@ -661,7 +666,67 @@ START_TEST(metadata_byte_flips) {
       free(c);
     }
   }
+  bri_schemas_free(cache);
   unload(&f);
+}
+END_TEST
+
+START_TEST(schema_cache_shares_equal_schemas) {
+  /* Files with the same schema bytes share one decoded Schema, equal to
+   * what each file decodes alone; another schema gets its own. */
+  bri_schemas *cache = bri_schemas_new();
+  const char *names[] = {"datafile/nested22.lance", "datafile/nested22.lance", "datafile/plain22.lance"};
+  bri_datafile *cached[3], *alone[3];
+  bri_error err = {0};
+  for (int i = 0; i < 3; i++) {
+    char *p = bri_fixture(names[i]);
+    ck_assert_msg(bri_datafile_open_in(NULL, p, cache, &cached[i], &err) == 0, "%s", err.msg);
+    ck_assert_msg(bri_datafile_open(NULL, p, &alone[i], &err) == 0, "%s", err.msg);
+    free(p);
+    const Lance__File__FileDescriptor *a = bri_datafile_descriptor(cached[i]);
+    const Lance__File__FileDescriptor *b = bri_datafile_descriptor(alone[i]);
+    ck_assert(bri_pb_equal(&a->base, &b->base));
+    ck_assert_ptr_ne(a->schema, b->schema);
+    ck_assert_uint_eq(bri_datafile_num_rows(cached[i]), bri_datafile_num_rows(alone[i]));
+    size_t la, lb;
+    const uint8_t *ka = bri_datafile_schema_bytes(cached[i], &la), *kb = bri_datafile_schema_bytes(alone[i], &lb);
+    ck_assert_ptr_nonnull(ka);
+    ck_assert_uint_eq(la, lb);
+    ck_assert_int_eq(memcmp(ka, kb, la), 0);
+  }
+  ck_assert_ptr_eq(bri_datafile_descriptor(cached[0])->schema, bri_datafile_descriptor(cached[1])->schema);
+  ck_assert_ptr_ne(bri_datafile_descriptor(cached[0])->schema, bri_datafile_descriptor(cached[2])->schema);
+  for (int i = 0; i < 3; i++) bri_datafile_close(cached[i]), bri_datafile_close(alone[i]);
+  bri_schemas_free(cache);
+  /* bytes that are no Schema are not cached: the caller decodes and reports */
+  cache = bri_schemas_new();
+  static const uint8_t bad[] = {0x0a, 0x05, 0x01};
+  ck_assert_ptr_null(bri_schemas_get(cache, bad, sizeof bad, NULL));
+  /* a full cache answers NULL for a new schema, and still serves its own */
+  const Lance__File__Schema *first = NULL;
+  for (int i = 0; i <= BRI_SCHEMAS_MAX; i++) {
+    Lance__File__Field fl = LANCE__FILE__FIELD__INIT, *flp = &fl;
+    Lance__File__Schema s = LANCE__FILE__SCHEMA__INIT;
+    fl.name = (char *)"x";
+    fl.has_id = 1, fl.id = i;
+    s.fields = &flp, s.n_fields = 1;
+    uint8_t buf[64];
+    size_t n = lance__file__schema__pack(&s, buf);
+    const Lance__File__Schema *got = bri_schemas_get(cache, buf, n, NULL);
+    if (i == 0) first = got;
+    if (i < BRI_SCHEMAS_MAX) {
+      ck_assert_ptr_nonnull(got);
+      ck_assert_int_eq(got->fields[0]->id, i);
+    } else {
+      ck_assert_ptr_null(got);
+    }
+    if (i == BRI_SCHEMAS_MAX) {
+      fl.id = 0;
+      n = lance__file__schema__pack(&s, buf);
+      ck_assert_ptr_eq(bri_schemas_get(cache, buf, n, NULL), first);
+    }
+  }
+  bri_schemas_free(cache);
 }
 END_TEST
 
@@ -710,6 +775,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, column_metadata_mutations);
   tcase_add_test(tc, layout_error_offset_points_at_the_layout);
   tcase_add_test(tc, metadata_byte_flips);
+  tcase_add_test(tc, schema_cache_shares_equal_schemas);
   tcase_add_test(tc, real_unsupported_versions);
   tcase_add_test(tc, missing_and_not_regular);
   suite_add_tcase(s, tc);

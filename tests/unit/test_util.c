@@ -1,8 +1,12 @@
 /* test_util.c: small utilities: durations, string sets, string buffers, error wrapping. */
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "file.pb-c.h"
 #include "testutil.h"
+#include "util/arena.h"
 #include "util/arrow_c.h"
 #include "util/duration.h"
 #include "util/error.h"
@@ -103,12 +107,49 @@ START_TEST(test_arrow_validity) {
 }
 END_TEST
 
+START_TEST(test_arena) {
+  bri_arena a;
+  bri_arena_init(&a, 64);
+  /* aligned, distinct (empty ones aside), writable; small ones share chunks, large ones get their own */
+  uint8_t *prev = NULL;
+  for (size_t i = 0; i < 1000; i++) {
+    size_t n = i % 7 == 0 ? 5000 : i % 13;
+    uint8_t *p = bri_arena_alloc(&a, n);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_eq((uintptr_t)p % _Alignof(max_align_t), 0);
+    memset(p, (int)i, n);
+    if (!n) continue;
+    if (prev) ck_assert_ptr_ne(p, prev);
+    prev = p;
+  }
+  ck_assert_uint_ge(a.allocated, 143 * 5000);
+  ck_assert_uint_lt(a.allocated, 3 * (143 * 5000 + 857 * 16));
+  bri_arena_clear(&a);
+  ck_assert_uint_eq(a.allocated, 0);
+  ck_assert_ptr_nonnull(bri_arena_alloc(&a, 10));
+  ck_assert_ptr_null(bri_arena_alloc(&a, SIZE_MAX - 8));
+  /* protobuf-c decodes into it; freeing a message one by one does nothing */
+  Lance__File__Field f = LANCE__FILE__FIELD__INIT;
+  f.name = (char *)"name";
+  f.has_id = 1, f.id = 7;
+  uint8_t buf[32];
+  size_t n = lance__file__field__pack(&f, buf);
+  Lance__File__Field *g = lance__file__field__unpack(bri_arena_pb(&a), n, buf);
+  ck_assert_ptr_nonnull(g);
+  ck_assert_str_eq(g->name, "name");
+  ck_assert_int_eq(g->id, 7);
+  lance__file__field__free_unpacked(g, bri_arena_pb(&a));
+  bri_arena_clear(&a);
+}
+END_TEST
+
 static Suite *util_suite(void) {
   Suite *s = suite_create("util");
   TCase *tc = tcase_create("util");
   tcase_add_test(tc, test_durations);
   tcase_add_test(tc, test_strset);
   tcase_add_test(tc, test_strbuf);
+  tcase_add_test(tc, test_arena);
   tcase_add_test(tc, test_error_wrap_truncates_safely);
   tcase_add_test(tc, test_arrow_validity);
   suite_add_tcase(s, tc);

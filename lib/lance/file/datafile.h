@@ -26,6 +26,7 @@
 #include "file.pb-c.h"
 #include "file2.pb-c.h"
 #include "lance/encoding/page.h"
+#include "lance/file/schemas.h"
 #include "storage/store.h"
 #include "util/error.h"
 
@@ -64,12 +65,19 @@ typedef struct bri_datafile bri_datafile;
 /* Opens and validates the container at path in store st (NULL: a local
  * path, storage/store.h). */
 int bri_datafile_open(bri_store *st, const char *path, bri_datafile **out, bri_error *err);
+/* The same, taking the file's schema from schemas (schemas.h; NULL: none)
+ * when its bytes are there: the descriptor's Schema is then shared with the
+ * cache, which must outlive the file. */
+int bri_datafile_open_in(bri_store *st, const char *path, bri_schemas *schemas, bri_datafile **out,
+                         bri_error *err);
 
 /* The same over a file image held in memory (tests, fuzzing, files already
  * read). buf is borrowed: it must stay valid and unchanged until close. path
  * is used in messages only. */
 int bri_datafile_open_mem(const uint8_t *buf, size_t len, const char *path,
                           bri_datafile **out, bri_error *err);
+int bri_datafile_open_mem_in(const uint8_t *buf, size_t len, const char *path,
+                             bri_schemas *schemas, bri_datafile **out, bri_error *err);
 
 void bri_datafile_close(bri_datafile *df);
 
@@ -80,6 +88,10 @@ const bri_datafile_footer *bri_datafile_footer_of(const bri_datafile *df);
 uint64_t bri_datafile_num_rows(const bri_datafile *df);
 /* The file schema (global buffer 0). Fields are in pre-order. */
 const Lance__File__FileDescriptor *bri_datafile_descriptor(const bri_datafile *df);
+/* The schema's bytes as stored in global buffer 0 (*len of them), or NULL
+ * when they cannot be told apart (the field occurs more than once). Two
+ * files with the same bytes have the same schema. */
+const uint8_t *bri_datafile_schema_bytes(const bri_datafile *df, size_t *len);
 size_t bri_datafile_num_columns(const bri_datafile *df);
 const bri_column *bri_datafile_column(const bri_datafile *df, size_t index);
 /* Raw ColumnMetadata of a column (for page copy). */
