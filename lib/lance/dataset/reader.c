@@ -94,7 +94,7 @@ int bri_fragment_open(const bri_table *t, const bri_manifest *m,
     bri_store *st = NULL;
     rc = bri_table_datafile_path(t, m->pb, f->pb, &f->path, err);
     if (!rc) rc = bri_table_store_of(t, m->pb, f->path, &st, err);
-    if (!rc) rc = bri_datafile_open(st, f->path, &f->df, err);
+    if (!rc) rc = bri_datafile_open_in(st, f->path, t->schemas, &f->df, err);
     if (rc) goto fail;
     uint64_t rows = bri_datafile_num_rows(f->df);
     if (!have_rows) {

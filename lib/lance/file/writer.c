@@ -492,6 +492,7 @@ void bri_file_writer_free(bri_file_writer *w) {
   }
   free(w->cols);
   bri_writer_schema_free(w);
+  bri_pagecopy_forget(w);
   free(w->scratch);
   free(w->wbuf);
   free(w->path);
