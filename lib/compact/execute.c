@@ -33,6 +33,7 @@
 #include "lance/table/rowids.h"
 #include "lance/core/schema.h"
 #include "util/failpoint.h"
+#include "util/readahead.h"
 #include "util/fsutil.h"
 #include "util/strmap.h"
 
@@ -40,6 +41,7 @@ void bri_compact_request_default(bri_compact_request *r) {
   memset(r, 0, sizeof *r);
   bri_compact_options_default(&r->options);
   r->strategy = BRI_STRATEGY_AUTO;
+  r->read_ahead = BRI_COMPACT_READ_AHEAD;
 }
 
 /* ------------------------------------------------------------------ run state */
@@ -54,6 +56,10 @@ typedef struct run {
   bri_outputs out; /* every path this run created */
   bri_strset repack; /* absolute paths of packs to repack */
   uint64_t rows_total, rows_done;
+  int32_t *blob_tops;    /* top-level fields holding Blob v2 fields (the survey reads them) */
+  size_t n_blob_tops;
+  const size_t *order;   /* the bins' fragments in writing order (manifest indices) */
+  bri_readahead *opened; /* opens them ahead of write_bin (open_fragment) */
 } run;
 
 
@@ -167,28 +173,39 @@ static void resolvers_close(resolvers *rs) {
 typedef struct range { uint64_t lo, hi; } range;
 typedef struct pack_ranges { range *v; size_t n, cap; } pack_ranges;
 
-typedef struct survey {
+/* What the survey learns from one fragment, made on a read-ahead worker:
+ * payload bytes by kind, and every Packed range with the pack it lies in
+ * (paths[path] of the fragment's own list; consecutive refs mostly share). */
+typedef struct frag_survey {
+  uint64_t bytes[4]; /* inline, packed, dedicated, external */
+  char **paths;
+  size_t n_paths;
+  struct pack_ref { size_t path; range r; } *refs;
+  size_t n_refs, cap_refs;
+} frag_survey;
+
+static void frag_survey_free(frag_survey *fs) {
+  if (!fs) return;
+  for (size_t k = 0; k < fs->n_paths; k++) free(fs->paths[k]);
+  free(fs->paths), free(fs->refs), free(fs);
+}
+
+/* The walk over one fragment's descriptors (survey_fragment). */
+typedef struct survey_walk {
   run *r;
   bri_fragment_reader *fr;
   resolvers rs;
-  bri_strmap packs;      /* pack path -> index into ranges */
-  pack_ranges *ranges;
-  size_t n_packs;
-  char **pack_paths;
-  /* per fragment: which packs it references (indices), and byte counts */
-  size_t frag;
-  size_t **frag_packs;
-  size_t *n_frag_packs;
-  uint64_t (*frag_bytes)[4]; /* inline, packed, dedicated, external */
-} survey;
+  frag_survey *fs;
+} survey_walk;
 
 static int survey_desc(void *ctx, int32_t field_id, uint8_t *kind, uint64_t *position,
                        uint64_t *size, uint32_t *blob_id, bri_error *err) {
-  survey *s = ctx;
-  if (*kind <= 3) s->frag_bytes[s->frag][*kind] += *size;
+  survey_walk *w = ctx;
+  frag_survey *fs = w->fs;
+  if (*kind <= 3) fs->bytes[*kind] += *size;
   if (*kind != 1) return 0;
   bri_blob_resolver *res;
-  int rc = resolver_for(s->r, &s->rs, s->fr, field_id, &res, err);
+  int rc = resolver_for(w->r, &w->rs, w->fr, field_id, &res, err);
   if (rc) return rc;
   bri_blob_terminal term;
   bri_blob_terminal_of(res, *blob_id, &term);
@@ -196,36 +213,113 @@ static int survey_desc(void *ctx, int32_t field_id, uint8_t *kind, uint64_t *pos
   bri_blob_file_name(term.physical_id, name);
   char *path = bri_path_join(term.dir, name);
   if (!path) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  bri_strmap_entry *e = bri_strmap_get(&s->packs, path);
-  if (!e) {
-    pack_ranges *g = realloc(s->ranges, (s->n_packs + 1) * sizeof *g);
-    char **pp = realloc(s->pack_paths, (s->n_packs + 1) * sizeof *pp);
-    if (g) s->ranges = g;
-    if (pp) s->pack_paths = pp;
-    if (!g || !pp || !(e = bri_strmap_put(&s->packs, path, s->n_packs, 0))) {
+  if (fs->n_paths && !strcmp(fs->paths[fs->n_paths - 1], path)) {
+    free(path);
+  } else {
+    char **g = realloc(fs->paths, (fs->n_paths + 1) * sizeof *g);
+    if (!g) {
       free(path);
       return bri_error_set(err, BRI_ENOMEM, "out of memory");
     }
-    memset(&s->ranges[s->n_packs], 0, sizeof *s->ranges);
-    s->pack_paths[s->n_packs++] = strdup(path);
+    fs->paths = g;
+    fs->paths[fs->n_paths++] = path;
   }
-  free(path);
-  pack_ranges *pr = &s->ranges[e->a];
-  if (pr->n == pr->cap) {
-    size_t cap = pr->cap ? pr->cap * 2 : 16;
-    range *g = realloc(pr->v, cap * sizeof *g);
+  if (fs->n_refs == fs->cap_refs) {
+    size_t cap = fs->cap_refs ? fs->cap_refs * 2 : 16;
+    struct pack_ref *g = realloc(fs->refs, cap * sizeof *g);
     if (!g) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-    pr->v = g, pr->cap = cap;
+    fs->refs = g, fs->cap_refs = cap;
   }
-  pr->v[pr->n++] = (range){*position, *position + *size};
-  size_t *fp = s->frag_packs[s->frag];
-  size_t n = s->n_frag_packs[s->frag];
-  if (!n || fp[n - 1] != e->a) {
-    size_t *g = realloc(fp, (n + 1) * sizeof *g);
-    if (!g) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-    g[n] = e->a;
-    s->frag_packs[s->frag] = g;
-    s->n_frag_packs[s->frag] = n + 1;
+  fs->refs[fs->n_refs++] = (struct pack_ref){fs->n_paths - 1, {*position, *position + *size}};
+  return 0;
+}
+
+/* Reads the descriptors of fragment i (a read-ahead worker: uses only the
+ * run's table and manifest, and its own reader and error). */
+static int survey_fragment(void *ctx, size_t i, void **out, bri_error *err) {
+  run *r = ctx;
+  const Lance__Table__Manifest *m = r->m->pb;
+  survey_walk w = {.r = r, .fs = calloc(1, sizeof(frag_survey))};
+  if (!w.fs) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  /* only the blob fields' columns are decoded: the rest waits for write_bin */
+  int rc = bri_fragment_open_fields(r->t, r->m, m->fragments[i], r->blob_tops, r->n_blob_tops, &w.fr,
+                                    err);
+  for (size_t k = 0; !rc && k < r->n_blob_tops; k++) {
+    struct ArrowArray a;
+    struct ArrowSchema sc;
+    rc = bri_fragment_read_field(w.fr, r->blob_tops[k], &a, &sc, err);
+    if (rc) break;
+    rc = walk_blobs(m, (size_t)bri_field_index(m->fields, m->n_fields, r->blob_tops[k]), &sc, &a,
+                    survey_desc, &w, err);
+    a.release(&a);
+    sc.release(&sc);
+  }
+  bri_fragment_close(w.fr);
+  resolvers_close(&w.rs);
+  if (rc) {
+    frag_survey_free(w.fs);
+    return rc;
+  }
+  *out = w.fs;
+  return 0;
+}
+
+static void survey_drop(void *ctx, void *item) {
+  (void)ctx;
+  frag_survey_free(item);
+}
+
+/* Every pack the survey saw: its path, the ranges that resolve to it, and
+ * the fragments that reference it. */
+typedef struct survey {
+  bri_strmap by_path;  /* pack path -> index */
+  size_t n_packs;
+  char **paths;
+  pack_ranges *ranges;
+  size_t **frag_packs; /* per fragment: indices of the packs it references */
+  size_t *n_frag_packs;
+} survey;
+
+/* Adds one fragment's findings (the consumer's side: no lock needed). */
+static int survey_merge(survey *s, size_t frag, const frag_survey *fs, uint64_t (*bytes)[4],
+                        bri_error *err) {
+  for (int k = 0; k < 4; k++) bytes[frag][k] = fs->bytes[k];
+  size_t last_path = SIZE_MAX, last_pack = 0;
+  for (size_t j = 0; j < fs->n_refs; j++) {
+    const struct pack_ref *ref = &fs->refs[j];
+    if (ref->path != last_path) {
+      const char *path = fs->paths[ref->path];
+      bri_strmap_entry *e = bri_strmap_get(&s->by_path, path);
+      if (!e) {
+        pack_ranges *g = realloc(s->ranges, (s->n_packs + 1) * sizeof *g);
+        char **pp = realloc(s->paths, (s->n_packs + 1) * sizeof *pp);
+        if (g) s->ranges = g;
+        if (pp) s->paths = pp;
+        if (!g || !pp || !(pp[s->n_packs] = strdup(path)) ||
+            !(e = bri_strmap_put(&s->by_path, path, s->n_packs, 0))) {
+          if (pp) free(pp[s->n_packs]);
+          return bri_error_set(err, BRI_ENOMEM, "out of memory");
+        }
+        memset(&s->ranges[s->n_packs++], 0, sizeof *s->ranges);
+      }
+      last_path = ref->path, last_pack = e->a;
+      size_t *fp = s->frag_packs[frag], n = s->n_frag_packs[frag];
+      if (!n || fp[n - 1] != last_pack) {
+        size_t *g = realloc(fp, (n + 1) * sizeof *g);
+        if (!g) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+        g[n] = last_pack;
+        s->frag_packs[frag] = g;
+        s->n_frag_packs[frag] = n + 1;
+      }
+    }
+    pack_ranges *pr = &s->ranges[last_pack];
+    if (pr->n == pr->cap) {
+      size_t cap = pr->cap ? pr->cap * 2 : 16;
+      range *g = realloc(pr->v, cap * sizeof *g);
+      if (!g) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+      pr->v = g, pr->cap = cap;
+    }
+    pr->v[pr->n++] = ref->r;
   }
   return 0;
 }
@@ -249,61 +343,60 @@ static uint64_t union_bytes(pack_ranges *pr) {
   return total + (hi - lo);
 }
 
-/* Reads the descriptors of every fragment: fills repack (packs below the
- * threshold), repack_wanted per fragment, and per-fragment byte counts. */
+/* Reads the descriptors of every fragment, read_ahead fragments at a time:
+ * fills repack (packs below the threshold), repack_wanted per fragment, and
+ * per-fragment byte counts. */
 static int run_survey(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json_t *plan_packs) {
   const Lance__Table__Manifest *m = r->m->pb;
-  survey s = {.r = r};
+  survey s = {0};
   s.frag_packs = calloc(m->n_fragments + 1, sizeof *s.frag_packs);
   s.n_frag_packs = calloc(m->n_fragments + 1, sizeof *s.n_frag_packs);
-  s.frag_bytes = bytes;
-  int rc = s.frag_packs && s.n_frag_packs ? 0 : bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  r->blob_tops = calloc(m->n_fields + 1, sizeof *r->blob_tops);
+  int rc = s.frag_packs && s.n_frag_packs && r->blob_tops ? 0 : bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  for (size_t fi = 0; !rc && fi < m->n_fields; fi++)
+    if (m->fields[fi]->parent_id == -1 && subtree_has_blob(m, fi)) r->blob_tops[r->n_blob_tops++] = m->fields[fi]->id;
+  bri_readahead *ra = NULL;
+  if (!rc)
+    rc = bri_readahead_start(m->n_fragments, r->req->read_ahead, survey_fragment, survey_drop, r,
+                             &ra, r->err);
   for (size_t i = 0; !rc && i < m->n_fragments; i++) {
-    s.frag = i;
-    rc = bri_fragment_open(r->t, r->m, m->fragments[i], &s.fr, r->err);
-    for (size_t fi = 0; !rc && fi < m->n_fields; fi++) {
-      if (m->fields[fi]->parent_id != -1 || !subtree_has_blob(m, fi)) continue;
-      struct ArrowArray a;
-      struct ArrowSchema sc;
-      rc = bri_fragment_read_field(s.fr, m->fields[fi]->id, &a, &sc, r->err);
-      if (rc) break;
-      rc = walk_blobs(m, fi, &sc, &a, survey_desc, &s, r->err);
-      a.release(&a);
-      sc.release(&sc);
-    }
-    if (s.fr) bri_fragment_close(s.fr);
-    s.fr = NULL;
-    resolvers_close(&s.rs);
+    void *fs;
+    rc = bri_readahead_take(ra, &fs, r->err);
+    if (!rc) rc = survey_merge(&s, i, fs, bytes, r->err);
+    frag_survey_free(fs);
   }
-  if (!rc) bri_store_prefetch(r->t->store, (const char *const *)s.pack_paths, s.n_packs, BRI_PREFETCH_STAT);
+  bri_readahead_stop(ra);
+  bool *low = calloc(s.n_packs + 1, sizeof *low);
+  if (!rc && !low) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
   for (size_t p = 0; !rc && p < s.n_packs; p++) {
     uint64_t used = union_bytes(&s.ranges[p]);
     bri_store *st;
     bri_store_info info;
-    if (bri_table_store_of(r->t, m, s.pack_paths[p], &st, r->err) != 0 ||
-        bri_store_stat(st, s.pack_paths[p], &info, r->err) != 0) {
+    if (bri_table_store_of(r->t, m, s.paths[p], &st, r->err) != 0 ||
+        bri_store_stat(st, s.paths[p], &info, r->err) != 0) {
       rc = bri_error_wrap(r->err, "measuring pack utilization");
       break;
     }
     uint64_t size = info.size;
     double util = size ? (double)used / (double)size : 1.0;
-    bool low = util < r->req->options.repack_threshold && r->req->strategy == BRI_STRATEGY_BRI;
-    if (low) {
+    low[p] = util < r->req->options.repack_threshold && r->req->strategy == BRI_STRATEGY_BRI;
+    if (low[p]) {
       r->rep->packs_below_threshold++;
-      if (!bri_strset_add(&r->repack, s.pack_paths[p])) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
-      for (size_t i = 0; i < m->n_fragments; i++)
-        for (size_t k = 0; k < s.n_frag_packs[i]; k++)
-          if (s.frag_packs[i][k] == p) repack_wanted[i] = true;
+      if (!bri_strset_add(&r->repack, s.paths[p])) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
     }
-    json_array_append_new(plan_packs, json_pack("{s:s, s:I, s:I, s:f, s:b}", "path", s.pack_paths[p],
+    json_array_append_new(plan_packs, json_pack("{s:s, s:I, s:I, s:f, s:b}", "path", s.paths[p],
                                                 "bytes", (json_int_t)size, "live_bytes", (json_int_t)used,
-                                                "utilization", util, "repack", low));
+                                                "utilization", util, "repack", low[p]));
   }
+  /* one pass over the fragments' pack lists, not one per low pack */
+  for (size_t i = 0; !rc && i < m->n_fragments; i++)
+    for (size_t k = 0; k < s.n_frag_packs[i]; k++) repack_wanted[i] |= low[s.frag_packs[i][k]];
+  free(low);
   bri_strset_freeze(&r->repack);
-  for (size_t p = 0; p < s.n_packs; p++) free(s.ranges[p].v), free(s.pack_paths[p]);
+  for (size_t p = 0; p < s.n_packs; p++) free(s.ranges[p].v), free(s.paths[p]);
   for (size_t i = 0; s.frag_packs && i < m->n_fragments; i++) free(s.frag_packs[i]);
-  free(s.ranges), free(s.pack_paths), free(s.frag_packs), free(s.n_frag_packs);
-  bri_strmap_free(&s.packs);
+  free(s.ranges), free(s.paths), free(s.frag_packs), free(s.n_frag_packs);
+  bri_strmap_free(&s.by_path);
   return rc;
 }
 
@@ -492,6 +585,20 @@ static int append_copied(run *r, bin_ctx *b, const Lance__Table__DataFragment *f
   return rc ? rc : after_rows(r, b, f->physical_rows);
 }
 
+/* Opens fragment order[i] (a read-ahead worker). */
+static int open_fragment(void *ctx, size_t i, void **out, bri_error *err) {
+  run *r = ctx;
+  bri_fragment_reader *fr;
+  int rc = bri_fragment_open(r->t, r->m, r->m->pb->fragments[r->order[i]], &fr, err);
+  *out = rc ? NULL : fr;
+  return rc;
+}
+
+static void close_fragment(void *ctx, void *item) {
+  (void)ctx;
+  bri_fragment_close(item);
+}
+
 /* The surviving rows of the open fragment as one part of the bin's changed
  * row addresses (compact/fri.h): the offsets the reader delivered, in order. */
 static int note_rows(bri_fragment_reader *fr, const Lance__Table__DataFragment *f,
@@ -537,7 +644,9 @@ static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment
   uint64_t batch = r->req->batch_rows ? r->req->batch_rows : 16384;
   for (size_t k = 0; !rc && k < bin->count; k++) {
     const Lance__Table__DataFragment *f = m->fragments[bin->first + k];
-    if ((rc = bri_fragment_open(r->t, r->m, f, &b.fr, err)) != 0) break;
+    void *fr;
+    if ((rc = bri_readahead_take(r->opened, &fr, err)) != 0) break;
+    b.fr = fr;
     if (copyable(&b, f, minor)) {
       rc = append_copied(r, &b, f, minor);
       r->rep->fragments_page_copied++;
@@ -690,6 +799,7 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   bri_rewrite_group *groups = NULL;
   uint64_t *old_ids = NULL;
   uint8_t **changed = NULL;
+  size_t *order = NULL;
   int rc = bri_table_open(root, &r.t, err);
   if (!rc) r.out.store = r.t->store; /* output paths are built from its uri */
   if (!rc) rc = bri_table_load(r.t, 0, &r.m, err);
@@ -736,10 +846,17 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   groups = calloc(plan->n_bins, sizeof *groups);
   old_ids = calloc(rep->fragments_rewritten + 1, sizeof *old_ids);
   changed = calloc(plan->n_bins, sizeof *changed);
-  if (!news || !groups || !old_ids || !changed) {
+  order = calloc(rep->fragments_rewritten + 1, sizeof *order);
+  if (!news || !groups || !old_ids || !changed || !order) {
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
     goto out;
   }
+  for (size_t k = 0, o = 0; k < plan->n_bins; k++)
+    for (size_t i = 0; i < plan->bins[k].count; i++) order[o++] = plan->bins[k].first + i;
+  r.order = order;
+  rc = bri_readahead_start(rep->fragments_rewritten, q.read_ahead, open_fragment, close_fragment, &r,
+                           &r.opened, err);
+  if (rc) goto out;
   bool any_versions = false;
   size_t o = 0;
   for (size_t k = 0; !rc && k < plan->n_bins; k++) {
@@ -752,6 +869,8 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
     groups[k].new_frags = &news[k];
     groups[k].n_new = 1;
   }
+  bri_readahead_stop(r.opened); /* before the commit: no reader of the old version stays open */
+  r.opened = NULL;
   if (!rc) rc = bri_failpoint("compact.before_commit", err);
   char uuid[37];
   bri_uuid_v4(uuid);
@@ -785,7 +904,9 @@ out:
   for (size_t k = 0; news && plan && k < plan->n_bins; k++)
     if (news[k]) lance__table__data_fragment__free_unpacked(news[k], NULL);
   for (size_t k = 0; changed && k < plan->n_bins; k++) free(changed[k]);
-  free(changed), free(news), free(groups), free(old_ids), free(repack_wanted), free(bytes);
+  bri_readahead_stop(r.opened);
+  free(r.blob_tops);
+  free(changed), free(news), free(groups), free(old_ids), free(order), free(repack_wanted), free(bytes);
   bri_plan_free(plan);
   bri_outputs_free(&r.out);
   bri_strset_free(&r.repack);

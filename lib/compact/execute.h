@@ -29,7 +29,13 @@ typedef struct bri_compact_request {
   bool dry_run;
   int max_commit_attempts;     /* commit attempts lost to other writers' versions; 0: 100 */
   uint64_t batch_rows;         /* rows decoded at a time; 0: 16384 */
+  size_t read_ahead;           /* fragments opened ahead of use, in parallel (util/readahead.h);
+                                  0: one at a time, in the caller's thread */
 } bri_compact_request;
+
+/* The default read_ahead: enough requests in flight to hide an object
+ * store's latency per fragment, few enough threads for a small machine. */
+#define BRI_COMPACT_READ_AHEAD 8
 
 void bri_compact_request_default(bri_compact_request *r);
 

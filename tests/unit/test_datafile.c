@@ -641,6 +641,7 @@ START_TEST(metadata_byte_flips) {
    * a schema cached from an earlier variant must not let a broken one in). */
   fixture_bytes f = load("datafile/nested21.lance");
   bri_schemas *cache = bri_schemas_new();
+  bri_datafile_opts opts = {.schemas = cache};
   size_t from = 5760; /* global buffer 0 */
   for (size_t i = from; i < 2 * f.len - from; i++) {
     for (int x = 1; x < 256; x <<= 1) {
@@ -649,7 +650,7 @@ START_TEST(metadata_byte_flips) {
       bri_datafile *df = NULL;
       bri_error err = {0};
       int rc = i < f.len ? bri_datafile_open_mem(c, f.len, "flip.lance", &df, &err)
-                         : bri_datafile_open_mem_in(c, f.len, "flip.lance", cache, &df, &err);
+                         : bri_datafile_open_mem_in(c, f.len, "flip.lance", &opts, &df, &err);
       if (rc == 0) {
         uint64_t end = bri_datafile_footer_of(df)->column_meta_start;
         for (size_t k = 0; k < bri_datafile_num_columns(df); k++) {
@@ -678,9 +679,10 @@ START_TEST(schema_cache_shares_equal_schemas) {
   const char *names[] = {"datafile/nested22.lance", "datafile/nested22.lance", "datafile/plain22.lance"};
   bri_datafile *cached[3], *alone[3];
   bri_error err = {0};
+  bri_datafile_opts opts = {.schemas = cache};
   for (int i = 0; i < 3; i++) {
     char *p = bri_fixture(names[i]);
-    ck_assert_msg(bri_datafile_open_in(NULL, p, cache, &cached[i], &err) == 0, "%s", err.msg);
+    ck_assert_msg(bri_datafile_open_in(NULL, p, &opts, &cached[i], &err) == 0, "%s", err.msg);
     ck_assert_msg(bri_datafile_open(NULL, p, &alone[i], &err) == 0, "%s", err.msg);
     free(p);
     const Lance__File__FileDescriptor *a = bri_datafile_descriptor(cached[i]);

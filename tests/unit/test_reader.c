@@ -863,6 +863,41 @@ START_TEST(nested22_row_slices) {
 }
 END_TEST
 
+/* A reader opened for some fields reads them exactly as a full one, decodes
+ * only their columns, and refuses the others. */
+START_TEST(open_fields_reads_only_those) {
+  fx x = fx_open("reader/nested22.lance");
+  bri_fragment_reader *full = frag_open(&x, 0), *part = NULL;
+  bri_error err = {0};
+  int32_t want[2] = {field_id(&x, "st"), field_id(&x, "big")};
+  ck_assert_msg(bri_fragment_open_fields(x.t, x.m, x.m->pb->fragments[0], want, 2, &part, &err) == 0,
+                "%s", err.msg);
+  for (int k = 0; k < 2; k++) {
+    col a = col_read(full, want[k]), b = col_read(part, want[k]);
+    for (int64_t i = 0; i < a.a.length; i++) {
+      char *row = render_row(&a.s, &a.a, i);
+      assert_row(&b, i, row, "open_fields");
+      free(row);
+    }
+    col_free(&a), col_free(&b);
+  }
+  /* the data file of "st" holds other fields too: only st's columns are there */
+  const Lance__Table__DataFile *pb = bri_fragment_field_datafile(part, want[0]);
+  bri_datafile *df = bri_fragment_field_file(part, want[0]);
+  size_t decoded = 0;
+  for (size_t c = 0; c < bri_datafile_num_columns(df); c++) decoded += bri_datafile_column(df, c) != NULL;
+  ck_assert_uint_gt(decoded, 0);
+  ck_assert_uint_lt(decoded, pb->n_column_indices);
+  col c;
+  ck_assert_int_eq(bri_fragment_read_field(part, field_id(&x, "l"), &c.a, &c.s, &err), BRI_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "not opened"));
+  ck_assert_ptr_null(c.a.release);
+  bri_fragment_close(part);
+  bri_fragment_close(full);
+  fx_close(&x);
+}
+END_TEST
+
 /* Leaves no data file stores (schema evolution) read as nulls; a field the
  * manifest does not list as top-level is not found. */
 static void tombstone(fx *x, size_t frag, int32_t id) {
@@ -1580,6 +1615,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, nested21_values);
   tcase_add_test(tc, nested22_schema_and_files);
   tcase_add_test(tc, nested22_row_slices);
+  tcase_add_test(tc, open_fields_reads_only_those);
   tcase_add_test(tc, missing_fields_read_as_null);
   tcase_add_test(tc, types22_values);
   tcase_add_test(tc, wide22_fullzip);

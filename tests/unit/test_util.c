@@ -1,4 +1,5 @@
 /* test_util.c: small utilities: durations, string sets, string buffers, error wrapping. */
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "util/arena.h"
 #include "util/arrow_c.h"
 #include "util/duration.h"
+#include "util/readahead.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 #include "util/strset.h"
@@ -143,6 +145,76 @@ START_TEST(test_arena) {
 }
 END_TEST
 
+/* A read-ahead item: its index, and who made it. */
+typedef struct ra_ctx {
+  size_t fail_at; /* this item fails */
+  int made, dropped;
+  pthread_mutex_t lock;
+} ra_ctx;
+
+static int ra_make(void *ctx, size_t i, void **out, bri_error *err) {
+  ra_ctx *c = ctx;
+  if (i == c->fail_at) return bri_error_set(err, BRI_ECORRUPT, "item %zu is bad", i);
+  size_t *v = malloc(sizeof *v);
+  *v = i * 10;
+  *out = v;
+  pthread_mutex_lock(&c->lock);
+  c->made++;
+  pthread_mutex_unlock(&c->lock);
+  return 0;
+}
+
+static void ra_drop(void *ctx, void *item) {
+  ra_ctx *c = ctx;
+  c->dropped++;
+  free(item);
+}
+
+START_TEST(test_readahead) {
+  /* every depth hands out the same items in order, and an error at its item */
+  size_t depths[] = {0, 1, 3, 8, 100};
+  for (size_t d = 0; d < 5; d++) {
+    ra_ctx c = {.fail_at = 37, .lock = PTHREAD_MUTEX_INITIALIZER};
+    bri_readahead *ra;
+    bri_error err = {0};
+    ck_assert_int_eq(bri_readahead_start(50, depths[d], ra_make, ra_drop, &c, &ra, &err), 0);
+    size_t i = 0;
+    for (; i < 50; i++) {
+      void *item;
+      int rc = bri_readahead_take(ra, &item, &err);
+      if (i == 37) {
+        ck_assert_int_eq(rc, BRI_ECORRUPT);
+        ck_assert_str_eq(err.msg, "item 37 is bad");
+        ck_assert_ptr_null(item);
+        break;
+      }
+      ck_assert_int_eq(rc, 0);
+      ck_assert_uint_eq(*(size_t *)item, i * 10);
+      free(item);
+    }
+    bri_readahead_stop(ra);
+    /* what was made and never taken was dropped; nothing ran ahead by more than depth */
+    ck_assert_int_eq(c.made - 37, c.dropped);
+    ck_assert_int_le(c.dropped, (int)depths[d]);
+  }
+  /* taking past the end is refused; stopping early drops what is ready */
+  ra_ctx c = {.fail_at = SIZE_MAX, .lock = PTHREAD_MUTEX_INITIALIZER};
+  bri_readahead *ra;
+  bri_error err = {0};
+  ck_assert_int_eq(bri_readahead_start(2, 4, ra_make, ra_drop, &c, &ra, &err), 0);
+  void *item;
+  for (int k = 0; k < 2; k++) {
+    ck_assert_int_eq(bri_readahead_take(ra, &item, &err), 0);
+    free(item);
+  }
+  ck_assert_int_eq(bri_readahead_take(ra, &item, &err), BRI_EINVAL);
+  bri_readahead_stop(ra);
+  ck_assert_int_eq(bri_readahead_start(1000, 4, ra_make, ra_drop, &c, &ra, &err), 0);
+  bri_readahead_stop(ra);
+  bri_readahead_stop(NULL);
+}
+END_TEST
+
 static Suite *util_suite(void) {
   Suite *s = suite_create("util");
   TCase *tc = tcase_create("util");
@@ -150,6 +222,7 @@ static Suite *util_suite(void) {
   tcase_add_test(tc, test_strset);
   tcase_add_test(tc, test_strbuf);
   tcase_add_test(tc, test_arena);
+  tcase_add_test(tc, test_readahead);
   tcase_add_test(tc, test_error_wrap_truncates_safely);
   tcase_add_test(tc, test_arrow_validity);
   suite_add_tcase(s, tc);

@@ -54,6 +54,15 @@ typedef struct bri_fragment_reader bri_fragment_reader;
 int bri_fragment_open(const bri_table *t, const bri_manifest *m,
                       const Lance__Table__DataFragment *frag, bri_fragment_reader **out,
                       bri_error *err);
+/* The same for reading only the top-level fields with these manifest ids:
+ * of each data file only the columns of those fields (and their children)
+ * are decoded and checked (datafile.h opts), so a reader of one column of a
+ * wide table does a fraction of the work. Reading another field is
+ * BRI_EINVAL; bri_fragment_field_file hands out files whose other columns
+ * are missing (bri_datafile_column NULL). */
+int bri_fragment_open_fields(const bri_table *t, const bri_manifest *m,
+                             const Lance__Table__DataFragment *frag, const int32_t *fields,
+                             size_t n_fields, bri_fragment_reader **out, bri_error *err);
 void bri_fragment_close(bri_fragment_reader *r);
 
 /* Rows after deletions, and the physical row offset (within the fragment) of

@@ -596,7 +596,15 @@ static int parse_column(bri_datafile *df, size_t c, bri_error *err) {
 
 /* ------------------------------------------------------------ open */
 
-static int open_common(bri_datafile *df, bri_schemas *schemas, bri_error *err) {
+/* Whether opts ask for column c. */
+static bool wanted(const bri_datafile_opts *o, size_t c) {
+  if (!o || !o->columns) return true;
+  for (size_t i = 0; i < o->n_columns; i++)
+    if (o->columns[i] == c) return true;
+  return false;
+}
+
+static int open_common(bri_datafile *df, const bri_datafile_opts *o, bri_error *err) {
   const char *path = df->path;
   if (df->size < FOOTER_LEN)
     return bri_error_set(err, BRI_ECORRUPT,
@@ -637,7 +645,7 @@ static int open_common(bri_datafile *df, bri_schemas *schemas, bri_error *err) {
   bri_arena_init(&df->arena, meta_len < 1024 ? 4096 : (size_t)meta_len * 4);
 
   rc = parse_global_buffers(df, err);
-  if (!rc) rc = parse_descriptor(df, schemas, err);
+  if (!rc) rc = parse_descriptor(df, o ? o->schemas : NULL, err);
   if (rc) return rc;
 
   size_t nc = f->num_columns;
@@ -650,15 +658,15 @@ static int open_common(bri_datafile *df, bri_schemas *schemas, bri_error *err) {
     memset(df->cols, 0, nc * sizeof *df->cols);
   }
   for (size_t c = 0; c < nc; c++) {
-    rc = parse_column(df, c, err);
+    rc = wanted(o, c) ? parse_column(df, c, err) : 0;
     if (rc) return rc;
   }
   return 0;
 }
 
-static int finish_open(bri_datafile *df, bri_schemas *schemas, bri_datafile **out,
+static int finish_open(bri_datafile *df, const bri_datafile_opts *o, bri_datafile **out,
                        bri_error *err) {
-  int rc = open_common(df, schemas, err);
+  int rc = open_common(df, o, err);
   if (rc) {
     bri_datafile_close(df);
     return rc;
@@ -683,8 +691,8 @@ int bri_datafile_open(bri_store *st, const char *path, bri_datafile **out, bri_e
   return bri_datafile_open_in(st, path, NULL, out, err);
 }
 
-int bri_datafile_open_in(bri_store *st, const char *path, bri_schemas *schemas, bri_datafile **out,
-                         bri_error *err) {
+int bri_datafile_open_in(bri_store *st, const char *path, const bri_datafile_opts *opts,
+                         bri_datafile **out, bri_error *err) {
   *out = NULL;
   bri_datafile *df = new_df(path);
   if (!df) return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", path);
@@ -694,7 +702,7 @@ int bri_datafile_open_in(bri_store *st, const char *path, bri_schemas *schemas, 
     return rc;
   }
   df->size = bri_sfile_size(df->f);
-  return finish_open(df, schemas, out, err);
+  return finish_open(df, opts, out, err);
 }
 
 int bri_datafile_open_mem(const uint8_t *buf, size_t len, const char *path, bri_datafile **out,
@@ -703,14 +711,14 @@ int bri_datafile_open_mem(const uint8_t *buf, size_t len, const char *path, bri_
 }
 
 int bri_datafile_open_mem_in(const uint8_t *buf, size_t len, const char *path,
-                             bri_schemas *schemas, bri_datafile **out, bri_error *err) {
+                             const bri_datafile_opts *opts, bri_datafile **out, bri_error *err) {
   *out = NULL;
   bri_datafile *df = new_df(path);
   if (!df) return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", path ? path : "(memory)");
   static const uint8_t empty[1];
   df->mem = buf ? buf : empty;
   df->size = buf ? len : 0;
-  return finish_open(df, schemas, out, err);
+  return finish_open(df, opts, out, err);
 }
 
 void bri_datafile_close(bri_datafile *df) {
@@ -744,7 +752,7 @@ const uint8_t *bri_datafile_schema_bytes(const bri_datafile *df, size_t *len) {
 }
 size_t bri_datafile_num_columns(const bri_datafile *df) { return df->footer.num_columns; }
 const bri_column *bri_datafile_column(const bri_datafile *df, size_t index) {
-  return index < df->footer.num_columns ? &df->cols[index] : NULL;
+  return index < df->footer.num_columns && df->cms[index] ? &df->cols[index] : NULL;
 }
 const Lance__File__V2__ColumnMetadata *bri_datafile_column_metadata(const bri_datafile *df,
                                                                    size_t index) {

@@ -65,11 +65,21 @@ typedef struct bri_datafile bri_datafile;
 /* Opens and validates the container at path in store st (NULL: a local
  * path, storage/store.h). */
 int bri_datafile_open(bri_store *st, const char *path, bri_datafile **out, bri_error *err);
-/* The same, taking the file's schema from schemas (schemas.h; NULL: none)
- * when its bytes are there: the descriptor's Schema is then shared with the
- * cache, which must outlive the file. */
-int bri_datafile_open_in(bri_store *st, const char *path, bri_schemas *schemas, bri_datafile **out,
-                         bri_error *err);
+/* How much of a file to decode, and with what help. */
+typedef struct bri_datafile_opts {
+  bri_schemas *schemas;    /* take the file's Schema from here when its bytes are
+                              there (schemas.h; shared with the cache, which must
+                              outlive the file); NULL: decode it */
+  const uint32_t *columns; /* decode and check the metadata of these columns only
+                              (indices; others, and indices past the file's, are
+                              ignored): bri_datafile_column and _column_metadata
+                              are NULL for the rest; NULL: every column */
+  size_t n_columns;
+} bri_datafile_opts;
+
+/* bri_datafile_open with opts (NULL: as bri_datafile_open). */
+int bri_datafile_open_in(bri_store *st, const char *path, const bri_datafile_opts *opts,
+                         bri_datafile **out, bri_error *err);
 
 /* The same over a file image held in memory (tests, fuzzing, files already
  * read). buf is borrowed: it must stay valid and unchanged until close. path
@@ -77,7 +87,7 @@ int bri_datafile_open_in(bri_store *st, const char *path, bri_schemas *schemas, 
 int bri_datafile_open_mem(const uint8_t *buf, size_t len, const char *path,
                           bri_datafile **out, bri_error *err);
 int bri_datafile_open_mem_in(const uint8_t *buf, size_t len, const char *path,
-                             bri_schemas *schemas, bri_datafile **out, bri_error *err);
+                             const bri_datafile_opts *opts, bri_datafile **out, bri_error *err);
 
 void bri_datafile_close(bri_datafile *df);
 
@@ -93,6 +103,7 @@ const Lance__File__FileDescriptor *bri_datafile_descriptor(const bri_datafile *d
  * files with the same bytes have the same schema. */
 const uint8_t *bri_datafile_schema_bytes(const bri_datafile *df, size_t *len);
 size_t bri_datafile_num_columns(const bri_datafile *df);
+/* Column index, or NULL past the last column or when opts left it out. */
 const bri_column *bri_datafile_column(const bri_datafile *df, size_t index);
 /* Raw ColumnMetadata of a column (for page copy). */
 const Lance__File__V2__ColumnMetadata *bri_datafile_column_metadata(const bri_datafile *df,
