@@ -343,6 +343,33 @@ static uint64_t union_bytes(pack_ranges *pr) {
   return total + (hi - lo);
 }
 
+/* The size of pack i of the survey (a read-ahead worker: one stat, which
+ * on an object store is a request of its own). */
+typedef struct pack_stat_ctx { run *r; const survey *s; } pack_stat_ctx;
+
+static int stat_pack(void *ctx, size_t i, void **out, bri_error *err) {
+  pack_stat_ctx *c = ctx;
+  const char *path = c->s->paths[i];
+  bri_store *st;
+  bri_store_info info;
+  uint64_t *size = malloc(sizeof *size);
+  int rc = size ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!rc) rc = bri_table_store_of(c->r->t, c->r->m->pb, path, &st, err);
+  if (!rc) rc = bri_store_stat(st, path, &info, err);
+  if (rc) {
+    free(size);
+    return bri_error_wrap(err, "measuring pack utilization");
+  }
+  *size = info.size;
+  *out = size;
+  return 0;
+}
+
+static void drop_pack_stat(void *ctx, void *item) {
+  (void)ctx;
+  free(item);
+}
+
 /* Reads the descriptors of every fragment, read_ahead fragments at a time:
  * fills repack (packs below the threshold), repack_wanted per fragment, and
  * per-fragment byte counts. */
@@ -366,18 +393,17 @@ static int run_survey(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json_t 
     frag_survey_free(fs);
   }
   bri_readahead_stop(ra);
+  ra = NULL;
   bool *low = calloc(s.n_packs + 1, sizeof *low);
   if (!rc && !low) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  pack_stat_ctx pc = {r, &s};
+  if (!rc) rc = bri_readahead_start(s.n_packs, r->req->read_ahead, stat_pack, drop_pack_stat, &pc, &ra, r->err);
   for (size_t p = 0; !rc && p < s.n_packs; p++) {
     uint64_t used = union_bytes(&s.ranges[p]);
-    bri_store *st;
-    bri_store_info info;
-    if (bri_table_store_of(r->t, m, s.paths[p], &st, r->err) != 0 ||
-        bri_store_stat(st, s.paths[p], &info, r->err) != 0) {
-      rc = bri_error_wrap(r->err, "measuring pack utilization");
-      break;
-    }
-    uint64_t size = info.size;
+    void *got;
+    if ((rc = bri_readahead_take(ra, &got, r->err)) != 0) break;
+    uint64_t size = *(uint64_t *)got;
+    free(got);
     double util = size ? (double)used / (double)size : 1.0;
     low[p] = util < r->req->options.repack_threshold && r->req->strategy == BRI_STRATEGY_BRI;
     if (low[p]) {
@@ -388,6 +414,7 @@ static int run_survey(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json_t 
                                                 "bytes", (json_int_t)size, "live_bytes", (json_int_t)used,
                                                 "utilization", util, "repack", low[p]));
   }
+  bri_readahead_stop(ra);
   /* one pass over the fragments' pack lists, not one per low pack */
   for (size_t i = 0; !rc && i < m->n_fragments; i++)
     for (size_t k = 0; k < s.n_frag_packs[i]; k++) repack_wanted[i] |= low[s.frag_packs[i][k]];

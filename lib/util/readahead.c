@@ -5,7 +5,9 @@
  * while i < taken + depth, so claimed-but-not-taken items (running or
  * ready) never exceed depth. One mutex and two condition variables (work
  * for the workers, ready for the consumer) guard the ring; fn itself runs
- * outside the lock. */
+ * outside the lock. Items are small (tens of microseconds), so wake-ups are
+ * counted: a freed slot wakes one worker, a finished item wakes the consumer
+ * only when it is the item it waits for. */
 #include "util/readahead.h"
 
 #include <pthread.h>
@@ -48,7 +50,7 @@ static void *worker(void *arg) {
     r.rc = ra->fn(ra->ctx, i, &r.item, &r.err);
     pthread_mutex_lock(&ra->lock);
     ra->slots[i % ra->depth] = r;
-    pthread_cond_broadcast(&ra->ready);
+    if (i == ra->taken) pthread_cond_signal(&ra->ready); /* the one the consumer waits for */
   }
   pthread_mutex_unlock(&ra->lock);
   return NULL;
@@ -98,7 +100,7 @@ int bri_readahead_take(bri_readahead *ra, void **out, bri_error *err) {
   slot r = *s;
   memset(s, 0, sizeof *s);
   ra->taken++;
-  pthread_cond_broadcast(&ra->work); /* a slot is free: one more item may start */
+  pthread_cond_signal(&ra->work); /* a slot is free: one more item may start */
   pthread_mutex_unlock(&ra->lock);
   if (r.rc) {
     if (err) *err = r.err;
