@@ -1,13 +1,16 @@
 /* readahead.c: the read-ahead engine (see readahead.h).
  *
- * A ring of depth slots: item i lives in slot i % depth from when a worker
- * claims it until the consumer takes it. A worker may claim item i only
- * while i < taken + depth, so claimed-but-not-taken items (running or
- * ready) never exceed depth. One mutex and two condition variables (work
+ * A ring of window slots: item i lives in slot i % window from when a
+ * worker claims it until the consumer takes it. A worker may claim item i
+ * only while i < taken + window, so claimed-but-not-taken items (running or
+ * ready) never exceed the window. One mutex and two condition variables (work
  * for the workers, ready for the consumer) guard the ring; fn itself runs
  * outside the lock. Items are small (tens of microseconds), so wake-ups are
- * counted: a freed slot wakes one worker, a finished item wakes the consumer
- * only when it is the item it waits for. */
+ * rationed: idle workers wake together once half the window is free, a
+ * finished item wakes the consumer only when it is the item it waits for,
+ * and the consumer makes an item no worker has claimed yet itself instead
+ * of sleeping (so a read-ahead never costs more than no read-ahead when
+ * the workers get no CPU). */
 #include "util/readahead.h"
 
 #include <pthread.h>
@@ -23,7 +26,7 @@ typedef struct slot {
 } slot;
 
 struct bri_readahead {
-  size_t n, depth;
+  size_t n, depth, window; /* depth threads, window slots */
   bri_readahead_fn fn;
   bri_readahead_drop_fn drop;
   void *ctx;
@@ -31,6 +34,7 @@ struct bri_readahead {
   pthread_cond_t work, ready;
   size_t next_claim; /* first item no worker has claimed */
   size_t taken;      /* items the consumer has taken */
+  size_t idle;       /* workers waiting for a free slot */
   bool stopping;
   slot *slots;
   pthread_t *threads;
@@ -41,15 +45,18 @@ static void *worker(void *arg) {
   bri_readahead *ra = arg;
   pthread_mutex_lock(&ra->lock);
   for (;;) {
-    while (!ra->stopping && ra->next_claim < ra->n && ra->next_claim >= ra->taken + ra->depth)
+    while (!ra->stopping && ra->next_claim < ra->n && ra->next_claim >= ra->taken + ra->window) {
+      ra->idle++;
       pthread_cond_wait(&ra->work, &ra->lock);
+      ra->idle--;
+    }
     if (ra->stopping || ra->next_claim >= ra->n) break;
     size_t i = ra->next_claim++;
     pthread_mutex_unlock(&ra->lock);
     slot r = {.ready = true};
     r.rc = ra->fn(ra->ctx, i, &r.item, &r.err);
     pthread_mutex_lock(&ra->lock);
-    ra->slots[i % ra->depth] = r;
+    ra->slots[i % ra->window] = r;
     if (i == ra->taken) pthread_cond_signal(&ra->ready); /* the one the consumer waits for */
   }
   pthread_mutex_unlock(&ra->lock);
@@ -64,11 +71,12 @@ int bri_readahead_start(size_t n, size_t depth, bri_readahead_fn fn, bri_readahe
   bri_readahead *ra = calloc(1, sizeof *ra);
   if (!ra) return bri_error_set(err, BRI_ENOMEM, "read-ahead: out of memory");
   ra->n = n, ra->depth = depth, ra->fn = fn, ra->drop = drop, ra->ctx = ctx;
+  ra->window = depth * BRI_READAHEAD_WINDOW < n ? depth * BRI_READAHEAD_WINDOW : n;
   if (depth == 0) {
     *out = ra;
     return 0;
   }
-  ra->slots = calloc(depth, sizeof *ra->slots);
+  ra->slots = calloc(ra->window, sizeof *ra->slots);
   ra->threads = calloc(depth, sizeof *ra->threads);
   if (!ra->slots || !ra->threads) {
     free(ra->slots), free(ra->threads), free(ra);
@@ -95,12 +103,26 @@ int bri_readahead_take(bri_readahead *ra, void **out, bri_error *err) {
     return bri_error_set(err, BRI_EINVAL, "read-ahead: all %zu items were taken", ra->n);
   if (ra->depth == 0) return ra->fn(ra->ctx, ra->taken++, out, err);
   pthread_mutex_lock(&ra->lock);
-  slot *s = &ra->slots[ra->taken % ra->depth];
-  while (!s->ready) pthread_cond_wait(&ra->ready, &ra->lock);
-  slot r = *s;
-  memset(s, 0, sizeof *s);
+  slot *s = &ra->slots[ra->taken % ra->window];
+  slot r;
+  if (ra->next_claim == ra->taken) {
+    /* no worker got to it (they are busy, or starved of CPU): do it here
+     * rather than sleep on them */
+    ra->next_claim++;
+    pthread_mutex_unlock(&ra->lock);
+    memset(&r, 0, sizeof r);
+    r.rc = ra->fn(ra->ctx, ra->taken, &r.item, &r.err);
+    pthread_mutex_lock(&ra->lock);
+  } else {
+    while (!s->ready) pthread_cond_wait(&ra->ready, &ra->lock);
+    r = *s;
+    memset(s, 0, sizeof *s);
+  }
   ra->taken++;
-  pthread_cond_signal(&ra->work); /* a slot is free: one more item may start */
+  /* idle workers wake once half the window is free, all together, rather
+   * than one context switch per item */
+  if (ra->idle && ra->taken + ra->window - ra->next_claim >= (ra->window + 1) / 2)
+    pthread_cond_broadcast(&ra->work);
   pthread_mutex_unlock(&ra->lock);
   if (r.rc) {
     if (err) *err = r.err;
@@ -118,7 +140,7 @@ void bri_readahead_stop(bri_readahead *ra) {
     pthread_cond_broadcast(&ra->work);
     pthread_mutex_unlock(&ra->lock);
     for (size_t t = 0; t < ra->n_threads; t++) pthread_join(ra->threads[t], NULL);
-    for (size_t k = 0; k < ra->depth; k++)
+    for (size_t k = 0; k < ra->window; k++)
       if (ra->slots[k].ready && ra->slots[k].item && ra->drop) ra->drop(ra->ctx, ra->slots[k].item);
     pthread_cond_destroy(&ra->work);
     pthread_cond_destroy(&ra->ready);

@@ -5,11 +5,11 @@
  * some system calls and a decode; on an object store every read is a round
  * trip of tens of milliseconds. The engine runs a caller's function (open a
  * fragment, read its descriptor pages: any reads through lib/storage, whose
- * stores are thread-safe) over items 0..n-1 on a few worker threads, at most
- * `depth` items ahead of the consumer, and hands the results back in item
- * order. So up to `depth` requests overlap, the work of opening (decoding
- * protobuf) runs beside the consumer's, and memory stays bounded by depth
- * items, whatever n is.
+ * stores are thread-safe) over items 0..n-1 on `depth` worker threads, at
+ * most BRI_READAHEAD_WINDOW x depth items ahead of the consumer, and hands
+ * the results back in item order. So up to `depth` requests overlap, the
+ * work of opening (decoding protobuf) runs beside the consumer's, and
+ * memory stays bounded by the window's items, whatever n is.
  *
  * The consumer takes item 0, 1, 2, ... in order; taking blocks until that
  * item is ready. A result owned by the engine and not taken (the consumer
@@ -34,6 +34,9 @@ typedef struct bri_readahead bri_readahead;
 
 /* Largest depth (threads) an engine runs. */
 #define BRI_READAHEAD_MAX 64
+/* Items made ahead per thread at most: workers that run ahead by a few
+ * items each sleep and wake rarely, not once per item. */
+#define BRI_READAHEAD_WINDOW 4
 
 /* Starts producing items 0..n-1, depth ahead (0: in the consumer's thread;
  * above BRI_READAHEAD_MAX: that many). Fails only out of resources

@@ -195,7 +195,7 @@ START_TEST(test_readahead) {
     bri_readahead_stop(ra);
     /* what was made and never taken was dropped; nothing ran ahead by more than depth */
     ck_assert_int_eq(c.made - 37, c.dropped);
-    ck_assert_int_le(c.dropped, (int)depths[d]);
+    ck_assert_int_le(c.dropped, (int)(depths[d] < BRI_READAHEAD_MAX ? depths[d] : BRI_READAHEAD_MAX) * BRI_READAHEAD_WINDOW);
   }
   /* taking past the end is refused; stopping early drops what is ready */
   ra_ctx c = {.fail_at = SIZE_MAX, .lock = PTHREAD_MUTEX_INITIALIZER};
