@@ -640,8 +640,8 @@ START_TEST(metadata_byte_flips) {
    * cache (one shared by all the variants, as a table's is by its files:
    * a schema cached from an earlier variant must not let a broken one in). */
   fixture_bytes f = load("datafile/nested21.lance");
-  bri_schemas *cache = bri_schemas_new();
-  bri_datafile_opts opts = {.schemas = cache};
+  bri_pbcache *cache = bri_pbcache_new();
+  bri_datafile_opts opts = {.cache = cache};
   size_t from = 5760; /* global buffer 0 */
   for (size_t i = from; i < 2 * f.len - from; i++) {
     for (int x = 1; x < 256; x <<= 1) {
@@ -667,19 +667,20 @@ START_TEST(metadata_byte_flips) {
       free(c);
     }
   }
-  bri_schemas_free(cache);
+  bri_pbcache_free(cache);
   unload(&f);
 }
 END_TEST
 
-START_TEST(schema_cache_shares_equal_schemas) {
+START_TEST(cache_shares_schemas_and_layouts) {
   /* Files with the same schema bytes share one decoded Schema, equal to
-   * what each file decodes alone; another schema gets its own. */
-  bri_schemas *cache = bri_schemas_new();
+   * what each file decodes alone; another schema gets its own. Pages with
+   * the same layout bytes share one decoded layout. */
+  bri_pbcache *cache = bri_pbcache_new();
   const char *names[] = {"datafile/nested22.lance", "datafile/nested22.lance", "datafile/plain22.lance"};
   bri_datafile *cached[3], *alone[3];
   bri_error err = {0};
-  bri_datafile_opts opts = {.schemas = cache};
+  bri_datafile_opts opts = {.cache = cache};
   for (int i = 0; i < 3; i++) {
     char *p = bri_fixture(names[i]);
     ck_assert_msg(bri_datafile_open_in(NULL, p, &opts, &cached[i], &err) == 0, "%s", err.msg);
@@ -695,40 +696,50 @@ START_TEST(schema_cache_shares_equal_schemas) {
     ck_assert_ptr_nonnull(ka);
     ck_assert_uint_eq(la, lb);
     ck_assert_int_eq(memcmp(ka, kb, la), 0);
+    for (size_t c = 0; c < bri_datafile_num_columns(alone[i]); c++) {
+      const bri_column *x = bri_datafile_column(cached[i], c), *y = bri_datafile_column(alone[i], c);
+      ck_assert_uint_eq(x->n_pages, y->n_pages);
+      for (size_t k = 0; k < x->n_pages; k++)
+        ck_assert(bri_pb_equal(&x->pages[k].layout->base, &y->pages[k].layout->base));
+    }
   }
   ck_assert_ptr_eq(bri_datafile_descriptor(cached[0])->schema, bri_datafile_descriptor(cached[1])->schema);
   ck_assert_ptr_ne(bri_datafile_descriptor(cached[0])->schema, bri_datafile_descriptor(cached[2])->schema);
+  ck_assert_ptr_eq(bri_datafile_column(cached[0], 0)->pages[0].layout,
+                   bri_datafile_column(cached[1], 0)->pages[0].layout);
   for (int i = 0; i < 3; i++) bri_datafile_close(cached[i]), bri_datafile_close(alone[i]);
-  bri_schemas_free(cache);
+  bri_pbcache_free(cache);
   /* bytes that are no Schema are not cached: the caller decodes and reports */
-  cache = bri_schemas_new();
+  cache = bri_pbcache_new();
   static const uint8_t bad[] = {0x0a, 0x05, 0x01};
-  ck_assert_ptr_null(bri_schemas_get(cache, bad, sizeof bad, NULL));
-  /* a full cache answers NULL for a new schema, and still serves its own */
-  const Lance__File__Schema *first = NULL;
-  for (int i = 0; i <= BRI_SCHEMAS_MAX; i++) {
-    Lance__File__Field fl = LANCE__FILE__FIELD__INIT, *flp = &fl;
-    Lance__File__Schema s = LANCE__FILE__SCHEMA__INIT;
-    fl.name = (char *)"x";
+  ck_assert_ptr_null(bri_pbcache_get(cache, &lance__file__schema__descriptor, bad, sizeof bad, NULL));
+  /* the same bytes as another type are another entry */
+  Lance__File__Field fl = LANCE__FILE__FIELD__INIT, *flp = &fl;
+  Lance__File__Schema s = LANCE__FILE__SCHEMA__INIT;
+  fl.name = (char *)"x";
+  s.fields = &flp, s.n_fields = 1;
+  uint8_t buf[64];
+  size_t n = lance__file__schema__pack(&s, buf);
+  const ProtobufCMessage *as_schema = bri_pbcache_get(cache, &lance__file__schema__descriptor, buf, n, NULL);
+  ck_assert_ptr_nonnull(as_schema);
+  ck_assert_ptr_eq(as_schema->descriptor, &lance__file__schema__descriptor);
+  /* a full cache answers NULL for new bytes, and still serves its own */
+  for (int i = 1; i <= BRI_PBCACHE_MAX; i++) {
     fl.has_id = 1, fl.id = i;
-    s.fields = &flp, s.n_fields = 1;
-    uint8_t buf[64];
-    size_t n = lance__file__schema__pack(&s, buf);
-    const Lance__File__Schema *got = bri_schemas_get(cache, buf, n, NULL);
-    if (i == 0) first = got;
-    if (i < BRI_SCHEMAS_MAX) {
+    n = lance__file__schema__pack(&s, buf);
+    const Lance__File__Schema *got =
+        (const Lance__File__Schema *)bri_pbcache_get(cache, &lance__file__schema__descriptor, buf, n, NULL);
+    if (i < BRI_PBCACHE_MAX) {
       ck_assert_ptr_nonnull(got);
       ck_assert_int_eq(got->fields[0]->id, i);
     } else {
       ck_assert_ptr_null(got);
     }
-    if (i == BRI_SCHEMAS_MAX) {
-      fl.id = 0;
-      n = lance__file__schema__pack(&s, buf);
-      ck_assert_ptr_eq(bri_schemas_get(cache, buf, n, NULL), first);
-    }
   }
-  bri_schemas_free(cache);
+  fl.has_id = 0, fl.id = 0;
+  n = lance__file__schema__pack(&s, buf);
+  ck_assert_ptr_eq(bri_pbcache_get(cache, &lance__file__schema__descriptor, buf, n, NULL), as_schema);
+  bri_pbcache_free(cache);
 }
 END_TEST
 
@@ -777,7 +788,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, column_metadata_mutations);
   tcase_add_test(tc, layout_error_offset_points_at_the_layout);
   tcase_add_test(tc, metadata_byte_flips);
-  tcase_add_test(tc, schema_cache_shares_equal_schemas);
+  tcase_add_test(tc, cache_shares_schemas_and_layouts);
   tcase_add_test(tc, real_unsupported_versions);
   tcase_add_test(tc, missing_and_not_regular);
   suite_add_tcase(s, tc);

@@ -163,7 +163,7 @@ int bri_fragment_open_fields(const bri_table *t, const bri_manifest *m,
     f->pb = frag->files[i];
     r->n_files = i + 1;
     bri_store *st = NULL;
-    bri_datafile_opts opts = {.schemas = t->schemas};
+    bri_datafile_opts opts = {.cache = t->pbcache};
     if (fields) {
       uint32_t *g = realloc(cols, (f->pb->n_fields + 1) * sizeof *g);
       if (!g) {

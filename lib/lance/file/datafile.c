@@ -26,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "google/protobuf/any.pb-c.h"
 #include "util/arena.h"
 #include "util/bytes.h"
 #include "util/fsutil.h"
@@ -54,6 +53,7 @@ struct bri_datafile {
   Lance__File__V2__ColumnMetadata **cms;
   bri_column *cols;
   bri_arena arena; /* every decoded message and array above, freed at close */
+  bri_pbcache *cache; /* opts.cache: shared schema and layouts, or NULL */
 };
 
 static unsigned long long ull(uint64_t v) { return (unsigned long long)v; }
@@ -265,14 +265,15 @@ static bool descriptor_parts(const uint8_t *buf, size_t len, size_t *schema_off,
 
 /* The descriptor from the shared cache: the Schema decoded once for every
  * file with the same bytes, the row count this file's own. 0 when served. */
-static int cached_descriptor(bri_datafile *df, bri_schemas *schemas, const uint8_t *buf,
+static int cached_descriptor(bri_datafile *df, bri_pbcache *cache, const uint8_t *buf,
                              size_t len) {
   size_t off, slen;
   bool has_length;
   uint64_t length;
-  if (!schemas || !descriptor_parts(buf, len, &off, &slen, &has_length, &length)) return -1;
+  if (!cache || !descriptor_parts(buf, len, &off, &slen, &has_length, &length)) return -1;
   const uint8_t *key;
-  const Lance__File__Schema *s = bri_schemas_get(schemas, buf + off, slen, &key);
+  const Lance__File__Schema *s = (const Lance__File__Schema *)bri_pbcache_get(
+      cache, &lance__file__schema__descriptor, buf + off, slen, &key);
   Lance__File__FileDescriptor *d = s ? bri_arena_alloc(&df->arena, sizeof *d) : NULL;
   if (!d) return -1;
   lance__file__file_descriptor__init(d);
@@ -301,7 +302,7 @@ static void keep_schema_bytes(bri_datafile *df, const uint8_t *buf, size_t len) 
   df->schema_len = slen;
 }
 
-static int parse_descriptor(bri_datafile *df, bri_schemas *schemas, bri_error *err) {
+static int parse_descriptor(bri_datafile *df, bri_pbcache *cache, bri_error *err) {
   uint64_t pos = df->gb_pos[0], size = df->gb_size[0];
   if (size > BRI_DATAFILE_MAX_METADATA)
     return bri_error_set(err, BRI_EUNSUPPORTED,
@@ -320,7 +321,7 @@ static int parse_descriptor(bri_datafile *df, bri_schemas *schemas, bri_error *e
     rc = read_range(df, pos, size, buf, err);
     bytes = buf;
   }
-  if (!rc && cached_descriptor(df, schemas, bytes, (size_t)size) != 0) {
+  if (!rc && cached_descriptor(df, cache, bytes, (size_t)size) != 0) {
     ProtobufCMessage *m;
     rc = bri_pb_unpack_in(bri_arena_pb(&df->arena), &lance__file__file_descriptor__descriptor,
                           bytes, (size_t)size, pos, df->path, "file descriptor (global buffer 0)",
@@ -407,12 +408,45 @@ static const char *where_str(const where_at *w, char *buf, size_t n) {
 }
 #define WHERE(w) where_str((w), (char[160]){0}, 160)
 
+/* The two fields of an Any (type_url = 1, value = 2; the last of each wins,
+ * unknown fields are skipped as protobuf does), read in place: false for
+ * bytes that are no Any. */
+static bool any_parts(const uint8_t *b, size_t len, const uint8_t **url, size_t *url_len,
+                      const uint8_t **val, size_t *val_len) {
+  size_t pos = 0;
+  *url = *val = NULL;
+  *url_len = *val_len = 0;
+  while (pos < len) {
+    uint64_t key, v;
+    if (!bri_pb_varint(b, len, &pos, &key) || (key >> 3) == 0) return false;
+    switch (key & 7) {
+    case 0:
+      if (!bri_pb_varint(b, len, &pos, &v)) return false;
+      break;
+    case 1:
+    case 5:
+      if (len - pos < ((key & 7) == 1 ? 8u : 4u)) return false;
+      pos += (key & 7) == 1 ? 8 : 4;
+      break;
+    case 2:
+      if (!bri_pb_varint(b, len, &pos, &v) || v > len - pos) return false;
+      if ((key >> 3) == 1) *url = b + pos, *url_len = (size_t)v;
+      if ((key >> 3) == 2) *val = b + pos, *val_len = (size_t)v;
+      pos += (size_t)v;
+      break;
+    default:
+      return false;
+    }
+    if (((key >> 3) == 1 || (key >> 3) == 2) && (key & 7) != 2) return false; /* wrong wire type */
+  }
+  return true;
+}
+
 /* Unwraps Encoding{direct{Any}}: checks the location and the exact type URL,
- * and returns the Any (in df's arena). */
-static int unwrap_any(bri_datafile *df, const Lance__File__V2__Encoding *enc,
-                      const char *want_url, const where_at *w, Google__Protobuf__Any **out,
-                      bri_error *err) {
-  *out = NULL;
+ * and finds the Any's value (in place). */
+static int unwrap_any(const bri_datafile *df, const Lance__File__V2__Encoding *enc,
+                      const char *want_url, const where_at *w, const uint8_t **value,
+                      size_t *value_len, bri_error *err) {
   if (!enc)
     return bri_error_set(err, BRI_ECORRUPT, "%s: %s: no encoding (expected a direct Any \"%s\")",
                          df->path, WHERE(w), want_url);
@@ -430,14 +464,15 @@ static int unwrap_any(bri_datafile *df, const Lance__File__V2__Encoding *enc,
   const Lance__File__V2__DirectEncoding *d = enc->direct;
   const uint8_t *bytes = d->has_encoding ? d->encoding.data : NULL;
   size_t len = d->has_encoding ? d->encoding.len : 0;
-  Google__Protobuf__Any *any = google__protobuf__any__unpack(bri_arena_pb(&df->arena), len, bytes);
-  if (!any)
+  const uint8_t *url;
+  size_t url_len;
+  if (!any_parts(bytes, len, &url, &url_len, value, value_len))
     return bri_error_set(err, BRI_ECORRUPT, "%s: %s: the %zu encoding bytes are not a valid Any",
                          df->path, WHERE(w), len);
-  if (!any->type_url || strcmp(any->type_url, want_url) != 0)
-    return bri_error_set(err, BRI_ECORRUPT, "%s: %s: Any type URL is \"%.200s\", expected \"%s\"",
-                         df->path, WHERE(w), any->type_url ? any->type_url : "", want_url);
-  *out = any;
+  if (url_len != strlen(want_url) || memcmp(url, want_url, url_len) != 0)
+    return bri_error_set(err, BRI_ECORRUPT, "%s: %s: Any type URL is \"%.*s\", expected \"%s\"",
+                         df->path, WHERE(w), url_len > 200 ? 200 : (int)url_len,
+                         url ? (const char *)url : "", want_url);
   return 0;
 }
 
@@ -495,16 +530,20 @@ static int parse_page(bri_datafile *df, size_t c, size_t p, const uint8_t *cm_by
   out->buffer_offsets = pg->buffer_offsets;
   out->buffer_sizes = pg->buffer_sizes;
 
-  Google__Protobuf__Any *any;
-  rc = unwrap_any(df, pg->encoding, BRI_PAGE_LAYOUT_TYPE_URL, &w, &any, err);
+  const uint8_t *lb;
+  size_t ll;
+  rc = unwrap_any(df, pg->encoding, BRI_PAGE_LAYOUT_TYPE_URL, &w, &lb, &ll, err);
   if (rc) return rc;
   out->encoding_bytes = pg->encoding->direct->encoding.data;
   out->encoding_len = pg->encoding->direct->encoding.len;
-  const uint8_t *lb = any->has_value ? any->value.data : NULL;
-  size_t ll = any->has_value ? any->value.len : 0;
-  ProtobufCMessage *m;
-  rc = bri_pb_unpack_in(bri_arena_pb(&df->arena), &lance__encodings21__page_layout__descriptor, lb,
-                        ll, 0, df->path, "page layout", &m, err);
+  /* the table's files share a few layouts: decoded once (pbcache.h) */
+  ProtobufCMessage *m = df->cache ? (ProtobufCMessage *)bri_pbcache_get(
+                                        df->cache, &lance__encodings21__page_layout__descriptor, lb,
+                                        ll, NULL)
+                                  : NULL;
+  rc = m ? 0
+         : bri_pb_unpack_in(bri_arena_pb(&df->arena), &lance__encodings21__page_layout__descriptor,
+                            lb, ll, 0, df->path, "page layout", &m, err);
   if (rc) {
     /* once more with the layout's file offset, for the message */
     uint64_t at = page_layout_offset(cm_bytes, cm_len, col->metadata_offset, p);
@@ -561,8 +600,9 @@ static int parse_column(bri_datafile *df, size_t c, bri_error *err) {
   df->cms[c] = cm;
 
   where_at w = {c, SIZE_MAX, pos};
-  Google__Protobuf__Any *any;
-  rc = unwrap_any(df, cm->encoding, BRI_COLUMN_ENCODING_TYPE_URL, &w, &any, err);
+  const uint8_t *val;
+  size_t val_len;
+  rc = unwrap_any(df, cm->encoding, BRI_COLUMN_ENCODING_TYPE_URL, &w, &val, &val_len, err);
   if (rc) return rc;
   rc = check_buffers(df, &w, cm->n_buffer_offsets, cm->buffer_offsets, cm->n_buffer_sizes,
                      cm->buffer_sizes, false, err);
@@ -605,6 +645,7 @@ static bool wanted(const bri_datafile_opts *o, size_t c) {
 }
 
 static int open_common(bri_datafile *df, const bri_datafile_opts *o, bri_error *err) {
+  df->cache = o ? o->cache : NULL;
   const char *path = df->path;
   if (df->size < FOOTER_LEN)
     return bri_error_set(err, BRI_ECORRUPT,
@@ -645,7 +686,7 @@ static int open_common(bri_datafile *df, const bri_datafile_opts *o, bri_error *
   bri_arena_init(&df->arena, meta_len < 1024 ? 4096 : (size_t)meta_len * 4);
 
   rc = parse_global_buffers(df, err);
-  if (!rc) rc = parse_descriptor(df, o ? o->schemas : NULL, err);
+  if (!rc) rc = parse_descriptor(df, o ? o->cache : NULL, err);
   if (rc) return rc;
 
   size_t nc = f->num_columns;

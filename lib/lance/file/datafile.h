@@ -26,7 +26,7 @@
 #include "file.pb-c.h"
 #include "file2.pb-c.h"
 #include "lance/encoding/page.h"
-#include "lance/file/schemas.h"
+#include "lance/file/pbcache.h"
 #include "storage/store.h"
 #include "util/error.h"
 
@@ -67,9 +67,9 @@ typedef struct bri_datafile bri_datafile;
 int bri_datafile_open(bri_store *st, const char *path, bri_datafile **out, bri_error *err);
 /* How much of a file to decode, and with what help. */
 typedef struct bri_datafile_opts {
-  bri_schemas *schemas;    /* take the file's Schema from here when its bytes are
-                              there (schemas.h; shared with the cache, which must
-                              outlive the file); NULL: decode it */
+  bri_pbcache *cache;      /* take the file's Schema and page layouts from here
+                              (pbcache.h: decoded once per distinct bytes, shared;
+                              the cache must outlive the file); NULL: decode them */
   const uint32_t *columns; /* decode and check the metadata of these columns only
                               (indices; others, and indices past the file's, are
                               ignored): bri_datafile_column and _column_metadata

@@ -36,7 +36,7 @@ int bri_table_create(bri_store *st, bri_table **out, bri_error *err) {
   const char *root = bri_store_uri(st);
   bri_table *t = calloc(1, sizeof *t);
   bool ok = t && (t->root = strdup(root)) && (t->bases = calloc(1, sizeof *t->bases)) &&
-            (t->schemas = bri_schemas_new());
+            (t->pbcache = bri_pbcache_new());
   if (ok && pthread_mutex_init(&t->bases->lock, NULL) != 0) {
     free(t->bases);
     t->bases = NULL;
@@ -98,7 +98,7 @@ void bri_table_close(bri_table *t) {
     pthread_mutex_destroy(&t->bases->lock);
     free(t->bases);
   }
-  bri_schemas_free(t->schemas);
+  bri_pbcache_free(t->pbcache);
   bri_store_close(t->store);
   free(t->root);
   free(t);

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lance/file/schemas.h"
+#include "lance/file/pbcache.h"
 #include "lance/table/manifest.h"
 #include "lance/table/version.h"
 #include "storage/store.h"
@@ -28,7 +28,7 @@ typedef struct bri_table {
   size_t n_versions;
   bri_version_entry *versions; /* ascending */
   bri_table_bases *bases;      /* stores of base paths, opened on demand (owned) */
-  bri_schemas *schemas;        /* data file schemas decoded once for all readers (owned) */
+  bri_pbcache *pbcache;        /* data file schemas and layouts decoded once for all readers (owned) */
 } bri_table;
 
 typedef struct bri_ref {
