@@ -81,7 +81,7 @@ for n in $COUNTS; do
     echo "$n fragments, run $rep: LanceDB optimize()..."
     measure "$n-optimize-$rep" "$n" "$rep" node tests/interop/lance_optimize.mjs "$WORK/run-$n-optimize/t.lance" --json
     echo "$n fragments, run $rep: brictl compact --strategy bri..."
-    measure "$n-bri-$rep" "$n" "$rep" "$BRICTL" compact "$WORK/run-$n-bri/t.lance" --strategy bri --json
+    measure "$n-bri-$rep" "$n" "$rep" "$BRICTL" compact "$WORK/run-$n-bri/t.lance" --strategy bri
     for run in optimize bri; do
       "$BRICTL" scan "$WORK/run-$n-$run/t.lance" --json >"$WORK/scan-$n-$run.json"
       same_scan "$WORK/src-$n/scan.json" "$WORK/scan-$n-$run.json" || { echo "$run changed the table's values" >&2; exit 1; }

@@ -12,6 +12,7 @@
 #include "util/duration.h"
 #include "util/readahead.h"
 #include "util/error.h"
+#include "util/fsutil.h"
 #include "util/strbuf.h"
 #include "util/strset.h"
 
@@ -215,6 +216,27 @@ START_TEST(test_readahead) {
 }
 END_TEST
 
+START_TEST(test_path_join_and_strdupf) {
+  static const char *cases[][3] = {{"a", "b", "a/b"},      {"a//", "/b", "a/b"},
+                                   {"/t/", "data/x", "/t/data/x"}, {"a", "", "a/"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *p = bri_path_join(cases[i][0], cases[i][1]);
+    ck_assert_str_eq(p, cases[i][2]);
+    free(p);
+  }
+  char big[1000];
+  memset(big, 'y', sizeof big - 1);
+  big[sizeof big - 1] = 0;
+  char *s = bri_strdupf("%s-%d", big, 42); /* longer than the stack buffer */
+  ck_assert_uint_eq(strlen(s), sizeof big - 1 + 3);
+  ck_assert_str_eq(s + sizeof big - 1, "-42");
+  free(s);
+  s = bri_strdupf("%.*s/%s", 3, "abcdef", "z");
+  ck_assert_str_eq(s, "abc/z");
+  free(s);
+}
+END_TEST
+
 static Suite *util_suite(void) {
   Suite *s = suite_create("util");
   TCase *tc = tcase_create("util");
@@ -223,6 +245,7 @@ static Suite *util_suite(void) {
   tcase_add_test(tc, test_strbuf);
   tcase_add_test(tc, test_arena);
   tcase_add_test(tc, test_readahead);
+  tcase_add_test(tc, test_path_join_and_strdupf);
   tcase_add_test(tc, test_error_wrap_truncates_safely);
   tcase_add_test(tc, test_arrow_validity);
   suite_add_tcase(s, tc);
