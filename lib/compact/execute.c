@@ -906,7 +906,7 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
     /* each bin's new fragment holds its old fragments' live rows in order:
      * deletions committed meanwhile can be carried over (carry.h) */
     json_t *indices = NULL;
-    bri_rewrite rw = {.read_version = m->version, .txn_uuid = uuid, .n_groups = plan->n_bins, .groups = groups,
+    bri_rewrite rw = {.read_version = m->version, .base = r.m, .txn_uuid = uuid, .n_groups = plan->n_bins, .groups = groups,
                       .carry_deletions = true, .out = &r.out, .index_report = &indices};
     /* Lance retries a commit 20 times; a lost race costs brid a little more
      * (a durable, fsynced commit) and giving up costs a whole rewrite, and
