@@ -9,7 +9,8 @@
 # empty, 2 KiB (Inline), 100 KiB (Packed) and null. Then, in one run,
 # REPEATS times: two identical copies (cp -a), LanceDB's own optimize() on one
 # (tests/interop/lance_optimize.mjs) and `brictl compact --strategy bri` on
-# the other, from page cache (both copies' files read once before each run).
+# the other, from page cache (both copies synced to disk, then their files
+# read once, before each run).
 #
 # Measured by GNU time (/usr/bin/time -f '%e %U %S %M'): wall seconds, user
 # and system CPU seconds, and peak RSS (max resident set, KiB, of the process
@@ -76,8 +77,11 @@ for n in $COUNTS; do
       c=$WORK/run-$n-$run
       rm -rf "$c"; mkdir -p "$c"; cp -a "$src" "$c/"
     done
-    # the same files in page cache for both sides
-    cat "$WORK"/run-$n-*/t.lance/data/*.lance "$WORK"/run-$n-*/t.lance/_versions/* >/dev/null
+    # the copies on disk (no writeback of them during a run), and the same
+    # files in page cache for both sides
+    sync
+    find "$WORK"/run-$n-*/t.lance/data "$WORK"/run-$n-*/t.lance/_versions -name '*.lance' -o -name '*.manifest' |
+      xargs cat >/dev/null
     echo "$n fragments, run $rep: LanceDB optimize()..."
     measure "$n-optimize-$rep" "$n" "$rep" node tests/interop/lance_optimize.mjs "$WORK/run-$n-optimize/t.lance" --json
     echo "$n fragments, run $rep: brictl compact --strategy bri..."

@@ -634,9 +634,39 @@ START_TEST(layout_error_offset_points_at_the_layout) {
 }
 END_TEST
 
+/* What open read for column k (without protobuf-c when the bytes have the
+ * shape Lance writes) is what protobuf-c decodes from the same bytes. */
+static void same_as_protobuf(bri_datafile *df, size_t k) {
+  const bri_column *col = bri_datafile_column(df, k);
+  const Lance__File__V2__ColumnMetadata *cm = bri_datafile_column_metadata(df, k);
+  ck_assert_ptr_nonnull(cm);
+  ck_assert_uint_eq(col->n_pages, cm->n_pages);
+  ck_assert_uint_eq(col->n_buffers, cm->n_buffer_offsets);
+  for (size_t b = 0; b < col->n_buffers; b++) {
+    ck_assert_uint_eq(col->buffer_offsets[b], cm->buffer_offsets[b]);
+    ck_assert_uint_eq(col->buffer_sizes[b], cm->buffer_sizes[b]);
+  }
+  for (size_t p = 0; p < col->n_pages; p++) {
+    const bri_page *a = &col->pages[p];
+    const Lance__File__V2__ColumnMetadata__Page *b = cm->pages[p];
+    ck_assert_uint_eq(a->n_rows, b->has_length ? b->length : 0);
+    ck_assert_uint_eq(a->priority, b->has_priority ? b->priority : 0);
+    ck_assert_uint_eq(a->n_buffers, b->n_buffer_offsets);
+    ck_assert_uint_eq(b->n_buffer_offsets, b->n_buffer_sizes);
+    for (size_t q = 0; q < a->n_buffers; q++) {
+      ck_assert_uint_eq(a->buffer_offsets[q], b->buffer_offsets[q]);
+      ck_assert_uint_eq(a->buffer_sizes[q], b->buffer_sizes[q]);
+    }
+    ck_assert_int_eq(b->encoding->location_case, LANCE__FILE__V2__ENCODING__LOCATION_DIRECT);
+    ck_assert_uint_eq(a->encoding_len, b->encoding->direct->encoding.len);
+    ck_assert_int_eq(memcmp(a->encoding_bytes, b->encoding->direct->encoding.data, a->encoding_len), 0);
+  }
+}
+
 START_TEST(metadata_byte_flips) {
   /* Every single-byte corruption of the metadata either opens with the
-   * guarantees intact or fails naming the file, with or without a schema
+   * guarantees intact, reading every column as protobuf-c does, or fails
+   * naming the file, with or without a schema
    * cache (one shared by all the variants, as a table's is by its files:
    * a schema cached from an earlier variant must not let a broken one in). */
   fixture_bytes f = load("datafile/nested21.lance");
@@ -659,6 +689,7 @@ START_TEST(metadata_byte_flips) {
           for (size_t p = 0; p < col->n_pages; p++)
             for (size_t q = 0; q < col->pages[p].n_buffers; q++)
               ck_assert(col->pages[p].buffer_offsets[q] + col->pages[p].buffer_sizes[q] <= end);
+          same_as_protobuf(df, k);
         }
         bri_datafile_close(df);
       } else {

@@ -442,11 +442,11 @@ static bool any_parts(const uint8_t *b, size_t len, const uint8_t **url, size_t 
   return true;
 }
 
-/* Unwraps Encoding{direct{Any}}: checks the location and the exact type URL,
- * and finds the Any's value (in place). */
-static int unwrap_any(const bri_datafile *df, const Lance__File__V2__Encoding *enc,
-                      const char *want_url, const where_at *w, const uint8_t **value,
-                      size_t *value_len, bri_error *err) {
+/* The Any bytes of Encoding{direct{...}}: checks the location (the decoded
+ * message's; column_fast only accepts a plain direct encoding). */
+static int direct_bytes(const bri_datafile *df, const Lance__File__V2__Encoding *enc,
+                        const char *want_url, const where_at *w, const uint8_t **bytes, size_t *len,
+                        bri_error *err) {
   if (!enc)
     return bri_error_set(err, BRI_ECORRUPT, "%s: %s: no encoding (expected a direct Any \"%s\")",
                          df->path, WHERE(w), want_url);
@@ -462,8 +462,14 @@ static int unwrap_any(const bri_datafile *df, const Lance__File__V2__Encoding *e
                                                                                         : "unset",
                          want_url);
   const Lance__File__V2__DirectEncoding *d = enc->direct;
-  const uint8_t *bytes = d->has_encoding ? d->encoding.data : NULL;
-  size_t len = d->has_encoding ? d->encoding.len : 0;
+  *bytes = d->has_encoding ? d->encoding.data : NULL;
+  *len = d->has_encoding ? d->encoding.len : 0;
+  return 0;
+}
+
+/* The value of an Any behind the exact type URL want_url (in place). */
+static int any_value(const bri_datafile *df, const uint8_t *bytes, size_t len, const char *want_url,
+                     const where_at *w, const uint8_t **value, size_t *value_len, bri_error *err) {
   const uint8_t *url;
   size_t url_len;
   if (!any_parts(bytes, len, &url, &url_len, value, value_len))
@@ -512,30 +518,173 @@ static uint64_t page_layout_offset(const uint8_t *bytes, size_t len, uint64_t cm
   return layout_offset(bytes + po, pl, cm_off + po);
 }
 
-/* Decodes page p of column c; cm_bytes/cm_len are the column's metadata
- * (only to give messages a file offset). */
-static int parse_page(bri_datafile *df, size_t c, size_t p, const uint8_t *cm_bytes,
-                      size_t cm_len, bri_error *err) {
+/* ---- ColumnMetadata without protobuf-c (the shape Lance writes) */
+
+/* A cursor over protobuf wire bytes. */
+typedef struct wire {
+  const uint8_t *b;
+  size_t len, pos;
+} wire;
+
+/* The next field's number, wire type and (length-delimited) payload or
+ * (varint) value; false at the end or on malformed bytes. */
+static bool wire_next(wire *x, uint32_t *id, int *wt, const uint8_t **sub, size_t *sub_len,
+                      uint64_t *v) {
+  uint64_t key;
+  if (x->pos >= x->len || !bri_pb_varint(x->b, x->len, &x->pos, &key) || key >> 3 == 0 ||
+      key >> 3 > 536870911)
+    return false;
+  *id = (uint32_t)(key >> 3), *wt = (int)(key & 7);
+  if (*wt == 0) return bri_pb_varint(x->b, x->len, &x->pos, v);
+  if (*wt != 2 || !bri_pb_varint(x->b, x->len, &x->pos, v) || *v > x->len - x->pos) return false;
+  *sub = x->b + x->pos, *sub_len = (size_t)*v;
+  x->pos += (size_t)*v;
+  return true;
+}
+
+/* A packed repeated uint64 into the arena; false when malformed. */
+static bool wire_packed(bri_datafile *df, const uint8_t *b, size_t len, const uint64_t **out,
+                        size_t *n) {
+  size_t count = 0;
+  for (size_t i = 0; i < len; i++) count += !(b[i] & 0x80); /* one end byte per varint */
+  uint64_t *v = bri_arena_alloc(&df->arena, (count ? count : 1) * sizeof *v);
+  if (!v) return false;
+  size_t pos = 0, k = 0;
+  while (pos < len)
+    if (k == count || !bri_pb_varint(b, len, &pos, &v[k++])) return false;
+  *out = v, *n = k;
+  return k == count;
+}
+
+/* The Any bytes of an Encoding that is exactly {direct {encoding}}; false
+ * for anything else (the general decoder then judges it). */
+static bool wire_direct(const uint8_t *b, size_t len, const uint8_t **any, size_t *any_len) {
+  wire e = {b, len, 0}, d;
+  uint32_t id;
+  int wt;
+  const uint8_t *sub;
+  size_t sl;
+  uint64_t v;
+  if (!wire_next(&e, &id, &wt, &sub, &sl, &v) || id != 2 || wt != 2 || e.pos != len) return false;
+  d = (wire){sub, sl, 0};
+  if (!wire_next(&d, &id, &wt, any, any_len, &v) || id != 1 || wt != 2 || d.pos != sl) return false;
+  return true;
+}
+
+/* Fills col and its pages from ColumnMetadata bytes written the way Lance
+ * writes them: each field at most once (pages aside), packed buffer lists
+ * of equal length, plain direct encodings, no unknown fields. Anything else
+ * (valid or not) answers false: the general decoder (protobuf-c) takes the
+ * column then, and reports what is wrong. *col_any: the column's Any. */
+static bool column_fast(bri_datafile *df, bri_column *col, const uint8_t *b, size_t len,
+                        const uint8_t **col_any, size_t *col_any_len) {
+  wire x = {b, len, 0};
+  uint32_t id;
+  int wt;
+  const uint8_t *sub;
+  size_t sl, n_pages = 0, n_sizes = 0;
+  uint64_t v;
+  unsigned seen = 0;
+  col->n_buffers = 0;
+  *col_any = NULL;
+  while (x.pos < len) {
+    if (!wire_next(&x, &id, &wt, &sub, &sl, &v) || wt != 2 || id < 1 || id > 4) return false;
+    if (id == 2) {
+      n_pages++;
+      continue;
+    }
+    if (seen & (1u << id)) return false;
+    seen |= 1u << id;
+    if (id == 1 && !wire_direct(sub, sl, col_any, col_any_len)) return false;
+    if (id == 3 && !wire_packed(df, sub, sl, &col->buffer_offsets, &col->n_buffers)) return false;
+    if (id == 4 && !wire_packed(df, sub, sl, &col->buffer_sizes, &n_sizes)) return false;
+  }
+  if (!(seen & 2) || n_sizes != col->n_buffers) return false;
+  bri_page *pages = bri_arena_alloc(&df->arena, (n_pages ? n_pages : 1) * sizeof *pages);
+  if (!pages) return false;
+  memset(pages, 0, (n_pages ? n_pages : 1) * sizeof *pages);
+  x.pos = 0;
+  for (size_t p = 0; x.pos < len;) {
+    wire_next(&x, &id, &wt, &sub, &sl, &v); /* well-formed: the first pass read it */
+    if (id != 2) continue;
+    bri_page *pg = &pages[p++];
+    wire y = {sub, sl, 0};
+    const uint8_t *psub;
+    size_t psl, np_sizes = 0;
+    unsigned pseen = 0;
+    while (y.pos < sl) {
+      if (!wire_next(&y, &id, &wt, &psub, &psl, &v) || id < 1 || id > 5 || (pseen & (1u << id)))
+        return false;
+      pseen |= 1u << id;
+      if (wt != (id == 3 || id == 5 ? 0 : 2)) return false;
+      if (id == 1 && !wire_packed(df, psub, psl, &pg->buffer_offsets, &pg->n_buffers)) return false;
+      if (id == 2 && !wire_packed(df, psub, psl, &pg->buffer_sizes, &np_sizes)) return false;
+      if (id == 3) pg->n_rows = v;
+      if (id == 4 && !wire_direct(psub, psl, &pg->encoding_bytes, &pg->encoding_len)) return false;
+      if (id == 5) pg->priority = v;
+    }
+    if (!(pseen & (1u << 4)) || np_sizes != pg->n_buffers) return false;
+  }
+  col->pages = pages, col->n_pages = n_pages;
+  return true;
+}
+
+/* Fills col and its pages from the message protobuf-c decoded (kept for
+ * bri_datafile_column_metadata), checking what column_fast only assumes:
+ * encoding locations and one size per buffer. */
+static int column_from_pb(bri_datafile *df, size_t c, bri_column *col,
+                          const Lance__File__V2__ColumnMetadata *cm, const uint8_t **col_any,
+                          size_t *col_any_len, bri_error *err) {
+  where_at w = {c, SIZE_MAX, col->metadata_offset};
+  int rc = direct_bytes(df, cm->encoding, BRI_COLUMN_ENCODING_TYPE_URL, &w, col_any, col_any_len, err);
+  if (rc) return rc;
+  if (cm->n_buffer_offsets != cm->n_buffer_sizes) {
+    check_buffers(df, &w, cm->n_buffer_offsets, cm->buffer_offsets, cm->n_buffer_sizes,
+                  cm->buffer_sizes, false, err);
+    return add_context(err, df->path, "column buffers");
+  }
+  col->n_buffers = cm->n_buffer_offsets;
+  col->buffer_offsets = cm->buffer_offsets, col->buffer_sizes = cm->buffer_sizes;
+  col->pages = bri_arena_alloc(&df->arena, (cm->n_pages ? cm->n_pages : 1) * sizeof *col->pages);
+  if (!col->pages)
+    return bri_error_set(err, BRI_ENOMEM, "%s: out of memory for %zu pages", df->path, cm->n_pages);
+  memset(col->pages, 0, (cm->n_pages ? cm->n_pages : 1) * sizeof *col->pages);
+  col->n_pages = cm->n_pages;
+  for (size_t p = 0; p < cm->n_pages; p++) {
+    const Lance__File__V2__ColumnMetadata__Page *pg = cm->pages[p];
+    bri_page *out = &col->pages[p];
+    w.p = p;
+    if (pg->n_buffer_offsets != pg->n_buffer_sizes)
+      return check_buffers(df, &w, pg->n_buffer_offsets, pg->buffer_offsets, pg->n_buffer_sizes,
+                           pg->buffer_sizes, true, err);
+    out->n_rows = pg->has_length ? pg->length : 0;
+    out->priority = pg->has_priority ? pg->priority : 0;
+    out->n_buffers = pg->n_buffer_offsets;
+    out->buffer_offsets = pg->buffer_offsets, out->buffer_sizes = pg->buffer_sizes;
+    rc = direct_bytes(df, pg->encoding, BRI_PAGE_LAYOUT_TYPE_URL, &w, &out->encoding_bytes,
+                      &out->encoding_len, err);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* Checks page p of column c (buffers, the Any, the layout) and decodes its
+ * layout; cm_bytes/cm_len are the column's metadata (only to give messages
+ * a file offset). */
+static int check_page(bri_datafile *df, size_t c, size_t p, const uint8_t *cm_bytes, size_t cm_len,
+                      bri_error *err) {
   bri_column *col = &df->cols[c];
-  const Lance__File__V2__ColumnMetadata__Page *pg = df->cms[c]->pages[p];
   bri_page *out = &col->pages[p];
   where_at w = {c, p, col->metadata_offset};
   out->metadata_offset = col->metadata_offset;
-  out->n_rows = pg->has_length ? pg->length : 0;
-  out->priority = pg->has_priority ? pg->priority : 0;
-  int rc = check_buffers(df, &w, pg->n_buffer_offsets, pg->buffer_offsets, pg->n_buffer_sizes,
-                         pg->buffer_sizes, true, err);
+  int rc = check_buffers(df, &w, out->n_buffers, out->buffer_offsets, out->n_buffers,
+                         out->buffer_sizes, true, err);
   if (rc) return rc;
-  out->n_buffers = pg->n_buffer_offsets;
-  out->buffer_offsets = pg->buffer_offsets;
-  out->buffer_sizes = pg->buffer_sizes;
-
   const uint8_t *lb;
   size_t ll;
-  rc = unwrap_any(df, pg->encoding, BRI_PAGE_LAYOUT_TYPE_URL, &w, &lb, &ll, err);
+  rc = any_value(df, out->encoding_bytes, out->encoding_len, BRI_PAGE_LAYOUT_TYPE_URL, &w, &lb, &ll,
+                 err);
   if (rc) return rc;
-  out->encoding_bytes = pg->encoding->direct->encoding.data;
-  out->encoding_len = pg->encoding->direct->encoding.len;
   /* the table's files share a few layouts: decoded once (pbcache.h) */
   ProtobufCMessage *m = df->cache ? (ProtobufCMessage *)bri_pbcache_get(
                                         df->cache, &lance__encodings21__page_layout__descriptor, lb,
@@ -573,6 +722,22 @@ static int parse_page(bri_datafile *df, size_t c, size_t p, const uint8_t *cm_by
   }
 }
 
+/* The general decoder of column c's metadata (protobuf-c, after the wire
+ * check that locates a problem), kept with the file. */
+static int decode_column_metadata(bri_datafile *df, size_t c, bri_error *err) {
+  const bri_column *col = &df->cols[c];
+  const uint8_t *bytes = df->meta + (col->metadata_offset - df->footer.column_meta_start);
+  ProtobufCMessage *m;
+  int rc = bri_pb_unpack_in(bri_arena_pb(&df->arena), &lance__file__v2__column_metadata__descriptor,
+                            bytes, (size_t)col->metadata_size, col->metadata_offset, df->path,
+                            "column metadata", &m, err);
+  if (rc)
+    return add_context(err, df->path, "column metadata %zu at offset %llu (%llu bytes)", c,
+                       ull(col->metadata_offset), ull(col->metadata_size));
+  df->cms[c] = (Lance__File__V2__ColumnMetadata *)m;
+  return 0;
+}
+
 static int parse_column(bri_datafile *df, size_t c, bri_error *err) {
   const bri_datafile_footer *f = &df->footer;
   const uint8_t *t = df->meta + (f->cmo_table_start - f->column_meta_start) + 16 * c;
@@ -590,47 +755,38 @@ static int parse_column(bri_datafile *df, size_t c, bri_error *err) {
   col->metadata_offset = pos;
   col->metadata_size = size;
   const uint8_t *bytes = df->meta + (pos - f->column_meta_start);
-  ProtobufCMessage *m;
-  int rc = bri_pb_unpack_in(bri_arena_pb(&df->arena), &lance__file__v2__column_metadata__descriptor,
-                            bytes, (size_t)size, pos, df->path, "column metadata", &m, err);
-  if (rc)
-    return add_context(err, df->path, "column metadata %zu at offset %llu (%llu bytes)", c, ull(pos),
-                       ull(size));
-  Lance__File__V2__ColumnMetadata *cm = (Lance__File__V2__ColumnMetadata *)m;
-  df->cms[c] = cm;
-
+  const uint8_t *col_any;
+  size_t col_any_len;
+  int rc = 0;
+  if (!column_fast(df, col, bytes, (size_t)size, &col_any, &col_any_len)) {
+    rc = decode_column_metadata(df, c, err);
+    if (!rc) rc = column_from_pb(df, c, col, df->cms[c], &col_any, &col_any_len, err);
+    if (rc) return rc;
+  }
   where_at w = {c, SIZE_MAX, pos};
   const uint8_t *val;
   size_t val_len;
-  rc = unwrap_any(df, cm->encoding, BRI_COLUMN_ENCODING_TYPE_URL, &w, &val, &val_len, err);
+  rc = any_value(df, col_any, col_any_len, BRI_COLUMN_ENCODING_TYPE_URL, &w, &val, &val_len, err);
   if (rc) return rc;
-  rc = check_buffers(df, &w, cm->n_buffer_offsets, cm->buffer_offsets, cm->n_buffer_sizes,
-                     cm->buffer_sizes, false, err);
+  rc = check_buffers(df, &w, col->n_buffers, col->buffer_offsets, col->n_buffers,
+                     col->buffer_sizes, false, err);
   if (rc) return add_context(err, df->path, "column buffers");
-
-  if (cm->n_pages) {
-    col->pages = bri_arena_alloc(&df->arena, cm->n_pages * sizeof *col->pages);
-    if (!col->pages)
-      return bri_error_set(err, BRI_ENOMEM, "%s: out of memory for %zu pages", df->path,
-                           cm->n_pages);
-    memset(col->pages, 0, cm->n_pages * sizeof *col->pages);
-  }
-  col->n_pages = cm->n_pages;
   uint64_t rows = 0;
-  for (size_t p = 0; p < cm->n_pages; p++) {
-    rc = parse_page(df, c, p, bytes, (size_t)size, err);
+  for (size_t p = 0; p < col->n_pages; p++) {
+    rc = check_page(df, c, p, bytes, (size_t)size, err);
     if (rc) return rc;
     if (!bri_add_ok(rows, col->pages[p].n_rows, &rows))
       return bri_error_set(err, BRI_ECORRUPT, "%s: %s: page %zu: row count overflows", df->path,
                            WHERE(&w), p);
   }
   col->n_rows = rows;
+  col->parsed = true;
   uint64_t want = bri_datafile_num_rows(df);
   if (rows != want)
     return bri_error_set(err, BRI_ECORRUPT,
                          "%s: %s: its %zu pages hold %llu rows, but the file descriptor says the "
                          "file has %llu rows",
-                         df->path, WHERE(&w), cm->n_pages, ull(rows), ull(want));
+                         df->path, WHERE(&w), col->n_pages, ull(rows), ull(want));
   return 0;
 }
 
@@ -793,11 +949,12 @@ const uint8_t *bri_datafile_schema_bytes(const bri_datafile *df, size_t *len) {
 }
 size_t bri_datafile_num_columns(const bri_datafile *df) { return df->footer.num_columns; }
 const bri_column *bri_datafile_column(const bri_datafile *df, size_t index) {
-  return index < df->footer.num_columns && df->cms[index] ? &df->cols[index] : NULL;
+  return index < df->footer.num_columns && df->cols[index].parsed ? &df->cols[index] : NULL;
 }
-const Lance__File__V2__ColumnMetadata *bri_datafile_column_metadata(const bri_datafile *df,
-                                                                   size_t index) {
-  return index < df->footer.num_columns ? df->cms[index] : NULL;
+const Lance__File__V2__ColumnMetadata *bri_datafile_column_metadata(bri_datafile *df, size_t index) {
+  if (!bri_datafile_column(df, index)) return NULL;
+  if (!df->cms[index] && decode_column_metadata(df, index, NULL) != 0) return NULL;
+  return df->cms[index];
 }
 size_t bri_datafile_num_global_buffers(const bri_datafile *df) {
   return df->footer.num_global_buffers;

@@ -19,6 +19,7 @@
 #ifndef BRI_DATAFILE_H
 #define BRI_DATAFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,6 +59,9 @@ typedef struct bri_column {
   uint64_t n_rows;       /* sum of page rows; equals the file's row count */
   uint64_t metadata_offset; /* where this column's ColumnMetadata starts in the file */
   uint64_t metadata_size;
+  size_t n_buffers;      /* column-level buffers (2.0-style statistics), each range checked */
+  const uint64_t *buffer_offsets, *buffer_sizes;
+  bool parsed;           /* decoded and checked (opts may leave columns out) */
 } bri_column;
 
 typedef struct bri_datafile bri_datafile;
@@ -105,9 +109,10 @@ const uint8_t *bri_datafile_schema_bytes(const bri_datafile *df, size_t *len);
 size_t bri_datafile_num_columns(const bri_datafile *df);
 /* Column index, or NULL past the last column or when opts left it out. */
 const bri_column *bri_datafile_column(const bri_datafile *df, size_t index);
-/* Raw ColumnMetadata of a column (for page copy). */
-const Lance__File__V2__ColumnMetadata *bri_datafile_column_metadata(const bri_datafile *df,
-                                                                   size_t index);
+/* The ColumnMetadata message of a column, decoded by protobuf-c on first
+ * use (open reads the columns Lance writes without it); NULL past the last
+ * column or for a column opts left out. */
+const Lance__File__V2__ColumnMetadata *bri_datafile_column_metadata(bri_datafile *df, size_t index);
 /* Global buffer i (0 = FileDescriptor): position and size, each range checked at open. */
 size_t bri_datafile_num_global_buffers(const bri_datafile *df);
 void bri_datafile_global_buffer(const bri_datafile *df, size_t i, uint64_t *pos, uint64_t *size);

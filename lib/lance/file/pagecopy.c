@@ -145,12 +145,14 @@ int bri_pagecopy_check(bri_file_writer *w, size_t column, bri_datafile *src, siz
                          "column %zu is %s (id %d, %s)",
                          sp, src_column, sdesc[0] ? sdesc : "?", column, c->path, c->field_id,
                          c->logical_type);
-  const Lance__File__V2__ColumnMetadata *cm = bri_datafile_column_metadata(src, src_column);
-  if (cm && cm->n_buffer_offsets)
+  const bri_column *col = bri_datafile_column(src, src_column);
+  if (!col)
+    return bri_error_set(err, BRI_EINVAL, "page copy from %s: column %zu was not opened", sp,
+                         src_column);
+  if (col->n_buffers)
     return bri_error_set(err, BRI_EUNSUPPORTED,
                          "page copy from %s: column %zu has %zu column-level buffers", sp,
-                         src_column, cm->n_buffer_offsets);
-  const bri_column *col = bri_datafile_column(src, src_column);
+                         src_column, col->n_buffers);
   for (size_t p = 0; p < col->n_pages; p++) {
     const bri_page *pg = &col->pages[p];
     const Lance__Encodings21__PageLayout *l = pg->layout;
