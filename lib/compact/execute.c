@@ -234,6 +234,41 @@ static int survey_desc(void *ctx, int32_t field_id, uint8_t *kind, uint64_t *pos
   return 0;
 }
 
+/* The descriptors of a top-level Blob v2 field, straight from its column's
+ * pages (no Arrow arrays): rows the fragment deleted are skipped, and a
+ * null blob's slot holds zeros (kind Inline, size 0), which counts nothing.
+ * 1 when the field is not one plain column: the caller reads it whole. */
+static int survey_column(survey_walk *w, int32_t field_id, bri_error *err) {
+  bri_datafile *df;
+  size_t col;
+  bri_leaf_type type;
+  bri_error why;
+  int rc = bri_fragment_leaf_column(w->fr, field_id, &df, &col, &type, &why);
+  if (rc == BRI_ENOTFOUND) return 0; /* stored nowhere: every value is null */
+  if (rc == BRI_EINVAL) return 1;
+  if (rc) return bri_error_set(err, rc, "%s", why.msg);
+  const bri_column *c = bri_datafile_column(df, col);
+  const uint32_t *visible = bri_fragment_row_offsets(w->fr);
+  uint64_t n_visible = bri_fragment_num_rows(w->fr), k = 0, row = 0;
+  for (size_t p = 0; !rc && p < c->n_pages && k < n_visible; p++) {
+    bri_leaf_page lp;
+    rc = bri_page_decode(df, col, p, &type, &lp, err);
+    const bri_values *v = &lp.values;
+    if (!rc && (v->kind != BRI_LEAF_STRUCT || v->n_children < 4 || v->n != c->pages[p].n_rows))
+      rc = bri_error_set(err, BRI_ECORRUPT, "%s: page %zu of column %zu: no Blob v2 descriptors",
+                         bri_datafile_path(df), p, col);
+    for (uint64_t i = 0; !rc && i < v->n && k < n_visible; i++, row++) {
+      if (visible[k] != row) continue; /* deleted */
+      k++;
+      rc = survey_desc(w, field_id, (uint8_t *)v->children[0].data + i,
+                       (uint64_t *)v->children[1].data + i, (uint64_t *)v->children[2].data + i,
+                       (uint32_t *)v->children[3].data + i, err);
+    }
+    bri_leaf_page_free(&lp);
+  }
+  return rc;
+}
+
 /* Reads the descriptors of fragment i (a read-ahead worker: uses only the
  * run's table and manifest, and its own reader and error). */
 static int survey_fragment(void *ctx, size_t i, void **out, bri_error *err) {
@@ -245,6 +280,7 @@ static int survey_fragment(void *ctx, size_t i, void **out, bri_error *err) {
   int rc = bri_fragment_open_fields(r->t, r->m, m->fragments[i], r->blob_tops, r->n_blob_tops, &w.fr,
                                     err);
   for (size_t k = 0; !rc && k < r->n_blob_tops; k++) {
+    if ((rc = survey_column(&w, r->blob_tops[k], err)) <= 0) continue; /* done, or failed */
     struct ArrowArray a;
     struct ArrowSchema sc;
     rc = bri_fragment_read_field(w.fr, r->blob_tops[k], &a, &sc, err);

@@ -1143,6 +1143,37 @@ fail:
 }
 
 /* ---- public read ------------------------------------------------------------ */
+/* The manifest index of top-level field field_id, or -1. */
+static long top_field(const Lance__Table__Manifest *m, int32_t field_id) {
+  for (size_t i = 0; i < m->n_fields; i++)
+    if (m->fields[i]->id == field_id && m->fields[i]->parent_id == -1) return (long)i;
+  return -1;
+}
+
+int bri_fragment_leaf_column(bri_fragment_reader *r, int32_t field_id, bri_datafile **df,
+                             size_t *column, bri_leaf_type *type, bri_error *err) {
+  const Lance__Table__Manifest *m = r->m->pb;
+  long at = top_field(m, field_id);
+  if (at < 0)
+    return bri_error_set(err, BRI_ENOTFOUND, "%s: no top-level field with id %d", r->m->path, field_id);
+  rnode nd;
+  size_t budget = m->n_fields, fi, col;
+  int rc = build_node(m->fields, m->n_fields, (size_t)at, 0, &nd, &budget, r->m->path, err);
+  /* (a packed struct's leaf type points into the node: not handed out) */
+  if (!rc && (nd.kind != BRI_ASM_LEAF || nd.out == OUT_PACKED || nd.out == OUT_LEGACY))
+    rc = bri_error_set(err, BRI_EINVAL, "field %s is not one plain column", fname(nd.f));
+  else if (!rc && !locate(r, field_id, &fi, &col))
+    rc = bri_error_set(err, BRI_ENOTFOUND, "fragment %llu stores no field %s", (unsigned long long)r->frag->id,
+                       fname(nd.f));
+  if (!rc) rc = check_file_field(&r->files[fi], &nd, err);
+  if (!rc && !bri_datafile_column(r->files[fi].df, col))
+    rc = bri_error_set(err, BRI_EINVAL, "%s: column %zu (field %s) is not in the file or was not opened",
+                       r->files[fi].path, col, fname(nd.f));
+  if (!rc) *df = r->files[fi].df, *column = col, *type = nd.lt;
+  node_free(&nd);
+  return rc;
+}
+
 int bri_fragment_read_rows(bri_fragment_reader *r, int32_t field_id, uint64_t first,
                            uint64_t count, struct ArrowArray *array, struct ArrowSchema *schema,
                            bri_error *err) {
@@ -1153,12 +1184,7 @@ int bri_fragment_read_rows(bri_fragment_reader *r, int32_t field_id, uint64_t fi
     return bri_error_set(err, BRI_EINVAL, "rows [%llu, +%llu) of fragment %llu: it has %llu visible rows",
                          (unsigned long long)first, (unsigned long long)count,
                          (unsigned long long)r->frag->id, (unsigned long long)r->n_visible);
-  long at = -1;
-  for (size_t i = 0; i < m->n_fields; i++)
-    if (m->fields[i]->id == field_id && m->fields[i]->parent_id == -1) {
-      at = (long)i;
-      break;
-    }
+  long at = top_field(m, field_id);
   if (at < 0)
     return bri_error_set(err, BRI_ENOTFOUND, "%s: no top-level field with id %d", r->m->path, field_id);
   bool opened = !r->only;

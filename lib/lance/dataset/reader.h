@@ -89,6 +89,16 @@ int bri_fragment_read_rows(bri_fragment_reader *r, int32_t field_id, uint64_t fi
                            uint64_t count, struct ArrowArray *array, struct ArrowSchema *schema,
                            bri_error *err);
 
+/* The data file and column that store the top-level field field_id when it
+ * is one plain leaf column (a primitive, a fixed-size list, a Blob v2
+ * descriptor struct), checked against the manifest as reading it is: for
+ * callers that decode its pages themselves (bri_page_decode with *type,
+ * dropping the rows the fragment deleted). BRI_ENOTFOUND when no data file
+ * stores it (all null), BRI_EINVAL for anything else (structs, lists,
+ * packed structs, legacy blobs: read them with bri_fragment_read_field). */
+int bri_fragment_leaf_column(bri_fragment_reader *r, int32_t field_id, bri_datafile **df,
+                             size_t *column, bri_leaf_type *type, bri_error *err);
+
 /* The DataFile that stores field id (any depth; for a struct or list, the
  * file of its first stored leaf), or NULL. */
 const Lance__Table__DataFile *bri_fragment_field_datafile(const bri_fragment_reader *r,
