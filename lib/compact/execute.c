@@ -41,7 +41,6 @@ void bri_compact_request_default(bri_compact_request *r) {
   memset(r, 0, sizeof *r);
   bri_compact_options_default(&r->options);
   r->strategy = BRI_STRATEGY_AUTO;
-  r->read_ahead = BRI_COMPACT_READ_AHEAD;
 }
 
 /* ------------------------------------------------------------------ run state */
@@ -60,10 +59,20 @@ typedef struct run {
   size_t n_blob_tops;
   const size_t *order;   /* the bins' fragments in writing order (manifest indices) */
   bri_readahead *opened; /* opens them ahead of write_bin (open_fragment) */
+  size_t read_ahead;     /* reads in flight (bri_compact_request.read_ahead resolved) */
+  const struct survey *survey; /* whose packs stat_pack measures */
 } run;
 
 
 static bool cancelled(run *r) { return bri_hooks_cancelled(r->hooks); }
+
+/* A read-ahead thread ends: what it moved through object stores counts in
+ * the job's report (store counters are per thread, util/readahead.h). */
+/* bri_readahead_start with the run's depth. */
+static int read_ahead(run *r, size_t n, bri_readahead_fn fn, bri_readahead_drop_fn drop,
+                      bri_readahead **out) {
+  return bri_readahead_start(n, r->read_ahead, fn, drop, r, out, r->err);
+}
 
 /* ------------------------------------------------------- descriptor walking */
 
@@ -381,16 +390,14 @@ static uint64_t union_bytes(pack_ranges *pr) {
 
 /* The size of pack i of the survey (a read-ahead worker: one stat, which
  * on an object store is a request of its own). */
-typedef struct pack_stat_ctx { run *r; const survey *s; } pack_stat_ctx;
-
 static int stat_pack(void *ctx, size_t i, void **out, bri_error *err) {
-  pack_stat_ctx *c = ctx;
-  const char *path = c->s->paths[i];
+  run *r = ctx;
+  const char *path = r->survey->paths[i];
   bri_store *st;
   bri_store_info info;
   uint64_t *size = malloc(sizeof *size);
   int rc = size ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
-  if (!rc) rc = bri_table_store_of(c->r->t, c->r->m->pb, path, &st, err);
+  if (!rc) rc = bri_table_store_of(r->t, r->m->pb, path, &st, err);
   if (!rc) rc = bri_store_stat(st, path, &info, err);
   if (rc) {
     free(size);
@@ -420,8 +427,7 @@ static int run_survey(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json_t 
     if (m->fields[fi]->parent_id == -1 && subtree_has_blob(m, fi)) r->blob_tops[r->n_blob_tops++] = m->fields[fi]->id;
   bri_readahead *ra = NULL;
   if (!rc)
-    rc = bri_readahead_start(m->n_fragments, r->req->read_ahead, survey_fragment, survey_drop, r,
-                             &ra, r->err);
+    rc = read_ahead(r, m->n_fragments, survey_fragment, survey_drop, &ra);
   for (size_t i = 0; !rc && i < m->n_fragments; i++) {
     void *fs;
     rc = bri_readahead_take(ra, &fs, r->err);
@@ -432,8 +438,8 @@ static int run_survey(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json_t 
   ra = NULL;
   bool *low = calloc(s.n_packs + 1, sizeof *low);
   if (!rc && !low) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
-  pack_stat_ctx pc = {r, &s};
-  if (!rc) rc = bri_readahead_start(s.n_packs, r->req->read_ahead, stat_pack, drop_pack_stat, &pc, &ra, r->err);
+  r->survey = &s;
+  if (!rc) rc = read_ahead(r, s.n_packs, stat_pack, drop_pack_stat, &ra);
   for (size_t p = 0; !rc && p < s.n_packs; p++) {
     uint64_t used = union_bytes(&s.ranges[p]);
     void *got;
@@ -827,27 +833,6 @@ static json_t *bins_estimate(const bri_manifest *bm, const bri_plan *p, uint64_t
   return plan;
 }
 
-/* Asks the table's store for every fragment's data and deletion files at
- * once (object stores fetch them in parallel; local disks ignore it): the
- * survey and the plan open each of them, one after another. */
-static void prefetch_fragments(const bri_table *t, const Lance__Table__Manifest *m) {
-  size_t cap = 1;
-  for (size_t i = 0; i < m->n_fragments; i++) cap += m->fragments[i]->n_files + 1;
-  char **paths = calloc(cap, sizeof *paths);
-  size_t n = 0;
-  bri_error ignored;
-  for (size_t i = 0; paths && i < m->n_fragments; i++) {
-    const Lance__Table__DataFragment *f = m->fragments[i];
-    for (size_t d = 0; d < f->n_files; d++) {
-      if (bri_table_datafile_path(t, m, f->files[d], &paths[n], &ignored) == 0) n++;
-    }
-    if (f->deletion_file && bri_table_deletion_path(t, m, f, &paths[n], &ignored) == 0) n++;
-  }
-  bri_store_prefetch(t->store, (const char *const *)paths, n, BRI_PREFETCH_OPEN);
-  for (size_t i = 0; i < n; i++) free(paths[i]);
-  free(paths);
-}
-
 int bri_compact_table(const char *root, const bri_compact_request *req,
                       const bri_hooks *hooks, bri_compact_report *rep, bri_error *err) {
   memset(rep, 0, sizeof *rep);
@@ -868,7 +853,11 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   if (!rc) rc = bri_table_load(r.t, 0, &r.m, err);
   if (rc) goto out;
   const Lance__Table__Manifest *m = r.m->pb;
-  prefetch_fragments(r.t, m);
+  /* reads of fragments and packs overlap, bounded (no whole-table prefetch:
+   * memory stays with the reads in flight, whatever the table's size) */
+  r.read_ahead = req->read_ahead ? req->read_ahead
+                 : bri_store_caps(r.t->store) & BRI_STORE_CAP_LOCAL ? BRI_COMPACT_READ_AHEAD_LOCAL
+                                                                   : BRI_COMPACT_READ_AHEAD_REMOTE;
   bri_compact_request q = *req;
   if ((rc = bri_compact_options_from_config(r.m, &q.options, err)) != 0) goto out;
   /* auto never turns a table stock Lance reads into one it refuses, and
@@ -917,8 +906,7 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   for (size_t k = 0, o = 0; k < plan->n_bins; k++)
     for (size_t i = 0; i < plan->bins[k].count; i++) order[o++] = plan->bins[k].first + i;
   r.order = order;
-  rc = bri_readahead_start(rep->fragments_rewritten, q.read_ahead, open_fragment, close_fragment, &r,
-                           &r.opened, err);
+  rc = read_ahead(&r, rep->fragments_rewritten, open_fragment, close_fragment, &r.opened);
   if (rc) goto out;
   bool any_versions = false;
   size_t o = 0;
@@ -961,13 +949,13 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
     bri_outputs_roll_back(&r.out);
   }
 out:
+  bri_readahead_stop(r.opened); /* every read-ahead thread has ended from here on */
   clock_gettime(CLOCK_MONOTONIC, &t1);
   rep->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
   bri_table_store_stats(r.t, &rep->storage);
   for (size_t k = 0; news && plan && k < plan->n_bins; k++)
     if (news[k]) lance__table__data_fragment__free_unpacked(news[k], NULL);
   for (size_t k = 0; changed && k < plan->n_bins; k++) free(changed[k]);
-  bri_readahead_stop(r.opened);
   free(r.blob_tops);
   free(changed), free(news), free(groups), free(old_ids), free(order), free(repack_wanted), free(bytes);
   bri_plan_free(plan);
