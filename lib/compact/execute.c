@@ -452,9 +452,14 @@ static int run_survey(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json_t 
       r->rep->packs_below_threshold++;
       if (!bri_strset_add(&r->repack, s.paths[p])) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
     }
-    json_array_append_new(plan_packs, json_pack("{s:s, s:I, s:I, s:f, s:b}", "path", s.paths[p],
-                                                "bytes", (json_int_t)size, "live_bytes", (json_int_t)used,
-                                                "utilization", util, "repack", low[p]));
+    /* (built key by key: json_pack parses its format for each of thousands of packs) */
+    json_t *o = json_object();
+    json_object_set_new_nocheck(o, "path", json_string_nocheck(s.paths[p]));
+    json_object_set_new_nocheck(o, "bytes", json_integer((json_int_t)size));
+    json_object_set_new_nocheck(o, "live_bytes", json_integer((json_int_t)used));
+    json_object_set_new_nocheck(o, "utilization", json_real(util));
+    json_object_set_new_nocheck(o, "repack", json_boolean(low[p]));
+    json_array_append_new(plan_packs, o);
   }
   bri_readahead_stop(ra);
   /* one pass over the fragments' pack lists, not one per low pack */
