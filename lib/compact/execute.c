@@ -476,10 +476,19 @@ static int run_survey(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json_t 
 
 /* ---------------------------------------------------------------- writing */
 
+/* Decoded pages of a blob column of the fragment being written. */
+typedef struct pre_col {
+  const bri_datafile *df;
+  size_t col, n_pages;
+  bri_leaf_page *pages;
+} pre_col;
+
 typedef struct bin_ctx {
   run *r;
   bri_fragment_reader *fr;
   resolvers rs;
+  pre_col *pre; /* decoded ahead (open_fragment), or NULL */
+  size_t n_pre;
   bri_blob_out *out;
   bri_file_writer *w;
   uint64_t inline_bytes;
@@ -648,9 +657,13 @@ static int append_copied(run *r, bin_ctx *b, const Lance__Table__DataFragment *f
       continue;
     }
     const bri_column *col = bri_datafile_column(src, c);
+    pre_col *pre = NULL;
+    for (size_t k = 0; blob && k < b->n_pre && !pre; k++)
+      if (b->pre[k].df == src && b->pre[k].col == c) pre = &b->pre[k];
     for (size_t p = 0; !rc && col && p < col->n_pages; p++) {
       bri_leaf_page lp;
-      rc = bri_page_decode(src, c, p, bri_file_writer_column_type(b->w, c), &lp, err);
+      if (pre) lp = pre->pages[p], memset(&pre->pages[p], 0, sizeof lp); /* taken */
+      else rc = bri_page_decode(src, c, p, bri_file_writer_column_type(b->w, c), &lp, err);
       if (!rc && blob) rc = rewrite_page_descriptors(b, fid, &lp, err);
       if (!rc) rc = bri_file_writer_append_leaf(b->w, c, &lp, inline_payload, b, err);
       bri_leaf_page_free(&lp);
@@ -659,18 +672,81 @@ static int append_copied(run *r, bin_ctx *b, const Lance__Table__DataFragment *f
   return rc ? rc : after_rows(r, b, f->physical_rows);
 }
 
-/* Opens fragment order[i] (a read-ahead worker). */
-static int open_fragment(void *ctx, size_t i, void **out, bri_error *err) {
-  run *r = ctx;
+/* A fragment opened ahead of write_bin: its reader, the resolvers of its
+ * blob fields and, when small, its blob columns' pages decoded: most of a
+ * small fragment's work, done on a read-ahead thread beside the writer. */
+typedef struct opened {
   bri_fragment_reader *fr;
-  int rc = bri_fragment_open(r->t, r->m, r->m->pb->fragments[r->order[i]], &fr, err);
-  *out = rc ? NULL : fr;
-  return rc;
+  resolvers rs;
+  pre_col *pre;
+  size_t n_pre;
+} opened;
+
+/* Blob pages decoded ahead hold at most this many buffer bytes per
+ * fragment (a window of opened fragments stays small). */
+#define PREDECODE_MAX ((uint64_t)256 << 10)
+
+static void pre_free(pre_col *pre, size_t n) {
+  for (size_t k = 0; k < n; k++) {
+    for (size_t p = 0; p < pre[k].n_pages; p++) bri_leaf_page_free(&pre[k].pages[p]);
+    free(pre[k].pages);
+  }
+  free(pre);
 }
 
 static void close_fragment(void *ctx, void *item) {
   (void)ctx;
-  bri_fragment_close(item);
+  opened *o = item;
+  if (!o) return;
+  bri_fragment_close(o->fr);
+  resolvers_close(&o->rs);
+  pre_free(o->pre, o->n_pre);
+  free(o);
+}
+
+/* Decodes the small top-level blob columns of a fragment page copy will
+ * take whole (no deletions, one data file), and opens their resolvers. */
+static int prepare_blobs(run *r, opened *o, const Lance__Table__DataFragment *f, bri_error *err) {
+  if ((f->deletion_file && f->deletion_file->num_deleted_rows) || f->n_files != 1 || !r->n_blob_tops)
+    return 0;
+  if (!(o->pre = calloc(r->n_blob_tops, sizeof *o->pre))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  int rc = 0;
+  for (size_t k = 0; !rc && k < r->n_blob_tops; k++) {
+    bri_datafile *df;
+    size_t col;
+    bri_leaf_type type;
+    bri_error why;
+    if (bri_fragment_leaf_column(o->fr, r->blob_tops[k], &df, &col, &type, &why) != 0) continue;
+    const bri_column *c = bri_datafile_column(df, col);
+    uint64_t bytes = 0;
+    for (size_t p = 0; p < c->n_pages; p++)
+      for (size_t q = 0; q < c->pages[p].n_buffers; q++) bytes += c->pages[p].buffer_sizes[q];
+    if (bytes > PREDECODE_MAX) continue; /* write_bin decodes it, page by page */
+    pre_col *pc = &o->pre[o->n_pre];
+    if (!(pc->pages = calloc(c->n_pages + 1, sizeof *pc->pages))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+    pc->df = df, pc->col = col;
+    o->n_pre++;
+    for (; !rc && pc->n_pages < c->n_pages; pc->n_pages++)
+      rc = bri_page_decode(df, col, pc->n_pages, &type, &pc->pages[pc->n_pages], err);
+    bri_blob_resolver *res;
+    if (!rc) rc = resolver_for(r, &o->rs, o->fr, r->blob_tops[k], &res, err);
+  }
+  return rc;
+}
+
+/* Opens fragment order[i] (a read-ahead worker). */
+static int open_fragment(void *ctx, size_t i, void **out, bri_error *err) {
+  run *r = ctx;
+  const Lance__Table__DataFragment *f = r->m->pb->fragments[r->order[i]];
+  opened *o = calloc(1, sizeof *o);
+  int rc = o ? bri_fragment_open(r->t, r->m, f, &o->fr, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!rc) rc = prepare_blobs(r, o, f, err);
+  if (rc) {
+    close_fragment(r, o);
+    o = NULL;
+  }
+  *out = o;
+  return rc;
 }
 
 /* The surviving rows of the open fragment as one part of the bin's changed
@@ -718,9 +794,11 @@ static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment
   uint64_t batch = r->req->batch_rows ? r->req->batch_rows : 16384;
   for (size_t k = 0; !rc && k < bin->count; k++) {
     const Lance__Table__DataFragment *f = m->fragments[bin->first + k];
-    void *fr;
-    if ((rc = bri_readahead_take(r->opened, &fr, err)) != 0) break;
-    b.fr = fr;
+    void *item;
+    if ((rc = bri_readahead_take(r->opened, &item, err)) != 0) break;
+    opened *o = item;
+    b.fr = o->fr, b.rs = o->rs, b.pre = o->pre, b.n_pre = o->n_pre;
+    free(o);
     if (copyable(&b, f, minor)) {
       rc = append_copied(r, &b, f, minor);
       r->rep->fragments_page_copied++;
@@ -739,6 +817,8 @@ static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment
     bri_fragment_close(b.fr);
     b.fr = NULL;
     resolvers_close(&b.rs);
+    pre_free(b.pre, b.n_pre);
+    b.pre = NULL, b.n_pre = 0;
   }
   if (!rc) rc = bri_file_writer_finish(b.w, &res, err);
   if (!rc && parts) rc = bri_treemap_encode(parts, n_parts, changed, changed_len, err);
@@ -803,6 +883,7 @@ static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment
   *frag = nf;
   if (b.fr) bri_fragment_close(b.fr);
   resolvers_close(&b.rs);
+  pre_free(b.pre, b.n_pre);
   bri_blob_out_close(b.out);
   bri_file_writer_free(b.w);
   bri_file_result_free(&res);
