@@ -61,6 +61,10 @@ typedef struct run {
   bri_readahead *opened; /* opens them ahead of write_bin (open_fragment) */
   size_t read_ahead;     /* reads in flight (bri_compact_request.read_ahead resolved) */
   const struct survey *survey; /* whose packs stat_pack measures */
+  bool *repack_wanted;   /* per fragment: it references a pack below the threshold */
+  bool stream;           /* the survey rides along with the writing (can_stream) */
+  struct frag_survey **fs; /* per fragment (manifest order): what the survey found */
+  const size_t *survey_idx; /* the fragments survey_fragment reads */
 } run;
 
 
@@ -188,6 +192,7 @@ typedef struct pack_ranges { range *v; size_t n, cap; } pack_ranges;
 typedef struct frag_survey {
   uint64_t bytes[4]; /* inline, packed, dedicated, external */
   char **paths;
+  uint64_t *sizes; /* per path, when stat'ed with the fragment (stream mode) */
   size_t n_paths;
   struct pack_ref { size_t path; range r; } *refs;
   size_t n_refs, cap_refs;
@@ -196,7 +201,7 @@ typedef struct frag_survey {
 static void frag_survey_free(frag_survey *fs) {
   if (!fs) return;
   for (size_t k = 0; k < fs->n_paths; k++) free(fs->paths[k]);
-  free(fs->paths), free(fs->refs), free(fs);
+  free(fs->paths), free(fs->sizes), free(fs->refs), free(fs);
 }
 
 /* The walk over one fragment's descriptors (survey_fragment). */
@@ -278,16 +283,31 @@ static int survey_column(survey_walk *w, int32_t field_id, bri_error *err) {
   return rc;
 }
 
-/* Reads the descriptors of fragment i (a read-ahead worker: uses only the
- * run's table and manifest, and its own reader and error). */
-static int survey_fragment(void *ctx, size_t i, void **out, bri_error *err) {
-  run *r = ctx;
+/* The sizes of the packs a fragment references (stream mode: they are its
+ * own, no other fragment's). */
+static int stat_paths(run *r, frag_survey *fs, bri_error *err) {
+  if (!(fs->sizes = calloc(fs->n_paths + 1, sizeof *fs->sizes)))
+    return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  for (size_t k = 0; k < fs->n_paths; k++) {
+    bri_store *st;
+    bri_store_info info;
+    int rc = bri_table_store_of(r->t, r->m->pb, fs->paths[k], &st, err);
+    if (!rc) rc = bri_store_stat(st, fs->paths[k], &info, err);
+    if (rc) return bri_error_wrap(err, "measuring pack utilization");
+    fs->sizes[k] = info.size;
+  }
+  return 0;
+}
+
+/* Reads the descriptors of the blob fields through reader fr (any thread:
+ * uses only the run's table and manifest, fr, and err); stream mode also
+ * measures the packs. */
+static int survey_reader(run *r, bri_fragment_reader *fr, frag_survey **out, bri_error *err) {
   const Lance__Table__Manifest *m = r->m->pb;
-  survey_walk w = {.r = r, .fs = calloc(1, sizeof(frag_survey))};
+  survey_walk w = {.r = r, .fr = fr, .fs = calloc(1, sizeof(frag_survey))};
+  *out = NULL;
   if (!w.fs) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  /* only the blob fields' columns are decoded: the rest waits for write_bin */
-  int rc = bri_fragment_open_fields(r->t, r->m, m->fragments[i], r->blob_tops, r->n_blob_tops, &w.fr,
-                                    err);
+  int rc = 0;
   for (size_t k = 0; !rc && k < r->n_blob_tops; k++) {
     if ((rc = survey_column(&w, r->blob_tops[k], err)) <= 0) continue; /* done, or failed */
     struct ArrowArray a;
@@ -299,14 +319,28 @@ static int survey_fragment(void *ctx, size_t i, void **out, bri_error *err) {
     a.release(&a);
     sc.release(&sc);
   }
-  bri_fragment_close(w.fr);
   resolvers_close(&w.rs);
+  if (!rc && r->stream) rc = stat_paths(r, w.fs, err);
   if (rc) {
     frag_survey_free(w.fs);
     return rc;
   }
   *out = w.fs;
   return 0;
+}
+
+/* Reads the descriptors of fragment survey_idx[i] (a read-ahead worker). */
+static int survey_fragment(void *ctx, size_t i, void **out, bri_error *err) {
+  run *r = ctx;
+  bri_fragment_reader *fr;
+  frag_survey *fs = NULL;
+  /* only the blob fields' columns are decoded: the rest waits for write_bin */
+  int rc = bri_fragment_open_fields(r->t, r->m, r->m->pb->fragments[r->survey_idx[i]], r->blob_tops,
+                                    r->n_blob_tops, &fr, err);
+  if (!rc) rc = survey_reader(r, fr, &fs, err);
+  bri_fragment_close(fr);
+  *out = fs;
+  return rc;
 }
 
 static void survey_drop(void *ctx, void *item) {
@@ -413,44 +447,97 @@ static void drop_pack_stat(void *ctx, void *item) {
   free(item);
 }
 
-/* Reads the descriptors of every fragment, read_ahead fragments at a time:
- * fills repack (packs below the threshold), repack_wanted per fragment, and
- * per-fragment byte counts. */
-static int run_survey(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json_t *plan_packs) {
+/* Surveys fragments idx[0..n) (manifest indices), read_ahead at a time,
+ * into r->fs. */
+static int survey_fragments(run *r, const size_t *idx, size_t n) {
+  bri_readahead *ra = NULL;
+  r->survey_idx = idx;
+  int rc = read_ahead(r, n, survey_fragment, survey_drop, &ra);
+  for (size_t k = 0; !rc && k < n; k++) {
+    void *fs;
+    rc = bri_readahead_take(ra, &fs, r->err);
+    if (!rc) r->fs[idx[k]] = fs;
+  }
+  bri_readahead_stop(ra);
+  return rc;
+}
+
+/* Whether a pack of the fragment surveyed as fs (stream mode: its own) is
+ * below the repack threshold; adds those to low (when not NULL). */
+static bool fragment_low_packs(run *r, const frag_survey *fs, bri_strset *low) {
+  bool any = false;
+  if (r->req->strategy != BRI_STRATEGY_BRI || !fs) return false;
+  for (size_t k = 0; k < fs->n_paths; k++) {
+    bool seen = false; /* each path once, at its first entry */
+    for (size_t j = 0; j < k && !seen; j++) seen = !strcmp(fs->paths[j], fs->paths[k]);
+    if (seen) continue;
+    pack_ranges pr = {0};
+    for (size_t j = 0; j < fs->n_refs; j++) {
+      if (strcmp(fs->paths[fs->refs[j].path], fs->paths[k])) continue;
+      if (pr.n == pr.cap) {
+        range *g = realloc(pr.v, (pr.cap = pr.cap ? 2 * pr.cap : 8) * sizeof *g);
+        if (!g) break; /* out of memory: counted as used, not repacked */
+        pr.v = g;
+      }
+      pr.v[pr.n++] = fs->refs[j].r;
+    }
+    uint64_t used = pr.n ? union_bytes(&pr) : 0, size = fs->sizes ? fs->sizes[k] : 0;
+    free(pr.v);
+    double util = size ? (double)used / (double)size : 1.0;
+    if (util < r->req->options.repack_threshold) {
+      any = true;
+      if (low) (void)bri_strset_add(low, fs->paths[k]);
+    }
+  }
+  return any;
+}
+
+/* Merges what the survey found (r->fs, in manifest order): the pack list
+ * of the plan, per-fragment byte counts, and, outside stream mode, repack
+ * (packs below the threshold) and repack_wanted per fragment (the packs
+ * are measured here then; stream mode measured each with its fragment). */
+static int survey_finish(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json_t *plan_packs) {
   const Lance__Table__Manifest *m = r->m->pb;
   survey s = {0};
   s.frag_packs = calloc(m->n_fragments + 1, sizeof *s.frag_packs);
   s.n_frag_packs = calloc(m->n_fragments + 1, sizeof *s.n_frag_packs);
-  r->blob_tops = calloc(m->n_fields + 1, sizeof *r->blob_tops);
-  int rc = s.frag_packs && s.n_frag_packs && r->blob_tops ? 0 : bri_error_set(r->err, BRI_ENOMEM, "out of memory");
-  for (size_t fi = 0; !rc && fi < m->n_fields; fi++)
-    if (m->fields[fi]->parent_id == -1 && subtree_has_blob(m, fi)) r->blob_tops[r->n_blob_tops++] = m->fields[fi]->id;
-  bri_readahead *ra = NULL;
-  if (!rc)
-    rc = read_ahead(r, m->n_fragments, survey_fragment, survey_drop, &ra);
+  uint64_t *sizes = NULL;
+  int rc = s.frag_packs && s.n_frag_packs ? 0 : bri_error_set(r->err, BRI_ENOMEM, "out of memory");
   for (size_t i = 0; !rc && i < m->n_fragments; i++) {
-    void *fs;
-    rc = bri_readahead_take(ra, &fs, r->err);
-    if (!rc) rc = survey_merge(&s, i, fs, bytes, r->err);
-    frag_survey_free(fs);
+    if (!r->fs[i]) continue;
+    size_t before = s.n_packs;
+    rc = survey_merge(&s, i, r->fs[i], bytes, r->err);
+    if (!rc && r->stream && s.n_packs > before) {
+      /* sizes of the packs first seen here (stream mode: the fragment's own) */
+      uint64_t *g = realloc(sizes, (s.n_packs + 1) * sizeof *g);
+      if (!g) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+      else sizes = g;
+      for (size_t p = before; !rc && p < s.n_packs; p++)
+        for (size_t k = 0; k < r->fs[i]->n_paths; k++)
+          if (!strcmp(r->fs[i]->paths[k], s.paths[p])) sizes[p] = r->fs[i]->sizes[k];
+    }
   }
-  bri_readahead_stop(ra);
-  ra = NULL;
   bool *low = calloc(s.n_packs + 1, sizeof *low);
   if (!rc && !low) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  bri_readahead *ra = NULL;
   r->survey = &s;
-  if (!rc) rc = read_ahead(r, s.n_packs, stat_pack, drop_pack_stat, &ra);
+  if (!rc && !r->stream) rc = read_ahead(r, s.n_packs, stat_pack, drop_pack_stat, &ra);
   for (size_t p = 0; !rc && p < s.n_packs; p++) {
-    uint64_t used = union_bytes(&s.ranges[p]);
-    void *got;
-    if ((rc = bri_readahead_take(ra, &got, r->err)) != 0) break;
-    uint64_t size = *(uint64_t *)got;
-    free(got);
+    uint64_t used = union_bytes(&s.ranges[p]), size = 0;
+    if (r->stream) {
+      size = sizes[p];
+    } else {
+      void *got;
+      if ((rc = bri_readahead_take(ra, &got, r->err)) != 0) break;
+      size = *(uint64_t *)got;
+      free(got);
+    }
     double util = size ? (double)used / (double)size : 1.0;
     low[p] = util < r->req->options.repack_threshold && r->req->strategy == BRI_STRATEGY_BRI;
     if (low[p]) {
       r->rep->packs_below_threshold++;
-      if (!bri_strset_add(&r->repack, s.paths[p])) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+      if (!r->stream && !bri_strset_add(&r->repack, s.paths[p]))
+        rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
     }
     /* (built key by key: json_pack parses its format for each of thousands of packs) */
     json_t *o = json_object();
@@ -465,8 +552,8 @@ static int run_survey(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json_t 
   /* one pass over the fragments' pack lists, not one per low pack */
   for (size_t i = 0; !rc && i < m->n_fragments; i++)
     for (size_t k = 0; k < s.n_frag_packs[i]; k++) repack_wanted[i] |= low[s.frag_packs[i][k]];
-  free(low);
-  bri_strset_freeze(&r->repack);
+  free(low), free(sizes);
+  if (!r->stream) bri_strset_freeze(&r->repack);
   for (size_t p = 0; p < s.n_packs; p++) free(s.ranges[p].v), free(s.paths[p]);
   for (size_t i = 0; s.frag_packs && i < m->n_fragments; i++) free(s.frag_packs[i]);
   free(s.ranges), free(s.paths), free(s.frag_packs), free(s.n_frag_packs);
@@ -680,6 +767,7 @@ typedef struct opened {
   resolvers rs;
   pre_col *pre;
   size_t n_pre;
+  struct frag_survey *fs; /* stream mode: its survey, made here */
 } opened;
 
 /* Blob pages decoded ahead hold at most this many buffer bytes per
@@ -701,6 +789,7 @@ static void close_fragment(void *ctx, void *item) {
   bri_fragment_close(o->fr);
   resolvers_close(&o->rs);
   pre_free(o->pre, o->n_pre);
+  frag_survey_free(o->fs);
   free(o);
 }
 
@@ -741,6 +830,9 @@ static int open_fragment(void *ctx, size_t i, void **out, bri_error *err) {
   opened *o = calloc(1, sizeof *o);
   int rc = o ? bri_fragment_open(r->t, r->m, f, &o->fr, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
   if (!rc) rc = prepare_blobs(r, o, f, err);
+  /* (r->fs[k] of another fragment may be written meanwhile; this one's was
+   * set before writing began, by the upfront survey, or never) */
+  if (!rc && r->stream && !r->fs[r->order[i]]) rc = survey_reader(r, o->fr, &o->fs, err);
   if (rc) {
     close_fragment(r, o);
     o = NULL;
@@ -798,7 +890,16 @@ static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment
     if ((rc = bri_readahead_take(r->opened, &item, err)) != 0) break;
     opened *o = item;
     b.fr = o->fr, b.rs = o->rs, b.pre = o->pre, b.n_pre = o->n_pre;
+    size_t fi = bin->first + k;
+    if (o->fs) r->fs[fi] = o->fs;
     free(o);
+    if (r->stream) {
+      /* this fragment's packs are its own: their repack decision is made
+       * here, from its survey alone, before its descriptors are rewritten */
+      bri_strset_free(&r->repack);
+      r->repack_wanted[fi] = fragment_low_packs(r, r->fs[fi], &r->repack);
+      bri_strset_freeze(&r->repack);
+    }
     if (copyable(&b, f, minor)) {
       rc = append_copied(r, &b, f, minor);
       r->rep->fragments_page_copied++;
@@ -919,6 +1020,79 @@ static json_t *bins_estimate(const bri_manifest *bm, const bri_plan *p, uint64_t
   return plan;
 }
 
+/* Whether the survey can ride along with the writing (each fragment's
+ * descriptors read once, with the rest of the fragment): when every pack is
+ * its data file's own, so that a fragment alone decides whether its packs
+ * are repacked (no BRI in the table: a BRI lets files share packs), and the
+ * plan cannot depend on the fragments it writes (no budgets: a budget
+ * keeps whole bins in order, which flags elsewhere could reorder). A dry
+ * run surveys everything for its report. */
+static bool can_stream(const run *r, const bri_compact_request *q) {
+  const bri_compact_options *o = &q->options;
+  return !q->dry_run && !bri_manifest_has_bri(r->m->pb) && !o->max_source_fragments &&
+         !o->max_source_rows && !o->max_source_bytes;
+}
+
+/* The survey and the plan. Outside stream mode every fragment is surveyed
+ * first. In stream mode the plan is made without flags; the fragments none
+ * of its bins holds are surveyed (a low pack can make them candidates and
+ * grow a bin, spec/blob.md 6.5) and the plan made again when one is
+ * flagged; the rest are surveyed while they are written. Both give the same
+ * plan: a flag only matters for a fragment that no bin holds without it. */
+static int survey_and_plan(run *r, const bri_compact_request *q, bool *repack_wanted,
+                           uint64_t (*bytes)[4], json_t *packs, bri_plan **plan) {
+  const Lance__Table__Manifest *m = r->m->pb;
+  bool blobs = false;
+  for (size_t i = 0; i < m->n_fields; i++) blobs |= bri_field_is_blob_v2(m->fields[i]);
+  if (!blobs) return bri_compact_plan(r->t, r->m, &q->options, NULL, plan, r->err);
+  r->blob_tops = calloc(m->n_fields + 1, sizeof *r->blob_tops);
+  r->fs = calloc(m->n_fragments + 1, sizeof *r->fs);
+  size_t *idx = calloc(m->n_fragments + 1, sizeof *idx), n = 0;
+  int rc = r->blob_tops && r->fs && idx ? 0 : bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  for (size_t fi = 0; !rc && fi < m->n_fields; fi++)
+    if (m->fields[fi]->parent_id == -1 && subtree_has_blob(m, fi)) r->blob_tops[r->n_blob_tops++] = m->fields[fi]->id;
+  r->stream = !rc && can_stream(r, q);
+  if (!rc && !r->stream) {
+    for (size_t i = 0; i < m->n_fragments; i++) idx[n++] = i;
+    rc = survey_fragments(r, idx, n);
+    if (!rc) rc = survey_finish(r, repack_wanted, bytes, packs);
+    if (!rc) rc = bri_compact_plan(r->t, r->m, &q->options, repack_wanted, plan, r->err);
+    free(idx);
+    return rc;
+  }
+  if (!rc) rc = bri_compact_plan(r->t, r->m, &q->options, NULL, plan, r->err);
+  bool *in_bin = rc ? NULL : calloc(m->n_fragments + 1, sizeof *in_bin);
+  if (!rc && !in_bin) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  for (size_t k = 0; !rc && k < (*plan)->n_bins; k++)
+    for (size_t i = 0; i < (*plan)->bins[k].count; i++) in_bin[(*plan)->bins[k].first + i] = true;
+  for (size_t i = 0; !rc && i < m->n_fragments; i++)
+    if (!in_bin[i]) idx[n++] = i;
+  if (!rc) rc = survey_fragments(r, idx, n);
+  bool flagged = false;
+  for (size_t k = 0; !rc && k < n; k++) flagged |= repack_wanted[idx[k]] = fragment_low_packs(r, r->fs[idx[k]], NULL);
+  if (!rc && flagged) {
+    bri_plan_free(*plan);
+    *plan = NULL;
+    rc = bri_compact_plan(r->t, r->m, &q->options, repack_wanted, plan, r->err);
+  }
+  free(in_bin), free(idx);
+  return rc;
+}
+
+/* The plan's report (rep->plan): bins, payload bytes per bin, packs. In
+ * stream mode the survey is merged here, once every fragment was read. */
+static void plan_report(run *r, const bri_compact_request *q, const bri_plan *plan, bool *repack_wanted,
+                        uint64_t (*bytes)[4], json_t **packs) {
+  if (r->stream && survey_finish(r, repack_wanted, bytes, *packs) != 0) {
+    /* (a failure here loses the report's pack list, not the compaction) */
+    json_array_clear(*packs);
+  }
+  r->rep->plan = bins_estimate(r->m, plan, bytes, repack_wanted);
+  json_object_set_new(r->rep->plan, "packs", *packs);
+  json_object_set_new(r->rep->plan, "strategy", json_string(bri_strategy_name(q->strategy)));
+  *packs = NULL;
+}
+
 int bri_compact_table(const char *root, const bri_compact_request *req,
                       const bri_hooks *hooks, bri_compact_report *rep, bri_error *err) {
   memset(rep, 0, sizeof *rep);
@@ -934,6 +1108,7 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   uint64_t *old_ids = NULL;
   uint8_t **changed = NULL;
   size_t *order = NULL;
+  json_t *packs = NULL;
   int rc = bri_table_open(root, &r.t, err);
   if (!rc) r.out.store = r.t->store; /* output paths are built from its uri */
   if (!rc) rc = bri_table_load(r.t, 0, &r.m, err);
@@ -955,31 +1130,20 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   rep->fragments_before = rep->fragments_after = m->n_fragments;
   repack_wanted = calloc(m->n_fragments + 1, sizeof *repack_wanted);
   bytes = calloc(m->n_fragments + 1, sizeof *bytes);
-  json_t *packs = json_array();
-  if (!repack_wanted || !bytes) {
-    json_decref(packs);
+  packs = json_array();
+  if (!repack_wanted || !bytes || !packs) {
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
     goto out;
   }
-  bool blobs = false;
-  for (size_t i = 0; i < m->n_fields; i++) blobs |= bri_field_is_blob_v2(m->fields[i]);
-  if (blobs && (rc = run_survey(&r, repack_wanted, bytes, packs)) != 0) {
-    json_decref(packs);
-    goto out;
-  }
-  if ((rc = bri_compact_plan(r.t, r.m, &q.options, blobs ? repack_wanted : NULL, &plan, err)) != 0) {
-    json_decref(packs);
-    goto out;
-  }
-  rep->plan = bins_estimate(r.m, plan, bytes, repack_wanted);
-  json_object_set_new(rep->plan, "packs", packs);
-  json_object_set_new(rep->plan, "strategy", json_string(bri_strategy_name(q.strategy)));
+  r.repack_wanted = repack_wanted;
+  if ((rc = survey_and_plan(&r, &q, repack_wanted, bytes, packs, &plan)) != 0) goto out;
+  if (!r.stream) plan_report(&r, &q, plan, repack_wanted, bytes, &packs);
   rep->bins = plan->n_bins;
   for (size_t k = 0; k < plan->n_bins; k++) {
     rep->fragments_rewritten += plan->bins[k].count;
     r.rows_total += plan->bins[k].rows;
   }
-  if (req->dry_run || plan->n_bins == 0) goto out;
+  if (req->dry_run || plan->n_bins == 0) goto report;
   news = calloc(plan->n_bins, sizeof *news);
   groups = calloc(plan->n_bins, sizeof *groups);
   old_ids = calloc(rep->fragments_rewritten + 1, sizeof *old_ids);
@@ -1008,6 +1172,8 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   }
   bri_readahead_stop(r.opened); /* before the commit: no reader of the old version stays open */
   r.opened = NULL;
+  /* stream mode: every fragment was surveyed, the plan's report is whole */
+  if (r.stream) plan_report(&r, &q, plan, repack_wanted, bytes, &packs);
   if (!rc) rc = bri_failpoint("compact.before_commit", err);
   char uuid[37];
   bri_uuid_v4(uuid);
@@ -1034,7 +1200,10 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   } else {
     bri_outputs_roll_back(&r.out);
   }
+report:
+  if (plan && !rep->plan) plan_report(&r, &q, plan, repack_wanted, bytes, &packs);
 out:
+  json_decref(packs);
   bri_readahead_stop(r.opened); /* every read-ahead thread has ended from here on */
   clock_gettime(CLOCK_MONOTONIC, &t1);
   rep->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -1042,6 +1211,8 @@ out:
   for (size_t k = 0; news && plan && k < plan->n_bins; k++)
     if (news[k]) lance__table__data_fragment__free_unpacked(news[k], NULL);
   for (size_t k = 0; changed && k < plan->n_bins; k++) free(changed[k]);
+  for (size_t i = 0; r.fs && r.m && i < r.m->pb->n_fragments; i++) frag_survey_free(r.fs[i]);
+  free(r.fs);
   free(r.blob_tops);
   free(changed), free(news), free(groups), free(old_ids), free(order), free(repack_wanted), free(bytes);
   bri_plan_free(plan);
