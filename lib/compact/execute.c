@@ -204,12 +204,22 @@ static void frag_survey_free(frag_survey *fs) {
   free(fs->paths), free(fs->sizes), free(fs->refs), free(fs);
 }
 
+/* Decoded pages of a blob column of a fragment, decoded ahead
+ * (open_fragment) for its survey and its writing. */
+typedef struct pre_col {
+  const bri_datafile *df;
+  size_t col, n_pages;
+  bri_leaf_page *pages;
+} pre_col;
+
 /* The walk over one fragment's descriptors (survey_fragment). */
 typedef struct survey_walk {
   run *r;
   bri_fragment_reader *fr;
   resolvers rs;
   frag_survey *fs;
+  const pre_col *pre; /* blob pages decoded already (open_fragment) */
+  size_t n_pre;
 } survey_walk;
 
 static int survey_desc(void *ctx, int32_t field_id, uint8_t *kind, uint64_t *position,
@@ -264,10 +274,13 @@ static int survey_column(survey_walk *w, int32_t field_id, bri_error *err) {
   const bri_column *c = bri_datafile_column(df, col);
   const uint32_t *visible = bri_fragment_row_offsets(w->fr);
   uint64_t n_visible = bri_fragment_num_rows(w->fr), k = 0, row = 0;
+  const pre_col *pre = NULL; /* pages open_fragment decoded already */
+  for (size_t j = 0; j < w->n_pre && !pre; j++)
+    if (w->pre[j].df == df && w->pre[j].col == col) pre = &w->pre[j];
   for (size_t p = 0; !rc && p < c->n_pages && k < n_visible; p++) {
-    bri_leaf_page lp;
-    rc = bri_page_decode(df, col, p, &type, &lp, err);
-    const bri_values *v = &lp.values;
+    bri_leaf_page lp, *page = pre ? &pre->pages[p] : &lp;
+    if (!pre) rc = bri_page_decode(df, col, p, &type, &lp, err);
+    const bri_values *v = &page->values;
     if (!rc && (v->kind != BRI_LEAF_STRUCT || v->n_children < 4 || v->n != c->pages[p].n_rows))
       rc = bri_error_set(err, BRI_ECORRUPT, "%s: page %zu of column %zu: no Blob v2 descriptors",
                          bri_datafile_path(df), p, col);
@@ -278,7 +291,7 @@ static int survey_column(survey_walk *w, int32_t field_id, bri_error *err) {
                        (uint64_t *)v->children[1].data + i, (uint64_t *)v->children[2].data + i,
                        (uint32_t *)v->children[3].data + i, err);
     }
-    bri_leaf_page_free(&lp);
+    if (!pre) bri_leaf_page_free(&lp);
   }
   return rc;
 }
@@ -302,9 +315,10 @@ static int stat_paths(run *r, frag_survey *fs, bri_error *err) {
 /* Reads the descriptors of the blob fields through reader fr (any thread:
  * uses only the run's table and manifest, fr, and err); stream mode also
  * measures the packs. */
-static int survey_reader(run *r, bri_fragment_reader *fr, frag_survey **out, bri_error *err) {
+static int survey_reader(run *r, bri_fragment_reader *fr, const pre_col *pre, size_t n_pre,
+                         frag_survey **out, bri_error *err) {
   const Lance__Table__Manifest *m = r->m->pb;
-  survey_walk w = {.r = r, .fr = fr, .fs = calloc(1, sizeof(frag_survey))};
+  survey_walk w = {.r = r, .fr = fr, .fs = calloc(1, sizeof(frag_survey)), .pre = pre, .n_pre = n_pre};
   *out = NULL;
   if (!w.fs) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   int rc = 0;
@@ -337,7 +351,7 @@ static int survey_fragment(void *ctx, size_t i, void **out, bri_error *err) {
   /* only the blob fields' columns are decoded: the rest waits for write_bin */
   int rc = bri_fragment_open_fields(r->t, r->m, r->m->pb->fragments[r->survey_idx[i]], r->blob_tops,
                                     r->n_blob_tops, &fr, err);
-  if (!rc) rc = survey_reader(r, fr, &fs, err);
+  if (!rc) rc = survey_reader(r, fr, NULL, 0, &fs, err);
   bri_fragment_close(fr);
   *out = fs;
   return rc;
@@ -562,13 +576,6 @@ static int survey_finish(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json
 }
 
 /* ---------------------------------------------------------------- writing */
-
-/* Decoded pages of a blob column of the fragment being written. */
-typedef struct pre_col {
-  const bri_datafile *df;
-  size_t col, n_pages;
-  bri_leaf_page *pages;
-} pre_col;
 
 typedef struct bin_ctx {
   run *r;
@@ -832,7 +839,7 @@ static int open_fragment(void *ctx, size_t i, void **out, bri_error *err) {
   if (!rc) rc = prepare_blobs(r, o, f, err);
   /* (r->fs[k] of another fragment may be written meanwhile; this one's was
    * set before writing began, by the upfront survey, or never) */
-  if (!rc && r->stream && !r->fs[r->order[i]]) rc = survey_reader(r, o->fr, &o->fs, err);
+  if (!rc && r->stream && !r->fs[r->order[i]]) rc = survey_reader(r, o->fr, o->pre, o->n_pre, &o->fs, err);
   if (rc) {
     close_fragment(r, o);
     o = NULL;
