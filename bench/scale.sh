@@ -52,8 +52,11 @@ same_scan() {
 }
 
 # measure NAME N REPEAT CMD...: runs CMD under GNU time, appends a result line.
+# Dirty pages are written out first: the run before (LanceDB's optimize()
+# writes every payload byte again) must not leave its writeback to the next.
 measure() {
   local name=$1 n=$2 rep=$3; shift 3
+  sync
   local tf; tf=$(mktemp)
   /usr/bin/time -f '%e %U %S %M' -o "$tf" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" ||
     { cat "$WORK/$name.err" >&2; exit 1; }
