@@ -18,12 +18,6 @@
 
 #define U(x) ((unsigned long long)(x))
 
-static const Lance__Table__DataFragment *find(const Lance__Table__Manifest *m, uint64_t id) {
-  for (size_t i = 0; i < m->n_fragments; i++)
-    if (m->fragments[i]->id == id) return m->fragments[i];
-  return NULL;
-}
-
 /* The fragment's deleted offsets (sorted), none without a deletion file. */
 static int load_deletions(bri_table *t, const Lance__Table__Manifest *m, const Lance__Table__DataFragment *f,
                           uint32_t **offs, size_t *n, bri_error *err) {
@@ -77,7 +71,7 @@ static int mark(targets *tg, bri_error *err) {
  * marked. */
 static int walk_old(bri_table *t, const bri_manifest *base, const bri_manifest *latest, uint64_t id,
                     targets *tg, uint64_t *carried, bri_error *err) {
-  const Lance__Table__DataFragment *was = find(base->pb, id), *now = find(latest->pb, id);
+  const Lance__Table__DataFragment *was = bri_manifest_fragment(base, id), *now = bri_manifest_fragment(latest, id);
   if (!was) return bri_error_set(err, BRI_EINVAL, "fragment %llu is not in version %llu", U(id), U(base->pb->version));
   if (now && !same_but_deletions(was, now))
     return bri_error_set(err, BRI_ECONFLICT, "fragment %llu changed after version %llu (not only its deletions); "

@@ -33,6 +33,7 @@
 #include "lance/table/rowids.h"
 #include "lance/core/schema.h"
 #include "util/failpoint.h"
+#include "util/readahead.h"
 #include "util/fsutil.h"
 #include "util/strmap.h"
 
@@ -54,10 +55,28 @@ typedef struct run {
   bri_outputs out; /* every path this run created */
   bri_strset repack; /* absolute paths of packs to repack */
   uint64_t rows_total, rows_done;
+  int32_t *blob_tops;    /* top-level fields holding Blob v2 fields (the survey reads them) */
+  size_t n_blob_tops;
+  const size_t *order;   /* the bins' fragments in writing order (manifest indices) */
+  bri_readahead *opened; /* opens them ahead of write_bin (open_fragment) */
+  size_t read_ahead;     /* reads in flight (bri_compact_request.read_ahead resolved) */
+  const struct survey *survey; /* whose packs stat_pack measures */
+  bool *repack_wanted;   /* per fragment: it references a pack below the threshold */
+  bool stream;           /* the survey rides along with the writing (can_stream) */
+  struct frag_survey **fs; /* per fragment (manifest order): what the survey found */
+  const size_t *survey_idx; /* the fragments survey_fragment reads */
 } run;
 
 
 static bool cancelled(run *r) { return bri_hooks_cancelled(r->hooks); }
+
+/* A read-ahead thread ends: what it moved through object stores counts in
+ * the job's report (store counters are per thread, util/readahead.h). */
+/* bri_readahead_start with the run's depth. */
+static int read_ahead(run *r, size_t n, bri_readahead_fn fn, bri_readahead_drop_fn drop,
+                      bri_readahead **out) {
+  return bri_readahead_start(n, r->read_ahead, fn, drop, r, out, r->err);
+}
 
 /* ------------------------------------------------------- descriptor walking */
 
@@ -174,30 +193,56 @@ typedef struct pack_ranges {
   bool partial;
 } pack_ranges;
 
-typedef struct survey {
+/* A pack's size the survey did not ask the store for (size_needed). */
+#define SIZE_UNMEASURED UINT64_MAX
+
+/* What the survey learns from one fragment, made on a read-ahead worker:
+ * payload bytes by kind, and every Packed range with the pack it lies in
+ * (paths[path] of the fragment's own list; consecutive refs mostly share). */
+typedef struct frag_survey {
+  uint64_t bytes[4]; /* inline, packed, dedicated, external */
+  char **paths;
+  uint64_t *sizes; /* per path, measured with the fragment (stream mode), or SIZE_UNMEASURED */
+  size_t n_paths;
+  struct pack_ref { size_t path; range r; bool partial; } *refs;
+  size_t n_refs, cap_refs;
+} frag_survey;
+
+static void frag_survey_free(frag_survey *fs) {
+  if (!fs) return;
+  for (size_t k = 0; k < fs->n_paths; k++) free(fs->paths[k]);
+  free(fs->paths), free(fs->sizes), free(fs->refs), free(fs);
+}
+
+/* Decoded pages of a blob column of a fragment, decoded ahead
+ * (open_fragment) for its survey and its writing. */
+typedef struct pre_col {
+  const bri_datafile *df;
+  size_t col, n_pages;
+  bri_leaf_page *pages;
+} pre_col;
+
+/* The walk over one fragment's descriptors (survey_fragment). */
+typedef struct survey_walk {
   run *r;
   bri_fragment_reader *fr;
   resolvers rs;
-  bri_strmap packs;      /* pack path -> index into ranges */
-  pack_ranges *ranges;
-  size_t n_packs;
-  char **pack_paths;
-  /* per fragment: which packs it references (indices), and byte counts */
-  size_t frag;
+  frag_survey *fs;
+  const pre_col *pre; /* blob pages decoded already (open_fragment) */
+  size_t n_pre;
+  bool deletions; /* the fragment hides rows of its data files */
   const Lance__Table__DataFile *own_df; /* the data file whose sidecar directory own_dir is */
   char *own_dir;
-  size_t **frag_packs;
-  size_t *n_frag_packs;
-  uint64_t (*frag_bytes)[4]; /* inline, packed, dedicated, external */
-} survey;
+} survey_walk;
 
 static int survey_desc(void *ctx, int32_t field_id, uint8_t *kind, uint64_t *position,
                        uint64_t *size, uint32_t *blob_id, bri_error *err) {
-  survey *s = ctx;
-  if (*kind <= 3) s->frag_bytes[s->frag][*kind] += *size;
+  survey_walk *w = ctx;
+  frag_survey *fs = w->fs;
+  if (*kind <= 3) fs->bytes[*kind] += *size;
   if (*kind != 1) return 0;
   bri_blob_resolver *res;
-  int rc = resolver_for(s->r, &s->rs, s->fr, field_id, &res, err);
+  int rc = resolver_for(w->r, &w->rs, w->fr, field_id, &res, err);
   if (rc) return rc;
   bri_blob_terminal term;
   bri_blob_terminal_of(res, *blob_id, &term);
@@ -205,44 +250,180 @@ static int survey_desc(void *ctx, int32_t field_id, uint8_t *kind, uint64_t *pos
   bri_blob_file_name(term.physical_id, name);
   char *path = bri_path_join(term.dir, name);
   if (!path) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  bri_strmap_entry *e = bri_strmap_get(&s->packs, path);
-  if (!e) {
-    pack_ranges *g = realloc(s->ranges, (s->n_packs + 1) * sizeof *g);
-    char **pp = realloc(s->pack_paths, (s->n_packs + 1) * sizeof *pp);
-    if (g) s->ranges = g;
-    if (pp) s->pack_paths = pp;
-    if (!g || !pp || !(e = bri_strmap_put(&s->packs, path, s->n_packs, 0))) {
+  if (fs->n_paths && !strcmp(fs->paths[fs->n_paths - 1], path)) {
+    free(path);
+  } else {
+    char **g = realloc(fs->paths, (fs->n_paths + 1) * sizeof *g);
+    if (!g) {
       free(path);
       return bri_error_set(err, BRI_ENOMEM, "out of memory");
     }
-    memset(&s->ranges[s->n_packs], 0, sizeof *s->ranges);
-    s->pack_paths[s->n_packs++] = strdup(path);
+    fs->paths = g;
+    fs->paths[fs->n_paths++] = path;
   }
-  free(path);
-  pack_ranges *pr = &s->ranges[e->a];
-  const Lance__Table__DataFile *df = bri_fragment_field_datafile(s->fr, field_id);
-  if (df != s->own_df) {
-    free(s->own_dir);
-    s->own_dir = NULL;
-    s->own_df = df;
-    if ((rc = bri_table_sidecar_dir(s->r->t, s->r->m->pb, df, &s->own_dir, err)) != 0) return rc;
+  const Lance__Table__DataFile *df = bri_fragment_field_datafile(w->fr, field_id);
+  if (df != w->own_df) {
+    free(w->own_dir);
+    w->own_dir = NULL;
+    w->own_df = df;
+    if ((rc = bri_table_sidecar_dir(w->r->t, w->r->m->pb, df, &w->own_dir, err)) != 0) return rc;
   }
-  if (s->r->m->pb->fragments[s->frag]->deletion_file || strcmp(term.dir, s->own_dir)) pr->partial = true;
-  if (pr->n == pr->cap) {
-    size_t cap = pr->cap ? pr->cap * 2 : 16;
-    range *g = realloc(pr->v, cap * sizeof *g);
+  if (fs->n_refs == fs->cap_refs) {
+    size_t cap = fs->cap_refs ? fs->cap_refs * 2 : 16;
+    struct pack_ref *g = realloc(fs->refs, cap * sizeof *g);
     if (!g) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-    pr->v = g, pr->cap = cap;
+    fs->refs = g, fs->cap_refs = cap;
   }
-  pr->v[pr->n++] = (range){*position, *position + *size};
-  size_t *fp = s->frag_packs[s->frag];
-  size_t n = s->n_frag_packs[s->frag];
-  if (!n || fp[n - 1] != e->a) {
-    size_t *g = realloc(fp, (n + 1) * sizeof *g);
-    if (!g) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-    g[n] = e->a;
-    s->frag_packs[s->frag] = g;
-    s->n_frag_packs[s->frag] = n + 1;
+  fs->refs[fs->n_refs++] = (struct pack_ref){fs->n_paths - 1, {*position, *position + *size},
+                                             w->deletions || strcmp(term.dir, w->own_dir)};
+  return 0;
+}
+
+/* The descriptors of a top-level Blob v2 field, straight from its column's
+ * pages (no Arrow arrays): rows the fragment deleted are skipped, and a
+ * null blob's slot holds zeros (kind Inline, size 0), which counts nothing.
+ * 1 when the field is not one plain column: the caller reads it whole. */
+static int survey_column(survey_walk *w, int32_t field_id, bri_error *err) {
+  bri_datafile *df;
+  size_t col;
+  bri_leaf_type type;
+  bri_error why;
+  int rc = bri_fragment_leaf_column(w->fr, field_id, &df, &col, &type, &why);
+  if (rc == BRI_ENOTFOUND) return 0; /* stored nowhere: every value is null */
+  if (rc == BRI_EINVAL) return 1;
+  if (rc) return bri_error_set(err, rc, "%s", why.msg);
+  const bri_column *c = bri_datafile_column(df, col);
+  const uint32_t *visible = bri_fragment_row_offsets(w->fr);
+  uint64_t n_visible = bri_fragment_num_rows(w->fr), k = 0, row = 0;
+  const pre_col *pre = NULL; /* pages open_fragment decoded already */
+  for (size_t j = 0; j < w->n_pre && !pre; j++)
+    if (w->pre[j].df == df && w->pre[j].col == col) pre = &w->pre[j];
+  for (size_t p = 0; !rc && p < c->n_pages && k < n_visible; p++) {
+    bri_leaf_page lp, *page = pre ? &pre->pages[p] : &lp;
+    if (!pre) rc = bri_page_decode(df, col, p, &type, &lp, err);
+    const bri_values *v = &page->values;
+    if (!rc && (v->kind != BRI_LEAF_STRUCT || v->n_children < 4 || v->n != c->pages[p].n_rows))
+      rc = bri_error_set(err, BRI_ECORRUPT, "%s: page %zu of column %zu: no Blob v2 descriptors",
+                         bri_datafile_path(df), p, col);
+    for (uint64_t i = 0; !rc && i < v->n && k < n_visible; i++, row++) {
+      if (visible[k] != row) continue; /* deleted */
+      k++;
+      rc = survey_desc(w, field_id, (uint8_t *)v->children[0].data + i,
+                       (uint64_t *)v->children[1].data + i, (uint64_t *)v->children[2].data + i,
+                       (uint32_t *)v->children[3].data + i, err);
+    }
+    if (!pre) bri_leaf_page_free(&lp);
+  }
+  return rc;
+}
+
+static int stat_paths(run *r, frag_survey *fs, bri_error *err);
+
+/* Reads the descriptors of the blob fields through reader fr (any thread:
+ * uses only the run's table and manifest, fr, and err); stream mode also
+ * measures the packs. */
+static int survey_reader(run *r, bri_fragment_reader *fr, const pre_col *pre, size_t n_pre,
+                         frag_survey **out, bri_error *err) {
+  const Lance__Table__Manifest *m = r->m->pb;
+  survey_walk w = {.r = r, .fr = fr, .fs = calloc(1, sizeof(frag_survey)), .pre = pre, .n_pre = n_pre,
+                   .deletions = bri_fragment_num_rows(fr) != bri_fragment_physical_rows(fr)};
+  *out = NULL;
+  if (!w.fs) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  int rc = 0;
+  for (size_t k = 0; !rc && k < r->n_blob_tops; k++) {
+    if ((rc = survey_column(&w, r->blob_tops[k], err)) <= 0) continue; /* done, or failed */
+    struct ArrowArray a;
+    struct ArrowSchema sc;
+    rc = bri_fragment_read_field(w.fr, r->blob_tops[k], &a, &sc, err);
+    if (rc) break;
+    rc = walk_blobs(m, (size_t)bri_field_index(m->fields, m->n_fields, r->blob_tops[k]), &sc, &a,
+                    survey_desc, &w, err);
+    a.release(&a);
+    sc.release(&sc);
+  }
+  resolvers_close(&w.rs);
+  free(w.own_dir);
+  if (!rc && r->stream) rc = stat_paths(r, w.fs, err);
+  if (rc) {
+    frag_survey_free(w.fs);
+    return rc;
+  }
+  *out = w.fs;
+  return 0;
+}
+
+/* Reads the descriptors of fragment survey_idx[i] (a read-ahead worker). */
+static int survey_fragment(void *ctx, size_t i, void **out, bri_error *err) {
+  run *r = ctx;
+  bri_fragment_reader *fr;
+  frag_survey *fs = NULL;
+  /* only the blob fields' columns are decoded: the rest waits for write_bin */
+  int rc = bri_fragment_open_fields(r->t, r->m, r->m->pb->fragments[r->survey_idx[i]], r->blob_tops,
+                                    r->n_blob_tops, &fr, err);
+  if (!rc) rc = survey_reader(r, fr, NULL, 0, &fs, err);
+  bri_fragment_close(fr);
+  *out = fs;
+  return rc;
+}
+
+static void survey_drop(void *ctx, void *item) {
+  (void)ctx;
+  frag_survey_free(item);
+}
+
+/* Every pack the survey saw: its path, the ranges that resolve to it, and
+ * the fragments that reference it. */
+typedef struct survey {
+  bri_strmap by_path;  /* pack path -> index */
+  size_t n_packs;
+  char **paths;
+  pack_ranges *ranges;
+  size_t **frag_packs; /* per fragment: indices of the packs it references */
+  size_t *n_frag_packs;
+  size_t *measure, n_measure; /* the packs whose sizes stat_pack asks for */
+} survey;
+
+/* Adds one fragment's findings (the consumer's side: no lock needed). */
+static int survey_merge(survey *s, size_t frag, const frag_survey *fs, uint64_t (*bytes)[4],
+                        bri_error *err) {
+  for (int k = 0; k < 4; k++) bytes[frag][k] = fs->bytes[k];
+  size_t last_path = SIZE_MAX, last_pack = 0;
+  for (size_t j = 0; j < fs->n_refs; j++) {
+    const struct pack_ref *ref = &fs->refs[j];
+    if (ref->path != last_path) {
+      const char *path = fs->paths[ref->path];
+      bri_strmap_entry *e = bri_strmap_get(&s->by_path, path);
+      if (!e) {
+        pack_ranges *g = realloc(s->ranges, (s->n_packs + 1) * sizeof *g);
+        char **pp = realloc(s->paths, (s->n_packs + 1) * sizeof *pp);
+        if (g) s->ranges = g;
+        if (pp) s->paths = pp;
+        if (!g || !pp || !(pp[s->n_packs] = strdup(path)) ||
+            !(e = bri_strmap_put(&s->by_path, path, s->n_packs, 0))) {
+          if (pp) free(pp[s->n_packs]);
+          return bri_error_set(err, BRI_ENOMEM, "out of memory");
+        }
+        memset(&s->ranges[s->n_packs++], 0, sizeof *s->ranges);
+      }
+      last_path = ref->path, last_pack = e->a;
+      size_t *fp = s->frag_packs[frag], n = s->n_frag_packs[frag];
+      if (!n || fp[n - 1] != last_pack) {
+        size_t *g = realloc(fp, (n + 1) * sizeof *g);
+        if (!g) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+        g[n] = last_pack;
+        s->frag_packs[frag] = g;
+        s->n_frag_packs[frag] = n + 1;
+      }
+    }
+    pack_ranges *pr = &s->ranges[last_pack];
+    if (pr->n == pr->cap) {
+      size_t cap = pr->cap ? pr->cap * 2 : 16;
+      range *g = realloc(pr->v, cap * sizeof *g);
+      if (!g) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+      pr->v = g, pr->cap = cap;
+    }
+    pr->v[pr->n++] = ref->r;
+    pr->partial |= ref->partial;
   }
   return 0;
 }
@@ -277,84 +458,213 @@ static uint64_t union_bytes(pack_ranges *pr, uint64_t *end) {
  * holds exactly its values, spec/blob.md 4), so the size is end and the
  * utilization 1; or they cover less than the threshold of [0, end), so the
  * utilization is below it whatever the size (size >= end). */
-static bool size_needed(const run *r, const bri_store *st, const pack_ranges *pr, uint64_t used, uint64_t end) {
+static bool size_needed(const run *r, const bri_store *st, const pack_ranges *pr, uint64_t used,
+                        uint64_t end) {
   if (bri_store_caps(st) & BRI_STORE_CAP_LOCAL) return true;
   if (r->req->strategy != BRI_STRATEGY_BRI) return false;
   if (!pr->partial && used == end) return false;
   return !(end && (double)used < r->req->options.repack_threshold * (double)end);
 }
 
-/* Reads the descriptors of every fragment: fills repack (packs below the
- * threshold), repack_wanted per fragment, and per-fragment byte counts. */
-static int run_survey(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json_t *plan_packs) {
+/* A pack's utilization from its live bytes, the end of its last value and
+ * its size (SIZE_UNMEASURED: not asked, size_needed). *size: the size when
+ * known (measured, or end for a pack known whole), else 0. */
+static double pack_utilization(const pack_ranges *pr, uint64_t used, uint64_t end, uint64_t measured,
+                               uint64_t *size) {
+  bool whole = !pr->partial && used == end;
+  *size = measured != SIZE_UNMEASURED ? measured : whole ? end : 0;
+  if (*size) return (double)used / (double)*size;
+  return measured != SIZE_UNMEASURED || whole || !end ? 1.0 : (double)used / (double)end;
+}
+
+/* The ranges of the fragment surveyed as fs that lie in its pack paths[k]. */
+static int path_ranges(const frag_survey *fs, size_t k, pack_ranges *pr, bri_error *err) {
+  *pr = (pack_ranges){0};
+  for (size_t j = 0; j < fs->n_refs; j++) {
+    if (strcmp(fs->paths[fs->refs[j].path], fs->paths[k])) continue;
+    if (pr->n == pr->cap) {
+      range *g = realloc(pr->v, (pr->cap = pr->cap ? 2 * pr->cap : 8) * sizeof *g);
+      if (!g) {
+        free(pr->v);
+        return bri_error_set(err, BRI_ENOMEM, "out of memory");
+      }
+      pr->v = g;
+    }
+    pr->v[pr->n++] = fs->refs[j].r;
+    pr->partial |= fs->refs[j].partial;
+  }
+  return 0;
+}
+
+/* The sizes of the packs a fragment references (stream mode: they are its
+ * own, no other fragment's), where size_needed asks for them. */
+static int stat_paths(run *r, frag_survey *fs, bri_error *err) {
+  if (!(fs->sizes = calloc(fs->n_paths + 1, sizeof *fs->sizes)))
+    return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  for (size_t k = 0; k < fs->n_paths; k++) {
+    size_t first = 0; /* a path listed again: measured at its first entry */
+    while (strcmp(fs->paths[first], fs->paths[k])) first++;
+    if (first < k) {
+      fs->sizes[k] = fs->sizes[first];
+      continue;
+    }
+    bri_store *st;
+    bri_store_info info;
+    pack_ranges pr;
+    uint64_t end;
+    int rc = path_ranges(fs, k, &pr, err);
+    if (rc) return rc;
+    uint64_t used = union_bytes(&pr, &end);
+    rc = bri_table_store_of(r->t, r->m->pb, fs->paths[k], &st, err);
+    bool needed = !rc && size_needed(r, st, &pr, used, end);
+    free(pr.v);
+    if (needed) rc = bri_store_stat(st, fs->paths[k], &info, err);
+    if (rc) return bri_error_wrap(err, "measuring pack utilization");
+    fs->sizes[k] = needed ? info.size : SIZE_UNMEASURED;
+  }
+  return 0;
+}
+
+/* The size of pack i of the survey (a read-ahead worker: one stat, which
+ * on an object store is a request of its own). */
+static int stat_pack(void *ctx, size_t i, void **out, bri_error *err) {
+  run *r = ctx;
+  const char *path = r->survey->paths[r->survey->measure[i]];
+  bri_store *st;
+  bri_store_info info;
+  uint64_t *size = malloc(sizeof *size);
+  int rc = size ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!rc) rc = bri_table_store_of(r->t, r->m->pb, path, &st, err);
+  if (!rc) rc = bri_store_stat(st, path, &info, err);
+  if (rc) {
+    free(size);
+    return bri_error_wrap(err, "measuring pack utilization");
+  }
+  *size = info.size;
+  *out = size;
+  return 0;
+}
+
+static void drop_pack_stat(void *ctx, void *item) {
+  (void)ctx;
+  free(item);
+}
+
+/* Surveys fragments idx[0..n) (manifest indices), read_ahead at a time,
+ * into r->fs. */
+static int survey_fragments(run *r, const size_t *idx, size_t n) {
+  bri_readahead *ra = NULL;
+  r->survey_idx = idx;
+  int rc = read_ahead(r, n, survey_fragment, survey_drop, &ra);
+  for (size_t k = 0; !rc && k < n; k++) {
+    void *fs;
+    rc = bri_readahead_take(ra, &fs, r->err);
+    if (!rc) r->fs[idx[k]] = fs;
+  }
+  bri_readahead_stop(ra);
+  return rc;
+}
+
+/* Whether a pack of the fragment surveyed as fs (stream mode: its own) is
+ * below the repack threshold; adds those to low (when not NULL). */
+static bool fragment_low_packs(run *r, const frag_survey *fs, bri_strset *low) {
+  bool any = false;
+  if (r->req->strategy != BRI_STRATEGY_BRI || !fs) return false;
+  for (size_t k = 0; k < fs->n_paths; k++) {
+    bool seen = false; /* each path once, at its first entry */
+    for (size_t j = 0; j < k && !seen; j++) seen = !strcmp(fs->paths[j], fs->paths[k]);
+    if (seen) continue;
+    pack_ranges pr;
+    bri_error ignored;
+    if (path_ranges(fs, k, &pr, &ignored)) continue; /* out of memory: counted as used, not repacked */
+    uint64_t end, size, used = union_bytes(&pr, &end);
+    double util = pack_utilization(&pr, used, end, fs->sizes ? fs->sizes[k] : SIZE_UNMEASURED, &size);
+    free(pr.v);
+    if (util < r->req->options.repack_threshold) {
+      any = true;
+      if (low) (void)bri_strset_add(low, fs->paths[k]);
+    }
+  }
+  return any;
+}
+
+/* Merges what the survey found (r->fs, in manifest order): the pack list
+ * of the plan, per-fragment byte counts, and, outside stream mode, repack
+ * (packs below the threshold) and repack_wanted per fragment (the packs
+ * are measured here then; stream mode measured each with its fragment). */
+static int survey_finish(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json_t *plan_packs) {
   const Lance__Table__Manifest *m = r->m->pb;
-  survey s = {.r = r};
+  survey s = {0};
   s.frag_packs = calloc(m->n_fragments + 1, sizeof *s.frag_packs);
   s.n_frag_packs = calloc(m->n_fragments + 1, sizeof *s.n_frag_packs);
-  s.frag_bytes = bytes;
+  uint64_t *sizes = NULL;
   int rc = s.frag_packs && s.n_frag_packs ? 0 : bri_error_set(r->err, BRI_ENOMEM, "out of memory");
   for (size_t i = 0; !rc && i < m->n_fragments; i++) {
-    s.frag = i;
-    rc = bri_fragment_open(r->t, r->m, m->fragments[i], &s.fr, r->err);
-    for (size_t fi = 0; !rc && fi < m->n_fields; fi++) {
-      if (m->fields[fi]->parent_id != -1 || !subtree_has_blob(m, fi)) continue;
-      struct ArrowArray a;
-      struct ArrowSchema sc;
-      rc = bri_fragment_read_field(s.fr, m->fields[fi]->id, &a, &sc, r->err);
-      if (rc) break;
-      rc = walk_blobs(m, fi, &sc, &a, survey_desc, &s, r->err);
-      a.release(&a);
-      sc.release(&sc);
+    if (!r->fs[i]) continue;
+    size_t before = s.n_packs;
+    rc = survey_merge(&s, i, r->fs[i], bytes, r->err);
+    if (!rc && r->stream && s.n_packs > before) {
+      /* sizes of the packs first seen here (stream mode: the fragment's own) */
+      uint64_t *g = realloc(sizes, (s.n_packs + 1) * sizeof *g);
+      if (!g) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+      else sizes = g;
+      for (size_t p = before; !rc && p < s.n_packs; p++)
+        for (size_t k = 0; k < r->fs[i]->n_paths; k++)
+          if (!strcmp(r->fs[i]->paths[k], s.paths[p])) sizes[p] = r->fs[i]->sizes[k];
     }
-    if (s.fr) bri_fragment_close(s.fr);
-    s.fr = NULL;
-    resolvers_close(&s.rs);
   }
-  free(s.own_dir);
+  bool *low = calloc(s.n_packs + 1, sizeof *low);
   uint64_t *used = calloc(s.n_packs + 1, sizeof *used), *end = calloc(s.n_packs + 1, sizeof *end);
-  bool *measure = calloc(s.n_packs + 1, sizeof *measure);
-  const char **want = calloc(s.n_packs + 1, sizeof *want);
-  size_t n_want = 0;
-  if (!rc && (!used || !end || !measure || !want)) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  s.measure = calloc(s.n_packs + 1, sizeof *s.measure);
+  if (!rc && (!low || !used || !end || !s.measure)) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
   for (size_t p = 0; !rc && p < s.n_packs; p++) {
     bri_store *st;
     used[p] = union_bytes(&s.ranges[p], &end[p]);
-    if ((rc = bri_table_store_of(r->t, m, s.pack_paths[p], &st, r->err)) != 0) break;
-    if ((measure[p] = size_needed(r, st, &s.ranges[p], used[p], end[p])) && st == r->t->store)
-      want[n_want++] = s.pack_paths[p];
+    if (r->stream) continue; /* measured with their fragments */
+    if ((rc = bri_table_store_of(r->t, m, s.paths[p], &st, r->err)) != 0) break;
+    if (size_needed(r, st, &s.ranges[p], used[p], end[p])) s.measure[s.n_measure++] = p;
   }
-  if (!rc) bri_store_prefetch(r->t->store, want, n_want, BRI_PREFETCH_STAT);
-  for (size_t p = 0; !rc && p < s.n_packs; p++) {
-    bri_store *st;
-    bri_store_info info = {.size = 0};
-    if (measure[p] && (bri_table_store_of(r->t, m, s.pack_paths[p], &st, r->err) != 0 ||
-                       bri_store_stat(st, s.pack_paths[p], &info, r->err) != 0)) {
-      rc = bri_error_wrap(r->err, "measuring pack utilization");
-      break;
+  bri_readahead *ra = NULL;
+  r->survey = &s;
+  if (!rc && !r->stream) rc = read_ahead(r, s.n_measure, stat_pack, drop_pack_stat, &ra);
+  for (size_t p = 0, next = 0; !rc && p < s.n_packs; p++) {
+    uint64_t measured = SIZE_UNMEASURED, size;
+    if (r->stream) {
+      measured = sizes[p];
+    } else if (next < s.n_measure && s.measure[next] == p) {
+      void *got;
+      if ((rc = bri_readahead_take(ra, &got, r->err)) != 0) break;
+      measured = *(uint64_t *)got;
+      free(got);
+      next++;
     }
-    /* unmeasured: the size is end when the pack is known whole, else not known */
-    bool known = measure[p] || (!s.ranges[p].partial && used[p] == end[p]);
-    uint64_t size = measure[p] ? info.size : known ? end[p] : 0;
-    double util = size ? (double)used[p] / (double)size : known || !end[p] ? 1.0 : (double)used[p] / (double)end[p];
-    bool low = util < r->req->options.repack_threshold && r->req->strategy == BRI_STRATEGY_BRI;
-    if (low) {
+    double util = pack_utilization(&s.ranges[p], used[p], end[p], measured, &size);
+    bool known = size || measured != SIZE_UNMEASURED;
+    low[p] = util < r->req->options.repack_threshold && r->req->strategy == BRI_STRATEGY_BRI;
+    if (low[p]) {
       r->rep->packs_below_threshold++;
-      if (!bri_strset_add(&r->repack, s.pack_paths[p])) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
-      for (size_t i = 0; i < m->n_fragments; i++)
-        for (size_t k = 0; k < s.n_frag_packs[i]; k++)
-          if (s.frag_packs[i][k] == p) repack_wanted[i] = true;
+      if (!r->stream && !bri_strset_add(&r->repack, s.paths[p]))
+        rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
     }
-    json_array_append_new(plan_packs, json_pack("{s:s, s:o, s:I, s:o, s:b}", "path", s.pack_paths[p], "bytes",
-                                                known ? json_integer((json_int_t)size) : json_null(), "live_bytes",
-                                                (json_int_t)used[p], "utilization", known ? json_real(util) : json_null(),
-                                                "repack", low));
+    /* (built key by key: json_pack parses its format for each of thousands of packs) */
+    json_t *o = json_object();
+    json_object_set_new_nocheck(o, "path", json_string_nocheck(s.paths[p]));
+    json_object_set_new_nocheck(o, "bytes", known ? json_integer((json_int_t)size) : json_null());
+    json_object_set_new_nocheck(o, "live_bytes", json_integer((json_int_t)used[p]));
+    json_object_set_new_nocheck(o, "utilization", known ? json_real(util) : json_null());
+    json_object_set_new_nocheck(o, "repack", json_boolean(low[p]));
+    json_array_append_new(plan_packs, o);
   }
-  free(used), free(end), free(measure), free(want);
-  bri_strset_freeze(&r->repack);
-  for (size_t p = 0; p < s.n_packs; p++) free(s.ranges[p].v), free(s.pack_paths[p]);
+  bri_readahead_stop(ra);
+  /* one pass over the fragments' pack lists, not one per low pack */
+  for (size_t i = 0; !rc && i < m->n_fragments; i++)
+    for (size_t k = 0; k < s.n_frag_packs[i]; k++) repack_wanted[i] |= low[s.frag_packs[i][k]];
+  free(low), free(sizes), free(used), free(end), free(s.measure);
+  if (!r->stream) bri_strset_freeze(&r->repack);
+  for (size_t p = 0; p < s.n_packs; p++) free(s.ranges[p].v), free(s.paths[p]);
   for (size_t i = 0; s.frag_packs && i < m->n_fragments; i++) free(s.frag_packs[i]);
-  free(s.ranges), free(s.pack_paths), free(s.frag_packs), free(s.n_frag_packs);
-  bri_strmap_free(&s.packs);
+  free(s.ranges), free(s.paths), free(s.frag_packs), free(s.n_frag_packs);
+  bri_strmap_free(&s.by_path);
   return rc;
 }
 
@@ -364,6 +674,8 @@ typedef struct bin_ctx {
   run *r;
   bri_fragment_reader *fr;
   resolvers rs;
+  pre_col *pre; /* decoded ahead (open_fragment), or NULL */
+  size_t n_pre;
   bri_blob_out *out;
   bri_file_writer *w;
   uint64_t inline_bytes;
@@ -532,15 +844,101 @@ static int append_copied(run *r, bin_ctx *b, const Lance__Table__DataFragment *f
       continue;
     }
     const bri_column *col = bri_datafile_column(src, c);
+    pre_col *pre = NULL;
+    for (size_t k = 0; blob && k < b->n_pre && !pre; k++)
+      if (b->pre[k].df == src && b->pre[k].col == c) pre = &b->pre[k];
     for (size_t p = 0; !rc && col && p < col->n_pages; p++) {
       bri_leaf_page lp;
-      rc = bri_page_decode(src, c, p, bri_file_writer_column_type(b->w, c), &lp, err);
+      if (pre) lp = pre->pages[p], memset(&pre->pages[p], 0, sizeof lp); /* taken */
+      else rc = bri_page_decode(src, c, p, bri_file_writer_column_type(b->w, c), &lp, err);
       if (!rc && blob) rc = rewrite_page_descriptors(b, fid, &lp, err);
       if (!rc) rc = bri_file_writer_append_leaf(b->w, c, &lp, inline_payload, b, err);
       bri_leaf_page_free(&lp);
     }
   }
   return rc ? rc : after_rows(r, b, f->physical_rows);
+}
+
+/* A fragment opened ahead of write_bin: its reader, the resolvers of its
+ * blob fields and, when small, its blob columns' pages decoded: most of a
+ * small fragment's work, done on a read-ahead thread beside the writer. */
+typedef struct opened {
+  bri_fragment_reader *fr;
+  resolvers rs;
+  pre_col *pre;
+  size_t n_pre;
+  struct frag_survey *fs; /* stream mode: its survey, made here */
+} opened;
+
+/* Blob pages decoded ahead hold at most this many buffer bytes per
+ * fragment (a window of opened fragments stays small). */
+#define PREDECODE_MAX ((uint64_t)256 << 10)
+
+static void pre_free(pre_col *pre, size_t n) {
+  for (size_t k = 0; k < n; k++) {
+    for (size_t p = 0; p < pre[k].n_pages; p++) bri_leaf_page_free(&pre[k].pages[p]);
+    free(pre[k].pages);
+  }
+  free(pre);
+}
+
+static void close_fragment(void *ctx, void *item) {
+  (void)ctx;
+  opened *o = item;
+  if (!o) return;
+  bri_fragment_close(o->fr);
+  resolvers_close(&o->rs);
+  pre_free(o->pre, o->n_pre);
+  frag_survey_free(o->fs);
+  free(o);
+}
+
+/* Decodes the small top-level blob columns of a fragment page copy will
+ * take whole (no deletions, one data file), and opens their resolvers. */
+static int prepare_blobs(run *r, opened *o, const Lance__Table__DataFragment *f, bri_error *err) {
+  if ((f->deletion_file && f->deletion_file->num_deleted_rows) || f->n_files != 1 || !r->n_blob_tops)
+    return 0;
+  if (!(o->pre = calloc(r->n_blob_tops, sizeof *o->pre))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  int rc = 0;
+  for (size_t k = 0; !rc && k < r->n_blob_tops; k++) {
+    bri_datafile *df;
+    size_t col;
+    bri_leaf_type type;
+    bri_error why;
+    if (bri_fragment_leaf_column(o->fr, r->blob_tops[k], &df, &col, &type, &why) != 0) continue;
+    const bri_column *c = bri_datafile_column(df, col);
+    uint64_t bytes = 0;
+    for (size_t p = 0; p < c->n_pages; p++)
+      for (size_t q = 0; q < c->pages[p].n_buffers; q++) bytes += c->pages[p].buffer_sizes[q];
+    if (bytes > PREDECODE_MAX) continue; /* write_bin decodes it, page by page */
+    pre_col *pc = &o->pre[o->n_pre];
+    if (!(pc->pages = calloc(c->n_pages + 1, sizeof *pc->pages))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+    pc->df = df, pc->col = col;
+    o->n_pre++;
+    for (; !rc && pc->n_pages < c->n_pages; pc->n_pages++)
+      rc = bri_page_decode(df, col, pc->n_pages, &type, &pc->pages[pc->n_pages], err);
+    bri_blob_resolver *res;
+    if (!rc) rc = resolver_for(r, &o->rs, o->fr, r->blob_tops[k], &res, err);
+  }
+  return rc;
+}
+
+/* Opens fragment order[i] (a read-ahead worker). */
+static int open_fragment(void *ctx, size_t i, void **out, bri_error *err) {
+  run *r = ctx;
+  const Lance__Table__DataFragment *f = r->m->pb->fragments[r->order[i]];
+  opened *o = calloc(1, sizeof *o);
+  int rc = o ? bri_fragment_open(r->t, r->m, f, &o->fr, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!rc) rc = prepare_blobs(r, o, f, err);
+  /* (r->fs[k] of another fragment may be written meanwhile; this one's was
+   * set before writing began, by the upfront survey, or never) */
+  if (!rc && r->stream && !r->fs[r->order[i]]) rc = survey_reader(r, o->fr, o->pre, o->n_pre, &o->fs, err);
+  if (rc) {
+    close_fragment(r, o);
+    o = NULL;
+  }
+  *out = o;
+  return rc;
 }
 
 /* The surviving rows of the open fragment as one part of the bin's changed
@@ -588,7 +986,20 @@ static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment
   uint64_t batch = r->req->batch_rows ? r->req->batch_rows : 16384;
   for (size_t k = 0; !rc && k < bin->count; k++) {
     const Lance__Table__DataFragment *f = m->fragments[bin->first + k];
-    if ((rc = bri_fragment_open(r->t, r->m, f, &b.fr, err)) != 0) break;
+    void *item;
+    if ((rc = bri_readahead_take(r->opened, &item, err)) != 0) break;
+    opened *o = item;
+    b.fr = o->fr, b.rs = o->rs, b.pre = o->pre, b.n_pre = o->n_pre;
+    size_t fi = bin->first + k;
+    if (o->fs) r->fs[fi] = o->fs;
+    free(o);
+    if (r->stream) {
+      /* this fragment's packs are its own: their repack decision is made
+       * here, from its survey alone, before its descriptors are rewritten */
+      bri_strset_free(&r->repack);
+      r->repack_wanted[fi] = fragment_low_packs(r, r->fs[fi], &r->repack);
+      bri_strset_freeze(&r->repack);
+    }
     if (copyable(&b, f, minor)) {
       rc = append_copied(r, &b, f, minor);
       r->rep->fragments_page_copied++;
@@ -607,6 +1018,8 @@ static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment
     bri_fragment_close(b.fr);
     b.fr = NULL;
     resolvers_close(&b.rs);
+    pre_free(b.pre, b.n_pre);
+    b.pre = NULL, b.n_pre = 0;
   }
   if (!rc) rc = bri_file_writer_finish(b.w, &res, err);
   if (!rc && parts) rc = bri_treemap_encode(parts, n_parts, changed, changed_len, err);
@@ -671,6 +1084,7 @@ static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment
   *frag = nf;
   if (b.fr) bri_fragment_close(b.fr);
   resolvers_close(&b.rs);
+  pre_free(b.pre, b.n_pre);
   bri_blob_out_close(b.out);
   bri_file_writer_free(b.w);
   bri_file_result_free(&res);
@@ -706,25 +1120,77 @@ static json_t *bins_estimate(const bri_manifest *bm, const bri_plan *p, uint64_t
   return plan;
 }
 
-/* Asks the table's store for every fragment's data and deletion files at
- * once (object stores fetch them in parallel; local disks ignore it): the
- * survey and the plan open each of them, one after another. */
-static void prefetch_fragments(const bri_table *t, const Lance__Table__Manifest *m) {
-  size_t cap = 1;
-  for (size_t i = 0; i < m->n_fragments; i++) cap += m->fragments[i]->n_files + 1;
-  char **paths = calloc(cap, sizeof *paths);
-  size_t n = 0;
-  bri_error ignored;
-  for (size_t i = 0; paths && i < m->n_fragments; i++) {
-    const Lance__Table__DataFragment *f = m->fragments[i];
-    for (size_t d = 0; d < f->n_files; d++) {
-      if (bri_table_datafile_path(t, m, f->files[d], &paths[n], &ignored) == 0) n++;
-    }
-    if (f->deletion_file && bri_table_deletion_path(t, m, f, &paths[n], &ignored) == 0) n++;
+/* Whether the survey can ride along with the writing (each fragment's
+ * descriptors read once, with the rest of the fragment): when every pack is
+ * its data file's own, so that a fragment alone decides whether its packs
+ * are repacked (no BRI in the table: a BRI lets files share packs), and the
+ * plan cannot depend on the fragments it writes (no budgets: a budget
+ * keeps whole bins in order, which flags elsewhere could reorder). A dry
+ * run surveys everything for its report. */
+static bool can_stream(const run *r, const bri_compact_request *q) {
+  const bri_compact_options *o = &q->options;
+  return !q->dry_run && !bri_manifest_has_bri(r->m->pb) && !o->max_source_fragments &&
+         !o->max_source_rows && !o->max_source_bytes;
+}
+
+/* The survey and the plan. Outside stream mode every fragment is surveyed
+ * first. In stream mode the plan is made without flags; the fragments none
+ * of its bins holds are surveyed (a low pack can make them candidates and
+ * grow a bin, spec/blob.md 6.5) and the plan made again when one is
+ * flagged; the rest are surveyed while they are written. Both give the same
+ * plan: a flag only matters for a fragment that no bin holds without it. */
+static int survey_and_plan(run *r, const bri_compact_request *q, bool *repack_wanted,
+                           uint64_t (*bytes)[4], json_t *packs, bri_plan **plan) {
+  const Lance__Table__Manifest *m = r->m->pb;
+  bool blobs = false;
+  for (size_t i = 0; i < m->n_fields; i++) blobs |= bri_field_is_blob_v2(m->fields[i]);
+  if (!blobs) return bri_compact_plan(r->t, r->m, &q->options, NULL, plan, r->err);
+  r->blob_tops = calloc(m->n_fields + 1, sizeof *r->blob_tops);
+  r->fs = calloc(m->n_fragments + 1, sizeof *r->fs);
+  size_t *idx = calloc(m->n_fragments + 1, sizeof *idx), n = 0;
+  int rc = r->blob_tops && r->fs && idx ? 0 : bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  for (size_t fi = 0; !rc && fi < m->n_fields; fi++)
+    if (m->fields[fi]->parent_id == -1 && subtree_has_blob(m, fi)) r->blob_tops[r->n_blob_tops++] = m->fields[fi]->id;
+  r->stream = !rc && can_stream(r, q);
+  if (!rc && !r->stream) {
+    for (size_t i = 0; i < m->n_fragments; i++) idx[n++] = i;
+    rc = survey_fragments(r, idx, n);
+    if (!rc) rc = survey_finish(r, repack_wanted, bytes, packs);
+    if (!rc) rc = bri_compact_plan(r->t, r->m, &q->options, repack_wanted, plan, r->err);
+    free(idx);
+    return rc;
   }
-  bri_store_prefetch(t->store, (const char *const *)paths, n, BRI_PREFETCH_OPEN);
-  for (size_t i = 0; i < n; i++) free(paths[i]);
-  free(paths);
+  if (!rc) rc = bri_compact_plan(r->t, r->m, &q->options, NULL, plan, r->err);
+  bool *in_bin = rc ? NULL : calloc(m->n_fragments + 1, sizeof *in_bin);
+  if (!rc && !in_bin) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  for (size_t k = 0; !rc && k < (*plan)->n_bins; k++)
+    for (size_t i = 0; i < (*plan)->bins[k].count; i++) in_bin[(*plan)->bins[k].first + i] = true;
+  for (size_t i = 0; !rc && i < m->n_fragments; i++)
+    if (!in_bin[i]) idx[n++] = i;
+  if (!rc) rc = survey_fragments(r, idx, n);
+  bool flagged = false;
+  for (size_t k = 0; !rc && k < n; k++) flagged |= repack_wanted[idx[k]] = fragment_low_packs(r, r->fs[idx[k]], NULL);
+  if (!rc && flagged) {
+    bri_plan_free(*plan);
+    *plan = NULL;
+    rc = bri_compact_plan(r->t, r->m, &q->options, repack_wanted, plan, r->err);
+  }
+  free(in_bin), free(idx);
+  return rc;
+}
+
+/* The plan's report (rep->plan): bins, payload bytes per bin, packs. In
+ * stream mode the survey is merged here, once every fragment was read. */
+static void plan_report(run *r, const bri_compact_request *q, const bri_plan *plan, bool *repack_wanted,
+                        uint64_t (*bytes)[4], json_t **packs) {
+  if (r->stream && survey_finish(r, repack_wanted, bytes, *packs) != 0) {
+    /* (a failure here loses the report's pack list, not the compaction) */
+    json_array_clear(*packs);
+  }
+  r->rep->plan = bins_estimate(r->m, plan, bytes, repack_wanted);
+  json_object_set_new(r->rep->plan, "packs", *packs);
+  json_object_set_new(r->rep->plan, "strategy", json_string(bri_strategy_name(q->strategy)));
+  *packs = NULL;
 }
 
 int bri_compact_table(const char *root, const bri_compact_request *req,
@@ -741,12 +1207,18 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   bri_rewrite_group *groups = NULL;
   uint64_t *old_ids = NULL;
   uint8_t **changed = NULL;
+  size_t *order = NULL;
+  json_t *packs = NULL;
   int rc = bri_table_open(root, &r.t, err);
   if (!rc) r.out.store = r.t->store; /* output paths are built from its uri */
   if (!rc) rc = bri_table_load(r.t, 0, &r.m, err);
   if (rc) goto out;
   const Lance__Table__Manifest *m = r.m->pb;
-  prefetch_fragments(r.t, m);
+  /* reads of fragments and packs overlap, bounded (no whole-table prefetch:
+   * memory stays with the reads in flight, whatever the table's size) */
+  r.read_ahead = req->read_ahead ? req->read_ahead
+                 : bri_store_caps(r.t->store) & BRI_STORE_CAP_LOCAL ? BRI_COMPACT_READ_AHEAD_LOCAL
+                                                                   : BRI_COMPACT_READ_AHEAD_REMOTE;
   bri_compact_request q = *req;
   if ((rc = bri_compact_options_from_config(r.m, &q.options, err)) != 0) goto out;
   /* auto never turns a table stock Lance reads into one it refuses, and
@@ -758,39 +1230,34 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   rep->fragments_before = rep->fragments_after = m->n_fragments;
   repack_wanted = calloc(m->n_fragments + 1, sizeof *repack_wanted);
   bytes = calloc(m->n_fragments + 1, sizeof *bytes);
-  json_t *packs = json_array();
-  if (!repack_wanted || !bytes) {
-    json_decref(packs);
+  packs = json_array();
+  if (!repack_wanted || !bytes || !packs) {
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
     goto out;
   }
-  bool blobs = false;
-  for (size_t i = 0; i < m->n_fields; i++) blobs |= bri_field_is_blob_v2(m->fields[i]);
-  if (blobs && (rc = run_survey(&r, repack_wanted, bytes, packs)) != 0) {
-    json_decref(packs);
-    goto out;
-  }
-  if ((rc = bri_compact_plan(r.t, r.m, &q.options, blobs ? repack_wanted : NULL, &plan, err)) != 0) {
-    json_decref(packs);
-    goto out;
-  }
-  rep->plan = bins_estimate(r.m, plan, bytes, repack_wanted);
-  json_object_set_new(rep->plan, "packs", packs);
-  json_object_set_new(rep->plan, "strategy", json_string(bri_strategy_name(q.strategy)));
+  r.repack_wanted = repack_wanted;
+  if ((rc = survey_and_plan(&r, &q, repack_wanted, bytes, packs, &plan)) != 0) goto out;
+  if (!r.stream) plan_report(&r, &q, plan, repack_wanted, bytes, &packs);
   rep->bins = plan->n_bins;
   for (size_t k = 0; k < plan->n_bins; k++) {
     rep->fragments_rewritten += plan->bins[k].count;
     r.rows_total += plan->bins[k].rows;
   }
-  if (req->dry_run || plan->n_bins == 0) goto out;
+  if (req->dry_run || plan->n_bins == 0) goto report;
   news = calloc(plan->n_bins, sizeof *news);
   groups = calloc(plan->n_bins, sizeof *groups);
   old_ids = calloc(rep->fragments_rewritten + 1, sizeof *old_ids);
   changed = calloc(plan->n_bins, sizeof *changed);
-  if (!news || !groups || !old_ids || !changed) {
+  order = calloc(rep->fragments_rewritten + 1, sizeof *order);
+  if (!news || !groups || !old_ids || !changed || !order) {
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
     goto out;
   }
+  for (size_t k = 0, o = 0; k < plan->n_bins; k++)
+    for (size_t i = 0; i < plan->bins[k].count; i++) order[o++] = plan->bins[k].first + i;
+  r.order = order;
+  rc = read_ahead(&r, rep->fragments_rewritten, open_fragment, close_fragment, &r.opened);
+  if (rc) goto out;
   bool any_versions = false;
   size_t o = 0;
   for (size_t k = 0; !rc && k < plan->n_bins; k++) {
@@ -803,6 +1270,10 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
     groups[k].new_frags = &news[k];
     groups[k].n_new = 1;
   }
+  bri_readahead_stop(r.opened); /* before the commit: no reader of the old version stays open */
+  r.opened = NULL;
+  /* stream mode: every fragment was surveyed, the plan's report is whole */
+  if (r.stream) plan_report(&r, &q, plan, repack_wanted, bytes, &packs);
   if (!rc) rc = bri_failpoint("compact.before_commit", err);
   char uuid[37];
   bri_uuid_v4(uuid);
@@ -811,7 +1282,7 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
     /* each bin's new fragment holds its old fragments' live rows in order:
      * deletions committed meanwhile can be carried over (carry.h) */
     json_t *indices = NULL;
-    bri_rewrite rw = {.read_version = m->version, .txn_uuid = uuid, .n_groups = plan->n_bins, .groups = groups,
+    bri_rewrite rw = {.read_version = m->version, .base = r.m, .txn_uuid = uuid, .n_groups = plan->n_bins, .groups = groups,
                       .carry_deletions = true, .out = &r.out, .index_report = &indices};
     /* Lance retries a commit 20 times; a lost race costs brid a little more
      * (a durable, fsynced commit) and giving up costs a whole rewrite, and
@@ -829,14 +1300,21 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   } else {
     bri_outputs_roll_back(&r.out);
   }
+report:
+  if (plan && !rep->plan) plan_report(&r, &q, plan, repack_wanted, bytes, &packs);
 out:
+  json_decref(packs);
+  bri_readahead_stop(r.opened); /* every read-ahead thread has ended from here on */
   clock_gettime(CLOCK_MONOTONIC, &t1);
   rep->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
   bri_table_store_stats(r.t, &rep->storage);
   for (size_t k = 0; news && plan && k < plan->n_bins; k++)
     if (news[k]) lance__table__data_fragment__free_unpacked(news[k], NULL);
   for (size_t k = 0; changed && k < plan->n_bins; k++) free(changed[k]);
-  free(changed), free(news), free(groups), free(old_ids), free(repack_wanted), free(bytes);
+  for (size_t i = 0; r.fs && r.m && i < r.m->pb->n_fragments; i++) frag_survey_free(r.fs[i]);
+  free(r.fs);
+  free(r.blob_tops);
+  free(changed), free(news), free(groups), free(old_ids), free(order), free(repack_wanted), free(bytes);
   bri_plan_free(plan);
   bri_outputs_free(&r.out);
   bri_strset_free(&r.repack);

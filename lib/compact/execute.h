@@ -29,7 +29,15 @@ typedef struct bri_compact_request {
   bool dry_run;
   int max_commit_attempts;     /* commit attempts lost to other writers' versions; 0: 100 */
   uint64_t batch_rows;         /* rows decoded at a time; 0: 16384 */
+  size_t read_ahead;           /* fragments (and packs) opened ahead of use, that many at once
+                                  (util/readahead.h); 0: BRI_COMPACT_READ_AHEAD_LOCAL on local
+                                  disks, _REMOTE on object stores */
 } bri_compact_request;
+
+/* Reads in flight by default: on a local disk enough to use the other cores
+ * for decoding, on an object store enough to hide its latency per request. */
+#define BRI_COMPACT_READ_AHEAD_LOCAL 8
+#define BRI_COMPACT_READ_AHEAD_REMOTE 16
 
 void bri_compact_request_default(bri_compact_request *r);
 

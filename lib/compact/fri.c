@@ -157,12 +157,6 @@ json_t *bri_index_views_to_json(const bri_index_views *iv, const bri_manifest *m
 
 /* ------------------------------------------------------------------ commit */
 
-static const Lance__Table__DataFragment *find_frag(const Lance__Table__Manifest *m, uint64_t id) {
-  for (size_t i = 0; i < m->n_fragments; i++)
-    if (m->fragments[i]->id == id) return m->fragments[i];
-  return NULL;
-}
-
 void bri_index_update_free(bri_index_update *u) {
   if (!u) return;
   for (size_t i = 0; i < u->n_copies; i++) free(u->bitmaps[i]);
@@ -252,7 +246,7 @@ static int build_version(bri_index_update *u, const bri_manifest *base, const br
       return bri_error_set(err, BRI_ENOMEM, "out of memory");
     for (size_t i = 0; i < rg->n_old; i++) {
       /* as read: deletions carried from later versions map to the new fragments */
-      const Lance__Table__DataFragment *f = find_frag(base->pb, rg->old_ids[i]);
+      const Lance__Table__DataFragment *f = bri_manifest_fragment(base, rg->old_ids[i]);
       if (!f)
         return bri_error_set(err, BRI_EINVAL, "fragment %llu is not in version %llu",
                              ull(rg->old_ids[i]), ull(base->pb->version));
@@ -312,10 +306,10 @@ static bool deleted_since(const Lance__Table__DataFragment *f, const Lance__Tabl
 }
 
 /* True when the group drops rows that index x may hold. */
-static bool group_drops_rows(const Lance__Table__Manifest *m, const bri_rewrite_group *rg,
+static bool group_drops_rows(const bri_manifest *m, const bri_rewrite_group *rg,
                              const Lance__Table__IndexMetadata *x) {
   for (size_t j = 0; j < rg->n_old; j++) {
-    const Lance__Table__DataFragment *f = find_frag(m, rg->old_ids[j]);
+    const Lance__Table__DataFragment *f = bri_manifest_fragment(m, rg->old_ids[j]);
     if (f && deleted_since(f, x)) return true;
   }
   return false;
@@ -368,7 +362,7 @@ int bri_index_update_build(const bri_table *t, const bri_manifest *base, const b
                            latest->path, v->x->name, v->type, ull(rg->old_ids[0]));
       /* the rows the compaction drops are those deleted as read (base);
        * deletions carried from later versions map to the new fragments */
-      else if (v->carry == BRI_CARRY_FRI && v->hnsw && group_drops_rows(base->pb, rg, v->x))
+      else if (v->carry == BRI_CARRY_FRI && v->hnsw && group_drops_rows(base, rg, v->x))
         rc = bri_error_set(err, BRI_ECONFLICT,
                            "%s: HNSW index %s now covers fragment %llu, some of whose rows it "
                            "holds were deleted; the compaction must be re-planned",

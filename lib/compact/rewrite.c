@@ -15,20 +15,30 @@
 #include "compact/fri.h"
 #include "lance/table/commit.h"
 #include "lance/table/conflict.h"
+#include "util/bytes.h"
 #include "util/fsutil.h"
 #include "util/pbcheck.h"
 
-static bool is_old(const bri_rewrite *rw, uint64_t id) {
+/* The old fragment ids of every group, sorted: membership in O(log n),
+ * since a compaction may rewrite thousands of fragments. */
+typedef struct old_set {
+  uint64_t *ids;
+  size_t n;
+} old_set;
+
+static int old_set_make(const bri_rewrite *rw, old_set *s, bri_error *err) {
+  s->n = 0;
+  for (size_t g = 0; g < rw->n_groups; g++) s->n += rw->groups[g].n_old;
+  if (!(s->ids = malloc((s->n + 1) * sizeof *s->ids))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  size_t k = 0;
   for (size_t g = 0; g < rw->n_groups; g++)
-    for (size_t i = 0; i < rw->groups[g].n_old; i++)
-      if (rw->groups[g].old_ids[i] == id) return true;
-  return false;
+    for (size_t i = 0; i < rw->groups[g].n_old; i++) s->ids[k++] = rw->groups[g].old_ids[i];
+  qsort(s->ids, s->n, sizeof *s->ids, bri_cmp_u64);
+  return 0;
 }
 
-static const Lance__Table__DataFragment *find_frag(const Lance__Table__Manifest *m, uint64_t id) {
-  for (size_t i = 0; i < m->n_fragments; i++)
-    if (m->fragments[i]->id == id) return m->fragments[i];
-  return NULL;
+static bool is_old(const old_set *s, uint64_t id) {
+  return bsearch(&id, s->ids, s->n, sizeof id, bri_cmp_u64) != NULL;
 }
 
 /* The Rewrite transaction of rw: one group per compaction group, the old
@@ -56,7 +66,7 @@ static int build_txn(const bri_rewrite *rw, const bri_manifest *base, rewrite_tx
     lance__table__transaction__rewrite__rewrite_group__init(&x->gs[g]);
     x->gs[g].old_fragments = x->olds + o;
     for (size_t i = 0; i < rw->groups[g].n_old; i++) {
-      const Lance__Table__DataFragment *was = find_frag(base->pb, rw->groups[g].old_ids[i]);
+      const Lance__Table__DataFragment *was = bri_manifest_fragment(base, rw->groups[g].old_ids[i]);
       if (!was)
         return bri_error_set(err, BRI_EINVAL, "fragment %llu is not in version %llu",
                              (unsigned long long)rw->groups[g].old_ids[i], (unsigned long long)rw->read_version);
@@ -109,12 +119,12 @@ static int check_winners(bri_table *t, const bri_rewrite *rw, const bri_manifest
 /* Without deletions to carry, every old fragment is still there, byte for
  * byte: a second line of defence against a winner whose transaction
  * understated what it changed (carry.c checks its own case). */
-static int olds_unchanged(const bri_rewrite *rw, const bri_manifest *base, const Lance__Table__Manifest *now,
+static int olds_unchanged(const bri_rewrite *rw, const bri_manifest *base, const bri_manifest *now,
                           bri_error *err) {
   for (size_t g = 0; g < rw->n_groups; g++)
     for (size_t i = 0; i < rw->groups[g].n_old; i++) {
-      const Lance__Table__DataFragment *was = find_frag(base->pb, rw->groups[g].old_ids[i]);
-      const Lance__Table__DataFragment *is = find_frag(now, rw->groups[g].old_ids[i]);
+      const Lance__Table__DataFragment *was = bri_manifest_fragment(base, rw->groups[g].old_ids[i]);
+      const Lance__Table__DataFragment *is = bri_manifest_fragment(now, rw->groups[g].old_ids[i]);
       if (!is || !bri_pb_equal(&was->base, &is->base))
         return bri_error_set(err, BRI_ECONFLICT, "fragment %llu changed after version %llu; the compaction must be "
                              "re-planned", (unsigned long long)rw->groups[g].old_ids[i],
@@ -124,8 +134,8 @@ static int olds_unchanged(const bri_rewrite *rw, const bri_manifest *base, const
 }
 
 /* One attempt: rebase onto the latest version and try to commit it + 1. */
-static int attempt(bri_table *t, bri_rewrite *rw, const bri_manifest *base, bri_outputs *out, winners *w,
-                   uint64_t *version, bri_error *err) {
+static int attempt(bri_table *t, bri_rewrite *rw, const bri_manifest *base, const old_set *olds,
+                   bri_outputs *out, winners *w, uint64_t *version, bri_error *err) {
   uint64_t latest = bri_table_latest_version(t);
   rewrite_txn x;
   bri_manifest *m = NULL;
@@ -150,7 +160,8 @@ static int attempt(bri_table *t, bri_rewrite *rw, const bri_manifest *base, bri_
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
     goto out;
   }
-  if (!carry && (rc = olds_unchanged(rw, base, pb, err)) != 0) goto out;
+  /* (nothing committed since read_version: the fragments are the ones read) */
+  if (!carry && latest != rw->read_version && (rc = olds_unchanged(rw, base, m, err)) != 0) goto out;
   /* fresh ids above whatever the latest version used */
   for (size_t g = 0; g < rw->n_groups; g++)
     for (size_t i = 0; i < rw->groups[g].n_new; i++) {
@@ -165,7 +176,7 @@ static int attempt(bri_table *t, bri_rewrite *rw, const bri_manifest *base, bri_
    * order, which is where Lance's build_manifest puts a Rewrite's output
    * (after every fragment it left alone: its ids are the highest) */
   for (size_t i = 0; i < saved_n; i++)
-    if (!is_old(rw, saved[i]->id)) frags[nf++] = saved[i];
+    if (!is_old(olds, saved[i]->id)) frags[nf++] = saved[i];
   for (size_t k = 0; k < nn; k++) frags[nf++] = all_new[k];
   pb->fragments = frags;
   pb->n_fragments = nf;
@@ -196,20 +207,28 @@ out:
 
 int bri_rewrite_commit(bri_table *t, bri_rewrite *rw, int max_attempts, uint64_t *version,
                        bri_error *err) {
-  bri_manifest *base;
-  int rc = bri_table_load(t, rw->read_version, &base, err);
-  if (rc) return rc;
+  bri_manifest *loaded = NULL;
+  const bri_manifest *base = rw->base;
+  old_set olds = {0};
+  int rc = base ? 0 : bri_table_load(t, rw->read_version, &loaded, err);
+  if (!base) base = loaded;
+  if (!rc) rc = old_set_make(rw, &olds, err);
+  if (rc) {
+    bri_manifest_free(loaded);
+    return rc;
+  }
   bri_outputs own = {.store = t->store};
   bri_outputs *out = rw->out ? rw->out : &own;
   rw->carried = 0;
   winners w = {rw->read_version, false};
   for (int a = 0; a < max_attempts; a++) {
-    rc = attempt(t, rw, base, out, &w, version, err);
+    rc = attempt(t, rw, base, &olds, out, &w, version, err);
     if (rc != BRI_ETAKEN) break;
     /* lost the race for the version name: refresh the list and rebase again */
     (void)bri_table_refresh(t, err);
   }
   bri_outputs_free(&own); /* committed (or rolled back by the attempt): the files stay */
-  bri_manifest_free(base);
+  free(olds.ids);
+  bri_manifest_free(loaded);
   return rc;
 }

@@ -40,6 +40,8 @@ typedef struct bri_rewrite_group {
 
 typedef struct bri_rewrite {
   uint64_t read_version;
+  const bri_manifest *base; /* the manifest of read_version as the caller read it (not
+                               changed here); NULL: read again */
   const char *txn_uuid;   /* the transaction's uuid in every attempt (NULL: fresh) */
   size_t n_groups;
   const bri_rewrite_group *groups;

@@ -93,16 +93,32 @@ char *bri_path_join(const char *a, const char *b) {
   size_t la = strlen(a);
   while (la > 1 && a[la - 1] == '/') la--;
   while (*b == '/') b++;
-  return bri_strdupf("%.*s/%s", (int)la, a, b);
+  size_t lb = strlen(b);
+  char *s = malloc(la + lb + 2); /* paths are built per fragment: no printf */
+  if (!s) return NULL;
+  memcpy(s, a, la);
+  s[la] = '/';
+  memcpy(s + la + 1, b, lb + 1);
+  return s;
 }
 
 char *bri_strdupf(const char *fmt, ...) {
+  char small[256]; /* most strings fit: one formatting pass, no stream */
   va_list ap;
   va_start(ap, fmt);
-  char *s = NULL;
-  int n = vasprintf(&s, fmt, ap);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
   va_end(ap);
-  return n < 0 ? NULL : s;
+  if (n < 0) return NULL;
+  char *s = malloc((size_t)n + 1);
+  if (!s) return NULL;
+  if ((size_t)n < sizeof small) {
+    memcpy(s, small, (size_t)n + 1);
+  } else {
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+  }
+  return s;
 }
 
 static int cmp_names(const void *a, const void *b) {

@@ -136,10 +136,16 @@ int bri_pb_check(const ProtobufCMessageDescriptor *desc, const uint8_t *buf, siz
 int bri_pb_unpack(const ProtobufCMessageDescriptor *desc, const uint8_t *buf, size_t len,
                   uint64_t file_offset, const char *path, const char *what,
                   ProtobufCMessage **out, bri_error *err) {
+  return bri_pb_unpack_in(NULL, desc, buf, len, file_offset, path, what, out, err);
+}
+
+int bri_pb_unpack_in(ProtobufCAllocator *alloc, const ProtobufCMessageDescriptor *desc,
+                     const uint8_t *buf, size_t len, uint64_t file_offset, const char *path,
+                     const char *what, ProtobufCMessage **out, bri_error *err) {
   *out = NULL;
   int rc = bri_pb_check(desc, buf, len, file_offset, path, err);
   if (rc) return rc;
-  ProtobufCMessage *m = protobuf_c_message_unpack(desc, NULL, len, buf);
+  ProtobufCMessage *m = protobuf_c_message_unpack(desc, alloc, len, buf);
   if (!m)
     return bri_error_set(err, BRI_ECORRUPT,
                          "%s: the %s at offset %llu (%zu bytes) is not a valid %s message", path,

@@ -29,6 +29,11 @@ bool bri_pb_varint(const uint8_t *buf, size_t len, size_t *pos, uint64_t *out);
 int bri_pb_unpack(const ProtobufCMessageDescriptor *desc, const uint8_t *buf, size_t len,
                   uint64_t file_offset, const char *path, const char *what,
                   ProtobufCMessage **out, bri_error *err);
+/* The same with protobuf-c's allocator alloc (NULL: malloc), e.g. an
+ * arena's (util/arena.h): the message is freed with the same allocator. */
+int bri_pb_unpack_in(ProtobufCAllocator *alloc, const ProtobufCMessageDescriptor *desc,
+                     const uint8_t *buf, size_t len, uint64_t file_offset, const char *path,
+                     const char *what, ProtobufCMessage **out, bri_error *err);
 
 /* A deep copy of m (unknown fields included), by encoding and decoding it:
  * free it with protobuf_c_message_free_unpacked. NULL out of memory. */

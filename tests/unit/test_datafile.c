@@ -24,6 +24,7 @@
 #include "testutil.h"
 #include "util/bytes.h"
 #include "util/fsutil.h"
+#include "util/pbcheck.h"
 
 #define LAYOUT(x) LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_##x
 
@@ -633,18 +634,53 @@ START_TEST(layout_error_offset_points_at_the_layout) {
 }
 END_TEST
 
+/* What open read for column k (without protobuf-c when the bytes have the
+ * shape Lance writes) is what protobuf-c decodes from the same bytes. */
+static void same_as_protobuf(bri_datafile *df, size_t k) {
+  const bri_column *col = bri_datafile_column(df, k);
+  const Lance__File__V2__ColumnMetadata *cm = bri_datafile_column_metadata(df, k);
+  ck_assert_ptr_nonnull(cm);
+  ck_assert_uint_eq(col->n_pages, cm->n_pages);
+  ck_assert_uint_eq(col->n_buffers, cm->n_buffer_offsets);
+  for (size_t b = 0; b < col->n_buffers; b++) {
+    ck_assert_uint_eq(col->buffer_offsets[b], cm->buffer_offsets[b]);
+    ck_assert_uint_eq(col->buffer_sizes[b], cm->buffer_sizes[b]);
+  }
+  for (size_t p = 0; p < col->n_pages; p++) {
+    const bri_page *a = &col->pages[p];
+    const Lance__File__V2__ColumnMetadata__Page *b = cm->pages[p];
+    ck_assert_uint_eq(a->n_rows, b->has_length ? b->length : 0);
+    ck_assert_uint_eq(a->priority, b->has_priority ? b->priority : 0);
+    ck_assert_uint_eq(a->n_buffers, b->n_buffer_offsets);
+    ck_assert_uint_eq(b->n_buffer_offsets, b->n_buffer_sizes);
+    for (size_t q = 0; q < a->n_buffers; q++) {
+      ck_assert_uint_eq(a->buffer_offsets[q], b->buffer_offsets[q]);
+      ck_assert_uint_eq(a->buffer_sizes[q], b->buffer_sizes[q]);
+    }
+    ck_assert_int_eq(b->encoding->location_case, LANCE__FILE__V2__ENCODING__LOCATION_DIRECT);
+    ck_assert_uint_eq(a->encoding_len, b->encoding->direct->encoding.len);
+    ck_assert_int_eq(memcmp(a->encoding_bytes, b->encoding->direct->encoding.data, a->encoding_len), 0);
+  }
+}
+
 START_TEST(metadata_byte_flips) {
   /* Every single-byte corruption of the metadata either opens with the
-   * guarantees intact or fails naming the file. */
+   * guarantees intact, reading every column as protobuf-c does, or fails
+   * naming the file, with or without a schema
+   * cache (one shared by all the variants, as a table's is by its files:
+   * a schema cached from an earlier variant must not let a broken one in). */
   fixture_bytes f = load("datafile/nested21.lance");
+  bri_pbcache *cache = bri_pbcache_new();
+  bri_datafile_opts opts = {.cache = cache};
   size_t from = 5760; /* global buffer 0 */
-  for (size_t i = from; i < f.len; i++) {
+  for (size_t i = from; i < 2 * f.len - from; i++) {
     for (int x = 1; x < 256; x <<= 1) {
       uint8_t *c = copy(&f);
-      c[i] ^= (uint8_t)x;
+      c[i < f.len ? i : i - f.len + from] ^= (uint8_t)x;
       bri_datafile *df = NULL;
       bri_error err = {0};
-      int rc = bri_datafile_open_mem(c, f.len, "flip.lance", &df, &err);
+      int rc = i < f.len ? bri_datafile_open_mem(c, f.len, "flip.lance", &df, &err)
+                         : bri_datafile_open_mem_in(c, f.len, "flip.lance", &opts, &df, &err);
       if (rc == 0) {
         uint64_t end = bri_datafile_footer_of(df)->column_meta_start;
         for (size_t k = 0; k < bri_datafile_num_columns(df); k++) {
@@ -653,6 +689,7 @@ START_TEST(metadata_byte_flips) {
           for (size_t p = 0; p < col->n_pages; p++)
             for (size_t q = 0; q < col->pages[p].n_buffers; q++)
               ck_assert(col->pages[p].buffer_offsets[q] + col->pages[p].buffer_sizes[q] <= end);
+          same_as_protobuf(df, k);
         }
         bri_datafile_close(df);
       } else {
@@ -661,7 +698,79 @@ START_TEST(metadata_byte_flips) {
       free(c);
     }
   }
+  bri_pbcache_free(cache);
   unload(&f);
+}
+END_TEST
+
+START_TEST(cache_shares_schemas_and_layouts) {
+  /* Files with the same schema bytes share one decoded Schema, equal to
+   * what each file decodes alone; another schema gets its own. Pages with
+   * the same layout bytes share one decoded layout. */
+  bri_pbcache *cache = bri_pbcache_new();
+  const char *names[] = {"datafile/nested22.lance", "datafile/nested22.lance", "datafile/plain22.lance"};
+  bri_datafile *cached[3], *alone[3];
+  bri_error err = {0};
+  bri_datafile_opts opts = {.cache = cache};
+  for (int i = 0; i < 3; i++) {
+    char *p = bri_fixture(names[i]);
+    ck_assert_msg(bri_datafile_open_in(NULL, p, &opts, &cached[i], &err) == 0, "%s", err.msg);
+    ck_assert_msg(bri_datafile_open(NULL, p, &alone[i], &err) == 0, "%s", err.msg);
+    free(p);
+    const Lance__File__FileDescriptor *a = bri_datafile_descriptor(cached[i]);
+    const Lance__File__FileDescriptor *b = bri_datafile_descriptor(alone[i]);
+    ck_assert(bri_pb_equal(&a->base, &b->base));
+    ck_assert_ptr_ne(a->schema, b->schema);
+    ck_assert_uint_eq(bri_datafile_num_rows(cached[i]), bri_datafile_num_rows(alone[i]));
+    size_t la, lb;
+    const uint8_t *ka = bri_datafile_schema_bytes(cached[i], &la), *kb = bri_datafile_schema_bytes(alone[i], &lb);
+    ck_assert_ptr_nonnull(ka);
+    ck_assert_uint_eq(la, lb);
+    ck_assert_int_eq(memcmp(ka, kb, la), 0);
+    for (size_t c = 0; c < bri_datafile_num_columns(alone[i]); c++) {
+      const bri_column *x = bri_datafile_column(cached[i], c), *y = bri_datafile_column(alone[i], c);
+      ck_assert_uint_eq(x->n_pages, y->n_pages);
+      for (size_t k = 0; k < x->n_pages; k++)
+        ck_assert(bri_pb_equal(&x->pages[k].layout->base, &y->pages[k].layout->base));
+    }
+  }
+  ck_assert_ptr_eq(bri_datafile_descriptor(cached[0])->schema, bri_datafile_descriptor(cached[1])->schema);
+  ck_assert_ptr_ne(bri_datafile_descriptor(cached[0])->schema, bri_datafile_descriptor(cached[2])->schema);
+  ck_assert_ptr_eq(bri_datafile_column(cached[0], 0)->pages[0].layout,
+                   bri_datafile_column(cached[1], 0)->pages[0].layout);
+  for (int i = 0; i < 3; i++) bri_datafile_close(cached[i]), bri_datafile_close(alone[i]);
+  bri_pbcache_free(cache);
+  /* bytes that are no Schema are not cached: the caller decodes and reports */
+  cache = bri_pbcache_new();
+  static const uint8_t bad[] = {0x0a, 0x05, 0x01};
+  ck_assert_ptr_null(bri_pbcache_get(cache, &lance__file__schema__descriptor, bad, sizeof bad, NULL));
+  /* the same bytes as another type are another entry */
+  Lance__File__Field fl = LANCE__FILE__FIELD__INIT, *flp = &fl;
+  Lance__File__Schema s = LANCE__FILE__SCHEMA__INIT;
+  fl.name = (char *)"x";
+  s.fields = &flp, s.n_fields = 1;
+  uint8_t buf[64];
+  size_t n = lance__file__schema__pack(&s, buf);
+  const ProtobufCMessage *as_schema = bri_pbcache_get(cache, &lance__file__schema__descriptor, buf, n, NULL);
+  ck_assert_ptr_nonnull(as_schema);
+  ck_assert_ptr_eq(as_schema->descriptor, &lance__file__schema__descriptor);
+  /* a full cache answers NULL for new bytes, and still serves its own */
+  for (int i = 1; i <= BRI_PBCACHE_MAX; i++) {
+    fl.has_id = 1, fl.id = i;
+    n = lance__file__schema__pack(&s, buf);
+    const Lance__File__Schema *got =
+        (const Lance__File__Schema *)bri_pbcache_get(cache, &lance__file__schema__descriptor, buf, n, NULL);
+    if (i < BRI_PBCACHE_MAX) {
+      ck_assert_ptr_nonnull(got);
+      ck_assert_int_eq(got->fields[0]->id, i);
+    } else {
+      ck_assert_ptr_null(got);
+    }
+  }
+  fl.has_id = 0, fl.id = 0;
+  n = lance__file__schema__pack(&s, buf);
+  ck_assert_ptr_eq(bri_pbcache_get(cache, &lance__file__schema__descriptor, buf, n, NULL), as_schema);
+  bri_pbcache_free(cache);
 }
 END_TEST
 
@@ -710,6 +819,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, column_metadata_mutations);
   tcase_add_test(tc, layout_error_offset_points_at_the_layout);
   tcase_add_test(tc, metadata_byte_flips);
+  tcase_add_test(tc, cache_shares_schemas_and_layouts);
   tcase_add_test(tc, real_unsupported_versions);
   tcase_add_test(tc, missing_and_not_regular);
   suite_add_tcase(s, tc);

@@ -94,6 +94,31 @@ START_TEST(test_index_section_and_tag) {
 }
 END_TEST
 
+/* Every fragment is found by its id, through the index made at read time
+ * and by the scan of a manifest that has none; an absent id is not. */
+START_TEST(test_fragment_by_id) {
+  for (size_t k = 0; k < sizeof TABLES / sizeof TABLES[0]; k++) {
+    char *p = latest_manifest(TABLES[k]);
+    bri_manifest *m;
+    bri_error err;
+    ck_assert_msg(bri_manifest_read(NULL, p, &m, &err) == 0, "%s", err.msg);
+    ck_assert_uint_gt(m->pb->n_fragments, 1);
+    bri_manifest bare = {.pb = m->pb};
+    uint64_t absent = 0;
+    for (size_t i = 0; i < m->pb->n_fragments; i++) {
+      const Lance__Table__DataFragment *f = m->pb->fragments[i];
+      ck_assert_ptr_eq(bri_manifest_fragment(m, f->id), f);
+      ck_assert_ptr_eq(bri_manifest_fragment(&bare, f->id), f);
+      if (f->id >= absent) absent = f->id + 1;
+    }
+    ck_assert_ptr_null(bri_manifest_fragment(m, absent));
+    ck_assert_ptr_null(bri_manifest_fragment(&bare, absent));
+    bri_manifest_free(m);
+    free(p);
+  }
+}
+END_TEST
+
 /* Fields brid does not know survive decode and re-encode, at top level and
  * inside nested messages. */
 START_TEST(test_unknown_fields_survive) {
@@ -311,6 +336,7 @@ static Suite *manifest_suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_roundtrip_every_manifest);
   tcase_add_test(tc, test_index_section_and_tag);
+  tcase_add_test(tc, test_fragment_by_id);
   tcase_add_test(tc, test_unknown_fields_survive);
   tcase_add_test(tc, test_truncated_at_every_length);
   tcase_add_test(tc, test_cut_out_of_the_middle);

@@ -863,6 +863,41 @@ START_TEST(nested22_row_slices) {
 }
 END_TEST
 
+/* A reader opened for some fields reads them exactly as a full one, decodes
+ * only their columns, and refuses the others. */
+START_TEST(open_fields_reads_only_those) {
+  fx x = fx_open("reader/nested22.lance");
+  bri_fragment_reader *full = frag_open(&x, 0), *part = NULL;
+  bri_error err = {0};
+  int32_t want[2] = {field_id(&x, "st"), field_id(&x, "big")};
+  ck_assert_msg(bri_fragment_open_fields(x.t, x.m, x.m->pb->fragments[0], want, 2, &part, &err) == 0,
+                "%s", err.msg);
+  for (int k = 0; k < 2; k++) {
+    col a = col_read(full, want[k]), b = col_read(part, want[k]);
+    for (int64_t i = 0; i < a.a.length; i++) {
+      char *row = render_row(&a.s, &a.a, i);
+      assert_row(&b, i, row, "open_fields");
+      free(row);
+    }
+    col_free(&a), col_free(&b);
+  }
+  /* the data file of "st" holds other fields too: only st's columns are there */
+  const Lance__Table__DataFile *pb = bri_fragment_field_datafile(part, want[0]);
+  bri_datafile *df = bri_fragment_field_file(part, want[0]);
+  size_t decoded = 0;
+  for (size_t c = 0; c < bri_datafile_num_columns(df); c++) decoded += bri_datafile_column(df, c) != NULL;
+  ck_assert_uint_gt(decoded, 0);
+  ck_assert_uint_lt(decoded, pb->n_column_indices);
+  col c;
+  ck_assert_int_eq(bri_fragment_read_field(part, field_id(&x, "l"), &c.a, &c.s, &err), BRI_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "not opened"));
+  ck_assert_ptr_null(c.a.release);
+  bri_fragment_close(part);
+  bri_fragment_close(full);
+  fx_close(&x);
+}
+END_TEST
+
 /* Leaves no data file stores (schema evolution) read as nulls; a field the
  * manifest does not list as top-level is not found. */
 static void tombstone(fx *x, size_t frag, int32_t id) {
@@ -1319,6 +1354,50 @@ START_TEST(blob22_descriptors_and_payloads) {
 END_TEST
 
 /* ---- legacy21: blob v1 payloads ------------------------------------------------------------ */
+/* A top-level Blob v2 field's column, decoded page by page with the rows
+ * the fragment deleted dropped, holds the descriptors reading the field
+ * gives (the compaction survey reads it so); nested fields are refused. */
+START_TEST(blob22_leaf_column) {
+  fx x = fx_open("reader/blob22.lance");
+  int32_t blob_id = field_id(&x, "blob");
+  bri_error err = {0};
+  for (size_t fi = 0; fi < 2; fi++) {
+    bri_fragment_reader *r = frag_open(&x, fi);
+    col b = col_read(r, blob_id);
+    bri_datafile *df;
+    size_t c;
+    bri_leaf_type t;
+    ck_assert_msg(bri_fragment_leaf_column(r, blob_id, &df, &c, &t, &err) == 0, "%s", err.msg);
+    ck_assert_ptr_eq(df, bri_fragment_field_file(r, blob_id));
+    const bri_column *column = bri_datafile_column(df, c);
+    const uint32_t *vis = bri_fragment_row_offsets(r);
+    uint64_t k = 0, row = 0;
+    for (size_t p = 0; p < column->n_pages; p++) {
+      bri_leaf_page lp;
+      ck_assert_msg(bri_page_decode(df, c, p, &t, &lp, &err) == 0, "%s", err.msg);
+      for (uint64_t i = 0; i < lp.values.n; i++, row++) {
+        if (k == bri_fragment_num_rows(r) || vis[k] != row) continue;
+        desc d = desc_at(&b.s, &b.a, (int64_t)k++);
+        if (!d.valid) continue;
+        ck_assert_uint_eq(((const uint8_t *)lp.values.children[0].data)[i], d.kind);
+        ck_assert_uint_eq(((const uint64_t *)lp.values.children[1].data)[i], d.position);
+        ck_assert_uint_eq(((const uint64_t *)lp.values.children[2].data)[i], d.size);
+        ck_assert_uint_eq(((const uint32_t *)lp.values.children[3].data)[i], d.blob_id);
+      }
+      bri_leaf_page_free(&lp);
+    }
+    ck_assert_uint_eq(k, bri_fragment_num_rows(r));
+    if (fi == 0) ck_assert_uint_lt(k, row); /* its row 3 was deleted */
+    ck_assert_int_eq(bri_fragment_leaf_column(r, field_id(&x, "st"), &df, &c, &t, &err), BRI_EINVAL);
+    ck_assert_int_eq(bri_fragment_leaf_column(r, field_id(&x, "lb"), &df, &c, &t, &err), BRI_EINVAL);
+    ck_assert_int_eq(bri_fragment_leaf_column(r, 9999, &df, &c, &t, &err), BRI_ENOTFOUND);
+    col_free(&b);
+    bri_fragment_close(r);
+  }
+  fx_close(&x);
+}
+END_TEST
+
 START_TEST(legacy21_payloads) {
   fx x = fx_open("reader/legacy21.lance");
   bri_fragment_reader *r = frag_open(&x, 0);
@@ -1580,10 +1659,12 @@ static Suite *suite(void) {
   tcase_add_test(tc, nested21_values);
   tcase_add_test(tc, nested22_schema_and_files);
   tcase_add_test(tc, nested22_row_slices);
+  tcase_add_test(tc, open_fields_reads_only_those);
   tcase_add_test(tc, missing_fields_read_as_null);
   tcase_add_test(tc, types22_values);
   tcase_add_test(tc, wide22_fullzip);
   tcase_add_test(tc, blob22_descriptors_and_payloads);
+  tcase_add_test(tc, blob22_leaf_column);
   tcase_add_test(tc, legacy21_payloads);
   tcase_add_test(tc, multipage22_pages_and_slices);
   tcase_add_test(tc, open_errors);

@@ -1,11 +1,18 @@
 /* test_util.c: small utilities: durations, string sets, string buffers, error wrapping. */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "file.pb-c.h"
 #include "testutil.h"
+#include "util/arena.h"
 #include "util/arrow_c.h"
 #include "util/duration.h"
+#include "util/readahead.h"
 #include "util/error.h"
+#include "util/fsutil.h"
 #include "util/strbuf.h"
 #include "util/strset.h"
 
@@ -103,12 +110,142 @@ START_TEST(test_arrow_validity) {
 }
 END_TEST
 
+START_TEST(test_arena) {
+  bri_arena a;
+  bri_arena_init(&a, 64);
+  /* aligned, distinct (empty ones aside), writable; small ones share chunks, large ones get their own */
+  uint8_t *prev = NULL;
+  for (size_t i = 0; i < 1000; i++) {
+    size_t n = i % 7 == 0 ? 5000 : i % 13;
+    uint8_t *p = bri_arena_alloc(&a, n);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_eq((uintptr_t)p % _Alignof(max_align_t), 0);
+    memset(p, (int)i, n);
+    if (!n) continue;
+    if (prev) ck_assert_ptr_ne(p, prev);
+    prev = p;
+  }
+  ck_assert_uint_ge(a.allocated, 143 * 5000);
+  ck_assert_uint_lt(a.allocated, 3 * (143 * 5000 + 857 * 16));
+  bri_arena_clear(&a);
+  ck_assert_uint_eq(a.allocated, 0);
+  ck_assert_ptr_nonnull(bri_arena_alloc(&a, 10));
+  ck_assert_ptr_null(bri_arena_alloc(&a, SIZE_MAX - 8));
+  /* protobuf-c decodes into it; freeing a message one by one does nothing */
+  Lance__File__Field f = LANCE__FILE__FIELD__INIT;
+  f.name = (char *)"name";
+  f.has_id = 1, f.id = 7;
+  uint8_t buf[32];
+  size_t n = lance__file__field__pack(&f, buf);
+  Lance__File__Field *g = lance__file__field__unpack(bri_arena_pb(&a), n, buf);
+  ck_assert_ptr_nonnull(g);
+  ck_assert_str_eq(g->name, "name");
+  ck_assert_int_eq(g->id, 7);
+  lance__file__field__free_unpacked(g, bri_arena_pb(&a));
+  bri_arena_clear(&a);
+}
+END_TEST
+
+/* A read-ahead item: its index, and who made it. */
+typedef struct ra_ctx {
+  size_t fail_at; /* this item fails */
+  int made, dropped;
+  pthread_mutex_t lock;
+} ra_ctx;
+
+static int ra_make(void *ctx, size_t i, void **out, bri_error *err) {
+  ra_ctx *c = ctx;
+  if (i == c->fail_at) return bri_error_set(err, BRI_ECORRUPT, "item %zu is bad", i);
+  size_t *v = malloc(sizeof *v);
+  *v = i * 10;
+  *out = v;
+  pthread_mutex_lock(&c->lock);
+  c->made++;
+  pthread_mutex_unlock(&c->lock);
+  return 0;
+}
+
+static void ra_drop(void *ctx, void *item) {
+  ra_ctx *c = ctx;
+  c->dropped++;
+  free(item);
+}
+
+START_TEST(test_readahead) {
+  /* every depth hands out the same items in order, and an error at its item */
+  size_t depths[] = {0, 1, 3, 8, 100};
+  for (size_t d = 0; d < 5; d++) {
+    ra_ctx c = {.fail_at = 37, .lock = PTHREAD_MUTEX_INITIALIZER};
+    bri_readahead *ra;
+    bri_error err = {0};
+    ck_assert_int_eq(bri_readahead_start(50, depths[d], ra_make, ra_drop, &c, &ra, &err), 0);
+    size_t i = 0;
+    for (; i < 50; i++) {
+      void *item;
+      int rc = bri_readahead_take(ra, &item, &err);
+      if (i == 37) {
+        ck_assert_int_eq(rc, BRI_ECORRUPT);
+        ck_assert_str_eq(err.msg, "item 37 is bad");
+        ck_assert_ptr_null(item);
+        break;
+      }
+      ck_assert_int_eq(rc, 0);
+      ck_assert_uint_eq(*(size_t *)item, i * 10);
+      free(item);
+    }
+    bri_readahead_stop(ra);
+    /* what was made and never taken was dropped; nothing ran ahead by more than depth */
+    ck_assert_int_eq(c.made - 37, c.dropped);
+    ck_assert_int_le(c.dropped, (int)(depths[d] < BRI_READAHEAD_MAX ? depths[d] : BRI_READAHEAD_MAX) * BRI_READAHEAD_WINDOW);
+  }
+  /* taking past the end is refused; stopping early drops what is ready */
+  ra_ctx c = {.fail_at = SIZE_MAX, .lock = PTHREAD_MUTEX_INITIALIZER};
+  bri_readahead *ra;
+  bri_error err = {0};
+  ck_assert_int_eq(bri_readahead_start(2, 4, ra_make, ra_drop, &c, &ra, &err), 0);
+  void *item;
+  for (int k = 0; k < 2; k++) {
+    ck_assert_int_eq(bri_readahead_take(ra, &item, &err), 0);
+    free(item);
+  }
+  ck_assert_int_eq(bri_readahead_take(ra, &item, &err), BRI_EINVAL);
+  bri_readahead_stop(ra);
+  ck_assert_int_eq(bri_readahead_start(1000, 4, ra_make, ra_drop, &c, &ra, &err), 0);
+  bri_readahead_stop(ra);
+  bri_readahead_stop(NULL);
+}
+END_TEST
+
+START_TEST(test_path_join_and_strdupf) {
+  static const char *cases[][3] = {{"a", "b", "a/b"},      {"a//", "/b", "a/b"},
+                                   {"/t/", "data/x", "/t/data/x"}, {"a", "", "a/"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *p = bri_path_join(cases[i][0], cases[i][1]);
+    ck_assert_str_eq(p, cases[i][2]);
+    free(p);
+  }
+  char big[1000];
+  memset(big, 'y', sizeof big - 1);
+  big[sizeof big - 1] = 0;
+  char *s = bri_strdupf("%s-%d", big, 42); /* longer than the stack buffer */
+  ck_assert_uint_eq(strlen(s), sizeof big - 1 + 3);
+  ck_assert_str_eq(s + sizeof big - 1, "-42");
+  free(s);
+  s = bri_strdupf("%.*s/%s", 3, "abcdef", "z");
+  ck_assert_str_eq(s, "abc/z");
+  free(s);
+}
+END_TEST
+
 static Suite *util_suite(void) {
   Suite *s = suite_create("util");
   TCase *tc = tcase_create("util");
   tcase_add_test(tc, test_durations);
   tcase_add_test(tc, test_strset);
   tcase_add_test(tc, test_strbuf);
+  tcase_add_test(tc, test_arena);
+  tcase_add_test(tc, test_readahead);
+  tcase_add_test(tc, test_path_join_and_strdupf);
   tcase_add_test(tc, test_error_wrap_truncates_safely);
   tcase_add_test(tc, test_arrow_validity);
   suite_add_tcase(s, tc);

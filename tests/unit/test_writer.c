@@ -184,6 +184,25 @@ static const bri_leaf_type VAR = {.kind = BRI_LEAF_VARIABLE};
 
 /* list<int32?>?: [1,2], null, [], [null,4], [5], [6,null,7], null, [], [8]
  * = worked-examples.md section 4, byte for byte. */
+/* Every column's metadata in d is, byte for byte, what protobuf-c packs for
+ * the message it decodes to (the writer encodes it directly). */
+static void metadata_packs_as_protobuf(bri_datafile *d) {
+  bri_error err;
+  for (size_t c = 0; c < bri_datafile_num_columns(d); c++) {
+    const bri_column *col = bri_datafile_column(d, c);
+    uint8_t *raw;
+    ck_assert_int_eq(bri_datafile_read(d, col->metadata_offset, col->metadata_size, &raw, &err), 0);
+    const Lance__File__V2__ColumnMetadata *cm = bri_datafile_column_metadata(d, c);
+    ck_assert_ptr_nonnull(cm);
+    size_t n = protobuf_c_message_get_packed_size(&cm->base);
+    ck_assert_uint_eq(n, col->metadata_size);
+    uint8_t *b = malloc(n);
+    protobuf_c_message_pack(&cm->base, b);
+    ck_assert_mem_eq(b, raw, n);
+    free(b), free(raw);
+  }
+}
+
 START_TEST(test_levels_list_nullable_items) {
   fld("l", 0, -1, "list", true);
   fld("item", 1, 0, "int32", true);
@@ -701,6 +720,7 @@ START_TEST(test_types_and_layouts) {
     bri_datafile *df;
     bri_error err;
     ck_assert_msg(bri_datafile_open(NULL, p, &df, &err) == 0, "%s", err.msg);
+    metadata_packs_as_protobuf(df);
     bri_leaf_page lp;
     /* bool */
     bri_leaf_type tb = {.kind = BRI_LEAF_FIXED, .bits = 1};
@@ -836,6 +856,7 @@ START_TEST(test_blob_inline) {
   ck_assert_int_eq(res.fields[1], 1); /* the blob struct, not its children */
   bri_datafile *df;
   ck_assert_msg(bri_datafile_open(NULL, p, &df, &err) == 0, "%s", err.msg);
+  metadata_packs_as_protobuf(df);
   /* GB0: blob struct + five descriptor fields with id -1 / parent -1 */
   const Lance__File__Schema *s = bri_datafile_descriptor(df)->schema;
   ck_assert_uint_eq(s->n_fields, 7);
@@ -935,6 +956,8 @@ START_TEST(test_page_copy) {
   ck_assert_uint_eq(res.num_rows, 6000);
   bri_datafile *d;
   ck_assert_msg(bri_datafile_open(NULL, out, &d, &err) == 0, "%s", err.msg);
+  metadata_packs_as_protobuf(d);
+  metadata_packs_as_protobuf(da);
   for (size_t c = 0; c < 2; c++) {
     const bri_column *col = bri_datafile_column(d, c), *src = bri_datafile_column(da, c);
     ck_assert_uint_eq(col->n_pages, 2 * src->n_pages);

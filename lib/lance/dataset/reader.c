@@ -51,6 +51,8 @@ struct bri_fragment_reader {
   size_t n_del;
   uint32_t *visible;
   uint64_t n_visible;
+  int32_t *only; /* bri_fragment_open_fields: the top-level fields it may read */
+  size_t n_only;
 };
 
 void bri_fragment_close(bri_fragment_reader *r) {
@@ -62,12 +64,68 @@ void bri_fragment_close(bri_fragment_reader *r) {
   free(r->files);
   free(r->del);
   free(r->visible);
+  free(r->only);
   free(r);
+}
+
+/* Inserts id into the sorted set ids[0..*n) (room for one more). */
+static void set_add(int32_t *ids, size_t *n, int32_t id) {
+  size_t i = *n;
+  while (i && ids[i - 1] > id) ids[i] = ids[i - 1], i--;
+  if (i && ids[i - 1] == id) {
+    memmove(ids + i, ids + i + 1, (*n - i) * sizeof *ids); /* undo the shift */
+    return;
+  }
+  ids[i] = id;
+  (*n)++;
+}
+
+static bool set_has(const int32_t *ids, size_t n, int32_t id) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (ids[mid] < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && ids[lo] == id;
+}
+
+/* The ids of the top-level fields top[0..n) and of all their descendants
+ * (the manifest lists fields in pre-order, parents first), sorted. */
+static int subtree_ids(const Lance__Table__Manifest *m, const int32_t *top, size_t n, int32_t **out,
+                       size_t *n_out, bri_error *err) {
+  int32_t *ids = malloc((m->n_fields + 1) * sizeof *ids);
+  if (!ids) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  size_t k = 0;
+  for (size_t i = 0; i < m->n_fields; i++) {
+    const Lance__File__Field *f = m->fields[i];
+    bool in = f->parent_id != -1 && set_has(ids, k, f->parent_id);
+    for (size_t j = 0; !in && f->parent_id == -1 && j < n; j++) in = top[j] == f->id;
+    if (in) set_add(ids, &k, f->id);
+  }
+  *out = ids, *n_out = k;
+  return 0;
+}
+
+/* The columns of data file pb that store one of ids (sorted), into cols. */
+static size_t file_columns(const Lance__Table__DataFile *pb, const int32_t *ids, size_t n_ids,
+                           uint32_t *cols) {
+  size_t k = 0;
+  for (size_t j = 0; j < pb->n_fields && j < pb->n_column_indices; j++)
+    if (pb->column_indices[j] >= 0 && set_has(ids, n_ids, pb->fields[j]))
+      cols[k++] = (uint32_t)pb->column_indices[j];
+  return k;
 }
 
 int bri_fragment_open(const bri_table *t, const bri_manifest *m,
                       const Lance__Table__DataFragment *frag, bri_fragment_reader **out,
                       bri_error *err) {
+  return bri_fragment_open_fields(t, m, frag, NULL, 0, out, err);
+}
+
+int bri_fragment_open_fields(const bri_table *t, const bri_manifest *m,
+                             const Lance__Table__DataFragment *frag, const int32_t *fields,
+                             size_t n_fields, bri_fragment_reader **out, bri_error *err) {
   *out = NULL;
   bri_fragment_reader *r = calloc(1, sizeof(*r));
   if (!r) return bri_error_set(err, BRI_ENOMEM, "out of memory opening fragment %llu", (unsigned long long)frag->id);
@@ -75,6 +133,19 @@ int bri_fragment_open(const bri_table *t, const bri_manifest *m,
   r->m = m;
   r->frag = frag;
   int rc = 0;
+  int32_t *ids = NULL;
+  size_t n_ids = 0;
+  uint32_t *cols = NULL;
+  if (fields) {
+    r->only = malloc((n_fields + 1) * sizeof *r->only);
+    if (!r->only) {
+      rc = bri_error_set(err, BRI_ENOMEM, "out of memory opening fragment %llu", (unsigned long long)frag->id);
+      goto fail;
+    }
+    memcpy(r->only, fields, n_fields * sizeof *fields);
+    r->n_only = n_fields;
+    if ((rc = subtree_ids(m->pb, fields, n_fields, &ids, &n_ids, err))) goto fail;
+  }
   if (!frag->n_files) {
     rc = bri_error_set(err, BRI_ECORRUPT, "%s: fragment %llu has no data files", m->path,
                        (unsigned long long)frag->id);
@@ -92,9 +163,20 @@ int bri_fragment_open(const bri_table *t, const bri_manifest *m,
     f->pb = frag->files[i];
     r->n_files = i + 1;
     bri_store *st = NULL;
+    bri_datafile_opts opts = {.cache = t->pbcache};
+    if (fields) {
+      uint32_t *g = realloc(cols, (f->pb->n_fields + 1) * sizeof *g);
+      if (!g) {
+        rc = bri_error_set(err, BRI_ENOMEM, "out of memory opening fragment %llu", (unsigned long long)frag->id);
+        goto fail;
+      }
+      cols = g;
+      opts.columns = cols;
+      opts.n_columns = file_columns(f->pb, ids, n_ids, cols);
+    }
     rc = bri_table_datafile_path(t, m->pb, f->pb, &f->path, err);
     if (!rc) rc = bri_table_store_of(t, m->pb, f->path, &st, err);
-    if (!rc) rc = bri_datafile_open(st, f->path, &f->df, err);
+    if (!rc) rc = bri_datafile_open_in(st, f->path, &opts, &f->df, err);
     if (rc) goto fail;
     uint64_t rows = bri_datafile_num_rows(f->df);
     if (!have_rows) {
@@ -142,9 +224,11 @@ int bri_fragment_open(const bri_table *t, const bri_manifest *m,
       r->visible[k++] = (uint32_t)row;
     }
   }
+  free(ids), free(cols);
   *out = r;
   return 0;
 fail:
+  free(ids), free(cols);
   bri_fragment_close(r);
   return rc;
 }
@@ -602,6 +686,9 @@ static int read_leaf(readctx *cx, rnode **path, size_t depth, bri_error *err) {
     return bri_error_set(err, BRI_ECORRUPT, "%s: field %s is column %zu but the file has %zu columns", rf->path,
                          fname(leaf->f), col, bri_datafile_num_columns(rf->df));
   const bri_column *column = bri_datafile_column(rf->df, col);
+  if (!column) /* the reader was opened for other fields (open_fields) */
+    return bri_error_set(err, BRI_EINVAL, "%s: column %zu (field %s) was not opened", rf->path, col,
+                         fname(leaf->f));
 
   int kinds[BRI_MAX_LAYERS];
   for (size_t k = 0; k < depth; k++) kinds[k] = path[k]->kind;
@@ -1056,6 +1143,37 @@ fail:
 }
 
 /* ---- public read ------------------------------------------------------------ */
+/* The manifest index of top-level field field_id, or -1. */
+static long top_field(const Lance__Table__Manifest *m, int32_t field_id) {
+  for (size_t i = 0; i < m->n_fields; i++)
+    if (m->fields[i]->id == field_id && m->fields[i]->parent_id == -1) return (long)i;
+  return -1;
+}
+
+int bri_fragment_leaf_column(bri_fragment_reader *r, int32_t field_id, bri_datafile **df,
+                             size_t *column, bri_leaf_type *type, bri_error *err) {
+  const Lance__Table__Manifest *m = r->m->pb;
+  long at = top_field(m, field_id);
+  if (at < 0)
+    return bri_error_set(err, BRI_ENOTFOUND, "%s: no top-level field with id %d", r->m->path, field_id);
+  rnode nd;
+  size_t budget = m->n_fields, fi, col;
+  int rc = build_node(m->fields, m->n_fields, (size_t)at, 0, &nd, &budget, r->m->path, err);
+  /* (a packed struct's leaf type points into the node: not handed out) */
+  if (!rc && (nd.kind != BRI_ASM_LEAF || nd.out == OUT_PACKED || nd.out == OUT_LEGACY))
+    rc = bri_error_set(err, BRI_EINVAL, "field %s is not one plain column", fname(nd.f));
+  else if (!rc && !locate(r, field_id, &fi, &col))
+    rc = bri_error_set(err, BRI_ENOTFOUND, "fragment %llu stores no field %s", (unsigned long long)r->frag->id,
+                       fname(nd.f));
+  if (!rc) rc = check_file_field(&r->files[fi], &nd, err);
+  if (!rc && !bri_datafile_column(r->files[fi].df, col))
+    rc = bri_error_set(err, BRI_EINVAL, "%s: column %zu (field %s) is not in the file or was not opened",
+                       r->files[fi].path, col, fname(nd.f));
+  if (!rc) *df = r->files[fi].df, *column = col, *type = nd.lt;
+  node_free(&nd);
+  return rc;
+}
+
 int bri_fragment_read_rows(bri_fragment_reader *r, int32_t field_id, uint64_t first,
                            uint64_t count, struct ArrowArray *array, struct ArrowSchema *schema,
                            bri_error *err) {
@@ -1066,14 +1184,14 @@ int bri_fragment_read_rows(bri_fragment_reader *r, int32_t field_id, uint64_t fi
     return bri_error_set(err, BRI_EINVAL, "rows [%llu, +%llu) of fragment %llu: it has %llu visible rows",
                          (unsigned long long)first, (unsigned long long)count,
                          (unsigned long long)r->frag->id, (unsigned long long)r->n_visible);
-  long at = -1;
-  for (size_t i = 0; i < m->n_fields; i++)
-    if (m->fields[i]->id == field_id && m->fields[i]->parent_id == -1) {
-      at = (long)i;
-      break;
-    }
+  long at = top_field(m, field_id);
   if (at < 0)
     return bri_error_set(err, BRI_ENOTFOUND, "%s: no top-level field with id %d", r->m->path, field_id);
+  bool opened = !r->only;
+  for (size_t i = 0; !opened && i < r->n_only; i++) opened = r->only[i] == field_id;
+  if (!opened)
+    return bri_error_set(err, BRI_EINVAL, "fragment %llu: field %d was not opened for reading",
+                         (unsigned long long)r->frag->id, field_id);
 
   rnode root;
   size_t budget = m->n_fields;

@@ -54,6 +54,15 @@ typedef struct bri_fragment_reader bri_fragment_reader;
 int bri_fragment_open(const bri_table *t, const bri_manifest *m,
                       const Lance__Table__DataFragment *frag, bri_fragment_reader **out,
                       bri_error *err);
+/* The same for reading only the top-level fields with these manifest ids:
+ * of each data file only the columns of those fields (and their children)
+ * are decoded and checked (datafile.h opts), so a reader of one column of a
+ * wide table does a fraction of the work. Reading another field is
+ * BRI_EINVAL; bri_fragment_field_file hands out files whose other columns
+ * are missing (bri_datafile_column NULL). */
+int bri_fragment_open_fields(const bri_table *t, const bri_manifest *m,
+                             const Lance__Table__DataFragment *frag, const int32_t *fields,
+                             size_t n_fields, bri_fragment_reader **out, bri_error *err);
 void bri_fragment_close(bri_fragment_reader *r);
 
 /* Rows after deletions, and the physical row offset (within the fragment) of
@@ -79,6 +88,16 @@ int bri_fragment_read_field(bri_fragment_reader *r, int32_t field_id, struct Arr
 int bri_fragment_read_rows(bri_fragment_reader *r, int32_t field_id, uint64_t first,
                            uint64_t count, struct ArrowArray *array, struct ArrowSchema *schema,
                            bri_error *err);
+
+/* The data file and column that store the top-level field field_id when it
+ * is one plain leaf column (a primitive, a fixed-size list, a Blob v2
+ * descriptor struct), checked against the manifest as reading it is: for
+ * callers that decode its pages themselves (bri_page_decode with *type,
+ * dropping the rows the fragment deleted). BRI_ENOTFOUND when no data file
+ * stores it (all null), BRI_EINVAL for anything else (structs, lists,
+ * packed structs, legacy blobs: read them with bri_fragment_read_field). */
+int bri_fragment_leaf_column(bri_fragment_reader *r, int32_t field_id, bri_datafile **df,
+                             size_t *column, bri_leaf_type *type, bri_error *err);
 
 /* The DataFile that stores field id (any depth; for a struct or list, the
  * file of its first stored leaf), or NULL. */

@@ -19,6 +19,7 @@
 #ifndef BRI_DATAFILE_H
 #define BRI_DATAFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,7 @@
 #include "file.pb-c.h"
 #include "file2.pb-c.h"
 #include "lance/encoding/page.h"
+#include "lance/file/pbcache.h"
 #include "storage/store.h"
 #include "util/error.h"
 
@@ -57,6 +59,9 @@ typedef struct bri_column {
   uint64_t n_rows;       /* sum of page rows; equals the file's row count */
   uint64_t metadata_offset; /* where this column's ColumnMetadata starts in the file */
   uint64_t metadata_size;
+  size_t n_buffers;      /* column-level buffers (2.0-style statistics), each range checked */
+  const uint64_t *buffer_offsets, *buffer_sizes;
+  bool parsed;           /* decoded and checked (opts may leave columns out) */
 } bri_column;
 
 typedef struct bri_datafile bri_datafile;
@@ -64,12 +69,29 @@ typedef struct bri_datafile bri_datafile;
 /* Opens and validates the container at path in store st (NULL: a local
  * path, storage/store.h). */
 int bri_datafile_open(bri_store *st, const char *path, bri_datafile **out, bri_error *err);
+/* How much of a file to decode, and with what help. */
+typedef struct bri_datafile_opts {
+  bri_pbcache *cache;      /* take the file's Schema and page layouts from here
+                              (pbcache.h: decoded once per distinct bytes, shared;
+                              the cache must outlive the file); NULL: decode them */
+  const uint32_t *columns; /* decode and check the metadata of these columns only
+                              (indices; others, and indices past the file's, are
+                              ignored): bri_datafile_column and _column_metadata
+                              are NULL for the rest; NULL: every column */
+  size_t n_columns;
+} bri_datafile_opts;
+
+/* bri_datafile_open with opts (NULL: as bri_datafile_open). */
+int bri_datafile_open_in(bri_store *st, const char *path, const bri_datafile_opts *opts,
+                         bri_datafile **out, bri_error *err);
 
 /* The same over a file image held in memory (tests, fuzzing, files already
  * read). buf is borrowed: it must stay valid and unchanged until close. path
  * is used in messages only. */
 int bri_datafile_open_mem(const uint8_t *buf, size_t len, const char *path,
                           bri_datafile **out, bri_error *err);
+int bri_datafile_open_mem_in(const uint8_t *buf, size_t len, const char *path,
+                             const bri_datafile_opts *opts, bri_datafile **out, bri_error *err);
 
 void bri_datafile_close(bri_datafile *df);
 
@@ -80,11 +102,17 @@ const bri_datafile_footer *bri_datafile_footer_of(const bri_datafile *df);
 uint64_t bri_datafile_num_rows(const bri_datafile *df);
 /* The file schema (global buffer 0). Fields are in pre-order. */
 const Lance__File__FileDescriptor *bri_datafile_descriptor(const bri_datafile *df);
+/* The schema's bytes as stored in global buffer 0 (*len of them), or NULL
+ * when they cannot be told apart (the field occurs more than once). Two
+ * files with the same bytes have the same schema. */
+const uint8_t *bri_datafile_schema_bytes(const bri_datafile *df, size_t *len);
 size_t bri_datafile_num_columns(const bri_datafile *df);
+/* Column index, or NULL past the last column or when opts left it out. */
 const bri_column *bri_datafile_column(const bri_datafile *df, size_t index);
-/* Raw ColumnMetadata of a column (for page copy). */
-const Lance__File__V2__ColumnMetadata *bri_datafile_column_metadata(const bri_datafile *df,
-                                                                   size_t index);
+/* The ColumnMetadata message of a column, decoded by protobuf-c on first
+ * use (open reads the columns Lance writes without it); NULL past the last
+ * column or for a column opts left out. */
+const Lance__File__V2__ColumnMetadata *bri_datafile_column_metadata(bri_datafile *df, size_t index);
 /* Global buffer i (0 = FileDescriptor): position and size, each range checked at open. */
 size_t bri_datafile_num_global_buffers(const bri_datafile *df);
 void bri_datafile_global_buffer(const bri_datafile *df, size_t i, uint64_t *pos, uint64_t *size);

@@ -5,7 +5,10 @@
  * global buffer 0, so "same columns" means exactly what the writer means by
  * a column: same field id, logical type, nesting path (struct/list layers),
  * leaf type and offset width, at the same column index, in files with the
- * same number of columns. Copying streams each buffer through a 4 MiB
+ * same number of columns. The writer remembers the source columns of the
+ * last schema it checked, by the schema's bytes (datafile.h): the files of
+ * a table share one schema, so a bin of many fragments builds it once, not
+ * once per file and column. Copying streams each buffer through a 4 MiB
  * staging area. */
 #include "lance/file/pagecopy.h"
 
@@ -34,31 +37,69 @@ static bool same_column(const wcol *a, const wcol *b) {
   return true;
 }
 
-/* The writer's column list for the source file's schema (no file is made). */
-static int source_columns(bri_datafile *src, bri_file_writer *tmp, bri_error *err) {
-  memset(tmp, 0, sizeof *tmp);
-  tmp->finished = true; /* owns no file */
+/* A source schema's columns as the writer's schema walk makes them (no
+ * file is made), and the schema bytes they were built from (NULL: none). */
+struct bri_pagecopy_src {
+  uint8_t *key;
+  size_t key_len;
+  bri_file_writer cols;
+};
+
+static void source_free(struct bri_pagecopy_src *s) {
+  if (!s) return;
+  for (size_t i = 0; i < s->cols.n_cols; i++) {
+    bri_wvals_free(&s->cols.cols[i].vals);
+    free(s->cols.cols[i].logical_type);
+    free(s->cols.cols[i].path);
+  }
+  free(s->cols.cols);
+  bri_writer_schema_free(&s->cols);
+  free(s->key);
+  free(s);
+}
+
+void bri_pagecopy_forget(bri_file_writer *w) {
+  source_free(w->src);
+  w->src = NULL;
+}
+
+/* The columns of src's schema: w's remembered ones when the schema bytes
+ * are the same, else built (and remembered when src has schema bytes). The
+ * caller frees *out unless it is w->src. */
+static int source_columns(bri_file_writer *w, bri_datafile *src, struct bri_pagecopy_src **out,
+                          bri_error *err) {
+  *out = NULL;
+  size_t len;
+  const uint8_t *key = bri_datafile_schema_bytes(src, &len);
+  if (key && w->src && w->src->key && w->src->key_len == len && !memcmp(w->src->key, key, len)) {
+    *out = w->src;
+    return 0;
+  }
   const Lance__File__FileDescriptor *fd = bri_datafile_descriptor(src);
   if (!fd || !fd->schema)
     return bri_error_set(err, BRI_ECORRUPT, "%s: no schema in global buffer 0",
                          bri_datafile_path(src));
-  int rc = bri_writer_schema_build(tmp, fd->schema->fields, fd->schema->n_fields, err);
-  if (rc) bri_error_wrap(err, "%s", bri_datafile_path(src));
-  return rc;
-}
-
-static void source_columns_free(bri_file_writer *tmp) {
-  for (size_t i = 0; i < tmp->n_cols; i++) {
-    bri_wvals_free(&tmp->cols[i].vals);
-    free(tmp->cols[i].logical_type);
-    free(tmp->cols[i].path);
+  struct bri_pagecopy_src *s = calloc(1, sizeof *s);
+  if (!s) return bri_error_set(err, BRI_ENOMEM, "page copy: out of memory");
+  s->cols.finished = true; /* owns no file */
+  int rc = bri_writer_schema_build(&s->cols, fd->schema->fields, fd->schema->n_fields, err);
+  if (rc) {
+    bri_error_wrap(err, "%s", bri_datafile_path(src));
+    source_free(s);
+    return rc;
   }
-  free(tmp->cols);
-  bri_writer_schema_free(tmp);
+  if (key && (s->key = malloc(len ? len : 1))) {
+    memcpy(s->key, key, len);
+    s->key_len = len;
+    bri_pagecopy_forget(w);
+    w->src = s;
+  }
+  *out = s;
+  return 0;
 }
 
-int bri_pagecopy_check(const bri_file_writer *w, size_t column, bri_datafile *src,
-                       size_t src_column, bri_error *err) {
+int bri_pagecopy_check(bri_file_writer *w, size_t column, bri_datafile *src, size_t src_column,
+                       bri_error *err) {
   const char *sp = bri_datafile_path(src);
   if (column >= w->n_cols)
     return bri_error_set(err, BRI_EINVAL, "page copy into %s: column %zu of %zu", w->path, column,
@@ -82,34 +123,36 @@ int bri_pagecopy_check(const bri_file_writer *w, size_t column, bri_datafile *sr
                          "page copy from %s: column %zu (%s) stores Blob v2 descriptors, whose "
                          "Inline positions are absolute file offsets; re-encode it",
                          sp, column, c->path);
-  bri_file_writer tmp;
-  int rc = source_columns(src, &tmp, err);
+  struct bri_pagecopy_src *s;
+  int rc = source_columns(w, src, &s, err);
   if (rc) {
-    source_columns_free(&tmp);
     if (rc != BRI_EUNSUPPORTED && rc != BRI_EINVAL) return rc;
     char why[sizeof err->msg];
     snprintf(why, sizeof why, "%s", err ? err->msg : "");
     return bri_error_set(err, BRI_EUNSUPPORTED, "page copy: %s", why);
   }
-  bool same = tmp.n_cols == w->n_cols && src_column < tmp.n_cols &&
-              same_column(&tmp.cols[src_column], c);
+  const bri_file_writer *tmp = &s->cols;
+  bool same = tmp->n_cols == w->n_cols && src_column < tmp->n_cols &&
+              same_column(&tmp->cols[src_column], c);
   char sdesc[256] = "";
-  if (!same && src_column < tmp.n_cols)
-    snprintf(sdesc, sizeof sdesc, "%s (id %d, %s)", tmp.cols[src_column].path,
-             tmp.cols[src_column].field_id, tmp.cols[src_column].logical_type);
-  source_columns_free(&tmp);
+  if (!same && src_column < tmp->n_cols)
+    snprintf(sdesc, sizeof sdesc, "%s (id %d, %s)", tmp->cols[src_column].path,
+             tmp->cols[src_column].field_id, tmp->cols[src_column].logical_type);
+  if (s != w->src) source_free(s);
   if (!same)
     return bri_error_set(err, BRI_EUNSUPPORTED,
                          "page copy from %s: schemas differ: source column %zu is %s, output "
                          "column %zu is %s (id %d, %s)",
                          sp, src_column, sdesc[0] ? sdesc : "?", column, c->path, c->field_id,
                          c->logical_type);
-  const Lance__File__V2__ColumnMetadata *cm = bri_datafile_column_metadata(src, src_column);
-  if (cm && cm->n_buffer_offsets)
+  const bri_column *col = bri_datafile_column(src, src_column);
+  if (!col)
+    return bri_error_set(err, BRI_EINVAL, "page copy from %s: column %zu was not opened", sp,
+                         src_column);
+  if (col->n_buffers)
     return bri_error_set(err, BRI_EUNSUPPORTED,
                          "page copy from %s: column %zu has %zu column-level buffers", sp,
-                         src_column, cm->n_buffer_offsets);
-  const bri_column *col = bri_datafile_column(src, src_column);
+                         src_column, col->n_buffers);
   for (size_t p = 0; p < col->n_pages; p++) {
     const bri_page *pg = &col->pages[p];
     const Lance__Encodings21__PageLayout *l = pg->layout;

@@ -22,9 +22,10 @@
 
 /* 0 when every page of src_column of src can be copied into column `column`
  * of w; otherwise BRI_EUNSUPPORTED (or BRI_EINVAL for a bad column index)
- * with a message that says why. Reads no page buffer. */
-int bri_pagecopy_check(const bri_file_writer *w, size_t column, bri_datafile *src,
-                       size_t src_column, bri_error *err);
+ * with a message that says why. Reads no page buffer. w remembers the
+ * source's columns for the next file with the same schema bytes. */
+int bri_pagecopy_check(bri_file_writer *w, size_t column, bri_datafile *src, size_t src_column,
+                       bri_error *err);
 
 /* Checks as above, flushes the rows column `column` has buffered, then
  * appends every page of src_column. Buffers are streamed through a bounded

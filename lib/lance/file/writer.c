@@ -324,56 +324,98 @@ static int put_message(bri_file_writer *w, const ProtobufCMessage *m, uint64_t *
   return rc;
 }
 
+/* ---- ColumnMetadata on the wire, written directly: a bin of thousands of
+ * copied pages made protobuf-c build and walk a message per page. The bytes
+ * are what protobuf-c packs for the same message (test_writer compares). */
+
+static size_t varint_len(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) v >>= 7, n++;
+  return n;
+}
+
+static uint8_t *put_varint(uint8_t *p, uint64_t v) {
+  while (v >= 0x80) *p++ = (uint8_t)(v | 0x80), v >>= 7;
+  *p++ = (uint8_t)v;
+  return p;
+}
+
+/* Length-delimited field `id` (id < 16) with a payload of n bytes: its
+ * key and length. */
+static size_t ld_head_len(size_t n) { return 1 + varint_len(n); }
+static uint8_t *put_ld_head(uint8_t *p, unsigned id, size_t n) {
+  *p++ = (uint8_t)(id << 3 | 2);
+  return put_varint(p, n);
+}
+
+/* Encoding{direct: DirectEncoding{encoding: any}} as the payload of a field. */
+static size_t direct_len(size_t any_len) {
+  size_t d = ld_head_len(any_len) + any_len; /* DirectEncoding.encoding = 1 */
+  return ld_head_len(d) + d;                 /* Encoding.direct = 2 */
+}
+static uint8_t *put_direct(uint8_t *p, const uint8_t *any, size_t any_len) {
+  p = put_ld_head(p, 2, ld_head_len(any_len) + any_len);
+  p = put_ld_head(p, 1, any_len);
+  memcpy(p, any, any_len);
+  return p + any_len;
+}
+
+static size_t packed_len(const uint64_t *v, size_t n) {
+  size_t len = 0;
+  for (size_t i = 0; i < n; i++) len += varint_len(v[i]);
+  return len;
+}
+
+/* Page {buffer_offsets = 1 [packed], buffer_sizes = 2 [packed], length = 3,
+ * encoding = 4, priority = 5 (when not 0)}: its payload length. */
+static size_t page_len(const wpage *p, size_t *off_len, size_t *size_len) {
+  *off_len = packed_len(p->offsets, p->n_buffers);
+  *size_len = packed_len(p->sizes, p->n_buffers);
+  size_t dl = direct_len(p->encoding_len);
+  size_t n = 1 + varint_len(p->rows) + ld_head_len(dl) + dl;
+  if (p->n_buffers) n += ld_head_len(*off_len) + *off_len + ld_head_len(*size_len) + *size_len;
+  if (p->priority) n += 1 + varint_len(p->priority);
+  return n;
+}
+
+static uint8_t *put_page(uint8_t *q, const wpage *p) {
+  size_t off_len, size_len, n = page_len(p, &off_len, &size_len);
+  q = put_ld_head(q, 2, n); /* ColumnMetadata.pages = 2 */
+  if (p->n_buffers) {
+    q = put_ld_head(q, 1, off_len);
+    for (size_t i = 0; i < p->n_buffers; i++) q = put_varint(q, p->offsets[i]);
+    q = put_ld_head(q, 2, size_len);
+    for (size_t i = 0; i < p->n_buffers; i++) q = put_varint(q, p->sizes[i]);
+  }
+  *q++ = 3 << 3;
+  q = put_varint(q, p->rows);
+  q = put_ld_head(q, 4, direct_len(p->encoding_len));
+  q = put_direct(q, p->encoding, p->encoding_len);
+  if (p->priority) {
+    *q++ = 5 << 3;
+    q = put_varint(q, p->priority);
+  }
+  return q;
+}
+
 static int write_column_meta(bri_file_writer *w, const wcol *c, const uint8_t *col_any,
                              size_t col_any_len, uint64_t *pos, uint64_t *size, bri_error *err) {
-  Lance__File__V2__DirectEncoding cde = LANCE__FILE__V2__DIRECT_ENCODING__INIT;
-  Lance__File__V2__Encoding ce = LANCE__FILE__V2__ENCODING__INIT;
-  cde.has_encoding = 1;
-  cde.encoding.data = (uint8_t *)col_any;
-  cde.encoding.len = col_any_len;
-  ce.location_case = LANCE__FILE__V2__ENCODING__LOCATION_DIRECT;
-  ce.direct = &cde;
-  size_t np = c->n_pages;
-  Lance__File__V2__ColumnMetadata__Page *pages = calloc(np ? np : 1, sizeof *pages);
-  Lance__File__V2__ColumnMetadata__Page **pp = calloc(np ? np : 1, sizeof *pp);
-  Lance__File__V2__Encoding *pe = calloc(np ? np : 1, sizeof *pe);
-  Lance__File__V2__DirectEncoding *pd = calloc(np ? np : 1, sizeof *pd);
-  int rc = 0;
-  if (!pages || !pp || !pe || !pd) {
-    rc = bri_error_set(err, BRI_ENOMEM, "file writer: out of memory");
-    goto out;
+  size_t n = ld_head_len(direct_len(col_any_len)) + direct_len(col_any_len); /* encoding = 1 */
+  for (size_t i = 0; i < c->n_pages; i++) {
+    size_t ol, sl, pl = page_len(&c->pages[i], &ol, &sl);
+    n += ld_head_len(pl) + pl;
   }
-  for (size_t i = 0; i < np; i++) {
-    const wpage *p = &c->pages[i];
-    lance__file__v2__column_metadata__page__init(&pages[i]);
-    lance__file__v2__direct_encoding__init(&pd[i]);
-    lance__file__v2__encoding__init(&pe[i]);
-    pd[i].has_encoding = 1;
-    pd[i].encoding.data = p->encoding;
-    pd[i].encoding.len = p->encoding_len;
-    pe[i].location_case = LANCE__FILE__V2__ENCODING__LOCATION_DIRECT;
-    pe[i].direct = &pd[i];
-    pages[i].n_buffer_offsets = p->n_buffers;
-    pages[i].buffer_offsets = (uint64_t *)p->offsets;
-    pages[i].n_buffer_sizes = p->n_buffers;
-    pages[i].buffer_sizes = (uint64_t *)p->sizes;
-    pages[i].has_length = 1;
-    pages[i].length = p->rows;
-    pages[i].encoding = &pe[i];
-    pages[i].has_priority = p->priority != 0;
-    pages[i].priority = p->priority;
-    pp[i] = &pages[i];
-  }
-  Lance__File__V2__ColumnMetadata cm = LANCE__FILE__V2__COLUMN_METADATA__INIT;
-  cm.encoding = &ce;
-  cm.n_pages = np;
-  cm.pages = pp;
-  rc = put_message(w, &cm.base, pos, size, err);
-out:
-  free(pages);
-  free(pp);
-  free(pe);
-  free(pd);
+  uint8_t *b = malloc(n), *q = b;
+  if (!b) return bri_error_set(err, BRI_ENOMEM, "file writer: out of memory");
+  q = put_ld_head(q, 1, direct_len(col_any_len));
+  q = put_direct(q, col_any, col_any_len);
+  for (size_t i = 0; i < c->n_pages; i++) q = put_page(q, &c->pages[i]);
+  *pos = w->pos;
+  *size = n;
+  int rc = (size_t)(q - b) == n ? put_bytes(w, b, n, err)
+                                : bri_error_set(err, BRI_EIO, "%s: column metadata of %zu bytes came "
+                                                "out as %zu", w->path, n, (size_t)(q - b));
+  free(b);
   return rc;
 }
 
@@ -402,7 +444,7 @@ int bri_file_writer_finish(bri_file_writer *w, bri_file_result *res, bri_error *
   fd.schema = &schema;
   fd.has_length = 1;
   fd.length = rows;
-  uint64_t gb0_pos, gb0_size;
+  uint64_t gb0_pos = 0, gb0_size = 0;
   if ((rc = put_message(w, &fd.base, &gb0_pos, &gb0_size, err))) return bri_writer_fail(w, rc);
   uint8_t *col_any = NULL;
   size_t col_any_len = 0;
@@ -492,6 +534,7 @@ void bri_file_writer_free(bri_file_writer *w) {
   }
   free(w->cols);
   bri_writer_schema_free(w);
+  bri_pagecopy_forget(w);
   free(w->scratch);
   free(w->wbuf);
   free(w->path);

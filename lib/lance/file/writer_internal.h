@@ -109,12 +109,16 @@ struct bri_file_writer {
   wcol *cols;
   uint8_t *scratch;             /* blob payload staging */
   size_t scratch_cap;
+  struct bri_pagecopy_src *src; /* pagecopy.c: the source schema checked last */
 };
 
 /* writer_schema.c */
 int bri_writer_schema_build(bri_file_writer *w, Lance__File__Field *const *fields, size_t n,
                             bri_error *err);
 void bri_writer_schema_free(bri_file_writer *w);
+
+/* pagecopy.c: frees what page copy remembers about its sources. */
+void bri_pagecopy_forget(bri_file_writer *w);
 
 /* writer.c */
 /* Writes len bytes at the current position, then pads to 64 with 0x48;

@@ -64,7 +64,12 @@ static int base_exists(const Lance__Table__Manifest *m, uint32_t id) {
   return 0;
 }
 
-static int validate(const bri_manifest *bm, bri_error *err) {
+static int cmp_ref(const void *a, const void *b) {
+  return bri_cmp_u64(&((const bri_fragment_ref *)a)->id, &((const bri_fragment_ref *)b)->id);
+}
+
+/* Checks what brid relies on, and indexes the fragments by id. */
+static int validate(bri_manifest *bm, bri_error *err) {
   const Lance__Table__Manifest *m = bm->pb;
   const char *path = bm->path;
   int rc = bri_flags_check(m->reader_feature_flags, m->writer_feature_flags, path, err);
@@ -75,11 +80,11 @@ static int validate(const bri_manifest *bm, bri_error *err) {
       if (m->base_paths[i]->id == m->base_paths[j]->id)
         return bri_error_set(err, BRI_ECORRUPT, "%s: base path id %u is defined twice", path,
                              m->base_paths[i]->id);
-  uint64_t *ids = malloc((m->n_fragments ? m->n_fragments : 1) * sizeof *ids);
+  bri_fragment_ref *ids = malloc((m->n_fragments ? m->n_fragments : 1) * sizeof *ids);
   if (!ids) return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", path);
   for (size_t i = 0; i < m->n_fragments && !rc; i++) {
     const Lance__Table__DataFragment *f = m->fragments[i];
-    ids[i] = f->id;
+    ids[i] = (bri_fragment_ref){f->id, f};
     for (size_t u = 0; u < f->base.n_unknown_fields; u++)
       if (f->base.unknown_fields[u].tag == 11)
         rc = bri_error_set(err, BRI_EUNSUPPORTED,
@@ -119,15 +124,28 @@ static int validate(const bri_manifest *bm, bri_error *err) {
     }
   }
   if (!rc) {
-    qsort(ids, m->n_fragments, sizeof *ids, bri_cmp_u64);
+    qsort(ids, m->n_fragments, sizeof *ids, cmp_ref);
     for (size_t i = 1; i < m->n_fragments && !rc; i++)
-      if (ids[i] == ids[i - 1])
+      if (ids[i].id == ids[i - 1].id)
         rc = bri_error_set(err, BRI_ECORRUPT, "%s: fragment id %llu appears twice", path,
-                           (unsigned long long)ids[i]);
+                           (unsigned long long)ids[i].id);
   }
-  free(ids);
+  if (rc) free(ids);
+  else bm->by_id = ids, bm->n_by_id = m->n_fragments;
   if (!rc) rc = bri_manifest_check_bri(m, path, err);
   return rc;
+}
+
+const Lance__Table__DataFragment *bri_manifest_fragment(const bri_manifest *m, uint64_t id) {
+  const Lance__Table__Manifest *pb = m->pb;
+  if (!m->by_id) {
+    for (size_t i = 0; i < pb->n_fragments; i++)
+      if (pb->fragments[i]->id == id) return pb->fragments[i];
+    return NULL;
+  }
+  const bri_fragment_ref key = {id, NULL};
+  const bri_fragment_ref *hit = bsearch(&key, m->by_id, m->n_by_id, sizeof key, cmp_ref);
+  return hit ? hit->f : NULL;
 }
 
 int bri_manifest_parse(const uint8_t *buf, size_t len, const char *path, bri_manifest **out,
@@ -236,6 +254,7 @@ void bri_manifest_free(bri_manifest *m) {
   if (m->pb) lance__table__manifest__free_unpacked(m->pb, NULL);
   if (m->txn) lance__table__transaction__free_unpacked(m->txn, NULL);
   if (m->indices) lance__table__index_section__free_unpacked(m->indices, NULL);
+  free(m->by_id);
   free(m->path);
   free(m);
 }

@@ -17,6 +17,11 @@
 #include "transaction.pb-c.h"
 #include "util/error.h"
 
+typedef struct bri_fragment_ref {
+  uint64_t id;
+  const Lance__Table__DataFragment *f;
+} bri_fragment_ref;
+
 typedef struct bri_manifest {
   char *path;
   uint64_t file_size;
@@ -24,6 +29,8 @@ typedef struct bri_manifest {
   Lance__Table__Manifest *pb;
   Lance__Table__Transaction *txn;         /* embedded transaction, or NULL */
   Lance__Table__IndexSection *indices;    /* index section, or NULL */
+  bri_fragment_ref *by_id;                /* pb's fragments sorted by id (bri_manifest_fragment) */
+  size_t n_by_id;
 } bri_manifest;
 
 /* Parses a manifest held in memory; path is used in messages only. */
@@ -35,6 +42,12 @@ int bri_manifest_parse(const uint8_t *buf, size_t len, const char *path, bri_man
 int bri_manifest_read(bri_store *st, const char *path, bri_manifest **out, bri_error *err);
 
 void bri_manifest_free(bri_manifest *m);
+
+/* The fragment of m with this id, or NULL: a binary search of the index
+ * made when m was read (tables have thousands of fragments), else a scan.
+ * The DataFragment messages must be the ones read (the fragments array may
+ * be swapped for a while, its elements not freed). */
+const Lance__Table__DataFragment *bri_manifest_fragment(const bri_manifest *m, uint64_t id);
 
 /* Lays out a manifest file the way Lance 12 does: [u32 len][IndexSection]
  * (if idx), [u32 len][Transaction] (if txn), [u32 len][Manifest], tail. Sets

@@ -4,6 +4,7 @@
 #include "lance/table/table.h"
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +13,10 @@
 #include "util/fsutil.h"
 #include "util/pbcheck.h"
 
-/* Stores of base paths, by the path the manifest gives (file:// dropped). */
+/* Stores of base paths, by the path the manifest gives (file:// dropped);
+ * opened on demand from any thread (fragments are opened in parallel). */
 struct bri_table_bases {
+  pthread_mutex_t lock;
   size_t n;
   char **paths;
   bri_store **stores;
@@ -32,11 +35,18 @@ int bri_table_create(bri_store *st, bri_table **out, bri_error *err) {
   *out = NULL;
   const char *root = bri_store_uri(st);
   bri_table *t = calloc(1, sizeof *t);
-  if (!t || !(t->root = strdup(root)) || !(t->bases = calloc(1, sizeof *t->bases))) {
-    if (t) free(t->root);
-    free(t);
-    bri_store_close(st);
-    return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", root);
+  bool ok = t && (t->root = strdup(root)) && (t->bases = calloc(1, sizeof *t->bases)) &&
+            (t->pbcache = bri_pbcache_new());
+  if (ok && pthread_mutex_init(&t->bases->lock, NULL) != 0) {
+    free(t->bases);
+    t->bases = NULL;
+    ok = false;
+  }
+  if (!ok) {
+    int rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory", root);
+    if (t) t->store = st, bri_table_close(t);
+    else bri_store_close(st);
+    return rc;
   }
   t->store = st;
   t->naming = BRI_NAMING_V2; /* what Lance uses for new tables */
@@ -85,8 +95,10 @@ void bri_table_close(bri_table *t) {
     }
     free(t->bases->paths);
     free(t->bases->stores);
+    pthread_mutex_destroy(&t->bases->lock);
     free(t->bases);
   }
+  bri_pbcache_free(t->pbcache);
   bri_store_close(t->store);
   free(t->root);
   free(t);
@@ -111,14 +123,9 @@ static const char *base_local(const Lance__Table__BasePath *b) {
   return strstr(p, "://") ? NULL : p;
 }
 
-int bri_table_store_of(const bri_table *t, const Lance__Table__Manifest *m, const char *path,
-                       bri_store **out, bri_error *err) {
-  *out = NULL;
-  if (bri_store_key(t->store, path)) {
-    *out = t->store;
-    return 0;
-  }
-  bri_table_bases *b = t->bases;
+/* bri_table_store_of for a path outside the root, under b's lock. */
+static int base_store(const bri_table *t, bri_table_bases *b, const Lance__Table__Manifest *m,
+                      const char *path, bri_store **out, bri_error *err) {
   for (size_t i = 0; i < b->n; i++)
     if (bri_path_below(b->paths[i], path)) {
       *out = b->stores[i];
@@ -145,15 +152,31 @@ int bri_table_store_of(const bri_table *t, const Lance__Table__Manifest *m, cons
                        path, t->root);
 }
 
+int bri_table_store_of(const bri_table *t, const Lance__Table__Manifest *m, const char *path,
+                       bri_store **out, bri_error *err) {
+  *out = NULL;
+  if (bri_store_key(t->store, path)) {
+    *out = t->store;
+    return 0;
+  }
+  bri_table_bases *b = t->bases;
+  pthread_mutex_lock(&b->lock);
+  int rc = base_store(t, b, m, path, out, err);
+  pthread_mutex_unlock(&b->lock);
+  return rc;
+}
+
 void bri_table_store_stats(const bri_table *t, bri_store_stats *out) {
   memset(out, 0, sizeof *out);
   if (!t) return;
   bri_store_stats_get(t->store, out);
+  pthread_mutex_lock(&t->bases->lock);
   for (size_t i = 0; i < t->bases->n; i++) {
     bri_store_stats one;
     bri_store_stats_get(t->bases->stores[i], &one);
     bri_store_stats_add(out, &one);
   }
+  pthread_mutex_unlock(&t->bases->lock);
 }
 
 uint64_t bri_table_latest_version(const bri_table *t) {

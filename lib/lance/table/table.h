@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lance/file/pbcache.h"
 #include "lance/table/manifest.h"
 #include "lance/table/version.h"
 #include "storage/store.h"
@@ -27,6 +28,7 @@ typedef struct bri_table {
   size_t n_versions;
   bri_version_entry *versions; /* ascending */
   bri_table_bases *bases;      /* stores of base paths, opened on demand (owned) */
+  bri_pbcache *pbcache;        /* data file schemas and layouts decoded once for all readers (owned) */
 } bri_table;
 
 typedef struct bri_ref {
@@ -47,7 +49,8 @@ int bri_table_create(bri_store *st, bri_table **out, bri_error *err);
 
 /* The store that reaches path: the table's own below its root, else the
  * store of the base path of m that path lies below (opened once, kept with
- * the table). Anything else is BRI_EINVAL naming it. */
+ * the table). Anything else is BRI_EINVAL naming it. Safe from several
+ * threads at once. */
 int bri_table_store_of(const bri_table *t, const Lance__Table__Manifest *m, const char *path,
                        bri_store **out, bri_error *err);
 

@@ -1,0 +1,143 @@
+/* test_execute.c: how a compaction surveys its blob descriptors
+ * (lib/compact/execute.c). A real run reads each fragment's descriptors
+ * while it writes it when the table lets it (no BRI, no budgets: stream
+ * mode), a dry run surveys everything first; both must plan the same bins
+ * and report the same packs. The table here makes the difference matter: a
+ * fragment too big to be a candidate whose pack falls below the repack
+ * threshold once its large blob is deleted (5% of its rows: not enough to
+ * compact it for deletions) must join the bin of its small neighbours, and
+ * have its pack repacked. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "compact/execute.h"
+#include "gen/gen.h"
+#include "lance/table/commit.h"
+#include "lance/table/deletion.h"
+#include "testutil.h"
+#include "util/fsutil.h"
+
+static char *tmp, *root;
+
+/* gen with a blob size cycle; inline only below 1 KiB so 10K blobs are Packed. */
+static void gen(uint64_t fragments, uint64_t rows, const char *sizes) {
+  bri_gen_options o;
+  bri_gen_options_default(&o);
+  o.fragments = fragments, o.rows = rows, o.inline_threshold = 1024;
+  bri_gen_blob *b;
+  bri_error err;
+  ck_assert_msg(bri_gen_parse_blobs(sizes, &b, &o.n_blobs, &err) == 0, "%s", err.msg);
+  o.blobs = b;
+  bri_gen_report rep;
+  ck_assert_msg(bri_gen_run(root, &o, &rep, &err) == 0, "%s", err.msg);
+  free(b);
+}
+
+/* Deletes row `row` of fragment 0 (a Delete transaction, as LanceDB commits one). */
+static void delete_row(uint32_t row) {
+  bri_table *t;
+  bri_manifest *m;
+  bri_error err;
+  ck_assert_int_eq(bri_table_open(root, &t, &err), 0);
+  ck_assert_int_eq(bri_table_load(t, 0, &m, &err), 0);
+  Lance__Table__Manifest *pb = m->pb;
+  Lance__Table__DataFragment *f = pb->fragments[0];
+  char *name = bri_deletion_file_name(f->id, pb->version, 7, BRI_DELETION_BITMAP);
+  char *ddir = bri_path_join(root, "_deletions"), *path = bri_path_join(ddir, name);
+  mkdir(ddir, 0755);
+  ck_assert_msg(bri_deletion_write_bin(t->store, path, &row, 1, &err) == 0, "%s", err.msg);
+  Lance__Table__DeletionFile del = LANCE__TABLE__DELETION_FILE__INIT;
+  del.has_file_type = 1, del.file_type = LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP;
+  del.has_read_version = 1, del.read_version = pb->version;
+  del.has_id = 1, del.id = 7;
+  del.has_num_deleted_rows = 1, del.num_deleted_rows = 1;
+  f->deletion_file = &del;
+  Lance__Table__Transaction__Delete d = LANCE__TABLE__TRANSACTION__DELETE__INIT;
+  Lance__Table__DataFragment *upd[] = {f};
+  d.updated_fragments = upd, d.n_updated_fragments = 1;
+  Lance__Table__Transaction txn = LANCE__TABLE__TRANSACTION__INIT;
+  txn.has_read_version = 1, txn.read_version = pb->version;
+  txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_DELETE, txn.delete_ = &d;
+  ck_assert_msg(bri_commit(t, pb, &txn, m->indices, pb->version + 1, NULL, &err) == 0, "%s", err.msg);
+  free(txn.uuid);
+  f->deletion_file = NULL;
+  free(name), free(ddir), free(path);
+  bri_manifest_free(m);
+  bri_table_close(t);
+}
+
+static void setup(void) {
+  tmp = bri_tmpdir();
+  root = bri_path_join(tmp, "t.lance");
+  /* fragment 0: 20 rows, one 3 MiB blob and 19 of 10 KiB in one pack */
+  gen(1, 20, "3M,10K,10K,10K,10K,10K,10K,10K,10K,10K,10K,10K,10K,10K,10K,10K,10K,10K,10K,10K");
+  gen(2, 4, "10K"); /* fragments 1 and 2: small */
+  delete_row(0);    /* the pack of fragment 0 is now 6% used */
+}
+
+static void teardown(void) {
+  bri_rmtree(tmp);
+  free(tmp), free(root);
+}
+
+static json_t *compact(bri_strategy s, bool dry, bri_compact_report *rep) {
+  bri_compact_request q;
+  bri_compact_request_default(&q);
+  q.strategy = s, q.dry_run = dry;
+  q.options.target_rows_per_fragment = 10; /* fragment 0 is no candidate for its size */
+  bri_error err;
+  ck_assert_msg(bri_compact_table(root, &q, NULL, rep, &err) == 0, "%s", err.msg);
+  return rep->plan;
+}
+
+/* The plan parts a dry run and a run must agree on. */
+static char *plan_text(json_t *plan) {
+  json_t *keep = json_pack("{s:O, s:O, s:O}", "bins", json_object_get(plan, "bins"), "packs",
+                           json_object_get(plan, "packs"), "payload_bytes",
+                           json_object_get(plan, "payload_bytes"));
+  char *s = json_dumps(keep, JSON_SORT_KEYS);
+  json_decref(keep);
+  return s;
+}
+
+START_TEST(run_plans_as_dry_run) {
+  static const bri_strategy strategies[] = {BRI_STRATEGY_BRI, BRI_STRATEGY_LINK};
+  for (int k = 0; k < 2; k++) {
+    setup();
+    bri_compact_report dry, run;
+    json_t *a = compact(strategies[k], true, &dry), *b = compact(strategies[k], false, &run);
+    char *x = plan_text(a), *y = plan_text(b);
+    ck_assert_str_eq(x, y);
+    json_t *bins = json_object_get(b, "bins");
+    ck_assert_uint_eq(json_array_size(bins), 1);
+    size_t n = json_array_size(json_object_get(json_array_get(bins, 0), "fragments"));
+    if (strategies[k] == BRI_STRATEGY_BRI) {
+      /* the low pack made fragment 0 a candidate: all three in one bin, its pack repacked */
+      ck_assert_uint_eq(n, 3);
+      ck_assert_uint_eq(run.packs_below_threshold, 1);
+      ck_assert_uint_eq(dry.packs_below_threshold, 1);
+      ck_assert_uint_eq(run.payload_bytes_copied, 19 * 10240);
+    } else {
+      /* link never repacks: fragment 0 stays as it is */
+      ck_assert_uint_eq(n, 2);
+      ck_assert_uint_eq(run.packs_below_threshold, 0);
+    }
+    ck_assert_uint_eq(run.fragments_rewritten, n);
+    free(x), free(y);
+    json_decref(a), json_decref(b);
+    teardown();
+  }
+}
+END_TEST
+
+static Suite *execute_suite(void) {
+  Suite *s = suite_create("execute");
+  TCase *tc = tcase_create("survey");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, run_plans_as_dry_run);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+BRI_TEST_MAIN(execute_suite)
