@@ -92,6 +92,20 @@ int jobs_stats_add_locked(bri_jobs_store *s, int64_t table_id, bri_job_kind kind
 int jobs_check_owned(bri_jobs_store *s, const bri_jobs_job *job, const char *what,
                      bri_error *err);
 
+/* One write transaction on one job, under the store's mutex.
+ * jobs_job_begin takes the mutex, switches to synchronous=FULL when durable
+ * (the COMMIT then fsyncs the WAL before returning), opens the transaction
+ * and loads job_id into *job; what non-NULL also checks that the job runs
+ * under this session (jobs_check_owned; what names the action in the
+ * message). jobs_job_end follows every jobs_job_begin, whatever it returned,
+ * with the code so far: it commits when rc is 0 and rolls back otherwise,
+ * restores NORMAL after a durable transaction, releases the mutex, clears
+ * *job and returns the final code. Between the two the mutex is held. */
+int jobs_job_begin(bri_jobs_store *s, int64_t job_id, const char *what, int durable,
+                   const char *step, bri_jobs_job *job, bri_error *err);
+int jobs_job_end(bri_jobs_store *s, int rc, int durable, const char *step, bri_jobs_job *job,
+                 bri_error *err);
+
 /* Moves job (as loaded by jobs_get_locked, inside a transaction) to a
  * terminal state at now. attempt_outcome non-NULL closes the current
  * attempt with that outcome and counts its run time; the job-end counter

@@ -7,7 +7,6 @@
 #include "jobs/journal.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "jobs/internal.h"
 #include "util/failpoint.h"
@@ -20,36 +19,6 @@ void bri_jobs_journal_free(bri_jobs_output *o, size_t n) {
   free(o);
 }
 
-/* A durable write to a job that must be running under this session:
- * begin_durable takes the mutex, switches to synchronous=FULL, opens the
- * transaction and loads the job; end_durable commits (the WAL is fsynced
- * there) or rolls back, restores NORMAL and releases the mutex. */
-static int begin_durable(bri_jobs_store *s, int64_t job_id, const char *what, const char *step,
-                         bri_jobs_job *job, bri_error *err) {
-  memset(job, 0, sizeof *job);
-  pthread_mutex_lock(&s->mu);
-  int rc = jobs_sync_full(s, 1, err);
-  if (!rc) rc = jobs_begin(s, step, err);
-  if (!rc) rc = jobs_get_locked(s, job_id, job, err);
-  if (!rc) rc = jobs_check_owned(s, job, what, err);
-  return rc;
-}
-
-static int end_durable(bri_jobs_store *s, int rc, const char *step, bri_jobs_job *job,
-                       bri_error *err) {
-  if (!rc) rc = jobs_commit(s, step, err);
-  if (rc) jobs_rollback(s);
-  bri_error e2;
-  int rc2 = jobs_sync_full(s, 0, &e2);
-  if (!rc && rc2) { /* the write is durable; the connection is not back to NORMAL */
-    rc = rc2;
-    if (err) *err = e2;
-  }
-  pthread_mutex_unlock(&s->mu);
-  bri_jobs_job_clear(job);
-  return rc;
-}
-
 int bri_jobs_journal_add(bri_jobs_store *s, int64_t job_id, const char *path, const char *kind,
                          bri_error *err) {
   if (!path || !*path || !kind || !*kind)
@@ -59,13 +28,13 @@ int bri_jobs_journal_add(bri_jobs_store *s, int64_t job_id, const char *path, co
   bri_jobs_job job;
   int rc = bri_failpoint("jobs.before_journal_add", err);
   if (rc) return bri_error_wrap(err, "%s: journaling %s for job %lld", s->path, path, (long long)job_id);
-  rc = begin_durable(s, job_id, "journal an output of", step, &job, err);
+  rc = jobs_job_begin(s, job_id, "journal an output of", 1, step, &job, err);
   if (!rc)
     rc = jobs_run(s, step, err,
                   "INSERT INTO job_outputs (job_id, path, kind, attempt, created_at) "
                   "VALUES (?, ?, ?, ?, ?) ON CONFLICT (job_id, path) DO NOTHING",
                   "ittii", job_id, path, kind, (int64_t)job.attempts, jobs_now_locked(s));
-  rc = end_durable(s, rc, step, &job, err);
+  rc = jobs_job_end(s, rc, 1, step, &job, err);
   if (!rc && (rc = bri_failpoint("jobs.after_journal_add", err)) != 0)
     bri_error_wrap(err, "%s: journaled %s for job %lld", s->path, path, (long long)job_id);
   return rc;
@@ -82,12 +51,12 @@ int bri_jobs_set_commit_intent(bri_jobs_store *s, int64_t job_id, const char *tx
                          s->path, (long long)job_id, (unsigned long long)read_version);
   const char *step = "recording a commit intent";
   bri_jobs_job job;
-  int rc = begin_durable(s, job_id, "record a commit intent of", step, &job, err);
+  int rc = jobs_job_begin(s, job_id, "record a commit intent of", 1, step, &job, err);
   if (!rc)
     rc = jobs_run(s, step, err,
                   "UPDATE jobs SET commit_uuid = ?, commit_read_version = ? WHERE id = ?", "tii",
                   txn_uuid, (int64_t)read_version, job_id);
-  rc = end_durable(s, rc, step, &job, err);
+  rc = jobs_job_end(s, rc, 1, step, &job, err);
   return rc ? rc : bri_failpoint("jobs.after_commit_intent", err);
 }
 

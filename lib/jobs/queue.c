@@ -197,20 +197,13 @@ int bri_jobs_finish(bri_jobs_store *s, int64_t job_id, const bri_jobs_outcome *o
   if ((rc = bri_failpoint("jobs.before_finish", err)) != 0)
     return bri_error_wrap(err, "%s: finishing job %lld", s->path, (long long)job_id);
   const char *step = "finishing a job";
-  bri_jobs_job job = {0};
-  pthread_mutex_lock(&s->mu);
+  bri_jobs_job job;
+  rc = jobs_job_begin(s, job_id, "finish", 0, step, &job, err);
   int64_t now = jobs_now_locked(s);
-  if ((rc = jobs_begin(s, step, err))) goto out;
-  if ((rc = jobs_get_locked(s, job_id, &job, err))) goto out;
-  if ((rc = jobs_check_owned(s, &job, "finish", err))) goto out;
-  rc = jobs_end_locked(s, &job, o->state, o->result_json, o->error, o->bytes_written,
-                       o->bytes_reused, bri_job_state_name(o->state), now, err);
-  if (!rc) rc = jobs_commit(s, step, err);
-out:
-  if (rc) jobs_rollback(s);
-  pthread_mutex_unlock(&s->mu);
-  bri_jobs_job_clear(&job);
-  return rc;
+  if (!rc)
+    rc = jobs_end_locked(s, &job, o->state, o->result_json, o->error, o->bytes_written,
+                         o->bytes_reused, bri_job_state_name(o->state), now, err);
+  return jobs_job_end(s, rc, 0, step, &job, err);
 }
 
 /* Ends job cancelled in favour of the queued job other (the same request),
@@ -287,60 +280,56 @@ int jobs_requeue_locked(bri_jobs_store *s, const bri_jobs_job *job, const char *
 int bri_jobs_retry_later(bri_jobs_store *s, int64_t job_id, const char *error,
                          bri_job_state *new_state, int64_t *not_before, bri_error *err) {
   const char *step = "retrying a job";
-  bri_jobs_job job = {0};
+  bri_jobs_job job;
   bri_job_state ns = 0;
   int64_t nb = 0;
-  pthread_mutex_lock(&s->mu);
+  int rc = jobs_job_begin(s, job_id, "retry", 0, step, &job, err);
   int64_t now = jobs_now_locked(s);
-  int rc = jobs_begin(s, step, err);
-  if (rc) goto out;
-  if ((rc = jobs_get_locked(s, job_id, &job, err))) goto out;
-  if ((rc = jobs_check_owned(s, &job, "retry", err))) goto out;
-  rc = jobs_requeue_locked(s, &job, error, "retried", 1, now, &ns, &nb, err);
-  if (!rc) rc = jobs_commit(s, step, err);
-out:
-  if (rc) jobs_rollback(s);
-  pthread_mutex_unlock(&s->mu);
-  bri_jobs_job_clear(&job);
+  if (!rc) rc = jobs_requeue_locked(s, &job, error, "retried", 1, now, &ns, &nb, err);
+  rc = jobs_job_end(s, rc, 0, step, &job, err);
   if (!rc && new_state) *new_state = ns;
   if (!rc && not_before) *not_before = nb;
+  return rc;
+}
+
+/* Moves job (running under this session, not started yet) back to the
+ * queue at next; or ends it when a cancel was asked for, or when the same
+ * request is queued already (superseded). */
+static int defer_locked(bri_jobs_store *s, const bri_jobs_job *job, const char *why, int64_t next,
+                        int64_t now, bri_job_state *ns, bri_error *err) {
+  const char *step = "deferring a job";
+  int64_t other = 0;
+  int rc;
+  *ns = BRI_JOB_QUEUED;
+  if (job->cancel_requested) {
+    *ns = BRI_JOB_CANCELLED;
+    rc = jobs_end_locked(s, job, BRI_JOB_CANCELLED, NULL, "cancelled on request (it had not started)", 0, 0,
+                         NULL, now, err);
+  } else if ((rc = jobs_queued_same_locked(s, job->table_id, job->kind, job->params, job->id, &other, err)) == 1) {
+    *ns = BRI_JOB_CANCELLED;
+    rc = supersede_locked(s, job, other, why, next, now, err);
+  } else if (rc == 0) {
+    /* the claim is undone: no attempt is counted, no run time */
+    rc = jobs_run(s, step, err, "DELETE FROM job_attempts WHERE job_id = ? AND attempt = ?", "ii", job->id,
+                  (int64_t)job->attempts);
+    if (!rc)
+      rc = jobs_run(s, step, err,
+                    "UPDATE jobs SET state = 'queued', owner = NULL, attempts = attempts - 1, not_before = ?, "
+                    "error = ?, commit_uuid = NULL, commit_read_version = NULL WHERE id = ?",
+                    "iti", next, why, job->id);
+  }
   return rc;
 }
 
 int bri_jobs_defer(bri_jobs_store *s, int64_t job_id, int64_t delay_ms, const char *why,
                    bri_job_state *new_state, bri_error *err) {
   const char *step = "deferring a job";
-  bri_jobs_job job = {0};
+  bri_jobs_job job;
   bri_job_state ns = BRI_JOB_QUEUED;
-  pthread_mutex_lock(&s->mu);
+  int rc = jobs_job_begin(s, job_id, "defer", 0, step, &job, err);
   int64_t now = jobs_now_locked(s), next = now + (delay_ms > 0 ? delay_ms : 0);
-  int rc = jobs_begin(s, step, err);
-  if (rc) goto out;
-  if ((rc = jobs_get_locked(s, job_id, &job, err))) goto out;
-  if ((rc = jobs_check_owned(s, &job, "defer", err))) goto out;
-  int64_t other = 0;
-  if (job.cancel_requested) {
-    ns = BRI_JOB_CANCELLED;
-    rc = jobs_end_locked(s, &job, BRI_JOB_CANCELLED, NULL, "cancelled on request (it had not started)", 0, 0,
-                         NULL, now, err);
-  } else if ((rc = jobs_queued_same_locked(s, job.table_id, job.kind, job.params, job.id, &other, err)) == 1) {
-    ns = BRI_JOB_CANCELLED;
-    rc = supersede_locked(s, &job, other, why, next, now, err);
-  } else if (rc == 0) {
-    /* the claim is undone: no attempt is counted, no run time */
-    rc = jobs_run(s, step, err, "DELETE FROM job_attempts WHERE job_id = ? AND attempt = ?", "ii", job.id,
-                  (int64_t)job.attempts);
-    if (!rc)
-      rc = jobs_run(s, step, err,
-                    "UPDATE jobs SET state = 'queued', owner = NULL, attempts = attempts - 1, not_before = ?, "
-                    "error = ?, commit_uuid = NULL, commit_read_version = NULL WHERE id = ?",
-                    "iti", next, why, job.id);
-  }
-  if (!rc) rc = jobs_commit(s, step, err);
-out:
-  if (rc) jobs_rollback(s);
-  pthread_mutex_unlock(&s->mu);
-  bri_jobs_job_clear(&job);
+  if (!rc) rc = defer_locked(s, &job, why, next, now, &ns, err);
+  rc = jobs_job_end(s, rc, 0, step, &job, err);
   if (!rc && new_state) *new_state = ns;
   return rc;
 }
@@ -348,13 +337,11 @@ out:
 int bri_jobs_cancel(bri_jobs_store *s, int64_t job_id, bri_job_state *state_after,
                     bri_error *err) {
   const char *step = "cancelling a job";
-  bri_jobs_job job = {0};
+  bri_jobs_job job;
   bri_job_state after = 0;
-  pthread_mutex_lock(&s->mu);
+  int rc = jobs_job_begin(s, job_id, NULL, 0, step, &job, err);
   int64_t now = jobs_now_locked(s);
-  int rc = jobs_begin(s, step, err);
   if (rc) goto out;
-  if ((rc = jobs_get_locked(s, job_id, &job, err))) goto out;
   switch (job.state) {
   case BRI_JOB_QUEUED:
     rc = jobs_end_locked(s, &job, BRI_JOB_CANCELLED, NULL, "cancelled on request", 0, 0, NULL,
@@ -372,11 +359,8 @@ int bri_jobs_cancel(bri_jobs_store *s, int64_t job_id, bri_job_state *state_afte
     rc = bri_error_set(err, BRI_EINVAL, "%s: job %lld has already finished (%s): nothing to cancel",
                        s->path, (long long)job_id, bri_job_state_name(job.state));
   }
-  if (!rc) rc = jobs_commit(s, step, err);
 out:
-  if (rc) jobs_rollback(s);
-  pthread_mutex_unlock(&s->mu);
-  bri_jobs_job_clear(&job);
+  rc = jobs_job_end(s, rc, 0, step, &job, err);
   if (!rc && state_after) *state_after = after;
   return rc;
 }
