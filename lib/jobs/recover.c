@@ -38,13 +38,12 @@ static int stuck(bri_jobs_store *s, const bri_jobs_job *job, bri_jobs_recovery_r
 static int settle(bri_jobs_store *s, const bri_jobs_job *seen, int landed, uint64_t version,
                   bri_jobs_recovery_report *rep, bri_error *err) {
   const char *step = "settling a recovered job";
-  bri_jobs_job job = {0};
-  pthread_mutex_lock(&s->mu);
+  bri_jobs_job job;
+  int rc = jobs_job_begin(s, seen->id, NULL, 0, step, &job, err);
   int64_t now = jobs_now_locked(s);
-  int rc = jobs_begin(s, step, err);
-  if (!rc) rc = jobs_get_locked(s, seen->id, &job, err);
   if (rc) goto out;
-  /* Still the attempt we looked at? (Nothing else should have moved it.) */
+  /* Still the attempt we looked at? (Nothing else should have moved it;
+   * if something did, the transaction ends with nothing written.) */
   if (job.state != BRI_JOB_RUNNING || job.attempts != seen->attempts || !job.owner ||
       strcmp(job.owner, seen->owner) != 0)
     goto out;
@@ -74,12 +73,8 @@ static int settle(bri_jobs_store *s, const bri_jobs_job *seen, int landed, uint6
       else rep->cancelled++;
     }
   }
-  if (!rc) rc = jobs_commit(s, step, err);
 out:
-  if (rc) jobs_rollback(s);
-  pthread_mutex_unlock(&s->mu);
-  bri_jobs_job_clear(&job);
-  return rc;
+  return jobs_job_end(s, rc, 0, step, &job, err);
 }
 
 static int recover_one(bri_jobs_store *s, int64_t id, const bri_jobs_recovery_ops *ops,

@@ -1175,6 +1175,47 @@ START_TEST(recovery_stops_on_callback_failure) {
 }
 END_TEST
 
+/* A remove callback that moves the job under recovery meanwhile (as if
+ * something else had taken it up again) before removing the file. */
+static int cb_remove_and_move(void *user, const bri_jobs_job *job, const bri_jobs_output *out,
+                              bri_error *err) {
+  char sql[96], msg[256];
+  snprintf(sql, sizeof sql, "UPDATE jobs SET attempts = attempts + 1 WHERE id = %lld",
+           (long long)job->id);
+  ck_assert_msg(raw_exec(sql, msg, sizeof msg) == SQLITE_OK, "%s", msg);
+  return cb_remove(user, job, out, err);
+}
+
+START_TEST(recovery_leaves_a_job_moved_meanwhile) {
+  bri_jobs_store *s = open_store();
+  bri_error err;
+  int64_t j = enqueue(s, add_table(s, "/t/a"), BRI_JOB_COMPACT, 0, 0);
+  ck_assert_int_eq(claim(s), j);
+  char *x = bri_path_join(tmp, "x.lance");
+  ck_assert_int_eq(bri_jobs_journal_add(s, j, x, "data", &err), 0);
+  bri_jobs_close(s);
+
+  s = open_store();
+  fake_table f = {0};
+  bri_jobs_recovery_ops ops = {cb_is_referenced, cb_remove_and_move, NULL, &f};
+  bri_jobs_recovery_report rep;
+  ck_assert_msg(bri_jobs_recover(s, &ops, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_uint_eq(rep.interrupted, 1);
+  ck_assert_uint_eq(rep.files_removed, 1);
+  ck_assert_uint_eq(rep.succeeded + rep.requeued + rep.failed + rep.cancelled + rep.stuck, 0);
+  /* settling wrote nothing, and its transaction ended: the store takes the
+   * next write */
+  ck_assert_msg(bri_jobs_cancel(s, j, NULL, &err) == 0, "%s", err.msg);
+  bri_jobs_job job = get_job(s, j);
+  ck_assert_int_eq(job.state, BRI_JOB_RUNNING);
+  ck_assert_int_eq(job.attempts, 2);
+  ck_assert(job.cancel_requested);
+  bri_jobs_job_clear(&job);
+  bri_jobs_close(s);
+  free(x);
+}
+END_TEST
+
 START_TEST(recovery_edge_cases) {
   /* max attempts reached by the crash: failed, not requeued */
   bri_jobs_options o;
@@ -1493,6 +1534,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, recovery_finishes_a_landed_commit);
   tcase_add_test(tc, recovery_stops_on_callback_failure);
   tcase_add_test(tc, recovery_edge_cases);
+  tcase_add_test(tc, recovery_leaves_a_job_moved_meanwhile);
   tcase_add_test(tc, concurrent_claims_never_double_claim);
   tcase_add_test(tc, history_lists_counts_and_prunes);
   tcase_add_test(tc, names_and_parsing);
