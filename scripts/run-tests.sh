@@ -33,28 +33,66 @@ else
   fail=$((fail+1)); failed+=("s3-server"); echo "FAIL s3-server (radosgw did not start)"
   sed 's/^/    /' <<<"$s3_env" | tail -30
 fi
-run() {
-  local name=$1; shift
-  local log; log=$(mktemp)
-  if "$@" >"$log" 2>&1; then
-    pass=$((pass+1)); echo "PASS $name"
-  else
-    fail=$((fail+1)); failed+=("$name"); echo "FAIL $name"; sed 's/^/    /' "$log" | tail -60
-  fi
-  rm -f "$log"
-}
-if [ "$WHICH" = all ] || [ "$WHICH" = unit ]; then
-  for t in "$BUILD"/tests/test_*; do [ -x "$t" ] && run "unit/$(basename "$t")" "$t"; done
-fi
-if [ "$WHICH" = all ] || [ "$WHICH" = cli ]; then
-  for t in tests/cli/test_*.sh; do [ -f "$t" ] && run "cli/$(basename "$t")" bash "$t"; done
+# Tests run BRI_TEST_JOBS at a time [3: most of a daemon or interop test's
+# time is spent waiting on timers, LanceDB's node process or the disk, so
+# even two cores keep three busy]. The longest start first: the durations of
+# this build's last run (BUILD/test-durations), else interop, daemon, command
+# line, unit (a build that has not run them yet takes another build's
+# durations: the sanitizer build's order from the plain one). Each test's output is kept and printed under its line when it
+# fails; a line per test as it ends, with its wall time.
+JOBS=${BRI_TEST_JOBS:-3}
+DURATIONS=$BUILD/test-durations
+OUT=$(mktemp -d)
+names=(); paths=()
+add() { names+=("$1"); paths+=("$2"); }
+run_one() { case $1 in *.sh) bash "$1" ;; *) "$1" ;; esac; }
+if [ "$WHICH" = all ] || [ "$WHICH" = interop ]; then
+  for t in tests/interop/test_*.sh; do [ -f "$t" ] && add "interop/$(basename "$t")" "$t"; done
 fi
 if [ "$WHICH" = all ] || [ "$WHICH" = integration ]; then
-  for t in tests/integration/test_*.sh; do [ -f "$t" ] && run "integration/$(basename "$t")" bash "$t"; done
+  for t in tests/integration/test_*.sh; do [ -f "$t" ] && add "integration/$(basename "$t")" "$t"; done
 fi
-if [ "$WHICH" = all ] || [ "$WHICH" = interop ]; then
-  for t in tests/interop/test_*.sh; do [ -f "$t" ] && run "interop/$(basename "$t")" bash "$t"; done
+if [ "$WHICH" = all ] || [ "$WHICH" = cli ]; then
+  for t in tests/cli/test_*.sh; do [ -f "$t" ] && add "cli/$(basename "$t")" "$t"; done
 fi
+if [ "$WHICH" = all ] || [ "$WHICH" = unit ]; then
+  for t in "$BUILD"/tests/test_*; do [ -x "$t" ] && add "unit/$(basename "$t")" "$t"; done
+fi
+KNOWN=
+for f in "$DURATIONS" build*/test-durations; do [ -f "$f" ] && KNOWN=$f && break; done
+order=$(for i in "${!names[@]}"; do
+  d=$(awk -v n="${names[$i]}" '$2 == n {print $1}' "$KNOWN" 2>/dev/null)
+  echo "${d:-0} $i"
+done | sort -s -k1,1nr | cut -d' ' -f2)
+[ -n "$KNOWN" ] || order=$(seq 0 $((${#names[@]} - 1)))
+running=()
+finish() { # i: report test i, which has ended
+  local i=$1 rc dur; read -r rc dur <"$OUT/$i.rc"
+  echo "$dur ${names[$i]}" >>"$OUT/durations"
+  if [ "$rc" = 0 ]; then
+    pass=$((pass+1)); echo "PASS ${names[$i]} ($dur s)"
+  else
+    fail=$((fail+1)); failed+=("${names[$i]}"); echo "FAIL ${names[$i]} ($dur s)"
+    sed 's/^/    /' "$OUT/$i.log" | tail -60
+  fi
+}
+reap() { # reports the tests that ended
+  local keep=() i
+  for i in "${running[@]}"; do if [ -f "$OUT/$i.rc" ]; then finish "$i"; else keep+=("$i"); fi; done
+  running=("${keep[@]}")
+}
+for i in $order; do
+  reap
+  while [ "${#running[@]}" -ge "$JOBS" ]; do wait -n 2>/dev/null || true; reap; done
+  ( t0=$SECONDS; run_one "${paths[$i]}" >"$OUT/$i.log" 2>&1; echo "$? $((SECONDS-t0))" >"$OUT/$i.rc.new"
+    mv "$OUT/$i.rc.new" "$OUT/$i.rc" ) &
+  running+=("$i")
+done
+while [ "${#running[@]}" -gt 0 ]; do wait -n 2>/dev/null || true; reap; done
+# this run's durations, and the last known of the tests it did not run
+{ cat "$OUT/durations"; awk 'NR == FNR {ran[$2] = 1; next} !($2 in ran)' "$OUT/durations" "$DURATIONS" 2>/dev/null; } \
+  >"$OUT/all" && mv "$OUT/all" "$DURATIONS"
+rm -rf "$OUT"
 echo
 ((fail)) && echo "failed: ${failed[*]}"
 echo "$pass passed, $fail failed"

@@ -49,7 +49,7 @@ T=$TMPD/root/nfs.lance
 wait_until 20 at_least 1 || fail "the sweep did not find and compact a new table"
 "$BRICTL" gen "$T" --fragments 2 --rows 5 --blob-sizes 1K,100K >/dev/null
 wait_until 20 at_least 2 || fail "the sweep did not notice an append"
-ctl metrics | grep -q '^brid_sweeps_total [1-9]' || fail "metrics: sweeps"
+grep -q '^brid_sweeps_total [1-9]' <<<"$(ctl metrics)" || fail "metrics: sweeps"
 brid_stop || fail "brid exited non-zero"
 echo "ok sweep"
 pass
