@@ -90,8 +90,9 @@ for i in $order; do
 done
 while [ "${#running[@]}" -gt 0 ]; do wait -n 2>/dev/null || true; reap; done
 # this run's durations, and the last known of the tests it did not run
-{ cat "$OUT/durations"; awk 'NR == FNR {ran[$2] = 1; next} !($2 in ran)' "$OUT/durations" "$DURATIONS" 2>/dev/null; } \
-  >"$OUT/all" && mv "$OUT/all" "$DURATIONS"
+{ cat "$OUT/durations"; [ ! -f "$DURATIONS" ] ||
+  awk 'NR == FNR {ran[$2] = 1; next} !($2 in ran)' "$OUT/durations" "$DURATIONS"; } >"$OUT/all"
+mv "$OUT/all" "$DURATIONS"
 rm -rf "$OUT"
 echo
 ((fail)) && echo "failed: ${failed[*]}"

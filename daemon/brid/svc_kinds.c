@@ -91,15 +91,13 @@ static int compact_parse(const json_t *params, const svc_policy *pol, svc_opts *
 
 static void compact_run(const svc_job *j, svc_opts *o) {
   const bri_compact_request *q = &o->compact;
-  const bri_hooks hooks = {.journal = j->journal, .progress = j->progress, .cancelled = j->cancelled,
-                           .commit_intent = j->commit_intent, .user = j->user};
   bri_compact_report rep;
   bri_error err = {0};
-  j->phase(j->user, "planning");
-  int rc = bri_compact_table(j->root, q, &hooks, &rep, &err);
+  j->phase(j->hooks.user, "planning");
+  int rc = bri_compact_table(j->root, q, &j->hooks, &rep, &err);
   if (rc) {
     json_decref(rep.plan);
-    j->unsucceeded(j->user, rc, &err);
+    j->unsucceeded(j->hooks.user, rc, &err);
     return;
   }
   uint64_t written = rep.data_bytes_written + rep.payload_bytes_copied;
@@ -113,10 +111,10 @@ static void compact_run(const svc_job *j, svc_opts *o) {
   else
     log_info("job %lld: %s: %s", (long long)j->id, j->root,
              q->dry_run ? "dry run planned" : "nothing to compact");
-  if (rep.version) j->committed(j->user);
+  if (rep.version) j->committed(j->hooks.user);
   json_t *res = bri_compact_report_json(j->root, q, &rep);
   json_decref(rep.plan);
-  j->succeed(j->user, res, written, rep.payload_bytes_reused);
+  j->succeed(j->hooks.user, res, written, rep.payload_bytes_reused);
 }
 
 /* ---------------------------------------------------------------- cleanup */
@@ -141,24 +139,24 @@ static void on_clean(void *user, int kind, const char *path, uint64_t bytes) {
   clean_ctx *c = user;
   log_debug("job %lld: cleanup %s %s (%llu bytes)", (long long)c->j->id, bri_cleanup_kind_name(kind), path,
             (unsigned long long)bytes);
-  c->j->count(c->j->user, ++c->files);
+  c->j->count(c->j->hooks.user, ++c->files);
 }
 
 static bool on_clean_cancelled(void *user) {
   const clean_ctx *c = user;
-  return c->j->cancelled(c->j->user);
+  return c->j->hooks.cancelled(c->j->hooks.user);
 }
 
 static void cleanup_run(const svc_job *j, svc_opts *o) {
   bri_cleanup_policy *p = &o->cleanup;
-  j->phase(j->user, "cleaning");
+  j->phase(j->hooks.user, "cleaning");
   clean_ctx c = {j, 0};
   const bri_hooks hooks = {.deleted = on_clean, .cancelled = on_clean_cancelled, .user = &c};
   bri_cleanup_stats st;
   bri_error err = {0};
   int rc = bri_cleanup_run(j->root, p, &hooks, &st, &err);
   if (rc) {
-    j->unsucceeded(j->user, rc, &err);
+    j->unsucceeded(j->hooks.user, rc, &err);
     return;
   }
   json_t *res = bri_cleanup_report_json(j->root, p, &st);
@@ -166,7 +164,7 @@ static void cleanup_run(const svc_job *j, svc_opts *o) {
              j->root, p->dry_run ? "would delete" : "deleted",
              (long long)json_integer_value(json_object_get(res, "files")),
              (long long)json_integer_value(json_object_get(res, "bytes")), (unsigned long long)st.versions_retained);
-  j->succeed(j->user, res, 0, 0);
+  j->succeed(j->hooks.user, res, 0, 0);
 }
 
 /* ------------------------------------------------------------ materialize */
@@ -182,20 +180,20 @@ static int materialize_parse(const json_t *params, const svc_policy *pol, svc_op
 
 static void materialize_run(const svc_job *j, svc_opts *o) {
   bri_materialize_options *m = &o->materialize;
-  const bri_hooks hooks = {.journal = j->journal, .cancelled = j->cancelled, .user = j->user};
-  j->phase(j->user, "materializing");
+  const bri_hooks hooks = {.journal = j->hooks.journal, .cancelled = j->hooks.cancelled, .user = j->hooks.user};
+  j->phase(j->hooks.user, "materializing");
   bri_materialize_report rep;
   bri_error err = {0};
   int rc = bri_materialize_table(j->root, m, &hooks, &rep, &err);
   if (rc) {
-    j->unsucceeded(j->user, rc, &err);
+    j->unsucceeded(j->hooks.user, rc, &err);
     return;
   }
-  if (rep.commits) j->committed(j->user);
+  if (rep.commits) j->committed(j->hooks.user);
   log_notice("job %lld: materialized %s: %llu data files, %llu links, %llu copies (%.2fs)", (long long)j->id,
              j->root, (unsigned long long)rep.data_files, (unsigned long long)rep.links,
              (unsigned long long)rep.copies, rep.seconds);
-  j->succeed(j->user, bri_materialize_report_json(j->root, m, &rep), rep.bytes_copied, rep.bytes_linked);
+  j->succeed(j->hooks.user, bri_materialize_report_json(j->root, m, &rep), rep.bytes_copied, rep.bytes_linked);
 }
 
 /* ----------------------------------------------------------------- verify */
@@ -215,22 +213,22 @@ static int verify_parse(const json_t *params, const svc_policy *pol, svc_opts *o
  * what an operator expects. A table that cannot be opened fails it at once:
  * verify changes nothing, so there is nothing to retry for. */
 static void verify_run(const svc_job *j, svc_opts *o) {
-  j->phase(j->user, "verifying");
+  j->phase(j->hooks.user, "verifying");
   bri_verify_report rep;
   memset(&rep, 0, sizeof rep);
   bri_error err = {0};
   if (bri_verify_table(j->root, &o->verify, &rep, &err)) {
-    j->fail(j->user, NULL, err.msg);
+    j->fail(j->hooks.user, NULL, err.msg);
   } else if (rep.problems_total == 0) {
     log_notice("job %lld: verified %s: %llu version(s), %llu data files, %llu blobs: no problem",
                (long long)j->id, j->root, (unsigned long long)rep.versions_checked,
                (unsigned long long)rep.data_files, (unsigned long long)rep.blobs);
-    j->succeed(j->user, bri_verify_report_json(j->root, &o->verify, &rep), 0, 0);
+    j->succeed(j->hooks.user, bri_verify_report_json(j->root, &o->verify, &rep), 0, 0);
   } else {
     char msg[1024];
     snprintf(msg, sizeof msg, "%llu problem(s); first: %s: %s", (unsigned long long)rep.problems_total,
              rep.n_problems ? rep.problems[0].file : "?", rep.n_problems ? rep.problems[0].what : "?");
-    j->fail(j->user, bri_verify_report_json(j->root, &o->verify, &rep), msg);
+    j->fail(j->hooks.user, bri_verify_report_json(j->root, &o->verify, &rep), msg);
   }
   bri_verify_report_free(&rep);
 }

@@ -33,21 +33,17 @@ typedef union svc_opts {
 } svc_opts;
 
 /* The job a kind's run function runs, on a worker thread (svc_worker.c
- * fills it). Every callback takes user first, so the library's hooks take
- * them directly (user as their user pointer). */
+ * fills it). */
 typedef struct svc_job {
   const char *root;
   int64_t id;
-  void *user;
+  /* the library's hooks (util/hooks.h): journal (durable before the file),
+   * progress, cancelled (on request or for shutdown), commit_intent
+   * (durable before the commit); hooks.user is also the user pointer of
+   * the callbacks below */
+  bri_hooks hooks;
   /* "planning", "writing", ... (a static string), shown by status */
   void (*phase)(void *user, const char *phase);
-  /* the journal contract (lib/jobs/journal.h): durable before the file */
-  int (*journal)(void *user, const char *path, bri_error *err);
-  /* true once a cancel (on request or for shutdown) was asked for */
-  bool (*cancelled)(void *user);
-  void (*progress)(void *user, uint64_t rows_done, uint64_t rows_total, uint64_t bytes);
-  /* the commit intent (lib/jobs/journal.h): durable before the commit */
-  int (*commit_intent)(void *user, const char *txn_uuid, uint64_t read_version, bri_error *err);
   /* a commit landed: the table's state (version, fragments, work left) is
    * read again now, so that it shows before the job is seen to end */
   void (*committed)(void *user);

@@ -291,9 +291,10 @@ static void run_job(svc_worker *w) {
   log_info("job %lld: %s %s started (attempt %d of %d)", (long long)w->job.id, bri_job_kind_name(w->job.kind),
            w->job.root, w->job.attempts, w->job.max_attempts);
   const svc_kind *k = svc_kind_of(w->job.kind);
-  svc_job j = {.root = w->job.root, .id = w->job.id, .user = w, .phase = job_phase, .journal = on_journal,
-               .cancelled = on_cancelled, .progress = on_progress, .commit_intent = on_commit_intent,
-               .committed = job_committed, .count = job_count, .succeed = job_succeed, .fail = job_fail, .unsucceeded = job_unsucceeded};
+  svc_job j = {.root = w->job.root, .id = w->job.id,
+               .hooks = {.journal = on_journal, .cancelled = on_cancelled, .progress = on_progress,
+                         .commit_intent = on_commit_intent, .user = w},
+               .phase = job_phase, .committed = job_committed, .count = job_count, .succeed = job_succeed, .fail = job_fail, .unsucceeded = job_unsucceeded};
   svc_opts o;
   char msg[512];
   if (!k) {
