@@ -398,6 +398,7 @@ int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, const bri_hoo
               (rc = sweep(&r, "_versions", staging_entry, NULL))))
     goto out;
 out:
+  bri_table_store_stats(r.t, &stats->storage);
   for (size_t i = 0; ms && i < nv; i++) bri_manifest_free(ms[i]);
   free(ms), free(keep);
   bri_refs_free(tags, n_tags);

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "storage/store.h"
 #include "util/error.h"
 #include "util/hooks.h"
 
@@ -57,6 +58,7 @@ typedef struct bri_cleanup_stats {
   uint64_t dirs_removed;          /* emptied sidecar and index directories */
   uint64_t versions_retained;
   uint64_t kept_too_young;        /* unreferenced files left for a later run */
+  bri_store_stats storage;        /* the table's store traffic during the run (requests by kind) */
 } bri_cleanup_stats;
 
 /* Cleans the table at root by policy p. hooks (util/hooks.h, may be NULL):

@@ -31,10 +31,17 @@ static json_t *requests_by_kind(const bri_store_stats *io) {
   return o;
 }
 
+/* A report's storage block: what went over the wire to the table's stores. */
+static json_t *storage(const bri_store_stats *io) {
+  return json_pack("{s:I, s:o, s:I, s:I, s:I, s:I}", "requests", (json_int_t)io->requests, "requests_by_kind",
+                   requests_by_kind(io), "retries", (json_int_t)io->retries, "bytes_read",
+                   (json_int_t)io->bytes_read, "bytes_written", (json_int_t)io->bytes_written,
+                   "bytes_copied_server", (json_int_t)io->bytes_copied_server);
+}
+
 json_t *bri_compact_report_json(const char *root, const bri_compact_request *q, const bri_compact_report *r) {
-  const bri_store_stats *io = &r->storage;
   return json_pack("{s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-                   "s:I, s:f, s:{s:I, s:o, s:I, s:I, s:I, s:I}, s:O}",
+                   "s:I, s:f, s:o, s:O}",
                    "table", root, "strategy", bri_strategy_name(q->strategy), "strategy_used", strategy_used(r),
                    "dry_run", q->dry_run, "read_version", (json_int_t)r->read_version, "version",
                    (json_int_t)r->version, "fragments_before", (json_int_t)r->fragments_before, "fragments_after",
@@ -45,11 +52,7 @@ json_t *bri_compact_report_json(const char *root, const bri_compact_request *q, 
                    "payload_bytes_copied", (json_int_t)r->payload_bytes_copied, "inline_bytes_copied",
                    (json_int_t)r->inline_bytes_copied, "payload_bytes_reused", (json_int_t)r->payload_bytes_reused,
                    "links", (json_int_t)r->links, "packs_below_threshold", (json_int_t)r->packs_below_threshold,
-                   "seconds", r->seconds, "storage", "requests", (json_int_t)io->requests, "requests_by_kind",
-                   requests_by_kind(io), "retries",
-                   (json_int_t)io->retries, "bytes_read", (json_int_t)io->bytes_read, "bytes_written",
-                   (json_int_t)io->bytes_written, "bytes_copied_server", (json_int_t)io->bytes_copied_server,
-                   "plan", r->plan ? r->plan : json_null());
+                   "seconds", r->seconds, "storage", storage(&r->storage), "plan", r->plan ? r->plan : json_null());
 }
 
 json_t *bri_cleanup_report_json(const char *root, const bri_cleanup_policy *p, const bri_cleanup_stats *st) {
@@ -60,11 +63,12 @@ json_t *bri_cleanup_report_json(const char *root, const bri_cleanup_policy *p, c
                         json_pack("{s:I, s:I}", "files", (json_int_t)st->files[k], "bytes", (json_int_t)st->bytes[k]));
     files += st->files[k], bytes += st->bytes[k];
   }
-  return json_pack("{s:s, s:b, s:o, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:o}", "table", root, "dry_run", p->dry_run,
-                   "older_than", duration(p->older_than_sec), "retain_versions", (json_int_t)p->retain_versions,
-                   "grace", duration(p->grace_sec), "versions_retained", (json_int_t)st->versions_retained, "files",
-                   (json_int_t)files, "bytes", (json_int_t)bytes, "dirs_removed", (json_int_t)st->dirs_removed,
-                   "kept_too_young", (json_int_t)st->kept_too_young, "by_kind", kinds);
+  return json_pack("{s:s, s:b, s:o, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:o, s:o}", "table", root, "dry_run",
+                   p->dry_run, "older_than", duration(p->older_than_sec), "retain_versions",
+                   (json_int_t)p->retain_versions, "grace", duration(p->grace_sec), "versions_retained",
+                   (json_int_t)st->versions_retained, "files", (json_int_t)files, "bytes", (json_int_t)bytes,
+                   "dirs_removed", (json_int_t)st->dirs_removed, "kept_too_young", (json_int_t)st->kept_too_young,
+                   "by_kind", kinds, "storage", storage(&st->storage));
 }
 
 json_t *bri_materialize_report_json(const char *root, const bri_materialize_options *o,
