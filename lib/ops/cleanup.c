@@ -12,7 +12,10 @@
  * refuses symbolic links on the way: the listing's kinds decide what to
  * delete (a link is neither followed nor deleted), the store's resolution
  * makes sure a link swapped in after the listing cannot lead a delete
- * outside the table. */
+ * outside the table. Deletes are decided one file at a time and carried
+ * out in batches on object stores (S3 DeleteObjects, up to 1000 keys a
+ * request, where one file costs a HEAD and a delete request), one by one
+ * on local stores (see flush). */
 #include "ops/cleanup.h"
 
 #include <stdio.h>
@@ -44,6 +47,16 @@ typedef struct refs {
   bri_strset dirs;    /* whole directories: sidecar stems, index dirs */
 } refs;
 
+/* A file decided for deletion, not yet deleted. */
+typedef struct doomed {
+  bri_cleanup_kind kind;
+  char *path;
+  uint64_t bytes;
+} doomed;
+
+/* Most keys one S3 DeleteObjects request takes. */
+#define BATCH_MAX 1000
+
 typedef struct run {
   const bri_cleanup_policy *p;
   const bri_hooks *hooks;
@@ -52,6 +65,9 @@ typedef struct run {
   bri_table *t;          /* its store: every listing and delete goes through it */
   refs live, verified;
   int64_t now, cutoff;   /* nanoseconds; files modified after cutoff are never deleted */
+  doomed *queue;         /* decided, not deleted yet: up to batch files */
+  size_t queued, batch;
+  size_t last_batch;     /* files the last batch deleted (pacing) */
   struct timespec last_delete;
 } run;
 
@@ -87,39 +103,96 @@ static int collect(run *r, const bri_manifest *bm, refs *into) {
   return bri_reach_manifest(r->t, bm, add_ref, into, r->err);
 }
 
-/* Waits so that deletes stay under the configured rate. */
-static void pace(run *r) {
-  if (r->p->max_deletes_per_sec <= 0 || r->p->dry_run) return;
-  double gap = 1.0 / r->p->max_deletes_per_sec;
+/* Waits so that deletes stay under the configured rate: the batch after
+ * one of n files waits until n / rate seconds after it. */
+static void pace(run *r, size_t n) {
+  if (r->p->max_deletes_per_sec <= 0) return;
+  double gap = (double)r->last_batch / r->p->max_deletes_per_sec;
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   double since = (double)(now.tv_sec - r->last_delete.tv_sec) +
                  (double)(now.tv_nsec - r->last_delete.tv_nsec) / 1e9;
-  if (r->last_delete.tv_sec && since < gap) {
+  if (r->last_batch && since < gap) {
     double wait = gap - since;
     struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
     nanosleep(&ts, NULL);
   }
   clock_gettime(CLOCK_MONOTONIC, &r->last_delete);
+  r->last_batch = n;
 }
 
-static int remove_file(run *r, bri_cleanup_kind kind, const char *path, uint64_t bytes) {
-  if (!r->p->dry_run) {
-    pace(r);
-    if (bri_hooks_cancelled(r->hooks))
-      return bri_error_set(r->err, BRI_ECANCELLED, "%s: cleanup cancelled before deleting %s", r->t->root, path);
-    int rc = bri_failpoint("cleanup.before_delete", r->err);
-    if (rc) return bri_error_wrap(r->err, "deleting %s", path);
-    rc = bri_store_delete(r->t->store, path, r->err);
-    /* gone meanwhile counts as deleted */
-    if (rc && rc != BRI_ENOTFOUND) return bri_error_wrap(r->err, "cleanup did not delete %s", path);
-    if ((rc = bri_failpoint("cleanup.after_delete", r->err)) != 0)
-      return bri_error_wrap(r->err, "after deleting %s", path);
-  }
+/* A file is gone (or would be, in a dry run): stats and the hook. */
+static void count_deleted(run *r, bri_cleanup_kind kind, const char *path, uint64_t bytes) {
   r->stats->files[kind]++;
   r->stats->bytes[kind] += bytes;
   if (r->hooks && r->hooks->deleted) r->hooks->deleted(r->hooks->user, (int)kind, path, bytes);
-  return 0;
+}
+
+static void drop_queue(run *r) {
+  for (size_t i = 0; i < r->queued; i++) free(r->queue[i].path);
+  r->queued = 0;
+}
+
+/* Deletes the queued files in one batch: pacing, cancellation and the
+ * failpoints cleanup.before_delete / cleanup.after_delete once per batch
+ * (per file on local stores, whose batches are one file). A file already
+ * gone counts as deleted; any other failure stops the run naming the
+ * file, after the files the batch did delete are counted. */
+static int flush(run *r) {
+  size_t n = r->queued;
+  if (!n) return 0;
+  const char *first = r->queue[0].path, **paths = malloc(n * sizeof *paths);
+  int *rcs = malloc(n * sizeof *rcs), rc = 0;
+  char more[80] = "";
+  if (n > 1) snprintf(more, sizeof more, " and %zu more files", n - 1);
+  if (!paths || !rcs) {
+    rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+    goto out;
+  }
+  pace(r, n);
+  if (bri_hooks_cancelled(r->hooks)) {
+    rc = bri_error_set(r->err, BRI_ECANCELLED, "%s: cleanup cancelled before deleting %s%s", r->t->root, first, more);
+    goto out;
+  }
+  if ((rc = bri_failpoint("cleanup.before_delete", r->err)) != 0) {
+    bri_error_wrap(r->err, "deleting %s%s", first, more);
+    goto out;
+  }
+  for (size_t i = 0; i < n; i++) paths[i] = r->queue[i].path, rcs[i] = BRI_EIO; /* until the store says */
+  if ((rc = bri_store_delete_many(r->t->store, paths, n, rcs, r->err)) != 0) {
+    size_t bad = 0, failed = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (rcs[i] == 0) count_deleted(r, r->queue[i].kind, paths[i], r->queue[i].bytes);
+      else if (failed++ == 0) bad = i;
+    }
+    if (failed > 1) snprintf(more, sizeof more, " and %zu more of %zu files", failed - 1, n);
+    else more[0] = '\0';
+    bri_error_wrap(r->err, "cleanup did not delete %s%s", paths[bad], more);
+    goto out;
+  }
+  if ((rc = bri_failpoint("cleanup.after_delete", r->err)) != 0) {
+    bri_error_wrap(r->err, "after deleting %s%s", first, more);
+    goto out;
+  }
+  for (size_t i = 0; i < n; i++) count_deleted(r, r->queue[i].kind, paths[i], r->queue[i].bytes);
+out:
+  free(paths), free(rcs);
+  drop_queue(r);
+  return rc;
+}
+
+/* Deletes a file the rules gave up: queued, and the queue flushed once it
+ * holds a batch (a dry run only counts it). Only the execution waits: every
+ * decision is made as the listing is walked. */
+static int remove_file(run *r, bri_cleanup_kind kind, const char *path, uint64_t bytes) {
+  if (r->p->dry_run) {
+    count_deleted(r, kind, path, bytes);
+    return 0;
+  }
+  char *copy = strdup(path);
+  if (!copy) return bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  r->queue[r->queued++] = (doomed){kind, copy, bytes};
+  return r->queued == r->batch ? flush(r) : 0;
 }
 
 /* Lance's rule for a file no retained version references. */
@@ -186,11 +259,11 @@ static int sweep_one(run *r, const char *path, const bri_store_entry *e, const v
 static int sweep_dir(run *r, bri_cleanup_kind kind, const char *dir, bool verified_dir) {
   sweep_arg a = {kind, verified_dir};
   int rc = each_entry(r, dir, sweep_one, &a);
-  /* once empty; a directory still holding files stays (BRI_ENOTEMPTY), and
-   * a link swapped in for it is not a directory to remove */
-  if (!rc && !r->p->dry_run && (bri_store_caps(r->t->store) & BRI_STORE_CAP_DIRS) &&
-      bri_store_delete(r->t->store, dir, NULL) == 0)
-    r->stats->dirs_removed++;
+  if (rc || r->p->dry_run || !(bri_store_caps(r->t->store) & BRI_STORE_CAP_DIRS)) return rc;
+  /* once empty (its queued files deleted first); a directory still holding
+   * files stays (BRI_ENOTEMPTY), and a link swapped in for it is not a
+   * directory to remove */
+  if ((rc = flush(r)) == 0 && bri_store_delete(r->t->store, dir, NULL) == 0) r->stats->dirs_removed++;
   return rc;
 }
 
@@ -260,12 +333,15 @@ static int staging_entry(run *r, const char *path, const bri_store_entry *e, con
   return remove_file(r, BRI_CLEAN_STAGING, path, e->info.size);
 }
 
-/* Sweeps directory sub of the table root with fn. */
+/* Sweeps directory sub of the table root with fn, its deletes done by the
+ * end (on object stores, the sidecar and index directories below it share
+ * its batches: a batch per sidecar directory would be a request per data
+ * file). */
 static int sweep(run *r, const char *sub, entry_fn fn, const void *arg) {
   char *dir = bri_path_join(r->t->root, sub);
   int rc = each_entry(r, dir, fn, arg);
   free(dir);
-  return rc;
+  return rc ? rc : flush(r);
 }
 
 int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, const bri_hooks *hooks,
@@ -277,13 +353,19 @@ int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, const bri_hoo
   r.now = p->now ? p->now * NS : (int64_t)clock.tv_sec * NS + clock.tv_nsec;
   int rc = bri_table_open(root, &r.t, err);
   if (rc) return rc;
+  /* object stores: batches of up to BATCH_MAX files, or of a second's worth
+   * of deletes when paced; local stores: one file at a time */
+  r.batch = bri_store_caps(r.t->store) & BRI_STORE_CAP_LOCAL ? 1 : BATCH_MAX;
+  if (p->max_deletes_per_sec > 0 && r.batch > p->max_deletes_per_sec)
+    r.batch = p->max_deletes_per_sec < 1 ? 1 : (size_t)p->max_deletes_per_sec;
+  r.queue = calloc(r.batch, sizeof *r.queue);
   size_t nv = r.t->n_versions;
   bri_manifest **ms = calloc(nv, sizeof *ms);
   bool *keep = calloc(nv, sizeof *keep);
   bri_ref *tags = NULL, *branches = NULL;
   size_t n_tags = 0, n_branches = 0;
   bri_error load_err;
-  if (!ms || !keep) {
+  if (!ms || !keep || !r.queue) {
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
     goto out;
   }
@@ -389,6 +471,7 @@ int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, const bri_hoo
       rc = remove_file(&r, BRI_CLEAN_MANIFEST, mp, info.size);
     free(mp);
   }
+  if (!rc) rc = flush(&r); /* every old manifest is gone before the first file goes */
   if (!rc && !p->dry_run) rc = bri_failpoint("cleanup.before_files", err);
   static const sweep_arg deletions = {BRI_CLEAN_DELETION, false}, txns = {BRI_CLEAN_TRANSACTION, false};
   if (!rc && ((rc = sweep(&r, "data", data_entry, NULL)) ||
@@ -398,6 +481,8 @@ int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, const bri_hoo
               (rc = sweep(&r, "_versions", staging_entry, NULL))))
     goto out;
 out:
+  drop_queue(&r); /* left by an error: not deleted */
+  free(r.queue);
   bri_table_store_stats(r.t, &stats->storage);
   for (size_t i = 0; ms && i < nv; i++) bri_manifest_free(ms[i]);
   free(ms), free(keep);

@@ -63,9 +63,12 @@ typedef struct bri_cleanup_stats {
 
 /* Cleans the table at root by policy p. hooks (util/hooks.h, may be NULL):
  * deleted, once per file deleted (or that would be, in a dry run), with its
- * bri_cleanup_kind; cancelled, polled before each deletion: true stops the
- * run with BRI_ECANCELLED; what is deleted by then stays deleted, and every
- * version still listed is whole (manifests go first, their files after). */
+ * bri_cleanup_kind; cancelled, polled before each deletion (each batch of
+ * up to 1000 files on an object store): true stops the run with
+ * BRI_ECANCELLED; what is deleted by then stays deleted, and every version
+ * still listed is whole (manifests go first, their files after).
+ * stats->storage: the table's store traffic (object stores: requests by
+ * kind; a cleanup deleting n files on S3 makes about n / 1000 deletes). */
 int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, const bri_hooks *hooks,
                     bri_cleanup_stats *stats, bri_error *err);
 

@@ -81,9 +81,9 @@ static const bri_failpoint_info REGISTRY[] = {
      "every old manifest is deleted; no file they alone referenced is deleted yet"},
     {"cleanup.before_delete", "lib/ops/cleanup.c", "cleanup", BRI_FP_EIO_FAILS,
      "about to delete one file (a manifest, data file, sidecar, deletion, transaction, index "
-     "or staging file)"},
+     "or staging file; on an object store, one batch of them)"},
     {"cleanup.after_delete", "lib/ops/cleanup.c", "cleanup", BRI_FP_EIO_FAILS,
-     "one file was just deleted"},
+     "one file was just deleted (on an object store, one batch)"},
     /* materialize: lib/ops/materialize.c */
     {"materialize.after_place", "lib/ops/materialize.c", "materialize", BRI_FP_EIO_FAILS,
      "one file (data file or sidecar) was linked or copied to its new name"},

@@ -2,7 +2,8 @@
  * (old manifests and what only they referenced), what stays (retained and
  * tagged versions, young unreferenced files, BRI-named sidecars inside an
  * otherwise dead sidecar directory), dry runs, fail-closed on an unreadable
- * retained manifest, and symbolic links never followed. */
+ * retained manifest, and symbolic links never followed; on S3 (the real
+ * radosgw), deletes in batches under the same rules. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +15,13 @@
 #include "lance/table/bri.h"
 #include "lance/table/sidecar.h"
 #include "ops/cleanup.h"
+#include "gen/gen.h"
+#include "ops/verify.h"
+#include "compact/execute.h"
 #include "compact/rewrite.h"
 #include "lance/table/table.h"
 #include "testutil.h"
+#include "util/failpoint.h"
 #include "util/fsutil.h"
 
 static char *tmp, *root;
@@ -254,6 +259,90 @@ START_TEST(test_bri_sources_cleaned_file_by_file) {
 }
 END_TEST
 
+static void on_deleted(void *user, int kind, const char *path, uint64_t bytes) {
+  (void)kind, (void)path, (void)bytes;
+  ++*(uint64_t *)user;
+}
+
+static uint64_t all_files(const bri_cleanup_stats *st) {
+  uint64_t n = 0;
+  for (int k = 0; k < BRI_CLEAN_KINDS; k++) n += st->files[k];
+  return n;
+}
+
+static uint64_t requests(const bri_cleanup_stats *st, int kind) {
+  uint64_t n = 0;
+  for (int c = 0; c < BRI_REQ_CLASSES; c++) n += st->storage.by_kind[kind][c];
+  return n;
+}
+
+/* Verifies every listed version of table; returns how many there are. */
+static uint64_t versions_whole(const char *table) {
+  bri_verify_options vo = {.all_versions = true};
+  bri_verify_report vr;
+  bri_error err = {0};
+  ck_assert_msg(bri_verify_table(table, &vo, &vr, &err) == 0, "%s", err.msg);
+  ck_assert_msg(vr.problems_total == 0, "%s: %s", vr.n_problems ? vr.problems[0].file : "",
+                vr.n_problems ? vr.problems[0].what : "");
+  uint64_t n = vr.versions_checked;
+  bri_verify_report_free(&vr);
+  return n;
+}
+
+/* On S3 the files go in DeleteObjects batches, with the rules of a local
+ * run: old manifests all gone before the first file (cleanup.before_files
+ * stops it there), an interrupted run leaves every listed version whole,
+ * the deleted hook once per file, and pacing by files, not batches. A
+ * table of 20 fragments written by gen on S3 (20 versions), compacted there
+ * (copy) so that the fragments' files are old. About 2 s. */
+START_TEST(test_s3_batches) {
+  const char *bucket = getenv("BRI_S3_BUCKET");
+  ck_assert_msg(bucket && getenv("AWS_ENDPOINT_URL"), "no S3 server: run through scripts/run-tests.sh");
+  char *s3 = bri_strdupf("s3://%s/cleanup-%d-%ld/t.lance", bucket, (int)getpid(), (long)time(NULL));
+  bri_error err = {0};
+  bri_gen_options go;
+  bri_gen_options_default(&go);
+  bri_gen_blob blob = {.size = 2048};
+  go.fragments = 20, go.rows = 4, go.blobs = &blob, go.n_blobs = 1, go.inline_threshold = 1024;
+  bri_gen_report gr;
+  ck_assert_msg(bri_gen_run(s3, &go, &gr, &err) == 0, "%s", err.msg);
+  bri_compact_request q;
+  bri_compact_request_default(&q);
+  q.strategy = BRI_STRATEGY_COPY;
+  bri_compact_report rep;
+  ck_assert_msg(bri_compact_table(s3, &q, NULL, &rep, &err) == 0, "%s", err.msg);
+  json_decref(rep.plan);
+  bri_cleanup_policy p;
+  bri_cleanup_policy_default(&p);
+  p.older_than_sec = 0, p.grace_sec = 0;
+  bri_cleanup_stats st;
+  ck_assert_int_eq(bri_failpoint_configure("cleanup.before_files=eio", &err), 0);
+  ck_assert_int_eq(bri_cleanup_run(s3, &p, NULL, &st, &err), BRI_EIO);
+  ck_assert_uint_eq(st.files[BRI_CLEAN_MANIFEST], 20); /* gen's versions */
+  ck_assert_uint_eq(all_files(&st), 20);
+  ck_assert_int_eq(bri_failpoint_configure(NULL, &err), 0);
+  ck_assert_uint_eq(versions_whole(s3), 1); /* the compacted one, whole */
+  /* the rest, paced: a batch of n files holds the next back n / rate seconds */
+  uint64_t hooked = 0;
+  bri_hooks h = {.deleted = on_deleted, .user = &hooked};
+  p.max_deletes_per_sec = 40;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  ck_assert_msg(bri_cleanup_run(s3, &p, &h, &st, &err) == 0, "%s", err.msg);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  uint64_t n = all_files(&st), deletes = requests(&st, BRI_REQ_DELETE);
+  ck_assert_uint_eq(hooked, n);
+  ck_assert_uint_ge(n, 60);
+  ck_assert_msg(deletes >= 1 && deletes <= n / 4, "%llu delete requests for %llu files",
+                (unsigned long long)deletes, (unsigned long long)n);
+  ck_assert_uint_lt(requests(&st, BRI_REQ_HEAD), n); /* no HEAD per file either */
+  double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+  ck_assert_msg(secs >= (double)(n - 40) / 40, "%llu files in %.2f s at 40 a second", (unsigned long long)n, secs);
+  ck_assert_uint_eq(versions_whole(s3), 1);
+  free(s3);
+}
+END_TEST
+
 static Suite *cleanup_suite(void) {
   Suite *s = suite_create("cleanup");
   TCase *tc = tcase_create("cleanup");
@@ -261,6 +350,7 @@ static Suite *cleanup_suite(void) {
   tcase_add_test(tc, test_fail_closed_on_unreadable_retained_manifest);
   tcase_add_test(tc, test_grace_and_links);
   tcase_add_test(tc, test_bri_sources_cleaned_file_by_file);
+  tcase_add_test(tc, test_s3_batches);
   suite_add_tcase(s, tc);
   return s;
 }
