@@ -7,7 +7,8 @@
 #   - every manifest PUT refused (500): the compaction fails naming the
 #     manifest and the status, the table is at its old version, LanceDB reads
 #     the same, and the files the attempt wrote are gone again;
-#   - every DeleteObjects refused (503) during cleanup: cleanup fails, and
+#   - every DeleteObjects refused (503) during cleanup: cleanup fails naming an
+#     old manifest (the first batch) and the status, and
 #     every version that remains reads in LanceDB (no committed version names
 #     a missing object); with the faults gone, cleanup finishes.
 # About 20 s.
@@ -79,6 +80,9 @@ if (cd "$REPO" && few_tries through_proxy "$BRICTL" cleanup "$P/b/blobs.lance" -
   fail "cleanup succeeded although nothing could be deleted"
 fi
 grep -q "503" "$TMPD/c.err" || fail "the cleanup failure does not name the status: $(cat "$TMPD/c.err")"
+# the first batch is the old manifests (they go before their files); the error names one
+grep -q "cleanup did not delete $P/b/blobs.lance/_versions/[0-9]*.manifest" "$TMPD/c.err" ||
+  fail "the cleanup failure does not name the old manifest it could not delete: $(cat "$TMPD/c.err")"
 all_versions_read "$P/b/blobs.lance"
 rules '[{"match":"?delete","action":"drop","rate":0.3,"seed":3}]'
 (cd "$REPO" && through_proxy "$BRICTL" cleanup "$P/b/blobs.lance" --older-than 0 --grace 0) >"$TMPD/c.out" 2>&1 ||
