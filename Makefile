@@ -116,7 +116,7 @@ deps:
 check: deps
 	@scripts/check-layers.sh
 	@scripts/check-storage.sh
-	@$(MAKE) --no-print-directory all $(TEST_BIN)
+	@$(MAKE) --no-print-directory -j$$(nproc) all $(TEST_BIN)
 	@scripts/run-tests.sh $(BUILD)
 
 unit: all $(TEST_BIN)
