@@ -449,20 +449,21 @@ static uint64_t union_bytes(pack_ranges *pr, uint64_t *end) {
   return total + (hi - lo);
 }
 
-/* Whether the survey must ask the store for a pack's size, one request
- * per pack on an object store (a local stat costs nothing: always). Not
- * when the size decides nothing: strategies other than bri never repack by
- * utilization (the size is only reported). Not when the descriptors tell:
+/* Whether the survey must ask the store for a pack's size: a request per
+ * pack on an object store, three system calls locally (at thousands of
+ * fragments, a third of a compaction's). Not when the descriptors tell:
  * the visible ranges fill [0, end) and no value of the pack can be hidden
  * from them (a pack of the data file's own, every row visible: a pack
  * holds exactly its values, spec/blob.md 4), so the size is end and the
- * utilization 1; or they cover less than the threshold of [0, end), so the
- * utilization is below it whatever the size (size >= end). */
+ * utilization 1. On an object store not either when the size decides
+ * nothing: strategies other than bri never repack by utilization (the
+ * size is only reported, as unknown), and ranges that cover less than the
+ * threshold of [0, end) are below it whatever the size (size >= end). */
 static bool size_needed(const run *r, const bri_store *st, const pack_ranges *pr, uint64_t used,
                         uint64_t end) {
+  if (!pr->partial && used == end) return false;
   if (bri_store_caps(st) & BRI_STORE_CAP_LOCAL) return true;
   if (r->req->strategy != BRI_STRATEGY_BRI) return false;
-  if (!pr->partial && used == end) return false;
   return !(end && (double)used < r->req->options.repack_threshold * (double)end);
 }
 
