@@ -185,7 +185,7 @@ rc=0; ctl cancel "$J1" 2>"$TMPD/err" || rc=$?
 [ $rc = 2 ] && grep -q "already succeeded" "$TMPD/err" || fail "cancel finished job: exit $rc"
 ctl resume | grep -q "resumed 3 table" || fail "resume (all)"
 cp -a "$BRI_SOURCE_DIR/tests/fixtures/tables/blobs.lance" "$TMPD/root/blobs2.lance"
-wait_until 5 sh -c "\"$BRICTL\" tables \"$TMPD/root/blobs2.lance\" --socket \"$SOCK\"" || fail "new table not discovered"
+wait_until 15 sh -c "\"$BRICTL\" tables \"$TMPD/root/blobs2.lance\" --socket \"$SOCK\"" || fail "new table not discovered"
 printf '[table %s]\nbatch_rows = 1\nstrategy = copy\n' "$TMPD/root/blobs2.lance" >>"$TMPD/api.conf"
 ctl reload >/dev/null || fail "reload"
 R=$(ctl compact "$TMPD/root/blobs2.lance" --json | jget 'd["job"]')
@@ -216,7 +216,7 @@ ctl status | grep -q "last reload FAILED" || fail "status: failed reload not sho
 cp "$TMPD/api.good" "$TMPD/api.conf"
 sed -i '$d' "$TMPD/api.conf"; sed -i '$d' "$TMPD/api.conf" # drop the pause section
 kill -HUP "$BRID_PID"
-wait_until 5 sh -c "\"$BRICTL\" tables \"$P\" --json --socket \"$SOCK\" | grep -q '\"paused_by_config\": false'" ||
+wait_until 15 sh -c "\"$BRICTL\" tables \"$P\" --json --socket \"$SOCK\" | grep -q '\"paused_by_config\": false'" ||
   fail "SIGHUP reload"
 echo "ok reload"
 

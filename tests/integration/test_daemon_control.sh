@@ -40,7 +40,7 @@ echo "ok one control path: through brid when it answers, --offline in brictl"
 # brictl --offline holds the lock: the brid job for the table waits, then runs
 BRI_FAILPOINTS=compact.after_rows=delay:700 "$BRICTL" compact "$C" --offline --strategy copy >"$TMPD/c.out" 2>&1 &
 OFF=$!
-wait_until 5 grep -q "^brictl pid $OFF" "$C/.brid.lock" || fail "brictl --offline did not take the lock"
+wait_until 15 grep -q "^brictl pid $OFF" "$C/.brid.lock" || fail "brictl --offline did not take the lock"
 J=$("$BRICTL" compact "$C" --daemon --json | jget 'd["job"]')
 waiting() { "$BRICTL" job "$J" --json | jget 'd["state"] == "queued" and "held by brictl pid" in (d["error"] or "")' | grep -qx True; }
 wait_until 10 waiting || fail "job $J does not wait for brictl's lock: $("$BRICTL" job "$J")"

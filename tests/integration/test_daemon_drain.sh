@@ -36,7 +36,7 @@ BRI_FAILPOINTS=compact.after_rows=delay:250 brid_start drain --config "$TMPD/d.c
 J=$(ctl compact "$TMPD/root/a.lance" --json | jget 'd["job"]')
 wait_until 10 running "$J" || fail "job $J did not start"
 kill -TERM "$BRID_PID"
-wait_until 5 log_has "stopping: 1 job\\(s\\) running" || fail "no drain log"
+wait_until 15 log_has "stopping: 1 job\\(s\\) running" || fail "no drain log"
 ctl status --json | jget 'd["state"]' | grep -qx draining || fail "status while draining"
 brid_wait || fail "brid exited non-zero after draining"
 log_has "job $J: compacted" || fail "the running job did not finish during the drain"

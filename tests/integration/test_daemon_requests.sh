@@ -52,13 +52,13 @@ echo "ok compact: job $P (policy) and job $L (link) ran one after the other"
 # a dry run --wait after a queued real compaction follows its own job
 cp -a "$FX/blobs.lance" "$TMPD/root/w.lance"
 W=$TMPD/root/w.lance
-wait_until 5 sh -c "\"$BRICTL\" tables \"$W\" --socket \"$SOCK\"" || fail "w.lance not discovered"
+wait_until 15 sh -c "\"$BRICTL\" tables \"$W\" --socket \"$SOCK\"" || fail "w.lance not discovered"
 ctl pause "$W" >/dev/null
 Q=$(ctl compact "$W" --json | jget 'd["job"]')
 ctl compact "$W" --dry-run --wait --json >"$TMPD/dry.json" 2>"$TMPD/dry.err" &
 WAITER=$!
 queued() { ctl jobs --table "$W" --state queued --json | jget 'len(d["jobs"])'; }
-wait_until 5 sh -c "[ \"\$(\"$BRICTL\" jobs --table \"$W\" --state queued --json --socket \"$SOCK\" | grep -c '\"id\"')\" = 2 ]" ||
+wait_until 15 sh -c "[ \"\$(\"$BRICTL\" jobs --table \"$W\" --state queued --json --socket \"$SOCK\" | grep -c '\"id\"')\" = 2 ]" ||
   fail "compact --dry-run merged into the queued real compaction $Q ($(queued) queued)"
 ctl resume "$W" >/dev/null
 wait $WAITER || fail "compact --dry-run --wait: $(cat "$TMPD/dry.err")"

@@ -44,22 +44,22 @@ with open(sys.argv[2], "a", buffering=1) as f:
 EOF
 LISTENER=$!
 trap 'kill $LISTENER 2>/dev/null || true; _brid_cleanup' EXIT
-wait_until 5 test -S "$TMPD/sd_notify.sock" || fail "notify listener did not start"
+wait_until 15 test -S "$TMPD/sd_notify.sock" || fail "notify listener did not start"
 mkdir -p "$TMPD/root"
 cp -a "$BRI_SOURCE_DIR/tests/fixtures/tables/v21.lance" "$TMPD/root/"
 printf '[daemon]\nroot = %s\n' "$TMPD/root" >"$TMPD/n.conf"
 NOTIFY_SOCKET=$TMPD/sd_notify.sock WATCHDOG_USEC=1000000 brid_start notify --config "$TMPD/n.conf" --debounce 1s
 has() { grep -q "$1" "$TMPD/notify.txt"; }
-wait_until 5 has '^READY=1$' || fail "no READY=1: $(cat "$TMPD/notify.txt")"
-wait_until 5 has '^STATUS=.*tables' || fail "no STATUS=: $(cat "$TMPD/notify.txt")"
-wait_until 5 has '^WATCHDOG=1$' || fail "no WATCHDOG=1"
+wait_until 15 has '^READY=1$' || fail "no READY=1: $(cat "$TMPD/notify.txt")"
+wait_until 15 has '^STATUS=.*tables' || fail "no STATUS=: $(cat "$TMPD/notify.txt")"
+wait_until 15 has '^WATCHDOG=1$' || fail "no WATCHDOG=1"
 sleep 1.2
 [ "$(grep -c '^WATCHDOG=1$' "$TMPD/notify.txt")" -ge 2 ] || fail "WATCHDOG=1 not repeated every 0.5 s"
 # a job shows in STATUS (v21.lance gets compacted after the debounce)
-wait_until 10 has '^STATUS=.*1 running' || wait_until 5 has '^STATUS=.*compact ' || true
+wait_until 10 has '^STATUS=.*1 running' || wait_until 15 has '^STATUS=.*compact ' || true
 kill -HUP "$BRID_PID"
-wait_until 5 has '^RELOADING=1|MONOTONIC_USEC=' || fail "no RELOADING=1 on SIGHUP"
-[ "$(grep -c '^READY=1$' "$TMPD/notify.txt")" -ge 2 ] || wait_until 5 sh -c "[ \$(grep -c '^READY=1\$' '$TMPD/notify.txt') -ge 2 ]" ||
+wait_until 15 has '^RELOADING=1|MONOTONIC_USEC=' || fail "no RELOADING=1 on SIGHUP"
+[ "$(grep -c '^READY=1$' "$TMPD/notify.txt")" -ge 2 ] || wait_until 15 sh -c "[ \$(grep -c '^READY=1\$' '$TMPD/notify.txt') -ge 2 ]" ||
   fail "no READY=1 after the reload"
 brid_stop || fail "brid exited non-zero"
 has '^STOPPING=1$' || fail "no STOPPING=1 on SIGTERM"

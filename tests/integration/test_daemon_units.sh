@@ -79,9 +79,9 @@ brid_start u --config "$TMPD/u.conf"
 unset BRI_FAILPOINTS
 sleep 3
 J=$(ctl compact "$TMPD/root/d.lance" --json | jget 'd["job"]')
-wait_until 5 sh -c "\"$BRICTL\" job $J --json --socket \"$SOCK\" | grep -q '\"state\": \"running\"'" || fail "job $J did not start"
+wait_until 15 sh -c "\"$BRICTL\" job $J --json --socket \"$SOCK\" | grep -q '\"state\": \"running\"'" || fail "job $J did not start"
 kill -TERM "$BRID_PID"
-wait_until 5 sh -c "\"$BRICTL\" status --json --socket \"$SOCK\" | grep -q '\"state\": \"draining\"'" || fail "not draining"
+wait_until 15 sh -c "\"$BRICTL\" status --json --socket \"$SOCK\" | grep -q '\"state\": \"draining\"'" || fail "not draining"
 ctl status >"$TMPD/drain.txt" || fail "status while draining"
 grep -Eq "^brid .* draining for ([0-9]+ms|[0-2]\.[0-9]s) " "$TMPD/drain.txt" || fail "draining for: $(head -1 "$TMPD/drain.txt")"
 brid_wait || fail "brid exited non-zero"
