@@ -825,9 +825,21 @@ static int rewrite_page_descriptors(bin_ctx *b, int32_t field_id, bri_leaf_page 
   return rc;
 }
 
+/* Pages of fewer rows than this (on average in a column) are not copied
+ * verbatim but re-encoded, so that the writer gathers them into pages of
+ * its target size: a bin of many small appends copied page by page comes
+ * out as thousands of tiny pages, which LanceDB scans several times slower
+ * than one re-encoded file. */
+#define COPY_MIN_PAGE_ROWS 1024
+
+static bool pages_worth_copying(const bri_column *col) {
+  return !col->n_pages || col->n_rows / col->n_pages >= COPY_MIN_PAGE_ROWS;
+}
+
 /* Appends the open fragment column by column: pages copied verbatim where
- * pagecopy allows (Lance's own encodings kept), else decoded and re-encoded
- * (always for Blob v2 columns, whose descriptors change). */
+ * pagecopy allows (Lance's own encodings kept) and they are not tiny, else
+ * decoded and re-encoded (always for Blob v2 columns, whose descriptors
+ * change). */
 static int append_copied(run *r, bin_ctx *b, const Lance__Table__DataFragment *f, uint16_t minor) {
   (void)minor;
   bri_error *err = r->err;
@@ -839,12 +851,12 @@ static int append_copied(run *r, bin_ctx *b, const Lance__Table__DataFragment *f
     if (!src) return bri_error_set(err, BRI_ECORRUPT, "%s: fragment %llu stores no column for field %d",
                                    r->t->root, (unsigned long long)f->id, fid);
     bool blob = bri_file_writer_column_is_blob(b->w, c);
+    const bri_column *col = bri_datafile_column(src, c);
     bri_error why;
-    if (!blob && bri_pagecopy_check(b->w, c, src, c, &why) == 0) {
+    if (!blob && col && pages_worth_copying(col) && bri_pagecopy_check(b->w, c, src, c, &why) == 0) {
       rc = bri_file_writer_copy_column(b->w, c, src, c, err);
       continue;
     }
-    const bri_column *col = bri_datafile_column(src, c);
     pre_col *pre = NULL;
     for (size_t k = 0; blob && k < b->n_pre && !pre; k++)
       if (b->pre[k].df == src && b->pre[k].col == c) pre = &b->pre[k];
