@@ -185,7 +185,11 @@ def slow_main():
             s = connect()
             c = {"kind": kind, "sock": s, "t": time.monotonic(), "data": b"", "closed": None, "sent": 0}
             if kind == "noread":
-                s.sendall(STATUS)
+                try:
+                    s.sendall(STATUS)
+                except (BrokenPipeError, ConnectionResetError):
+                    # brid refused (busy) and closed before the request went out
+                    c["closed"] = time.monotonic()
             s.setblocking(False)
             conns.append(c)
     deadline = t0 + max(REQ_TO, IDLE_TO) + 4
@@ -193,6 +197,8 @@ def slow_main():
     poller = select.poll()
     by_fd = {}
     for c in conns:
+        if c["closed"] is not None:
+            continue
         ev = select.POLLHUP if c["kind"] == "noread" else select.POLLIN
         poller.register(c["sock"], ev)
         by_fd[c["sock"].fileno()] = c
