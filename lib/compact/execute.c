@@ -198,11 +198,14 @@ typedef struct pack_ranges {
 
 /* What the survey learns from one fragment, made on a read-ahead worker:
  * payload bytes by kind, and every Packed range with the pack it lies in
- * (paths[path] of the fragment's own list; consecutive refs mostly share). */
+ * (paths[path]: each pack the fragment references, once). */
 typedef struct frag_survey {
   uint64_t bytes[4]; /* inline, packed, dedicated, external */
   char **paths;
-  uint64_t *sizes; /* per path, measured with the fragment (stream mode), or SIZE_UNMEASURED */
+  /* per path, in stream mode (measure_paths): the bytes the fragment's
+   * ranges cover, where the last ends, whether a value can be hidden from
+   * them, and the pack's size (or SIZE_UNMEASURED) */
+  struct path_use { uint64_t used, end, size; bool partial; } *use;
   size_t n_paths;
   struct pack_ref { size_t path; range r; bool partial; } *refs;
   size_t n_refs, cap_refs;
@@ -211,7 +214,7 @@ typedef struct frag_survey {
 static void frag_survey_free(frag_survey *fs) {
   if (!fs) return;
   for (size_t k = 0; k < fs->n_paths; k++) free(fs->paths[k]);
-  free(fs->paths), free(fs->sizes), free(fs->refs), free(fs);
+  free(fs->paths), free(fs->use), free(fs->refs), free(fs);
 }
 
 /* Decoded pages of a blob column of a fragment, decoded ahead
@@ -250,8 +253,11 @@ static int survey_desc(void *ctx, int32_t field_id, uint8_t *kind, uint64_t *pos
   bri_blob_file_name(term.physical_id, name);
   char *path = bri_path_join(term.dir, name);
   if (!path) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  if (fs->n_paths && !strcmp(fs->paths[fs->n_paths - 1], path)) {
+  size_t p = fs->n_paths; /* the latest first: consecutive refs mostly share a pack */
+  while (p > 0 && strcmp(fs->paths[p - 1], path)) p--;
+  if (p) {
     free(path);
+    p--;
   } else {
     char **g = realloc(fs->paths, (fs->n_paths + 1) * sizeof *g);
     if (!g) {
@@ -259,6 +265,7 @@ static int survey_desc(void *ctx, int32_t field_id, uint8_t *kind, uint64_t *pos
       return bri_error_set(err, BRI_ENOMEM, "out of memory");
     }
     fs->paths = g;
+    p = fs->n_paths;
     fs->paths[fs->n_paths++] = path;
   }
   const Lance__Table__DataFile *df = bri_fragment_field_datafile(w->fr, field_id);
@@ -274,7 +281,7 @@ static int survey_desc(void *ctx, int32_t field_id, uint8_t *kind, uint64_t *pos
     if (!g) return bri_error_set(err, BRI_ENOMEM, "out of memory");
     fs->refs = g, fs->cap_refs = cap;
   }
-  fs->refs[fs->n_refs++] = (struct pack_ref){fs->n_paths - 1, {*position, *position + *size},
+  fs->refs[fs->n_refs++] = (struct pack_ref){p, {*position, *position + *size},
                                              w->deletions || strcmp(term.dir, w->own_dir)};
   return 0;
 }
@@ -317,7 +324,7 @@ static int survey_column(survey_walk *w, int32_t field_id, bri_error *err) {
   return rc;
 }
 
-static int stat_paths(run *r, frag_survey *fs, bri_error *err);
+static int measure_paths(run *r, frag_survey *fs, bri_error *err);
 
 /* Reads the descriptors of the blob fields through reader fr (any thread:
  * uses only the run's table and manifest, fr, and err); stream mode also
@@ -343,7 +350,7 @@ static int survey_reader(run *r, bri_fragment_reader *fr, const pre_col *pre, si
   }
   resolvers_close(&w.rs);
   free(w.own_dir);
-  if (!rc && r->stream) rc = stat_paths(r, w.fs, err);
+  if (!rc && r->stream) rc = measure_paths(r, w.fs, err);
   if (rc) {
     frag_survey_free(w.fs);
     return rc;
@@ -459,20 +466,19 @@ static uint64_t union_bytes(pack_ranges *pr, uint64_t *end) {
  * nothing: strategies other than bri never repack by utilization (the
  * size is only reported, as unknown), and ranges that cover less than the
  * threshold of [0, end) are below it whatever the size (size >= end). */
-static bool size_needed(const run *r, const bri_store *st, const pack_ranges *pr, uint64_t used,
-                        uint64_t end) {
-  if (!pr->partial && used == end) return false;
+static bool size_needed(const run *r, const bri_store *st, bool partial, uint64_t used, uint64_t end) {
+  if (!partial && used == end) return false;
   if (bri_store_caps(st) & BRI_STORE_CAP_LOCAL) return true;
   if (r->req->strategy != BRI_STRATEGY_BRI) return false;
   return !(end && (double)used < r->req->options.repack_threshold * (double)end);
 }
 
-/* A pack's utilization from its live bytes, the end of its last value and
- * its size (SIZE_UNMEASURED: not asked, size_needed). *size: the size when
- * known (measured, or end for a pack known whole), else 0. */
-static double pack_utilization(const pack_ranges *pr, uint64_t used, uint64_t end, uint64_t measured,
-                               uint64_t *size) {
-  bool whole = !pr->partial && used == end;
+/* A pack's utilization from its live bytes, the end of its last value,
+ * whether a value can be hidden from them and its size (SIZE_UNMEASURED:
+ * not asked, size_needed). *size: the size when known (measured, or end
+ * for a pack known whole), else 0. */
+static double pack_utilization(bool partial, uint64_t used, uint64_t end, uint64_t measured, uint64_t *size) {
+  bool whole = !partial && used == end;
   *size = measured != SIZE_UNMEASURED ? measured : whole ? end : 0;
   if (*size) return (double)used / (double)*size;
   return measured != SIZE_UNMEASURED || whole || !end ? 1.0 : (double)used / (double)end;
@@ -482,7 +488,7 @@ static double pack_utilization(const pack_ranges *pr, uint64_t used, uint64_t en
 static int path_ranges(const frag_survey *fs, size_t k, pack_ranges *pr, bri_error *err) {
   *pr = (pack_ranges){0};
   for (size_t j = 0; j < fs->n_refs; j++) {
-    if (strcmp(fs->paths[fs->refs[j].path], fs->paths[k])) continue;
+    if (fs->refs[j].path != k) continue;
     if (pr->n == pr->cap) {
       range *g = realloc(pr->v, (pr->cap = pr->cap ? 2 * pr->cap : 8) * sizeof *g);
       if (!g) {
@@ -497,31 +503,26 @@ static int path_ranges(const frag_survey *fs, size_t k, pack_ranges *pr, bri_err
   return 0;
 }
 
-/* The sizes of the packs a fragment references (stream mode: they are its
- * own, no other fragment's), where size_needed asks for them. */
-static int stat_paths(run *r, frag_survey *fs, bri_error *err) {
-  if (!(fs->sizes = calloc(fs->n_paths + 1, sizeof *fs->sizes)))
+/* What a fragment holds of each pack it references (stream mode: they are
+ * its own, no other fragment's), and their sizes where size_needed asks. */
+static int measure_paths(run *r, frag_survey *fs, bri_error *err) {
+  if (!(fs->use = calloc(fs->n_paths + 1, sizeof *fs->use)))
     return bri_error_set(err, BRI_ENOMEM, "out of memory");
   for (size_t k = 0; k < fs->n_paths; k++) {
-    size_t first = 0; /* a path listed again: measured at its first entry */
-    while (strcmp(fs->paths[first], fs->paths[k])) first++;
-    if (first < k) {
-      fs->sizes[k] = fs->sizes[first];
-      continue;
-    }
+    struct path_use *u = &fs->use[k];
     bri_store *st;
     bri_store_info info;
     pack_ranges pr;
-    uint64_t end;
     int rc = path_ranges(fs, k, &pr, err);
     if (rc) return rc;
-    uint64_t used = union_bytes(&pr, &end);
-    rc = bri_table_store_of(r->t, r->m->pb, fs->paths[k], &st, err);
-    bool needed = !rc && size_needed(r, st, &pr, used, end);
+    u->used = union_bytes(&pr, &u->end);
+    u->partial = pr.partial;
     free(pr.v);
+    rc = bri_table_store_of(r->t, r->m->pb, fs->paths[k], &st, err);
+    bool needed = !rc && size_needed(r, st, u->partial, u->used, u->end);
     if (needed) rc = bri_store_stat(st, fs->paths[k], &info, err);
     if (rc) return bri_error_wrap(err, "measuring pack utilization");
-    fs->sizes[k] = needed ? info.size : SIZE_UNMEASURED;
+    u->size = needed ? info.size : SIZE_UNMEASURED;
   }
   return 0;
 }
@@ -572,16 +573,9 @@ static bool fragment_low_packs(run *r, const frag_survey *fs, bri_strset *low) {
   bool any = false;
   if (r->req->strategy != BRI_STRATEGY_BRI || !fs) return false;
   for (size_t k = 0; k < fs->n_paths; k++) {
-    bool seen = false; /* each path once, at its first entry */
-    for (size_t j = 0; j < k && !seen; j++) seen = !strcmp(fs->paths[j], fs->paths[k]);
-    if (seen) continue;
-    pack_ranges pr;
-    bri_error ignored;
-    if (path_ranges(fs, k, &pr, &ignored)) continue; /* out of memory: counted as used, not repacked */
-    uint64_t end, size, used = union_bytes(&pr, &end);
-    double util = pack_utilization(&pr, used, end, fs->sizes ? fs->sizes[k] : SIZE_UNMEASURED, &size);
-    free(pr.v);
-    if (util < r->req->options.repack_threshold) {
+    const struct path_use *u = &fs->use[k];
+    uint64_t size;
+    if (pack_utilization(u->partial, u->used, u->end, u->size, &size) < r->req->options.repack_threshold) {
       any = true;
       if (low) (void)bri_strset_add(low, fs->paths[k]);
     }
@@ -611,7 +605,7 @@ static int survey_finish(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json
       else sizes = g;
       for (size_t p = before; !rc && p < s.n_packs; p++)
         for (size_t k = 0; k < r->fs[i]->n_paths; k++)
-          if (!strcmp(r->fs[i]->paths[k], s.paths[p])) sizes[p] = r->fs[i]->sizes[k];
+          if (!strcmp(r->fs[i]->paths[k], s.paths[p])) sizes[p] = r->fs[i]->use[k].size;
     }
   }
   bool *low = calloc(s.n_packs + 1, sizeof *low);
@@ -623,7 +617,7 @@ static int survey_finish(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json
     used[p] = union_bytes(&s.ranges[p], &end[p]);
     if (r->stream) continue; /* measured with their fragments */
     if ((rc = bri_table_store_of(r->t, m, s.paths[p], &st, r->err)) != 0) break;
-    if (size_needed(r, st, &s.ranges[p], used[p], end[p])) s.measure[s.n_measure++] = p;
+    if (size_needed(r, st, s.ranges[p].partial, used[p], end[p])) s.measure[s.n_measure++] = p;
   }
   bri_readahead *ra = NULL;
   r->survey = &s;
@@ -639,7 +633,7 @@ static int survey_finish(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json
       free(got);
       next++;
     }
-    double util = pack_utilization(&s.ranges[p], used[p], end[p], measured, &size);
+    double util = pack_utilization(s.ranges[p].partial, used[p], end[p], measured, &size);
     bool known = size || measured != SIZE_UNMEASURED;
     low[p] = util < r->req->options.repack_threshold && r->req->strategy == BRI_STRATEGY_BRI;
     if (low[p]) {
