@@ -61,6 +61,7 @@ typedef struct claim_req {
 static void claim_work(uv_work_t *req) {
   claim_req *c = req->data;
   bri_error err;
+  int64_t began = bri_jobs_now(c->store);
   while ((int)c->n < c->want) {
     bri_jobs_job *job = &c->jobs[c->n];
     int claimed = 0;
@@ -75,7 +76,8 @@ static void claim_work(uv_work_t *req) {
     }
     c->n++;
   }
-  if (!c->rc && bri_jobs_next_due(c->store, &c->next_due, &c->has_due, &err)) c->has_due = 0;
+  if (!c->rc && bri_jobs_next_due(c->store, began, &c->next_due, &c->has_due, &err)) c->has_due = 0;
+  (void)bri_failpoint("sched.after_claim", &err);
 }
 
 /* Jobs claimed for a daemon that began to drain meanwhile go back to the
@@ -135,10 +137,14 @@ static void claim_done(uv_work_t *req, int status) {
               CLAIM_RETRY_MS / 1000);
       uv_timer_start(&d->sched_timer, on_sched_timer, CLAIM_RETRY_MS, 0);
     } else if (c->has_due) {
-      /* a job already due but not claimed waits for a worker or for its
-       * table's running job: a worker ending kicks again, no timer needed */
+      /* the next job to fall due after the claim began (one due by then
+       * but not claimed waits for a worker or for its table's running job:
+       * a worker ending kicks again). It may have fallen due while the
+       * claim ran: then at once, or it would wait for a kick that may
+       * never come. */
       int64_t now = bri_now_ms();
-      if (c->next_due > now) uv_timer_start(&d->sched_timer, on_sched_timer, (uint64_t)(c->next_due - now) + 5, 0);
+      uint64_t wait = c->next_due > now ? (uint64_t)(c->next_due - now) : 0;
+      uv_timer_start(&d->sched_timer, on_sched_timer, wait + 5, 0);
     }
   }
   for (size_t k = 0; k < c->n; k++) bri_jobs_job_clear(&c->jobs[k]);

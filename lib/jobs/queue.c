@@ -378,15 +378,15 @@ int bri_jobs_cancel_requested(bri_jobs_store *s, int64_t job_id, int *requested,
   return rc < 0 ? rc : 0;
 }
 
-int bri_jobs_next_due(bri_jobs_store *s, int64_t *when, int *has, bri_error *err) {
+int bri_jobs_next_due(bri_jobs_store *s, int64_t after, int64_t *when, int *has, bri_error *err) {
   sqlite3_stmt *st = NULL;
   *has = 0;
   *when = 0;
   pthread_mutex_lock(&s->mu);
   int rc = jobs_query(s, &st, "finding the next due job", err,
                       "SELECT min(j.not_before) FROM jobs j JOIN tables t ON t.id = j.table_id "
-                      "WHERE j.state = 'queued' AND t.paused = 0",
-                      "");
+                      "WHERE j.state = 'queued' AND j.not_before > ? AND t.paused = 0",
+                      "i", after);
   if (rc == 1 && sqlite3_column_type(st, 0) != SQLITE_NULL) {
     *has = 1;
     *when = sqlite3_column_int64(st, 0);

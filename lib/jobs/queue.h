@@ -134,9 +134,11 @@ int bri_jobs_cancel(bri_jobs_store *s, int64_t job_id, bri_job_state *state_afte
 /* The flag a worker polls at its safe points. */
 int bri_jobs_cancel_requested(bri_jobs_store *s, int64_t job_id, int *requested, bri_error *err);
 
-/* Earliest not_before among queued jobs of unpaused tables (*has = 0 when
- * there are none): when the scheduler's timer should next try to claim.
- * Jobs blocked by their table's running job become claimable when it ends. */
-int bri_jobs_next_due(bri_jobs_store *s, int64_t *when, int *has, bri_error *err);
+/* Earliest not_before later than after among queued jobs of unpaused
+ * tables (*has = 0 when there are none): when the scheduler's timer should
+ * next try to claim, after a claim that began at after. Jobs due by then
+ * were offered to that claim; those it left (every worker busy, or their
+ * table's job running) are claimed when a worker ends. */
+int bri_jobs_next_due(bri_jobs_store *s, int64_t after, int64_t *when, int *has, bri_error *err);
 
 #endif

@@ -106,6 +106,10 @@ static const bri_failpoint_info REGISTRY[] = {
     {"watch.no_inotify", "daemon/brid/svc_watch.c", "brid", BRI_FP_SWITCH,
      "a switch: brid watches no _versions/ directory, as on a filesystem without inotify, and "
      "finds new commits by its periodic sweep alone"},
+    /* brid: daemon/brid/svc_sched.c */
+    {"sched.after_claim", "daemon/brid/svc_sched.c", "brid", BRI_FP_TIMING,
+     "a timing point: a claim has taken the jobs due and found when the next falls due; the "
+     "loop has not heard back yet"},
 };
 
 #define N_REGISTRY (sizeof REGISTRY / sizeof REGISTRY[0])
@@ -195,6 +199,11 @@ static int parse(const char *spec, bri_error *err) {
                            "(1, 2, ...)", tok, at + 1);
         break;
       }
+    }
+    if (fi->eio == BRI_FP_TIMING && strncmp(act, "delay:", 6)) {
+      rc = bri_error_set(err, BRI_EINVAL, "BRI_FAILPOINTS: %s is a timing point: its only action "
+                         "is delay:MS", tok);
+      break;
     }
     if ((fi->eio == BRI_FP_SWITCH) != !strcmp(act, "on")) {
       rc = bri_error_set(err, BRI_EINVAL, fi->eio == BRI_FP_SWITCH

@@ -19,6 +19,7 @@
  *   delay:MS   sleep MS milliseconds, then go on
  *   on         for switches (BRI_FP_SWITCH) only, and the only action they
  *              take: the code asks bri_failpoint_armed instead of passing
+ *              (timing points, BRI_FP_TIMING, take delay:MS only)
  * @N restricts the action to the Nth pass of that entry (1-based); without it
  * every pass acts. abort, exit and stop first write one line to stderr,
  * "failpoint NAME: ACTION (pass N)", through the notify hook below (the one
@@ -53,6 +54,8 @@ typedef enum bri_failpoint_eio {
                          a best-effort step): eio/enospc change nothing */
   BRI_FP_SWITCH,      /* not a step but a switch that changes behaviour
                          (bri_failpoint_armed): armed with "on" only */
+  BRI_FP_TIMING,      /* not a step but a place where a test holds a thread
+                         to widen a race: armed with delay:MS only */
 } bri_failpoint_eio;
 
 typedef struct bri_failpoint_info {

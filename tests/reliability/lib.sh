@@ -27,7 +27,7 @@
 #                           keep: ref_stock.json, ref_bri.json, ref_linked.json
 #                           (latest), ref_v3.json (the tagged version)
 #   read_registry           REGISTRY=("name reached_by eio_kind" ...) from
-#                           lib/util/failpoint.c (switches left out)
+#                           lib/util/failpoint.c (switches and timing points left out)
 #   check_state T FX WHEN   verify --all-versions passes, the latest version of
 #                           T reads ref_FX.json (brictl, and LanceDB when stock
 #                           Lance can read it), the tagged version reads

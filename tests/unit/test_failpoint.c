@@ -137,6 +137,8 @@ START_TEST(test_parse_errors) {
       {"watch.no_inotify=abort", "watch.no_inotify is a switch: its only action is \"on\""},
       {"watch.no_inotify=1", "watch.no_inotify is a switch: its only action is \"on\""},
       {"writer.write=on", "writer.write: \"on\" is for switches"},
+      {"sched.after_claim=abort", "sched.after_claim is a timing point: its only action is delay:MS"},
+      {"sched.after_claim=on", "sched.after_claim is a timing point: its only action is delay:MS"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     bri_error err = {0};
@@ -176,15 +178,20 @@ START_TEST(test_at_n_and_every_pass) {
 }
 END_TEST
 
+/* a step's failpoint and a timing point (BRI_FP_TIMING) both sleep */
 START_TEST(test_delay) {
-  arm("cleanup.after_delete=delay:60");
-  struct timespec a, b;
-  clock_gettime(CLOCK_MONOTONIC, &a);
-  bri_error err = {0};
-  ck_assert_int_eq(bri_failpoint("cleanup.after_delete", &err), 0);
-  clock_gettime(CLOCK_MONOTONIC, &b);
-  double ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
-  ck_assert_msg(ms >= 59.0, "slept %.1f ms", ms);
+  arm("cleanup.after_delete=delay:60,sched.after_claim=delay:60");
+  ck_assert_int_eq(bri_failpoint_find("sched.after_claim")->eio, BRI_FP_TIMING);
+  static const char *const names[] = {"cleanup.after_delete", "sched.after_claim"};
+  for (size_t i = 0; i < 2; i++) {
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    bri_error err = {0};
+    ck_assert_int_eq(bri_failpoint(names[i], &err), 0);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+    ck_assert_msg(ms >= 59.0, "%s slept %.1f ms", names[i], ms);
+  }
 }
 END_TEST
 
