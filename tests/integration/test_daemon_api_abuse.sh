@@ -93,7 +93,9 @@ def cpu_s():
         x = f.read().rsplit(")", 1)[1].split()
     return (int(x[11]) + int(x[12])) / os.sysconf("SC_CLK_TCK")
 
-def fds_back(base, secs=3.0):
+def fds_back(base, secs=15.0):
+    # returns as soon as they are back; brid may first have to work through
+    # what a closed peer left in its socket (slow under AddressSanitizer)
     end = time.monotonic() + secs
     while time.monotonic() < end:
         n = nfds()
@@ -324,7 +326,7 @@ def flood_main():
     check(cpu < 0.5, "brid used %.0f%% CPU while connections were held" % (cpu * 100))
     for s in socks:
         s.close()
-    after = fds_back(base, 5)
+    after = fds_back(base)
     print("  brid fds after closing: %d" % after, flush=True)
     check(after <= base, "brid fds did not go back to %d (%d)" % (base, after))
     # served once the flood is gone, with a fresh connection
