@@ -115,8 +115,9 @@ cleanup_interval = 0
 [table $TMPD/root/blobs.lance]
 batch_rows = 1
 EOF
-# compactions of blobs.lance take 8 batches x 400 ms: long enough to watch and cancel
-export BRI_FAILPOINTS=compact.after_rows=delay:400
+# compactions of blobs.lance take at least 4 batches (a fragment each) x 800 ms:
+# long enough to watch and cancel, even on a loaded machine
+export BRI_FAILPOINTS=compact.after_rows=delay:800
 brid_start pub/api --config "$TMPD/api.conf" --debounce 1h
 unset BRI_FAILPOINTS
 B=$TMPD/root/blobs.lance P=$TMPD/root/plain.lance V=$TMPD/root/v21.lance

@@ -74,7 +74,7 @@ echo "ok read-only socket: reads for everyone, control refused"
 printf '[table %s]\nbatch_rows = 1\nstrategy = copy\n' "$T" >>"$TMPD/u.conf"
 brid_stop
 cp -a "$FX/blobs.lance" "$TMPD/root/d.lance"
-export BRI_FAILPOINTS=compact.after_rows=delay:500
+export BRI_FAILPOINTS=compact.after_rows=delay:1000 # 4 s at least: still draining when asked
 brid_start u --config "$TMPD/u.conf"
 unset BRI_FAILPOINTS
 sleep 3
