@@ -592,30 +592,25 @@ static int survey_finish(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json
   survey s = {0};
   s.frag_packs = calloc(m->n_fragments + 1, sizeof *s.frag_packs);
   s.n_frag_packs = calloc(m->n_fragments + 1, sizeof *s.n_frag_packs);
-  uint64_t *sizes = NULL;
   int rc = s.frag_packs && s.n_frag_packs ? 0 : bri_error_set(r->err, BRI_ENOMEM, "out of memory");
-  for (size_t i = 0; !rc && i < m->n_fragments; i++) {
-    if (!r->fs[i]) continue;
-    size_t before = s.n_packs;
-    rc = survey_merge(&s, i, r->fs[i], bytes, r->err);
-    if (!rc && r->stream && s.n_packs > before) {
-      /* sizes of the packs first seen here (stream mode: the fragment's own) */
-      uint64_t *g = realloc(sizes, (s.n_packs + 1) * sizeof *g);
-      if (!g) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
-      else sizes = g;
-      for (size_t p = before; !rc && p < s.n_packs; p++)
-        for (size_t k = 0; k < r->fs[i]->n_paths; k++)
-          if (!strcmp(r->fs[i]->paths[k], s.paths[p])) sizes[p] = r->fs[i]->use[k].size;
-    }
-  }
+  for (size_t i = 0; !rc && i < m->n_fragments; i++)
+    if (r->fs[i]) rc = survey_merge(&s, i, r->fs[i], bytes, r->err);
   bool *low = calloc(s.n_packs + 1, sizeof *low);
   uint64_t *used = calloc(s.n_packs + 1, sizeof *used), *end = calloc(s.n_packs + 1, sizeof *end);
+  uint64_t *sizes = calloc(s.n_packs + 1, sizeof *sizes);
   s.measure = calloc(s.n_packs + 1, sizeof *s.measure);
-  if (!rc && (!low || !used || !end || !s.measure)) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
-  for (size_t p = 0; !rc && p < s.n_packs; p++) {
+  if (!rc && (!low || !used || !end || !sizes || !s.measure))
+    rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  /* stream mode: each pack is one fragment's own, measured with it */
+  for (size_t i = 0; !rc && r->stream && i < m->n_fragments; i++)
+    for (size_t k = 0; r->fs[i] && k < r->fs[i]->n_paths; k++) {
+      const struct path_use *u = &r->fs[i]->use[k];
+      size_t p = bri_strmap_get(&s.by_path, r->fs[i]->paths[k])->a;
+      used[p] = u->used, end[p] = u->end, sizes[p] = u->size;
+    }
+  for (size_t p = 0; !rc && !r->stream && p < s.n_packs; p++) {
     bri_store *st;
     used[p] = union_bytes(&s.ranges[p], &end[p]);
-    if (r->stream) continue; /* measured with their fragments */
     if ((rc = bri_table_store_of(r->t, m, s.paths[p], &st, r->err)) != 0) break;
     if (size_needed(r, st, s.ranges[p].partial, used[p], end[p])) s.measure[s.n_measure++] = p;
   }
