@@ -5,11 +5,14 @@
 # (a real brid process), then the interop tests tests/interop/test_*.sh
 # (those need the LanceDB oracle that scripts/deps.sh installs). Prints one line per test
 # program and a closing "N passed, N failed" line; exits 1 if any failed.
-#   scripts/run-tests.sh BUILD [unit|cli|integration|interop]
+#   scripts/run-tests.sh BUILD [all|unit|cli|integration|interop] [REGEX]
+# REGEX (grep -E) keeps only the tests whose name (e.g. interop/test_s3.sh)
+# matches it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:?build dir}
 WHICH=${2:-all}
+ONLY=${3:-}
 export BRI_SOURCE_DIR=$PWD
 export BRICTL=$PWD/$BUILD/bin/brictl
 export BRI_BUILD=$PWD/$BUILD
@@ -44,7 +47,7 @@ JOBS=${BRI_TEST_JOBS:-3}
 DURATIONS=$BUILD/test-durations
 OUT=$(mktemp -d)
 names=(); paths=()
-add() { names+=("$1"); paths+=("$2"); }
+add() { [ -z "$ONLY" ] || grep -qE -- "$ONLY" <<<"$1" || return 0; names+=("$1"); paths+=("$2"); }
 run_one() { case $1 in *.sh) bash "$1" ;; *) "$1" ;; esac; }
 if [ "$WHICH" = all ] || [ "$WHICH" = interop ]; then
   for t in tests/interop/test_*.sh; do [ -f "$t" ] && add "interop/$(basename "$t")" "$t"; done
