@@ -438,11 +438,13 @@ bad:
 static json_t *m_pause(call *c) { return pause_resume(c, true); }
 static json_t *m_resume(call *c) { return pause_resume(c, false); }
 
-/* The new configuration is read here, off the loop; the loop applies it
- * (svc_daemon_reload_apply) and gives the reply its changes. */
+/* The new configuration is read here, off the loop, by the code SIGHUP runs
+ * (svc_daemon_reload_read: the file, then the roots' S3 settings and
+ * secrets); the loop applies it (svc_daemon_reload_apply) and gives the
+ * reply its changes. */
 static json_t *m_reload(call *c) {
   log_notice("reload requested by uid %u (pid %d)", (unsigned)c->peer.uid, (int)c->peer.pid);
-  c->reload_rc = svc_config_load(&c->reload_cfg, &c->reload_ov, &c->reload_err);
+  c->reload_rc = svc_daemon_reload_read(&c->reload_cfg, &c->reload_ov, &c->reload_err);
   c->post |= SVC_POST_RELOAD;
   return json_object(); /* replaced by svc_api_finish */
 }

@@ -216,7 +216,8 @@ int svc_daemon_reload_apply(brid *d, int rc, svc_config *loaded, const bri_error
   return 0;
 }
 
-/* SIGHUP: the file is read off the loop, applied on it. */
+/* SIGHUP: the file is read off the loop (svc_daemon_reload_read, as the
+ * reload method does), applied on it. */
 typedef struct reload_req {
   uv_work_t req;
   brid *d;
@@ -226,12 +227,17 @@ typedef struct reload_req {
   bri_error err;
 } reload_req;
 
-static void reload_work(uv_work_t *req) {
-  reload_req *r = req->data;
-  r->rc = svc_config_load(&r->cfg, &r->ov, &r->err);
+int svc_daemon_reload_read(svc_config *cfg, const svc_overrides *ov, bri_error *err) {
+  int rc = svc_config_load(cfg, ov, err);
   /* the new roots' settings (a root's secret may have changed): stores
    * opened from now on use them */
-  if (!r->rc && (r->rc = svc_poll_register(&r->cfg, &r->err)) != 0) svc_config_free(&r->cfg);
+  if (!rc && (rc = svc_poll_register(cfg, err)) != 0) svc_config_free(cfg);
+  return rc;
+}
+
+static void reload_work(uv_work_t *req) {
+  reload_req *r = req->data;
+  r->rc = svc_daemon_reload_read(&r->cfg, &r->ov, &r->err);
 }
 
 static void reload_done(uv_work_t *req, int status) {

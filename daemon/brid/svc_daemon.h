@@ -144,7 +144,13 @@ struct brid {
  * drain ends. Returns the exit status (0 stopped cleanly, 1 failed). */
 int svc_daemon_run(brid *d);
 
-/* svc_daemon.c: applies a configuration that svc_config_load read off the
+/* svc_daemon.c: reads the configuration a reload applies, off the loop, for
+ * SIGHUP and the reload method alike: the file (ov: the command line's
+ * settings, which win), then every root's S3 settings and secrets, which the
+ * stores opened from then on use. On error *cfg is left empty. */
+int svc_daemon_reload_read(svc_config *cfg, const svc_overrides *ov, bri_error *err);
+
+/* svc_daemon.c: applies a configuration that svc_daemon_reload_read read off the
  * loop (rc its result, err its error; SIGHUP and the reload method): on
  * error the running configuration stays and the error is recorded for
  * status. *loaded is taken. *changes (may be NULL) describes what changed. */
