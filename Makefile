@@ -145,7 +145,8 @@ fuzz: deps
 	@$(MAKE) --no-print-directory FUZZ=1 fuzzers
 	@scripts/fuzz.sh build-fuzz $(FUZZ_SECONDS)
 
-demo: deps
+demo:
+	@scripts/deps.sh build
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh $(BUILD)
 

@@ -3,8 +3,9 @@
 # its blob payloads.
 #   scripts/demo.sh BUILD        (BUILD: the build directory, e.g. build)
 # 1. writes a table of 200 fragments (2 rows each, a packed 100 KiB blob and a
-#    dedicated 300 KiB blob per fragment) with brictl gen (falls back to
-#    LanceDB through tests/interop/lance_make.mjs when brictl has no gen);
+#    dedicated 300 KiB blob per fragment) with brictl gen, which writes what
+#    LanceDB writes (the demo needs neither LanceDB nor node: make demo
+#    installs only the build's packages);
 # 2. starts brid on it with built-in defaults, a private socket and store,
 #    and a 3 s debounce;
 # 3. shows brictl status before and while the compaction job runs;
@@ -34,15 +35,8 @@ ctl() { "$BRICTL" "$@" --socket "$DEMO/brid.sock"; }
 T=$DEMO/tables/media.lance
 mkdir -p "$DEMO/tables"
 say "1. a Blob v2 table of 200 fragments"
-if { "$BRICTL" gen 2>&1 || true; } | grep -q "usage: brictl gen"; then
-  echo "\$ brictl gen $T --fragments 200 --rows 2 --blob-sizes 100K,300K --dedicated-threshold 262144"
-  "$BRICTL" gen "$T" --fragments 200 --rows 2 --blob-sizes 100K,300K --dedicated-threshold 262144
-else
-  echo "(brictl gen is not available: writing the table with LanceDB)"
-  ORACLE_NODE_DIR=${ORACLE_NODE_DIR:-$PWD/.deps/node} LANCEDB_LOG=error \
-    node tests/interop/lance_make.mjs --out "$DEMO/tables" --tables blobs --blob-name media \
-    --blob-batches 200:2:100K >/dev/null
-fi
+echo "\$ brictl gen $T --fragments 200 --rows 2 --blob-sizes 100K,300K --dedicated-threshold 262144"
+"$BRICTL" gen "$T" --fragments 200 --rows 2 --blob-sizes 100K,300K --dedicated-threshold 262144
 "$BRICTL" inspect "$T" --json >"$DEMO/before.json"
 frags_before=$(jq_ 'd["totals"]["fragments"]' <"$DEMO/before.json")
 bytes_before=$(du -sb "$T" | cut -f1)

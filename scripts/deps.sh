@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
-# Installs everything brid's build and tests need on Debian 12, then the
+# Installs what brid's build and tests need on Debian 12 with apt, then the
 # LanceDB oracle (npm) into .deps/node. Idempotent: when everything is
 # present it only checks, in well under a second.
+#   scripts/deps.sh          everything make check needs
+#   scripts/deps.sh build    only what building brid and brictl needs (make demo)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+WHAT=${1:-test}
 
-APT_PKGS=(build-essential pkg-config clang libclang-rt-14-dev
-  libuv1-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev sqlite3
-  libjansson-dev check libzstd-dev liblz4-dev libroaring-dev libsystemd-dev
-  libinih-dev libssl-dev valgrind systemd python3 groff-base
-  libcurl4-openssl-dev libexpat1-dev radosgw ceph-mon ceph-osd)
+# building brid, brictl and libbri (and python3 and coreutils for make demo)
+BUILD_PKGS=(build-essential pkg-config
+  libuv1-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev
+  libjansson-dev libzstd-dev liblz4-dev libroaring-dev libsystemd-dev
+  libinih-dev libssl-dev libcurl4-openssl-dev libexpat1-dev python3)
+# the tests: Check, the fuzzers' clang, valgrind, systemd-analyze, the man
+# pages' groff, sqlite3's shell, the S3 server (radosgw)
+TEST_PKGS=(check clang libclang-rt-14-dev sqlite3 valgrind systemd groff-base
+  radosgw ceph-mon ceph-osd)
+APT_PKGS=("${BUILD_PKGS[@]}")
+[ "$WHAT" = build ] || APT_PKGS+=("${TEST_PKGS[@]}")
 LANCEDB_VERSION=0.39.0
 ARROW_VERSION=18.1.0
 NODE_DIR=.deps/node
@@ -18,8 +27,10 @@ missing=()
 for p in "${APT_PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-command -v node >/dev/null || missing+=(nodejs)
-command -v npm >/dev/null || missing+=(npm)
+if [ "$WHAT" != build ]; then
+  command -v node >/dev/null || missing+=(nodejs)
+  command -v npm >/dev/null || missing+=(npm)
+fi
 if ((${#missing[@]})); then
   echo "deps: installing ${missing[*]}"
   SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -27,6 +38,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+[ "$WHAT" != build ] || exit 0
 have_ver() { node -p "require('./$NODE_DIR/node_modules/$1/package.json').version" 2>/dev/null || true; }
 if [ "$(have_ver @lancedb/lancedb)" != "$LANCEDB_VERSION" ] || [ "$(have_ver apache-arrow)" != "$ARROW_VERSION" ]; then
   echo "deps: installing @lancedb/lancedb@$LANCEDB_VERSION apache-arrow@$ARROW_VERSION into $NODE_DIR"
