@@ -24,7 +24,7 @@ typedef struct bri_source {
   char *blob_dir;  /* the source's blob_dir */
   bool has_base;   /* effective base of the source */
   uint32_t base_id;
-  uint64_t *local; /* strictly increasing (spec/blob.md 6.2 rule 4) */
+  uint64_t *local; /* strictly increasing (docs/format/bri.md rule 4) */
   uint64_t *phys;  /* aligned with local (rule 5) */
   size_t n;
 } bri_source;
@@ -105,7 +105,7 @@ static int load_source(bri_blob_resolver *r, const Lance__Table__BlobReuseSource
     return bri_error_set(err, BRI_ECORRUPT, "%s: data file %s: BRI source %zu physical ids: %s",
                          r->t->root, f, i, e2.msg);
   out->n = n_loc;
-  /* Re-checked here although manifest open validated them (spec/blob.md 6.2
+  /* Re-checked here although manifest open validated them (docs/format/bri.md
    * rules 4-6): the binary search below relies on them. */
   if (n_loc != n_phys)
     return bri_error_set(err, BRI_ECORRUPT,
@@ -158,7 +158,7 @@ void bri_blob_resolver_drop_files(bri_blob_resolver *r) {
   slot_close(&r->slot[1]);
 }
 
-/* spec/blob.md 6.3 step 1: the source whose local ids contain id, if any. */
+/* docs/format/bri.md 4 step 1: the source whose local ids contain id, if any. */
 static const bri_source *bri_lookup(const bri_blob_resolver *r, uint32_t id, uint64_t *phys) {
   for (size_t i = 0; i < r->n_sources; i++) {
     const bri_source *s = &r->sources[i];
@@ -179,7 +179,7 @@ static const bri_source *bri_lookup(const bri_blob_resolver *r, uint32_t id, uin
 void bri_blob_terminal_of(const bri_blob_resolver *r, uint32_t local_id, bri_blob_terminal *out) {
   uint64_t phys;
   const bri_source *s = bri_lookup(r, local_id, &phys);
-  if (s) { /* spec/blob.md 6.4: the terminal object behind the redirect */
+  if (s) { /* docs/format/bri.md 5: the terminal object behind the redirect */
     out->has_base = s->has_base, out->base_id = s->base_id;
     out->blob_dir = s->blob_dir, out->dir = s->dir;
     out->physical_id = (uint32_t)phys;
@@ -263,7 +263,7 @@ static bool has_dotdot(const char *p) {
   return false;
 }
 
-/* Local path of an External descriptor (spec/blob.md section 2: blob_id 0 =
+/* Local path of an External descriptor (docs/format/blob.md section 2: blob_id 0 =
  * absolute URI, > 0 = BasePath id with a path relative to that base). */
 static int external_path(bri_blob_resolver *r, const bri_blob_desc *d, char **out, bri_error *err) {
   *out = NULL;
@@ -372,7 +372,7 @@ static int locate(bri_blob_resolver *r, const bri_blob_desc *d, file_slot **slot
   switch (d->kind) {
   case BRI_BLOB_INLINE:
     /* An empty blob's position is the writer's offset at the time, not a
-     * reference (spec/blob.md section 2): never checked, never read. */
+     * reference (docs/format/blob.md section 2): never checked, never read. */
     if (d->size == 0) return 0;
     rc = slot_open(r, &r->slot[0], r->datafile, "data file", false, err);
     if (rc) return rc;
@@ -560,7 +560,7 @@ int bri_blob_desc_get(const struct ArrowSchema *s, const struct ArrowArray *a, i
                            s->name ? s->name : "?", names[f]);
   if (!bri_arrow_valid(a, i)) return 0;
   int64_t j = a->offset + i;
-  if (!bri_arrow_valid(c[0], j)) return 0; /* a null kind is a null blob (spec/blob.md 2) */
+  if (!bri_arrow_valid(c[0], j)) return 0; /* a null kind is a null blob (docs/format/blob.md 2) */
   *is_null = false;
   d->kind = ((const uint8_t *)c[0]->buffers[1])[c[0]->offset + j];
   memcpy(&d->position, (const uint8_t *)c[1]->buffers[1] + 8 * (c[1]->offset + j), 8);

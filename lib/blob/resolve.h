@@ -4,7 +4,7 @@
  * together with the DataFile that stores it: Inline bytes sit in that .lance
  * file, Packed/Dedicated bytes in a sidecar named after its stem (or, through
  * the file's Blob Reuse Index, in another directory), External bytes behind a
- * URI or a base path (spec/blob.md sections 2, 3 and 6.3). A resolver is
+ * URI or a base path (docs/format/blob.md 2-3, docs/format/bri.md 4). A resolver is
  * therefore built once per DataFile: it decodes the BRI into sorted id tables
  * (binary search per source, no per-blob protobuf work), remembers the data
  * file's path, and keeps the last opened file so that many values of one
@@ -22,7 +22,7 @@
 #include "util/arrow_c.h"
 #include "util/error.h"
 
-/* Descriptor kinds (spec/blob.md section 2). */
+/* Descriptor kinds (docs/format/blob.md section 2). */
 enum {
   BRI_BLOB_INLINE = 0,
   BRI_BLOB_PACKED = 1,
@@ -63,7 +63,7 @@ typedef struct bri_blob_resolver bri_blob_resolver;
 
 /* Builds the resolver of data file df of manifest m in table t: data file
  * path, own sidecar directory, and the decoded BRI (if df carries one; the
- * BRI was validated when the manifest was opened, spec/blob.md 6.2). t and m
+ * BRI was validated when the manifest was opened, docs/format/bri.md 3). t and m
  * must outlive the resolver. */
 int bri_blob_resolver_open(const bri_table *t, const Lance__Table__Manifest *m,
                            const Lance__Table__DataFile *df, bri_blob_resolver **out,
@@ -77,14 +77,14 @@ void bri_blob_resolver_drop_files(bri_blob_resolver *r);
 /* The data file's absolute path (for messages). */
 const char *bri_blob_resolver_datafile(const bri_blob_resolver *r);
 
-/* Sidecar path of local blob id L of this data file (spec/blob.md 6.3: a BRI
+/* Sidecar path of local blob id L of this data file (docs/format/bri.md 4: a BRI
  * hit gives data_dir(effective base)/blob_dir/name(physical), a miss the
  * identity data_dir(base)/stem/name(L)). malloc'd into *out. */
 int bri_blob_sidecar_path(bri_blob_resolver *r, uint32_t local_id, char **out, bri_error *err);
 
 /* Where the bytes of local blob id L of this data file physically live:
  * through the BRI when it names L, else under the file's own stem. Never a
- * chain: BRI entries are terminal by construction (spec/blob.md 6.4).
+ * chain: BRI entries are terminal by construction (docs/format/bri.md 5).
  * Strings are borrowed from the resolver. */
 typedef struct bri_blob_terminal {
   bool has_base;        /* effective base of the sidecar (false: the table root) */

@@ -2,8 +2,8 @@
  *
  * Every Packed or Dedicated descriptor copied into a new data file gets a
  * new local blob id from one allocator per output file (shared by all its
- * blob columns, spec/blob.md 6.4). What backs that id depends on the
- * strategy (design.md):
+ * blob columns, docs/format/bri.md 5). What backs that id depends on the
+ * strategy (docs/architecture.md):
  *   bri   the id is recorded in the output's Blob Reuse Index, pointing at
  *         the terminal sidecar the source resolved to (never at another
  *         BRI'd id: no chains); equal terminals share one id. Packs below

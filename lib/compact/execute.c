@@ -2,7 +2,7 @@
  *
  * Three stages. Survey: for blob tables, read every fragment's descriptors
  * to measure each Packed sidecar's utilization (union of the visible byte
- * ranges that resolve to it / its size, spec/blob.md 6.5) and the bytes each
+ * ranges that resolve to it / its size, docs/format/bri.md 6) and the bytes each
  * bin would reuse, copy or repack. Write: per bin, decode rows in batches
  * (the fragment reader drops deleted rows), rewrite Blob v2 descriptors in
  * the decoded arrays, append them to a new data file. Commit: one Rewrite
@@ -461,7 +461,7 @@ static uint64_t union_bytes(pack_ranges *pr, uint64_t *end) {
  * fragments, a third of a compaction's). Not when the descriptors tell:
  * the visible ranges fill [0, end) and no value of the pack can be hidden
  * from them (a pack of the data file's own, every row visible: a pack
- * holds exactly its values, spec/blob.md 4), so the size is end and the
+ * holds exactly its values, docs/format/blob.md 3), so the size is end and the
  * utilization 1. On an object store not either when the size decides
  * nothing: strategies other than bri never repack by utilization (the
  * size is only reported, as unknown), and ranges that cover less than the
@@ -728,7 +728,7 @@ static int carry_row_meta(run *r, const Lance__Table__DataFragment *f, bri_fragm
     rc = bri_versions_unpack(f->inline_last_updated_at_versions.data, f->inline_last_updated_at_versions.len, phys, &uv, err);
   for (uint64_t i = 0; !rc && i < nrows; i++) {
     uint32_t o = off[i];
-    /* spec/table.md 12: a missing created_at is version 1, a missing last_updated its created_at */
+    /* docs/format/table.md 12: a missing created_at is version 1, a missing last_updated its created_at */
     uint64_t c = cv ? cv[o] : 1, u = uv ? uv[o] : c;
     if ((stable && vec_push(ids, all[o])) || vec_push(created, c) || vec_push(updated, u))
       rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
@@ -784,7 +784,7 @@ static int append_decoded(run *r, bin_ctx *b, const size_t *top, size_t n_top,
 }
 
 /* Page copy applies to a fragment without deletions stored in one data file
- * of the output's version whose columns are the output's columns (spec/file.md
+ * of the output's version whose columns are the output's columns (docs/format/file.md
  * section 9); the bin's other fragments may still be decoded. */
 static bool copyable(bin_ctx *b, const Lance__Table__DataFragment *f, uint16_t minor) {
   if ((f->deletion_file && f->deletion_file->num_deleted_rows) || f->n_files != 1) return false;
@@ -1138,7 +1138,7 @@ static bool can_stream(const run *r, const bri_compact_request *q) {
 /* The survey and the plan. Outside stream mode every fragment is surveyed
  * first. In stream mode the plan is made without flags; the fragments none
  * of its bins holds are surveyed (a low pack can make them candidates and
- * grow a bin, spec/blob.md 6.5) and the plan made again when one is
+ * grow a bin, docs/format/bri.md 6) and the plan made again when one is
  * flagged; the rest are surveyed while they are written. Both give the same
  * plan: a flag only matters for a fragment that no bin holds without it. */
 static int survey_and_plan(run *r, const bri_compact_request *q, bool *repack_wanted,

@@ -1,5 +1,5 @@
 /* fri.h: how a compaction keeps every index of a table answering
- * (spec/table.md section 11).
+ * (docs/format/table.md section 11).
  *
  * With stable row ids an index stores row ids, which survive a rewrite, so
  * only its fragment bitmap changes: Lance's rule swaps a group's old ids for

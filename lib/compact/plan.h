@@ -10,7 +10,7 @@
  * dropped; bins are split so each holds about the target row count.
  *
  * brid adds: fragments flagged by the caller because they reference a
- * low-utilization blob pack become candidates (spec/blob.md 6.5); fragments
+ * low-utilization blob pack become candidates (docs/format/bri.md 6); fragments
  * an index covers that brid cannot carry (compact/fri.h) are held back and
  * listed, as Lance's planner holds back what it cannot remap; a bin that
  * goes into the fragment reuse index has ascending ids (it maps rows in

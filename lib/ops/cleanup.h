@@ -6,8 +6,8 @@
  * files, transaction files and index directories; each retained data file's
  * own sidecar directory as a whole; and, for the Blob Reuse Index, the exact
  * sidecar files a retained BRI names, so a directory that is a BRI source is
- * cleaned file by file (spec/blob.md 6.6). Rules copied from Lance's cleanup
- * (spec/table.md section 13): a file no retained version references is
+ * cleaned file by file (docs/format/bri.md 7). Rules copied from Lance's cleanup
+ * (docs/format/table.md section 13): a file no retained version references is
  * deleted only if an old manifest referenced it or it is older than the
  * grace period, and never if it is newer than the oldest retained manifest
  * (a concurrent writer may be staging it). Nothing outside the table root is

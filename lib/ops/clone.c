@@ -222,7 +222,7 @@ static int deep_bri(run *r, deep *d, const bri_manifest *bm, const Lance__Table_
       free(a), free(t);
     }
     free(phys), free(from_dir), free(to_dir), free(dir);
-    /* the clone's BRI: same ids, the clone's directory, no base (spec/blob.md 6.8) */
+    /* the clone's BRI: same ids, the clone's directory, no base (docs/format/bri.md 9) */
     if (!rc) {
       s->blob_dir = (char *)name;
       s->has_base_id = 0, s->base_id = 0;

@@ -1,6 +1,6 @@
 /* clone.h: cloning one version of a table into a new table root.
  *
- * Shallow (spec/blob.md 6.8, mirroring Lance's Manifest::shallow_clone):
+ * Shallow (docs/format/bri.md 9, mirroring Lance's Manifest::shallow_clone):
  * the clone's only version has the source's version number and content;
  * the source root is added to base_paths as a dataset-root base (id = the
  * highest existing base id + 1, or 0), and every DataFile, deletion file and

@@ -148,7 +148,7 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *d
   if (!r->o->dry_run &&
       ((rc = journal(r, new_dir)) != 0 || (rc = bri_store_mkdir(r->t->store, new_dir, err)) != 0))
     goto out;
-  /* every BRI target, under its local id (spec/blob.md 6.3: a hit names
+  /* every BRI target, under its local id (docs/format/bri.md 4: a hit names
    * data_dir(effective base)/blob_dir/name(physical)) */
   if ((rc = bri_datafile_get_bri(df, bm->path, &b, err)) < 0) goto out;
   rc = 0;

@@ -1,8 +1,8 @@
 /* materialize.h: turning a table that carries Blob Reuse Indexes back into
- * one that stock Lance reads (design.md, spec/blob.md 6.4 last rule).
+ * one that stock Lance reads (docs/format/bri.md 10).
  *
- * A DataFile's BRI may not change while its path stays the same (spec/blob.md
- * 6.2 rule 9), so every DataFile that carries a BRI is replaced by a new one:
+ * A DataFile's BRI may not change while its path stays the same (docs/format/bri.md
+ * rule 9), so every DataFile that carries a BRI is replaced by a new one:
  * a byte-identical data file under a fresh Lance-style stem (hard link, or a
  * copy across filesystems; Inline descriptor positions stay valid because
  * the bytes are the same), and a sidecar directory of its own holding every

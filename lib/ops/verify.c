@@ -180,7 +180,7 @@ static int bri_target_cb(void *user, const char *path) {
   return 0;
 }
 
-/* spec/blob.md 6.2 rule 9: a DataFile kept at the same (base, path) keeps its BRI. */
+/* docs/format/bri.md rule 9: a DataFile kept at the same (base, path) keeps its BRI. */
 static void check_immutable(vrun *r, const bri_manifest *bm, const Lance__Table__DataFile *df) {
   uint64_t h = 1469598103934665603ULL, len = 0;
   for (size_t i = 0; i < df->base.n_unknown_fields; i++) {
@@ -197,7 +197,7 @@ static void check_immutable(vrun *r, const bri_manifest *bm, const Lance__Table_
   bri_strmap_entry *p = bri_strmap_get(&r->prev, key);
   if (p && (p->a != h || p->b != len))
     problem(r, bm->path, "data file %s keeps its path from the previous version but its blob reuse "
-            "index changed (spec/blob.md 6.2 rule 9: a new mapping needs a new data file)", df->path);
+            "index changed (docs/format/bri.md rule 9: a new mapping needs a new data file)", df->path);
   if (!bri_strmap_get(&r->cur, key) && !bri_strmap_put(&r->cur, key, h, len)) r->oom = true;
   free(key);
 }

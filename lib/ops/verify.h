@@ -2,7 +2,7 @@
  *
  * For each version checked (the latest by default, or every manifest in
  * _versions/): the manifest parses and passes brid's validation (framing,
- * feature flags, paths, BRI rules of spec/blob.md 6.2); every file it
+ * feature flags, paths, BRI rules of docs/format/bri.md 3); every file it
  * references exists — data files with their recorded file_size_bytes,
  * deletion files, the transaction file, index directories, and every
  * sidecar a BRI names; and every Blob v2 descriptor of every visible row

@@ -555,7 +555,7 @@ static void read_desc(const hnode *n, const struct ArrowArray *a, int64_t i, blo
   if (!bri_arrow_valid(a, i)) return;
   int64_t j = a->offset + i; /* index in the children's logical space */
   const struct ArrowArray *k = a->children[n->desc[D_KIND]];
-  if (!bri_arrow_valid(k, j)) return; /* a null kind is a null blob (spec/blob.md 2) */
+  if (!bri_arrow_valid(k, j)) return; /* a null kind is a null blob (docs/format/blob.md 2) */
   v->valid = true;
   const struct ArrowArray *p = a->children[n->desc[D_POS]], *s = a->children[n->desc[D_SIZE]],
                           *id = a->children[n->desc[D_ID]], *u = a->children[n->desc[D_URI]];

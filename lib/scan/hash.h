@@ -1,6 +1,6 @@
 /* hash.h: the canonical per-value encoding and per-column SHA-256 that brid
  * and the LanceDB oracle (tests/interop/lance_read.mjs, which is
- * /work/shared/oracle/read_table.mjs plus map/null types) both compute, so
+ * the first oracle's read_table.mjs plus map/null types) both compute, so
  * that "brid read the same table as Lance" is one string comparison.
  *
  * frame(null) = 0x00; frame(v) = 0x01 + u64le(len(v)) + v, where v is, by

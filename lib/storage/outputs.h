@@ -1,7 +1,7 @@
 /* outputs.h: the files and directories an operation created, so that a
  * failed or aborted operation removes exactly those, newest first (files
  * before the directories that hold them), and never anything it did not
- * create (spec/blob.md 6.7). Each path is also handed to an optional
+ * create (docs/format/bri.md 8). Each path is also handed to an optional
  * journal callback before the caller creates it: the daemon persists it, so
  * that a crashed process can be cleaned up after a restart. */
 #ifndef BRI_OUTPUTS_H

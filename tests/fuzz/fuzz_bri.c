@@ -1,7 +1,7 @@
 /* fuzz_bri.c: libFuzzer harness for the Blob Reuse Index: arbitrary bytes in
  * DataFile field 8 of a manifest, through every consumer of those bytes:
  * bri_datafile_get_bri (with a set/get round trip of what decodes),
- * bri_manifest_check_bri (spec/blob.md 6.2), the whole manifest open
+ * bri_manifest_check_bri (docs/format/bri.md 3), the whole manifest open
  * (serialize, then bri_manifest_parse, which validates), the resolver's BRI
  * loading in lib/blob/resolve.c (bri_blob_resolver_open, fed the manifest
  * whether it validated or not: the resolver re-checks what its lookups rely

@@ -80,7 +80,7 @@ export function parseSize(s) {
 // A splitmix64 finalizer turns (seed, id, salt) into a 32-bit state; xorshift32 then
 // produces the stream.  Every generated value is a function of (seed, row id, salt)
 // only, so any subset of rows can be regenerated (appends, re-creation).
-// These exact functions are also what /work/shared/oracle/make_tables.mjs uses, so
+// These exact functions are also what the first oracle's make_tables.mjs used, so
 // tables written by either generator hold identical values.
 const M64 = 0xFFFFFFFFFFFFFFFFn;
 export function seed32(seed, id, salt) {

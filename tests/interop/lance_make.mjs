@@ -12,7 +12,7 @@
 // (lance_read.mjs sorts by it).  Each fragment is one createTable/add call.
 //
 // Tables (--tables a,b,c or "all"):
-//   plain      the oracle's plain table, same values as /work/shared/oracle/make_tables.mjs:
+//   plain      the oracle's plain table, same values as the first oracle's make_tables.mjs:
 //              id int64, f64 double, s utf8, cat utf8 (5 values), vec fsl<float32,8>,
 //              n32 int32 (1/3 null), allnull int32, bin large_binary.
 //   blobs      the oracle's Blob v2 table (id, label utf8, blob), from --blob-batches.

@@ -14,7 +14,7 @@
 //   --batch N        row ids per fetchBlobs call [64]
 //
 // The text output, and the JSON members table, version, rows, countRows, fragments,
-// key, schema, columns and ms, are exactly those of /work/shared/oracle/read_table.mjs
+// key, schema, columns and ms, are exactly those of the first oracle's read_table.mjs
 // (same encoding, same hashes).  The JSON also has:
 //   fragmentRows  {fragment id: visible rows}, from each row's address (_rowaddr >> 32;
 //                 _rowid is not an address once stable row ids are on)
@@ -46,7 +46,7 @@
 // hashed as above, and large_list columns, which apache-arrow 18 cannot decode, are read
 // through a DataFusion arrow_cast to list (same canonical bytes) and reported as
 // LargeList<...>.
-// Difference from the oracle: /work/shared/oracle/read_table.mjs recurses with the
+// Difference from the first oracle: its read_table.mjs recurses with the
 // scanned descriptor fields, which carry no lance.blob.v2 marker, so for Blob v2 fields
 // under structs or lists it hashes the whole descriptor struct (kind, position, size,
 // blob_id, blob_uri), contrary to its own header and not stable across compaction.

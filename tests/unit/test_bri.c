@@ -1,6 +1,6 @@
 /* test_bri.c: the Blob Reuse Index in DataFile field 8: wire-type dispatch
  * (a varint field 8 is someone else's and is kept), storing and reading a
- * BRI, and refusal of every invalid BRI with the rule of spec/blob.md 6.2
+ * BRI, and refusal of every invalid BRI with the rule of docs/format/bri.md 3
  * named in the message (the bad-BRI corpus). */
 #include <stdlib.h>
 #include <string.h>

@@ -255,7 +255,7 @@ START_TEST(test_shallow_clone_bri_cleanup_spares_source) {
   ck_assert_msg(bri_clone_table(root, dst, &o, NULL, &rep, &err) == 0, "%s", err.msg);
   m = load(dst, &t);
   char *dst_bri = bri_bytes(m->pb);
-  ck_assert_str_eq(src_bri, dst_bri); /* spec/blob.md 6.8: BRI copied unchanged */
+  ck_assert_str_eq(src_bri, dst_bri); /* docs/format/bri.md 9: BRI copied unchanged */
   ck_assert(m->pb->reader_feature_flags & BRI_FLAG_BLOB_REUSE_INDEX);
   bri_manifest_free(m);
   bri_table_close(t);

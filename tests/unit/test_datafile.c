@@ -106,7 +106,7 @@ static void check_plain(const char *name, uint16_t minor, uint64_t size) {
     ck_assert_int_eq(pg->layout->layout_case, LAYOUT(MINI_BLOCK_LAYOUT));
     const Lance__Encodings21__MiniBlockLayout *mb = pg->layout->mini_block_layout;
     ck_assert_uint_eq(mb->num_items, 40);
-    /* 2.2 writes has_large_chunk = true, 2.1 leaves it out (spec/file.md 3.1). */
+    /* 2.2 writes has_large_chunk = true, 2.1 leaves it out (docs/format/file.md 3.1). */
     ck_assert_int_eq(mb->has_has_large_chunk, minor == 2);
     ck_assert_int_eq(mb->has_large_chunk, minor == 2);
     ck_assert_uint_eq(pg->n_buffers, 2);
@@ -118,7 +118,7 @@ static void check_plain(const char *name, uint16_t minor, uint64_t size) {
     ck_assert_int_eq(memcmp(pg->encoding_bytes + 2, BRI_PAGE_LAYOUT_TYPE_URL, 29), 0);
   }
   /* Column 0 (id int64, 40 values in one 328-byte chunk): the chunk word is
-   * ((328/8 - 1) << 4) | 0 = 0x280 (spec/file.md 3.1). */
+   * ((328/8 - 1) << 4) | 0 = 0x280 (docs/format/file.md 3.1). */
   const bri_page *pg = page(df, 0, 0);
   uint8_t *b;
   bri_error err = {0};

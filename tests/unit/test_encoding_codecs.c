@@ -3,7 +3,7 @@
  * the InlineBitpacking / OutOfLineBitpacking framings (including Lance's tail
  * rule), Rle, ByteStreamSplit, General (zstd/lz4 framing, legacy bare zstd,
  * size caps) and FSST, using the real bytes quoted in
- * spec/worked-examples.md sections 2, 3, 4, 5, 6, 7, 8, 9 and 13. */
+ * docs/format/examples.md sections 2, 3, 4, 5, 6, 7, 8, 9 and 13. */
 #include <lz4.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +25,7 @@ static uint64_t rnd(void) { /* splitmix64 */
   return z ^ (z >> 31);
 }
 
-/* ---- an independent FastLanes reference (spec/file.md 7.4), bit by bit ---- */
+/* ---- an independent FastLanes reference (docs/format/file.md 7.4), bit by bit ---- */
 static const unsigned ORDER[8] = {0, 4, 2, 6, 1, 5, 3, 7};
 
 /* Packs 1024 values (uint64 array) into bytes: value index(row, lane) puts its
@@ -100,7 +100,7 @@ START_TEST(fastlanes_masks_input) {
 }
 END_TEST
 
-/* worked-examples.md section 2: ids 1000..1999 as InlineBitpacking(64). */
+/* docs/format/examples.md section 2: ids 1000..1999 as InlineBitpacking(64). */
 START_TEST(inline_bitpack_worked_example_ids) {
   uint8_t in[1000 * 8], buf[9000], out[1000 * 8];
   for (int i = 0; i < 1000; i++) bri_put_le64(in + 8 * i, 1000 + (uint64_t)i);
@@ -119,7 +119,7 @@ START_TEST(inline_bitpack_worked_example_ids) {
 }
 END_TEST
 
-/* worked-examples.md section 3: def levels of ids 1000..1999 (null when id % 3
+/* docs/format/examples.md section 3: def levels of ids 1000..1999 (null when id % 3
  * == 0) as one InlineBitpacking(16) unit of width 1. */
 START_TEST(inline_bitpack_worked_example_def) {
   uint8_t in[1000 * 2], buf[4096], out[1000 * 2];
@@ -158,7 +158,7 @@ START_TEST(inline_bitpack_errors) {
 END_TEST
 
 /* OutOfLineBitpacking: Lance's tail rule and both tail forms
- * (worked-examples.md section 4: 1052 levels at W = 1 -> 184 bytes, 311
+ * (docs/format/examples.md section 4: 1052 levels at W = 1 -> 184 bytes, 311
  * levels -> one 128-byte unit). */
 START_TEST(outofline_tail_rule) {
   uint16_t lv[5000], back[5000];
@@ -193,7 +193,7 @@ START_TEST(outofline_tail_rule) {
 }
 END_TEST
 
-/* worked-examples.md section 5: Rle block format for rep levels. */
+/* docs/format/examples.md section 5: Rle block format for rep levels. */
 START_TEST(rle_block_worked_example) {
   static const uint8_t rep[] = {0x0a, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0,
                                 1,    0, 3, 1, 3, 2, 3};
@@ -230,7 +230,7 @@ START_TEST(rle_block_worked_example) {
 }
 END_TEST
 
-/* worked-examples.md section 6: the values i / 1000 in Rle mini-block form. */
+/* docs/format/examples.md section 6: the values i / 1000 in Rle mini-block form. */
 START_TEST(rle_values_worked_example) {
   int32_t in[4096];
   for (int i = 0; i < 4096; i++) in[i] = i / 1000;
@@ -260,7 +260,7 @@ START_TEST(rle_values_worked_example) {
 }
 END_TEST
 
-/* worked-examples.md section 9: ByteStreamSplit of dictionary indices 0..1023. */
+/* docs/format/examples.md section 9: ByteStreamSplit of dictionary indices 0..1023. */
 START_TEST(bss_streams) {
   uint8_t streams[4096], out[4096], back[4096];
   for (int i = 0; i < 1024; i++) {
@@ -349,7 +349,7 @@ START_TEST(general_zstd) {
 }
 END_TEST
 
-/* worked-examples.md section 8: a 55-byte dictionary behind a u32 LZ4 prefix. */
+/* docs/format/examples.md section 8: a 55-byte dictionary behind a u32 LZ4 prefix. */
 START_TEST(general_lz4) {
   static const uint8_t dict[55] = {0x20, 0, 0, 0, 0x20, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 9, 0, 0, 0,
                                    0x0c, 0, 0, 0, 0x13, 0, 0, 0, 0x17, 0, 0, 0, 'g', 'r', 'e', 'e',
@@ -374,7 +374,7 @@ START_TEST(general_lz4) {
 }
 END_TEST
 
-/* worked-examples.md section 7: an FSST string from the `s` column. */
+/* docs/format/examples.md section 7: an FSST string from the `s` column. */
 static uint8_t *example_table(size_t *len) {
   uint8_t *t = calloc(1, 2312);
   static const uint8_t hdr[8] = {0xff, 0x00, 0x2c, 0x01, 0x54, 0x53, 0x53, 0x46};

@@ -129,7 +129,7 @@ static void expect_empty(const bri_values *v, uint64_t slot) { expect_str(v, slo
 /* ---- single-list shredder for expected levels ----------------------------- */
 /* Row kinds for list<item>: -1 null list, 0.. = number of items; item nullity
  * via item_null(row, j). Computes rep/def with the def numbering implied by
- * the page's layers (which reflect the data, spec/file.md section 2). */
+ * the page's layers (which reflect the data, docs/format/file.md section 2). */
 typedef int (*row_len_fn)(uint32_t r);
 typedef int (*item_null_fn)(uint32_t r, uint32_t j);
 
@@ -438,7 +438,7 @@ END_TEST
 START_TEST(wide_22) { check_wide("wide-2.2.lance"); }
 END_TEST
 
-/* ---- nested: the level streams of spec/file.md section 2 --------------------- */
+/* ---- nested: the level streams of docs/format/file.md section 2 --------------------- */
 
 static void expect_levels(const bri_leaf_page *pg, const uint16_t *rep, const uint16_t *def,
                           size_t n) {

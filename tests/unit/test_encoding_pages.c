@@ -1,5 +1,5 @@
 /* test_encoding_pages.c: whole pages through bri_page_decode_buffers, built
- * by hand from the real bytes of spec/worked-examples.md (sections 4, 6, 12,
+ * by hand from the real bytes of docs/format/examples.md (sections 4, 6, 12,
  * 13, 14) and from deliberately hostile variants: chunks claiming more values
  * than the page, sizes past buffers, impossible bit widths, bad FSST tables,
  * zstd bombs, levels above the layers' maximum, 2.3 encodings. Every hostile
@@ -167,7 +167,7 @@ static const bri_leaf_type T32 = {.kind = BRI_LEAF_FIXED, .bits = 32};
 static const bri_leaf_type T64 = {.kind = BRI_LEAF_FIXED, .bits = 64};
 static const bri_leaf_type TVAR = {.kind = BRI_LEAF_VARIABLE};
 
-/* ---- worked-examples.md section 4: a list<int32?>? chunk --------------------- */
+/* ---- docs/format/examples.md section 4: a list<int32?>? chunk ---------------- */
 
 static const uint8_t LIST_META[4] = {0xe0, 0, 0, 0};
 static uint8_t LIST_CHUNK[120] = {
@@ -309,7 +309,7 @@ START_TEST(hostile_list_chunk) {
 }
 END_TEST
 
-/* ---- worked-examples.md section 6: Rle values in a mini-block ---------------- */
+/* ---- docs/format/examples.md section 6: Rle values in a mini-block ----------- */
 
 static size_t rle_chunk(uint8_t *chunk, uint32_t first, uint32_t n) {
   int32_t in[4096];
@@ -366,7 +366,7 @@ START_TEST(worked_rle_chunks) {
 }
 END_TEST
 
-/* ---- worked-examples.md section 14: FixedSizeList validity in a chunk ------ */
+/* ---- docs/format/examples.md section 14: FixedSizeList validity in a chunk - */
 
 START_TEST(worked_fsl_validity) {
   /* rows [0, null, 2, null], [1, 2, 3, null] */
@@ -539,7 +539,7 @@ START_TEST(dictionary_null_entry) {
 }
 END_TEST
 
-/* ---- FullZip: worked-examples.md section 12, Blob v2 descriptors ------------- */
+/* ---- FullZip: docs/format/examples.md section 12, Blob v2 descriptors -------- */
 
 static Lance__Encodings21__PageLayout *blob_fullzip(int nullable) {
   Lance__Encodings21__VariablePackedStruct *v =
@@ -620,7 +620,7 @@ START_TEST(worked_blob_v2_fullzip) {
 }
 END_TEST
 
-/* ---- ConstantLayout: worked-examples.md section 13 ----------------------------- */
+/* ---- ConstantLayout: docs/format/examples.md section 13 ------------------------ */
 
 static Lance__Encodings21__PageLayout *unpack_layout(const uint8_t *b, size_t n) {
   Lance__Encodings21__PageLayout *l = lance__encodings21__page_layout__unpack(NULL, n, b);

@@ -656,7 +656,7 @@ static void all_refuse(const char *needle) {
 START_TEST(test_bri_blob_dir_dotdot_refused) {
   compact(BRI_STRATEGY_BRI);
   write_hostile_version(edit_blob_dir_dotdot);
-  all_refuse("blob_dir \"..\" is not one plain path component (spec/blob.md 6.2 rule 7)");
+  all_refuse("blob_dir \"..\" is not one plain path component (docs/format/bri.md rule 7)");
 }
 END_TEST
 

@@ -3,7 +3,7 @@
  *
  * Two kinds of tests:
  *  - synthetic pages fed straight to the level assembler (bri_asm), using
- *    the observed level streams of spec/file.md section 2 as test vectors,
+ *    the observed level streams of docs/format/file.md section 2 as test vectors,
  *    plus hostile level streams;
  *  - real tables in tests/fixtures/reader written by LanceDB 0.39.0 (Lance
  *    12.0.0) with tests/fixtures/reader/make_fixtures.mjs, whose literal or
@@ -285,7 +285,7 @@ static void assert_row(const col *c, int64_t i, const char *want, const char *wh
   free(got);
 }
 
-/* ---- synthetic pages (spec/file.md section 2) ------------------------------- */
+/* ---- synthetic pages (docs/format/file.md section 2) ------------------------------- */
 typedef struct synth {
   bri_leaf_page pg;
   int32_t vals[64];

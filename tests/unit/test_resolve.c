@@ -127,7 +127,7 @@ START_TEST(test_inline) {
   ck_assert_str_eq(bri_blob_resolver_datafile(r), strstr(bri_blob_resolver_datafile(r), e.root));
   expect_bytes(r, desc(BRI_BLOB_INLINE, 0, 256, 0, NULL), file, 256);
   expect_bytes(r, desc(BRI_BLOB_INLINE, n - 10, 10, 0, NULL), file + n - 10, 10);
-  /* an empty blob: position is never looked at (spec/blob.md section 2) */
+  /* an empty blob: position is never looked at (docs/format/blob.md section 2) */
   expect_bytes(r, desc(BRI_BLOB_INLINE, UINT64_MAX, 0, 0, NULL), NULL, 0);
   bri_blob_location loc;
   bri_error err;
@@ -268,7 +268,7 @@ START_TEST(test_bri_redirect) {
   expect_bytes(r, desc(BRI_BLOB_DEDICATED, 0, 4096, 5, NULL), ded, 4096);
   expect_bytes(r, desc(BRI_BLOB_PACKED, 4000, 96, 5, NULL), ded + 4000, 96);
   expect_bytes(r, desc(BRI_BLOB_PACKED, 9, 5, 6, NULL), (const uint8_t *)"three", 5);
-  /* a miss is the identity under the file's own stem (spec/blob.md 6.3 step 3) */
+  /* a miss is the identity under the file's own stem (docs/format/bri.md 4 step 3) */
   uint8_t *pack = slurp_rel(&e, "data/" PACKED_STEM "/" ID1, &n);
   expect_bytes(r, desc(BRI_BLOB_PACKED, 0, 1024, 1, NULL), pack, 1024);
   /* a hit whose physical sidecar is missing names the redirected path */

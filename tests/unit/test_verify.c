@@ -261,7 +261,7 @@ START_TEST(test_bri_changed_under_kept_path) {
   bri_manifest_free(m);
   bri_table_close(t);
   bri_verify_report r = run(true, 0);
-  assert_problem(&r, "_versions/", "spec/blob.md 6.2 rule 9");
+  assert_problem(&r, "_versions/", "docs/format/bri.md rule 9");
   bri_verify_report_free(&r);
   /* the latest alone cannot see the rule, but its descriptors now miss */
   r = run(false, 0);

@@ -2,8 +2,8 @@
  *
  * Files are written from hand-built Arrow C Data arrays, then read back with
  * the read side (bri_datafile_open + bri_page_decode) and compared value by
- * value and level by level: the level streams of spec/file.md section 2 are
- * the test vectors, and the chunk and page bytes of worked-examples.md
+ * value and level by level: the level streams of docs/format/file.md section 2 are
+ * the test vectors, and the chunk and page bytes of docs/format/examples.md
  * sections 2, 4 and 13 must come out byte for byte. Container invariants are
  * checked on the raw bytes (64-byte alignment, 0x48 padding, GB0 right after
  * the last buffer, CMO/GBO/footer positions, the column encoding Any). Also:
@@ -180,10 +180,10 @@ static const bri_leaf_type I32 = {.kind = BRI_LEAF_FIXED, .bits = 32};
 static const bri_leaf_type I64 = {.kind = BRI_LEAF_FIXED, .bits = 64};
 static const bri_leaf_type VAR = {.kind = BRI_LEAF_VARIABLE};
 
-/* ---- spec/file.md section 2 level vectors ---------------------------------------------- */
+/* ---- docs/format/file.md section 2 level vectors ---------------------------------------------- */
 
 /* list<int32?>?: [1,2], null, [], [null,4], [5], [6,null,7], null, [], [8]
- * = worked-examples.md section 4, byte for byte. */
+ * = docs/format/examples.md section 4, byte for byte. */
 /* Every column's metadata in d is, byte for byte, what protobuf-c packs for
  * the message it decodes to (the writer encodes it directly). */
 static void metadata_packs_as_protobuf(bri_datafile *d) {
@@ -228,7 +228,7 @@ START_TEST(test_levels_list_nullable_items) {
   static const int32_t slots[9] = {1, 2, 0, 4, 5, 6, 0, 7, 8};
   ck_assert_mem_eq(lp.values.data, slots, sizeof slots);
   bri_leaf_page_free(&lp);
-  /* worked-examples.md section 4: metadata word, the 120-byte chunk, the rep index */
+  /* docs/format/examples.md section 4: metadata word, the 120-byte chunk, the rep index */
   const bri_page *pg = &bri_datafile_column(df, 0)->pages[0];
   ck_assert_uint_eq(pg->n_buffers, 3);
   uint8_t *meta, *chunk, *ri;
@@ -395,7 +395,7 @@ END_TEST
 
 /* ---- container bytes ----------------------------------------------------------------------- */
 
-/* worked-examples.md section 2: int64 1000..1999, one InlineBitpacking chunk. */
+/* docs/format/examples.md section 2: int64 1000..1999, one InlineBitpacking chunk. */
 static void ids_file(const char *p, uint16_t minor, bri_file_result *res) {
   fld("id", 0, -1, "int64", false);
   int64_t *v = keep(malloc(1000 * sizeof *v));
@@ -458,7 +458,7 @@ START_TEST(test_container_bytes) {
     end = pg->buffer_offsets[i] + pg->buffer_sizes[i];
   }
   for (uint64_t k = end; k < gb0_pos; k++) ck_assert_uint_eq(b[k], 0x48);
-  /* worked-examples.md section 2: encoding, metadata word, chunk start */
+  /* docs/format/examples.md section 2: encoding, metadata word, chunk start */
   static const uint8_t want_enc[] = {
       0x0a, 0x1d, '/', 'l', 'a', 'n', 'c', 'e', '.', 'e', 'n', 'c', 'o', 'd', 'i', 'n', 'g', 's',
       '2', '1', '.', 'P', 'a', 'g', 'e', 'L', 'a', 'y', 'o', 'u', 't', 0x12, 0x12, 0x0a, 0x10,

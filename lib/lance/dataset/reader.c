@@ -2,7 +2,7 @@
  *
  * Reading a top-level field: (1) build a node tree from the manifest schema
  * (structs, lists and maps recurse; primitives, fixed-size lists, packed
- * structs, Blob v2 and legacy blob fields are leaves, spec/file.md 1.3);
+ * structs, Blob v2 and legacy blob fields are leaves, docs/format/file.md 1.3);
  * (2) for each leaf in pre-order find the data file whose DataFile.fields
  * lists its id and the column DataFile.column_indices gives, check the data
  * file's own schema agrees, and run one assembly pass over the column's
@@ -189,7 +189,7 @@ int bri_fragment_open_fields(const bri_table *t, const bri_manifest *m,
       goto fail;
     }
   }
-  /* Row addresses keep the offset in 32 bits (spec/table.md 7). */
+  /* Row addresses keep the offset in 32 bits (docs/format/table.md 5.3). */
   if (r->physical_rows > (uint64_t)UINT32_MAX + 1) {
     rc = bri_error_set(err, BRI_EUNSUPPORTED, "%s: fragment %llu has %llu rows, more than 2^32", m->path,
                        (unsigned long long)frag->id, (unsigned long long)r->physical_rows);
@@ -644,7 +644,7 @@ static int check_file_field(const rfile *rf, const rnode *leaf, bri_error *err) 
   const char *ml = mf->logical_type ? mf->logical_type : "", *fl = ff->logical_type ? ff->logical_type : "";
   switch (leaf->out) {
   case OUT_BLOB2:
-    /* Blob v2: a packed struct with lance-encoding:blob (spec/blob.md 2). */
+    /* Blob v2: a packed struct with lance-encoding:blob (docs/format/blob.md 2). */
     if (strcmp(fl, "struct") || !is_packed(ff))
       return bri_error_set(err, BRI_EUNSUPPORTED, "%s: Blob v2 field %s is stored as \"%s\"%s, not as a packed descriptor struct",
                            rf->path, fname(mf), fl, is_legacy_blob(ff) ? " (legacy blob)" : "");

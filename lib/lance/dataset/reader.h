@@ -9,7 +9,7 @@
  * Data Interface layout (util/arrow_c.h): one ArrowArray + ArrowSchema per
  * top-level field, with one element per visible row, in physical row order.
  *
- * Types follow Lance's logical types (spec/table.md 5.8) mapped to Arrow
+ * Types follow Lance's logical types (docs/format/table.md 5.8) mapped to Arrow
  * formats: null "n", int8..uint64 "c C s S i I l L", float16/32/64 "e f g",
  * bool "b", date32 "tdD", date64 "tdm", time32 "tts"/"ttm", time64
  * "ttu"/"ttn", timestamp "tss:" / "tsu:UTC" etc. (Lance's "-" zone = empty),

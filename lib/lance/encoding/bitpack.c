@@ -1,7 +1,7 @@
 /* bitpack.c: FastLanes pack/unpack for T = 8/16/32/64 and the InlineBitpacking
  * and OutOfLineBitpacking buffer framings (see bitpack.h).
  *
- * Layout (spec/file.md 7.4): LANES = 1024 / T; value index(row, lane) =
+ * Layout (docs/format/file.md 7.4): LANES = 1024 / T; value index(row, lane) =
  * FL_ORDER[row / 8] * 16 + (row % 8) * 128 + lane; lane `lane` owns words
  * P[LANES * k + lane], and row `row`'s W bits sit at stream bit row * W of that
  * lane, least significant first. The kernels loop row-outer, lane-inner so the

@@ -1,6 +1,6 @@
 /* bitpack.h: FastLanes bit packing, and Lance's two framings of it.
  *
- * Owns the FastLanes 1024-value transposed layout (spec/file.md section 7.4)
+ * Owns the FastLanes 1024-value transposed layout (docs/format/file.md section 7.4)
  * for word sizes T = 8, 16, 32 and 64 bits, in both directions, plus the two
  * buffer framings Lance builds on it: InlineBitpacking (each 1024-value unit
  * is prefixed by its bit width W stored as one T-bit word) and

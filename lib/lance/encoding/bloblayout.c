@@ -1,4 +1,4 @@
-/* bloblayout.c: the legacy BlobLayout ("blob v1", spec/file.md section 3.4).
+/* bloblayout.c: the legacy BlobLayout ("blob v1", docs/format/file.md section 3.4).
  *
  * The page's inner layout (normally MiniBlock over PackedStruct([64, 64]))
  * holds one {position u64, size u64} descriptor per item, with no levels of

@@ -1,4 +1,4 @@
-/* bss.h: ByteStreamSplit (spec/file.md section 7.11).
+/* bss.h: ByteStreamSplit (docs/format/file.md section 7.11).
  *
  * n values of B bytes are stored as B byte streams: stream j holds byte j of
  * every value, so value i byte j is at in[j * n + i]. Lance uses it for 32-

@@ -1,5 +1,5 @@
 /* codec.c: the CompressiveEncoding interpreter for mini-block chunks and
- * block buffers (spec/file.md sections 4 and 7; see decode.h).
+ * block buffers (docs/format/file.md sections 4 and 7; see decode.h).
  *
  * Two entry families: *_elems decode n fixed-width elements of a known width
  * straight into memory (levels, dictionary indices, the innermost values of a
@@ -335,7 +335,7 @@ static int byte_aligned(uint64_t ew, uint64_t dst_bit, const char *what, bri_err
  * mini-block chunk's buffers (block false: each compression takes its
  * buffers from bufs, *used says how many) or from one block buffer (block
  * true: bufs[0] only, Rle holds its runs and values together). The one
- * switch over compressions for both contexts (spec/file.md 7). */
+ * switch over compressions for both contexts (docs/format/file.md 7). */
 static int fixed_elems(bri_dec *d, const bri_enc *e, const bri_slice *bufs, size_t nbufs, bool block,
                        size_t *used, uint64_t n, uint64_t ew, uint8_t *dst, uint64_t dst_bit,
                        bri_error *err) {
@@ -748,7 +748,7 @@ int bri_codec_block_elems(bri_dec *d, const bri_enc *e, const uint8_t *buf, size
   return fixed_elems(d, e, &one, 1, true, &used, n, ew, dst, dst_bit, err);
 }
 
-/* Variable block format (spec/file.md 7.2), both the current and the legacy
+/* Variable block format (docs/format/file.md 7.2), both the current and the legacy
  * header. */
 static int var_block(bri_dec *d, const uint8_t *buf, size_t len, uint64_t n, bri_values *v,
                      bri_error *err) {

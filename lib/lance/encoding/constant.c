@@ -1,5 +1,5 @@
 /* constant.c: the 2.1 AllNullLayout and the 2.2 ConstantLayout (one wire tag,
- * spec/file.md section 3.3).
+ * docs/format/file.md section 3.3).
  *
  * Buffers by count: with inline_value, none or (rep, def); without it, none
  * (all null, no levels), (scalar), (rep, def) (all null with levels) or

@@ -1,4 +1,4 @@
-/* enc_dict.c: dictionary pages for Arrow dictionary fields (spec/file.md
+/* enc_dict.c: dictionary pages for Arrow dictionary fields (docs/format/file.md
  * section 3.1, "Dictionary").
  *
  * Lance decodes a page of a dictionary-typed field only from a MiniBlock page

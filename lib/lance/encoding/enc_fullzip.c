@@ -1,4 +1,4 @@
-/* enc_fullzip.c: the FullZip page layout, write side (spec/file.md section
+/* enc_fullzip.c: the FullZip page layout, write side (docs/format/file.md section
  * 3.2, 7.9, 7.13; Lance serialize_full_zip_fixed / _variable).
  *
  * Every level becomes one zipped item: its control word ((rep << bits_def) |

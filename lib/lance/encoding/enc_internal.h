@@ -5,7 +5,7 @@
  * bump arena for the protobuf-c message tree of one page encoding (built
  * node by node, packed once, freed at once), constructors for the
  * CompressiveEncoding nodes Lance writers emit, the rep/def level codecs
- * (chosen once per page, applied per chunk, spec/file.md section 3.1), and
+ * (chosen once per page, applied per chunk, docs/format/file.md section 3.1), and
  * the per-page analysis that the layouts share.
  *
  * Design choice: protobuf messages are built with the generated protobuf-c
@@ -75,7 +75,7 @@ typedef struct bri_level_codec {
   unsigned width; /* OutOfLineBitpacking: packed width */
 } bri_level_codec;
 
-/* Lance's block-compressor choice for a page's levels (spec/file.md 5):
+/* Lance's block-compressor choice for a page's levels (docs/format/file.md 5):
  * bitpacking unless some 1024-level block is all zero or a single block
  * would not shrink; InlineBitpacking for <= 1024 levels, else
  * OutOfLineBitpacking with the page's widest width; else Flat(16). */

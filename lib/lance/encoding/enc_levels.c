@@ -1,7 +1,7 @@
 /* enc_levels.c: block encodings of repetition/definition levels.
  *
  * Owns the choice Lance's DefaultCompressionStrategy makes for a page's u16
- * levels (one codec per page, applied to every chunk, spec/file.md sections
+ * levels (one codec per page, applied to every chunk, docs/format/file.md sections
  * 3.1 and 5) and the three formats it produces: Flat(16) raw words,
  * InlineBitpacking(16) (one width-prefixed FastLanes unit) and
  * OutOfLineBitpacking(16 -> W) (units without headers and Lance's tail rule),

@@ -1,4 +1,4 @@
-/* enc_miniblock.c: the MiniBlock page layout, write side (spec/file.md
+/* enc_miniblock.c: the MiniBlock page layout, write side (docs/format/file.md
  * sections 3.1, 5, 6, 7.1, 7.2, 7.4, 7.8, 7.9).
  *
  * Three passes over one page: (1) cut the value slots into chunks the way

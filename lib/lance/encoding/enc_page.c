@@ -3,7 +3,7 @@
  *
  * Owns the input checks (levels within the layers, one value slot per
  * visible level, rows = levels that start a row), the layout choice Lance 12
- * makes (spec/file.md section 5) and the all-null layouts: AllNullLayout in
+ * makes (docs/format/file.md section 5) and the all-null layouts: AllNullLayout in
  * 2.1 and ConstantLayout without a scalar in 2.2, with no buffers when the
  * only layer is a nullable item ("simple" all-null), else with the levels:
  * raw u16 in 2.1, Rle block frames with their counts in 2.2 (what Lance 12

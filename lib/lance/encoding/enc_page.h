@@ -8,7 +8,7 @@
  * the page buffers, ready to be appended to a file.
  *
  * Design choice: the layout is chosen the way Lance 12 chooses it
- * (spec/file.md section 5): all values null => AllNull (2.1) / Constant (2.2)
+ * (docs/format/file.md section 5): all values null => AllNull (2.1) / Constant (2.2)
  * without a scalar; a packed struct with a variable-width child (Blob v2
  * descriptors) => FullZip + VariablePackedStruct; values shorter than 256
  * bytes => MiniBlock (Flat, InlineBitpacking, FixedSizeList, Variable, with a

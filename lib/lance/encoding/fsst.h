@@ -1,5 +1,5 @@
 /* fsst.h: FSST string decompression with Lance's symbol table format
- * (spec/file.md section 7.6).
+ * (docs/format/file.md section 7.6).
  *
  * The table is `u64 header | n symbols as u64 | n lengths as u8` (Lance pads it
  * to 2312 bytes); header = "FSST" magic << 32 | encoder_switch << 24 |

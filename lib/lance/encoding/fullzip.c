@@ -1,5 +1,5 @@
 /* fullzip.c: the FullZip page layout and the per-value compression context
- * (spec/file.md sections 3.2, 7.9 and 7.13).
+ * (docs/format/file.md sections 3.2, 7.9 and 7.13).
  *
  * Buffer 0 zips every item as [control word][value]: the control word
  * (0, 1, 2 or 4 bytes) is `rep << bits_def | def`; a visible item of a fixed

@@ -37,7 +37,7 @@ static ZSTD_DCtx *dctx_get(bri_general_decoder *dec, ZSTD_DCtx **own) {
   return *own;
 }
 
-/* Bare zstd stream: Lance's legacy framing (spec/file.md 7.8). */
+/* Bare zstd stream: Lance's legacy framing (docs/format/file.md 7.8). */
 static int is_bare_zstd(const uint8_t *in, size_t len) {
   if (len < 8) return 1; /* too short to carry the u64 prefix */
   return bri_le32(in) == 0xFD2FB528u && (in[4] & 0x10) == 0;

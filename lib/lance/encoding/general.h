@@ -1,4 +1,4 @@
-/* general.h: Lance's General compression units (zstd and lz4, spec/file.md
+/* general.h: Lance's General compression units (zstd and lz4, docs/format/file.md
  * section 7.8).
  *
  * A unit is `u64 LE uncompressed_len | zstd frame(s)` or

@@ -1,5 +1,5 @@
 /* levels.c: repetition/definition bookkeeping shared by every page layout
- * (spec/file.md section 2): what the layers allow (max_rep, max_def,
+ * (docs/format/file.md section 2): what the layers allow (max_rep, max_def,
  * max_visible_def), validation of decoded level streams against them, and
  * the canonical zeroing of null value slots.
  *

@@ -1,4 +1,4 @@
-/* miniblock.c: the MiniBlock page layout (spec/file.md section 3.1).
+/* miniblock.c: the MiniBlock page layout (docs/format/file.md section 3.1).
  *
  * Buffers: [0] chunk metadata words (u16 in 2.1, u32 with has_large_chunk),
  * [1] the chunks back to back, [2] the dictionary when there is one, then the
@@ -103,7 +103,7 @@ static int decode_chunk(chunk_ctx *c, const uint8_t *p, size_t size, uint64_t nv
     pos = pad8(pos + sizes[i]);
   }
   int rc;
-  /* Levels: both streams have num_levels entries (spec/file.md 3.1). */
+  /* Levels: both streams have num_levels entries (docs/format/file.md 3.1). */
   if (c->have_rep || c->have_def) {
     level_buf *lb[2] = {&c->rep, &c->def};
     const bri_enc *enc[2] = {c->mb->rep_compression, c->mb->def_compression};

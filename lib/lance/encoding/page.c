@@ -2,7 +2,7 @@
  * dispatches on its PageLayout, and checks what every layout must satisfy
  * afterwards.
  *
- * Checks shared by all layouts (spec/file.md section 2): levels within the
+ * Checks shared by all layouts (docs/format/file.md section 2): levels within the
  * layers' maxima, the page starting a new row, the number of top-level rows
  * equal to Page.length, and the number of visible items equal to the number
  * of value slots decoded. Then null slots are zeroed so that equal logical

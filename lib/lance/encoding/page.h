@@ -1,14 +1,14 @@
 /* page.h: decoding one page of one leaf column of a Lance 2.1/2.2 data file.
  *
  * Owns the public contract between the page decoders (MiniBlock, FullZip,
- * Constant/AllNull, legacy Blob; spec/file.md sections 2-3) and whoever turns
+ * Constant/AllNull, legacy Blob; docs/format/file.md sections 2-3) and whoever turns
  * pages into arrays: what the caller must say about the column
  * (bri_leaf_type), and what a decoded page looks like (bri_leaf_page): the
  * repetition/definition level streams exactly as Lance defines them, and the
  * value slots in an Arrow-like layout.
  *
  * Design choice: the decoder does not assemble nesting. It returns the levels
- * and the flat value slots (one slot per *visible* item, spec/file.md section
+ * and the flat value slots (one slot per *visible* item, docs/format/file.md section
  * 2), which is enough to rebuild any Arrow array and is also what a writer
  * needs to re-encode. Dictionaries are expanded, FSL dimensions are flattened
  * into the slot, and every null slot holds zero bytes (fixed width) or an
@@ -78,7 +78,7 @@
 
 #define BRI_MAX_FSL_DEPTH 4
 
-/* The Any type URLs Lance 2.1+ writes (spec/file.md section 1.1). */
+/* The Any type URLs Lance 2.1+ writes (docs/format/file.md section 1.1). */
 #define BRI_PAGE_LAYOUT_TYPE_URL "/lance.encodings21.PageLayout"
 #define BRI_COLUMN_ENCODING_TYPE_URL "/lance.encodings.ColumnEncoding"
 #define BRI_MAX_LAYERS 64
@@ -123,7 +123,7 @@ typedef struct bri_leaf_type {
 } bri_leaf_type;
 
 /* The Blob v2 descriptor struct {kind u8, position u64, size u64, blob_id u32,
- * blob_uri utf8} (spec/blob.md section 2). */
+ * blob_uri utf8} (docs/format/blob.md section 2). */
 const bri_leaf_type *bri_leaf_type_blob_v2(void);
 
 typedef struct bri_values {
@@ -194,7 +194,7 @@ int bri_page_decode_buffers(const bri_page_input *in, const bri_leaf_type *type,
 void bri_leaf_page_free(bri_leaf_page *page);
 void bri_values_free(bri_values *v);
 
-/* Layer bookkeeping (spec/file.md section 2): fills max_rep, max_def and
+/* Layer bookkeeping (docs/format/file.md section 2): fills max_rep, max_def and
  * max_visible_def for layers[0..n) (innermost first). Unknown layer values are
  * BRI_ECORRUPT. */
 int bri_layers_analyze(const uint8_t *layers, size_t n, uint16_t *max_rep, uint16_t *max_def,

@@ -1,4 +1,4 @@
-/* rle.h: Lance's run-length encoding (CompressiveEncoding Rle, spec/file.md
+/* rle.h: Lance's run-length encoding (CompressiveEncoding Rle, docs/format/file.md
  * section 7.10).
  *
  * A run is a T-bit value (T in 8, 16, 32, 64) and a u8 length; runs longer

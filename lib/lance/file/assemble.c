@@ -1,5 +1,5 @@
 /* assemble.c: repetition/definition levels -> Arrow validity and offsets
- * (see assemble.h; level semantics in spec/file.md section 2 and the header
+ * (see assemble.h; level semantics in docs/format/file.md section 2 and the header
  * comment of lance/encoding/page.h).
  *
  * Per page, the layers are mapped onto the path once: each def value names
@@ -183,7 +183,7 @@ static int vb_append(bri_vbuild *vb, bri_datafile *df, const bri_values *v, uint
   int rc = 0;
   if (!n) return 0;
   if (vb->legacy_blob) {
-    /* Legacy blob (spec/file.md 3.4): each slot is {position, size} of a
+    /* Legacy blob (docs/format/file.md 3.4): each slot is {position, size} of a
      * payload stored elsewhere in the data file. */
     const uint8_t *pos = v->children[0].data, *size = v->children[1].data;
     uint64_t file_size = df ? bri_datafile_size(df) : 0;
@@ -385,7 +385,7 @@ int bri_asm_page(bri_asm *a, const bri_leaf_page *pg, const char *where, bri_err
     if (is_list_layer(layers[j])) n_lists++;
   }
 
-  /* Def values (spec/file.md 2): 0 = valid everywhere; counting from the
+  /* Def values (docs/format/file.md 2): 0 = valid everywhere; counting from the
    * innermost layer, nullable layers take one value, NULL_AND_EMPTY_LIST
    * two (null, then empty). null_at[v] = node that is null/empty (depth =
    * none), stop_at[v] = first node below it that gets no entry. */

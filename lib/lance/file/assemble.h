@@ -1,5 +1,5 @@
 /* assemble.h: rebuilding nested Arrow structure from the repetition and
- * definition levels of one leaf column (spec/file.md section 2).
+ * definition levels of one leaf column (docs/format/file.md section 2).
  *
  * Owns the step between decoded pages (lance/encoding/page.h: levels, layers
  * and flat value slots) and arrays: for every node on the path from a

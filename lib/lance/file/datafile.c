@@ -113,7 +113,7 @@ static int add_context(bri_error *err, const char *path, const char *fmt, ...) {
 
 /* ------------------------------------------------------------ footer */
 
-/* Version policy, spec/file.md section 1.2: only the structural 2.1 and 2.2
+/* Version policy, docs/format/file.md section 1.2: only the structural 2.1 and 2.2
  * formats are read; everything else is named so the user knows why. */
 static int check_version(const char *path, uint64_t at, uint16_t major, uint16_t minor,
                          bri_error *err) {
@@ -218,7 +218,7 @@ static int parse_global_buffers(bri_datafile *df, bri_error *err) {
   for (size_t i = 0; i < n; i++) {
     uint64_t pos = bri_le64(t + 16 * i), size = bri_le64(t + 16 * i + 8);
     uint64_t entry = f->gbo_table_start + 16 * i;
-    /* Global buffers are written before the column metadata (spec/file.md 1). */
+    /* Global buffers are written before the column metadata (docs/format/file.md 1). */
     if (!bri_range_ok(pos, size, f->column_meta_start))
       return bri_error_set(err, BRI_ECORRUPT,
                            "%s: global buffer table entry %zu at offset %llu: buffer [%llu, +%llu) "

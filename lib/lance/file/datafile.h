@@ -6,7 +6,7 @@
  * their buffer locations and decoded PageLayout. It does not decode values
  * (lib/lance/encoding does). Only file versions 2.1 and 2.2 are accepted;
  * 2.0, 2.3 and legacy files are refused with a message naming the version
- * (spec/file.md section 1).
+ * (docs/format/file.md section 1).
  *
  * Metadata (the footer, both offset tables, every ColumnMetadata and global
  * buffer 0) is read and validated once at open, so that a successful open
@@ -31,7 +31,7 @@
 #include "storage/store.h"
 #include "util/error.h"
 
-/* The 40 footer bytes, decoded (spec/file.md section 1). */
+/* The 40 footer bytes, decoded (docs/format/file.md section 1). */
 typedef struct bri_datafile_footer {
   uint64_t column_meta_start; /* first byte of ColumnMetadata 0 = end of the data region */
   uint64_t cmo_table_start;   /* column metadata offset table: num_columns x {u64 pos, u64 size} */

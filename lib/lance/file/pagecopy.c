@@ -1,5 +1,5 @@
 /* pagecopy.c: verbatim page copy from a data file into a writer
- * (pagecopy.h; spec/file.md section 9, Lance's binary_copy.rs rules).
+ * (pagecopy.h; docs/format/file.md section 9, Lance's binary_copy.rs rules).
  *
  * The schema check reuses the writer's own schema walk on the source file's
  * global buffer 0, so "same columns" means exactly what the writer means by

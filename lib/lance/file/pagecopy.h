@@ -1,6 +1,6 @@
 /* pagecopy.h: appending another data file's pages to a writer verbatim.
  *
- * Page-level compaction (spec/file.md section 9): a column's pages are
+ * Page-level compaction (docs/format/file.md section 9): a column's pages are
  * copied buffer for buffer into the output (each buffer 64-byte aligned and
  * padded), with their PageLayout bytes unchanged; only the buffer offsets and
  * the page priorities (+ rows the output column already holds) are new. This

@@ -1,5 +1,5 @@
 /* writer.c: the data file container on the write side, and page cutting
- * (writer.h; spec/file.md section 1).
+ * (writer.h; docs/format/file.md section 1).
  *
  * Owns the new file (a storage writer) and its byte position, the 64-byte alignment and
  * 0x48 padding of every buffer, the per-column page lists, the flush that

@@ -1,7 +1,7 @@
 /* writer.h: writing a Lance 2.1/2.2 data file.
  *
  * A writer owns one new .lance file from its first byte to its footer
- * (spec/file.md section 1): page buffers, each written at the current
+ * (docs/format/file.md section 1): page buffers, each written at the current
  * position and padded with 0x48 to a multiple of 64; global buffer 0 (the
  * FileDescriptor: schema + row count); one ColumnMetadata per column whose
  * pages carry Any{/lance.encodings21.PageLayout} encodings and whose column
@@ -19,7 +19,7 @@
  * per column plus one batch slice. Pages never split a top-level row.
  *
  * Schema: the Field list (pre-order, table field ids) of the fields this file
- * stores, as the manifest has them. Columns follow spec/file.md section 1.3:
+ * stores, as the manifest has them. Columns follow docs/format/file.md section 1.3:
  * one per leaf (fixed-size lists are leaves), none for structs and lists, one
  * per Blob v2 field. A Blob v2 field is written to global buffer 0 the way
  * Lance 12 writes it: a struct with lance-encoding:blob/packed metadata
@@ -54,7 +54,7 @@ typedef struct bri_file_writer_options {
  * each valid descriptor with kind 0 (Inline) and size > 0 while buffering the
  * column, writes the bytes as a 64-byte aligned out-of-line buffer before
  * the page that will hold the descriptor, and stores the buffer's offset as
- * the descriptor's position (spec/blob.md section 2). `index` is the
+ * the descriptor's position (docs/format/blob.md section 2). `index` is the
  * descriptor's index in the array handed to the writer (Arrow: the logical
  * index in the descriptor struct array; append_leaf: the value slot), and
  * `position` the position the descriptor had (e.g. in the source file of a

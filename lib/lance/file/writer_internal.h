@@ -7,7 +7,7 @@
  * streams and value slots of page.h, except that definition levels are kept
  * as "raw codes" that name the layer (and null or empty) instead of Lance's
  * def numbers. Lance numbers def values from the layers that actually have
- * nulls or empties in the page (spec/file.md section 2: layers reflect the
+ * nulls or empties in the page (docs/format/file.md section 2: layers reflect the
  * data of the page), which is only known when the page is cut; the codes are
  * renumbered once at flush. Raw code 0 = valid, 2L+1 = null at layer L,
  * 2L+2 = empty list at layer L (layer 0 = innermost). */

@@ -1,11 +1,11 @@
 /* writer_schema.c: from the Field list a writer is opened with to its
  * columns and to the schema it stores in global buffer 0.
  *
- * Owns spec/file.md section 1.3 on the write side: a pre-order walk that
+ * Owns docs/format/file.md section 1.3 on the write side: a pre-order walk that
  * gives every leaf (and every Blob v2 field) a column, records the path of
  * struct and list steps from the top-level array down to it (what the
  * shredder follows in an Arrow batch), numbers the layers innermost first,
- * and parses Lance logical type strings into leaf types (spec/table.md 5.8:
+ * and parses Lance logical type strings into leaf types (docs/format/table.md 5.8:
  * "int64", "timestamp:us:UTC", "fixed_size_list:float:8", "dict:string:
  * int32:false", ...). It also builds the global-buffer-0 fields: copies of
  * the input, except that a Blob v2 field becomes Lance 12's stored form

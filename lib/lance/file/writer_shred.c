@@ -1,5 +1,5 @@
 /* writer_shred.c: rows in, levels and value slots out (the write half of
- * spec/file.md section 2).
+ * docs/format/file.md section 2).
  *
  * Owns the column buffers of the writer (writer_internal.h): growing level
  * streams and value slots, and the two ways rows reach them. From Arrow

@@ -1,5 +1,5 @@
 /* bri.c: Blob Reuse Index extraction and validation (see bri.h). Each rule
- * of spec/blob.md 6.2 is checked where it is named below, and the error says
+ * of docs/format/bri.md 3 is checked where it is named below, and the error says
  * which rule broke, so that an operator can tell a bug from tampering. */
 #include "lance/table/bri.h"
 
@@ -36,7 +36,7 @@ int bri_datafile_get_bri(const Lance__Table__DataFile *df, const char *path,
   if (!u) return 0; /* absent, or a varint field 8 of another writer */
   if (n_len > 1)
     return bri_error_set(err, BRI_ECORRUPT,
-                         "%s: data file %s: BRI appears %zu times (spec/blob.md 6.2: one BRI per "
+                         "%s: data file %s: BRI appears %zu times (docs/format/bri.md 3: one BRI per "
                          "data file)",
                          path, df->path, n_len);
   /* protobuf-c keeps a length-delimited unknown field with its length prefix */
@@ -137,22 +137,22 @@ static int check_one(const Lance__Table__Manifest *m, const Lance__Table__DataFi
   uint64_t *all = NULL, *loc = NULL, *phys = NULL;
   size_t n_all = 0, n_loc = 0, n_phys = 0;
   const char *f = df->path;
-  if (b->n_sources == 0) FAIL("%s: data file %s: BRI has no sources (spec/blob.md 6.2 rule 1)", path, f);
+  if (b->n_sources == 0) FAIL("%s: data file %s: BRI has no sources (docs/format/bri.md rule 1)", path, f);
   for (size_t i = 0; i < b->n_sources; i++) {
     const Lance__Table__BlobReuseSource *s = b->sources[i];
     if (!plain_component(s->blob_dir))
       FAIL("%s: data file %s: BRI source %zu: blob_dir \"%s\" is not one plain path component "
-           "(spec/blob.md 6.2 rule 7)", path, f, i, s->blob_dir ? s->blob_dir : "");
+           "(docs/format/bri.md rule 7)", path, f, i, s->blob_dir ? s->blob_dir : "");
     int64_t base = effective_base(s, df);
     if (base >= 0 && !base_known(m, (uint32_t)base))
-      FAIL("%s: data file %s: BRI source %zu: base id %lld is not in base_paths (spec/blob.md 6.2 "
+      FAIL("%s: data file %s: BRI source %zu: base id %lld is not in base_paths (docs/format/bri.md "
            "rule 3)", path, f, i, (long long)base);
     for (size_t j = 0; j < i; j++)
       if (effective_base(b->sources[j], df) == base && !strcmp(b->sources[j]->blob_dir, s->blob_dir))
         FAIL("%s: data file %s: BRI sources %zu and %zu both name blob_dir \"%s\" on the same base "
-             "(spec/blob.md 6.2 rule 2)", path, f, j, i, s->blob_dir);
+             "(docs/format/bri.md rule 2)", path, f, j, i, s->blob_dir);
     if (!s->local_ids)
-      FAIL("%s: data file %s: BRI source %zu has no local ids (spec/blob.md 6.2 rule 1)", path, f, i);
+      FAIL("%s: data file %s: BRI source %zu has no local ids (docs/format/bri.md rule 1)", path, f, i);
     bri_error e2;
     /* counts first: local ids (a Range claims any number in a few bytes) are
      * only decoded once they match the physical ids, which the bytes bound */
@@ -162,25 +162,25 @@ static int check_one(const Lance__Table__Manifest *m, const Lance__Table__DataFi
     if (bri_u64array_count(s->physical_ids, &c_phys, &e2))
       FAIL("%s: data file %s: BRI source %zu physical ids: %s", path, f, i, e2.msg);
     if (c_loc != c_phys)
-      FAIL("%s: data file %s: BRI source %zu has %llu local ids but %llu physical ids (spec/blob.md "
-           "6.2 rule 5)", path, f, i, (unsigned long long)c_loc, (unsigned long long)c_phys);
+      FAIL("%s: data file %s: BRI source %zu has %llu local ids but %llu physical ids (docs/format/bri.md "
+           "rule 5)", path, f, i, (unsigned long long)c_loc, (unsigned long long)c_phys);
     if (bri_u64seq_decode(s->local_ids, BRI_MAX_IDS_PER_FILE - n_all, &loc, &n_loc, &e2))
       FAIL("%s: data file %s: BRI source %zu local ids: %s", path, f, i, e2.msg);
     if (bri_u64array_decode(s->physical_ids, BRI_MAX_IDS_PER_FILE, &phys, &n_phys, &e2))
       FAIL("%s: data file %s: BRI source %zu physical ids: %s", path, f, i, e2.msg);
     if (n_loc == 0)
-      FAIL("%s: data file %s: BRI source %zu maps no ids (spec/blob.md 6.2 rule 1)", path, f, i);
+      FAIL("%s: data file %s: BRI source %zu maps no ids (docs/format/bri.md rule 1)", path, f, i);
     if (n_loc != n_phys)
-      FAIL("%s: data file %s: BRI source %zu has %zu local ids but %zu physical ids (spec/blob.md "
-           "6.2 rule 5)", path, f, i, n_loc, n_phys);
+      FAIL("%s: data file %s: BRI source %zu has %zu local ids but %zu physical ids (docs/format/bri.md "
+           "rule 5)", path, f, i, n_loc, n_phys);
     for (size_t k = 0; k < n_loc; k++) {
       if (loc[k] == 0 || loc[k] > UINT32_MAX || phys[k] == 0 || phys[k] > UINT32_MAX)
         FAIL("%s: data file %s: BRI source %zu entry %zu: ids %llu -> %llu outside [1, 2^32-1] "
-             "(spec/blob.md 6.2 rule 6)", path, f, i, k, (unsigned long long)loc[k],
+             "(docs/format/bri.md rule 6)", path, f, i, k, (unsigned long long)loc[k],
              (unsigned long long)phys[k]);
       if (k && loc[k] <= loc[k - 1])
         FAIL("%s: data file %s: BRI source %zu: local ids not strictly increasing at entry %zu "
-             "(spec/blob.md 6.2 rule 4)", path, f, i, k);
+             "(docs/format/bri.md rule 4)", path, f, i, k);
     }
     uint64_t *grown = realloc(all, (n_all + n_loc) * sizeof *all);
     if (!grown) {
@@ -196,7 +196,7 @@ static int check_one(const Lance__Table__Manifest *m, const Lance__Table__DataFi
   qsort(all, n_all, sizeof *all, bri_cmp_u64);
   for (size_t k = 1; k < n_all; k++)
     if (all[k] == all[k - 1])
-      FAIL("%s: data file %s: BRI local id %llu appears in two sources (spec/blob.md 6.2 rule 4)",
+      FAIL("%s: data file %s: BRI local id %llu appears in two sources (docs/format/bri.md rule 4)",
            path, f, (unsigned long long)all[k]);
 out:
   free(all), free(loc), free(phys);
@@ -222,18 +222,18 @@ int bri_manifest_check_bri(const Lance__Table__Manifest *m, const char *path, br
   int w = (m->writer_feature_flags & BRI_FLAG_BLOB_REUSE_INDEX) != 0;
   if (r != w)
     return bri_error_set(err, BRI_ECORRUPT,
-                         "%s: the blob_reuse_index flag is set in the %s flags only (spec/blob.md "
-                         "6.2 rule 8: both words or neither)",
+                         "%s: the blob_reuse_index flag is set in the %s flags only (docs/format/bri.md "
+                         "rule 8: both words or neither)",
                          path, r ? "reader" : "writer");
   if (any && !r)
     return bri_error_set(err, BRI_ECORRUPT,
                          "%s: a data file carries a BRI but the blob_reuse_index flag is not set "
-                         "(spec/blob.md 6.2 rule 8)",
+                         "(docs/format/bri.md rule 8)",
                          path);
   if (!any && r)
     return bri_error_set(err, BRI_ECORRUPT,
                          "%s: the blob_reuse_index flag is set but no data file carries a BRI "
-                         "(spec/blob.md 6.2 rule 8)",
+                         "(docs/format/bri.md rule 8)",
                          path);
   return 0;
 }

@@ -1,10 +1,10 @@
-/* bri.h: the Blob Reuse Index carried by a DataFile (design.md, spec/blob.md 6).
+/* bri.h: the Blob Reuse Index carried by a DataFile (docs/format/bri.md).
  *
  * The BRI lives in DataFile field 8, length-delimited. A Lance branch uses
  * field 8 as a varint, so the field is not declared in table.proto: protobuf-c
  * keeps it as an unknown field, and this module dispatches on its wire type
  * (length-delimited = BRI, varint = someone else's, kept untouched).
- * Validation implements spec/blob.md 6.2 and runs whenever a manifest is
+ * Validation implements docs/format/bri.md 3 and runs whenever a manifest is
  * opened: an invalid BRI refuses the whole version. */
 #ifndef BRI_BRI_H
 #define BRI_BRI_H
@@ -34,7 +34,7 @@ int bri_datafile_set_bri(Lance__Table__DataFile *df, const Lance__Table__BlobReu
 struct bri_table;
 
 /* Calls fn(user, path) for every sidecar file df's BRI names, as the
- * absolute path of the object holding the bytes (spec/blob.md 6.3): the
+ * absolute path of the object holding the bytes (docs/format/bri.md 4): the
  * source's base data directory / blob_dir / name(physical id). fn returning
  * non-zero stops the walk with that code. No BRI: no calls. */
 int bri_datafile_bri_paths(const struct bri_table *t, const Lance__Table__Manifest *m,

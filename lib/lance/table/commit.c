@@ -202,7 +202,7 @@ int bri_commit(bri_table *t, Lance__Table__Manifest *m, Lance__Table__Transactio
     m->transaction_file = strdup(txn_name);
   }
   /* 2. the manifest, put-if-absent: another writer's version is never
-   * overwritten (spec/table.md section 4) */
+   * overwritten (docs/format/table.md section 4) */
   if ((rc = bri_manifest_serialize(m, txn, idx, &buf, &len, err)) != 0) goto out;
   if (!t->n_versions && (rc = bri_store_mkdir(t->store, vdir, err)) != 0 && rc != BRI_ETAKEN)
     goto out; /* a new table's first version */

@@ -5,7 +5,7 @@
  * file in _versions/ named .tmp_*, which Lance's cleanup also reclaims,
  * fsynced and published with link(2); on S3 a PUT with If-None-Match: *),
  * which fails when another writer already took that version: a conflict,
- * never an overwrite (spec/table.md section 4). latest_version_hint.json is
+ * never an overwrite (docs/format/table.md section 4). latest_version_hint.json is
  * then replaced (bri_store_put).
  *
  * Building the manifest content (which fragments, which transaction) is the
@@ -31,7 +31,7 @@
 void bri_uuid_v4(char out[37]);
 
 /* A fresh data file stem named the way Lance names them: 24 binary digits
- * of 3 random bytes, then 26 hex digits of 13 more (spec/table.md 1). */
+ * of 3 random bytes, then 26 hex digits of 13 more (docs/format/table.md 1). */
 #define BRI_STEM_LEN 51
 void bri_new_datafile_stem(char out[BRI_STEM_LEN]);
 

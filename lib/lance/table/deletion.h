@@ -1,4 +1,4 @@
-/* deletion.h: Lance deletion files (spec/table.md section 8).
+/* deletion.h: Lance deletion files (docs/format/table.md section 8).
  *
  * A fragment's deletion file lists the physical row offsets (0-based, within
  * the fragment) that are deleted. Lance writes two formats:
@@ -71,7 +71,7 @@ int bri_deletion_encode_bin(const uint32_t *sorted_offsets, size_t n, uint8_t **
 int bri_deletion_write_bin(bri_store *st, const char *path, const uint32_t *sorted_offsets,
                            size_t n, bri_error *err);
 
-/* "{fragment_id}-{read_version}-{id}.arrow|bin" (spec/table.md 5.5), malloc'd. */
+/* "{fragment_id}-{read_version}-{id}.arrow|bin" (docs/format/table.md 5.5), malloc'd. */
 char *bri_deletion_file_name(uint64_t fragment_id, uint64_t read_version, uint64_t id,
                              int file_type);
 

@@ -5,8 +5,8 @@
  * Lance bits and its own Blob Reuse Index bit, and refuses the rest by name.
  * BRI_FLAG_BLOB_REUSE_INDEX is the only place the BRI bit is defined: bit 40
  * is far above Lance's sequential assignments (512 and 2048 are contested
- * upstream, see spec/table.md section 14), and every Lance release refuses
- * it, so stock Lance never misreads a BRI table (design.md). */
+ * upstream, see docs/format/table.md section 14), and every Lance release refuses
+ * it, so stock Lance never misreads a BRI table (docs/format/bri.md 10). */
 #ifndef BRI_FLAGS_H
 #define BRI_FLAGS_H
 

@@ -1,5 +1,5 @@
 /* frag_reuse.h: Lance's Fragment Reuse Index (FRI), the record of deferred
- * index remaps (spec/table.md section 11).
+ * index remaps (docs/format/table.md section 11).
  *
  * Without stable row ids every index entry is a row address
  * (fragment_id << 32 | offset), which compaction changes. Instead of

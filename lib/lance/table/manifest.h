@@ -2,7 +2,7 @@
  *
  * A manifest file is [u32 len][IndexSection]? [u32 len][Transaction]?
  * [u32 len][Manifest] then a 16-byte tail [u64 manifest_pos][u16 0][u16 2]"LANC"
- * (spec/table.md section 2). bri_manifest_read checks the framing, decodes the
+ * (docs/format/table.md section 2). bri_manifest_read checks the framing, decodes the
  * three messages, and validates what brid relies on (feature flags, paths,
  * base ids, fragment ids, the Blob Reuse Index). Any failure names the file,
  * the byte offset and what was expected, and nothing is returned. */

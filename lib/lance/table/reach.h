@@ -2,10 +2,10 @@
  * deletion safe. Cleanup (what no retained version reaches may go), brid's
  * crash recovery (a journaled output a version reaches must stay) and the
  * reliability checks (no orphan is left) all ask it, so that they cannot
- * disagree about what a version needs (spec/table.md 13, spec/blob.md 6.6).
+ * disagree about what a version needs (docs/format/table.md 13, docs/format/bri.md 7).
  *
  * For every DataFragment: each data file, its own sidecar directory (whole:
- * the sidecars of a data file live in data_dir/{stem}/, spec/blob.md 2),
+ * the sidecars of a data file live in data_dir/{stem}/, docs/format/blob.md 2),
  * each sidecar its Blob Reuse Index names and the directory holding it
  * (which must not be removed while the file is needed), and the deletion
  * file; then the transaction file and every index directory. Paths are

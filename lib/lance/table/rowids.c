@@ -1,7 +1,7 @@
 /* rowids.c: counting and decoding RowIdSequence / EncodedU64Array (see
  * rowids.h). Semantics follow Lance's Rust code where its docs disagree:
  * RangeWithHoles lists absolute values, RangeWithBitmap is LSB-first
- * (spec/table.md 5.9, verified on Lance 12 files). Error messages name the
+ * (docs/format/table.md 5.9, verified on Lance 12 files). Error messages name the
  * segment index; callers prefix the file and the field. */
 #include "lance/table/rowids.h"
 

@@ -2,7 +2,7 @@
  *
  * Packed and Dedicated payloads of data file {stem}.lance sit in
  * {data dir}/{stem}/{name(id)}.blob, where name(id) is the 32 binary digits
- * of the bit-reversed 32-bit local blob id (spec/blob.md section 3). */
+ * of the bit-reversed 32-bit local blob id (docs/format/blob.md section 3). */
 #ifndef BRI_SIDECAR_H
 #define BRI_SIDECAR_H
 

@@ -3,7 +3,7 @@
  * Opening a table opens its store and lists its versions (either naming
  * scheme) without reading any manifest; manifests are loaded on demand.
  * This module also resolves where the files a manifest names live (base
- * paths: spec/table.md section 1), as paths below the table root or below
+ * paths: docs/format/table.md section 1), as paths below the table root or below
  * a base, with the store that reaches each (bri_table_store_of), and reads
  * tags and branches from _refs/. Everything here is read-only. */
 #ifndef BRI_TABLE_H
@@ -91,7 +91,7 @@ int bri_table_sidecar_dir(const bri_table *t, const Lance__Table__Manifest *m,
 int bri_table_deletion_path(const bri_table *t, const Lance__Table__Manifest *m,
                             const Lance__Table__DataFragment *f, char **out, bri_error *err);
 
-/* The directory of an index (spec/table.md 1): {root or base}/_indices/{uuid}. */
+/* The directory of an index (docs/format/table.md 1): {root or base}/_indices/{uuid}. */
 int bri_table_index_dir(const bri_table *t, const Lance__Table__Manifest *m,
                         const Lance__Table__IndexMetadata *x, char **out, bri_error *err);
 
