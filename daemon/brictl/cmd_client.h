@@ -61,6 +61,10 @@ long long cli_int(const json_t *o, const char *key);
 /* One line describing a job's progress ("writing 45% (4500/10000 rows, 12.0 MiB written, 3.1 MiB/s, ETA 1m20s)"). */
 void cli_fmt_progress(const json_t *progress, char *out, size_t cap);
 
+/* The roots section of status and tables, for people: one line a root,
+ * an unreachable one with its error (cmd_status.c). */
+void cli_print_roots(const json_t *roots);
+
 /* One job in detail, for people (cmd_jobs.c). */
 void cli_print_job(const json_t *job);
 

@@ -1,11 +1,33 @@
 /* cmd_status.c: `brictl status`: what brid is
- * doing: its state and uptime, tables watched, workers busy, jobs by state,
- * and each running job with its progress. */
+ * doing: its state and uptime, its roots' reachability (cli_print_roots,
+ * which brictl tables prints too), tables watched, workers busy, jobs by
+ * state, and each running job with its progress. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd_client.h"
 #include "bri/util.h"
+
+void cli_print_roots(const json_t *roots) {
+  size_t i;
+  json_t *r;
+  if (json_array_size(roots)) printf("roots:\n");
+  json_array_foreach(roots, i, r) {
+    char when[64];
+    const char *st = cli_str(r, "state");
+    if (!strcmp(st, "unreachable")) {
+      json_t *e = json_object_get(r, "last_error");
+      cli_fmt_time(json_object_get(r, "unreachable_since"), when, sizeof when);
+      printf("  %s: UNREACHABLE since %s (%lld failed listing(s)): %s\n", cli_str(r, "root"), when,
+             cli_int(r, "consecutive_failures"), cli_str(e, "message"));
+    } else if (!strcmp(st, "reachable")) {
+      cli_fmt_time(json_object_get(r, "last_success_at"), when, sizeof when);
+      printf("  %s: reachable, last listed %s\n", cli_str(r, "root"), when);
+    } else {
+      printf("  %s: not listed yet\n", cli_str(r, "root"));
+    }
+  }
+}
 
 static int cmd_status(const cli_args *a) {
   cli_client c;
@@ -33,6 +55,7 @@ static int cmd_status(const cli_args *a) {
   json_t *u;
   json_array_foreach(json_object_get(s, "unreadable_tables"), k, u)
     printf("unreadable: %s: %s\n", cli_str(u, "table"), cli_str(u, "error"));
+  cli_print_roots(json_object_get(s, "roots"));
   json_t *t = json_object_get(s, "tables"), *w = json_object_get(s, "workers"), *j = json_object_get(s, "jobs");
   printf("tables:  %lld watched (%lld paused, %lld inotify watches)\n", cli_int(t, "watched"), cli_int(t, "paused"),
          cli_int(t, "inotify_watches"));
@@ -62,8 +85,9 @@ const cli_cmd CMD_STATUS = {
     .args = "",
     .summary = "brid's state, workers, queue and running jobs",
     .about = "Shows what brid is doing: its state (running; degraded when a table it watches cannot be "
-             "read, each such table listed; draining while it stops) and for how long, the tables it "
-             "watches, busy workers, jobs by state, and each running job with its progress.",
+             "read or a root cannot be listed, each such table and root named; draining while it stops) "
+             "and for how long, each root's reachability, the tables it watches, busy workers, jobs by "
+             "state, and each running job with its progress.",
     .flags = CLI_CMD_DAEMON | CLI_CMD_JSON,
     .run = cmd_status,
 };

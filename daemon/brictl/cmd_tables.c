@@ -111,6 +111,7 @@ static int cmd_tables(const cli_args *a) {
         printf("     last error: %s\n", cli_str(t, "last_error"));
     }
     if (!json_array_size(ts)) printf("(no tables: is a root configured, and does it hold directories with _versions/?)\n");
+    cli_print_roots(json_object_get(res, "roots"));
   }
   json_decref(res);
   return CLI_OK;

@@ -132,13 +132,15 @@ json_t *svc_api_job_json(bri_jobs_store *store, svc_pool *pool, const bri_jobs_j
 }
 
 /* One word for a table's state, most urgent first: gone (no longer
- * watched), running (a job), unreadable (the last check could not read
- * it), paused, queued (a job waits), pending (the latest version has work
+ * watched), running (a job), unreachable (its root cannot be listed now:
+ * the table keeps its state and gets no job), unreadable (the last check
+ * could not read it), paused, queued (a job waits), pending (the latest version has work
  * but no job is queued: auto_compact is off, or a dry run planned it),
  * idle. */
 static const char *table_state(const svc_table_view *t, const bri_jobs_table *row) {
   if (!t || !t->present) return "gone";
   if (row->running_job) return "running";
+  if (t->root_unreachable) return "unreachable";
   if (t->check_error) return "unreadable";
   if (row->paused) return "paused";
   if (row->queued_jobs) return "queued";
@@ -171,6 +173,33 @@ static json_t *table_json(const svc_view *v, const bri_jobs_table *row) {
   return o;
 }
 
+/* The configured roots' reachability (svc_roots.h): [{root, state
+ * (reachable, unreachable, or unknown before its first listing),
+ * last_success_at, consecutive_failures, last_error: {message, at} or null,
+ * unreachable_since}]. */
+static json_t *roots_json(const svc_view *v) {
+  json_t *a = json_array();
+  for (size_t i = 0; i < v->n_root_states; i++) {
+    const svc_root_view *r = &v->root_states[i];
+    bool down = r->known && !r->up;
+    json_t *o = json_pack("{s:s, s:s, s:o, s:I}", "root", r->root, "state",
+                          !r->known ? "unknown" : r->up ? "reachable" : "unreachable", "last_success_at",
+                          ms_or_null(r->last_ok_ms), "consecutive_failures", (json_int_t)r->failures);
+    json_object_set_new(o, "last_error", r->last_error ? json_pack("{s:s, s:I}", "message", r->last_error, "at",
+                                                                   (json_int_t)r->last_error_ms)
+                                                       : json_null());
+    json_object_set_new(o, "unreachable_since", ms_or_null(down ? r->down_since_ms : 0));
+    json_array_append_new(a, o);
+  }
+  return a;
+}
+
+static size_t roots_unreachable(const svc_view *v) {
+  size_t n = 0;
+  for (size_t i = 0; i < v->n_root_states; i++) n += v->root_states[i].known && !v->root_states[i].up;
+  return n;
+}
+
 static json_t *store_fail(call *c, const bri_error *err) {
   return fail(c, err->code == BRI_ENOTFOUND ? RPC_NOT_FOUND : RPC_FAILED, "%s", err->msg);
 }
@@ -186,15 +215,16 @@ static json_t *m_status(call *c) {
   bri_jobs_table *rows = NULL;
   size_t n = 0;
   if (bri_jobs_table_list(c->store, &rows, &n, &err)) return store_fail(c, &err);
-  /* a table brid cannot read makes the daemon degraded, as a failed unit
-   * makes systemd's state degraded: running, but not doing all its work */
+  /* a table brid cannot read, or a root it cannot reach, makes the daemon
+   * degraded, as a failed unit makes systemd's state degraded: running, but
+   * not doing all its work */
   json_t *unreadable = json_array();
   for (size_t i = 0; i < n; i++) {
     const svc_table_view *t = svc_view_table(v, rows[i].root);
     if (t && t->present) {
       present++;
       paused += rows[i].paused != 0;
-      if (t->check_error)
+      if (t->check_error && !t->root_unreachable) /* the root's own error says it */
         json_array_append_new(unreadable, json_pack("{s:s, s:s, s:o}", "table", t->root, "error", t->check_error,
                                                      "since", ms_or_null(t->last_check_ms)));
     }
@@ -204,13 +234,16 @@ static json_t *m_status(call *c) {
   for (int s = 1; s <= BRI_JOB_NSTATES; s++)
     json_object_set_new(jobs, bri_job_state_name(s), json_integer((json_int_t)counts[s]));
   int64_t now = bri_now_ms();
-  const char *state = v->draining ? "draining" : json_array_size(unreadable) ? "degraded" : "running";
+  const char *state = v->draining                                             ? "draining"
+                      : json_array_size(unreadable) || roots_unreachable(v) ? "degraded"
+                                                                             : "running";
   json_t *o = json_pack("{s:s, s:i, s:s, s:I, s:I, s:o, s:s, s:s}", "version", BRID_VERSION, "pid", (int)getpid(),
                         "state", state, "started_at", (json_int_t)v->started_ms,
                         "uptime_seconds", (json_int_t)((now - v->started_ms) / 1000), "config",
                         str_or_null(v->config_file), "socket", v->socket_path, "store", v->state_path);
   json_object_set_new(o, "draining_since", ms_or_null(v->draining ? v->draining_ms : 0));
   json_object_set_new(o, "unreadable_tables", unreadable);
+  json_object_set_new(o, "roots", roots_json(v));
   json_object_set_new(o, "workers", json_pack("{s:i, s:i}", "total", svc_pool_size(c->pool), "busy",
                                               svc_pool_size(c->pool) - svc_pool_idle(c->pool)));
   json_object_set_new(o, "tables", json_pack("{s:I, s:I, s:I}", "watched", (json_int_t)present, "paused",
@@ -237,7 +270,7 @@ static json_t *m_tables_list(call *c) {
     if (all || (t && t->present)) json_array_append_new(a, table_json(c->view, &rows[i]));
   }
   bri_jobs_table_list_free(rows, n);
-  return json_pack("{s:o}", "tables", a);
+  return json_pack("{s:o, s:o}", "tables", a, "roots", roots_json(c->view));
 }
 
 static json_t *m_tables_get(call *c) {

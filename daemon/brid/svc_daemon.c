@@ -24,6 +24,7 @@
 #include "svc_log.h"
 #include "svc_notify.h"
 #include "svc_poll.h"
+#include "svc_roots.h"
 #include "svc_recover.h"
 #include "svc_sched.h"
 #include "svc_watch.h"
@@ -201,6 +202,7 @@ int svc_daemon_reload_apply(brid *d, int rc, svc_config *loaded, const bri_error
   SWAP(*oc, nc);
   svc_config_free(&nc);
   svc_log_set_level(d->cfg.log_level);
+  svc_roots_apply_config(d);
   svc_watch_apply_config(d);
   svc_poll_apply_config(d);
   svc_sched_cleanup_tick(d);
@@ -301,6 +303,7 @@ int svc_daemon_run(brid *d) {
   uv_timer_init(&d->loop, &d->drain_timer);
   uv_timer_init(&d->loop, &d->watchdog_timer);
   d->drain_timer.data = d;
+  svc_roots_apply_config(d);
   if (svc_watch_start(d, &err)) {
     log_err("%s", err.msg);
     goto out_loop;
@@ -347,6 +350,7 @@ out_loop:
   svc_control_free(d->ctl);
   svc_watch_free(d);
   svc_poll_free(d);
+  svc_roots_free(d);
   bri_jobs_close(d->store);
   return exit_code;
 }

@@ -16,6 +16,7 @@
  *   svc_config     configuration         svc_log      logging
  *   svc_watch      tables: discovery, inotify, debounce, sweep, planner checks
  *   svc_poll       S3 roots: settings, walking, the poll timers
+ *   svc_roots      whether each root can be reached (degraded state)
  *   svc_sched      triggers -> jobs, claiming jobs for idle workers, cleanup
  *                  schedule, history pruning
  *   svc_worker     the thread pool that runs jobs
@@ -95,8 +96,21 @@ typedef struct brid_poll {
   bool configured; /* a root of the running configuration */
   bool running;    /* a poll (a discovery of this root) is in flight */
   uint64_t n_polls, n_failures;
-  char *last_error; /* of the last poll, while polls fail */
 } brid_poll;
+
+/* Whether a configured root can be reached (svc_roots.c). Never freed while
+ * the daemon runs (a root removed by a reload is only no longer
+ * configured). */
+typedef struct brid_root {
+  char *uri;   /* as configured */
+  char *canon; /* its canonical form when last listed (local: its real path), or NULL */
+  bool configured;
+  bool known; /* listed, or failed to be, at least once */
+  bool up;
+  int64_t last_ok_ms, last_error_ms, down_since_ms, reminded_ms;
+  uint64_t failures; /* consecutive failed listings */
+  char *last_error;  /* of the last failed listing */
+} brid_root;
 
 struct brid {
   uv_loop_t loop;
@@ -113,6 +127,8 @@ struct brid {
   bool discovering, discover_again; /* svc_watch.c: one discovery at a time */
   brid_poll **polls;                /* svc_poll.c: S3 roots */
   size_t n_polls, polls_inflight;
+  brid_root **root_states;          /* svc_roots.c: every root's reachability */
+  size_t n_root_states;
   bool claiming, kick_again;        /* svc_sched.c: one claim at a time */
   bool ticking, tick_again;         /* svc_sched.c: one cleanup tick at a time */
   bool status_running;              /* svc_sched.c: a STATUS= count in flight */

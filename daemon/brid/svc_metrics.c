@@ -20,7 +20,9 @@
  *   brid_connections_refused_total, brid_connections,
  *   brid_storage_requests_total{root,kind,status}, brid_storage_retries_total{root},
  *   brid_storage_bytes_read_total{root}, brid_storage_bytes_written_total{root},
- *   brid_storage_bytes_copied_total{root}, brid_polls_total{root}, brid_poll_failures_total{root}. */
+ *   brid_storage_bytes_copied_total{root}, brid_polls_total{root}, brid_poll_failures_total{root},
+ *   brid_root_up{root}, brid_root_last_success_timestamp_seconds{root},
+ *   brid_root_consecutive_failures{root}. */
 #include "svc_metrics.h"
 
 #include <limits.h>
@@ -95,6 +97,25 @@ static void storage_families(json_t *all, const svc_view *v) {
   for (size_t i = 0; i < v->n_polls; i++) {
     sample(polls, root_label(v->polls[i].root), num(v->polls[i].polls));
     sample(failed, root_label(v->polls[i].root), num(v->polls[i].failures));
+  }
+}
+
+/* Whether each configured root could be listed (svc_roots.h); a root not
+ * listed yet (an S3 root in the first second after start-up) has no
+ * samples rather than a 0 that would raise an alert. */
+static void root_families(json_t *all, const svc_view *v) {
+  json_t *up = family(all, "brid_root_up", "gauge",
+                      "Whether brid's last listing of the root succeeded (1) or failed (0).");
+  json_t *ok = family(all, "brid_root_last_success_timestamp_seconds", "gauge",
+                      "When brid last listed the root successfully, seconds since the epoch (0: never).");
+  json_t *fails = family(all, "brid_root_consecutive_failures", "gauge",
+                         "Failed listings of the root since its last successful one.");
+  for (size_t i = 0; i < v->n_root_states; i++) {
+    const svc_root_view *r = &v->root_states[i];
+    if (!r->known) continue;
+    sample(up, root_label(r->root), json_integer(r->up));
+    sample(ok, root_label(r->root), secs(r->last_ok_ms));
+    sample(fails, root_label(r->root), num(r->failures));
   }
 }
 
@@ -228,6 +249,7 @@ json_t *svc_metrics_json(const svc_view *v, bri_jobs_store *store, svc_pool *poo
   sample(family(all, "brid_connections", "gauge", "Open control connections."), NULL,
          num(v->connections));
   storage_families(all, v);
+  root_families(all, v);
   return all;
 }
 

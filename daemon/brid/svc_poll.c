@@ -144,24 +144,16 @@ int svc_poll_walk(const char *root, int max_depth, svc_poll_found_fn found, void
 
 /* ---------------------------------------------------------------- timers */
 
+/* A poll ended: counted (its outcome for the root's state is reported by
+ * the discovery itself, svc_roots.c, which logs it). */
 static void poll_done(void *user, int rc, const bri_error *err) {
+  (void)err;
   brid_poll *p = user;
   brid *d = p->d;
   p->running = false;
   d->polls_inflight--;
   p->n_polls++;
-  if (rc) {
-    p->n_failures++;
-    if (!p->last_error || strcmp(p->last_error, err->msg)) /* once per new error, not once per poll */
-      log_warn("root %s: cannot list: %s; polling again in %llds", p->root, err->msg,
-               (long long)svc_config_root(&d->cfg, p->root)->poll_interval_sec);
-    free(p->last_error);
-    p->last_error = strdup(err->msg);
-  } else if (p->last_error) {
-    log_info("root %s: listed again", p->root);
-    free(p->last_error);
-    p->last_error = NULL;
-  }
+  if (rc) p->n_failures++;
   svc_daemon_worker_idle(d); /* a draining daemon waits for polls too */
 }
 
@@ -222,7 +214,6 @@ void svc_poll_close(brid *d) {
 void svc_poll_free(brid *d) {
   for (size_t i = 0; i < d->n_polls; i++) {
     free(d->polls[i]->root);
-    free(d->polls[i]->last_error);
     free(d->polls[i]);
   }
   free(d->polls);

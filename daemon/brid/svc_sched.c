@@ -22,6 +22,7 @@
 #include "bri/util.h"
 #include "svc_log.h"
 #include "svc_notify.h"
+#include "svc_roots.h"
 #include "svc_watch.h"
 #include "svc_worker.h"
 
@@ -50,6 +51,7 @@ typedef struct claim_req {
   bri_jobs_store *store;
   int want;          /* idle workers */
   bri_strset present; /* roots of the tables present */
+  bri_strset unreachable; /* ...of those whose root cannot be reached now */
   bri_jobs_job *jobs;
   size_t n;
   int64_t next_due;
@@ -71,6 +73,12 @@ static void claim_work(uv_work_t *req) {
                             .error = "the table is gone or no longer under a configured root"};
       log_notice("job %lld (%s %s): %s", (long long)job->id, bri_job_kind_name(job->kind), job->root, o.error);
       if (bri_jobs_finish(c->store, job->id, &o, &err)) log_err("job %lld: %s", (long long)job->id, err.msg);
+      bri_jobs_job_clear(job);
+      continue;
+    }
+    if (bri_strset_has(&c->unreachable, job->root)) { /* kept for when its root is back */
+      if (bri_jobs_defer(c->store, job->id, SVC_ROOT_DEFER_MS, "the table's root cannot be reached", NULL, &err))
+        log_err("job %lld: %s", (long long)job->id, err.msg);
       bri_jobs_job_clear(job);
       continue;
     }
@@ -150,6 +158,7 @@ static void claim_done(uv_work_t *req, int status) {
   for (size_t k = 0; k < c->n; k++) bri_jobs_job_clear(&c->jobs[k]);
   free(c->jobs);
   bri_strset_free(&c->present);
+  bri_strset_free(&c->unreachable);
   free(c);
   svc_status_update(d, false);
   if (d->kick_again) {
@@ -169,15 +178,19 @@ void svc_sched_kick(brid *d) {
   if (idle <= 0) return; /* a worker ending kicks again */
   claim_req *c = calloc(1, sizeof *c);
   bool ok = c && (c->jobs = calloc((size_t)idle, sizeof *c->jobs));
-  for (size_t i = 0; ok && i < d->n_tables; i++)
-    if (d->tables[i]->present) ok = bri_strset_add(&c->present, d->tables[i]->root);
+  for (size_t i = 0; ok && i < d->n_tables; i++) {
+    const brid_table *t = d->tables[i];
+    if (t->present) ok = bri_strset_add(&c->present, t->root);
+    if (ok && t->present && svc_roots_table_unreachable(d, t->root)) ok = bri_strset_add(&c->unreachable, t->root);
+  }
   if (!ok) {
-    if (c) bri_strset_free(&c->present), free(c->jobs);
+    if (c) bri_strset_free(&c->present), bri_strset_free(&c->unreachable), free(c->jobs);
     free(c);
     log_err("claiming jobs: out of memory");
     return;
   }
   bri_strset_freeze(&c->present);
+  bri_strset_freeze(&c->unreachable);
   c->req.data = c;
   c->d = d;
   c->store = d->store;
@@ -278,7 +291,7 @@ void svc_sched_cleanup_tick(brid *d) {
   bool ok = k && (k->t = calloc(d->n_tables + 1, sizeof *k->t));
   for (size_t i = 0; ok && i < d->n_tables; i++) {
     const brid_table *t = d->tables[i];
-    if (!t->present || t->policy.cleanup_interval_sec <= 0) continue;
+    if (!t->present || t->policy.cleanup_interval_sec <= 0 || svc_roots_table_unreachable(d, t->root)) continue;
     tick_table *x = &k->t[k->n];
     *x = (tick_table){.id = t->id, .every_ms = t->policy.cleanup_interval_sec * 1000,
                       .enqueued_ms = t->cleanup_enqueued_ms};
@@ -339,9 +352,15 @@ static void status_done(uv_work_t *req, int status) {
       snprintf(cur, sizeof cur, "; %s %s %.0f%%", json_string_value(json_object_get(j0, "kind")),
                json_string_value(json_object_get(j0, "table")), pct ? json_real_value(pct) : 0.0);
     }
-    svc_notify_status("%s%zu tables; %llu running, %llu queued%s", d->draining ? "draining: " : "", d->n_tables,
-                      (unsigned long long)r->counts[BRI_JOB_RUNNING], (unsigned long long)r->counts[BRI_JOB_QUEUED],
-                      cur);
+    const brid_root *down;
+    size_t n_down = svc_roots_unreachable(d, &down);
+    char degraded[512] = "";
+    if (n_down)
+      snprintf(degraded, sizeof degraded, "degraded: root %s unreachable%s; ", down->uri,
+               n_down > 1 ? " (and others)" : "");
+    svc_notify_status("%s%s%zu tables; %llu running, %llu queued%s", d->draining ? "draining: " : "", degraded,
+                      d->n_tables, (unsigned long long)r->counts[BRI_JOB_RUNNING],
+                      (unsigned long long)r->counts[BRI_JOB_QUEUED], cur);
     json_decref(run);
   }
   free(r);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "svc_control.h"
+#include "svc_roots.h"
 #include "svc_watch.h"
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
@@ -25,12 +26,24 @@ svc_view *svc_view_take(brid *d) {
                            .paused_by_config = t->paused_by_config, .has_latest = t->has_latest,
                            .loaded = t->loaded, .has_work = t->has_work, .latest_version = t->latest_version,
                            .fragments = t->fragments, .last_check_ms = t->last_check_ms,
-                           .cleanup_enqueued_ms = t->cleanup_enqueued_ms, .policy = t->policy};
+                           .cleanup_enqueued_ms = t->cleanup_enqueued_ms, .policy = t->policy,
+                           .root_unreachable = svc_roots_table_unreachable(d, t->root)};
     ok = (tv->root = strdup(t->root)) && (!t->check_error || (tv->check_error = strdup(t->check_error)));
     if (ok) ok = bri_strmap_put(&v->by_root, tv->root, v->n_tables, 0);
     if (tv->root) v->n_tables++;
   }
   for (size_t i = 0; ok && i < d->cfg.n_roots; i++) ok = (v->roots[v->n_roots++] = strdup(d->cfg.roots[i])) != NULL;
+  ok = ok && (v->root_states = calloc(d->cfg.n_roots + 1, sizeof *v->root_states));
+  for (size_t i = 0; ok && i < d->cfg.n_roots; i++) {
+    const brid_root *r = svc_roots_find(d, d->cfg.roots[i]);
+    svc_root_view *rv = &v->root_states[v->n_root_states];
+    *rv = (svc_root_view){.known = r && r->known, .up = r && r->up};
+    if (r)
+      rv->last_ok_ms = r->last_ok_ms, rv->last_error_ms = r->last_error_ms, rv->down_since_ms = r->down_since_ms,
+      rv->failures = r->failures;
+    ok = (rv->root = strdup(d->cfg.roots[i])) && (!r || !r->last_error || (rv->last_error = strdup(r->last_error)));
+    if (rv->root) v->n_root_states++;
+  }
   ok = ok && (v->polls = calloc(d->n_polls + 1, sizeof *v->polls));
   for (size_t i = 0; ok && i < d->n_polls; i++) {
     const brid_poll *p = d->polls[i];
@@ -70,6 +83,8 @@ void svc_view_free(svc_view *v) {
   bri_strmap_free(&v->by_root);
   for (size_t i = 0; i < v->n_roots; i++) free(v->roots[i]);
   free(v->roots);
+  for (size_t i = 0; i < v->n_root_states; i++) free(v->root_states[i].root), free(v->root_states[i].last_error);
+  free(v->root_states);
   for (size_t i = 0; i < v->n_polls; i++) free(v->polls[i].root);
   free(v->polls);
   free(v->config_file), free(v->socket_path), free(v->readonly_socket), free(v->state_path);

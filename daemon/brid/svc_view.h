@@ -26,6 +26,7 @@ typedef struct svc_table_view {
   char *root;
   int64_t id;
   bool present, watching, polled, paused_by_config;
+  bool root_unreachable; /* its root cannot be listed now (svc_roots.h) */
   bool has_latest, loaded, has_work;
   uint64_t latest_version, fragments;
   char *check_error; /* NULL when the last check read the table */
@@ -39,12 +40,23 @@ typedef struct svc_poll_view {
   uint64_t polls, failures;
 } svc_poll_view;
 
+/* A configured root's reachability (svc_roots.h). */
+typedef struct svc_root_view {
+  char *root;
+  bool known, up; /* known: listed, or failed to be, at least once */
+  int64_t last_ok_ms, last_error_ms, down_since_ms;
+  uint64_t failures; /* consecutive */
+  char *last_error;
+} svc_root_view;
+
 typedef struct svc_view {
   svc_table_view *tables;
   size_t n_tables;
   bri_strmap by_root; /* root -> index (a) */
   char **roots;       /* the configured roots */
   size_t n_roots;
+  svc_root_view *root_states; /* the configured roots' reachability, in their order */
+  size_t n_root_states;
   svc_poll_view *polls; /* the configured S3 roots' polls */
   size_t n_polls;
   char *config_file, *socket_path, *readonly_socket, *state_path;

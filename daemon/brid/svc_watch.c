@@ -23,6 +23,7 @@
 #include "bri/util.h"
 #include "svc_log.h"
 #include "svc_poll.h"
+#include "svc_roots.h"
 #include "svc_sched.h"
 
 #define RESCAN_DELAY_MS 1000
@@ -191,6 +192,7 @@ static void check_done(uv_work_t *req, int status) {
 void svc_watch_check(brid_table *t, bool force) {
   brid *d = t->d;
   if (d->draining || !t->present) return;
+  if (svc_roots_table_unreachable(d, t->root)) return; /* checked again when its root is back */
   if (t->check_running) {
     t->check_again = true;
     t->check_again_force |= force;
@@ -369,8 +371,10 @@ typedef struct disc_req {
   brid *d;
   bri_jobs_store *store;
   char **roots;  /* the roots this discovery walks */
-  char **canon;  /* their canonical form (NULL: a local root that could not be resolved) */
-  int *root_rc;  /* an S3 root that could not be listed: its tables are left as they are */
+  char **canon;  /* their canonical form (a local root that cannot be resolved: the
+                  * one it had when last listed, or NULL) */
+  int *root_rc;  /* a root that could not be listed: its tables are left as they are */
+  char **root_why; /* and why (svc_roots.c reports it) */
   bri_error root_err; /* the first such failure */
   size_t n_roots;
   bool all_local; /* every local root is walked: directory watches are refreshed */
@@ -387,8 +391,8 @@ typedef struct disc_req {
 } disc_req;
 
 static void disc_free(disc_req *r) {
-  for (size_t i = 0; i < r->n_roots; i++) free(r->roots[i]), free(r->canon[i]);
-  free(r->roots), free(r->canon), free(r->root_rc);
+  for (size_t i = 0; i < r->n_roots; i++) free(r->roots[i]), free(r->canon[i]), free(r->root_why[i]);
+  free(r->roots), free(r->canon), free(r->root_rc), free(r->root_why);
   bri_strset_free(&r->known);
   for (size_t i = 0; i < r->n_tables; i++) free(r->tables[i].root);
   free(r->tables);
@@ -474,24 +478,40 @@ static void s3_found(void *ctx, const char *table, svc_poll_kind kind, uint64_t 
   found_table(ctx, table, true, kind, version);
 }
 
+/* A local root brid cannot list: missing, not a directory, or unreadable
+ * (a root that is a table itself needs only to be readable). */
+static int local_root_fails(const char *canon, bri_error *err) {
+  struct stat st;
+  if (stat(canon, &st)) return bri_error_set(err, BRI_EIO, "cannot list: %s", strerror(errno));
+  if (!S_ISDIR(st.st_mode)) return bri_error_set(err, BRI_EIO, "cannot list: not a directory");
+  DIR *dir = opendir(canon);
+  if (!dir) return bri_error_set(err, BRI_EIO, "cannot list: %s", strerror(errno));
+  closedir(dir);
+  return 0;
+}
+
 static void discover_work(uv_work_t *req) {
   disc_req *r = req->data;
   for (size_t i = 0; i < r->n_roots; i++) {
+    bri_error err = {0};
     if (svc_root_is_s3(r->roots[i])) {
-      bri_error err;
+      free(r->canon[i]);
       r->canon[i] = strdup(r->roots[i]);
-      if ((r->root_rc[i] = svc_poll_walk(r->roots[i], r->depth, s3_found, r, &err)) != 0 && !r->root_err.code)
-        r->root_err = err;
-      if (r->root_rc[i] && !r->done) log_warn("root %s: cannot list: %s", r->roots[i], err.msg);
-      continue;
+      r->root_rc[i] = svc_poll_walk(r->roots[i], r->depth, s3_found, r, &err);
+    } else {
+      char canon[PATH_MAX];
+      if (!realpath(r->roots[i], canon))
+        r->root_rc[i] = bri_error_set(&err, BRI_EIO, "cannot list: %s", strerror(errno));
+      else if (!(r->root_rc[i] = local_root_fails(canon, &err))) {
+        free(r->canon[i]);
+        r->canon[i] = strdup(canon);
+        walk(r, canon, 0);
+      }
     }
-    char canon[PATH_MAX];
-    if (!realpath(r->roots[i], canon)) {
-      log_warn("root %s: %s; looking again at the next sweep", r->roots[i], strerror(errno));
-      continue;
+    if (r->root_rc[i]) {
+      if (!r->root_err.code) r->root_err = err;
+      r->root_why[i] = strdup(err.msg);
     }
-    r->canon[i] = strdup(canon);
-    walk(r, canon, 0);
   }
 }
 
@@ -615,6 +635,10 @@ static void discover_done(uv_work_t *req, int status) {
     for (size_t i = 0; i < d->n_tables; i++) d->tables[i]->found = !in_scope(r, d->tables[i]);
     if (r->all_local)
       for (size_t i = 0; i < d->n_dirs; i++) d->dirs[i]->present = false;
+    for (size_t i = 0; i < r->n_roots; i++)
+      if (svc_roots_report(d, r->roots[i], r->root_rc[i] ? NULL : r->canon[i], r->root_rc[i], r->root_why[i]))
+        for (size_t k = 0; k < d->n_tables; k++) /* back: what changed meanwhile is planned now */
+          if (walked_root_of(r, d->tables[k]->root) == (ssize_t)i) svc_watch_check(d->tables[k], false);
     for (size_t i = 0; i < r->n_tables; i++) register_table(d, &r->tables[i]);
     for (size_t i = 0; i < r->n_dirs; i++) watch_dir(d, r->dirs[i]);
     for (size_t i = 0; i < d->n_tables; i++) {
@@ -660,11 +684,14 @@ static disc_req *discover_req(brid *d, disc_scope scope, const char *only) {
   disc_req *r = calloc(1, sizeof *r);
   size_t n = d->cfg.n_roots + 1;
   bool ok = r && (r->roots = calloc(n, sizeof *r->roots)) && (r->canon = calloc(n, sizeof *r->canon)) &&
-            (r->root_rc = calloc(n, sizeof *r->root_rc));
+            (r->root_rc = calloc(n, sizeof *r->root_rc)) && (r->root_why = calloc(n, sizeof *r->root_why));
   for (size_t i = 0; ok && i < d->cfg.n_roots; i++) {
     const char *root = d->cfg.roots[i];
     if (scope == SCOPE_ONE ? strcmp(root, only) : scope == SCOPE_LOCAL && svc_root_is_s3(root)) continue;
-    ok = (r->roots[r->n_roots++] = strdup(root)) != NULL;
+    const brid_root *st = svc_roots_find(d, root);
+    ok = (r->roots[r->n_roots] = strdup(root)) != NULL &&
+         (!st || !st->canon || (r->canon[r->n_roots] = strdup(st->canon)) != NULL);
+    r->n_roots++;
   }
   for (size_t i = 0; ok && i < d->n_tables; i++) ok = bri_strset_add(&r->known, d->tables[i]->root);
   if (!ok) {

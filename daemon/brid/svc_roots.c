@@ -1,0 +1,129 @@
+/* svc_roots.c: the reachability of each configured root and its log lines
+ * (see svc_roots.h). */
+#include "svc_roots.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "svc_log.h"
+#include "svc_sched.h"
+
+static brid_root *add(brid *d, const char *uri) {
+  brid_root **a = realloc(d->root_states, (d->n_root_states + 1) * sizeof *a);
+  if (!a) return NULL;
+  d->root_states = a;
+  brid_root *r = calloc(1, sizeof *r);
+  if (!r || !(r->uri = strdup(uri))) {
+    free(r);
+    return NULL;
+  }
+  d->root_states[d->n_root_states++] = r;
+  return r;
+}
+
+static brid_root *lookup(const brid *d, const char *uri) {
+  for (size_t i = 0; i < d->n_root_states; i++)
+    if (!strcmp(d->root_states[i]->uri, uri)) return d->root_states[i];
+  return NULL;
+}
+
+void svc_roots_apply_config(brid *d) {
+  for (size_t i = 0; i < d->n_root_states; i++) d->root_states[i]->configured = false;
+  for (size_t i = 0; i < d->cfg.n_roots; i++) {
+    brid_root *r = lookup(d, d->cfg.roots[i]);
+    if (!r && !(r = add(d, d->cfg.roots[i]))) {
+      log_err("root %s: out of memory for its state", d->cfg.roots[i]);
+      continue;
+    }
+    r->configured = true;
+  }
+}
+
+brid_root *svc_roots_find(brid *d, const char *uri) {
+  brid_root *r = lookup(d, uri);
+  return r && r->configured ? r : NULL;
+}
+
+static void replace(char **dst, const char *src) {
+  if (*dst && src && !strcmp(*dst, src)) return;
+  free(*dst);
+  *dst = src ? strdup(src) : NULL;
+}
+
+bool svc_roots_report(brid *d, const char *uri, const char *canon, int rc, const char *why) {
+  brid_root *r = svc_roots_find(d, uri);
+  if (!r) return false; /* removed by a reload while it was listed */
+  int64_t now = bri_now_ms();
+  bool was_down = r->known && !r->up;
+  r->known = true;
+  if (!rc) {
+    if (was_down)
+      log_notice("root %s: reachable again after %llu failed listing(s) over %llds", uri,
+                 (unsigned long long)r->failures, (long long)((now - r->down_since_ms) / 1000));
+    if (was_down || !r->up) svc_status_update(d, true);
+    r->up = true;
+    r->failures = 0;
+    r->last_ok_ms = now;
+    if (canon) replace(&r->canon, canon);
+    return was_down;
+  }
+  r->up = false;
+  r->failures++;
+  r->last_error_ms = now;
+  replace(&r->last_error, why ? why : "cannot list");
+  if (!was_down) {
+    svc_status_update(d, true);
+    r->down_since_ms = r->reminded_ms = now;
+    log_warn("root %s: unreachable: %s; its tables keep their state and get no job until it is listed again", uri,
+             r->last_error);
+  } else if (now - r->reminded_ms >= SVC_ROOT_REMINDER_MS) {
+    r->reminded_ms = now;
+    log_warn("root %s: still unreachable after %llu failed listing(s) over %llds: %s", uri,
+             (unsigned long long)r->failures, (long long)((now - r->down_since_ms) / 1000), r->last_error);
+  }
+  return false;
+}
+
+static bool under(const char *path, const char *root) {
+  size_t n = strlen(root);
+  return n && !strncmp(path, root, n) && (path[n] == '/' || path[n] == 0 || !strcmp(root, "/"));
+}
+
+const brid_root *svc_roots_of_table(const brid *d, const char *table_root) {
+  const brid_root *best = NULL;
+  for (size_t i = 0; i < d->n_root_states; i++) {
+    const brid_root *r = d->root_states[i];
+    const char *c = r->canon ? r->canon : r->uri;
+    if (r->configured && under(table_root, c) && (!best || strlen(c) > strlen(best->canon ? best->canon : best->uri)))
+      best = r;
+  }
+  return best;
+}
+
+bool svc_roots_table_unreachable(const brid *d, const char *table_root) {
+  const brid_root *r = svc_roots_of_table(d, table_root);
+  return r && r->known && !r->up;
+}
+
+size_t svc_roots_unreachable(const brid *d, const brid_root **first) {
+  size_t n = 0;
+  if (first) *first = NULL;
+  for (size_t i = 0; i < d->n_root_states; i++) {
+    const brid_root *r = d->root_states[i];
+    if (!r->configured || !r->known || r->up) continue;
+    if (!n++ && first) *first = r;
+  }
+  return n;
+}
+
+void svc_roots_free(brid *d) {
+  for (size_t i = 0; i < d->n_root_states; i++) {
+    free(d->root_states[i]->uri);
+    free(d->root_states[i]->canon);
+    free(d->root_states[i]->last_error);
+    free(d->root_states[i]);
+  }
+  free(d->root_states);
+  d->root_states = NULL;
+  d->n_root_states = 0;
+}
