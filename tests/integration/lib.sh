@@ -20,6 +20,8 @@
 #   rpc_raw LINES...          sends raw lines on one connection, prints one reply
 #                             line per line that expects one (python3)
 #   log_has REGEX             brid's log (this instance) matches
+#   notify_listen SOCK FILE   a systemd notify socket at SOCK (for NOTIFY_SOCKET):
+#                             each datagram one line of FILE, newlines as |
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../interop" && pwd)/lib.sh"
 
 BRI_SOURCE_DIR=${BRI_SOURCE_DIR:-$REPO}
@@ -30,7 +32,10 @@ BRID_PID=
 SOCK=
 BRID_LOG=
 
+_NOTIFY_LISTENERS=
 _brid_cleanup() {
+  # shellcheck disable=SC2086
+  [ -z "$_NOTIFY_LISTENERS" ] || kill $_NOTIFY_LISTENERS 2>/dev/null || true
   if [ -n "$BRID_PID" ] && kill -0 "$BRID_PID" 2>/dev/null; then
     kill -KILL "$BRID_PID" 2>/dev/null || true
     wait "$BRID_PID" 2>/dev/null || true
@@ -134,4 +139,18 @@ for _ in range(want):
         break
     sys.stdout.write(line.decode())
 EOF
+}
+
+notify_listen() {
+  python3 - "$1" "$2" <<'EOF' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a", buffering=1) as f:
+    while True:
+        m = s.recv(4096).decode()
+        f.write(m.replace("\n", "|") + "\n")
+EOF
+  _NOTIFY_LISTENERS+=" $!"
+  wait_until 15 test -S "$1" || fail "notify listener did not start"
 }

@@ -59,7 +59,8 @@ poll_interval = 1s
 EOF
 printf '%s\n' "$AWS_SECRET_ACCESS_KEY" >"$TMPD/secret"
 chmod 600 "$TMPD/secret"
-BRID_PREFIX="env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_ENDPOINT_URL AWS_MAX_ATTEMPTS=1" \
+notify_listen "$TMPD/notify.sock" "$TMPD/notify.txt"
+BRID_PREFIX="env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_ENDPOINT_URL NOTIFY_SOCKET=$TMPD/notify.sock AWS_MAX_ATTEMPTS=1" \
   brid_start roots --config "$TMPD/brid.conf" --debounce 1s
 
 # 1. an S3 root where nothing listens: degraded within two poll intervals
@@ -72,7 +73,9 @@ ctl tables >"$TMPD/tables.txt"
 grep -q "  $S: UNREACHABLE" "$TMPD/tables.txt" || fail "brictl tables does not show the root: $(cat "$TMPD/tables.txt")"
 [ "$(metric "brid_root_up\\{root=\"$S\"\\}")" = 0 ] || fail "brid_root_up of the unreachable root: $(ctl metrics | grep brid_root)"
 [ "$(metric "brid_root_up\\{root=\"$L\"\\}")" = 1 ] || fail "brid_root_up of the local root: $(ctl metrics | grep brid_root)"
-echo "ok an unreachable S3 root: degraded after $((SECONDS - t0)) s, named in status, tables and metrics"
+notified() { grep -q "$1" "$TMPD/notify.txt"; }
+wait_until 5 notified "^STATUS=degraded: root $S unreachable; " || fail "STATUS= does not say degraded: $(tail -3 "$TMPD/notify.txt")"
+echo "ok an unreachable S3 root: degraded after $((SECONDS - t0)) s, named in status, STATUS=, tables and metrics"
 
 # 2. several polls fail: one warning, not one a poll
 several() { [ "$(ctl status --json | jget '[r["consecutive_failures"] for r in d["roots"] if r["root"] == "'"$S"'"][0]')" -ge 4 ]; }
@@ -86,6 +89,8 @@ echo "ok logged once over several failed listings"
 eval "$(second_s3 start)"
 make_tables "$S" --tables blobs --small --blob-batches 3:mixed >/dev/null
 wait_until 10 running || fail "status did not go back to running after the root came up: $(state)"
+: >"$TMPD/notify.txt"
+wait_until 10 notified "^STATUS=[0-9]* tables" || fail "STATUS= still degraded after the recovery: $(tail -3 "$TMPD/notify.txt")"
 [ "$(metric "brid_root_up\\{root=\"$S\"\\}")" = 1 ] || fail "brid_root_up after the recovery: $(ctl metrics | grep brid_root)"
 last=$(metric "brid_root_last_success_timestamp_seconds\\{root=\"$S\"\\}")
 python3 -c "import sys,time; sys.exit(0 if abs(time.time() - float('$last')) < 60 else 1)" ||

@@ -33,18 +33,7 @@ fi
 grep -Eq '^d /var/lib/brid 0700 brid brid' "$BRI_SOURCE_DIR/systemd/brid.tmpfiles" || fail "tmpfiles: state directory"
 
 # sd_notify
-python3 - "$TMPD/sd_notify.sock" "$TMPD/notify.txt" <<'EOF' &
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-with open(sys.argv[2], "a", buffering=1) as f:
-    while True:
-        m = s.recv(4096).decode()
-        f.write(m.replace("\n", "|") + "\n")
-EOF
-LISTENER=$!
-trap 'kill $LISTENER 2>/dev/null || true; _brid_cleanup' EXIT
-wait_until 15 test -S "$TMPD/sd_notify.sock" || fail "notify listener did not start"
+notify_listen "$TMPD/sd_notify.sock" "$TMPD/notify.txt"
 mkdir -p "$TMPD/root"
 cp -a "$BRI_SOURCE_DIR/tests/fixtures/tables/v21.lance" "$TMPD/root/"
 printf '[daemon]\nroot = %s\n' "$TMPD/root" >"$TMPD/n.conf"
@@ -64,5 +53,4 @@ wait_until 15 has '^RELOADING=1|MONOTONIC_USEC=' || fail "no RELOADING=1 on SIGH
 brid_stop || fail "brid exited non-zero"
 has '^STOPPING=1$' || fail "no STOPPING=1 on SIGTERM"
 echo "ok sd_notify: $(cut -d= -f1 "$TMPD/notify.txt" | sort | uniq -c | tr -s ' \n' ' ')"
-kill $LISTENER 2>/dev/null || true
 pass
