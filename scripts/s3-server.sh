@@ -14,7 +14,10 @@
 # AWS_REGION, plus BRI_S3_BUCKET (the bucket made at start).
 #
 # Settings (environment): BRI_S3_DIR state dir [/tmp/bri-s3-$UID],
-# BRI_S3_PORT gateway port [7480], BRI_S3_MON_PORT monitor port [40789].
+# BRI_S3_PORT gateway port, BRI_S3_MON_PORT monitor port [both: free ports
+# the kernel picks at start, kept in the state dir's ports file for env,
+# status and stop, so a server never collides with another one, Ceph's own
+# or another test run's].
 # Needs: radosgw ceph-mon ceph-osd (scripts/deps.sh installs them).
 #
 # Addressing: http://127.0.0.1:PORT/BUCKET is path-style; the gateway's DNS
@@ -31,12 +34,15 @@
 set -euo pipefail
 
 D=${BRI_S3_DIR:-${TMPDIR:-/tmp}/bri-s3-$(id -u)}
-PORT=${BRI_S3_PORT:-7480}
-MONPORT=${BRI_S3_MON_PORT:-40789}
+PORT=${BRI_S3_PORT:-}
+MONPORT=${BRI_S3_MON_PORT:-}
+# the ports of the server this state dir holds, unless the caller chose
+[ -n "$PORT" ] || [ ! -f "$D/ports" ] || read -r PORT MONPORT <"$D/ports"
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 AK=brid-test-key
 SK=brid-test-secret
 BUCKET=bucket
-URL=http://127.0.0.1:$PORT
+URL=http://127.0.0.1:${PORT:-0}
 
 print_env() {
   cat <<EOF
@@ -50,6 +56,7 @@ EOF
 
 # The gateway answers and our bucket exists (a signed HEAD: 200).
 up() {
+  [ -n "$PORT" ] || return 1
   local e; e=$(printf '' | sha256sum | cut -d' ' -f1)
   curl -sf -o /dev/null -m 2 -I --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AK:$SK" \
     -H "x-amz-content-sha256: $e" "$URL/$BUCKET" 2>/dev/null
@@ -90,6 +97,10 @@ start() {
   done
   stop
   mkdir -p "$D"/{mon.a,osd.0,rgw,log,run}
+  [ -n "$PORT" ] || PORT=$(free_port)
+  [ -n "$MONPORT" ] || MONPORT=$(free_port)
+  URL=http://127.0.0.1:$PORT
+  echo "$PORT $MONPORT" >"$D/ports"
   local fsid; fsid=$(cat /proc/sys/kernel/random/uuid)
   cat >"$D/ceph.conf" <<CONF
 [global]
