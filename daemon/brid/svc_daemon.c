@@ -21,6 +21,7 @@
 #include "svc_config.h"
 #include "svc_control.h"
 #include "svc_daemon.h"
+#include "svc_http.h"
 #include "svc_log.h"
 #include "svc_notify.h"
 #include "svc_poll.h"
@@ -48,6 +49,7 @@ static void finish_shutdown(brid *d) {
   log_notice("stopped: no job is running");
   svc_pool_stop(d->pool);
   svc_control_close(d->ctl);
+  svc_http_close(d->http);
   svc_watch_close(d);
   svc_poll_close(d);
   uv_close((uv_handle_t *)&d->sched_timer, close_cb);
@@ -291,6 +293,10 @@ int svc_daemon_run(brid *d) {
     log_err("%s", err.msg);
     goto out_loop;
   }
+  if (svc_http_open(d, &d->http, &err)) {
+    log_err("%s", err.msg);
+    goto out_loop;
+  }
   svc_sched_init(d);
   uv_timer_init(&d->loop, &d->drain_timer);
   uv_timer_init(&d->loop, &d->watchdog_timer);
@@ -330,6 +336,7 @@ out_loop:
     /* start-up failed after the loop existed: close what was opened */
     if (d->pool) svc_pool_stop(d->pool);
     svc_control_close(d->ctl);
+    svc_http_close(d->http); /* before the walk closes its async handle */
     uv_walk(&d->loop, close_walk, NULL);
     uv_run(&d->loop, UV_RUN_DEFAULT);
   }
@@ -339,6 +346,7 @@ out_loop:
   }
   svc_pool_free(d->pool);
   svc_control_free(d->ctl);
+  svc_http_free(d->http);
   svc_watch_free(d);
   svc_poll_free(d);
   bri_jobs_close(d->store);

@@ -23,6 +23,7 @@
  *   svc_control    the Unix socket server      svc_api   its methods
  *   svc_request    a request's parameters, checked before a method acts
  *   svc_metrics    Prometheus text             svc_notify  systemd
+ *   svc_http       /metrics, /healthz, /readyz over HTTP (libmicrohttpd's thread)
  *   svc_kinds      the job kinds                svc_view    copies of this state
  * Failpoints (crash and fault injection for the tests) are libbri's
  * (util/failpoint.h), armed through BRI_FAILPOINTS for brid as for brictl. */
@@ -42,6 +43,7 @@
 typedef struct brid brid;
 typedef struct svc_pool svc_pool;
 typedef struct svc_control svc_control;
+typedef struct svc_http svc_http;
 
 /* One watched table. Never freed while the daemon runs (a table that
  * disappears is only marked absent and unwatched), so callbacks and
@@ -122,6 +124,7 @@ struct brid {
   uv_signal_t sig_term, sig_int, sig_hup;
   svc_pool *pool;
   svc_control *ctl;
+  svc_http *http; /* NULL: metrics_listen off */
 
   int64_t started_ms; /* wall clock, ms */
   bool draining;      /* SIGTERM received: no new job starts */
