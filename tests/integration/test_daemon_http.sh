@@ -1,0 +1,257 @@
+#!/usr/bin/env bash
+# DAEMON HTTP: brid's HTTP listener (metrics_listen, --metrics-listen) as
+# Prometheus and Kubernetes probes use it, on free ports (port 0: brid logs
+# the port it bound).
+#  - off unless configured: a brid without metrics_listen listens on no TCP
+#    port (/proc/net/tcp{,6} against brid's socket inodes);
+#  - GET /metrics: 200, Content-Type text/plain; version=0.0.4, the families
+#    `brictl metrics` prints, passing `promtool check metrics`; HEAD: the
+#    same status and type, no body;
+#  - GET /healthz 200 "ok"; GET /readyz 200 "ready", and 503 naming the root
+#    while a root cannot be read, 200 again once it can;
+#  - POST, PUT, DELETE: 405 with Allow: GET, HEAD, and nothing changes (a
+#    JSON-RPC pause sent as a POST body pauses nothing); other paths 404;
+#  - a kept-alive connection serves several requests;
+#  - IPv6: [::1]:0;
+#  - the key and the flag: --check-config shows the address, the flag wins
+#    over the file, "off" turns the file's listener off, bad values exit 78
+#    naming the setting and what is wrong, an address in use exits 1 naming
+#    it;
+#  - contrib/grafana/brid.json: every brid_* name its PromQL queries is a
+#    family of a real scrape and is listed in docs/metrics.md.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+SRC=${BRI_SOURCE_DIR:-$REPO}
+command -v promtool >/dev/null || fail "promtool is missing (scripts/deps.sh installs package prometheus)"
+
+mkdir -p "$TMPD/root"
+"$BRICTL" gen "$TMPD/root/t.lance" --rows 10 >/dev/null
+
+# http METHOD URL [BODY] [HEADER...]: prints "STATUS\n<headers as JSON>\n<body>"
+# (one request; keep-alive checked below)
+http() {
+  python3 - "$@" <<'EOF'
+import http.client, json, sys, urllib.parse
+method, url = sys.argv[1], sys.argv[2]
+body = sys.argv[3].encode() if len(sys.argv) > 3 and sys.argv[3] else None
+u = urllib.parse.urlsplit(url)
+c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+c.request(method, u.path, body=body)
+r = c.getresponse()
+data = r.read()
+print(r.status)
+print(json.dumps({k.lower(): v for k, v in r.getheaders()}))
+sys.stdout.write(data.decode())
+EOF
+}
+status_of() { head -1 <<<"$1"; }
+header_of() { sed -n 2p <<<"$1" | jget "d.get('$2', '')"; }
+body_of() { tail -n +3 <<<"$1"; }
+
+# inodes of the TCP sockets brid listens on
+tcp_listening() {
+  python3 - "$1" <<'EOF'
+import os, sys
+pid = sys.argv[1]
+inodes = set()
+for fd in os.listdir("/proc/%s/fd" % pid):
+    try:
+        t = os.readlink("/proc/%s/fd/%s" % (pid, fd))
+    except OSError:
+        continue
+    if t.startswith("socket:["):
+        inodes.add(t[8:-1])
+n = 0
+for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+    for line in open(f).readlines()[1:]:
+        x = line.split()
+        if x[3] == "0A" and x[9] in inodes:
+            n += 1
+print(n)
+EOF
+}
+
+# ---------------------------------------------------------------- off by default
+brid_start off --root "$TMPD/root"
+[ "$(tcp_listening "$BRID_PID")" = 0 ] || fail "brid without metrics_listen listens on a TCP port"
+log_has "http: serving" && fail "brid without metrics_listen logged an HTTP listener"
+brid_stop
+echo "ok no TCP listener unless configured"
+
+# ---------------------------------------------------------------- the endpoints
+brid_start on --root "$TMPD/root" --metrics-listen 127.0.0.1:0
+ADDR=$(brid_http_addr)
+[[ $ADDR =~ ^127\.0\.0\.1:[0-9]+$ ]] && [ "${ADDR#*:}" != 0 ] || fail "no bound address logged: '$ADDR'"
+[ "$(tcp_listening "$BRID_PID")" = 1 ] || fail "brid does not listen on exactly one TCP port"
+URL=http://$ADDR
+
+r=$(http GET "$URL/metrics")
+[ "$(status_of "$r")" = 200 ] || fail "GET /metrics: $(status_of "$r")"
+ct=$(header_of "$r" content-type)
+[[ $ct == "text/plain; version=0.0.4"* ]] || fail "GET /metrics: Content-Type $ct"
+body_of "$r" >"$TMPD/scrape.txt"
+promtool check metrics <"$TMPD/scrape.txt" >"$TMPD/promtool.out" 2>&1 ||
+  fail "promtool check metrics: $(cat "$TMPD/promtool.out")"
+[ ! -s "$TMPD/promtool.out" ] || fail "promtool check metrics complains: $(cat "$TMPD/promtool.out")"
+ctl metrics >"$TMPD/ctl.txt"
+families() { sed -n 's/^# TYPE \([a-z_]*\) \([a-z]*\)$/\1 \2/p' "$1"; }
+[ "$(families "$TMPD/scrape.txt")" = "$(families "$TMPD/ctl.txt")" ] ||
+  fail "/metrics and brictl metrics differ in their families: $(diff <(families "$TMPD/scrape.txt") <(families "$TMPD/ctl.txt"))"
+[ "$(families "$TMPD/scrape.txt" | wc -l)" -ge 20 ] || fail "/metrics has too few families"
+grep -q '^brid_tables 1$' "$TMPD/scrape.txt" || fail "/metrics: brid_tables is not 1: $(grep '^brid_tables ' "$TMPD/scrape.txt")"
+# the snapshot follows brid's state: a table created now is counted within a few seconds
+"$BRICTL" gen "$TMPD/root/u.lance" --rows 10 >/dev/null
+two_tables() { http GET "$URL/metrics" | grep -q '^brid_tables 2$'; }
+wait_until 20 two_tables || fail "/metrics never counted the new table"
+echo "ok GET /metrics: $ct, $(families "$TMPD/scrape.txt" | wc -l) families, promtool check metrics clean"
+
+r=$(http HEAD "$URL/metrics")
+[ "$(status_of "$r")" = 200 ] && [ -z "$(body_of "$r")" ] || fail "HEAD /metrics: $r"
+[[ $(header_of "$r" content-type) == "text/plain; version=0.0.4"* ]] || fail "HEAD /metrics: type"
+r=$(http GET "$URL/healthz")
+[ "$(status_of "$r")" = 200 ] && [ "$(body_of "$r")" = ok ] || fail "GET /healthz: $r"
+r=$(http GET "$URL/readyz")
+[ "$(status_of "$r")" = 200 ] && [ "$(body_of "$r")" = ready ] || fail "GET /readyz: $r"
+echo "ok HEAD /metrics, /healthz, /readyz"
+
+# readiness follows the roots (a snapshot lives 1 s)
+mv "$TMPD/root" "$TMPD/root.away"
+sleep 1.1
+r=$(http GET "$URL/readyz")
+[ "$(status_of "$r")" = 503 ] || fail "GET /readyz with the root gone: $(status_of "$r")"
+why=$(body_of "$r")
+grep -qF "root $TMPD/root: No such file or directory" <<<"$why" || fail "/readyz body: $why"
+[ "$(status_of "$(http GET "$URL/healthz")")" = 200 ] || fail "/healthz failed with the root gone"
+mv "$TMPD/root.away" "$TMPD/root"
+sleep 1.1
+r=$(http GET "$URL/readyz")
+[ "$(status_of "$r")" = 200 ] || fail "GET /readyz with the root back: $r"
+echo "ok /readyz 503 while a root is missing ($(tr '\n' ' ' <<<"$why")), 200 after"
+
+# read-only: other methods 405, nothing changes
+brid_state() {
+  { ctl tables --json | jget '[(t["root"], t["paused"]) for t in d["tables"]]'
+    ctl jobs --json | jget 'len(d["jobs"])'; }
+}
+before=$(brid_state)
+for m in POST PUT DELETE PATCH; do
+  r=$(http "$m" "$URL/metrics" '{"jsonrpc":"2.0","id":1,"method":"pause","params":{"table":"'"$TMPD/root/t.lance"'"}}')
+  [ "$(status_of "$r")" = 405 ] || fail "$m /metrics: $(status_of "$r")"
+  [ "$(header_of "$r" allow)" = "GET, HEAD" ] || fail "$m /metrics: Allow $(header_of "$r" allow)"
+done
+for p in / /metrics/ /metrics.txt /api /readyz/x; do
+  r=$(http GET "$URL$p")
+  [ "$(status_of "$r")" = 404 ] || fail "GET $p: $(status_of "$r")"
+done
+grep -q "brid serves /metrics, /healthz and /readyz" <<<"$(body_of "$r")" || fail "404 body: $(body_of "$r")"
+after=$(brid_state)
+[ "$before" = "$after" ] || fail "HTTP requests changed brid's tables or jobs: $before -> $after"
+grep -q false <<<"$after" && ! grep -q true <<<"$after" || fail "a table is paused: $after"
+echo "ok other methods 405 (Allow: GET, HEAD), other paths 404, nothing changed"
+
+# keep-alive: three requests on one connection
+python3 - "$ADDR" <<'EOF' || fail "keep-alive"
+import http.client, sys
+host, port = sys.argv[1].rsplit(":", 1)
+c = http.client.HTTPConnection(host, int(port), timeout=10)
+socks = set()
+for p in ("/healthz", "/metrics", "/readyz"):
+    c.request("GET", p)
+    r = c.getresponse()
+    r.read()
+    assert r.status == 200, (p, r.status)
+    socks.add(id(c.sock))
+assert len(socks) == 1 and c.sock is not None, "the connection was not kept alive"
+EOF
+echo "ok keep-alive"
+
+# the Grafana dashboard queries only metrics brid exports and documents
+python3 - "$SRC/contrib/grafana/brid.json" "$TMPD/scrape.txt" "$SRC/docs/metrics.md" <<'EOF' || fail "contrib/grafana/brid.json"
+import json, re, sys
+dash = json.load(open(sys.argv[1]))
+exported = set(re.findall(r"^# TYPE (brid_[a-z_]+) ", open(sys.argv[2]).read(), re.M))
+documented = set(re.findall(r"^\| `(brid_[a-z_]+)`", open(sys.argv[3]).read(), re.M))
+exprs = []
+def walk(o):
+    if isinstance(o, dict):
+        for k, v in o.items():
+            if k in ("expr", "query", "definition") and isinstance(v, str):
+                exprs.append(v)
+            else:
+                walk(v)
+    elif isinstance(o, list):
+        for v in o:
+            walk(v)
+walk(dash)
+names = set()
+for e in exprs:
+    names |= set(re.findall(r"\b(brid_[a-z_]+)\b", e))
+bad = False
+if len(exprs) < 20 or len(names) < 20:
+    print("too few queries (%d) or metrics (%d) found" % (len(exprs), len(names))); bad = True
+for n in sorted(names - exported):
+    print("queries %s, which a scrape of brid does not have" % n); bad = True
+for n in sorted(names - documented):
+    print("queries %s, which docs/metrics.md does not list" % n); bad = True
+print("  dashboard: %d queries over %d brid metrics" % (len(exprs), len(names)))
+sys.exit(1 if bad else 0)
+EOF
+echo "ok contrib/grafana/brid.json queries exported, documented metrics"
+brid_stop || fail "brid exited non-zero"
+
+# ---------------------------------------------------------------- IPv6
+if python3 -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1", 0))' 2>/dev/null; then
+  brid_start v6 --root "$TMPD/root" --metrics-listen '[::1]:0'
+  ADDR=$(brid_http_addr)
+  [[ $ADDR =~ ^\[::1\]:[0-9]+$ ]] || fail "IPv6: bound address '$ADDR'"
+  r=$(http GET "http://$ADDR/metrics")
+  [ "$(status_of "$r")" = 200 ] || fail "IPv6 GET /metrics: $(status_of "$r")"
+  brid_stop
+  echo "ok IPv6 ($ADDR)"
+else
+  echo "ok IPv6 not available here: not checked"
+fi
+
+# ---------------------------------------------------------------- the key and the flag
+printf '[daemon]\nroot = %s\nmetrics_listen = 127.0.0.1:0\n' "$TMPD/root" >"$TMPD/on.conf"
+"$BRID" --config "$TMPD/on.conf" --check-config 2>/dev/null | jget 'd["metrics_listen"]' >"$TMPD/v" &&
+  [ "$(cat "$TMPD/v")" = 127.0.0.1:0 ] || fail "--check-config metrics_listen: $(cat "$TMPD/v")"
+[ "$("$BRID" --config "$TMPD/on.conf" --metrics-listen off --check-config 2>/dev/null | jget 'd["metrics_listen"]')" = None ] ||
+  fail "--metrics-listen off did not turn the file's listener off"
+[ "$("$BRID" --root "$TMPD/root" --check-config 2>/dev/null | jget 'd["metrics_listen"]')" = None ] ||
+  fail "metrics_listen is not off by default"
+brid_start flagwins --config "$TMPD/on.conf" --metrics-listen off
+log_has "http: serving" && fail "--metrics-listen off: brid still serves HTTP"
+brid_stop
+check_bad() { # check_bad EXPECTED-MESSAGE ARGS...
+  local want=$1 rc=0; shift
+  "$BRID" "$@" --check-config >/dev/null 2>"$TMPD/bad.err" || rc=$?
+  [ $rc = 78 ] || fail "brid $* exited $rc, expected 78"
+  grep -qF -- "$want" "$TMPD/bad.err" || fail "brid $*: message $(cat "$TMPD/bad.err"), expected '$want'"
+}
+check_bad '--metrics-listen: "localhost:9851" is not a numeric IPv4 address' --root "$TMPD/root" --metrics-listen localhost:9851
+check_bad '--metrics-listen: "127.0.0.1:65536" is not ADDRESS:PORT' --root "$TMPD/root" --metrics-listen 127.0.0.1:65536
+check_bad '--metrics-listen: "9851" is not ADDRESS:PORT' --root "$TMPD/root" --metrics-listen 9851
+check_bad '"[::1:9851" is not a numeric IPv4 address and port (e.g. 127.0.0.1:9851; IPv6 in brackets' --root "$TMPD/root" --metrics-listen '[::1:9851'
+check_bad 'is not a numeric IPv6 address' --root "$TMPD/root" --metrics-listen '[::g]:9851'
+printf '[daemon]\nroot = %s\nmetrics_listen = 127.0.0.1\n' "$TMPD/root" >"$TMPD/bad.conf"
+check_bad "$TMPD/bad.conf:3: [daemon] metrics_listen: \"127.0.0.1\" is not ADDRESS:PORT" --config "$TMPD/bad.conf"
+echo "ok metrics_listen and --metrics-listen: shown, overridden, turned off, bad values refused (78)"
+
+# an address in use: brid does not start, and says which
+python3 -c 'import socket,sys,time
+s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(1); print(s.getsockname()[1], flush=True); sys.stdin.read()' \
+  >"$TMPD/busy.port" < <(sleep 20) &
+HOLDER=$!
+wait_until 5 test -s "$TMPD/busy.port" || fail "no port held"
+BUSY=$(cat "$TMPD/busy.port")
+rc=0
+"$BRID" --root "$TMPD/root" --socket "$TMPD/busy.sock" --state "$TMPD/busy.db" --metrics-listen "127.0.0.1:$BUSY" \
+  2>"$TMPD/busy.log" || rc=$?
+kill "$HOLDER" 2>/dev/null || true
+[ $rc = 1 ] || fail "brid with its metrics address in use exited $rc"
+grep -qF "metrics_listen 127.0.0.1:$BUSY: cannot listen there: Address already in use" "$TMPD/busy.log" ||
+  fail "address in use: $(cat "$TMPD/busy.log")"
+[ ! -e "$TMPD/busy.sock" ] || fail "brid left its control socket behind"
+echo "ok an address in use stops start-up (exit 1) and is named"
+pass
