@@ -50,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bri/util.h"
 #include "svc_log.h"
 #include "svc_metrics.h"
 #include "svc_view.h"
@@ -147,6 +148,8 @@ typedef struct render_req {
 static void render_work(uv_work_t *req) {
   render_req *r = req->data;
   brid *d = r->h->d;
+  bri_error err;
+  (void)bri_failpoint("http.render", &err);
   r->metrics = svc_metrics_text(r->view, d->store, d->pool);
   r->not_ready = not_ready(r->view, d->store);
 }
@@ -199,6 +202,8 @@ static void start_render(svc_http *h) {
 /* The async handle: a request asked (liveness, a render, or both). */
 static void on_async(uv_async_t *a) {
   svc_http *h = a->data;
+  bri_error err;
+  (void)bri_failpoint("http.loop_answer", &err);
   pthread_mutex_lock(&h->mu);
   h->loop_seen_ms = mono_ms();
   h->ping_asked_ms = 0;

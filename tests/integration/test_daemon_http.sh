@@ -12,6 +12,10 @@
 #  - POST, PUT, DELETE: 405 with Allow: GET, HEAD, and nothing changes (a
 #    JSON-RPC pause sent as a POST body pauses nothing); other paths 404;
 #  - a kept-alive connection serves several requests;
+#  - the fallbacks (timing failpoints): a render that takes 4 s makes a
+#    request wait 2 s and get the previous snapshot, the next one not wait,
+#    /readyz 503 (stale), /healthz 200; a loop stuck for 4 s makes /healthz
+#    503 after 2 s, and 200 once it turns;
 #  - IPv6: [::1]:0;
 #  - the key and the flag: --check-config shows the address, the flag wins
 #    over the file, "off" turns the file's listener off, bad values exit 78
@@ -198,6 +202,66 @@ sys.exit(1 if bad else 0)
 EOF
 echo "ok contrib/grafana/brid.json queries exported, documented metrics"
 brid_stop || fail "brid exited non-zero"
+
+# ---------------------------------------------------------------- the fallbacks
+# timed GET: prints "STATUS SECONDS" then the body
+tget() {
+  python3 - "$1" <<'EOF'
+import http.client, sys, time, urllib.parse
+u = urllib.parse.urlsplit(sys.argv[1])
+t = time.monotonic()
+c = http.client.HTTPConnection(u.hostname, u.port, timeout=20)
+c.request("GET", u.path)
+r = c.getresponse()
+b = r.read().decode()
+print(r.status, "%.2f" % (time.monotonic() - t))
+sys.stdout.write(b)
+EOF
+}
+between() { python3 -c "import sys; sys.exit(not $1 <= $2 < $3)"; }
+# a render that takes 4 s (libuv's pool busy): a request waits 2 s, then gets
+# the previous snapshot; the next does not wait again; /readyz does not trust
+# a snapshot that old; /healthz is fine (the loop turns); then all is fresh
+BRI_FAILPOINTS=http.render=delay:4000@2 brid_start slowrender --root "$TMPD/root" --metrics-listen 127.0.0.1:0
+URL=http://$(brid_http_addr)
+r=$(tget "$URL/metrics")
+[[ $(head -1 <<<"$r") == "200 "* ]] || fail "first GET /metrics: $(head -1 <<<"$r")"
+sleep 1.2
+r=$(tget "$URL/metrics")
+read -r st secs <<<"$(head -1 <<<"$r")"
+[ "$st" = 200 ] && between 1.8 "$secs" 3.5 ||
+  fail "GET /metrics during a slow render: $st after $secs s (expected 200 after about 2 s)"
+grep -q '^brid_info' <<<"$r" || fail "the previous snapshot was not served"
+read -r st2 secs2 <<<"$(tget "$URL/metrics" | sed -n 1p)"
+[ "$st2" = 200 ] && between 0 "$secs2" 0.5 ||
+  fail "GET /metrics while the ask is overdue: $st2 after $secs2 s (expected 200 at once)"
+sleep 0.3
+r=$(tget "$URL/readyz")
+[[ $(head -1 <<<"$r") == "503 "* ]] || fail "GET /readyz with a stale snapshot: $(head -1 <<<"$r")"
+grep -q "not ready: brid's loop or its job store has not answered for [0-9]* s; ready as of then" <<<"$r" ||
+  fail "/readyz with a stale snapshot: $r"
+[[ $(tget "$URL/healthz" | sed -n 1p) == "200 "* ]] || fail "GET /healthz during a slow render"
+sleep 2.5
+r=$(tget "$URL/readyz")
+[[ $(head -1 <<<"$r") == "200 "* ]] || fail "GET /readyz after the slow render: $r"
+brid_stop || fail "brid (slow render) exited non-zero"
+echo "ok a slow render: waited $secs s, then the previous snapshot; the next at once ($secs2 s); /readyz 503 meanwhile"
+
+# a stuck loop (4 s on the loop thread): /healthz answers 503 after 2 s
+BRI_FAILPOINTS=http.loop_answer=delay:4000@2 brid_start stuck --root "$TMPD/root" --metrics-listen 127.0.0.1:0
+URL=http://$(brid_http_addr)
+sleep 1.2
+[[ $(tget "$URL/healthz" | sed -n 1p) == "200 "* ]] || fail "first GET /healthz"
+sleep 1.2
+r=$(tget "$URL/healthz")
+read -r st secs <<<"$(head -1 <<<"$r")"
+[ "$st" = 503 ] && grep -q "brid's event loop has not answered for [0-9]* ms" <<<"$r" ||
+  fail "GET /healthz with the loop stuck: $r"
+between 1.8 "$secs" 3.5 || fail "GET /healthz with the loop stuck took $secs s"
+healthy() { [[ $(tget "$URL/healthz" | sed -n 1p) == "200 "* ]]; }
+wait_until 10 healthy || fail "/healthz did not recover after the loop did"
+brid_stop || fail "brid (stuck loop) exited non-zero"
+echo "ok a stuck loop: /healthz 503 after $secs s ($(tail -n +2 <<<"$r")), 200 once it turns again"
 
 # ---------------------------------------------------------------- IPv6
 if python3 -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1", 0))' 2>/dev/null; then
