@@ -3,7 +3,8 @@
 # Prometheus and Kubernetes probes use it, on free ports (port 0: brid logs
 # the port it bound).
 #  - off unless configured: a brid without metrics_listen listens on no TCP
-#    port (/proc/net/tcp{,6} against brid's socket inodes);
+#    port (/proc/net/tcp{,6} against brid's socket inodes); status shows the
+#    address bound (port 0 resolved), null when off;
 #  - GET /metrics: 200, Content-Type text/plain; version=0.0.4, the families
 #    `brictl metrics` prints, passing `promtool check metrics`; HEAD: the
 #    same status and type, no body;
@@ -79,6 +80,7 @@ EOF
 brid_start off --root "$TMPD/root"
 [ "$(tcp_listening "$BRID_PID")" = 0 ] || fail "brid without metrics_listen listens on a TCP port"
 log_has "http: serving" && fail "brid without metrics_listen logged an HTTP listener"
+[ "$(ctl status --json | jget 'd["metrics_listen"]')" = None ] || fail "status: metrics_listen is not null when off"
 brid_stop
 echo "ok no TCP listener unless configured"
 
@@ -87,6 +89,7 @@ brid_start on --root "$TMPD/root" --metrics-listen 127.0.0.1:0
 ADDR=$(brid_http_addr)
 [[ $ADDR =~ ^127\.0\.0\.1:[0-9]+$ ]] && [ "${ADDR#*:}" != 0 ] || fail "no bound address logged: '$ADDR'"
 [ "$(tcp_listening "$BRID_PID")" = 1 ] || fail "brid does not listen on exactly one TCP port"
+[ "$(ctl status --json | jget 'd["metrics_listen"]')" = "$ADDR" ] || fail "status does not show $ADDR"
 URL=http://$ADDR
 
 r=$(http GET "$URL/metrics")
