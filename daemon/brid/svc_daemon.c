@@ -5,8 +5,9 @@
  *
  * Start-up order is chosen so that nothing runs on a half-known state: job
  * store (its lock keeps a second daemon out), recovery of a previous crash
- * (before any worker can claim a job), control socket, discovery, workers,
- * and only then READY=1. Shutdown is a drain: SIGTERM stops new work at
+ * (before any worker can claim a job), control socket, HTTP listener (if
+ * metrics_listen; it answers from snapshots the loop renders once it runs),
+ * discovery, workers, and only then READY=1. Shutdown is a drain: SIGTERM stops new work at
  * once, running jobs get drain_timeout to finish, then are asked to stop at
  * their next safe point (they go back to the queue), and if a job still
  * does not stop, brid exits anyway and the next start's recovery rolls it
