@@ -13,10 +13,12 @@
 #  - POST, PUT, DELETE: 405 with Allow: GET, HEAD, and nothing changes (a
 #    JSON-RPC pause sent as a POST body pauses nothing); other paths 404;
 #  - a kept-alive connection serves several requests;
-#  - the fallbacks (timing failpoints): a render that takes 4 s makes a
+#  - the fallbacks (timing failpoints): a render that takes 8 s makes a
 #    request wait 2 s and get the previous snapshot, the next one not wait,
 #    /readyz 503 (stale), /healthz 200; a loop stuck for 4 s makes /healthz
 #    503 after 2 s, and 200 once it turns;
+#  - draining (SIGTERM while a job runs): /readyz 503 "draining", /metrics
+#    still 200;
 #  - IPv6: [::1]:0;
 #  - the key and the flag: --check-config shows the address, the flag wins
 #    over the file, "off" turns the file's listener off, bad values exit 78
@@ -222,10 +224,10 @@ sys.stdout.write(b)
 EOF
 }
 between() { python3 -c "import sys; sys.exit(not $1 <= $2 < $3)"; }
-# a render that takes 4 s (libuv's pool busy): a request waits 2 s, then gets
+# a render that takes 8 s (libuv's pool busy): a request waits 2 s, then gets
 # the previous snapshot; the next does not wait again; /readyz does not trust
 # a snapshot that old; /healthz is fine (the loop turns); then all is fresh
-BRI_FAILPOINTS=http.render=delay:4000@2 brid_start slowrender --root "$TMPD/root" --metrics-listen 127.0.0.1:0
+BRI_FAILPOINTS=http.render=delay:8000@2 brid_start slowrender --root "$TMPD/root" --metrics-listen 127.0.0.1:0
 URL=http://$(brid_http_addr)
 r=$(tget "$URL/metrics")
 [[ $(head -1 <<<"$r") == "200 "* ]] || fail "first GET /metrics: $(head -1 <<<"$r")"
@@ -244,9 +246,8 @@ r=$(tget "$URL/readyz")
 grep -q "not ready: brid's loop or its job store has not answered for [0-9]* s; ready as of then" <<<"$r" ||
   fail "/readyz with a stale snapshot: $r"
 [[ $(tget "$URL/healthz" | sed -n 1p) == "200 "* ]] || fail "GET /healthz during a slow render"
-sleep 2.5
-r=$(tget "$URL/readyz")
-[[ $(head -1 <<<"$r") == "200 "* ]] || fail "GET /readyz after the slow render: $r"
+ready() { [[ $(tget "$URL/readyz" | sed -n 1p) == "200 "* ]]; }
+wait_until 15 ready || fail "GET /readyz after the slow render: $(tget "$URL/readyz")"
 brid_stop || fail "brid (slow render) exited non-zero"
 echo "ok a slow render: waited $secs s, then the previous snapshot; the next at once ($secs2 s); /readyz 503 meanwhile"
 
@@ -265,6 +266,25 @@ healthy() { [[ $(tget "$URL/healthz" | sed -n 1p) == "200 "* ]]; }
 wait_until 10 healthy || fail "/healthz did not recover after the loop did"
 brid_stop || fail "brid (stuck loop) exited non-zero"
 echo "ok a stuck loop: /healthz 503 after $secs s ($(tail -n +2 <<<"$r")), 200 once it turns again"
+
+# draining: /readyz 503 "draining" while running jobs finish, /metrics still served
+cp -a "$BRI_SOURCE_DIR/tests/fixtures/tables/blobs.lance" "$TMPD/root/d.lance"
+printf '[daemon]\nroot = %s\nmetrics_listen = 127.0.0.1:0\n[defaults]\nbatch_rows = 1\nauto_compact = no\ncleanup_interval = 0\n' \
+  "$TMPD/root" >"$TMPD/drain.conf"
+BRI_FAILPOINTS=compact.after_rows=delay:600 brid_start drain --config "$TMPD/drain.conf"
+URL=http://$(brid_http_addr)
+J=$(ctl compact "$TMPD/root/d.lance" --json | jget 'd["job"]')
+job_running() { ctl job "$J" --json | grep -q '"rows_done": [1-9]'; }
+wait_until 10 job_running || fail "job $J did not start"
+kill -TERM "$BRID_PID"
+wait_until 10 log_has "stopping: 1 job\\(s\\) running" || fail "no drain"
+draining() { tget "$URL/readyz" | grep -q "^draining: brid is stopping"; }
+wait_until 4 draining || fail "/readyz while draining: $(tget "$URL/readyz")"
+[[ $(tget "$URL/readyz" | sed -n 1p) == "503 "* ]] || fail "/readyz while draining is not 503"
+[[ $(tget "$URL/metrics" | sed -n 1p) == "200 "* ]] || fail "/metrics while draining"
+brid_wait || fail "brid exited non-zero after draining"
+log_has "job $J: compacted" || fail "the job did not finish during the drain"
+echo "ok draining: /readyz 503 (draining), /metrics 200, then brid exits 0"
 
 # ---------------------------------------------------------------- IPv6
 if python3 -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1", 0))' 2>/dev/null; then
