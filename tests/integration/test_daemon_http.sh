@@ -271,7 +271,7 @@ echo "ok a stuck loop: /healthz 503 after $secs s ($(tail -n +2 <<<"$r")), 200 o
 cp -a "$BRI_SOURCE_DIR/tests/fixtures/tables/blobs.lance" "$TMPD/root/d.lance"
 printf '[daemon]\nroot = %s\nmetrics_listen = 127.0.0.1:0\n[defaults]\nbatch_rows = 1\nauto_compact = no\ncleanup_interval = 0\n' \
   "$TMPD/root" >"$TMPD/drain.conf"
-BRI_FAILPOINTS=compact.after_rows=delay:600 brid_start drain --config "$TMPD/drain.conf"
+BRI_FAILPOINTS=compact.after_rows=delay:1500 brid_start drain --config "$TMPD/drain.conf"
 URL=http://$(brid_http_addr)
 J=$(ctl compact "$TMPD/root/d.lance" --json | jget 'd["job"]')
 job_running() { ctl job "$J" --json | grep -q '"rows_done": [1-9]'; }
