@@ -118,8 +118,9 @@ static char *not_ready(const svc_view *v, bri_jobs_store *store) {
   uint64_t counts[BRI_JOB_NSTATES + 1];
   bri_error err;
   if (bri_jobs_count_states(store, 0, counts, &err)) fprintf(f, "job store %s: %s\n", v->state_path, err.msg);
-  /* every local root is a directory brid can list (S3 roots: their polls
-   * say, svc_poll.c) */
+  /* every local root is a directory brid can list (S3 roots are not
+   * listed here: that would be a request to the store per probe; what their
+   * polls found is the state to report) */
   for (size_t i = 0; i < v->n_roots; i++) {
     const char *r = v->roots[i];
     struct stat st;
@@ -158,8 +159,9 @@ static void render_work(uv_work_t *req) {
  * when both are set; otherwise the previous snapshot stays, and why is
  * logged. Either way the waiters wake. */
 static void landed(svc_http *h, char *metrics, char *nr, int64_t taken_ms, const char *failure) {
+  bool ok = metrics && nr;
   pthread_mutex_lock(&h->mu);
-  if (metrics && nr) {
+  if (ok) {
     free(h->metrics), free(h->not_ready);
     h->metrics = metrics, h->not_ready = nr;
     metrics = nr = NULL;
@@ -169,7 +171,7 @@ static void landed(svc_http *h, char *metrics, char *nr, int64_t taken_ms, const
   h->render_asked_ms = 0;
   pthread_cond_broadcast(&h->cv);
   pthread_mutex_unlock(&h->mu);
-  if (metrics || nr || failure)
+  if (!ok)
     log_warn("http: could not render the metrics (%s); serving the previous ones", failure ? failure : "out of memory");
   free(metrics), free(nr);
   h->rendering = false;
