@@ -25,7 +25,8 @@
 #    naming the setting and what is wrong, an address in use exits 1 naming
 #    it;
 #  - contrib/grafana/brid.json: every brid_* name its PromQL queries is a
-#    family of a real scrape and is listed in docs/metrics.md.
+#    family of a real scrape and is listed in docs/metrics.md, and every
+#    query parses (promtool check rules, Grafana's variables filled in).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 SRC=${BRI_SOURCE_DIR:-$REPO}
@@ -175,7 +176,8 @@ EOF
 echo "ok keep-alive"
 
 # the Grafana dashboard queries only metrics brid exports and documents
-python3 - "$SRC/contrib/grafana/brid.json" "$TMPD/scrape.txt" "$SRC/docs/metrics.md" <<'EOF' || fail "contrib/grafana/brid.json"
+python3 - "$SRC/contrib/grafana/brid.json" "$TMPD/scrape.txt" "$SRC/docs/metrics.md" "$TMPD/dashboard.rules.json" \
+  <<'EOF' || fail "contrib/grafana/brid.json"
 import json, re, sys
 dash = json.load(open(sys.argv[1]))
 exported = set(re.findall(r"^# TYPE (brid_[a-z_]+) ", open(sys.argv[2]).read(), re.M))
@@ -203,9 +205,17 @@ for n in sorted(names - exported):
 for n in sorted(names - documented):
     print("queries %s, which docs/metrics.md does not list" % n); bad = True
 print("  dashboard: %d queries over %d brid metrics" % (len(exprs), len(names)))
+# every query as a recording rule, Grafana's variables filled in, for promtool
+rules = [{"record": "dashboard:query%d" % i,
+          "expr": e.replace("$__rate_interval", "5m").replace("$job", ".*").replace("$instance", ".*")}
+         for i, e in enumerate(x for x in exprs if not x.startswith("label_values("))]
+json.dump({"groups": [{"name": "dashboard", "rules": rules}]}, open(sys.argv[4], "w"))
 sys.exit(1 if bad else 0)
 EOF
-echo "ok contrib/grafana/brid.json queries exported, documented metrics"
+promtool check rules "$TMPD/dashboard.rules.json" >"$TMPD/rules.out" 2>&1 ||
+  fail "a query of contrib/grafana/brid.json is not PromQL: $(cat "$TMPD/rules.out")"
+grep -q "SUCCESS: [0-9]* rules found" "$TMPD/rules.out" || fail "promtool check rules: $(cat "$TMPD/rules.out")"
+echo "ok contrib/grafana/brid.json queries exported, documented metrics, in PromQL promtool parses ($(grep -o '[0-9]* rules' "$TMPD/rules.out"))"
 brid_stop || fail "brid exited non-zero"
 
 # ---------------------------------------------------------------- the fallbacks
