@@ -114,6 +114,19 @@ grep -q '^brid_tables 1$' "$TMPD/scrape.txt" || fail "/metrics: brid_tables is n
 two_tables() { http GET "$URL/metrics" | grep -q '^brid_tables 2$'; }
 wait_until 20 two_tables || fail "/metrics never counted the new table"
 echo "ok GET /metrics: $ct, $(families "$TMPD/scrape.txt" | wc -l) families, promtool check metrics clean"
+# after a compaction the job families have samples, and promtool still has nothing to say
+cp -a "$BRI_SOURCE_DIR/tests/fixtures/tables/blobs.lance" "$TMPD/root/c.lance"
+C=$(realpath "$TMPD/root/c.lance")
+ctl compact "$C" --wait >/dev/null 2>&1 || fail "compact --wait"
+jobs_counted() {
+  http GET "$URL/metrics" >"$TMPD/scrape2.txt"
+  grep -qF "brid_jobs_finished_total{table=\"$C\",kind=\"compact\",outcome=\"succeeded\"} 1" "$TMPD/scrape2.txt"
+}
+wait_until 5 jobs_counted || fail "/metrics does not count the compaction: $(grep finished_total "$TMPD/scrape2.txt")"
+body_of "$(cat "$TMPD/scrape2.txt")" >"$TMPD/scrape2.prom"
+promtool check metrics <"$TMPD/scrape2.prom" >"$TMPD/promtool2.out" 2>&1 && [ ! -s "$TMPD/promtool2.out" ] ||
+  fail "promtool check metrics after a compaction: $(cat "$TMPD/promtool2.out")"
+echo "ok after a compaction: $(grep -vc '^#' "$TMPD/scrape2.prom") samples, promtool check metrics clean"
 
 r=$(http HEAD "$URL/metrics")
 [ "$(status_of "$r")" = 200 ] && [ -z "$(body_of "$r")" ] || fail "HEAD /metrics: $r"
