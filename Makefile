@@ -52,7 +52,7 @@ BRICTL     := $(BUILD)/bin/brictl
 BRID_SRC   := $(wildcard daemon/brid/*.c) $(RPC_SRC)
 BRID_OBJ   := $(patsubst %.c,$(BUILD)/obj/%.o,$(BRID_SRC))
 BRID       := $(BUILD)/bin/brid
-DAEMON_PKGS := libuv libsystemd inih
+DAEMON_PKGS := libuv libsystemd inih libmicrohttpd
 DAEMON_LIBS   := $(shell pkg-config --libs $(DAEMON_PKGS) 2>/dev/null) -pthread
 
 TEST_SRC := $(wildcard tests/unit/test_*.c)

@@ -12,11 +12,11 @@ WHAT=${1:-test}
 BUILD_PKGS=(build-essential pkg-config
   libuv1-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev
   libjansson-dev libzstd-dev liblz4-dev libroaring-dev libsystemd-dev
-  libinih-dev libssl-dev libcurl4-openssl-dev libexpat1-dev python3)
+  libinih-dev libssl-dev libcurl4-openssl-dev libexpat1-dev libmicrohttpd-dev python3)
 # the tests: Check, the fuzzers' clang, valgrind, systemd-analyze, the man
-# pages' groff, sqlite3's shell, the S3 server (radosgw)
+# pages' groff, sqlite3's shell, the S3 server (radosgw), promtool (prometheus)
 TEST_PKGS=(check clang libclang-rt-14-dev sqlite3 valgrind systemd groff-base
-  radosgw ceph-mon ceph-osd)
+  radosgw ceph-mon ceph-osd prometheus)
 APT_PKGS=("${BUILD_PKGS[@]}")
 [ "$WHAT" = build ] || APT_PKGS+=("${TEST_PKGS[@]}")
 LANCEDB_VERSION=0.39.0

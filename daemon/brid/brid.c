@@ -24,7 +24,8 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: brid [--config FILE] [--root DIR]... [--socket PATH] [--state PATH]\n"
-          "            [--workers N] [--debounce DURATION] [--log-level LEVEL] [--check-config]\n"
+          "            [--workers N] [--debounce DURATION] [--log-level LEVEL]\n"
+          "            [--metrics-listen ADDR:PORT|off] [--check-config]\n"
           "\n"
           "brid watches the Lance tables under each root, compacts them without copying their\n"
           "blob payloads, cleans up old versions, and answers brictl on a Unix socket.\n"
@@ -38,6 +39,10 @@ static void usage(FILE *f) {
           "  --workers N        worker threads [2]\n"
           "  --debounce DUR     quiet time after a commit before planning, e.g. 30s [30s]\n"
           "  --log-level LEVEL  error, warning, notice, info or debug [info]\n"
+          "  --metrics-listen ADDR:PORT\n"
+          "                     serve /metrics, /healthz and /readyz over HTTP there, e.g.\n"
+          "                     127.0.0.1:9851 or [::1]:9851 (port 0: any free port, logged);\n"
+          "                     off: no HTTP [off, or metrics_listen of the file]\n"
           "  --check-config     validate the configuration, print it as JSON, and exit\n"
           "  --version          print the version and exit\n"
           "\n"
@@ -103,6 +108,7 @@ int main(int argc, char **argv) {
       {"socket", required_argument, 0, 's'},  {"state", required_argument, 0, 'S'},
       {"workers", required_argument, 0, 'w'}, {"debounce", required_argument, 0, 'd'},
       {"log-level", required_argument, 0, 'l'}, {"check-config", no_argument, 0, 'C'},
+      {"metrics-listen", required_argument, 0, 'm'},
       {"help", no_argument, 0, 'h'},          {"version", no_argument, 0, 'V'},
       {0, 0, 0, 0},
   };
@@ -117,7 +123,7 @@ int main(int argc, char **argv) {
   bool check = false;
   bri_error err;
   int o;
-  while ((o = getopt_long(argc, argv, "c:r:s:S:w:d:l:ChV", opts, NULL)) != -1) {
+  while ((o = getopt_long(argc, argv, "c:r:s:S:w:d:l:m:ChV", opts, NULL)) != -1) {
     switch (o) {
     case 'c': d->ov.config_file = optarg; break;
     case 'r': roots[d->ov.n_roots++] = optarg; break;
@@ -143,6 +149,7 @@ int main(int argc, char **argv) {
       break;
     }
     case 'l': d->ov.log_level = optarg; break;
+    case 'm': d->ov.metrics_listen = optarg; break;
     case 'C': check = true; break;
     case 'h': usage(stdout); return early_exit(d, 0);
     case 'V': printf("brid %s\n", BRID_VERSION); return early_exit(d, 0);

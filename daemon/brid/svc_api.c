@@ -242,6 +242,7 @@ static json_t *m_status(call *c) {
                         "uptime_seconds", (json_int_t)((now - v->started_ms) / 1000), "config",
                         str_or_null(v->config_file), "socket", v->socket_path, "store", v->state_path);
   json_object_set_new(o, "draining_since", ms_or_null(v->draining ? v->draining_ms : 0));
+  json_object_set_new(o, "metrics_listen", str_or_null(v->http_address));
   json_object_set_new(o, "unreadable_tables", unreadable);
   json_object_set_new(o, "roots", roots_json(v));
   json_object_set_new(o, "workers", json_pack("{s:i, s:i}", "total", svc_pool_size(c->pool), "busy",

@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
@@ -51,6 +53,7 @@ typedef enum {
   T_LEVEL,    /* int, a log level name */
   T_STR,      /* char *, any text */
   T_ADDRESSING, /* int, bri_s3_addressing: auto, path or virtual */
+  T_LISTEN,   /* metrics_listen: ADDR:PORT or off (set_listen) */
 } ktype;
 
 typedef struct key {
@@ -82,6 +85,7 @@ static const key KEYS[] = {
     D("max_connections", T_INT, max_connections, 1, 4096),
     D("request_timeout", T_DUR, request_timeout_sec, 1, 3600),
     D("idle_timeout", T_DUR, idle_timeout_sec, 1, 86400),
+    D("metrics_listen", T_LISTEN, metrics_listen, 0, 0),
     D("log_level", T_LEVEL, log_level, 0, 0),
     D("max_attempts", T_INT, max_attempts, 1, 1000),
     D("retry_base", T_DUR, retry_base_sec, 1, 86400),
@@ -195,6 +199,7 @@ void svc_config_free(svc_config *c) {
   free(c->roots);
   free(c->socket_path), free(c->socket_group), free(c->state_path);
   free(c->readonly_socket), free(c->readonly_group);
+  free(c->metrics_listen);
   for (size_t i = 0; i < c->n_sections; i++) free(c->sections[i].pattern), free(c->sections[i].canonical);
   free(c->sections);
   for (size_t i = 0; i < c->n_root_settings; i++) root_clear(&c->root_settings[i]);
@@ -281,6 +286,69 @@ static bool parse_size(const char *s, uint64_t *out) {
   return true;
 }
 
+/* metrics_listen (the file's key and --metrics-listen): "off" (or no,
+ * none) turns the HTTP listener off; otherwise IPV4:PORT or [IPV6]:PORT,
+ * numeric (no name lookup: start-up must not wait on DNS, and a name could
+ * resolve to more than loopback), port 0 to 65535 (0: the kernel picks a
+ * free one, which brid logs; for tests). Sets c->metrics_listen
+ * (normalized) and c->metrics_addr; on error writes what is wrong to msg. */
+static bool set_listen(svc_config *c, const char *v, char *msg, size_t cap) {
+  bool off;
+  if (parse_bool(v, &off) && !off) {
+    free(c->metrics_listen);
+    c->metrics_listen = NULL;
+    c->metrics_addrlen = 0;
+    return true;
+  }
+  if (!strcasecmp(v, "none")) return set_listen(c, "off", msg, cap);
+  const char *colon = strrchr(v, ':');
+  char host[INET6_ADDRSTRLEN + 2];
+  size_t hl = colon ? (size_t)(colon - v) : 0;
+  uint64_t port;
+  bool v6 = hl >= 2 && v[0] == '[' && v[hl - 1] == ']';
+  if (!colon || !hl || hl >= sizeof host || !parse_u64(colon + 1, &port) || port > 65535) {
+    snprintf(msg, cap, "\"%s\" is not ADDRESS:PORT (e.g. 127.0.0.1:9851 or [::1]:9851, port 0 to 65535) or off", v);
+    return false;
+  }
+  memcpy(host, v + v6, hl - 2 * v6);
+  host[hl - 2 * v6] = 0;
+  struct sockaddr_storage ss;
+  memset(&ss, 0, sizeof ss);
+  socklen_t len;
+  if (v6) {
+    struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons((uint16_t)port);
+    len = sizeof *a;
+    if (inet_pton(AF_INET6, host, &a->sin6_addr) != 1) {
+      snprintf(msg, cap, "\"%s\" is not a numeric IPv6 address (e.g. [::1]:9851)", v);
+      return false;
+    }
+  } else {
+    struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+    a->sin_family = AF_INET;
+    a->sin_port = htons((uint16_t)port);
+    len = sizeof *a;
+    if (inet_pton(AF_INET, host, &a->sin_addr) != 1) {
+      snprintf(msg, cap, "\"%s\" is not a numeric IPv4 address and port (e.g. 127.0.0.1:9851; IPv6 in brackets: "
+               "[::1]:9851); names are not looked up", v);
+      return false;
+    }
+  }
+  char norm[sizeof host + 16];
+  snprintf(norm, sizeof norm, "%s%s%s:%u", v6 ? "[" : "", host, v6 ? "]" : "", (unsigned)port);
+  char *d = strdup(norm);
+  if (!d) {
+    snprintf(msg, cap, "out of memory");
+    return false;
+  }
+  free(c->metrics_listen);
+  c->metrics_listen = d;
+  c->metrics_addr = ss;
+  c->metrics_addrlen = len;
+  return true;
+}
+
 typedef struct parse_ctx {
   svc_config *c;
   const char *file;
@@ -333,6 +401,11 @@ static int set_value(parse_ctx *x, const key *k, void *base, const char *sect, c
     if (!d) return fail(x, "out of memory");
     free(*(char **)f);
     *(char **)f = d;
+    return 1;
+  }
+  case T_LISTEN: {
+    char msg[256];
+    if (!set_listen(x->c, v, msg, sizeof msg)) return fail(x, "[%s] %s: %s", sect, k->name, msg);
     return 1;
   }
   case T_ADDRESSING: {
@@ -796,6 +869,11 @@ int svc_config_load_text(svc_config *c, const svc_overrides *ov, const char *tex
     free(c->state_path);
     if (!(c->state_path = strdup(ov->state_path))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
   }
+  if (!rc && ov->metrics_listen) {
+    char msg[256];
+    if (!set_listen(c, ov->metrics_listen, msg, sizeof msg))
+      rc = bri_error_set(err, BRI_EINVAL, "--metrics-listen: %s", msg);
+  }
   if (!rc && ov->workers) c->workers = ov->workers;
   if (!rc && ov->debounce_sec >= 0) c->debounce_sec = ov->debounce_sec;
   if (!rc && ov->log_level) {
@@ -907,5 +985,6 @@ json_t *svc_config_to_json(const svc_config *c) {
       json_array_append_new(rs, root_to_json(c->roots[i], svc_config_root(c, c->roots[i])));
     }
   json_object_set_new(out, "root_settings", rs);
+  json_object_set_new(out, "metrics_listen", str_or_null(c->metrics_listen));
   return out;
 }

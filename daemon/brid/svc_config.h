@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include "bri/compact.h"
@@ -86,6 +87,9 @@ typedef struct svc_config {
   int max_connections;
   int64_t request_timeout_sec; /* a started request line must be complete, a queued reply taken, within it */
   int64_t idle_timeout_sec;    /* a connection without a request for this long is closed */
+  char *metrics_listen; /* "127.0.0.1:9851", "[::1]:0" (normalized); NULL: no HTTP listener */
+  struct sockaddr_storage metrics_addr; /* metrics_listen parsed */
+  socklen_t metrics_addrlen;
   int log_level;
   int max_attempts;
   int64_t retry_base_sec, retry_max_sec;
@@ -104,6 +108,7 @@ typedef struct svc_overrides {
   const char **roots;
   size_t n_roots;
   const char *socket_path, *state_path, *log_level;
+  const char *metrics_listen; /* ADDR:PORT or "off"; NULL: not given */
   int workers;          /* 0: not given */
   int64_t debounce_sec; /* -1: not given */
 } svc_overrides;

@@ -5,8 +5,9 @@
  *
  * Start-up order is chosen so that nothing runs on a half-known state: job
  * store (its lock keeps a second daemon out), recovery of a previous crash
- * (before any worker can claim a job), control socket, discovery, workers,
- * and only then READY=1. Shutdown is a drain: SIGTERM stops new work at
+ * (before any worker can claim a job), control socket, HTTP listener (if
+ * metrics_listen; it answers from snapshots the loop renders once it runs),
+ * discovery, workers, and only then READY=1. Shutdown is a drain: SIGTERM stops new work at
  * once, running jobs get drain_timeout to finish, then are asked to stop at
  * their next safe point (they go back to the queue), and if a job still
  * does not stop, brid exits anyway and the next start's recovery rolls it
@@ -21,6 +22,7 @@
 #include "svc_config.h"
 #include "svc_control.h"
 #include "svc_daemon.h"
+#include "svc_http.h"
 #include "svc_log.h"
 #include "svc_notify.h"
 #include "svc_poll.h"
@@ -49,8 +51,10 @@ static void finish_shutdown(brid *d) {
   log_notice("stopped: no job is running");
   svc_pool_stop(d->pool);
   svc_control_close(d->ctl);
+  svc_http_close(d->http);
   svc_watch_close(d);
   svc_poll_close(d);
+  svc_roots_close(d);
   uv_close((uv_handle_t *)&d->sched_timer, close_cb);
   uv_close((uv_handle_t *)&d->cleanup_timer, close_cb);
   uv_close((uv_handle_t *)&d->drain_timer, close_cb);
@@ -108,6 +112,7 @@ void svc_daemon_shutdown(brid *d) {
   log_notice("stopping: %d job(s) running%s", busy, busy ? "; waiting for them (drain_timeout)" : "");
   svc_watch_stop(d);
   svc_poll_stop(d);
+  svc_roots_stop(d);
   svc_sched_stop(d);
   uv_timer_start(&d->drain_timer, on_drain_deadline, (uint64_t)d->cfg.drain_sec * 1000, 0);
   svc_daemon_worker_idle(d);
@@ -165,6 +170,7 @@ int svc_daemon_reload_apply(brid *d, int rc, svc_config *loaded, const bri_error
   if (str_differs(oc->socket_group, nc.socket_group)) json_array_append_new(restart, json_string("socket_group"));
   if (str_differs(oc->readonly_socket, nc.readonly_socket)) json_array_append_new(restart, json_string("readonly_socket"));
   if (str_differs(oc->readonly_group, nc.readonly_group)) json_array_append_new(restart, json_string("readonly_group"));
+  if (str_differs(oc->metrics_listen, nc.metrics_listen)) json_array_append_new(restart, json_string("metrics_listen"));
   if (oc->max_attempts != nc.max_attempts || oc->retry_base_sec != nc.retry_base_sec ||
       oc->retry_max_sec != nc.retry_max_sec)
     json_array_append_new(restart, json_string("max_attempts/retry_base/retry_max"));
@@ -175,6 +181,9 @@ int svc_daemon_reload_apply(brid *d, int rc, svc_config *loaded, const bri_error
   SWAP(nc.readonly_socket, oc->readonly_socket);
   SWAP(nc.readonly_group, oc->readonly_group);
   nc.readonly_gid = oc->readonly_gid;
+  SWAP(nc.metrics_listen, oc->metrics_listen);
+  nc.metrics_addr = oc->metrics_addr;
+  nc.metrics_addrlen = oc->metrics_addrlen;
   nc.workers = oc->workers;
   nc.socket_mode = oc->socket_mode;
   nc.max_attempts = oc->max_attempts, nc.retry_base_sec = oc->retry_base_sec, nc.retry_max_sec = oc->retry_max_sec;
@@ -299,6 +308,10 @@ int svc_daemon_run(brid *d) {
     log_err("%s", err.msg);
     goto out_loop;
   }
+  if (svc_http_open(d, &d->http, &err)) {
+    log_err("%s", err.msg);
+    goto out_loop;
+  }
   svc_sched_init(d);
   uv_timer_init(&d->loop, &d->drain_timer);
   uv_timer_init(&d->loop, &d->watchdog_timer);
@@ -339,6 +352,7 @@ out_loop:
     /* start-up failed after the loop existed: close what was opened */
     if (d->pool) svc_pool_stop(d->pool);
     svc_control_close(d->ctl);
+    svc_http_close(d->http); /* before the walk closes its async handle */
     uv_walk(&d->loop, close_walk, NULL);
     uv_run(&d->loop, UV_RUN_DEFAULT);
   }
@@ -348,6 +362,7 @@ out_loop:
   }
   svc_pool_free(d->pool);
   svc_control_free(d->ctl);
+  svc_http_free(d->http);
   svc_watch_free(d);
   svc_poll_free(d);
   svc_roots_free(d);

@@ -24,6 +24,7 @@
  *   svc_control    the Unix socket server      svc_api   its methods
  *   svc_request    a request's parameters, checked before a method acts
  *   svc_metrics    Prometheus text             svc_notify  systemd
+ *   svc_http       /metrics, /healthz, /readyz over HTTP (libmicrohttpd's thread)
  *   svc_kinds      the job kinds                svc_view    copies of this state
  * Failpoints (crash and fault injection for the tests) are libbri's
  * (util/failpoint.h), armed through BRI_FAILPOINTS for brid as for brictl. */
@@ -43,6 +44,7 @@
 typedef struct brid brid;
 typedef struct svc_pool svc_pool;
 typedef struct svc_control svc_control;
+typedef struct svc_http svc_http;
 
 /* One watched table. Never freed while the daemon runs (a table that
  * disappears is only marked absent and unwatched), so callbacks and
@@ -110,6 +112,9 @@ typedef struct brid_root {
   int64_t last_ok_ms, last_error_ms, down_since_ms, reminded_ms;
   uint64_t failures; /* consecutive failed listings */
   char *last_error;  /* of the last failed listing */
+  brid *d;
+  uv_timer_t retry; /* a local root while unreachable: listed again every SVC_ROOT_RETRY_MS */
+  bool retrying;    /* such a listing is in flight */
 } brid_root;
 
 struct brid {
@@ -131,13 +136,14 @@ struct brid {
   size_t n_root_states;
   bool claiming, kick_again;        /* svc_sched.c: one claim at a time */
   bool ticking, tick_again;         /* svc_sched.c: one cleanup tick at a time */
-  bool status_running;              /* svc_sched.c: a STATUS= count in flight */
+  bool status_running, status_again; /* svc_sched.c: a STATUS= count in flight, a forced one after it */
   struct disc_waiter *discover_waiting;
 
   uv_timer_t sweep_timer, rescan_timer, cleanup_timer, sched_timer, watchdog_timer, drain_timer;
   uv_signal_t sig_term, sig_int, sig_hup;
   svc_pool *pool;
   svc_control *ctl;
+  svc_http *http; /* NULL: metrics_listen off */
 
   int64_t started_ms; /* wall clock, ms */
   bool draining;      /* SIGTERM received: no new job starts */

@@ -1,6 +1,6 @@
-/* svc_metrics.h: brid's metrics, returned by the metrics method: in the
- * Prometheus text exposition format (version 0.0.4), for a scraper or
- * node_exporter's textfile collector, or as JSON (the same families).
+/* svc_metrics.h: brid's metrics, returned by the metrics method and served
+ * on GET /metrics (svc_http.c): in the Prometheus text exposition format
+ * (version 0.0.4), or as JSON (the same families).
  *
  * Main design choice: built on demand from the job store's monotonic
  * per-table, per-kind counters (which survive restarts and history

@@ -7,6 +7,7 @@
 
 #include "svc_log.h"
 #include "svc_sched.h"
+#include "svc_watch.h"
 
 static brid_root *add(brid *d, const char *uri) {
   brid_root **a = realloc(d->root_states, (d->n_root_states + 1) * sizeof *a);
@@ -17,6 +18,9 @@ static brid_root *add(brid *d, const char *uri) {
     free(r);
     return NULL;
   }
+  r->d = d;
+  uv_timer_init(&d->loop, &r->retry);
+  r->retry.data = r;
   d->root_states[d->n_root_states++] = r;
   return r;
 }
@@ -44,6 +48,20 @@ brid_root *svc_roots_find(brid *d, const char *uri) {
   return r && r->configured ? r : NULL;
 }
 
+static void retry_done(void *user, int rc, const bri_error *err) {
+  (void)rc, (void)err; /* reported by the discovery itself */
+  brid_root *r = user;
+  r->retrying = false;
+  svc_daemon_worker_idle(r->d); /* a draining daemon waits for it */
+}
+
+static void on_retry(uv_timer_t *h) {
+  brid_root *r = h->data;
+  if (r->retrying || r->d->draining) return;
+  r->retrying = true;
+  svc_watch_discover_root(r->d, r->uri, retry_done, r);
+}
+
 static void replace(char **dst, const char *src) {
   if (*dst && src && !strcmp(*dst, src)) return;
   free(*dst);
@@ -61,6 +79,7 @@ bool svc_roots_report(brid *d, const char *uri, const char *canon, int rc, const
       log_notice("root %s: reachable again after %llu failed listing(s) over %llds", uri,
                  (unsigned long long)r->failures, (long long)((now - r->down_since_ms) / 1000));
     if (was_down || !r->up) svc_status_update(d, true);
+    uv_timer_stop(&r->retry);
     r->up = true;
     r->failures = 0;
     r->last_ok_ms = now;
@@ -73,6 +92,7 @@ bool svc_roots_report(brid *d, const char *uri, const char *canon, int rc, const
   replace(&r->last_error, why ? why : "cannot list");
   if (!was_down) {
     svc_status_update(d, true);
+    if (!svc_root_is_s3(uri) && !d->draining) uv_timer_start(&r->retry, on_retry, SVC_ROOT_RETRY_MS, SVC_ROOT_RETRY_MS);
     r->down_since_ms = r->reminded_ms = now;
     log_warn("root %s: unreachable: %s; its tables keep their state and get no job until it is listed again", uri,
              r->last_error);
@@ -114,6 +134,14 @@ size_t svc_roots_unreachable(const brid *d, const brid_root **first) {
     if (!n++ && first) *first = r;
   }
   return n;
+}
+
+void svc_roots_stop(brid *d) {
+  for (size_t i = 0; i < d->n_root_states; i++) uv_timer_stop(&d->root_states[i]->retry);
+}
+
+void svc_roots_close(brid *d) {
+  for (size_t i = 0; i < d->n_root_states; i++) uv_close((uv_handle_t *)&d->root_states[i]->retry, NULL);
 }
 
 void svc_roots_free(brid *d) {

@@ -9,7 +9,9 @@
  * daemon degraded (status, STATUS=, /readyz name the root), its tables keep
  * their state and history and get no job, and it is logged on change: one
  * warning when it becomes unreachable, a reminder every hour while it stays
- * so, one notice when it is listed again.
+ * so, one notice when it is listed again. A local root is listed again
+ * every second while it cannot be (a stat and an opendir), so that it comes
+ * back as soon as its directory does.
  *
  * Main design choice: the discoveries (svc_watch.c) are the only probes:
  * an S3 root's poll, a local root's sweep or rescan report their outcome
@@ -29,6 +31,10 @@
 /* How long a job claimed for a table under an unreachable root waits,
  * queued, before it is looked at again. */
 #define SVC_ROOT_DEFER_MS (10 * 1000)
+/* How often a local root that cannot be listed is listed again (an S3 root
+ * is listed at each poll anyway): no inotify watch sees a directory come
+ * back, and the sweep may be minutes away. */
+#define SVC_ROOT_RETRY_MS 1000
 
 /* The configured roots get a state (new ones unknown until first listed;
  * removed ones are kept but no longer configured). */
@@ -46,7 +52,10 @@ bool svc_roots_table_unreachable(const brid *d, const char *table_root);
 /* How many configured roots are known to be unreachable; *first (may be
  * NULL) the first of them. */
 size_t svc_roots_unreachable(const brid *d, const brid_root **first);
-/* Shutdown. */
+/* Drain: stops the retry timers; shutdown: closes them; free after the
+ * loop ran the close callbacks. */
+void svc_roots_stop(brid *d);
+void svc_roots_close(brid *d);
 void svc_roots_free(brid *d);
 
 #endif

@@ -364,11 +364,19 @@ static void status_done(uv_work_t *req, int status) {
     json_decref(run);
   }
   free(r);
+  if (d->status_again && !d->handles_closed) {
+    d->status_again = false;
+    svc_status_update(d, true);
+  }
   svc_daemon_worker_idle(d);
 }
 
 void svc_status_update(brid *d, bool force) {
-  if (!notify_enabled || d->status_running) return;
+  if (!notify_enabled) return;
+  if (d->status_running) { /* a change meanwhile: said once this one ends */
+    d->status_again |= force;
+    return;
+  }
   static int64_t last;
   int64_t now = bri_now_ms();
   if (!force && now - last < 1000) return;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "svc_control.h"
+#include "svc_http.h"
 #include "svc_roots.h"
 #include "svc_watch.h"
 
@@ -55,8 +56,10 @@ svc_view *svc_view_take(brid *d) {
   v->socket_path = dup_or_null(d->cfg.socket_path);
   v->readonly_socket = dup_or_null(d->cfg.readonly_socket);
   v->state_path = dup_or_null(d->cfg.state_path);
+  v->http_address = dup_or_null(svc_http_address(d->http));
   v->last_reload_error = dup_or_null(d->last_reload_error);
   ok = ok && v->socket_path && v->readonly_socket && v->state_path && (!d->cfg.file || v->config_file) &&
+       (!d->http || v->http_address) &&
        (!d->last_reload_error || v->last_reload_error);
   v->draining = d->draining;
   v->draining_ms = d->draining_ms;
@@ -87,7 +90,7 @@ void svc_view_free(svc_view *v) {
   free(v->root_states);
   for (size_t i = 0; i < v->n_polls; i++) free(v->polls[i].root);
   free(v->polls);
-  free(v->config_file), free(v->socket_path), free(v->readonly_socket), free(v->state_path);
+  free(v->config_file), free(v->socket_path), free(v->readonly_socket), free(v->state_path), free(v->http_address);
   free(v->last_reload_error);
   free(v);
 }

@@ -60,6 +60,7 @@ typedef struct svc_view {
   svc_poll_view *polls; /* the configured S3 roots' polls */
   size_t n_polls;
   char *config_file, *socket_path, *readonly_socket, *state_path;
+  char *http_address; /* the HTTP listener's bound address, or NULL (svc_http.h) */
   bool draining;
   int64_t draining_ms, started_ms, last_reload_ms;
   char *last_reload_error;

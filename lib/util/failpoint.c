@@ -110,6 +110,13 @@ static const bri_failpoint_info REGISTRY[] = {
     {"sched.after_claim", "daemon/brid/svc_sched.c", "brid", BRI_FP_TIMING,
      "a timing point: a claim has taken the jobs due and found when the next falls due; the "
      "loop has not heard back yet"},
+    /* brid: daemon/brid/svc_http.c */
+    {"http.render", "daemon/brid/svc_http.c", "brid", BRI_FP_TIMING,
+     "a timing point on libuv's pool: the loop asked for a new metrics snapshot for an HTTP request, which "
+     "waits for it at most 2 s before it is served the previous one"},
+    {"http.loop_answer", "daemon/brid/svc_http.c", "brid", BRI_FP_TIMING,
+     "a timing point on the loop thread (a stuck loop): an HTTP request's ask has reached the loop, which "
+     "has not answered it yet"},
 };
 
 #define N_REGISTRY (sizeof REGISTRY / sizeof REGISTRY[0])

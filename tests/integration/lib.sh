@@ -22,6 +22,8 @@
 #   log_has REGEX             brid's log (this instance) matches
 #   notify_listen SOCK FILE   a systemd notify socket at SOCK (for NOTIFY_SOCKET):
 #                             each datagram one line of FILE, newlines as |
+#   brid_http_addr            the address brid's HTTP listener bound (metrics_listen,
+#                             port 0 resolved), from its log: 127.0.0.1:PORT, [::1]:PORT
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../interop" && pwd)/lib.sh"
 
 BRI_SOURCE_DIR=${BRI_SOURCE_DIR:-$REPO}
@@ -110,6 +112,10 @@ wait_until() {
 }
 
 log_has() { grep -Eq -- "$1" "$BRID_LOG"; }
+
+brid_http_addr() {
+  sed -n 's|.*http: serving /metrics, /healthz and /readyz on http://\(.*\)$|\1|p' "$BRID_LOG" | tail -1
+}
 
 # rpc_raw LINE...: each argument is sent as is followed by "\n" (one write);
 # then one reply line is read per argument that is not a notification (an

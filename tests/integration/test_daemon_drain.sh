@@ -37,7 +37,7 @@ J=$(ctl compact "$TMPD/root/a.lance" --json | jget 'd["job"]')
 wait_until 10 running "$J" || fail "job $J did not start"
 kill -TERM "$BRID_PID"
 wait_until 15 log_has "stopping: 1 job\\(s\\) running" || fail "no drain log"
-ctl status --json | jget 'd["state"]' | grep -qx draining || fail "status while draining"
+ctl status --json >"$TMPD/st.json" 2>&1 || true; jget 'd["state"]' <"$TMPD/st.json" | grep -qx draining || fail "status while draining: $(cat "$TMPD/st.json")"
 brid_wait || fail "brid exited non-zero after draining"
 log_has "job $J: compacted" || fail "the running job did not finish during the drain"
 echo "ok drain: job finished"

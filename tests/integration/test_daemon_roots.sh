@@ -2,10 +2,10 @@
 # ROOTS: a root that brid cannot reach is a degraded state (issue ROOTS).
 #  - An S3 root on a port where nothing listens: within two poll intervals
 #    brictl status says "degraded" and names the root (text and JSON, its
-#    error and failures), brictl tables shows it, brid_root_up{root} is 0,
+#    error and failures), so do STATUS= and /readyz (503), brictl tables shows it, brid_root_up{root} is 0,
 #    and brid's log has one warning for it however many polls fail. Then a
 #    radosgw of its own is started on that port and LanceDB writes a table
-#    there: status goes back to "running" by itself, brid_root_up is 1 with a
+#    there: status goes back to "running" by itself (and /readyz to 200), brid_root_up is 1 with a
 #    last-success time, the log has one recovery line, and the table is
 #    compacted.
 #  - A local root whose directory is removed (its table moved away): the
@@ -49,6 +49,7 @@ cat >"$TMPD/brid.conf" <<EOF
 root = $L
 root = $S
 sweep_interval = 1s
+metrics_listen = 127.0.0.1:0
 [root $S]
 endpoint = http://127.0.0.1:$PORT
 region = us-east-1
@@ -73,9 +74,12 @@ ctl tables >"$TMPD/tables.txt"
 grep -q "  $S: UNREACHABLE" "$TMPD/tables.txt" || fail "brictl tables does not show the root: $(cat "$TMPD/tables.txt")"
 [ "$(metric "brid_root_up\\{root=\"$S\"\\}")" = 0 ] || fail "brid_root_up of the unreachable root: $(ctl metrics | grep brid_root)"
 [ "$(metric "brid_root_up\\{root=\"$L\"\\}")" = 1 ] || fail "brid_root_up of the local root: $(ctl metrics | grep brid_root)"
+readyz() { curl -s -o "$TMPD/readyz.txt" -w '%{http_code}' "http://$(brid_http_addr)/readyz"; }
+[ "$(readyz)" = 503 ] && grep -q "^root $S: unreachable for " "$TMPD/readyz.txt" ||
+  fail "/readyz does not name the unreachable root: $(cat "$TMPD/readyz.txt")"
 notified() { grep -q "$1" "$TMPD/notify.txt"; }
 wait_until 5 notified "^STATUS=degraded: root $S unreachable; " || fail "STATUS= does not say degraded: $(tail -3 "$TMPD/notify.txt")"
-echo "ok an unreachable S3 root: degraded after $((SECONDS - t0)) s, named in status, STATUS=, tables and metrics"
+echo "ok an unreachable S3 root: degraded after $((SECONDS - t0)) s, named in status, STATUS=, /readyz, tables and metrics"
 
 # 2. several polls fail: one warning, not one a poll
 several() { [ "$(ctl status --json | jget '[r["consecutive_failures"] for r in d["roots"] if r["root"] == "'"$S"'"][0]')" -ge 4 ]; }
@@ -89,8 +93,10 @@ echo "ok logged once over several failed listings"
 eval "$(second_s3 start)"
 make_tables "$S" --tables blobs --small --blob-batches 3:mixed >/dev/null
 wait_until 10 running || fail "status did not go back to running after the root came up: $(state)"
-: >"$TMPD/notify.txt"
-wait_until 10 notified "^STATUS=[0-9]* tables" || fail "STATUS= still degraded after the recovery: $(tail -3 "$TMPD/notify.txt")"
+ready() { [ "$(readyz)" = 200 ]; }
+wait_until 5 ready || fail "/readyz after the recovery: $(cat "$TMPD/readyz.txt")"
+last_status_fine() { grep '^STATUS=' "$TMPD/notify.txt" | tail -1 | grep -q '^STATUS=[0-9]* tables'; }
+wait_until 10 last_status_fine || fail "STATUS= still degraded after the recovery: $(grep STATUS= "$TMPD/notify.txt" | tail -3)"
 [ "$(metric "brid_root_up\\{root=\"$S\"\\}")" = 1 ] || fail "brid_root_up after the recovery: $(ctl metrics | grep brid_root)"
 last=$(metric "brid_root_last_success_timestamp_seconds\\{root=\"$S\"\\}")
 python3 -c "import sys,time; sys.exit(0 if abs(time.time() - float('$last')) < 60 else 1)" ||
