@@ -9,7 +9,8 @@ APT_PKGS=(build-essential pkg-config clang libclang-rt-14-dev
   libuv1-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev sqlite3
   libjansson-dev check libzstd-dev liblz4-dev libroaring-dev libsystemd-dev
   libinih-dev libssl-dev valgrind systemd python3 groff-base
-  libcurl4-openssl-dev libexpat1-dev radosgw ceph-mon ceph-osd)
+  libcurl4-openssl-dev libexpat1-dev radosgw ceph-mon ceph-osd
+  libmicrohttpd-dev dpkg-dev debhelper lintian mmdebstrap systemd-container)
 LANCEDB_VERSION=0.39.0
 ARROW_VERSION=18.1.0
 NODE_DIR=.deps/node
