@@ -323,6 +323,9 @@ cin sed -i 's|^#batch_rows = 0$|batch_rows = 1|' /etc/brid/brid.conf
 cin sed -i 's|^debounce = 1s$|debounce = 1h|' /etc/brid/brid.conf # the test starts this job itself
 cin systemctl daemon-reload
 cin systemctl restart brid
+for _ in 1 2; do # fragments for the job to merge
+  as_app "node '$INTEROP_DIR/lance_ops.mjs' '$ROOT/srv/lance/blobs.lance' append 3" >/dev/null || fail "append as lanceapp"
+done
 K=$(cin brictl compact --daemon /srv/lance/blobs.lance --json | jget 'd["job"]')
 running() { cin brictl job "$K" --json | grep -q '"rows_done": [1-9]'; }
 wait_until 30 running || fail "job $K did not start: $(cin brictl job "$K" --json)"
@@ -352,8 +355,13 @@ rm -rf "$ROOT/etc/systemd/system/brid.service.d" "$ROOT/etc/brid/s3.secret" "$RO
 cin userdel lanceapp
 cin apt-get purge -y brid >"$TMPD/purge.log" 2>&1 || fail "apt-get purge: $(tail "$TMPD/purge.log")"
 cin dpkg-query -W -f='${Status}\n' brid 2>/dev/null | grep -q installed && fail "brid is still known to dpkg"
-left=$(grep -vE '^/(\.|usr|usr/bin|usr/lib|usr/share|usr/share/(doc|man|man/man[0-9]|bash-completion|bash-completion/completions)|lib|lib/systemd|lib/systemd/system|etc|usr/lib/(sysusers|tmpfiles)\.d)$' \
-  "$TMPD/files" | while read -r f; do [ -e "$ROOT$f" ] && echo "$f"; done || true)
+# every path of the package is gone, but directories shared with other packages
+left=$(while read -r f; do
+  [ -e "$ROOT$f" ] || [ -L "$ROOT$f" ] || continue
+  [ "$f" = /. ] && continue
+  [ -d "$ROOT$f" ] && { [ -n "$(ls -A "$ROOT$f")" ] || cin dpkg-query -S "$f" >/dev/null 2>&1; } && continue
+  echo "$f"
+done <"$TMPD/files")
 [ -z "$left" ] || fail "purge left files of the package: $left"
 for d in /etc/brid /var/lib/brid /run/brid /srv/lance; do [ ! -e "$ROOT$d" ] || fail "purge left $d"; done
 cin getent passwd brid >/dev/null && fail "purge left the user brid"
