@@ -171,6 +171,7 @@ pid_b=$(cin systemctl show -p MainPID --value brid)
 [ "$(cin systemctl is-active brid)" = active ] && [ "$pid_a" != "$pid_b" ] ||
   fail "dpkg -i over the installed package did not restart brid (MainPID $pid_a -> $pid_b)"
 echo "ok installed: $(wc -l <"$TMPD/files") paths; upgrade restarted brid (pid $pid_a -> $pid_b)"
+echo "ok $(cin systemd-analyze security brid --no-pager 2>&1 | grep -o 'Overall exposure level.*')"
 
 # ------------------------------------------------------------ users and directories
 cin useradd --system --user-group --groups brid --no-create-home --home-dir /nonexistent \
