@@ -7,6 +7,8 @@
 #   make fuzz            build libFuzzer harnesses with clang and run each
 #                        FUZZ_SECONDS (default 60) on a copy of its seed corpus
 #   make demo            compact a demo table (see README)
+#   make deb             the Debian package build/deb/brid_VERSION_amd64.deb (docs/deploy.md)
+#   make install         the same files by hand (PREFIX, DESTDIR; see below)
 
 VERSION  := 0.1.0
 SANITIZE ?=
