@@ -14,9 +14,12 @@ BUILD_PKGS=(build-essential pkg-config
   libjansson-dev libzstd-dev liblz4-dev libroaring-dev libsystemd-dev
   libinih-dev libssl-dev libcurl4-openssl-dev libexpat1-dev libmicrohttpd-dev python3)
 # the tests: Check, the fuzzers' clang, valgrind, systemd-analyze, the man
-# pages' groff, sqlite3's shell, the S3 server (radosgw), promtool (prometheus)
+# pages' groff, sqlite3's shell, the S3 server (radosgw), promtool (prometheus),
+# make deb and its test under real systemd (debhelper, lintian, mmdebstrap,
+# systemd-nspawn)
 TEST_PKGS=(check clang libclang-rt-14-dev sqlite3 valgrind systemd groff-base
-  radosgw ceph-mon ceph-osd prometheus)
+  radosgw ceph-mon ceph-osd prometheus
+  dpkg-dev debhelper lintian mmdebstrap systemd-container)
 APT_PKGS=("${BUILD_PKGS[@]}")
 [ "$WHAT" = build ] || APT_PKGS+=("${TEST_PKGS[@]}")
 LANCEDB_VERSION=0.39.0

@@ -2,10 +2,13 @@
 # Runs brid's tests (with a radosgw for the S3 tests, see below): every unit
 # test binary in BUILD/tests, the command-line
 # tests tests/cli/test_*.sh, the daemon tests tests/integration/test_*.sh
-# (a real brid process), then the interop tests tests/interop/test_*.sh
-# (those need the LanceDB oracle that scripts/deps.sh installs). Prints one line per test
+# (a real brid process), the interop tests tests/interop/test_*.sh
+# (those need the LanceDB oracle that scripts/deps.sh installs), then the
+# system tests tests/system/test_*.sh (the Debian package under systemd in
+# a container; one that exits 77 could not boot one here and is reported
+# SKIP, not counted as a failure; any other test's 77 is a failure). Prints one line per test
 # program and a closing "N passed, N failed" line; exits 1 if any failed.
-#   scripts/run-tests.sh BUILD [all|unit|cli|integration|interop] [REGEX]
+#   scripts/run-tests.sh BUILD [all|unit|cli|integration|interop|system] [REGEX]
 # REGEX (grep -E) keeps only the tests whose name (e.g. interop/test_s3.sh)
 # matches it.
 set -uo pipefail
@@ -20,7 +23,7 @@ export BRID=$PWD/$BUILD/bin/brid
 export ORACLE_NODE_DIR=$PWD/.deps/node
 export LANCEDB_LOG=error
 export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-120}
-pass=0; fail=0; failed=()
+pass=0; fail=0; skipped=0; failed=()
 # The S3 tests run against a real radosgw (scripts/s3-server.sh, about 2 s to
 # start): started here unless one is running, its AWS_* variables and
 # BRI_S3_BUCKET exported, and stopped at the end when this run started it
@@ -49,6 +52,9 @@ OUT=$(mktemp -d)
 names=(); paths=()
 add() { [ -z "$ONLY" ] || grep -qE -- "$ONLY" <<<"$1" || return 0; names+=("$1"); paths+=("$2"); }
 run_one() { case $1 in *.sh) bash "$1" ;; *) "$1" ;; esac; }
+if [ "$WHICH" = all ] || [ "$WHICH" = system ]; then
+  for t in tests/system/test_*.sh; do [ -f "$t" ] && add "system/$(basename "$t")" "$t"; done
+fi
 if [ "$WHICH" = all ] || [ "$WHICH" = interop ]; then
   for t in tests/interop/test_*.sh; do [ -f "$t" ] && add "interop/$(basename "$t")" "$t"; done
 fi
@@ -74,6 +80,8 @@ finish() { # i: report test i, which has ended
   echo "$dur ${names[$i]}" >>"$OUT/durations"
   if [ "$rc" = 0 ]; then
     pass=$((pass+1)); echo "PASS ${names[$i]} ($dur s)"
+  elif [ "$rc" = 77 ] && [[ ${names[$i]} == system/* ]]; then
+    skipped=$((skipped+1)); echo "SKIP ${names[$i]}: $(grep -m1 '^SKIP' "$OUT/$i.log" || echo 'exit 77')"
   else
     fail=$((fail+1)); failed+=("${names[$i]}"); echo "FAIL ${names[$i]} ($dur s)"
     sed 's/^/    /' "$OUT/$i.log" | tail -60
@@ -99,5 +107,5 @@ mv "$OUT/all" "$DURATIONS"
 rm -rf "$OUT"
 echo
 ((fail)) && echo "failed: ${failed[*]}"
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed$( ((skipped)) && echo ", $skipped skipped")"
 ((fail == 0))

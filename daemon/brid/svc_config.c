@@ -116,6 +116,8 @@ static const key KEYS[] = {
     R("access_key_id", T_STR, access_key_id, 0, 0),
     R("secret_access_key_file", T_PATH, secret_access_key_file, 0, 0),
     R("session_token_file", T_PATH, session_token_file, 0, 0),
+    R("secret_access_key_credential", T_STR, secret_access_key_credential, 0, 0),
+    R("session_token_credential", T_STR, session_token_credential, 0, 0),
     R("poll_interval", T_DUR, poll_interval_sec, 1, 86400),
     R("max_requests_per_second", T_DOUBLE, max_requests_per_second, 0, 1e6),
     R("max_requests_in_flight", T_INT, max_requests_in_flight, 1, 1024),
@@ -157,6 +159,7 @@ static void root_default(svc_root *r) {
 static void root_clear(svc_root *r) {
   free(r->uri), free(r->endpoint), free(r->region), free(r->profile), free(r->access_key_id);
   free(r->secret_access_key_file), free(r->session_token_file);
+  free(r->secret_access_key_credential), free(r->session_token_credential);
   if (r->secret_access_key) explicit_bzero(r->secret_access_key, strlen(r->secret_access_key));
   if (r->session_token) explicit_bzero(r->session_token, strlen(r->session_token));
   free(r->secret_access_key), free(r->session_token);
@@ -736,6 +739,29 @@ static int read_secret(const svc_root *r, const char *setting, const char *path,
   return 0;
 }
 
+/* Reads a secret a [root] key names as a systemd credential: the file NAME
+ * of $CREDENTIALS_DIRECTORY, where systemd puts what the unit's
+ * LoadCredential=NAME:PATH (or SetCredentialEncrypted=, ...) gives the
+ * service, readable by brid's user alone. NAME is one path component. A
+ * secret given both as a file and as a credential is refused. */
+static int read_credential(const svc_root *r, const char *setting, const char *name, const char *file_setting,
+                           const char *file, char **out, bri_error *err) {
+  if (file)
+    return bri_error_set(err, BRI_EINVAL, "[root %s]: %s or %s, not both", r->uri, file_setting, setting);
+  if (!*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+    return bri_error_set(err, BRI_EINVAL, "[root %s] %s: \"%s\" is not a credential name (one path component)",
+                         r->uri, setting, name);
+  const char *dir = getenv("CREDENTIALS_DIRECTORY");
+  if (!dir || !*dir)
+    return bri_error_set(err, BRI_EINVAL, "[root %s] %s = %s: $CREDENTIALS_DIRECTORY is not set; systemd sets it "
+                         "for a unit with LoadCredential=%s:FILE (docs/deploy.md)", r->uri, setting, name, name);
+  char *path;
+  if (asprintf(&path, "%s/%s", dir, name) < 0) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  int rc = read_secret(r, setting, path, out, err);
+  free(path);
+  return rc;
+}
+
 /* The [root] sections: each names a configured root (unless --root
  * replaced the file's roots), has its key id and secret file together, and
  * gets its secrets read. */
@@ -750,11 +776,12 @@ static int validate_roots(svc_config *c, bool roots_from_flags, bri_error *err) 
     if (!configured && !roots_from_flags)
       return bri_error_set(err, BRI_EINVAL, "[root %s]: not a configured root (add root = %s to [daemon])", r->uri,
                            r->uri);
-    if (!r->access_key_id != !r->secret_access_key_file)
-      return bri_error_set(err, BRI_EINVAL, "[root %s]: access_key_id and secret_access_key_file go together", r->uri);
-    if (r->session_token_file && !r->access_key_id)
-      return bri_error_set(err, BRI_EINVAL, "[root %s]: session_token_file needs access_key_id and "
-                           "secret_access_key_file", r->uri);
+    if (!r->access_key_id != !(r->secret_access_key_file || r->secret_access_key_credential))
+      return bri_error_set(err, BRI_EINVAL, "[root %s]: access_key_id and secret_access_key_file (or "
+                           "secret_access_key_credential) go together", r->uri);
+    if ((r->session_token_file || r->session_token_credential) && !r->access_key_id)
+      return bri_error_set(err, BRI_EINVAL, "[root %s]: a session token needs access_key_id and "
+                           "secret_access_key_file (or secret_access_key_credential)", r->uri);
     if (r->profile && r->access_key_id)
       return bri_error_set(err, BRI_EINVAL, "[root %s]: profile or access_key_id, not both", r->uri);
     if (r->endpoint && strncmp(r->endpoint, "http://", 7) && strncmp(r->endpoint, "https://", 8))
@@ -764,10 +791,17 @@ static int validate_roots(svc_config *c, bool roots_from_flags, bri_error *err) 
     if ((r->secret_access_key_file &&
          (rc = read_secret(r, "secret_access_key_file", r->secret_access_key_file, &r->secret_access_key, err))) ||
         (r->session_token_file &&
-         (rc = read_secret(r, "session_token_file", r->session_token_file, &r->session_token, err))))
+         (rc = read_secret(r, "session_token_file", r->session_token_file, &r->session_token, err))) ||
+        (r->secret_access_key_credential &&
+         (rc = read_credential(r, "secret_access_key_credential", r->secret_access_key_credential,
+                               "secret_access_key_file", r->secret_access_key_file, &r->secret_access_key, err))) ||
+        (r->session_token_credential &&
+         (rc = read_credential(r, "session_token_credential", r->session_token_credential, "session_token_file",
+                               r->session_token_file, &r->session_token, err))))
       return rc;
     if (!utf8_ok(r->endpoint) || !utf8_ok(r->region) || !utf8_ok(r->profile) || !utf8_ok(r->access_key_id) ||
-        !utf8_ok(r->secret_access_key_file) || !utf8_ok(r->session_token_file))
+        !utf8_ok(r->secret_access_key_file) || !utf8_ok(r->session_token_file) ||
+        !utf8_ok(r->secret_access_key_credential) || !utf8_ok(r->session_token_credential))
       return bri_error_set(err, BRI_EINVAL, "[root %s]: a setting is not UTF-8 text", r->uri);
   }
   return 0;
@@ -932,15 +966,17 @@ json_t *svc_policy_to_json(const svc_policy *p) {
 
 static json_t *str_or_null(const char *s) { return s ? json_string(s) : json_null(); }
 
-/* A root's settings as --check-config shows them: the secrets' files,
- * never the secrets. */
+/* A root's settings as --check-config shows them: the secrets' files and
+ * credential names, never the secrets. */
 static json_t *root_to_json(const char *root, const svc_root *r) {
   static const char *addressing[] = {"auto", "path", "virtual"};
-  return json_pack("{s:s, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:f, s:i}", "root", root, "endpoint",
+  return json_pack("{s:s, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:f, s:i}", "root", root, "endpoint",
                    str_or_null(r->endpoint), "region", str_or_null(r->region), "addressing",
                    addressing[r->addressing], "profile", str_or_null(r->profile), "access_key_id",
                    str_or_null(r->access_key_id), "secret_access_key_file", str_or_null(r->secret_access_key_file),
-                   "session_token_file", str_or_null(r->session_token_file), "poll_interval",
+                   "session_token_file", str_or_null(r->session_token_file), "secret_access_key_credential",
+                   str_or_null(r->secret_access_key_credential), "session_token_credential",
+                   str_or_null(r->session_token_credential), "poll_interval",
                    dur(r->poll_interval_sec), "max_requests_per_second", r->max_requests_per_second,
                    "max_requests_in_flight", r->max_requests_in_flight);
 }

@@ -12,8 +12,9 @@
  *                     pattern over table roots); sections apply in file
  *                     order, later ones win
  *   [root s3://B/P]   settings of one S3 root: endpoint, region, addressing,
- *                     credentials (the secret read from a file, never
- *                     written in brid.conf), poll_interval, request limits
+ *                     credentials (the secret read from a file or a
+ *                     systemd credential, never written in brid.conf),
+ *                     poll_interval, request limits
  * Keys before any section belong to [daemon]. Unknown sections and keys are
  * errors (a typo must not silently fall back to a default). The
  * configuration is immutable once loaded: a reload builds a new one and
@@ -62,6 +63,8 @@ typedef struct svc_root {
   char *endpoint, *region, *profile, *access_key_id;
   int addressing; /* bri_s3_addressing */
   char *secret_access_key_file, *session_token_file;
+  /* or systemd credentials' names: files of $CREDENTIALS_DIRECTORY */
+  char *secret_access_key_credential, *session_token_credential;
   char *secret_access_key, *session_token; /* read from those files at load */
   int64_t poll_interval_sec;      /* a LIST of each table's _versions/ this often */
   double max_requests_per_second; /* 0: no limit */

@@ -617,7 +617,8 @@ static int listen_on(svc_control *c, listener *ls, const char *path, bool readon
   ls->open = true;
   int e = uv_pipe_bind(&ls->pipe, path);
   if (!e) {
-    /* until chmod, the umask applies (brid's unit sets 0077: owner only) */
+    /* until chmod, the umask applies (brid's unit sets 0007); no one can
+     * connect before uv_listen below anyway */
     if (chmod(path, mode) != 0) {
       rc = bri_error_errno(err, "chmod", path);
     } else if (group && chown(path, (uid_t)-1, gid) != 0) {

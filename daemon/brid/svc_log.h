@@ -1,11 +1,15 @@
 /* svc_log.h: brid's logger: one line per message on stderr, each prefixed
  * with its syslog priority ("<3>" error ... "<7>" debug), which journald
- * turns into the entry's priority (SyslogLevelPrefix=, on by default).
+ * turns into the entry's priority (SyslogLevelPrefix=, on by default); when
+ * stderr is the journal ($JOURNAL_STREAM), one native journal entry per
+ * message instead, with PRIORITY= and, for a message about a job (one that
+ * says "job ID"), the field BRID_JOB_ID=.
  *
- * Main design choice: stderr only, no syslog(3) and no files: under systemd
- * the journal collects and rotates, and in a terminal or a test the lines
- * are readable as they are. Safe from any thread (each line is written with
- * one write(2) call, which pipes and the journal keep whole). */
+ * Main design choice: stderr (or the journal behind it) only, no syslog(3)
+ * and no files: under systemd the journal collects and rotates, and in a
+ * terminal or a test the lines are readable as they are. Safe from any
+ * thread (each line is written with one write(2) call, which pipes and the
+ * journal keep whole). */
 #ifndef BRI_SVC_LOG_H
 #define BRI_SVC_LOG_H
 

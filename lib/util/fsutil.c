@@ -525,7 +525,9 @@ int bri_stat_beneath(int dirfd, const char *dirpath, const char *relpath, struct
 
 /* unlinkat (flags) or mkdirat of relpath's last component in its parent,
  * opened beneath dirfd. A new directory takes its parent's mode and group
- * (bri_adopt_parent_mode), whatever the umask. */
+ * (bri_adopt_parent_mode), whatever the umask; under a sandbox that refuses
+ * setting S_ISGID, a setgid parent's child keeps the bits the umask let
+ * through (brid's unit: UMask=0007, the group's bits). */
 typedef enum { AT_UNLINK, AT_MKDIR } at_op;
 
 static int in_parent(at_op op, int dirfd, const char *dirpath, const char *relpath, int flags,
@@ -536,7 +538,14 @@ static int in_parent(at_op op, int dirfd, const char *dirpath, const char *relpa
   int rc = bri_parent_beneath(dirfd, dirpath, relpath, &parent, &owned, &off, err);
   if (rc) return rc;
   const char *name = relpath + off;
-  int r = op == AT_UNLINK ? unlinkat(parent, name, flags) : mkdirat(parent, name, 0700);
+  /* mkdir with the parent's permission bits (less the umask): the kernel
+   * gives a directory made in a setgid one the setgid bit and the group, and
+   * where a sandbox refuses chmod with S_ISGID (systemd's RestrictSUIDSGID=)
+   * that is the only way the new directory gets the group bits too; the
+   * adoption below then only adds what the umask took away */
+  struct stat ps;
+  mode_t mode = op == AT_MKDIR && fstat(parent, &ps) == 0 ? (ps.st_mode & 0777) | 0700 : 0700;
+  int r = op == AT_UNLINK ? unlinkat(parent, name, flags) : mkdirat(parent, name, mode);
   int e = errno;
   if (r != 0 && op == AT_UNLINK && e == ENOENT)
     rc = bri_error_set(err, BRI_ENOTFOUND, "%s/%s: no such file", shown(dirpath), relpath);

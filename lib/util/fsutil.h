@@ -130,7 +130,9 @@ int bri_parent_beneath(int dirfd, const char *dirpath, const char *relpath, int 
  * directory's read/write bits (2775 -> 0664, 0755 -> 0644), a directory the
  * directory's mode with setgid; and the directory's group where the process
  * may set it (else the group stays as the kernel chose). Best effort: a
- * failure leaves the mode the file was created with. */
+ * failure leaves the mode the file was created with (a sandbox that
+ * refuses chmod with S_ISGID, systemd's RestrictSUIDSGID=, leaves a
+ * directory in a setgid parent as mkdir made it). */
 void bri_adopt_parent_mode(int fd, int parent, bool is_dir);
 
 /* Hard-links srel beneath sfd to drel beneath dfd (never overwriting): the

@@ -38,6 +38,8 @@ for line in open(sys.argv[1]):
     if line.startswith("secret_access_key_file = "): line = "secret_access_key_file = %s\n" % sys.argv[3]
     if line.startswith("session_token_file = "): line = "session_token_file = %s\n" % sys.argv[3]
     if line.startswith("profile = "): continue  # profile or access_key_id, not both
+    if line.startswith(("secret_access_key_credential = ", "session_token_credential = ")):
+        continue  # a secret's file or its credential, not both (the credential needs systemd)
     sys.stdout.write(line)
 EOF
 "$BRID" --config "$TMPD/full.conf" --check-config >"$TMPD/check.json" 2>"$TMPD/check.err" ||

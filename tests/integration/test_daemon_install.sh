@@ -15,7 +15,10 @@
 #    (lanceapp is in socket_group), and after the compaction reads it and
 #    appends to it with LanceDB, as the table's owner.
 # The unit's sandboxing (ProtectSystem=, ...) needs systemd itself:
-# test_daemon_systemd.sh checks the unit with systemd-analyze verify.
+# test_daemon_systemd.sh checks the unit with systemd-analyze verify, and
+# tests/system/test_deb_systemd.sh runs the Debian package under systemd.
+# The shipped brid.conf watches /srv/lance (docs/deploy.md); this test
+# points that root at its own directory.
 # Needs root (users, setpriv, a mount namespace) and systemd-sysusers.
 set -euo pipefail
 if [ -z "${BRID_INSTALL_NS:-}" ]; then
@@ -66,7 +69,7 @@ chmod 0755 "$TMPD/run" "$TMPD/state"
 [ "$(stat -c %a "$CONF")" = 644 ] || fail "brid.conf installed with mode $(stat -c %a "$CONF")"
 SRV=$TMPD/srv
 install -d -o lanceapp -g brid -m 2775 "$SRV"
-sed -i "s|^#root = /srv/lance\$|root = $SRV|; s|^#socket_group = brid\$|socket_group = brid|;
+sed -i "s|^root = /srv/lance\$|root = $SRV|; s|^#socket_group = brid\$|socket_group = brid|;
         s|^#socket = /run/brid/brid.sock\$|socket = $RUN/brid.sock|;
         s|^#state = /var/lib/brid/jobs.db\$|state = $STATE/jobs.db|" "$CONF"
 grep -q "^root = $SRV" "$CONF" && grep -q "^socket = $RUN/brid.sock" "$CONF" && grep -q "^state = $STATE" "$CONF" ||

@@ -17,7 +17,10 @@
 #  - an S3 root that does not answer: brid starts and answers all the same,
 #    the root's polls fail (brid_poll_failures_total), the error logged once;
 #  - a secret written in brid.conf itself is refused, naming the key; so are
-#    a secret file every user may read and settings of a root not configured.
+#    a secret file every user may read and settings of a root not configured;
+#  - the secret as a systemd credential (secret_access_key_credential, read
+#    from $CREDENTIALS_DIRECTORY): accepted, never shown; refused without
+#    $CREDENTIALS_DIRECTORY, with a path for a name, or beside the _file key.
 # About 10-15 s.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -64,6 +67,25 @@ sed "s|$TMPD/secret|$TMPD/open-secret|" "$TMPD/brid.conf" >"$TMPD/bad.conf"
 rc=0; "$BRID" --config "$TMPD/bad.conf" --check-config >/dev/null 2>"$TMPD/err" || rc=$?
 [ $rc = 78 ] && grep -q "open-secret is readable by every user (mode 0644)" "$TMPD/err" ||
   fail "a world-readable secret: exit $rc: $(cat "$TMPD/err")"
+# the secret as a systemd credential: $CREDENTIALS_DIRECTORY/NAME (as systemd's
+# LoadCredential= gives it); never both forms, a name is one path component,
+# and without $CREDENTIALS_DIRECTORY the key is refused, naming it
+mkdir -p "$TMPD/creds" && cp "$TMPD/secret" "$TMPD/creds/s3" && chmod 0400 "$TMPD/creds/s3"
+sed "s|^secret_access_key_file = .*|secret_access_key_credential = s3|" "$TMPD/brid.conf" >"$TMPD/cred.conf"
+CREDENTIALS_DIRECTORY=$TMPD/creds "$BRID" --config "$TMPD/cred.conf" --check-config >"$TMPD/cred.json" 2>"$TMPD/err" ||
+  fail "a secret as a credential: $(cat "$TMPD/err")"
+[ "$(jget 'd["root_settings"][0]["secret_access_key_credential"]' <"$TMPD/cred.json")" = s3 ] &&
+  ! grep -q "$AWS_SECRET_ACCESS_KEY" "$TMPD/cred.json" || fail "--check-config of a credential: $(cat "$TMPD/cred.json")"
+rc=0; env -u CREDENTIALS_DIRECTORY "$BRID" --config "$TMPD/cred.conf" --check-config >/dev/null 2>"$TMPD/err" || rc=$?
+[ $rc = 78 ] && grep -q 'secret_access_key_credential = s3: $CREDENTIALS_DIRECTORY is not set' "$TMPD/err" ||
+  fail "a credential without \$CREDENTIALS_DIRECTORY: exit $rc: $(cat "$TMPD/err")"
+sed "s|^secret_access_key_credential = s3|secret_access_key_credential = ../secret|" "$TMPD/cred.conf" >"$TMPD/bad.conf"
+rc=0; CREDENTIALS_DIRECTORY=$TMPD/creds "$BRID" --config "$TMPD/bad.conf" --check-config >/dev/null 2>"$TMPD/err" || rc=$?
+[ $rc = 78 ] && grep -q '"../secret" is not a credential name' "$TMPD/err" || fail "a credential path: exit $rc: $(cat "$TMPD/err")"
+{ cat "$TMPD/cred.conf"; echo "secret_access_key_file = $TMPD/secret"; } >"$TMPD/bad.conf"
+rc=0; CREDENTIALS_DIRECTORY=$TMPD/creds "$BRID" --config "$TMPD/bad.conf" --check-config >/dev/null 2>"$TMPD/err" || rc=$?
+[ $rc = 78 ] && grep -q "secret_access_key_file or secret_access_key_credential, not both" "$TMPD/err" ||
+  fail "a secret in both forms: exit $rc: $(cat "$TMPD/err")"
 sed "s|^root = .*|root = $TMPD|" "$TMPD/brid.conf" >"$TMPD/bad.conf"
 rc=0; "$BRID" --config "$TMPD/bad.conf" --check-config >/dev/null 2>"$TMPD/err" || rc=$?
 [ $rc = 78 ] && grep -q "\[root $P\]: not a configured root" "$TMPD/err" ||
