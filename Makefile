@@ -123,7 +123,7 @@ check: deps
 	@scripts/check-layers.sh
 	@scripts/check-storage.sh
 	@$(MAKE) --no-print-directory -j$$(nproc) all $(TEST_BIN)
-	@scripts/run-tests.sh $(BUILD)
+	@BRI_TEST_ONCE=$(if $(SANITIZE),0,1) scripts/run-tests.sh $(BUILD)
 
 unit: all $(TEST_BIN)
 	@scripts/run-tests.sh $(BUILD) unit

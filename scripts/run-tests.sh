@@ -10,12 +10,16 @@
 # program and a closing "N passed, N failed" line; exits 1 if any failed.
 #   scripts/run-tests.sh BUILD [all|unit|cli|integration|interop|system] [REGEX]
 # REGEX (grep -E) keeps only the tests whose name (e.g. interop/test_s3.sh)
-# matches it.
+# matches it. BRI_TEST_ONCE=0 (make check SANITIZE=1 sets it) leaves out the
+# tests that exercise no code of this build and are slow, which .ci/run runs
+# once, with the plain build: tests/system (it installs the package, built
+# without sanitizers).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:?build dir}
 WHICH=${2:-all}
 ONLY=${3:-}
+ONCE=${BRI_TEST_ONCE:-1}
 export BRI_SOURCE_DIR=$PWD
 export BRICTL=$PWD/$BUILD/bin/brictl
 export BRI_BUILD=$PWD/$BUILD
@@ -52,7 +56,9 @@ OUT=$(mktemp -d)
 names=(); paths=()
 add() { [ -z "$ONLY" ] || grep -qE -- "$ONLY" <<<"$1" || return 0; names+=("$1"); paths+=("$2"); }
 run_one() { case $1 in *.sh) bash "$1" ;; *) "$1" ;; esac; }
-if [ "$WHICH" = all ] || [ "$WHICH" = system ]; then
+if [ "$ONCE" = 0 ]; then
+  echo "(tests/system: run by the plain build's make check only)"
+elif [ "$WHICH" = all ] || [ "$WHICH" = system ]; then
   for t in tests/system/test_*.sh; do [ -f "$t" ] && add "system/$(basename "$t")" "$t"; done
 fi
 if [ "$WHICH" = all ] || [ "$WHICH" = interop ]; then
