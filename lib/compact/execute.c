@@ -29,6 +29,7 @@
 #include "lance/dataset/reader.h"
 #include "lance/file/writer.h"
 #include "lance/table/commit.h"
+#include "lance/table/foreign.h"
 #include "lance/table/flags.h"
 #include "lance/table/rowids.h"
 #include "lance/core/schema.h"
@@ -1245,6 +1246,11 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
     rep->fragments_rewritten += plan->bins[k].count;
     r.rows_total += plan->bins[k].rows;
   }
+  /* fields a newer Lance put in the fragments this removes (foreign.h) */
+  for (size_t k = 0; k < plan->n_bins && !rc; k++)
+    for (size_t i = 0; i < plan->bins[k].count && !rc; i++)
+      rc = bri_foreign_check_removed(m->fragments[plan->bins[k].first + i], r.m->path, err);
+  if (rc) goto out;
   if (req->dry_run || plan->n_bins == 0) goto report;
   news = calloc(plan->n_bins, sizeof *news);
   groups = calloc(plan->n_bins, sizeof *groups);
