@@ -306,6 +306,7 @@ static json_t *compat_json(const bri_manifest *bm) {
   if (base) c = cl = cu = e;
   if (!rc_c) rc_c = bri_foreign_check_pointers(m, bm->path, &c);
   for (size_t i = 0; !rc_c && i < m->n_fragments; i++) rc_c = bri_foreign_check_removed(m->fragments[i], bm->path, &c);
+  if (!rc_c) rc_c = bri_foreign_check_fri(bm->indices, bm->path, &c);
   if (!rc_cl) rc_cl = bri_foreign_check_pointers(m, bm->path, &cl);
   if (!rc_cl) rc_cl = bri_foreign_check_files(m, bm->indices, BRI_FOREIGN_CLONE, bm->path, &cl);
   if (!rc_cu) rc_cu = bri_foreign_check_files(m, bm->indices, BRI_FOREIGN_CLEANUP, bm->path, &cu);

@@ -348,6 +348,7 @@ static int round_once(run *r, int *attempts) {
   bri_error *err = r->err;
   bri_manifest *m;
   int rc = bri_table_load(r->t, 0, &m, err);
+  if (!rc && (rc = bri_foreign_check_pointers(m->pb, m->path, err))) bri_manifest_free(m);
   if (rc) return rc;
   uint64_t read_version = m->pb->version;
   if (!r->rep->read_version) r->rep->read_version = read_version;

@@ -3,8 +3,10 @@
 for tests/cli/test_forward_compat.sh (docs/format/compatibility.md).
 
     python3 tests/corpus/forward_manifest.py TABLE CASE
+    python3 tests/corpus/forward_manifest.py --has TABLE CASE   (exit 0: present, 1: absent, 2: no probe)
 
-CASE is one of the names in CASES below. The manifest file keeps Lance's
+CASE is one of the names in CASES below, or extra-global-buffer (which
+also rewrites a data file). The manifest file keeps Lance's
 layout ([u32 len][IndexSection] [u32 len][Transaction] [u32 len][Manifest],
 then [u64 manifest_pos][u16 0][u16 2]"LANC"); the sections are laid out
 again and the Manifest's index_section (6) and transaction_section (21)
@@ -140,6 +142,20 @@ def in_index(fn):
     return go
 
 
+def in_fri(fn):
+    def go(m, sections):
+        idx = parse(sections["idx"] or b"")
+        for i, (f, w, v) in enumerate(idx):
+            if f == 1 and get(parse(v), 3) == b"__lance_frag_reuse":
+                x = parse(v)
+                fn(x)
+                idx[i] = (f, w, encode(x))
+                sections["idx"] = encode(idx)
+                return
+        raise SystemExit("no fragment reuse index")
+    return go
+
+
 def flags(reader, writer):
     def go(m, sections):
         put(m, 9, 0, get(m, 9, 0) | reader)
@@ -164,6 +180,32 @@ def tree_unflagged(m, sections):
     m.append((96, 2, encode([(1, 2, b"_fragment_tree/0.lance")])))
 
 
+def extra_global_buffer(m, sections, table):
+    """Gives the first fragment's first data file a second global buffer
+    (the zone-map seeds newer Lance writes) and fixes its size in the
+    manifest. Footer: column_meta_start, cmo_table_start, gbo_table_start
+    (u64 each), num_global_buffers, num_columns (u32), major, minor (u16),
+    "LANC"; global buffers sit before the column metadata."""
+    def fix(df):
+        path = os.path.join(table, "data", get(df, 1).decode())
+        b = bytearray(open(path, "rb").read())
+        cm, cmo, gbo, ngb, ncol = struct.unpack_from("<QQQII", b, len(b) - 40)
+        at = (cm + 63) // 64 * 64
+        new = b"\x5a" * 64
+        grow = at - cm + len(new)
+        cmo_table = bytearray(b[cmo:cmo + 16 * ncol])
+        for c in range(ncol):
+            pos, size = struct.unpack_from("<QQ", cmo_table, 16 * c)
+            struct.pack_into("<QQ", cmo_table, 16 * c, pos + grow, size)
+        gbo_table = b[gbo:gbo + 16 * ngb] + struct.pack("<QQ", at, len(new))
+        tail = b[len(b) - 8:]
+        out = (b[:cm] + b"\0" * (at - cm) + new + b[cm:cmo] + cmo_table + b[cmo + 16 * ncol:gbo] +
+               gbo_table + struct.pack("<QQQII", cm + grow, cmo + grow, gbo + grow, ngb + 1, ncol) + tail)
+        open(path, "wb").write(out)
+        put(df, 6, 0, len(out))
+    edit_nth(m, 2, lambda frag: edit_nth(frag, 2, fix))
+
+
 CASES = {
     "manifest-varint": lambda m, s: m.append(VARINT),
     "manifest-ld": lambda m, s: m.append(LENGTH),
@@ -175,6 +217,7 @@ CASES = {
     "deletion-varint": in_deletion(add(VARINT)),
     "index-varint": in_index(add(VARINT)),
     "index-ld": in_index(add(LENGTH)),
+    "fri-varint": in_fri(add(VARINT)),
     "pointer": pointer,
     "flag-mixed-both": flags(1 << 8, 1 << 8),
     "flag-mixed-reader-only": flags(1 << 8, 0),
@@ -183,6 +226,37 @@ CASES = {
     "flag-fragment-tree": flags(1 << 12, 1 << 12),
     "tree": tree,
     "tree-unflagged": tree_unflagged,
+}
+
+
+def fragments(m):
+    return [parse(v) for f, _, v in m if f == 2]
+
+
+def datafiles(m):
+    return [parse(v) for frag in fragments(m) for f, _, v in frag if f == 2]
+
+
+def indices(sections):
+    return [parse(v) for f, _, v in parse(sections["idx"] or b"") if f == 1]
+
+
+def flags_both(bit):
+    return lambda m, s: get(m, 9, 0) & bit and get(m, 10, 0) & bit
+
+
+# --has CASE: is the case's field (or flag) in the latest manifest?
+PROBES = {
+    "manifest-varint": lambda m, s: VARINT in m,
+    "manifest-ld": lambda m, s: LENGTH in m,
+    "fragment-varint": lambda m, s: any(VARINT in f for f in fragments(m)),
+    "datafile-varint": lambda m, s: any(VARINT in d for d in datafiles(m)),
+    "datafile-ld": lambda m, s: any(LENGTH in d for d in datafiles(m)),
+    "fragment-ld": lambda m, s: any(LENGTH in f for f in fragments(m)),
+    "datafile-hint8": lambda m, s: any((8, 0, 4242) in d for d in datafiles(m)),
+    "deletion-varint": lambda m, s: any(VARINT in parse(v) for fr in fragments(m) for f, _, v in fr if f == 3),
+    "index-varint": lambda m, s: any(VARINT in x for x in indices(s)),
+    "flag-mixed-both": flags_both(1 << 8),
 }
 
 
@@ -198,7 +272,8 @@ def latest_manifest(table):
 
 
 def main():
-    table, case = sys.argv[1], sys.argv[2]
+    probe = sys.argv[1] == "--has"
+    table, case = sys.argv[1 + probe], sys.argv[2 + probe]
     path = latest_manifest(table)
     buf = open(path, "rb").read()
     pos = struct.unpack_from("<Q", buf, len(buf) - 16)[0]
@@ -213,8 +288,13 @@ def main():
         return buf[off + 4:off + 4 + n]
 
     sections = {"idx": section(6), "txn": section(21)}
-    CASES[case](m, sections)
-    out, w = bytearray(), 0
+    if probe:  # 2: no probe for this case
+        sys.exit(2 if case not in PROBES else 0 if PROBES[case](m, sections) else 1)
+    if case == "extra-global-buffer":
+        extra_global_buffer(m, sections, table)
+    else:
+        CASES[case](m, sections)
+    out = bytearray()
     if sections["idx"] is not None:
         put(m, 6, 0, len(out))
         out += struct.pack("<I", len(sections["idx"])) + sections["idx"]

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "lance/table/bri.h"
+#include "lance/table/frag_reuse.h"
 
 static const char *wire_name(ProtobufCWireType w) {
   switch (w) {
@@ -135,4 +136,25 @@ int bri_foreign_check_txn(const Lance__Table__Transaction *t, const char *path, 
   return refuse(path, "", &t->base, u,
                 "brid cannot tell what that transaction changed, so it will not rebase over it",
                 err);
+}
+
+int bri_foreign_check_fri(const Lance__Table__IndexSection *idx, const char *path, bri_error *err) {
+  static const char why[] = "compaction rebuilds the fragment reuse index and could not carry the field";
+  const Lance__Table__IndexMetadata *x = idx ? bri_fri_find(idx) : NULL;
+  if (!x) return 0;
+  const ProtobufCMessageUnknownField *u = first(&x->base, ANY);
+  if (u) return refuse(path, "index " BRI_FRI_NAME, &x->base, u, why, err);
+  const Google__Protobuf__Any *d = x->index_details;
+  if (!d || !d->value.len) return 0;
+  Lance__Table__FragmentReuseIndexDetails *fd =
+      lance__table__fragment_reuse_index_details__unpack(NULL, d->value.len, d->value.data);
+  if (!fd) return 0; /* undecodable details are reported where the index is read (frag_reuse.h) */
+  int rc = 0;
+  if ((u = first(&fd->base, ANY)))
+    rc = refuse(path, "index " BRI_FRI_NAME, &fd->base, u, why, err);
+  else if (fd->content_case == LANCE__TABLE__FRAGMENT_REUSE_INDEX_DETAILS__CONTENT_INLINE &&
+           fd->inline_ && (u = first(&fd->inline_->base, ANY)))
+    rc = refuse(path, "index " BRI_FRI_NAME, &fd->inline_->base, u, why, err);
+  lance__table__fragment_reuse_index_details__free_unpacked(fd, NULL);
+  return rc;
 }

@@ -31,6 +31,12 @@ int bri_foreign_check_tree(const Lance__Table__Manifest *m, const char *path, br
 int bri_foreign_check_removed(const Lance__Table__DataFragment *f, const char *path,
                               bri_error *err);
 
+/* The fragment reuse index entry of idx, which a compaction replaces by a
+ * fresh one: an unknown field of the IndexMetadata, of its details or of
+ * their inline content (Lance's tagged transitions) would be dropped.
+ * BRI_EUNSUPPORTED. */
+int bri_foreign_check_fri(const Lance__Table__IndexSection *idx, const char *path, bri_error *err);
+
 /* A clone gives every file a new base or a new copy, and cleanup deletes
  * what no retained version names: a length-delimited unknown field of the
  * Manifest, a DataFragment, a DataFile (but the BRI), a DeletionFile or an
