@@ -64,17 +64,18 @@ int bri_foreign_check_tree(const Lance__Table__Manifest *m, const char *path, br
                 err);
 }
 
-int bri_foreign_check_removed(const Lance__Table__DataFragment *f, const char *path,
-                              bri_error *err) {
-  static const char why[] = "compaction removes this message and could not carry the field";
+/* Fragment f, its deletion file and its data files; how_frag applies to the
+ * first two, how_file to the data files. */
+static int check_fragment(const Lance__Table__DataFragment *f, int how_frag, int how_file,
+                          const char *why, const char *path, bri_error *err) {
   char where[160];
   snprintf(where, sizeof where, "fragment %llu", (unsigned long long)f->id);
-  const ProtobufCMessageUnknownField *u = first(&f->base, ANY);
+  const ProtobufCMessageUnknownField *u = first(&f->base, how_frag);
   if (u) return refuse(path, where, &f->base, u, why, err);
-  if (f->deletion_file && (u = first(&f->deletion_file->base, ANY)))
+  if (f->deletion_file && (u = first(&f->deletion_file->base, how_frag)))
     return refuse(path, where, &f->deletion_file->base, u, why, err);
   for (size_t k = 0; k < f->n_files; k++)
-    if ((u = first(&f->files[k]->base, SKIP_BRI | SKIP_HINT))) {
+    if ((u = first(&f->files[k]->base, how_file))) {
       snprintf(where, sizeof where, "fragment %llu: data file %s", (unsigned long long)f->id,
                f->files[k]->path);
       return refuse(path, where, &f->files[k]->base, u, why, err);
@@ -82,27 +83,24 @@ int bri_foreign_check_removed(const Lance__Table__DataFragment *f, const char *p
   return 0;
 }
 
+int bri_foreign_check_removed(const Lance__Table__DataFragment *f, const char *path,
+                              bri_error *err) {
+  return check_fragment(f, ANY, SKIP_BRI | SKIP_HINT,
+                        "compaction removes this message and could not carry the field", path, err);
+}
+
 int bri_foreign_check_files(const Lance__Table__Manifest *m, const Lance__Table__IndexSection *idx,
                             bri_foreign_use use, const char *path, bri_error *err) {
   const char *why = use == BRI_FOREIGN_CLONE
                         ? "it may name files, which the clone would not follow"
                         : "it may name files, which cleanup would take for unreferenced and delete";
-  char where[160] = "";
   const ProtobufCMessageUnknownField *u = first(&m->base, LD_ONLY);
-  if (u) return refuse(path, where, &m->base, u, why, err);
+  if (u) return refuse(path, "", &m->base, u, why, err);
   for (size_t i = 0; i < m->n_fragments; i++) {
-    const Lance__Table__DataFragment *f = m->fragments[i];
-    snprintf(where, sizeof where, "fragment %llu", (unsigned long long)f->id);
-    if ((u = first(&f->base, LD_ONLY))) return refuse(path, where, &f->base, u, why, err);
-    if (f->deletion_file && (u = first(&f->deletion_file->base, LD_ONLY)))
-      return refuse(path, where, &f->deletion_file->base, u, why, err);
-    for (size_t k = 0; k < f->n_files; k++)
-      if ((u = first(&f->files[k]->base, LD_ONLY | SKIP_BRI))) {
-        snprintf(where, sizeof where, "fragment %llu: data file %s", (unsigned long long)f->id,
-                 f->files[k]->path);
-        return refuse(path, where, &f->files[k]->base, u, why, err);
-      }
+    int rc = check_fragment(m->fragments[i], LD_ONLY, LD_ONLY | SKIP_BRI, why, path, err);
+    if (rc) return rc;
   }
+  char where[160];
   for (size_t i = 0; idx && i < idx->n_indices; i++)
     if ((u = first(&idx->indices[i]->base, LD_ONLY))) {
       snprintf(where, sizeof where, "index %s", idx->indices[i]->name ? idx->indices[i]->name : "");
