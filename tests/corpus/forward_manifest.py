@@ -5,8 +5,8 @@ for tests/cli/test_forward_compat.sh (docs/format/compatibility.md).
     python3 tests/corpus/forward_manifest.py TABLE CASE
     python3 tests/corpus/forward_manifest.py --has TABLE CASE   (exit 0: present, 1: absent, 2: no probe)
 
-CASE is one of the names in CASES below, or extra-global-buffer (which
-also rewrites a data file). The manifest file keeps Lance's
+CASE is one of the names in CASES below, or extra-global-buffer or
+column-foreign (which also rewrite a data file). The manifest file keeps Lance's
 layout ([u32 len][IndexSection] [u32 len][Transaction] [u32 len][Manifest],
 then [u64 manifest_pos][u16 0][u16 2]"LANC"); the sections are laid out
 again and the Manifest's index_section (6) and transaction_section (21)
@@ -206,6 +206,38 @@ def extra_global_buffer(m, sections, table):
     edit_nth(m, 2, lambda frag: edit_nth(frag, 2, fix))
 
 
+def no_deletions(m, sections):
+    """Drops every deletion file (and the flag): fragments page copy can take."""
+    for i, (f, w, v) in enumerate(m):
+        if f == 2:
+            m[i] = (f, w, encode([x for x in parse(v) if x[0] != 3]))
+    put(m, 9, 0, get(m, 9, 0) & ~1)
+    put(m, 10, 0, get(m, 10, 0) & ~1)
+
+
+def column_foreign(m, sections, table):
+    """no_deletions, and the first data file's column 0 metadata gets a
+    varint field 99: brid must re-encode that column, not copy its pages."""
+    no_deletions(m, sections)
+
+    def fix(df):
+        path = os.path.join(table, "data", get(df, 1).decode())
+        b = bytearray(open(path, "rb").read())
+        cm, cmo, gbo, ngb, ncol = struct.unpack_from("<QQQII", b, len(b) - 40)
+        extra = bytes([99 << 3 & 0x7F | 0x80, 99 >> 4, 7])
+        pos0, size0 = struct.unpack_from("<QQ", b, cmo)
+        cut = pos0 + size0
+        table_ = bytearray(b[cmo:cmo + 16 * ncol])
+        for c in range(ncol):
+            pos, size = struct.unpack_from("<QQ", table_, 16 * c)
+            struct.pack_into("<QQ", table_, 16 * c, pos + (3 if pos > pos0 else 0), size + (3 if c == 0 else 0))
+        out = (b[:cut] + extra + b[cut:cmo] + table_ + b[cmo + 16 * ncol:len(b) - 40] +
+               struct.pack("<QQQII", cm, cmo + 3, gbo + 3, ngb, ncol) + b[len(b) - 8:])
+        open(path, "wb").write(out)
+        put(df, 6, 0, len(out))
+    edit_nth(m, 2, lambda frag: edit_nth(frag, 2, fix))
+
+
 CASES = {
     "manifest-varint": lambda m, s: m.append(VARINT),
     "manifest-ld": lambda m, s: m.append(LENGTH),
@@ -219,6 +251,7 @@ CASES = {
     "index-ld": in_index(add(LENGTH)),
     "fri-varint": in_fri(add(VARINT)),
     "pointer": pointer,
+    "no-deletions": no_deletions,
     "flag-mixed-both": flags(1 << 8, 1 << 8),
     "flag-mixed-reader-only": flags(1 << 8, 0),
     "flag-managed-both": flags(1 << 14, 1 << 14),
@@ -292,6 +325,8 @@ def main():
         sys.exit(2 if case not in PROBES else 0 if PROBES[case](m, sections) else 1)
     if case == "extra-global-buffer":
         extra_global_buffer(m, sections, table)
+    elif case == "column-foreign":
+        column_foreign(m, sections, table)
     else:
         CASES[case](m, sections)
     out = bytearray()

@@ -4,7 +4,8 @@
 # forward_manifest.py: unknown varint and length-delimited fields in the
 # Manifest, a DataFragment, a DataFile, a DeletionFile, an IndexMetadata; a
 # stale section pointer; unknown, paired and half-set feature flags; a
-# fragment-tree-shaped manifest; a data file with a second global buffer).
+# fragment-tree-shaped manifest; a data file with a second global buffer or
+# with column metadata brid does not know).
 # brictl compact, cleanup, clone and materialize then carry or refuse as
 # docs/format/compatibility.md says: a refusal exits 2 with a message naming
 # a file of the table and the field or flag, and leaves every file as it was
@@ -86,6 +87,10 @@ check() {
 for c in manifest-varint manifest-ld index-varint index-ld datafile-hint8 flag-mixed-both; do
   check compact $c carry
 done
+# column metadata brid does not know: that column is re-encoded, not page copied
+# (tests/unit/test_datafile.c checks which), and LanceDB reads the same rows
+check compact no-deletions carry
+check compact column-foreign carry
 check compact fragment-varint refuse "DataFragment field 99 (varint)"
 check compact fragment-ld refuse "DataFragment field 98 (length-delimited)"
 check compact datafile-varint refuse "DataFile field 99 (varint)"
