@@ -40,6 +40,19 @@ static void print_text(json_t *r) {
   char *wn = json_dumps(json_object_get(fl, "writer_names"), JSON_COMPACT);
   printf("flags     reader %lld %s, writer %lld %s\n", num(fl, "reader"), rn, num(fl, "writer"), wn);
   free(rn), free(wn);
+  json_t *c = json_object_get(r, "compatibility");
+  char *feat = json_dumps(json_object_get(c, "features"), JSON_COMPACT);
+  char *fv = json_dumps(json_object_get(c, "file_versions"), JSON_COMPACT);
+  char *ik = json_dumps(json_object_get(c, "index_kinds"), JSON_COMPACT);
+  printf("lance     features %s, file versions %s, index kinds %s (brid is tested with %s)\n", feat,
+         fv, ik, str(c, "tested_with"));
+  free(feat), free(fv), free(ik);
+  static const char *ops[] = {"compact", "materialize", "clone", "cleanup", "verify"};
+  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+    json_t *o = json_object_get(c, ops[k]);
+    printf("  %-11s %s%s%s\n", ops[k], json_is_true(json_object_get(o, "ok")) ? "yes" : "no",
+           json_is_true(json_object_get(o, "ok")) ? "" : ": ", json_is_true(json_object_get(o, "ok")) ? "" : str(o, "reason"));
+  }
   printf("\nschema\n  %4s %6s  %-24s %-28s %s\n", "id", "parent", "path", "type", "nullable");
   json_array_foreach(json_object_get(r, "schema"), i, e)
     printf("  %4lld %6lld  %-24s %-28s %s%s\n", num(e, "id"), num(e, "parent_id"), str(e, "path"),

@@ -29,6 +29,7 @@
 #include "lance/dataset/reader.h"
 #include "lance/file/writer.h"
 #include "lance/table/commit.h"
+#include "lance/table/foreign.h"
 #include "lance/table/flags.h"
 #include "lance/table/rowids.h"
 #include "lance/core/schema.h"
@@ -931,6 +932,11 @@ static int open_fragment(void *ctx, size_t i, void **out, bri_error *err) {
   const Lance__Table__DataFragment *f = r->m->pb->fragments[r->order[i]];
   opened *o = calloc(1, sizeof *o);
   int rc = o ? bri_fragment_open(r->t, r->m, f, &o->fr, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  size_t n_gb;
+  const char *gb = rc ? NULL : bri_fragment_extra_buffers(o->fr, &n_gb);
+  if (gb) /* the output gets only the schema buffer: refuse rather than drop (compatibility.md) */
+    rc = bri_error_set(err, BRI_EUNSUPPORTED, "%s: %zu global buffers; brid writes only the schema "
+                       "buffer and will not drop the others a newer Lance wrote", gb, n_gb);
   if (!rc) rc = prepare_blobs(r, o, f, err);
   /* (r->fs[k] of another fragment may be written meanwhile; this one's was
    * set before writing began, by the upfront survey, or never) */
@@ -1245,6 +1251,13 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
     rep->fragments_rewritten += plan->bins[k].count;
     r.rows_total += plan->bins[k].rows;
   }
+  /* fields a newer Lance put in what this removes or lays out anew (foreign.h) */
+  if (plan->n_bins) rc = bri_foreign_check_pointers(m, r.m->path, err);
+  for (size_t k = 0; k < plan->n_bins && !rc; k++)
+    for (size_t i = 0; i < plan->bins[k].count && !rc; i++)
+      rc = bri_foreign_check_removed(m->fragments[plan->bins[k].first + i], r.m->path, err);
+  if (!rc && plan->n_bins) rc = bri_foreign_check_fri(r.m->indices, r.m->path, err);
+  if (rc) goto out;
   if (req->dry_run || plan->n_bins == 0) goto report;
   news = calloc(plan->n_bins, sizeof *news);
   groups = calloc(plan->n_bins, sizeof *groups);

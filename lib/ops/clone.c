@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "lance/table/bri.h"
+#include "lance/table/foreign.h"
 #include "lance/table/frag_reuse.h"
 #include "lance/table/sidecar.h"
 #include "ops/materialize.h"
@@ -424,6 +425,9 @@ int bri_clone_table(const char *src, const char *dst, const bri_clone_options *o
   if ((rc = pick_version(&r, &v)) || (rc = bri_table_load(r.src, v, &bm, err))) goto out;
   r.m = bm->pb;
   rep->version = v;
+  if ((rc = bri_foreign_check_pointers(bm->pb, bm->path, err)) ||
+      (rc = bri_foreign_check_files(bm->pb, bm->indices, BRI_FOREIGN_CLONE, bm->path, err)))
+    goto out;
   for (size_t i = 0; i < bm->pb->n_fragments; i++) {
     const Lance__Table__DataFragment *f = bm->pb->fragments[i];
     if (f->row_id_sequence_case == LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_EXTERNAL_ROW_IDS ||

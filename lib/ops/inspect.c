@@ -13,6 +13,7 @@
 #include "lance/core/schema.h"
 #include "lance/table/bri.h"
 #include "lance/table/flags.h"
+#include "lance/table/foreign.h"
 #include "lance/table/rowids.h"
 #include "lance/table/sidecar.h"
 #include "lance/table/table.h"
@@ -269,6 +270,54 @@ static json_t *config_json(const Lance__Table__Manifest *m) {
   return o;
 }
 
+/* {"ok": true} or {"ok": false, "reason": msg} from one check's verdict. */
+static json_t *verdict(int rc, const bri_error *e) {
+  return rc ? json_pack("{s:b, s:s}", "ok", 0, "reason", e->msg) : json_pack("{s:b, s:n}", "ok", 1, "reason");
+}
+
+static void add_unique(json_t *a, json_t *v) {
+  size_t i;
+  json_t *e;
+  json_array_foreach(a, i, e) if (json_equal(e, v)) {
+    json_decref(v);
+    return;
+  }
+  json_array_append_new(a, v);
+}
+
+/* What brid can do with this version, and the Lance features it uses: the
+ * same checks the operations make before they write (flags.h, foreign.h),
+ * so the answer cannot drift from what they do. */
+static json_t *compat_json(const bri_manifest *bm) {
+  const Lance__Table__Manifest *m = bm->pb;
+  json_t *files = json_array(), *kinds = json_array();
+  for (size_t i = 0; i < m->n_fragments; i++)
+    for (size_t k = 0; k < m->fragments[i]->n_files; k++)
+      add_unique(files, json_sprintf("%u.%u", m->fragments[i]->files[k]->file_major_version,
+                                     m->fragments[i]->files[k]->file_minor_version));
+  for (size_t i = 0; bm->indices && i < bm->indices->n_indices; i++) {
+    const Google__Protobuf__Any *d = bm->indices->indices[i]->index_details;
+    add_unique(kinds, json_string(d && d->type_url ? d->type_url : ""));
+  }
+  bri_error e = {0}, c = {0}, cl = {0}, cu = {0};
+  int base = bm->unsupported[0] ? BRI_EUNSUPPORTED : 0;
+  if (base) snprintf(e.msg, sizeof e.msg, "%s", bm->unsupported);
+  int rc_c = base, rc_cl = base, rc_cu = base;
+  if (base) c = cl = cu = e;
+  if (!rc_c) rc_c = bri_foreign_check_pointers(m, bm->path, &c);
+  for (size_t i = 0; !rc_c && i < m->n_fragments; i++) rc_c = bri_foreign_check_removed(m->fragments[i], bm->path, &c);
+  if (!rc_c) rc_c = bri_foreign_check_fri(bm->indices, bm->path, &c);
+  if (!rc_cl) rc_cl = bri_foreign_check_pointers(m, bm->path, &cl);
+  if (!rc_cl) rc_cl = bri_foreign_check_files(m, bm->indices, BRI_FOREIGN_CLONE, bm->path, &cl);
+  if (!rc_cu) rc_cu = bri_foreign_check_files(m, bm->indices, BRI_FOREIGN_CLEANUP, bm->path, &cu);
+  uint64_t used = m->reader_feature_flags | m->writer_feature_flags;
+  return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "tested_with",
+                   "Lance 12.0.0 (LanceDB 0.39.0)", "features", flag_names(used), "file_versions", files,
+                   "index_kinds", kinds, "compact", verdict(rc_c, &c), "materialize",
+                   verdict(base ? base : bri_foreign_check_pointers(m, bm->path, &e), &e), "clone",
+                   verdict(rc_cl, &cl), "cleanup", verdict(rc_cu, &cu), "verify", verdict(base, &e));
+}
+
 int bri_inspect_table(const char *root, uint64_t version, json_t **out, bri_error *err) {
   *out = NULL;
   bri_table *t;
@@ -277,7 +326,7 @@ int bri_inspect_table(const char *root, uint64_t version, json_t **out, bri_erro
   size_t n_tags = 0, n_branches = 0;
   int rc = bri_table_open(root, &t, err);
   if (rc) return rc;
-  if ((rc = bri_table_load(t, version, &bm, err)) == 0 &&
+  if ((rc = bri_table_load_opts(t, version, BRI_MANIFEST_ANY_FEATURES, &bm, err)) == 0 &&
       (rc = bri_table_tags(t, &tags, &n_tags, err)) == 0)
     rc = bri_table_branches(t, &branches, &n_branches, err);
   totals tot = {0};
@@ -304,6 +353,7 @@ int bri_inspect_table(const char *root, uint64_t version, json_t **out, bri_erro
         "physical_rows", tot.physical, "deleted_rows", tot.deleted, "rows",
         tot.physical - tot.deleted, "data_bytes", tot.data_bytes, "sidecar_files",
         tot.sidecar_files, "sidecar_bytes", tot.sidecar_bytes);
+    if (*out) json_object_set_new(*out, "compatibility", compat_json(bm));
     if (!*out) rc = bri_error_set(err, BRI_ENOMEM, "out of memory building the report");
   }
   bri_refs_free(tags, n_tags);

@@ -11,6 +11,8 @@ import random
 import struct
 import sys
 
+from forward_manifest import varint  # this directory is on sys.path
+
 src, out = sys.argv[1], sys.argv[2]
 base = open(src, "rb").read()
 n = len(base)
@@ -22,16 +24,6 @@ os.makedirs(out, exist_ok=True)
 def write(name, data):
     with open(os.path.join(out, name + ".manifest"), "wb") as f:
         f.write(data)
-
-
-def varint(v):
-    b = bytearray()
-    while True:
-        byte = v & 0x7F
-        v >>= 7
-        b.append(byte | (0x80 if v else 0))
-        if not v:
-            return bytes(b)
 
 
 def append_fields(extra):

@@ -127,6 +127,13 @@ START_TEST(test_fragment_ids_and_flags) {
   bri_manifest_derive_flags(&m);
   ck_assert_uint_eq(m.reader_feature_flags, BRI_FLAG_DELETION_FILES);
   ck_assert_uint_eq(m.writer_feature_flags, BRI_FLAG_DELETION_FILES);
+  /* sticky: mixed_data_file_versions stays, in both words, with no content deriving it */
+  m.reader_feature_flags |= BRI_FLAG_MIXED_DATA_FILE_VERSIONS;
+  m.writer_feature_flags |= BRI_FLAG_MIXED_DATA_FILE_VERSIONS;
+  a.deletion_file = NULL;
+  bri_manifest_derive_flags(&m);
+  ck_assert_uint_eq(m.reader_feature_flags, BRI_FLAG_MIXED_DATA_FILE_VERSIONS);
+  ck_assert_uint_eq(m.writer_feature_flags, BRI_FLAG_MIXED_DATA_FILE_VERSIONS);
 }
 END_TEST
 

@@ -804,11 +804,49 @@ START_TEST(missing_and_not_regular) {
 }
 END_TEST
 
+/* A ColumnMetadata field brid does not know (a varint field 99 appended to
+ * column 0's metadata, the tables after it shifted): the file still reads,
+ * and the column is marked foreign so that page copy leaves it alone
+ * (docs/format/compatibility.md); column 1 is not. */
+START_TEST(column_metadata_unknown_field) {
+  char *p = bri_fixture("datafile/plain22.lance");
+  size_t len;
+  uint8_t *b = bri_slurp(p, &len);
+  ck_assert_ptr_nonnull(b);
+  uint8_t *f = b + len - 40;
+  uint64_t cmo = bri_le64(f + 8), gbo = bri_le64(f + 16);
+  uint32_t ncol = bri_le32(f + 28);
+  ck_assert_uint_ge(ncol, 2);
+  uint64_t pos0 = bri_le64(b + cmo), end0 = pos0 + bri_le64(b + cmo + 8);
+  static const uint8_t extra[] = {0x98, 0x06, 0x07}; /* field 99, varint 7 */
+  uint8_t *o = malloc(len + sizeof extra);
+  memcpy(o, b, end0);
+  memcpy(o + end0, extra, sizeof extra);
+  memcpy(o + end0 + sizeof extra, b + end0, len - end0);
+  uint8_t *t = o + cmo + sizeof extra, *fo = o + len + sizeof extra - 40;
+  for (uint32_t c = 0; c < ncol; c++) {
+    uint64_t at = bri_le64(t + 16 * c);
+    if (at > pos0) bri_put_le64(t + 16 * c, at + sizeof extra);
+  }
+  bri_put_le64(t + 8, bri_le64(t + 8) + sizeof extra);
+  bri_put_le64(fo + 8, cmo + sizeof extra);
+  bri_put_le64(fo + 16, gbo + sizeof extra);
+  bri_datafile *df;
+  bri_error err = {0};
+  ck_assert_msg(bri_datafile_open_mem(o, len + sizeof extra, "foreign.lance", &df, &err) == 0, "%s", err.msg);
+  ck_assert(bri_datafile_column(df, 0)->foreign);
+  ck_assert(!bri_datafile_column(df, 1)->foreign);
+  bri_datafile_close(df);
+  free(o), free(b), free(p);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("datafile");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, plain_2_1);
+  tcase_add_test(tc, column_metadata_unknown_field);
   tcase_add_test(tc, plain_2_2);
   tcase_add_test(tc, nested_2_1);
   tcase_add_test(tc, nested_2_2);

@@ -266,6 +266,28 @@ static void set_bri_flag_only(Lance__Table__Manifest *m) {
   m->writer_feature_flags |= BRI_FLAG_BLOB_REUSE_INDEX;
 }
 static void set_bri_reader_only(Lance__Table__Manifest *m) { m->reader_feature_flags |= BRI_FLAG_BLOB_REUSE_INDEX; }
+static void set_mixed_reader_only(Lance__Table__Manifest *m) { m->reader_feature_flags |= BRI_FLAG_MIXED_DATA_FILE_VERSIONS; }
+static void set_mixed_both(Lance__Table__Manifest *m) {
+  m->reader_feature_flags |= BRI_FLAG_MIXED_DATA_FILE_VERSIONS;
+  m->writer_feature_flags |= BRI_FLAG_MIXED_DATA_FILE_VERSIONS;
+}
+static void set_managed_writer_only(Lance__Table__Manifest *m) { m->writer_feature_flags |= BRI_FLAG_MANAGED_BLOBS; }
+static void set_fragment_tree(Lance__Table__Manifest *m) {
+  m->reader_feature_flags |= BRI_FLAG_FRAGMENT_TREE;
+  m->writer_feature_flags |= BRI_FLAG_FRAGMENT_TREE;
+}
+/* what a fragment tree looks like to brid without the flag: no fragments,
+ * a length-delimited field it does not know */
+static void tree_shaped(Lance__Table__Manifest *m) {
+  for (size_t i = 0; i < m->n_fragments; i++) lance__table__data_fragment__free_unpacked(m->fragments[i], NULL);
+  m->n_fragments = 0;
+  ProtobufCMessageUnknownField *u = malloc(sizeof *u);
+  uint8_t *leaf = malloc(4);
+  ck_assert(u && leaf && m->base.n_unknown_fields == 0);
+  memcpy(leaf, "\x03" "abc", 4);
+  *u = (ProtobufCMessageUnknownField){96, PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED, 4, leaf};
+  m->base.n_unknown_fields = 1, m->base.unknown_fields = u;
+}
 static void set_path(Lance__Table__Manifest *m, const char *p) {
   free(m->fragments[0]->files[0]->path);
   m->fragments[0]->files[0]->path = strdup(p);
@@ -291,6 +313,10 @@ START_TEST(test_semantic_refusals) {
       {set_unknown_writer_bit, BRI_EUNSUPPORTED, "writer feature flag 1125899906842624 (unknown to brid)"},
       {set_bri_flag_only, BRI_ECORRUPT, "no data file carries a BRI"},
       {set_bri_reader_only, BRI_ECORRUPT, "reader flags only"},
+      {set_mixed_reader_only, BRI_ECORRUPT, "flag 256 (mixed_data_file_versions) is set in the reader word only"},
+      {set_managed_writer_only, BRI_ECORRUPT, "flag 16384 (managed_blobs) is set in the writer word only"},
+      {set_fragment_tree, BRI_EUNSUPPORTED, "reader feature flag 4096 (fragment_tree) is not supported"},
+      {tree_shaped, BRI_EUNSUPPORTED, "Manifest field 96 (length-delimited) is unknown to brid"},
       {traversal_path, BRI_ECORRUPT, "\"../../etc/passwd\" has an empty, '.' or '..' component"},
       {absolute_path, BRI_ECORRUPT, "is absolute"},
       {duplicate_fragment, BRI_ECORRUPT, "appears twice"},
@@ -303,6 +329,30 @@ START_TEST(test_semantic_refusals) {
     expect_refused(b, len, cases[i].code, cases[i].needle);
     free(b);
   }
+}
+END_TEST
+
+/* Read for a report, a version brid will not act on parses and says why;
+ * bit 8 in both words is read normally. */
+START_TEST(test_any_features_for_reports) {
+  size_t len;
+  uint8_t *b = edited(set_fragment_tree, &len);
+  bri_manifest *m;
+  bri_error err;
+  ck_assert_int_eq(bri_manifest_parse_opts(b, len, "/x/tree.manifest", BRI_MANIFEST_ANY_FEATURES, &m, &err), 0);
+  ck_assert_ptr_nonnull(strstr(m->unsupported, "/x/tree.manifest: reader feature flag 4096 (fragment_tree)"));
+  bri_manifest_free(m);
+  free(b);
+  b = edited(tree_shaped, &len);
+  ck_assert_int_eq(bri_manifest_parse_opts(b, len, "/x/t.manifest", BRI_MANIFEST_ANY_FEATURES, &m, &err), 0);
+  ck_assert_ptr_nonnull(strstr(m->unsupported, "Manifest field 96"));
+  bri_manifest_free(m);
+  free(b);
+  b = edited(set_mixed_both, &len);
+  ck_assert_int_eq(bri_manifest_parse(b, len, "/x/mixed.manifest", &m, &err), 0);
+  ck_assert_str_eq(m->unsupported, "");
+  bri_manifest_free(m);
+  free(b);
 }
 END_TEST
 
@@ -343,6 +393,7 @@ static Suite *manifest_suite(void) {
   tcase_add_test(tc, test_bad_magic_and_positions);
   tcase_add_test(tc, test_wrong_wire_type);
   tcase_add_test(tc, test_semantic_refusals);
+  tcase_add_test(tc, test_any_features_for_reports);
   tcase_add_test(tc, test_byte_flips_never_crash);
   suite_add_tcase(s, tc);
   return s;

@@ -206,6 +206,10 @@ START_TEST(test_storage_version_and_columns) {
   build(&x);
   x.df[2].file_minor_version = 1;
   expect_one(&x, BRI_RULE_STORAGE_VERSION, "data file a.lance is format 2.1, the table's data storage version is 2.2");
+  /* mixed_data_file_versions: each file names its own version */
+  x.m.reader_feature_flags |= BRI_FLAG_MIXED_DATA_FILE_VERSIONS;
+  x.m.writer_feature_flags |= BRI_FLAG_MIXED_DATA_FILE_VERSIONS;
+  ck_assert_int_eq(check(&x).n, 0);
   build(&x);
   x.df[0].n_column_indices = 0;
   expect_one(&x, BRI_RULE_COLUMN_INDICES, "lists 1 fields but 0 column indices");

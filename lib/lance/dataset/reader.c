@@ -282,6 +282,17 @@ const Lance__Table__DataFile *bri_fragment_field_datafile(const bri_fragment_rea
   return f < 0 ? NULL : r->files[f].pb;
 }
 
+const char *bri_fragment_extra_buffers(const bri_fragment_reader *r, size_t *n) {
+  for (size_t i = 0; i < r->n_files; i++) {
+    uint16_t major, minor;
+    bri_datafile_version(r->files[i].df, &major, &minor);
+    *n = bri_datafile_num_global_buffers(r->files[i].df);
+    if (major >= 2 && *n > 1) return r->files[i].path;
+  }
+  *n = 0;
+  return NULL;
+}
+
 bri_datafile *bri_fragment_field_file(const bri_fragment_reader *r, int32_t field_id) {
   long f = field_file(r, field_id);
   return f < 0 ? NULL : r->files[f].df;

@@ -106,6 +106,9 @@ const Lance__Table__DataFile *bri_fragment_field_datafile(const bri_fragment_rea
 /* The same file opened (bri_datafile_read reads Inline blob payloads), and
  * its absolute path; NULL when no file stores the field. */
 bri_datafile *bri_fragment_field_file(const bri_fragment_reader *r, int32_t field_id);
+/* A data file of r with global buffers beyond the schema's (buffer 0), e.g.
+ * the index seeds newer Lance writes, or NULL; *n: how many it has. */
+const char *bri_fragment_extra_buffers(const bri_fragment_reader *r, size_t *n);
 const char *bri_fragment_field_path(const bri_fragment_reader *r, int32_t field_id);
 
 #endif

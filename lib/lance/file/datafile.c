@@ -645,6 +645,7 @@ static int column_from_pb(bri_datafile *df, size_t c, bri_column *col,
   }
   col->n_buffers = cm->n_buffer_offsets;
   col->buffer_offsets = cm->buffer_offsets, col->buffer_sizes = cm->buffer_sizes;
+  col->foreign = cm->base.n_unknown_fields != 0;
   col->pages = bri_arena_alloc(&df->arena, (cm->n_pages ? cm->n_pages : 1) * sizeof *col->pages);
   if (!col->pages)
     return bri_error_set(err, BRI_ENOMEM, "%s: out of memory for %zu pages", df->path, cm->n_pages);
@@ -657,6 +658,7 @@ static int column_from_pb(bri_datafile *df, size_t c, bri_column *col,
     if (pg->n_buffer_offsets != pg->n_buffer_sizes)
       return check_buffers(df, &w, pg->n_buffer_offsets, pg->buffer_offsets, pg->n_buffer_sizes,
                            pg->buffer_sizes, true, err);
+    col->foreign |= pg->base.n_unknown_fields != 0;
     out->n_rows = pg->has_length ? pg->length : 0;
     out->priority = pg->has_priority ? pg->priority : 0;
     out->n_buffers = pg->n_buffer_offsets;

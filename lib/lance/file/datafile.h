@@ -62,6 +62,8 @@ typedef struct bri_column {
   size_t n_buffers;      /* column-level buffers (2.0-style statistics), each range checked */
   const uint64_t *buffer_offsets, *buffer_sizes;
   bool parsed;           /* decoded and checked (opts may leave columns out) */
+  bool foreign;          /* its ColumnMetadata or a Page has fields brid does not know:
+                            read, never copied (docs/format/compatibility.md) */
 } bri_column;
 
 typedef struct bri_datafile bri_datafile;

@@ -149,6 +149,11 @@ int bri_pagecopy_check(bri_file_writer *w, size_t column, bri_datafile *src, siz
   if (!col)
     return bri_error_set(err, BRI_EINVAL, "page copy from %s: column %zu was not opened", sp,
                          src_column);
+  /* a field brid does not know may describe the page bytes: re-encode */
+  if (col->foreign)
+    return bri_error_set(err, BRI_EUNSUPPORTED,
+                         "page copy from %s: column %zu's metadata has fields brid does not know", sp,
+                         src_column);
   if (col->n_buffers)
     return bri_error_set(err, BRI_EUNSUPPORTED,
                          "page copy from %s: column %zu has %zu column-level buffers", sp,

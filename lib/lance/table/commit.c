@@ -14,6 +14,7 @@
 
 #include "lance/table/bri.h"
 #include "lance/table/flags.h"
+#include "lance/table/foreign.h"
 #include "lance/table/rules.h"
 #include "util/failpoint.h"
 #include "util/fsutil.h"
@@ -73,6 +74,9 @@ void bri_manifest_derive_flags(Lance__Table__Manifest *m) {
   }
   /* stable row ids are a table property: keep the bit even with no fragments */
   f |= m->reader_feature_flags & BRI_FLAG_STABLE_ROW_IDS;
+  /* sticky bits stay set on every later version (flags.h); a paired one is
+   * set in both words, and the manifest read had it in both or neither */
+  f |= m->reader_feature_flags & m->writer_feature_flags & BRI_FLAGS_STICKY;
   if (m->n_base_paths) f |= BRI_FLAG_BASE_PATHS;
   if (bri_manifest_has_bri(m)) f |= BRI_FLAG_BLOB_REUSE_INDEX;
   uint64_t w = f | (m->writer_feature_flags & BRI_FLAG_DISABLE_TRANSACTION_FILE);
@@ -162,6 +166,8 @@ int bri_commit(bri_table *t, Lance__Table__Manifest *m, Lance__Table__Transactio
   w->library = strdup(BRI_WRITER_LIBRARY);
   w->version = strdup(BRI_WRITER_VERSION);
   w->prerelease = w->build_metadata = NULL;
+  /* an unknown pointer into the file being replaced would go stale (foreign.h) */
+  if ((rc = bri_foreign_check_pointers(m, t->root, err)) != 0) goto out;
   bri_manifest_derive_flags(m);
   /* Lance's build_manifest sorts every commit's fragments by id; a manifest
    * that breaks one of Lance's invariants is never published (rules.h) */

@@ -43,7 +43,8 @@ void bri_manifest_assign_fragment_ids(Lance__Table__Manifest *m,
 
 /* Re-derives the feature flags Lance derives from content (deletion files,
  * stable row ids, table config, base paths) and the BRI bit, keeping
- * disable_transaction_file as it was. */
+ * disable_transaction_file as it was and carrying the sticky bits brid
+ * implements (BRI_FLAGS_STICKY: mixed_data_file_versions) into both words. */
 void bri_manifest_derive_flags(Lance__Table__Manifest *m);
 
 /* Commits m as version `version` of table t. txn->read_version must be set;

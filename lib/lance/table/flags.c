@@ -17,10 +17,13 @@ static const struct {
     {BRI_FLAG_DISABLE_TRANSACTION_FILE, "disable_transaction_file"},
     {(uint64_t)1 << 6, "unstable_data_overlay_files"},
     {(uint64_t)1 << 7, "covered_index_metadata"},
-    {(uint64_t)1 << 8, "mixed_data_file_versions"},
+    {BRI_FLAG_MIXED_DATA_FILE_VERSIONS, "mixed_data_file_versions"},
     {(uint64_t)1 << 9, "frag_reuse_with_stable_row_ids"},
     {(uint64_t)1 << 10, "fragment_reuse_index"},
-    {(uint64_t)1 << 11, "semantic_types"},
+    {(uint64_t)1 << 11, "unstable_spilled_row_lineage"},
+    {BRI_FLAG_FRAGMENT_TREE, "fragment_tree"},
+    {(uint64_t)1 << 13, "independent_covering_fields"},
+    {BRI_FLAG_MANAGED_BLOBS, "managed_blobs"},
     {BRI_FLAG_BLOB_REUSE_INDEX, "blob_reuse_index"},
 };
 
@@ -41,6 +44,18 @@ static int check_word(uint64_t word, const char *which, const char *path, bri_er
 }
 
 int bri_flags_check(uint64_t reader, uint64_t writer, const char *path, bri_error *err) {
+  /* A paired bit in one word only: newer Lance refuses the manifest as
+   * corrupt (Lance 12.0.0 still opens it), and would refuse every version
+   * brid derived from it, so brid refuses it before acting. */
+  uint64_t half = (reader ^ writer) & BRI_FLAGS_PAIRED;
+  if (half) {
+    uint64_t bit = half & (~half + 1);
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: feature flag %llu (%s) is set in the %s word only; it must be set in "
+                         "both or neither (Lance after 12.0.0 refuses such a manifest as corrupt)",
+                         path, (unsigned long long)bit, bri_flag_name(bit),
+                         reader & bit ? "reader" : "writer");
+  }
   int rc = check_word(reader, "reader", path, err);
   return rc ? rc : check_word(writer, "writer", path, err);
 }

@@ -5,11 +5,13 @@
  * lenient where it only reports (unknown fields are kept, not judged). */
 #include "lance/table/manifest.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lance/table/bri.h"
 #include "lance/table/flags.h"
+#include "lance/table/foreign.h"
 #include "lance/table/rowids.h"
 #include "util/bytes.h"
 #include "util/fsutil.h"
@@ -73,7 +75,13 @@ static int validate(bri_manifest *bm, bri_error *err) {
   const Lance__Table__Manifest *m = bm->pb;
   const char *path = bm->path;
   int rc = bri_flags_check(m->reader_feature_flags, m->writer_feature_flags, path, err);
-  if (rc) return rc;
+  if (!rc) rc = bri_foreign_check_tree(m, path, err);
+  if (rc && !(bm->opts & BRI_MANIFEST_ANY_FEATURES)) return rc;
+  if (rc) { /* kept for the report: brid will not act on this version */
+    snprintf(bm->unsupported, sizeof bm->unsupported, "%s", err ? err->msg : "unsupported");
+    bri_error_clear(err);
+    rc = 0;
+  }
   if (m->version == 0) return bri_error_set(err, BRI_ECORRUPT, "%s: manifest version is 0", path);
   for (size_t i = 0; i < m->n_base_paths; i++)
     for (size_t j = 0; j < i; j++)
@@ -150,6 +158,11 @@ const Lance__Table__DataFragment *bri_manifest_fragment(const bri_manifest *m, u
 
 int bri_manifest_parse(const uint8_t *buf, size_t len, const char *path, bri_manifest **out,
                        bri_error *err) {
+  return bri_manifest_parse_opts(buf, len, path, 0, out, err);
+}
+
+int bri_manifest_parse_opts(const uint8_t *buf, size_t len, const char *path, unsigned opts,
+                            bri_manifest **out, bri_error *err) {
   *out = NULL;
   if (len < TAIL_LEN + 4)
     return bri_error_set(err, BRI_ECORRUPT,
@@ -179,6 +192,7 @@ int bri_manifest_parse(const uint8_t *buf, size_t len, const char *path, bri_man
   }
   bm->file_size = len;
   bm->manifest_pos = pos;
+  bm->opts = opts;
   int rc = bri_pb_unpack(&lance__table__manifest__descriptor, buf + pos + 4, mlen, pos + 4, path,
                          "manifest", (ProtobufCMessage **)&bm->pb, err);
   if (!rc && bm->pb->has_transaction_section)
@@ -198,12 +212,17 @@ int bri_manifest_parse(const uint8_t *buf, size_t len, const char *path, bri_man
 }
 
 int bri_manifest_read(bri_store *st, const char *path, bri_manifest **out, bri_error *err) {
+  return bri_manifest_read_opts(st, path, 0, out, err);
+}
+
+int bri_manifest_read_opts(bri_store *st, const char *path, unsigned opts, bri_manifest **out,
+                           bri_error *err) {
   uint8_t *buf;
   size_t len;
   *out = NULL;
   int rc = bri_store_read(st, path, BRI_MANIFEST_MAX_BYTES, &buf, &len, err);
   if (rc) return rc;
-  rc = bri_manifest_parse(buf, len, path, out, err);
+  rc = bri_manifest_parse_opts(buf, len, path, opts, out, err);
   free(buf);
   return rc;
 }

@@ -31,15 +31,28 @@ typedef struct bri_manifest {
   Lance__Table__IndexSection *indices;    /* index section, or NULL */
   bri_fragment_ref *by_id;                /* pb's fragments sorted by id (bri_manifest_fragment) */
   size_t n_by_id;
+  unsigned opts;                          /* BRI_MANIFEST_* it was read with */
+  char unsupported[1024];                 /* with ANY_FEATURES: why brid will not act on it, or "" */
 } bri_manifest;
+
+/* Read a version whose features brid does not implement (feature flags,
+ * a fragment tree) instead of refusing it, recording why in unsupported:
+ * for reports only (inspect), never for an operation. */
+#define BRI_MANIFEST_ANY_FEATURES 1u
 
 /* Parses a manifest held in memory; path is used in messages only. */
 int bri_manifest_parse(const uint8_t *buf, size_t len, const char *path, bri_manifest **out,
                        bri_error *err);
 
+/* The same, with BRI_MANIFEST_* options. */
+int bri_manifest_parse_opts(const uint8_t *buf, size_t len, const char *path, unsigned opts,
+                            bri_manifest **out, bri_error *err);
+
 /* Reads and parses the manifest file at path. */
 /* st NULL: path is a local file outside any table (storage/store.h). */
 int bri_manifest_read(bri_store *st, const char *path, bri_manifest **out, bri_error *err);
+int bri_manifest_read_opts(bri_store *st, const char *path, unsigned opts, bri_manifest **out,
+                           bri_error *err);
 
 void bri_manifest_free(bri_manifest *m);
 

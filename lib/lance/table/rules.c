@@ -98,11 +98,14 @@ static void check_rows(checker *c, const Lance__Table__Manifest *m) {
   }
 }
 
-/* Lance: check_storage_version and check_column_indices. */
+/* Lance: check_storage_version and check_column_indices. With
+ * mixed_data_file_versions (bit 8) each data file names its own version
+ * and the table's is only the newest (docs/format/compatibility.md). */
 static void check_files(checker *c, const Lance__Table__Manifest *m) {
   unsigned major = 0, minor = 0;
   bool v2 = m->data_format && m->data_format->version &&
-            sscanf(m->data_format->version, "%u.%u", &major, &minor) == 2 && major >= 2;
+            sscanf(m->data_format->version, "%u.%u", &major, &minor) == 2 && major >= 2 &&
+            !(m->reader_feature_flags & BRI_FLAG_MIXED_DATA_FILE_VERSIONS);
   bool version_ok = true, indices_ok = true;
   for (size_t i = 0; i < m->n_fragments; i++)
     for (size_t k = 0; k < m->fragments[i]->n_files; k++) {

@@ -191,13 +191,18 @@ char *bri_table_manifest_path(const bri_table *t, uint64_t v) {
 }
 
 int bri_table_load(const bri_table *t, uint64_t v, bri_manifest **out, bri_error *err) {
+  return bri_table_load_opts(t, v, 0, out, err);
+}
+
+int bri_table_load_opts(const bri_table *t, uint64_t v, unsigned opts, bri_manifest **out,
+                        bri_error *err) {
   *out = NULL;
   if (v == 0) v = bri_table_latest_version(t);
   char *p = bri_table_manifest_path(t, v);
   if (!p)
     return bri_error_set(err, BRI_ENOTFOUND, "%s: no version %llu (latest is %llu)", t->root,
                          (unsigned long long)v, (unsigned long long)bri_table_latest_version(t));
-  int rc = bri_manifest_read(t->store, p, out, err);
+  int rc = bri_manifest_read_opts(t->store, p, opts, out, err);
   if (!rc && (*out)->pb->version != v) {
     rc = bri_error_set(err, BRI_ECORRUPT, "%s: file name says version %llu, manifest says %llu", p,
                        (unsigned long long)v, (unsigned long long)(*out)->pb->version);

@@ -68,6 +68,9 @@ uint64_t bri_table_latest_version(const bri_table *t);
 char *bri_table_manifest_path(const bri_table *t, uint64_t v);
 /* Loads version v (0 = latest). Unknown version: BRI_ENOTFOUND. */
 int bri_table_load(const bri_table *t, uint64_t v, bri_manifest **out, bri_error *err);
+/* The same with BRI_MANIFEST_* options (manifest.h). */
+int bri_table_load_opts(const bri_table *t, uint64_t v, unsigned opts, bri_manifest **out,
+                        bri_error *err);
 
 /* The transaction that produced version v: the one embedded in its
  * manifest, else its _transactions file. The caller frees it with
