@@ -934,7 +934,7 @@ static int open_fragment(void *ctx, size_t i, void **out, bri_error *err) {
   int rc = o ? bri_fragment_open(r->t, r->m, f, &o->fr, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
   size_t n_gb;
   const char *gb = rc ? NULL : bri_fragment_extra_buffers(o->fr, &n_gb);
-  if (gb) /* the output gets only the schema buffer: refuse rather than drop (compatibility.md) */
+  if (gb) /* the output gets only the schema buffer: refuse rather than drop (docs/format/compatibility.md) */
     rc = bri_error_set(err, BRI_EUNSUPPORTED, "%s: %zu global buffers; brid writes only the schema "
                        "buffer and will not drop the others a newer Lance wrote", gb, n_gb);
   if (!rc) rc = prepare_blobs(r, o, f, err);

@@ -26,7 +26,7 @@ static bool is_bri(const ProtobufCMessageUnknownField *u) {
   return u->tag == BRI_DATAFILE_FIELD && u->wire_type == PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED;
 }
 
-/* Upstream's DataFile field 8 (a uint64 size hint, docs/bri-format.md): a
+/* Upstream's DataFile field 8 (a uint64 size hint, docs/format/bri.md 2): a
  * fact about that one file, never needed to read it. */
 static bool is_size_hint(const ProtobufCMessageUnknownField *u) {
   return u->tag == BRI_DATAFILE_FIELD && u->wire_type == PROTOBUF_C_WIRE_TYPE_VARINT;
