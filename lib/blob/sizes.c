@@ -18,9 +18,12 @@
 #include "util/fsutil.h"
 #include "util/strmap.h"
 
+/* What the store found at a path. */
+enum kind { MISSING = 0, REGULAR, LINK, OTHER };
+
 struct bri_sidecar_sizes {
   pthread_mutex_t mu;
-  bri_strmap files; /* path -> a: size, b: 1 when a regular file, 0 when missing */
+  bri_strmap files; /* path -> a: size, b: what is there (enum kind) */
   bri_strmap dirs;  /* directories listed (object stores) */
   uint64_t stats, lists;
 };
@@ -45,9 +48,21 @@ void bri_sidecar_sizes_counts(const bri_sidecar_sizes *s, uint64_t *stats, uint6
 }
 
 /* Enters path (absent so far) under the lock. */
-static int put_file(bri_sidecar_sizes *s, const char *path, uint64_t size, bool exists) {
+static int put_file(bri_sidecar_sizes *s, const char *path, uint64_t size, enum kind k) {
   if (bri_strmap_get(&s->files, path)) return 0;
-  return bri_strmap_put(&s->files, path, size, exists) ? 0 : -1;
+  return bri_strmap_put(&s->files, path, size, k) ? 0 : -1;
+}
+
+int bri_sidecar_sizes_copied(bri_sidecar_sizes *s, const char *path, uint64_t bytes, bri_error *err) {
+  pthread_mutex_lock(&s->mu);
+  bri_strmap_entry *e = bri_strmap_get(&s->files, path);
+  uint64_t was = e ? e->a : 0;
+  bool changed = e && (e->b != REGULAR || e->a != bytes);
+  pthread_mutex_unlock(&s->mu);
+  if (!changed) return 0;
+  return bri_error_set(err, BRI_ECORRUPT, "%s: had %llu bytes when checked, the copy found %llu; "
+                       "refusing to carry damage into a new version", path,
+                       (unsigned long long)was, (unsigned long long)bytes);
 }
 
 /* Lists dir with sizes and enters its regular files. */
@@ -62,7 +77,7 @@ static int list_dir(bri_sidecar_sizes *s, bri_store *st, const char *dir, bri_er
   for (size_t i = 0; i < n && !rc; i++) {
     if (e[i].info.kind != BRI_ENTRY_FILE) continue;
     char *p = bri_path_join(dir, e[i].name);
-    if (!p || put_file(s, p, e[i].info.size, true)) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    if (!p || put_file(s, p, e[i].info.size, REGULAR)) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
     free(p);
   }
   if (!rc && !bri_strmap_get(&s->dirs, dir) && !bri_strmap_put(&s->dirs, dir, 0, 0))
@@ -72,25 +87,26 @@ static int list_dir(bri_sidecar_sizes *s, bri_store *st, const char *dir, bri_er
   return rc;
 }
 
-/* Looks path up: 1 when known (*size, *exists), 0 when the store must be asked. */
-static int lookup(bri_sidecar_sizes *s, const char *path, const char *dir, uint64_t *size, bool *exists) {
+/* Looks path up: 1 when known (*size, *k), 0 when the store must be asked. */
+static int lookup(bri_sidecar_sizes *s, const char *path, const char *dir, uint64_t *size, enum kind *k) {
   pthread_mutex_lock(&s->mu);
   bri_strmap_entry *e = bri_strmap_get(&s->files, path);
   int known = e || (dir && bri_strmap_get(&s->dirs, dir));
-  if (e) *size = e->a, *exists = e->b != 0;
-  else *size = 0, *exists = false;
+  if (e) *size = e->a, *k = (enum kind)e->b;
+  else *size = 0, *k = MISSING;
   pthread_mutex_unlock(&s->mu);
   return known;
 }
 
 int bri_sidecar_sizes_get(bri_sidecar_sizes *s, bri_store *st, const char *path, uint64_t *size,
                           bri_error *err) {
-  bool local = (bri_store_caps(st) & BRI_STORE_CAP_LOCAL) != 0, exists = false;
+  bool local = (bri_store_caps(st) & BRI_STORE_CAP_LOCAL) != 0;
+  enum kind k = MISSING;
   const char *slash = strrchr(path, '/');
   char *dir = local || !slash ? NULL : bri_strdupf("%.*s", (int)(slash - path), path);
   if (!local && slash && !dir) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   int rc = 0;
-  if (!lookup(s, path, dir, size, &exists)) {
+  if (!lookup(s, path, dir, size, &k)) {
     if (dir) {
       rc = list_dir(s, st, dir, err);
     } else {
@@ -98,19 +114,27 @@ int bri_sidecar_sizes_get(bri_sidecar_sizes *s, bri_store *st, const char *path,
       bri_error e;
       rc = bri_store_stat(st, path, &info, &e);
       if (rc && rc != BRI_ENOTFOUND) *err = e;
-      bool file = !rc && info.kind == BRI_ENTRY_FILE;
+      enum kind found = rc ? MISSING : info.kind == BRI_ENTRY_FILE ? REGULAR
+                        : info.kind == BRI_ENTRY_LINK ? LINK : OTHER;
       if (!rc || rc == BRI_ENOTFOUND) {
         pthread_mutex_lock(&s->mu);
         s->stats++;
-        rc = put_file(s, path, file ? info.size : 0, file) ? bri_error_set(err, BRI_ENOMEM, "out of memory") : 0;
+        rc = put_file(s, path, found == REGULAR ? info.size : 0, found) ? bri_error_set(err, BRI_ENOMEM, "out of memory") : 0;
         pthread_mutex_unlock(&s->mu);
       }
     }
-    if (!rc) (void)lookup(s, path, dir, size, &exists);
+    if (!rc) (void)lookup(s, path, dir, size, &k);
   }
   free(dir);
   if (rc) return rc;
-  return exists ? 0 : bri_error_set(err, BRI_ENOTFOUND, "%s: no such sidecar", path);
+  switch (k) {
+  case REGULAR: return 0;
+  case MISSING: return bri_error_set(err, BRI_ENOTFOUND, "%s: no such sidecar", path);
+  case LINK:
+    return bri_error_set(err, BRI_ECORRUPT, "%s is a symbolic link, not a regular file (brid does not "
+                         "follow links out of a table)", path);
+  default: return bri_error_set(err, BRI_ECORRUPT, "%s is not a regular file", path);
+  }
 }
 
 uint64_t bri_sidecar_needed(uint8_t kind, uint64_t position, uint64_t size) {
@@ -150,7 +174,9 @@ int bri_sidecar_check(bri_sidecar_sizes *s, bri_store *st, const char *path, uin
                       uint64_t *actual, bri_error *err) {
   uint64_t have = 0;
   int rc = bri_sidecar_sizes_get(s, st, path, &have, err);
-  if (rc && rc != BRI_ENOTFOUND) return bri_error_wrap(err, "checking the sidecars of %s", where->table);
+  if (rc && rc != BRI_ENOTFOUND)
+    return bri_error_wrap(err, "%s: fragment %llu row %llu: checking its sidecar", where->table,
+                          (unsigned long long)where->fragment, (unsigned long long)where->row);
   if (actual) *actual = have;
   return bri_sidecar_refuse(path, kind, position, size, where, have, rc == BRI_ENOTFOUND, err);
 }

@@ -31,6 +31,11 @@ void bri_sidecar_sizes_free(bri_sidecar_sizes *s);
 int bri_sidecar_sizes_get(bri_sidecar_sizes *s, bri_store *st, const char *path, uint64_t *size,
                           bri_error *err);
 
+/* After a copy or link of path moved `bytes`: BRI_ECORRUPT when the cache
+ * knows path with another size (it changed between the check and the
+ * copy), else 0 (also when path was never checked: nothing is asked). */
+int bri_sidecar_sizes_copied(bri_sidecar_sizes *s, const char *path, uint64_t bytes, bri_error *err);
+
 /* Files the cache asked the store about, and listings it made (for tests
  * and the benchmarks: what the checks cost). */
 void bri_sidecar_sizes_counts(const bri_sidecar_sizes *s, uint64_t *stats, uint64_t *lists);
