@@ -25,7 +25,6 @@ struct bri_sidecar_sizes {
   pthread_mutex_t mu;
   bri_strmap files; /* path -> a: size, b: what is there (enum kind) */
   bri_strmap dirs;  /* directories listed (object stores) */
-  uint64_t stats, lists;
 };
 
 int bri_sidecar_sizes_new(bri_sidecar_sizes **out, bri_error *err) {
@@ -41,10 +40,6 @@ void bri_sidecar_sizes_free(bri_sidecar_sizes *s) {
   bri_strmap_free(&s->files);
   bri_strmap_free(&s->dirs);
   free(s);
-}
-
-void bri_sidecar_sizes_counts(const bri_sidecar_sizes *s, uint64_t *stats, uint64_t *lists) {
-  *stats = s ? s->stats : 0, *lists = s ? s->lists : 0;
 }
 
 /* Enters path (absent so far) under the lock. */
@@ -73,7 +68,6 @@ static int list_dir(bri_sidecar_sizes *s, bri_store *st, const char *dir, bri_er
   if (rc == BRI_ENOTFOUND) rc = 0, n = 0; /* a missing directory: every sidecar of it is missing */
   if (rc) return rc;
   pthread_mutex_lock(&s->mu);
-  s->lists++;
   for (size_t i = 0; i < n && !rc; i++) {
     if (e[i].info.kind != BRI_ENTRY_FILE) continue;
     char *p = bri_path_join(dir, e[i].name);
@@ -118,7 +112,6 @@ int bri_sidecar_sizes_get(bri_sidecar_sizes *s, bri_store *st, const char *path,
                         : info.kind == BRI_ENTRY_LINK ? LINK : OTHER;
       if (!rc || rc == BRI_ENOTFOUND) {
         pthread_mutex_lock(&s->mu);
-        s->stats++;
         rc = put_file(s, path, found == REGULAR ? info.size : 0, found) ? bri_error_set(err, BRI_ENOMEM, "out of memory") : 0;
         pthread_mutex_unlock(&s->mu);
       }
@@ -137,14 +130,16 @@ int bri_sidecar_sizes_get(bri_sidecar_sizes *s, bri_store *st, const char *path,
   }
 }
 
-uint64_t bri_sidecar_needed(uint8_t kind, uint64_t position, uint64_t size) {
+/* The bytes a sidecar must hold for the value (UINT64_MAX when position +
+ * size overflows). */
+static uint64_t needed(uint8_t kind, uint64_t position, uint64_t size) {
   if (kind != 1) return size;
   return position + size < position ? UINT64_MAX : position + size;
 }
 
 int bri_sidecar_refuse(const char *path, uint8_t kind, uint64_t position, uint64_t size,
                        const bri_value_ref *where, uint64_t actual, bool missing, bri_error *err) {
-  uint64_t need = bri_sidecar_needed(kind, position, size);
+  uint64_t need = needed(kind, position, size);
   /* Packed: the range lies within the pack; Dedicated: the file is the value
    * (the reader refuses any other length, lib/blob/resolve.c) */
   if (!missing && (kind == 1 ? actual >= need : actual == need)) return 0;
@@ -156,8 +151,9 @@ int bri_sidecar_refuse(const char *path, uint8_t kind, uint64_t position, uint64
     snprintf(what, sizeof what, "dedicated value of %llu bytes", (unsigned long long)size);
   if (missing)
     return bri_error_set(err, BRI_ECORRUPT,
-                         "%s: fragment %llu row %llu: sidecar %s is missing (its %s: expected "
-                         "%s%llu bytes, actual 0); refusing to carry damage into a new version",
+                         "%s: fragment %llu row %llu: sidecar %s is missing, so it does not hold "
+                         "its %s (expected %s%llu bytes, actual 0); refusing to carry damage into a "
+                         "new version",
                          where->table, (unsigned long long)where->fragment,
                          (unsigned long long)where->row, path, what, kind == 1 ? "at least " : "",
                          (unsigned long long)need);

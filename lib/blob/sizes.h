@@ -36,10 +36,6 @@ int bri_sidecar_sizes_get(bri_sidecar_sizes *s, bri_store *st, const char *path,
  * copy), else 0 (also when path was never checked: nothing is asked). */
 int bri_sidecar_sizes_copied(bri_sidecar_sizes *s, const char *path, uint64_t bytes, bri_error *err);
 
-/* Files the cache asked the store about, and listings it made (for tests
- * and the benchmarks: what the checks cost). */
-void bri_sidecar_sizes_counts(const bri_sidecar_sizes *s, uint64_t *stats, uint64_t *lists);
-
 /* Where a value is referenced, for the refusal's message. */
 typedef struct bri_value_ref {
   const char *table; /* the table's root */
@@ -47,13 +43,10 @@ typedef struct bri_value_ref {
   uint64_t row;      /* the row offset within the fragment */
 } bri_value_ref;
 
-/* The bytes a sidecar must hold for a value of kind 1 (Packed: the range
- * [position, position + size)) or 2 (Dedicated: exactly size bytes, read
- * from 0, spec/blob.md 6.3). UINT64_MAX when position + size overflows. */
-uint64_t bri_sidecar_needed(uint8_t kind, uint64_t position, uint64_t size);
-
 /* Checks that the sidecar at path (reached through st) holds the value
- * (kind, position, size) referenced at where; *actual (may be NULL): its
+ * (kind, position, size) referenced at where: kind 1 (Packed) the range
+ * [position, position + size), kind 2 (Dedicated) exactly size bytes, read
+ * from 0 (docs/bri-format.md); *actual (may be NULL): its
  * size. A refusal is BRI_ECORRUPT naming the table, fragment, row,
  * sidecar, the bytes expected and the bytes there (0: missing). */
 int bri_sidecar_check(bri_sidecar_sizes *s, bri_store *st, const char *path, uint8_t kind,
