@@ -40,6 +40,7 @@ struct bri_blob_out {
   bool dir_made;
   bri_strategy s;
   const bri_strset *repack;
+  bri_sidecar_sizes *sizes; /* every source checked against what it holds */
   bri_outputs *outs;
   uint32_t next_id;
   bri_strmap objects; /* terminal path -> local id (a) */
@@ -69,8 +70,8 @@ int bri_strategy_parse(const char *s, bri_strategy *out, bri_error *err) {
 }
 
 int bri_blob_out_open(const bri_table *t, const Lance__Table__Manifest *m, const char *own_dir,
-                      bri_strategy s, const bri_strset *repack, bri_outputs *outs,
-                      bri_blob_out **out, bri_error *err) {
+                      bri_strategy s, const bri_strset *repack, bri_sidecar_sizes *sizes,
+                      bri_outputs *outs, bri_blob_out **out, bri_error *err) {
   *out = NULL;
   if (!bri_store_key(t->store, own_dir))
     return bri_error_set(err, BRI_EINVAL, "%s: not inside the table %s", own_dir, t->root);
@@ -80,7 +81,7 @@ int bri_blob_out_open(const bri_table *t, const Lance__Table__Manifest *m, const
     return bri_error_set(err, BRI_ENOMEM, "out of memory");
   }
   o->t = t, o->m = m;
-  o->s = s, o->repack = repack, o->outs = outs;
+  o->s = s, o->repack = repack, o->sizes = sizes, o->outs = outs;
   o->next_id = 1;
   *out = o;
   return 0;
@@ -159,6 +160,7 @@ static int copy_packed(bri_blob_out *o, const char *src, uint64_t pos, uint64_t 
     o->pack_src = NULL;
   }
   bri_store *st;
+  uint64_t start = o->pack ? bri_swriter_size(o->pack) : 0;
   if (!rc && (rc = bri_failpoint("blobout.before_copy", err)) == 0 &&
       (rc = source_store(o, src, &st, err)) == 0 && object_store && o->pack_src &&
       !strcmp(o->pack_src, src) && pos > o->pack_src_end && pos - o->pack_src_end <= OBJECT_GAP)
@@ -173,7 +175,8 @@ static int copy_packed(bri_blob_out *o, const char *src, uint64_t pos, uint64_t 
   if (!rc) o->pack_src_end = pos + size;
   if (!rc) {
     *blob_id = o->pack_id, *position = at;
-    o->stats.copied_bytes += size;
+    /* what the pack grew by: the range, and dead bytes copied along */
+    o->stats.copied_bytes += bri_swriter_size(o->pack) - start;
     if (!bri_strmap_put(&o->ranges, key, *blob_id, *position)) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
   }
   free(key);
@@ -185,10 +188,14 @@ static int copy_packed(bri_blob_out *o, const char *src, uint64_t pos, uint64_t 
 #define LINK_REFUSED 1
 
 /* A whole object: linked or copied under a new id, or recorded in the BRI.
- * packed: a Packed pack (size 0: its bytes are counted per range). */
+ * size: the object's size as the store reported it (the reuse is counted
+ * in the file's bytes, once); packed: a Packed pack. *moved: the bytes the
+ * link or copy found in the source (size when nothing moved). */
 static int reuse_object(bri_blob_out *o, const bri_blob_terminal *term, const char *src,
-                        uint64_t size, bool copy, bool packed, uint32_t *blob_id, bri_error *err) {
+                        uint64_t size, bool copy, bool packed, uint32_t *blob_id, uint64_t *moved,
+                        bri_error *err) {
   bri_strmap_entry *e = bri_strmap_get(&o->objects, src);
+  *moved = size;
   if (e) {
     *blob_id = (uint32_t)e->a;
     return 0;
@@ -234,7 +241,8 @@ static int reuse_object(bri_blob_out *o, const bri_blob_terminal *term, const ch
                              "bri or copy strategy)", src, o->own_dir, why);
         }
         if (!rc && !copy) {
-          o->stats.links++, o->stats.reused_bytes += size;
+          *moved = bytes;
+          o->stats.links++, o->stats.reused_bytes += bytes;
           rc = bri_failpoint("blobout.after_link", err);
         }
       }
@@ -243,8 +251,11 @@ static int reuse_object(bri_blob_out *o, const bri_blob_terminal *term, const ch
         if (!(rc = bri_failpoint("blobout.before_copy", err)))
           rc = bri_store_copy(st, src, o->t->store, dst, 0, NULL, &bytes, err);
         if (rc) bri_error_wrap(err, "copying into %s", dst);
-        o->stats.copied_bytes += size, o->stats.sidecars++;
-        if (!rc) rc = bri_failpoint("blobout.after_copy", err);
+        if (!rc) {
+          *moved = bytes;
+          o->stats.copied_bytes += bytes, o->stats.sidecars++;
+          rc = bri_failpoint("blobout.after_copy", err);
+        }
       }
     }
     if (!dst && !rc) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
@@ -256,26 +267,36 @@ static int reuse_object(bri_blob_out *o, const bri_blob_terminal *term, const ch
 }
 
 int bri_blob_out_rewrite(bri_blob_out *o, bri_blob_resolver *r, uint8_t kind, uint32_t *blob_id,
-                         uint64_t *position, uint64_t size, bri_error *err) {
+                         uint64_t *position, uint64_t size, const bri_value_ref *where,
+                         bri_error *err) {
   bri_blob_terminal term;
   bri_blob_terminal_of(r, *blob_id, &term);
   char name[BRI_BLOB_NAME_LEN];
   bri_blob_file_name(term.physical_id, name);
   char *src = bri_path_join(term.dir, name);
   if (!src) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  int rc;
+  bri_store *st;
+  uint64_t have = 0, moved = 0, pos = *position;
+  /* a damaged source is refused before anything of it is reused, linked
+   * or copied (blob/sizes.h): the sidecar exists and holds the value */
+  int rc = source_store(o, src, &st, err);
+  if (!rc) rc = bri_sidecar_check(o->sizes, st, src, kind, pos, size, where, &have, err);
   bool copy = o->s == BRI_STRATEGY_COPY || (o->s == BRI_STRATEGY_AUTO && o->stats.links_refused);
-  if (kind == 1) { /* Packed */
+  if (rc) {
+    /* refused */
+  } else if (kind == 1) { /* Packed */
     bool repack = copy || (o->s == BRI_STRATEGY_BRI && o->repack && bri_strset_has(o->repack, src));
     if (!repack) {
-      /* the whole pack is reused; its bytes are counted once per range */
-      rc = reuse_object(o, &term, src, 0, false, true, blob_id, err);
+      /* the whole pack is reused, counted once in its file's bytes */
+      rc = reuse_object(o, &term, src, have, false, true, blob_id, &moved, err);
       if (rc == LINK_REFUSED) repack = true;
-      else if (!rc) o->stats.reused_bytes += size;
     }
-    if (repack) rc = copy_packed(o, src, *position, size, blob_id, position, err);
+    if (repack) rc = copy_packed(o, src, pos, size, blob_id, position, err);
+    else if (!rc) rc = bri_sidecar_refuse(src, kind, pos, size, where, moved, false, err);
   } else {
-    rc = reuse_object(o, &term, src, size, copy, false, blob_id, err);
+    rc = reuse_object(o, &term, src, have, copy, false, blob_id, &moved, err);
+    /* the bytes the link or copy found: the file may have changed since */
+    if (!rc) rc = bri_sidecar_refuse(src, kind, pos, size, where, moved, false, err);
   }
   free(src);
   return rc;

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "blob/resolve.h"
+#include "blob/sizes.h"
 #include "lance/table/table.h"
 #include "table.pb-c.h"
 #include "util/error.h"
@@ -48,8 +49,8 @@ int bri_strategy_parse(const char *s, bri_strategy *out, bri_error *err);
 typedef struct bri_blob_out bri_blob_out;
 
 typedef struct bri_blob_out_stats {
-  uint64_t reused_bytes;   /* payload left in place (BRI or hard link) */
-  uint64_t copied_bytes;   /* payload written (copy, repack) */
+  uint64_t reused_bytes;   /* payload left in place (BRI or hard link): the reused files' sizes */
+  uint64_t copied_bytes;   /* payload written (copy, repack): the bytes the copies moved */
   uint64_t links;          /* hard links made */
   uint64_t sidecars;       /* sidecar files created */
   bool links_refused;      /* auto: the filesystem refused a link; copies from then on */
@@ -60,16 +61,23 @@ typedef struct bri_blob_out_stats {
  * (and recorded in outs) only when something must live there. Sources are
  * read, copied and linked through the store that reaches them (the
  * table's, or their base's), never following a symbolic link. repack: paths
- * of packs to repack under the bri strategy (may be NULL). */
+ * of packs to repack under the bri strategy (may be NULL). sizes: the
+ * sources' sizes (shared with the survey; every value is checked against
+ * them, blob/sizes.h). */
 int bri_blob_out_open(const bri_table *t, const Lance__Table__Manifest *m, const char *own_dir,
-                      bri_strategy s, const bri_strset *repack, bri_outputs *outs,
-                      bri_blob_out **out, bri_error *err);
+                      bri_strategy s, const bri_strset *repack, bri_sidecar_sizes *sizes,
+                      bri_outputs *outs, bri_blob_out **out, bri_error *err);
 
 /* Rewrites one descriptor of kind Packed (1) or Dedicated (2) that source
  * resolver r holds: *blob_id becomes the output-local id, *position the
- * position in the output's pack when the range was copied. */
+ * position in the output's pack when the range was copied. A sidecar that
+ * is missing or does not hold the value (checked before it is reused,
+ * linked or copied, and again against the bytes a link or copy found) is
+ * refused: BRI_ECORRUPT naming the table, where->fragment, where->row, the
+ * sidecar, the bytes expected and the bytes there. */
 int bri_blob_out_rewrite(bri_blob_out *o, bri_blob_resolver *r, uint8_t kind, uint32_t *blob_id,
-                         uint64_t *position, uint64_t size, bri_error *err);
+                         uint64_t *position, uint64_t size, const bri_value_ref *where,
+                         bri_error *err);
 
 /* Closes packs (fsynced), fsyncs the sidecar directory, and stores the BRI
  * (if any entry) on df. */

@@ -62,6 +62,7 @@ typedef struct run {
   bri_readahead *opened; /* opens them ahead of write_bin (open_fragment) */
   size_t read_ahead;     /* reads in flight (bri_compact_request.read_ahead resolved) */
   const struct survey *survey; /* whose packs stat_pack measures */
+  bri_sidecar_sizes *sizes; /* sidecar sizes: the survey's and the damage checks' (blob/sizes.h) */
   bool *repack_wanted;   /* per fragment: it references a pack below the threshold */
   bool stream;           /* the survey rides along with the writing (can_stream) */
   struct frag_survey **fs; /* per fragment (manifest order): what the survey found */
@@ -89,7 +90,8 @@ static size_t children_of(const Lance__Table__Manifest *m, size_t fi, size_t *ou
   return n;
 }
 
-typedef int (*desc_fn)(void *ctx, int32_t field_id, uint8_t *kind, uint64_t *position,
+/* i: the value's index in the array walked (its row within the batch). */
+typedef int (*desc_fn)(void *ctx, int32_t field_id, uint64_t i, uint8_t *kind, uint64_t *position,
                        uint64_t *size, uint32_t *blob_id, bri_error *err);
 
 /* Buffer pointers of a descriptor struct's children, found by name. */
@@ -124,7 +126,7 @@ static int walk_blobs(const Lance__Table__Manifest *m, size_t fi, const struct A
       uint64_t *pos = (uint64_t *)d.c[1]->buffers[1] + d.c[1]->offset + j;
       uint64_t *size = (uint64_t *)d.c[2]->buffers[1] + d.c[2]->offset + j;
       uint32_t *id = (uint32_t *)d.c[3]->buffers[1] + d.c[3]->offset + j;
-      rc = fn(ctx, f->id, kind, pos, size, id, err);
+      rc = fn(ctx, f->id, (uint64_t)i, kind, pos, size, id, err);
     }
     return rc;
   }
@@ -239,8 +241,9 @@ typedef struct survey_walk {
   char *own_dir;
 } survey_walk;
 
-static int survey_desc(void *ctx, int32_t field_id, uint8_t *kind, uint64_t *position,
+static int survey_desc(void *ctx, int32_t field_id, uint64_t row, uint8_t *kind, uint64_t *position,
                        uint64_t *size, uint32_t *blob_id, bri_error *err) {
+  (void)row;
   survey_walk *w = ctx;
   frag_survey *fs = w->fs;
   if (*kind <= 3) fs->bytes[*kind] += *size;
@@ -316,7 +319,7 @@ static int survey_column(survey_walk *w, int32_t field_id, bri_error *err) {
     for (uint64_t i = 0; !rc && i < v->n && k < n_visible; i++, row++) {
       if (visible[k] != row) continue; /* deleted */
       k++;
-      rc = survey_desc(w, field_id, (uint8_t *)v->children[0].data + i,
+      rc = survey_desc(w, field_id, row, (uint8_t *)v->children[0].data + i,
                        (uint64_t *)v->children[1].data + i, (uint64_t *)v->children[2].data + i,
                        (uint32_t *)v->children[3].data + i, err);
     }
@@ -504,6 +507,15 @@ static int path_ranges(const frag_survey *fs, size_t k, pack_ranges *pr, bri_err
   return 0;
 }
 
+/* The size of a pack, through the run's cache (the writing checks every
+ * value against the same sizes, blob/sizes.h). A missing pack measures 0
+ * (utilization 1: never repacked); a value in it is refused when written. */
+static int pack_size(run *r, bri_store *st, const char *path, uint64_t *size, bri_error *err) {
+  int rc = bri_sidecar_sizes_get(r->sizes, st, path, size, err);
+  if (rc == BRI_ENOTFOUND) rc = 0, *size = 0;
+  return rc;
+}
+
 /* What a fragment holds of each pack it references (stream mode: they are
  * its own, no other fragment's), and their sizes where size_needed asks. */
 static int measure_paths(run *r, frag_survey *fs, bri_error *err) {
@@ -512,7 +524,6 @@ static int measure_paths(run *r, frag_survey *fs, bri_error *err) {
   for (size_t k = 0; k < fs->n_paths; k++) {
     struct path_use *u = &fs->use[k];
     bri_store *st;
-    bri_store_info info;
     pack_ranges pr;
     int rc = path_ranges(fs, k, &pr, err);
     if (rc) return rc;
@@ -520,30 +531,27 @@ static int measure_paths(run *r, frag_survey *fs, bri_error *err) {
     u->partial = pr.partial;
     free(pr.v);
     rc = bri_table_store_of(r->t, r->m->pb, fs->paths[k], &st, err);
-    bool needed = !rc && size_needed(r, st, u->partial, u->used, u->end);
-    if (needed) rc = bri_store_stat(st, fs->paths[k], &info, err);
+    u->size = SIZE_UNMEASURED;
+    if (!rc && size_needed(r, st, u->partial, u->used, u->end)) rc = pack_size(r, st, fs->paths[k], &u->size, err);
     if (rc) return bri_error_wrap(err, "measuring pack utilization");
-    u->size = needed ? info.size : SIZE_UNMEASURED;
   }
   return 0;
 }
 
-/* The size of pack i of the survey (a read-ahead worker: one stat, which
- * on an object store is a request of its own). */
+/* The size of pack i of the survey (a read-ahead worker: one stat locally;
+ * on an object store its directory's listing, once per directory). */
 static int stat_pack(void *ctx, size_t i, void **out, bri_error *err) {
   run *r = ctx;
   const char *path = r->survey->paths[r->survey->measure[i]];
   bri_store *st;
-  bri_store_info info;
   uint64_t *size = malloc(sizeof *size);
   int rc = size ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
   if (!rc) rc = bri_table_store_of(r->t, r->m->pb, path, &st, err);
-  if (!rc) rc = bri_store_stat(st, path, &info, err);
+  if (!rc) rc = pack_size(r, st, path, size, err);
   if (rc) {
     free(size);
     return bri_error_wrap(err, "measuring pack utilization");
   }
-  *size = info.size;
   *out = size;
   return 0;
 }
@@ -670,15 +678,21 @@ typedef struct bin_ctx {
   bri_blob_out *out;
   bri_file_writer *w;
   uint64_t inline_bytes;
+  /* where the values being rewritten sit, for a refusal's message: the
+   * fragment, and value i's row offset (row_of[row_base + i] when the rows
+   * are the reader's visible ones, else row_base + i) */
+  uint64_t frag_id, row_base;
+  const uint32_t *row_of;
 } bin_ctx;
 
-static int rewrite_desc(void *ctx, int32_t field_id, uint8_t *kind, uint64_t *position,
+static int rewrite_desc(void *ctx, int32_t field_id, uint64_t i, uint8_t *kind, uint64_t *position,
                         uint64_t *size, uint32_t *blob_id, bri_error *err) {
   bin_ctx *b = ctx;
   if (*kind != 1 && *kind != 2) return 0; /* Inline: the writer copies; External: unchanged */
   bri_blob_resolver *res;
+  bri_value_ref where = {b->r->t->root, b->frag_id, b->row_of ? b->row_of[b->row_base + i] : b->row_base + i};
   int rc = resolver_for(b->r, &b->rs, b->fr, field_id, &res, err);
-  return rc ? rc : bri_blob_out_rewrite(b->out, res, *kind, blob_id, position, *size, err);
+  return rc ? rc : bri_blob_out_rewrite(b->out, res, *kind, blob_id, position, *size, &where, err);
 }
 
 /* The writer asks for the bytes of an Inline value: they sit at `position`
@@ -768,6 +782,7 @@ static int append_decoded(run *r, bin_ctx *b, const size_t *top, size_t n_top,
       rc = bri_fragment_read_rows(b->fr, m->fields[top[got]]->id, start, count, &arrays[got], &schemas[got], err);
       if (rc) break;
       aptr[got] = &arrays[got];
+      b->row_base = start, b->row_of = bri_fragment_row_offsets(b->fr);
       rc = walk_blobs(m, top[got], &schemas[got], &arrays[got], rewrite_desc, b, err);
       if (rc) {
         got++;
@@ -811,7 +826,7 @@ static int rewrite_page_descriptors(bin_ctx *b, int32_t field_id, bri_leaf_page 
   uint32_t *id = (uint32_t *)v->children[3].data;
   int rc = 0;
   for (uint64_t i = 0; !rc && i < v->n; i++)
-    rc = rewrite_desc(b, field_id, &kind[i], &pos[i], &size[i], &id[i], err);
+    rc = rewrite_desc(b, field_id, i, &kind[i], &pos[i], &size[i], &id[i], err);
   return rc;
 }
 
@@ -850,7 +865,8 @@ static int append_copied(run *r, bin_ctx *b, const Lance__Table__DataFragment *f
     pre_col *pre = NULL;
     for (size_t k = 0; blob && k < b->n_pre && !pre; k++)
       if (b->pre[k].df == src && b->pre[k].col == c) pre = &b->pre[k];
-    for (size_t p = 0; !rc && col && p < col->n_pages; p++) {
+    b->row_of = NULL, b->row_base = 0; /* no deletions: page rows are the fragment's */
+    for (size_t p = 0; !rc && col && p < col->n_pages; b->row_base += col->pages[p].n_rows, p++) {
       bri_leaf_page lp;
       if (pre) lp = pre->pages[p], memset(&pre->pages[p], 0, sizeof lp); /* taken */
       else rc = bri_page_decode(src, c, p, bri_file_writer_column_type(b->w, c), &lp, err);
@@ -990,14 +1006,14 @@ static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment
                        r->t->root, m->data_format->version);
   if (!rc) rc = bri_outputs_add(&r->out, path, err);
   if (!rc) rc = bri_file_writer_open(r->t->store, path, minor, m->fields, m->n_fields, NULL, &b.w, err);
-  if (!rc) rc = bri_blob_out_open(r->t, m, own_dir, r->req->strategy, &r->repack, &r->out, &b.out, err);
+  if (!rc) rc = bri_blob_out_open(r->t, m, own_dir, r->req->strategy, &r->repack, r->sizes, &r->out, &b.out, err);
   uint64_t batch = r->req->batch_rows ? r->req->batch_rows : 16384;
   for (size_t k = 0; !rc && k < bin->count; k++) {
     const Lance__Table__DataFragment *f = m->fragments[bin->first + k];
     void *item;
     if ((rc = bri_readahead_take(r->opened, &item, err)) != 0) break;
     opened *o = item;
-    b.fr = o->fr, b.rs = o->rs, b.pre = o->pre, b.n_pre = o->n_pre;
+    b.fr = o->fr, b.rs = o->rs, b.pre = o->pre, b.n_pre = o->n_pre, b.frag_id = f->id;
     size_t fi = bin->first + k;
     if (o->fs) r->fs[fi] = o->fs;
     free(o);
@@ -1217,7 +1233,8 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   uint8_t **changed = NULL;
   size_t *order = NULL;
   json_t *packs = NULL;
-  int rc = bri_table_open(root, &r.t, err);
+  int rc = bri_sidecar_sizes_new(&r.sizes, err);
+  if (!rc) rc = bri_table_open(root, &r.t, err);
   if (!rc) r.out.store = r.t->store; /* output paths are built from its uri */
   if (!rc) rc = bri_table_load(r.t, 0, &r.m, err);
   if (rc) goto out;
@@ -1333,6 +1350,7 @@ out:
   bri_plan_free(plan);
   bri_outputs_free(&r.out);
   bri_strset_free(&r.repack);
+  bri_sidecar_sizes_free(r.sizes);
   bri_manifest_free(r.m);
   bri_table_close(r.t);
   return rc;

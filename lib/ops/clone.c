@@ -19,6 +19,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "blob/sizes.h"
+#include "blob/walk.h"
 #include "lance/table/bri.h"
 #include "lance/table/foreign.h"
 #include "lance/table/frag_reuse.h"
@@ -41,6 +43,7 @@ typedef struct run {
   const Lance__Table__Manifest *m;  /* the source version being cloned */
   bri_table *dst;                   /* the clone (versions appear on commit) */
   bri_outputs out;                  /* what the clone created */
+  bri_sidecar_sizes *sizes;         /* the source sidecars' sizes, as checked (blob/sizes.h) */
 } run;
 
 static int journal(run *r, const char *path) { return bri_outputs_add(&r->out, path, r->err); }
@@ -88,6 +91,8 @@ static int copy_file(run *r, const char *from, const char *to, const char *what,
   if (!rc) rc = bri_store_copy(st, from, r->dst->store, to, 0, NULL, &bytes, r->err);
   if (rc == BRI_ENOTFOUND)
     rc = bri_error_set(r->err, BRI_ECORRUPT, "%s: %s is missing in the source", from, what);
+  /* the bytes copied are the bytes checked (deep_copy), or the source changed */
+  if (!rc) rc = bri_sidecar_sizes_copied(r->sizes, from, bytes, r->err);
   if (rc) return rc;
   r->rep->files_copied++;
   r->rep->bytes_copied += bytes;
@@ -265,6 +270,9 @@ static int deep_copy(run *r, const bri_manifest *bm, Lance__Table__Manifest *c,
   for (size_t i = 0; i < m->n_fragments && !rc; i++) {
     const Lance__Table__DataFragment *f = m->fragments[i];
     Lance__Table__DataFragment *cf = c->fragments[i];
+    /* a damaged source is refused before it is copied: every value the
+     * clone will reference lies within its sidecar (blob/sizes.h) */
+    rc = bri_blob_check_fragment(r->src, bm, f, NULL, r->sizes, r->err);
     for (size_t k = 0; k < f->n_files && !rc; k++) {
       const Lance__Table__DataFile *was = f->files[k];
       Lance__Table__DataFile *df = cf->files[k];
@@ -420,8 +428,12 @@ int bri_clone_table(const char *src, const char *dst, const bri_clone_options *o
   char *txn_path = NULL;
   uint64_t v = 0;
   bri_error_clear(err);
-  int rc = bri_table_open(src, &r.src, err);
-  if (rc) return rc;
+  int rc = bri_sidecar_sizes_new(&r.sizes, err);
+  if (!rc) rc = bri_table_open(src, &r.src, err);
+  if (rc) {
+    bri_sidecar_sizes_free(r.sizes);
+    return rc;
+  }
   if ((rc = pick_version(&r, &v)) || (rc = bri_table_load(r.src, v, &bm, err))) goto out;
   r.m = bm->pb;
   rep->version = v;
@@ -506,6 +518,7 @@ out:
   if (idx) lance__table__index_section__free_unpacked(idx, NULL);
   bri_manifest_free(bm);
   bri_outputs_free(&r.out);
+  bri_sidecar_sizes_free(r.sizes);
   bri_table_close(r.dst);
   bri_table_close(r.src);
   clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -20,6 +20,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "blob/sizes.h"
+#include "blob/walk.h"
 #include "lance/table/bri.h"
 #include "lance/table/sidecar.h"
 #include "lance/table/commit.h"
@@ -47,6 +49,7 @@ typedef struct run {
   bri_table *t;                    /* new files are made through its store */
   const Lance__Table__Manifest *m; /* the version being planned (bases of sources) */
   bri_outputs out;                 /* what this round created */
+  bri_sidecar_sizes *sizes;        /* the sources' sizes, as checked (blob/sizes.h) */
 } run;
 
 static int journal(run *r, const char *path) { return bri_outputs_add(&r->out, path, r->err); }
@@ -79,6 +82,8 @@ static int place(run *r, const char *src, const char *dst) {
                              &linked, &bytes, r->err)) != 0)
       return rc;
   }
+  /* the bytes placed are the bytes checked (build), or the source changed */
+  if (!r->o->dry_run && (rc = bri_sidecar_sizes_copied(r->sizes, src, bytes, r->err)) != 0) return rc;
   if (linked) r->rep->links++, r->rep->bytes_linked += bytes;
   else r->rep->copies++, r->rep->bytes_copied += bytes;
   return r->o->dry_run ? 0 : bri_failpoint("materialize.after_place", r->err);
@@ -92,9 +97,11 @@ typedef struct repl {
   Lance__Table__DataFile *nw;        /* owned */
 } repl;
 
-/* Builds the replacement of df (which carries a BRI): the new data file and
- * its sidecar directory, and the DataFile message naming them. */
-static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *df, repl *out) {
+/* Builds the replacement of df (which carries a BRI, in fragment f): the
+ * new data file and its sidecar directory, and the DataFile message naming
+ * them. */
+static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFragment *f,
+                 const Lance__Table__DataFile *df, repl *out) {
   bri_error *err = r->err;
   const Lance__Table__Manifest *m = bm->pb;
   r->m = m;
@@ -145,6 +152,9 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFile *d
     if ((rc = bri_store_mkdir(r->t->store, data, err)) != 0 && rc != BRI_ETAKEN) goto out;
     rc = 0;
   }
+  /* a damaged source is refused before anything is placed: every value
+   * the replacement references must lie within the sidecar it reads now */
+  if ((rc = bri_blob_check_fragment(r->t, bm, f, df, r->sizes, err)) != 0) goto out;
   if ((rc = place(r, old_path, new_path)) != 0) goto out;
   if (!r->o->dry_run &&
       ((rc = journal(r, new_dir)) != 0 || (rc = bri_store_mkdir(r->t->store, new_dir, err)) != 0))
@@ -376,7 +386,7 @@ static int round_once(run *r, int *attempts) {
       if (!has_bri(df) || !(r->o->dry_run || same_layout(df, first))) continue;
       g[k].frag_id = m->pb->fragments[i]->id;
       g[k].old = df;
-      rc = build(r, m, df, &g[k]);
+      rc = build(r, m, m->pb->fragments[i], df, &g[k]);
       k++;
     }
   if (!rc && !r->o->dry_run) rc = bri_failpoint("materialize.before_commit", err);
@@ -428,8 +438,12 @@ int bri_materialize_table(const char *root, const bri_materialize_options *o,
   clock_gettime(CLOCK_MONOTONIC, &t0);
   run r = {.o = &opts, .rep = rep, .err = err};
   r.out.hooks = hooks;
-  int rc = bri_table_open(root, &r.t, err);
-  if (rc) return rc;
+  int rc = bri_sidecar_sizes_new(&r.sizes, err);
+  if (!rc) rc = bri_table_open(root, &r.t, err);
+  if (rc) {
+    bri_sidecar_sizes_free(r.sizes);
+    return rc;
+  }
   r.out.store = r.t->store; /* output paths are built from its uri */
   int attempts = 0, rounds = 0;
   /* each round commits one layout group or re-plans after a conflict (which
@@ -443,6 +457,7 @@ int bri_materialize_table(const char *root, const bri_materialize_options *o,
     }
   if (rc == 1) rc = 0;
   bri_outputs_free(&r.out);
+  bri_sidecar_sizes_free(r.sizes);
   bri_table_close(r.t);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   rep->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;

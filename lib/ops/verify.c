@@ -19,6 +19,7 @@
 #include "lance/table/bri.h"
 #include "lance/table/frag_reuse.h"
 #include "blob/resolve.h"
+#include "blob/walk.h"
 #include "ops/clone.h"
 #include "lance/file/arrow_build.h"
 #include "lance/dataset/reader.h"
@@ -221,14 +222,6 @@ typedef struct fctx {
   const char *path;       /* dotted path of the blob field being walked */
 } fctx;
 
-static long child_field(const Lance__Table__Manifest *m, long fi, const char *name) {
-  int32_t id = m->fields[fi]->id;
-  for (size_t j = 0; j < m->n_fields; j++)
-    if (m->fields[j]->parent_id == id && m->fields[j]->name && name && !strcmp(m->fields[j]->name, name))
-      return (long)j;
-  return -1;
-}
-
 static bri_blob_resolver *resolver(fctx *c, long fi) {
   const Lance__Table__DataFile *df = bri_fragment_field_datafile(c->rd, c->bm->pb->fields[fi]->id);
   if (!df) return NULL;
@@ -295,38 +288,11 @@ static void check_desc(fctx *c, const struct ArrowSchema *s, const struct ArrowA
   free(msg), free(side);
 }
 
-/* Visits logical element i of a (manifest field index fi). */
-static void walk(fctx *c, const struct ArrowSchema *s, const struct ArrowArray *a, int64_t i, long fi,
-                 int depth) {
-  if (fi < 0 || !c->has_blob[fi] || i < 0 || i >= a->length || depth > 64 || !bri_arrow_valid(a, i)) return;
-  const char *fmt = s->format ? s->format : "";
-  if (bri_field_is_blob_v2(c->bm->pb->fields[fi]) && !strcmp(fmt, "+s")) {
-    check_desc(c, s, a, i, fi);
-    return;
-  }
-  int64_t j = a->offset + i;
-  if (!strcmp(fmt, "+s")) {
-    for (int64_t k = 0; k < s->n_children && k < a->n_children; k++)
-      walk(c, s->children[k], a->children[k], j, child_field(c->bm->pb, fi, s->children[k]->name), depth + 1);
-  } else if ((!strcmp(fmt, "+l") || !strcmp(fmt, "+m") || !strcmp(fmt, "+L")) && s->n_children == 1 &&
-             a->n_children == 1 && a->n_buffers >= 2 && a->buffers[1]) {
-    int64_t lo, hi;
-    if (fmt[1] == 'L') {
-      lo = ((const int64_t *)a->buffers[1])[j];
-      hi = ((const int64_t *)a->buffers[1])[j + 1];
-    } else {
-      lo = ((const int32_t *)a->buffers[1])[j];
-      hi = ((const int32_t *)a->buffers[1])[j + 1];
-    }
-    long cf = child_field(c->bm->pb, fi, s->children[0]->name);
-    for (int64_t k = lo; k < hi && k < a->children[0]->length; k++)
-      walk(c, s->children[0], a->children[0], k, cf, depth + 1);
-  } else if (!strncmp(fmt, "+w:", 3) && s->n_children == 1 && a->n_children == 1) {
-    int64_t n = atoll(fmt + 3);
-    long cf = child_field(c->bm->pb, fi, s->children[0]->name);
-    for (int64_t k = j * n; n > 0 && k < (j + 1) * n && k < a->children[0]->length; k++)
-      walk(c, s->children[0], a->children[0], k, cf, depth + 1);
-  }
+/* bri_blob_walk's callback: one Blob v2 value. */
+static int check_value(void *ctx, long fi, const struct ArrowSchema *s, const struct ArrowArray *a, int64_t i) {
+  fctx *c = ctx;
+  check_desc(c, s, a, i, fi);
+  return c->r->oom;
 }
 
 static void check_fragment(vrun *r, const bri_manifest *bm, const Lance__Table__DataFragment *f,
@@ -353,7 +319,7 @@ static void check_fragment(vrun *r, const bri_manifest *bm, const Lance__Table__
     c.path = path ? path : m->fields[fi]->name;
     for (int64_t i = 0; i < a.length && !r->oom; i++) {
       c.row = offs ? offs[i] : (uint64_t)i;
-      walk(&c, &s, &a, i, (long)fi, 0);
+      (void)bri_blob_walk(m, has_blob, &s, &a, i, (long)fi, check_value, &c);
     }
     free(path);
     bri_arrow_array_release(&a);
@@ -496,18 +462,10 @@ static void check_version(vrun *r, const bri_manifest *bm) {
   bri_error e;
   char *p = NULL;
   /* which fields have a Blob v2 field at or below them */
-  bool *has_blob = calloc(m->n_fields + 1, sizeof *has_blob);
+  bool *has_blob = bri_blob_fields(m);
   if (!has_blob) {
     r->oom = true;
     return;
-  }
-  for (size_t i = 0; i < m->n_fields; i++) {
-    if (!bri_field_is_blob_v2(m->fields[i])) continue;
-    long j = (long)i;
-    for (int hops = 0; j >= 0 && hops < 64; hops++) {
-      has_blob[j] = true;
-      j = m->fields[j]->parent_id < 0 ? -1 : bri_field_index(m->fields, m->n_fields, m->fields[j]->parent_id);
-    }
   }
   bool any_blob = false;
   for (size_t i = 0; i < m->n_fields; i++) any_blob |= has_blob[i];

@@ -1,0 +1,178 @@
+/* sizes.c: a cache of sidecar sizes and the damaged-source check (see
+ * sizes.h).
+ *
+ * One map, path -> (size, exists), behind one mutex. A local store is asked
+ * per file (a stat, never following a link; a negative answer is kept too).
+ * An object store is asked per directory: the first miss in a directory
+ * lists it with sizes (ListObjectsV2 carries them) and enters every object;
+ * a path of a listed directory that is not in the map is missing. The lock
+ * is not held while the store answers: two workers may then ask for the
+ * same directory, and the second listing only finds its entries present. */
+#include "blob/sizes.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/fsutil.h"
+#include "util/strmap.h"
+
+/* What the store found at a path. */
+enum kind { MISSING = 0, REGULAR, LINK, OTHER };
+
+struct bri_sidecar_sizes {
+  pthread_mutex_t mu;
+  bri_strmap files; /* path -> a: size, b: what is there (enum kind) */
+  bri_strmap dirs;  /* directories listed (object stores) */
+};
+
+int bri_sidecar_sizes_new(bri_sidecar_sizes **out, bri_error *err) {
+  *out = calloc(1, sizeof **out);
+  if (!*out) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  pthread_mutex_init(&(*out)->mu, NULL);
+  return 0;
+}
+
+void bri_sidecar_sizes_free(bri_sidecar_sizes *s) {
+  if (!s) return;
+  pthread_mutex_destroy(&s->mu);
+  bri_strmap_free(&s->files);
+  bri_strmap_free(&s->dirs);
+  free(s);
+}
+
+/* Enters path (absent so far) under the lock. */
+static int put_file(bri_sidecar_sizes *s, const char *path, uint64_t size, enum kind k) {
+  if (bri_strmap_get(&s->files, path)) return 0;
+  return bri_strmap_put(&s->files, path, size, k) ? 0 : -1;
+}
+
+int bri_sidecar_sizes_copied(bri_sidecar_sizes *s, const char *path, uint64_t bytes, bri_error *err) {
+  pthread_mutex_lock(&s->mu);
+  bri_strmap_entry *e = bri_strmap_get(&s->files, path);
+  uint64_t was = e ? e->a : 0;
+  bool changed = e && (e->b != REGULAR || e->a != bytes);
+  pthread_mutex_unlock(&s->mu);
+  if (!changed) return 0;
+  return bri_error_set(err, BRI_ECORRUPT, "%s: had %llu bytes when checked, the copy found %llu; "
+                       "refusing to carry damage into a new version", path,
+                       (unsigned long long)was, (unsigned long long)bytes);
+}
+
+/* Lists dir with sizes and enters its regular files. */
+static int list_dir(bri_sidecar_sizes *s, bri_store *st, const char *dir, bri_error *err) {
+  bri_store_entry *e = NULL;
+  size_t n = 0;
+  int rc = bri_store_list(st, dir, BRI_LIST_STAT, &e, &n, err);
+  if (rc == BRI_ENOTFOUND) rc = 0, n = 0; /* a missing directory: every sidecar of it is missing */
+  if (rc) return rc;
+  pthread_mutex_lock(&s->mu);
+  for (size_t i = 0; i < n && !rc; i++) {
+    if (e[i].info.kind != BRI_ENTRY_FILE) continue;
+    char *p = bri_path_join(dir, e[i].name);
+    if (!p || put_file(s, p, e[i].info.size, REGULAR)) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    free(p);
+  }
+  if (!rc && !bri_strmap_get(&s->dirs, dir) && !bri_strmap_put(&s->dirs, dir, 0, 0))
+    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  pthread_mutex_unlock(&s->mu);
+  bri_store_entries_free(e, n);
+  return rc;
+}
+
+/* Looks path up: 1 when known (*size, *k), 0 when the store must be asked. */
+static int lookup(bri_sidecar_sizes *s, const char *path, const char *dir, uint64_t *size, enum kind *k) {
+  pthread_mutex_lock(&s->mu);
+  bri_strmap_entry *e = bri_strmap_get(&s->files, path);
+  int known = e || (dir && bri_strmap_get(&s->dirs, dir));
+  if (e) *size = e->a, *k = (enum kind)e->b;
+  else *size = 0, *k = MISSING;
+  pthread_mutex_unlock(&s->mu);
+  return known;
+}
+
+int bri_sidecar_sizes_get(bri_sidecar_sizes *s, bri_store *st, const char *path, uint64_t *size,
+                          bri_error *err) {
+  bool local = (bri_store_caps(st) & BRI_STORE_CAP_LOCAL) != 0;
+  enum kind k = MISSING;
+  const char *slash = strrchr(path, '/');
+  char *dir = local || !slash ? NULL : bri_strdupf("%.*s", (int)(slash - path), path);
+  if (!local && slash && !dir) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  int rc = 0;
+  if (!lookup(s, path, dir, size, &k)) {
+    if (dir) {
+      rc = list_dir(s, st, dir, err);
+    } else {
+      bri_store_info info;
+      bri_error e;
+      rc = bri_store_stat(st, path, &info, &e);
+      if (rc && rc != BRI_ENOTFOUND) *err = e;
+      enum kind found = rc ? MISSING : info.kind == BRI_ENTRY_FILE ? REGULAR
+                        : info.kind == BRI_ENTRY_LINK ? LINK : OTHER;
+      if (!rc || rc == BRI_ENOTFOUND) {
+        pthread_mutex_lock(&s->mu);
+        rc = put_file(s, path, found == REGULAR ? info.size : 0, found) ? bri_error_set(err, BRI_ENOMEM, "out of memory") : 0;
+        pthread_mutex_unlock(&s->mu);
+      }
+    }
+    if (!rc) (void)lookup(s, path, dir, size, &k);
+  }
+  free(dir);
+  if (rc) return rc;
+  switch (k) {
+  case REGULAR: return 0;
+  case MISSING: return bri_error_set(err, BRI_ENOTFOUND, "%s: no such sidecar", path);
+  case LINK:
+    return bri_error_set(err, BRI_ECORRUPT, "%s is a symbolic link, not a regular file (brid does not "
+                         "follow links out of a table)", path);
+  default: return bri_error_set(err, BRI_ECORRUPT, "%s is not a regular file", path);
+  }
+}
+
+/* The bytes a sidecar must hold for the value (UINT64_MAX when position +
+ * size overflows). */
+static uint64_t needed(uint8_t kind, uint64_t position, uint64_t size) {
+  if (kind != 1) return size;
+  return position + size < position ? UINT64_MAX : position + size;
+}
+
+int bri_sidecar_refuse(const char *path, uint8_t kind, uint64_t position, uint64_t size,
+                       const bri_value_ref *where, uint64_t actual, bool missing, bri_error *err) {
+  uint64_t need = needed(kind, position, size);
+  /* Packed: the range lies within the pack; Dedicated: the file is the value
+   * (the reader refuses any other length, lib/blob/resolve.c) */
+  if (!missing && (kind == 1 ? actual >= need : actual == need)) return 0;
+  char what[96];
+  if (kind == 1)
+    snprintf(what, sizeof what, "packed value [%llu, +%llu)", (unsigned long long)position,
+             (unsigned long long)size);
+  else
+    snprintf(what, sizeof what, "dedicated value of %llu bytes", (unsigned long long)size);
+  if (missing)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: fragment %llu row %llu: sidecar %s is missing, so it does not hold "
+                         "its %s (expected %s%llu bytes, actual 0); refusing to carry damage into a "
+                         "new version",
+                         where->table, (unsigned long long)where->fragment,
+                         (unsigned long long)where->row, path, what, kind == 1 ? "at least " : "",
+                         (unsigned long long)need);
+  return bri_error_set(err, BRI_ECORRUPT,
+                       "%s: fragment %llu row %llu: sidecar %s does not hold its %s (expected "
+                       "%s%llu bytes, actual %llu); refusing to carry damage into a new version",
+                       where->table, (unsigned long long)where->fragment,
+                       (unsigned long long)where->row, path, what, kind == 1 ? "at least " : "",
+                       (unsigned long long)need, (unsigned long long)actual);
+}
+
+int bri_sidecar_check(bri_sidecar_sizes *s, bri_store *st, const char *path, uint8_t kind,
+                      uint64_t position, uint64_t size, const bri_value_ref *where,
+                      uint64_t *actual, bri_error *err) {
+  uint64_t have = 0;
+  int rc = bri_sidecar_sizes_get(s, st, path, &have, err);
+  if (rc && rc != BRI_ENOTFOUND)
+    return bri_error_wrap(err, "%s: fragment %llu row %llu: checking its sidecar", where->table,
+                          (unsigned long long)where->fragment, (unsigned long long)where->row);
+  if (actual) *actual = have;
+  return bri_sidecar_refuse(path, kind, position, size, where, have, rc == BRI_ENOTFOUND, err);
+}
