@@ -46,7 +46,7 @@ typedef struct bri_value_ref {
 /* Checks that the sidecar at path (reached through st) holds the value
  * (kind, position, size) referenced at where: kind 1 (Packed) the range
  * [position, position + size), kind 2 (Dedicated) exactly size bytes, read
- * from 0 (docs/bri-format.md); *actual (may be NULL): its
+ * from 0 (docs/format/blob.md 3); *actual (may be NULL): its
  * size. A refusal is BRI_ECORRUPT naming the table, fragment, row,
  * sidecar, the bytes expected and the bytes there (0: missing). */
 int bri_sidecar_check(bri_sidecar_sizes *s, bri_store *st, const char *path, uint8_t kind,
