@@ -29,7 +29,7 @@ OPT      := -O1 $(SAN_FLAGS) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS_ALL := $(SAN_FLAGS)
 endif
 ifneq ($(FUZZ),)
-OPT      := -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+OPT      := -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS_ALL := -fsanitize=fuzzer,address,undefined
 endif
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -DBRI_VERSION='"$(VERSION)"' -g $(OPT) -Iinclude -Ilib -Idaemon -I$(BUILD)/gen $(PKG_CFLAGS) -MMD -MP
