@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lance/table/flags.h"
+#include "lance/table/roaring_strict.h"
 
 static unsigned long long ull(uint64_t v) { return (unsigned long long)v; }
 
@@ -55,10 +56,6 @@ void bri_index_views_free(bri_index_views *iv) {
   free(iv);
 }
 
-static roaring_bitmap_t *read_bitmap(const ProtobufCBinaryData *b) {
-  return roaring_bitmap_portable_deserialize_safe((const char *)b->data, b->len);
-}
-
 int bri_index_views_load(const bri_table *t, const bri_manifest *m, bri_index_views **out,
                          bri_error *err) {
   *out = NULL;
@@ -77,10 +74,8 @@ int bri_index_views_load(const bri_table *t, const bri_manifest *m, bri_index_vi
                        "never writes together; brid leaves it alone",
                        m->path);
   if (!rc && iv->fri_entry) rc = bri_fri_load(t, m, iv->fri_entry, &iv->fri, err);
-  if (!rc && iv->fri_entry && iv->fri_entry->has_fragment_bitmap &&
-      !(iv->fri_cover = read_bitmap(&iv->fri_entry->fragment_bitmap)))
-    rc = bri_error_set(err, BRI_ECORRUPT, "%s: index %s has an unreadable fragment bitmap",
-                       m->path, BRI_FRI_NAME);
+  if (!rc && iv->fri_entry && iv->fri_entry->has_fragment_bitmap)
+    rc = bri_index_bitmap_read(iv->fri_entry, m->path, &iv->fri_cover, err);
   if (!rc && !iv->fri_cover && !(iv->fri_cover = roaring_bitmap_create()))
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
   for (size_t k = 0; !rc && sec && k < sec->n_indices; k++) {
@@ -94,11 +89,7 @@ int bri_index_views_load(const bri_table *t, const bri_manifest *m, bri_index_vi
       break;
     }
     if (x->has_fragment_bitmap) {
-      if (!(v->cover = read_bitmap(&x->fragment_bitmap))) {
-        rc = bri_error_set(err, BRI_ECORRUPT, "%s: index %s has an unreadable fragment bitmap",
-                           m->path, x->name ? x->name : "?");
-        break;
-      }
+      if ((rc = bri_index_bitmap_read(x, m->path, &v->cover, err)) != 0) break;
       bri_fri_remap_bitmap(iv->fri, v->cover);
     }
     bool carried = in(v->type, FRI_TYPES, sizeof FRI_TYPES / sizeof *FRI_TYPES);

@@ -4,7 +4,6 @@
  * `brictl inspect` prints from it cannot disagree. */
 #include "ops/inspect.h"
 
-#include <roaring/roaring.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "lance/table/bri.h"
 #include "lance/table/flags.h"
 #include "lance/table/foreign.h"
+#include "lance/table/roaring_strict.h"
 #include "lance/table/rowids.h"
 #include "lance/table/sidecar.h"
 #include "lance/table/table.h"
@@ -206,18 +206,17 @@ static json_t *fragments_json(const bri_table *t, const bri_manifest *bm, totals
   return frags;
 }
 
-static json_t *indices_json(const bri_manifest *bm) {
+static json_t *indices_json(const bri_manifest *bm, bri_error *err, int *rc) {
   json_t *a = json_array();
   if (!bm->indices) return a;
-  for (size_t i = 0; i < bm->indices->n_indices; i++) {
+  for (size_t i = 0; i < bm->indices->n_indices && !*rc; i++) {
     const Lance__Table__IndexMetadata *x = bm->indices->indices[i];
     char uuid[37] = "";
     if (x->uuid && x->uuid->uuid.len == 16) bri_uuid_format(x->uuid->uuid.data, uuid);
     json_t *frags = json_null();
     if (x->has_fragment_bitmap) {
-      roaring_bitmap_t *r = roaring_bitmap_portable_deserialize_safe(
-          (const char *)x->fragment_bitmap.data, x->fragment_bitmap.len);
-      if (r) {
+      roaring_bitmap_t *r;
+      if ((*rc = bri_index_bitmap_read(x, bm->path, &r, err)) == 0) {
         frags = json_array();
         roaring_uint32_iterator_t *it = roaring_create_iterator(r);
         for (; it->has_value; roaring_advance_uint32_iterator(it))
@@ -230,6 +229,10 @@ static json_t *indices_json(const bri_manifest *bm) {
                                        "uuid", uuid, "fields", int_array(x->fields, x->n_fields),
                                        "dataset_version", (json_int_t)x->dataset_version,
                                        "fragment_ids", frags));
+  }
+  if (*rc) {
+    json_decref(a);
+    return NULL;
   }
   return a;
 }
@@ -331,6 +334,8 @@ int bri_inspect_table(const char *root, uint64_t version, json_t **out, bri_erro
     rc = bri_table_branches(t, &branches, &n_branches, err);
   totals tot = {0};
   json_t *frags = rc ? NULL : fragments_json(t, bm, &tot, err, &rc);
+  json_t *idx = rc ? NULL : indices_json(bm, err, &rc);
+  if (rc) json_decref(frags);
   if (!rc) {
     const Lance__Table__Manifest *m = bm->pb;
     const Lance__Table__Manifest__WriterVersion *w = m->writer_version;
@@ -347,7 +352,7 @@ int bri_inspect_table(const char *root, uint64_t version, json_t **out, bri_erro
         "flags", "reader", (json_int_t)m->reader_feature_flags, "writer",
         (json_int_t)m->writer_feature_flags, "reader_names", flag_names(m->reader_feature_flags),
         "writer_names", flag_names(m->writer_feature_flags), "config", config_json(m), "schema",
-        schema_json(m), "fragments", frags, "indices", indices_json(bm), "tags",
+        schema_json(m), "fragments", frags, "indices", idx, "tags",
         refs_json(tags, n_tags, true), "branches", refs_json(branches, n_branches, false),
         "totals", "fragments", (json_int_t)m->n_fragments, "data_files", tot.files,
         "physical_rows", tot.physical, "deleted_rows", tot.deleted, "rows",

@@ -279,6 +279,16 @@ START_TEST(test_create_index) {
   /* covers fragment 2: our rewrite would have to remap it */
   set_bitmap(&x, 2, buf, sizeof buf);
   expect(&t, NO, NO, OK, "an index creation touched fragment 2");
+  /* a hostile bitmap (an array {3, 2}: not sorted) is an error naming the
+   * transaction, not a conflict to retry */
+  static uint8_t unsorted[] = {0x3a, 0x30, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 16, 0, 0, 0, 3, 0, 2, 0};
+  x.fragment_bitmap.data = unsorted, x.fragment_bitmap.len = sizeof unsorted;
+  x.name = "idx";
+  bri_error err;
+  ck_assert_int_eq(bri_conflict_check(&rewrite_txn, &read_m, 0, &t, 9, &err), BRI_ECORRUPT);
+  ck_assert_msg(strstr(err.msg, "the transaction of version 9: index idx: fragment_bitmap: offset 18: "
+                                "Roaring array container 0 is not strictly increasing (2 after 3)"),
+                "%s", err.msg);
   x.has_fragment_bitmap = 0;
   expect(&t, NO, NO, OK, "an index creation without a fragment bitmap");
   /* indexes field 0, which our replacement rewrites */

@@ -6,11 +6,11 @@
  * so membership is a linear scan. */
 #include "lance/table/conflict.h"
 
-#include <roaring/roaring.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
+#include "lance/table/roaring_strict.h"
 #include "util/pbcheck.h"
 
 typedef struct ctx {
@@ -143,9 +143,11 @@ static int create_index_vs_rewrite(const ctx *c, const Lance__Table__Transaction
   for (size_t i = 0; i < ci->n_new_indices; i++) {
     const Lance__Table__IndexMetadata *x = ci->new_indices[i];
     if (!x->has_fragment_bitmap) return give_way(c, "an index creation without a fragment bitmap", 0, false);
-    roaring_bitmap_t *b = roaring_bitmap_portable_deserialize_safe((const char *)x->fragment_bitmap.data,
-                                                                   x->fragment_bitmap.len);
-    if (!b) return give_way(c, "an index creation with an unreadable fragment bitmap", 0, false);
+    roaring_bitmap_t *b;
+    char file[64];
+    snprintf(file, sizeof file, "the transaction of version %llu", U(c->v));
+    int rc = bri_index_bitmap_read(x, file, &b, c->err);
+    if (rc) return rc;
     const Lance__Table__Transaction__Rewrite *r = c->ours->rewrite;
     uint64_t hit = 0;
     bool found = false;

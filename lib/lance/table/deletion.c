@@ -4,13 +4,10 @@
  * walks only the flatbuffer fields it needs (Footer, Schema, Field, Int,
  * Block, Message, RecordBatch, FieldNode, Buffer, BodyCompression), checking
  * every vtable, offset and vector length against the bytes that hold it; the
- * Roaring reader checks the whole header (keys strictly increasing, offsets
- * equal to where each container really starts, container sizes inside the
- * file) and every container's content (sorted arrays, popcount of bitmaps,
- * disjoint runs) against the declared cardinality. Nothing is allocated for a
- * count before the count is checked against the manifest numbers, so a small
- * hostile file cannot request a large buffer. CRoaring is not used: the
- * Debian version (0.2.66) does not validate container contents.
+ * Roaring image goes through the strict decoder every on-disk bitmap passes
+ * (roaring_strict.h). Nothing is allocated for a count before the count is
+ * checked against the manifest numbers, so a small hostile file cannot
+ * request a large buffer.
  *
  * Arrow values come unsorted (Lance writes them from a hash set); they are
  * sorted with an LSD radix sort (bulk, no per-value allocation) and checked
@@ -25,6 +22,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "lance/table/roaring_strict.h"
 #include "util/bytes.h"
 #include "util/fsutil.h"
 
@@ -575,225 +573,29 @@ static int parse_arrow(const uint8_t *buf, size_t len, const char *path, uint64_
 
 /* ------------------------------------------------------------ .bin (Roaring) */
 
-enum {
-  ROARING_NO_RUNS = 12346,   /* cookie: u32 count follows, offsets always present */
-  ROARING_RUNS = 12347,      /* low 16 bits; count-1 in the high 16; run flag bitset */
-  ROARING_OFFSETS_MIN = 4,   /* 12347 files carry offsets only from 4 containers on */
-  ROARING_ARRAY_MAX = 4096,  /* larger containers are bitmaps (unless runs) */
-  ROARING_BITMAP_BYTES = 8192,
-};
-
-typedef struct rcont {
-  uint16_t key;
-  uint32_t card;
-  bool run;
-} rcont;
-
-/* Parses a portable Roaring bitmap (RoaringFormatSpec). Strict: keys strictly
- * increasing, container kinds as the cardinality implies, declared offsets
- * equal to the real container positions, contents consistent with the
- * cardinality, and no trailing bytes unless used is given (then *used is
- * the length of the bitmap). */
+/* The strict decoder checks the image; the counts are checked against the
+ * manifest before anything is allocated for the values. */
 static int parse_roaring(const uint8_t *buf, size_t len, const char *path,
                          uint64_t num_deleted_rows, uint64_t physical_rows, uint32_t **offsets,
-                         size_t *count, size_t *used, bri_error *err) {
-  if (len < 4)
+                         size_t *count, bri_error *err) {
+  bri_roaring_info info;
+  int rc = bri_roaring_check(buf, len, path, false, &info, err);
+  if (!rc) rc = check_count(path, "the Roaring bitmap", info.cardinality, num_deleted_rows,
+                            physical_rows, err);
+  if (rc) return rc;
+  if (info.cardinality && info.max >= physical_rows)
     return bri_error_set(err, BRI_ECORRUPT,
-                         "%s: %zu bytes, too short for a Roaring bitmap cookie", path, len);
-  uint32_t cookie = bri_le32(buf);
-  size_t pos = 4, n;
-  bool has_runs, has_offsets;
-  const uint8_t *run_flags = NULL;
-  if (cookie == ROARING_NO_RUNS) {
-    if (len < 8)
-      return bri_error_set(err, BRI_ECORRUPT,
-                           "%s: offset 4: Roaring container count missing (%zu bytes)", path, len);
-    uint32_t c32 = bri_le32(buf + 4);
-    if (c32 > 65536)
-      return bri_error_set(err, BRI_ECORRUPT,
-                           "%s: offset 4: Roaring bitmap claims %u containers, at most 65536 exist",
-                           path, c32);
-    n = c32;
-    pos = 8;
-    has_runs = false;
-    has_offsets = true;
-  } else if ((cookie & 0xFFFF) == ROARING_RUNS) {
-    n = (size_t)(cookie >> 16) + 1;
-    has_runs = true;
-    has_offsets = n >= ROARING_OFFSETS_MIN;
-    size_t flag_bytes = (n + 7) / 8;
-    if (len - pos < flag_bytes)
-      return bri_error_set(err, BRI_ECORRUPT,
-                           "%s: offset 4: Roaring run flags for %zu containers need %zu bytes, "
-                           "%zu remain",
-                           path, n, flag_bytes, len - pos);
-    run_flags = buf + pos;
-    pos += flag_bytes;
-  } else {
-    return bri_error_set(err, BRI_ECORRUPT,
-                         "%s: offset 0: Roaring cookie %u, expected %d or %d (portable 32-bit "
-                         "Roaring)",
-                         path, cookie, ROARING_NO_RUNS, ROARING_RUNS);
-  }
-  /* The descriptive header (4 bytes per container) and offsets (4 more)
-   * must be present before anything is allocated for n containers. */
-  size_t per = has_offsets ? 8 : 4;
-  if (n > (len - pos) / per)
-    return bri_error_set(err, BRI_ECORRUPT,
-                         "%s: offset %zu: Roaring header for %zu containers needs %zu bytes, only "
-                         "%zu remain",
-                         path, pos, n, n * per, len - pos);
-  rcont *cs = n ? malloc(n * sizeof *cs) : NULL;
-  if (n && !cs) return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", path);
-  const uint8_t *desc = buf + pos;
-  const uint8_t *offs = has_offsets ? desc + 4 * n : NULL;
-  pos += per * n;
-  uint64_t total = 0;
-  int rc = 0;
-  for (size_t i = 0; i < n; i++) {
-    cs[i].key = bri_le16(desc + 4 * i);
-    cs[i].card = (uint32_t)bri_le16(desc + 4 * i + 2) + 1;
-    cs[i].run = has_runs && (run_flags[i / 8] >> (i % 8) & 1);
-    total += cs[i].card;
-    if (i && cs[i].key <= cs[i - 1].key) {
-      rc = bri_error_set(err, BRI_ECORRUPT,
-                         "%s: offset %zu: Roaring container %zu has key %u after key %u, keys "
-                         "must increase",
-                         path, (size_t)(desc - buf) + 4 * i, i, cs[i].key, cs[i - 1].key);
-      break;
-    }
-    if (((uint64_t)cs[i].key << 16) >= physical_rows) {
-      rc = bri_error_set(err, BRI_ECORRUPT,
-                         "%s: offset %zu: Roaring container %zu (key %u) holds row offsets from "
-                         "%llu, not below the fragment's %llu physical rows",
-                         path, (size_t)(desc - buf) + 4 * i, i, cs[i].key,
-                         ull((uint64_t)cs[i].key << 16), ull(physical_rows));
-      break;
-    }
-  }
-  if (!rc) rc = check_count(path, "the Roaring bitmap", total, num_deleted_rows, physical_rows, err);
-  uint32_t *out = NULL;
-  if (!rc && total) {
-    out = malloc((size_t)total * sizeof *out);
-    if (!out) rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory for %llu offsets", path,
-                                 ull(total));
-  }
-  size_t k = 0;
-  for (size_t i = 0; !rc && i < n; i++) {
-    const rcont *ct = &cs[i];
-    uint32_t hi = (uint32_t)ct->key << 16;
-    if (offs && bri_le32(offs + 4 * i) != pos) {
-      rc = bri_error_set(err, BRI_ECORRUPT,
-                         "%s: offset %zu: Roaring container %zu is declared at offset %u but "
-                         "starts at %zu",
-                         path, (size_t)(offs - buf) + 4 * i, i, bri_le32(offs + 4 * i), pos);
-      break;
-    }
-    size_t start_k = k;
-    if (ct->run) {
-      if (len - pos < 2) {
-        rc = bri_error_set(err, BRI_ECORRUPT,
-                           "%s: offset %zu: Roaring run container %zu truncated", path, pos, i);
-        break;
-      }
-      size_t nruns = bri_le16(buf + pos);
-      if (nruns == 0 || nruns > (len - pos - 2) / 4) {
-        rc = bri_error_set(err, BRI_ECORRUPT,
-                           "%s: offset %zu: Roaring run container %zu claims %zu runs, %zu bytes "
-                           "remain",
-                           path, pos, i, nruns, len - pos - 2);
-        break;
-      }
-      const uint8_t *r = buf + pos + 2;
-      uint64_t sum = 0;
-      int64_t prev_end = -1;
-      for (size_t j = 0; j < nruns; j++) {
-        uint32_t s = bri_le16(r + 4 * j), l = (uint32_t)bri_le16(r + 4 * j + 2) + 1;
-        if ((int64_t)s <= prev_end || s + l > 65536 || sum + l > ct->card) {
-          rc = bri_error_set(err, BRI_ECORRUPT,
-                             "%s: offset %zu: Roaring run %zu of container %zu (start %u, length "
-                             "%u) overlaps, exceeds 16 bits or the cardinality %u",
-                             path, pos + 2 + 4 * j, j, i, s, l, ct->card);
-          break;
-        }
-        for (uint32_t v = s; v < s + l; v++) out[k++] = hi | v;
-        sum += l;
-        prev_end = (int64_t)(s + l - 1);
-      }
-      if (!rc && sum != ct->card)
-        rc = bri_error_set(err, BRI_ECORRUPT,
-                           "%s: offset %zu: Roaring run container %zu holds %llu values, its "
-                           "header says %u",
-                           path, pos, i, ull(sum), ct->card);
-      pos += 2 + 4 * nruns;
-    } else if (ct->card <= ROARING_ARRAY_MAX) {
-      size_t bytes = 2 * (size_t)ct->card;
-      if (len - pos < bytes) {
-        rc = bri_error_set(err, BRI_ECORRUPT,
-                           "%s: offset %zu: Roaring array container %zu needs %zu bytes, %zu "
-                           "remain",
-                           path, pos, i, bytes, len - pos);
-        break;
-      }
-      for (uint32_t j = 0; j < ct->card; j++) {
-        uint16_t v = bri_le16(buf + pos + 2 * j);
-        if (j && v <= (uint16_t)out[k - 1]) {
-          rc = bri_error_set(err, BRI_ECORRUPT,
-                             "%s: offset %zu: Roaring array container %zu is not strictly "
-                             "increasing (%u after %u)",
-                             path, pos + 2 * j, i, v, (uint16_t)out[k - 1]);
-          break;
-        }
-        out[k++] = hi | v;
-      }
-      pos += bytes;
-    } else {
-      if (len - pos < ROARING_BITMAP_BYTES) {
-        rc = bri_error_set(err, BRI_ECORRUPT,
-                           "%s: offset %zu: Roaring bitmap container %zu needs %d bytes, %zu "
-                           "remain",
-                           path, pos, i, ROARING_BITMAP_BYTES, len - pos);
-        break;
-      }
-      const uint8_t *bm = buf + pos;
-      uint64_t pop = 0;
-      for (size_t w = 0; w < ROARING_BITMAP_BYTES / 8; w++)
-        pop += (uint64_t)__builtin_popcountll(bri_le64(bm + 8 * w));
-      if (pop != ct->card) {
-        rc = bri_error_set(err, BRI_ECORRUPT,
-                           "%s: offset %zu: Roaring bitmap container %zu has %llu bits set, its "
-                           "header says %u",
-                           path, pos, i, ull(pop), ct->card);
-        break;
-      }
-      for (size_t w = 0; w < ROARING_BITMAP_BYTES / 8; w++) {
-        uint64_t word = bri_le64(bm + 8 * w);
-        while (word) {
-          out[k++] = hi | (uint32_t)(w * 64 + (size_t)__builtin_ctzll(word));
-          word &= word - 1;
-        }
-      }
-      pos += ROARING_BITMAP_BYTES;
-    }
-    if (!rc && k > start_k && out[k - 1] >= physical_rows)
-      rc = bri_error_set(err, BRI_ECORRUPT,
-                         "%s: Roaring container %zu holds row offset %u, not below the "
+                         "%s: the Roaring container of key %u holds row offset %u, not below the "
                          "fragment's %llu physical rows",
-                         path, i, out[k - 1], ull(physical_rows));
-  }
-  free(cs);
-  if (!rc && used) *used = pos;
-  else if (!rc && pos != len)
-    rc = bri_error_set(err, BRI_ECORRUPT,
-                       "%s: offset %zu: %zu bytes follow the Roaring bitmap, expected the end of "
-                       "the file",
-                       path, pos, len - pos);
-  if (rc) {
-    free(out);
-    return rc;
-  }
+                         path, info.max >> 16, info.max, ull(physical_rows));
+  if (!info.cardinality) return 0;
+  uint32_t *out = malloc((size_t)info.cardinality * sizeof *out);
+  if (!out)
+    return bri_error_set(err, BRI_ENOMEM, "%s: out of memory for %llu offsets", path,
+                         ull(info.cardinality));
+  bri_roaring_to_array(buf, &info, out);
   *offsets = out;
-  *count = (size_t)total;
+  *count = (size_t)info.cardinality;
   return 0;
 }
 
@@ -812,20 +614,12 @@ int bri_deletion_parse(const uint8_t *buf, size_t len, const char *path, int fil
   case BRI_DELETION_ARROW:
     return parse_arrow(buf, len, path, num_deleted_rows, physical_rows, offsets, count, err);
   case BRI_DELETION_BITMAP:
-    return parse_roaring(buf, len, path, num_deleted_rows, physical_rows, offsets, count, NULL, err);
+    return parse_roaring(buf, len, path, num_deleted_rows, physical_rows, offsets, count, err);
   default:
     return bri_error_set(err, BRI_EUNSUPPORTED,
                          "%s: deletion file type %d, expected 0 (arrow) or 1 (bitmap)", path,
                          file_type);
   }
-}
-
-int bri_roaring_parse(const uint8_t *buf, size_t len, const char *what, uint64_t limit,
-                      uint32_t **values, size_t *count, size_t *used, bri_error *err) {
-  *values = NULL;
-  *count = 0;
-  *used = 0;
-  return parse_roaring(buf, len, what, 0, limit, values, count, used, err);
 }
 
 int bri_deletion_read(bri_store *st, const char *path, int file_type, uint64_t num_deleted_rows,
@@ -861,13 +655,13 @@ int bri_deletion_encode_bin(const uint32_t *v, size_t n, uint8_t **out, size_t *
     size_t j = i;
     while (j < n && v[j] >> 16 == key) j++;
     size_t card = j - i;
-    size += 8 + (card <= ROARING_ARRAY_MAX ? 2 * card : ROARING_BITMAP_BYTES);
+    size += 8 + (card <= BRI_ROARING_ARRAY_MAX ? 2 * card : BRI_ROARING_BITMAP_BYTES);
     nc++;
     i = j;
   }
   uint8_t *b = calloc(1, size);
   if (!b) return bri_error_set(err, BRI_ENOMEM, "out of memory for a %zu-byte bitmap", size);
-  bri_put_le32(b, ROARING_NO_RUNS);
+  bri_put_le32(b, BRI_ROARING_COOKIE_NO_RUNS);
   bri_put_le32(b + 4, (uint32_t)nc);
   size_t desc = 8, offs = 8 + 4 * nc, pos = 8 + 8 * nc, c = 0;
   for (size_t i = 0; i < n; c++) {
@@ -878,11 +672,11 @@ int bri_deletion_encode_bin(const uint32_t *v, size_t n, uint8_t **out, size_t *
     bri_put_le16(b + desc + 4 * c, (uint16_t)key);
     bri_put_le16(b + desc + 4 * c + 2, (uint16_t)(card - 1));
     bri_put_le32(b + offs + 4 * c, (uint32_t)pos);
-    if (card <= ROARING_ARRAY_MAX) {
+    if (card <= BRI_ROARING_ARRAY_MAX) {
       for (size_t t = i; t < j; t++, pos += 2) bri_put_le16(b + pos, (uint16_t)v[t]);
     } else {
       for (size_t t = i; t < j; t++) b[pos + (v[t] & 0xFFFF) / 8] |= (uint8_t)(1u << (v[t] & 7));
-      pos += ROARING_BITMAP_BYTES;
+      pos += BRI_ROARING_BITMAP_BYTES;
     }
     i = j;
   }

@@ -7,8 +7,9 @@
  *           buffers ZSTD-compressed, values unsorted;
  *   .bin    (file_type 1, BITMAP): a 32-bit Roaring bitmap in the portable
  *           serialization (cookies 12346 and 12347).
- * Both are parsed by hand with strict bounds checks (no Arrow, flatbuffers or
- * Roaring library on the read path), and every reader returns the same thing:
+ * Both are parsed by hand with strict bounds checks (no Arrow or flatbuffers
+ * library; Roaring images by roaring_strict.h, never by CRoaring), and every
+ * reader returns the same thing:
  * a sorted array of unique offsets, each checked against the fragment's
  * physical row count and the count the manifest recorded.
  *
@@ -46,14 +47,6 @@ enum {
 int bri_deletion_parse(const uint8_t *buf, size_t len, const char *path, int file_type,
                        uint64_t num_deleted_rows, uint64_t physical_rows, uint32_t **offsets,
                        size_t *count, bri_error *err);
-
-/* The strict portable-Roaring reader of .bin files, for Roaring images
- * embedded elsewhere (the fragment reuse index's treemaps): the values
- * (strictly increasing, each below limit) of the bitmap at the start of buf;
- * *used is its length, what follows is the caller's. what names the bytes
- * in messages. */
-int bri_roaring_parse(const uint8_t *buf, size_t len, const char *what, uint64_t limit,
-                      uint32_t **values, size_t *count, size_t *used, bri_error *err);
 
 /* Reads and parses the deletion file at path (same contract). */
 int bri_deletion_read(bri_store *st, const char *path, int file_type, uint64_t num_deleted_rows,

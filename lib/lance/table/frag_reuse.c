@@ -3,10 +3,10 @@
  * Validation mirrors what Lance checks when it builds its remap from the
  * details (lance-core row_addr_remap, lance-table system_index/frag_reuse):
  * details brid would append to must be ones Lance can still read, or the
- * commit would break every index of the table. The 32-bit bitmaps inside a
- * treemap are parsed by the strict reader of deletion bitmaps
- * (bri_roaring_parse), not CRoaring's, which prints to stderr on bad input;
- * CRoaring builds and serializes them. */
+ * commit would break every index of the table. Every bitmap read from disk
+ * (treemaps, index fragment bitmaps) goes through the strict decoder
+ * (roaring_strict.h) before CRoaring sees it; CRoaring builds and serializes
+ * them. */
 #include "lance/table/frag_reuse.h"
 
 #include <stdio.h>
@@ -15,7 +15,6 @@
 #include <time.h>
 
 #include "lance/table/commit.h"
-#include "lance/table/deletion.h"
 #include "util/bytes.h"
 #include "util/fsutil.h"
 
@@ -48,68 +47,6 @@ int bri_treemap_encode(const bri_treemap_part *parts, size_t n, uint8_t **out, s
   }
   *out = b;
   *len = pos;
-  return 0;
-}
-
-void bri_treemap_free(bri_treemap_part *parts, size_t n) {
-  for (size_t i = 0; parts && i < n; i++)
-    if (parts[i].low) roaring_bitmap_free(parts[i].low);
-  free(parts);
-}
-
-int bri_treemap_decode(const uint8_t *buf, size_t len, const char *what,
-                       bri_treemap_part **parts, size_t *n, bri_error *err) {
-  *parts = NULL;
-  *n = 0;
-  if (len < 8)
-    return bri_error_set(err, BRI_ECORRUPT, "%s: %zu bytes, too short for a RoaringTreemap", what,
-                         len);
-  uint64_t count = bri_le64(buf);
-  /* every part takes at least 4 (key) + 8 (smallest portable bitmap) bytes */
-  if (count > (len - 8) / 12)
-    return bri_error_set(err, BRI_ECORRUPT,
-                         "%s: RoaringTreemap claims %llu bitmaps in %zu bytes", what, ull(count),
-                         len);
-  bri_treemap_part *p = calloc(count ? count : 1, sizeof *p);
-  if (!p) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  size_t pos = 8, k = 0;
-  int rc = 0;
-  for (; k < count && !rc; k++) {
-    if (len - pos < 4) {
-      rc = bri_error_set(err, BRI_ECORRUPT, "%s: offset %zu: RoaringTreemap key %zu truncated",
-                         what, pos, k);
-      break;
-    }
-    p[k].high = bri_le32(buf + pos);
-    if (k && p[k].high <= p[k - 1].high) {
-      rc = bri_error_set(err, BRI_ECORRUPT,
-                         "%s: offset %zu: RoaringTreemap keys not ascending (%u after %u)", what,
-                         pos, p[k].high, p[k - 1].high);
-      break;
-    }
-    pos += 4;
-    uint32_t *v = NULL;
-    size_t nv = 0, used = 0;
-    char where[320];
-    snprintf(where, sizeof where, "%s: bitmap %zu (fragment %u) at offset %zu of the RoaringTreemap",
-             what, k, p[k].high, pos);
-    rc = bri_roaring_parse(buf + pos, len - pos, where, (uint64_t)1 << 32, &v, &nv, &used, err);
-    if (!rc && nv == 0)
-      rc = bri_error_set(err, BRI_ECORRUPT, "%s is empty", where);
-    if (!rc && !(p[k].low = roaring_bitmap_of_ptr(nv, v)))
-      rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-    free(v);
-    pos += used;
-  }
-  if (!rc && pos != len)
-    rc = bri_error_set(err, BRI_ECORRUPT, "%s: %zu trailing bytes after the RoaringTreemap", what,
-                       len - pos);
-  if (rc) {
-    bri_treemap_free(p, (size_t)count); /* calloc: parts not reached are empty */
-    return rc;
-  }
-  *parts = p;
-  *n = (size_t)count;
   return 0;
 }
 
@@ -291,9 +228,9 @@ bool bri_fri_version_caught_up(const bri_fri_version *v, const Lance__Table__Ind
     if (bri_fri_is(x) || (x->name && !strcmp(x->name, "__lance_mem_wal"))) continue;
     if (x->dataset_version < v->dataset_version) return false;
     if (!x->has_fragment_bitmap) continue;
-    roaring_bitmap_t *b = roaring_bitmap_portable_deserialize_safe(
-        (const char *)x->fragment_bitmap.data, x->fragment_bitmap.len);
-    if (!b) return false; /* unreadable: keep the version */
+    roaring_bitmap_t *b;
+    bri_error e;
+    if (bri_index_bitmap_read(x, NULL, &b, &e) != 0) return false; /* unreadable: keep the version */
     bool covers = false;
     for (size_t g = 0; g < v->n_groups && !covers; g++)
       for (size_t i = 0; i < v->groups[g]->n_old_fragments && !covers; i++)

@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lance/table/roaring_strict.h"
 #include "lance/table/table.h"
 #include "table.pb-c.h"
 #include "util/error.h"
@@ -45,12 +46,6 @@ typedef Lance__Table__FragmentReuseIndexDetails__FragmentDigest bri_fri_digest;
 
 /* ------------------------------------------------------------ RoaringTreemap */
 
-/* One 32-bit bitmap of a treemap: the values whose high 32 bits are `high`. */
-typedef struct bri_treemap_part {
-  uint32_t high;
-  roaring_bitmap_t *low;
-} bri_treemap_part;
-
 /* Serializes a 64-bit set the way Rust's roaring RoaringTreemap does:
  * [u64 LE number of parts] then per part, ascending high key,
  * [u32 LE high][portable 32-bit Roaring]. parts must be strictly ascending by
@@ -59,13 +54,7 @@ typedef struct bri_treemap_part {
 int bri_treemap_encode(const bri_treemap_part *parts, size_t n, uint8_t **out, size_t *len,
                        bri_error *err);
 
-/* Parses a serialized RoaringTreemap. Strict: part count bounded by the
- * bytes, high keys strictly ascending, every part a well-formed non-empty
- * portable Roaring bitmap, no trailing bytes. what names the bytes in
- * messages. The caller frees with bri_treemap_free. */
-int bri_treemap_decode(const uint8_t *buf, size_t len, const char *what,
-                       bri_treemap_part **parts, size_t *n, bri_error *err);
-void bri_treemap_free(bri_treemap_part *parts, size_t n);
+/* Reading one: bri_treemap_decode (roaring_strict.h). */
 
 /* ------------------------------------------------------------------- details */
 

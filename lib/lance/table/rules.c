@@ -7,7 +7,6 @@
  * counted, not materialized), which keeps a commit of a large table cheap. */
 #include "lance/table/rules.h"
 
-#include <roaring/roaring.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include <string.h>
 
 #include "lance/table/flags.h"
+#include "lance/table/roaring_strict.h"
 #include "lance/table/rowids.h"
 #include "util/bytes.h"
 
@@ -201,10 +201,10 @@ static void check_indices(checker *c, const Lance__Table__Manifest *m, const Lan
   for (size_t k = 0; idx && k < idx->n_indices; k++) {
     const Lance__Table__IndexMetadata *x = idx->indices[k];
     if (!x->has_fragment_bitmap) continue;
-    roaring_bitmap_t *b = roaring_bitmap_portable_deserialize_safe((const char *)x->fragment_bitmap.data,
-                                                                   x->fragment_bitmap.len);
-    if (!b) {
-      broke(c, BRI_RULE_INDEX_BITMAP, "index %s: fragment bitmap does not decode", x->name ? x->name : "?");
+    roaring_bitmap_t *b;
+    bri_error e;
+    if (bri_index_bitmap_read(x, NULL, &b, &e) != 0) {
+      broke(c, BRI_RULE_INDEX_BITMAP, "%s", e.msg);
       continue;
     }
     if (!roaring_bitmap_is_empty(b) && roaring_bitmap_maximum(b) > max)
