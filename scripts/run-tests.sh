@@ -3,9 +3,12 @@
 # test binary in BUILD/tests, the command-line
 # tests tests/cli/test_*.sh, the daemon tests tests/integration/test_*.sh
 # (a real brid process), then the interop tests tests/interop/test_*.sh
-# (those need the LanceDB oracle that scripts/deps.sh installs). Prints one line per test
+# (those need the LanceDB oracle that scripts/deps.sh installs), and the
+# power-loss subset tests/powerloss/test_*.sh (plain builds only: its
+# preloaded recorder cannot go into an ASan process, and once a CI run is
+# enough; docs/reliability.md "Power loss"). Prints one line per test
 # program and a closing "N passed, N failed" line; exits 1 if any failed.
-#   scripts/run-tests.sh BUILD [all|unit|cli|integration|interop] [REGEX]
+#   scripts/run-tests.sh BUILD [all|unit|cli|integration|interop|powerloss] [REGEX]
 # REGEX (grep -E) keeps only the tests whose name (e.g. interop/test_s3.sh)
 # matches it.
 set -uo pipefail
@@ -51,6 +54,9 @@ add() { [ -z "$ONLY" ] || grep -qE -- "$ONLY" <<<"$1" || return 0; names+=("$1")
 run_one() { case $1 in *.sh) bash "$1" ;; *) "$1" ;; esac; }
 if [ "$WHICH" = all ] || [ "$WHICH" = interop ]; then
   for t in tests/interop/test_*.sh; do [ -f "$t" ] && add "interop/$(basename "$t")" "$t"; done
+fi
+if { [ "$WHICH" = all ] || [ "$WHICH" = powerloss ]; } && [[ $BUILD != *-san* ]]; then
+  for t in tests/powerloss/test_*.sh; do [ -f "$t" ] && add "powerloss/$(basename "$t")" "$t"; done
 fi
 if [ "$WHICH" = all ] || [ "$WHICH" = integration ]; then
   for t in tests/integration/test_*.sh; do [ -f "$t" ] && add "integration/$(basename "$t")" "$t"; done
