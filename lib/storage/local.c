@@ -395,6 +395,10 @@ static int local_finish(bri_swriter *bw, bri_error *err) {
   int c = close(w->fd);
   w->fd = -1;
   if (!rc && c != 0) rc = bri_error_errno(err, "close", bw->path);
+  /* the file's name is durable only once its directory is: without this a
+   * power loss may keep a manifest naming the file and lose the name
+   * (tests/powerloss, docs/reliability.md) */
+  if (!rc) rc = sync_dirfd(w->parent, bw->path, err);
   writer_free(w, rc != 0);
   return rc;
 }
