@@ -24,7 +24,7 @@
  *
  * Paths are absolute, the directory part resolved through /proc/self/fd (the
  * last component as given, never followed). copy_file_range is logged as a
- * write of the bytes it placed (read back from the destination). The
+ * write of the bytes it placed (read back from the source). The
  * 64-bit and fortified variants (open64, __openat_2, pwrite64, ...) and
  * openat2 through syscall(2) (lib/util/fsutil.c uses it) are covered; each
  * tracked operation and its line happen under one lock, so a process's
@@ -427,11 +427,13 @@ ssize_t copy_file_range(int in, off_t *in_off, int out, off_t *out_off, size_t l
   if (!fd_tracked(out, path, &sb)) return real_copy_file_range(in, in_off, out, out_off, len, flags);
   pthread_mutex_lock(&g_mu);
   off_t at = out_off ? *out_off : lseek(out, 0, SEEK_CUR);
+  off_t from = in_off ? *in_off : lseek(in, 0, SEEK_CUR);
   ssize_t r = real_copy_file_range(in, in_off, out, out_off, len, flags);
   int e = errno;
   if (r > 0) {
+    /* the bytes placed, read back from the source (out is write-only) */
     char *b = malloc((size_t)r);
-    if (b && real_pwrite && pread(out, b, (size_t)r, at) == r) log_write(out, path, &sb, at, b, (size_t)r);
+    if (b && pread(in, b, (size_t)r, from) == r) log_write(out, path, &sb, at, b, (size_t)r);
     else emit("error\tf\t0\t%s\tcopy_file_range not read back", path);
     free(b);
   }
