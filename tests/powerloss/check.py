@@ -3,7 +3,7 @@
 docs/reliability.md "Power loss").
 
   check.py OUT WORKLOAD --table REL=REF[,REF...] [--table ...] [--optional REL]
-           [--next STRATEGY]
+           [--next STRATEGY] [--brid ROOT:TABLE_REL:STORE_REL:BASE:STRATEGY]
 
 For each state OUT/sNNNN and each table REL in it:
 - `brictl verify --all-versions` passes (every file a retained version
@@ -14,7 +14,10 @@ For each state OUT/sNNNN and each table REL in it:
 - LanceDB (one node process for all states) reads the same, unless the
   latest version carries the BRI flag, which stock Lance refuses by design;
 - with --next, the next compaction (brictl compact --strategy STRATEGY)
-  succeeds and the table verifies after it.
+  succeeds and the table verifies after it;
+- with --brid, brid started on the state recovers (check_brid.py), the
+  state bind-mounted at the workload's root ROOT (unshare -m: each state in
+  its own mount namespace).
 A table named by --optional may be absent (a clone the crash came before);
 then it must have no version at all. Prints one VIOLATION line per problem,
 naming the state (states.tsv: crash point, variant, what was lost) and the
@@ -91,7 +94,7 @@ def main():
     if len(a) < 2:
         sys.exit(__doc__)
     out, workload = a[0], a[1]
-    tables, optional, next_strategy = {}, set(), None
+    tables, optional, next_strategy, brid = {}, set(), None, None
     rest = a[2:]
     while rest:
         if rest[0] == "--table":
@@ -101,6 +104,8 @@ def main():
             optional.add(rest[1])
         elif rest[0] == "--next":
             next_strategy = rest[1]
+        elif rest[0] == "--brid":
+            brid = rest[1].split(":")
         else:
             sys.exit(f"check.py: unknown option {rest[0]}")
         rest = rest[2:]
@@ -142,6 +147,15 @@ def main():
                     probs.append(f"{rel}: LanceDB cannot open the table: {j['error'][:300]}")
             elif canon(j["read"]) not in allowed:
                 probs.append(f"{rel}: LanceDB reads rows or blob bytes of neither the old nor a new version")
+        if brid and not probs:
+            root, trel, srel, base, strategy = brid
+            r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                                'mount --bind "$1" "$2" && shift 2 && exec "$@"', "sh",
+                                os.path.join(out, s), root, sys.executable, os.path.join(HERE, "check_brid.py"),
+                                root, trel, srel, base, strategy], capture_output=True, text=True)
+            probs += [f"brid: {l}" for l in r.stdout.splitlines() if l.strip()]
+            if r.returncode != 0:
+                probs.append(f"brid: the check did not run: {r.stderr.strip()[-300:]}")
         return s, probs
 
     with cf.ThreadPoolExecutor(max_workers=int(os.environ.get("PL_JOBS", "3"))) as ex:

@@ -22,6 +22,8 @@ need_oracle
 PLDIR=$REPO/tests/powerloss
 PY=${PY:-python3}
 SHIM=$BRI_BUILD/powerloss/plshim.so
+BRID=${BRID:-$BRI_BUILD/bin/brid}
+export BRID
 [ -f "$SHIM" ] || fail "no $SHIM (make $SHIM)"
 QUICK=0 CANARY=0 ONLY=
 while [ $# -gt 0 ]; do
@@ -74,7 +76,8 @@ workload_fixture() { case $1 in compact-bri|materialize) echo bri ;; *) echo sto
 # fixture (APPEND=1: a LanceDB append first, made durable before the snapshot),
 # builds its crash states and checks them.
 run_workload() {
-  local name=$1 append=$2 label=$1 t0=$SECONDS
+  local name=$1 append=$2 label=$1
+  WT0=$SECONDS
   [ "$append" = 1 ] && label=$name+append
   local D=$TMPD/$label W
   W=$D/w
@@ -109,34 +112,82 @@ run_workload() {
   local opt=() tables
   tables=$(IFS=,; echo "${refs[*]}")
   [ -d "$W/c.lance" ] && opt=(--table "c.lance=$tables" --optional c.lance)
-  local gen
-  gen=$("$PY" "$PLDIR/replay.py" states "$D/log" "$W" "$D/snap" "$D/st" --max "$MAX")
-  local res rc=0
-  res=$("$PY" "$PLDIR/check.py" "$D/st" "$label" --table "t.lance=$tables" "${opt[@]}" --next link) || rc=$?
-  grep '^VIOLATION' <<<"$res" | head -${PL_SHOW:-20} || true
-  local last n m
+  judge "$label" "$D" "$W" "$MAX" --table "t.lance=$tables" "${opt[@]}" --next link
+}
+
+# judge LABEL D W MAX CHECK_ARGS...: builds the crash states of D's recording
+# (at most MAX), checks them (check.py CHECK_ARGS), adds up and prints the
+# workload's line, then removes D.
+judge() {
+  local label=$1 D=$2 W=$3 max=$4 gen res rc=0 last n m
+  shift 4
+  gen=$("$PY" "$PLDIR/replay.py" states "$D/log" "$W" "$D/snap" "$D/st" --max "$max")
+  res=$("$PY" "$PLDIR/check.py" "$D/st" "$label" "$@") || rc=$?
+  grep '^VIOLATION' <<<"$res" | head -"${PL_SHOW:-20}" || true
   last=$(tail -1 <<<"$res")
   n=$(sed -n 's/.*: \([0-9]*\) crash states, .*/\1/p' <<<"$last")
   m=$(sed -n 's/.* \([0-9]*\) violations$/\1/p' <<<"$last")
   [ -n "$n" ] && [ -n "$m" ] || fail "$label: the checker ended without a count: $(tail -3 <<<"$res")"
   [ "$rc" = 0 ] || [ "$m" -gt 0 ] || fail "$label: the checker failed: $(tail -3 <<<"$res")"
   TOTAL=$((TOTAL + n)) VIOL=$((VIOL + m))
-  printf '%-22s %4d states %4d violations %4d s  (%s)\n' "$label" "$n" "$m" $((SECONDS - t0)) "$gen" | tee -a "$SUMMARY"
+  printf '%-22s %4d states %4d violations %4d s  (%s)\n' "$label" "$n" "$m" $((SECONDS - WT0)) "$gen" |
+    tee -a "$SUMMARY"
   rm -rf "$D"
+}
+
+# run_brid APPEND: brid's own life of a job through its SQLite store: brid
+# starts on an empty store (under the recorder, like everything it writes
+# beneath the workload's root: the table and the store), a compaction is
+# submitted and followed (queue, claim, run, commit, record), brid stops on
+# SIGTERM. Each crash state is checked as a table (check.py) and by brid
+# started on it (check_brid.py): it recovers, forgets no committed job, and
+# the next compaction succeeds.
+run_brid() {
+  local append=$1 label=brid-job
+  [ "$append" = 1 ] && label=brid-job+append
+  WT0=$SECONDS
+  local D=$TMPD/$label W base
+  W=$D/w
+  mkdir -p "$W/root" "$W/state"
+  cp -a "$FX/stock.lance" "$W/root/t.lance"
+  if [ "$append" = 1 ]; then
+    lance_ops "$W/root/t.lance" append 4 --kind blobs >/dev/null
+    sync -f "$W"
+  fi
+  "$BRICTL" scan "$W/root/t.lance" --json >"$D/ref0.json"
+  base=$("$BRICTL" inspect "$W/root/t.lance" --json | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["version"])')
+  "$PY" "$PLDIR/replay.py" snapshot "$W" "$D/snap"
+  printf '[daemon]\nroot = %s\nretry_base = 1s\n[defaults]\nauto_compact = no\ncleanup_interval = 0\n' \
+    "$W/root" >"$D/brid.conf"
+  local env=(PL_LOG="$D/log" PL_ROOTS="$W" LD_PRELOAD="$SHIM")
+  [ "$CANARY" = 1 ] && env+=(BRI_FAILPOINTS=canary.no_put_dir_fsync=on)
+  env "${env[@]}" "$BRID" --config "$D/brid.conf" --socket "$D/s.sock" --state "$W/state/jobs.db" 2>"$D/brid.log" &
+  local pid=$! i=0
+  until grep -q "ready:" "$D/brid.log"; do
+    kill -0 $pid 2>/dev/null && [ $i -lt 300 ] || { kill -KILL $pid 2>/dev/null; fail "$label: brid did not start: $(tail -3 "$D/brid.log")"; }
+    sleep 0.1; i=$((i + 1))
+  done
+  "$BRICTL" compact "$W/root/t.lance" --strategy link --wait --socket "$D/s.sock" >"$D/cmd.out" 2>&1 ||
+    { kill -KILL $pid; fail "$label: the compaction through brid failed: $(tail -3 "$D/cmd.out")"; }
+  kill -TERM $pid
+  wait $pid || fail "$label: brid stopped with status $?: $(tail -3 "$D/brid.log")"
+  "$BRICTL" scan "$W/root/t.lance" --json >"$D/ref1.json"
+  judge "$label" "$D" "$W" "${PL_BRID_STATES:-120}" --table "root/t.lance=$D/ref0.json,$D/ref1.json" \
+    --brid "$W:root/t.lance:state/jobs.db:$base:link"
 }
 
 if [ $QUICK = 1 ]; then
   WORKLOADS=("compact-link 0" "cleanup 0")
 else
   WORKLOADS=()
-  for w in compact-link compact-copy compact-bri cleanup materialize clone-deep gen; do
+  for w in compact-link compact-copy compact-bri cleanup materialize clone-deep gen brid-job; do
     WORKLOADS+=("$w 0" "$w 1")
   done
 fi
 for w in "${WORKLOADS[@]}"; do
   set -- $w
   [ -z "$ONLY" ] || grep -qE -- "$ONLY" <<<"$1" || continue
-  run_workload "$1" "$2"
+  if [ "$1" = brid-job ]; then run_brid "$2"; else run_workload "$1" "$2"; fi
 done
 echo "powerloss: $((SECONDS - T0)) s"
 echo "powerloss: $TOTAL crash states, $VIOL violations"
