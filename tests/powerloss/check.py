@@ -3,7 +3,7 @@
 docs/reliability.md "Power loss").
 
   check.py OUT WORKLOAD --table REL=REF[,REF...] [--table ...] [--optional REL]
-           [--next STRATEGY] [--brid ROOT:TABLE_REL:STORE_REL:BASE:STRATEGY]
+           [--next STRATEGY] [--brid ROOT:TABLE_REL:STORE_REL:BASE:STRATEGY:SNAP_INODES]
 
 For each state OUT/sNNNN and each table REL in it:
 - `brictl verify --all-versions` passes (every file a retained version
@@ -148,11 +148,11 @@ def main():
             elif canon(j["read"]) not in allowed:
                 probs.append(f"{rel}: LanceDB reads rows or blob bytes of neither the old nor a new version")
         if brid and not probs:
-            root, trel, srel, base, strategy = brid
+            root, trel, srel, base, strategy, inodes = brid
             r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
                                 'mount --bind "$1" "$2" && shift 2 && exec "$@"', "sh",
                                 os.path.join(out, s), root, sys.executable, os.path.join(HERE, "check_brid.py"),
-                                root, trel, srel, base, strategy], capture_output=True, text=True)
+                                root, trel, srel, base, strategy, inodes], capture_output=True, text=True)
             probs += [f"brid: {l}" for l in r.stdout.splitlines() if l.strip()]
             if r.returncode != 0:
                 probs.append(f"brid: the check did not run: {r.stderr.strip()[-300:]}")

@@ -1,7 +1,7 @@
 """check_brid.py: the power-loss checker's part for brid's own workload
 (tests/powerloss/check.py --brid; docs/reliability.md "Power loss").
 
-  check_brid.py ROOT TABLE_REL STORE_REL BASE_VERSION STRATEGY
+  check_brid.py ROOT TABLE_REL STORE_REL BASE_VERSION STRATEGY SNAP_INODES
 
 ROOT is the crash state, seen at the workload's own path (the job store
 names tables by absolute path: check.py bind-mounts the state there in a
@@ -16,7 +16,13 @@ would be after the machine came back, and must:
   succeeded; and never record a commit the table lost (a job succeeded with
   a version newer than the table's latest);
 - settle every job it finds (none left queued or running) and leave no
-  journal (what a lost attempt wrote is reclaimed);
+  journal, and reclaim what a lost attempt wrote: no file the workload made
+  (one not in the snapshot, SNAP_INODES) is left that no version references
+  (cleanup --dry-run --older-than 0 lists it; what it lists of the old
+  versions was in the snapshot; staging files .tmp* and the transaction
+  file of a commit that did not land excepted: brid's journal does not
+  name them, and cleanup reclaims them after its grace period, as Lance's
+  own leftovers; docs/reliability.md);
 - run the next compaction of the table (brictl compact --wait) to success.
 """
 import json
@@ -49,7 +55,27 @@ def _tail(path, n=3):
         return ""
 
 
-def check(state, table_rel, store_rel, base_version, strategy):
+def _left_behind(table, root, snap_inodes):
+    """Files the workload made that no version references."""
+    before = set()
+    with open(snap_inodes) as f:
+        for line in f:
+            before.add(line.rstrip("\n").split("\t", 1)[1])
+    p = subprocess.run([BRICTL, "cleanup", table, "--dry-run", "--older-than", "0", "--grace", "0",
+                        "--offline", "--json"], capture_output=True, text=True)
+    if p.returncode != 0:
+        return [f"cleanup --dry-run fails: {p.stderr.strip()[-200:]}"]
+    left = []
+    for e in json.loads(p.stdout).get("deleted", []):
+        path = e.get("path", "")
+        rel = os.path.relpath(path, root)
+        if rel not in before and e.get("kind") not in ("staging", "transaction") and \
+                not os.path.basename(path).startswith(".tmp"):
+            left.append(rel)
+    return left
+
+
+def check(state, table_rel, store_rel, base_version, strategy, snap_inodes):
     """Problems (strings) found running brid on state."""
     table = os.path.join(state, table_rel)
     root = os.path.dirname(table)
@@ -101,6 +127,10 @@ def check(state, table_rel, store_rel, base_version, strategy):
             rc, out, err = _ctl(sock, "job", str(j["id"]), "--json")
             if rc == 0 and json.loads(out).get("journal"):
                 probs.append(f"job {j['id']} keeps a journal after recovery: {json.loads(out)['journal']}")
+        left = _left_behind(table, state, snap_inodes)
+        if left:
+            probs.append(f"recovery left {len(left)} file(s) a lost attempt wrote that no version "
+                         f"references: {', '.join(left[:3])}")
         rc, out, err = _ctl(sock, "compact", table, "--strategy", strategy, "--wait", timeout=120)
         if rc != 0:
             probs.append(f"the next compaction through brid fails: {(err or out).strip()[-300:]}")
@@ -121,5 +151,5 @@ def check(state, table_rel, store_rel, base_version, strategy):
 
 
 if __name__ == "__main__":
-    for pr in check(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]):
+    for pr in check(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6]):
         print(pr)

@@ -173,7 +173,7 @@ run_brid() {
   wait $pid || fail "$label: brid stopped with status $?: $(tail -3 "$D/brid.log")"
   "$BRICTL" scan "$W/root/t.lance" --json >"$D/ref1.json"
   judge "$label" "$D" "$W" "${PL_BRID_STATES:-120}" --table "root/t.lance=$D/ref0.json,$D/ref1.json" \
-    --brid "$W:root/t.lance:state/jobs.db:$base:link"
+    --brid "$W:root/t.lance:state/jobs.db:$base:link:$D/snap.inodes"
 }
 
 if [ $QUICK = 1 ]; then
