@@ -424,6 +424,17 @@ static int local_mkdir(bri_store *st, const char *key, bri_error *err) {
     rc = bri_error_set(err, dir ? BRI_ETAKEN : BRI_ECORRUPT, "%s/%s %s", st->uri, key,
                        dir ? "already exists" : "exists and is not a directory");
   }
+  /* the new directory's name is durable only once its parent is: a
+   * directory fsynced later (with the files placed in it) does not make its
+   * own entry durable (tests/powerloss, docs/reliability.md) */
+  int parent = -1;
+  const char *name;
+  if (!rc && !(rc = own_parent(st, key, &parent, &name, err))) {
+    char *dir = dir_path(st, key, name);
+    rc = dir ? sync_dirfd(parent, dir, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+    free(dir);
+    close(parent);
+  }
   return rc;
 }
 
