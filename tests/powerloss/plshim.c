@@ -210,9 +210,7 @@ static int fd_tracked(int fd, char *path, struct stat *sb) {
   return fstat(fd, sb) == 0;
 }
 
-static void log_write(int fd, const char *path, const struct stat *sb, off_t off, const void *buf,
-                      size_t len) {
-  (void)fd;
+static void log_write(const char *path, const struct stat *sb, off_t off, const void *buf, size_t len) {
   long long at = put_data(buf, len);
   emit("write\tf\t%llu\t%s\t%lld\t%zu\t%lld", (unsigned long long)sb->st_ino, path, (long long)off, len, at);
 }
@@ -226,11 +224,12 @@ static void log_open(int fd, const char *path, int flags, int existed) {
     emit("trunc\tf\t%llu\t%s\t0", (unsigned long long)sb.st_ino, path);
 }
 
-static int do_openat(int dirfd, const char *name, int flags, mode_t mode, int (*call)(void *), void *arg) {
+/* An open through call(arg): logged when it creates or truncates a file
+ * beneath a root. */
+static int do_openat(int dirfd, const char *name, int flags, int (*call)(void *), void *arg) {
   char path[PATH_MAX];
   int tracked = on() && (flags & (O_CREAT | O_TRUNC)) && at_path(dirfd, name, path) && under_root(path);
   if (!tracked) return call(arg);
-  (void)mode;
   pthread_mutex_lock(&g_mu);
   struct stat sb;
   int existed = lstat(path, &sb) == 0;
@@ -265,7 +264,7 @@ int openat(int dirfd, const char *name, int flags, ...) {
   va_end(ap);
   pthread_once(&g_once, init);
   open_args a = {dirfd, name, flags, mode};
-  return do_openat(dirfd, name, flags, mode, call_openat, &a);
+  return do_openat(dirfd, name, flags, call_openat, &a);
 }
 
 int open(const char *name, int flags, ...) {
@@ -275,7 +274,7 @@ int open(const char *name, int flags, ...) {
   va_end(ap);
   pthread_once(&g_once, init);
   open_args a = {AT_FDCWD, name, flags, mode};
-  return do_openat(AT_FDCWD, name, flags, mode, call_openat, &a);
+  return do_openat(AT_FDCWD, name, flags, call_openat, &a);
 }
 
 int open64(const char *name, int flags, ...) __attribute__((alias("open")));
@@ -309,7 +308,7 @@ long syscall(long n, ...) {
   if (n == SYS_openat2) {
     struct open_how *how = (struct open_how *)a3;
     openat2_args o = {(int)a1, (const char *)a2, how, (size_t)a4};
-    return do_openat((int)a1, (const char *)a2, (int)how->flags, (mode_t)how->mode, call_openat2, &o);
+    return do_openat((int)a1, (const char *)a2, (int)how->flags, call_openat2, &o);
   }
   return real_syscall(n, a1, a2, a3, a4, a5, a6);
 }
@@ -323,7 +322,7 @@ ssize_t write(int fd, const void *buf, size_t len) {
   off_t off = fl >= 0 && (fl & O_APPEND) ? (fstat(fd, &sb), sb.st_size) : lseek(fd, 0, SEEK_CUR);
   ssize_t r = real_write(fd, buf, len);
   int e = errno;
-  if (r > 0) log_write(fd, path, &sb, off, buf, (size_t)r);
+  if (r > 0) log_write(path, &sb, off, buf, (size_t)r);
   pthread_mutex_unlock(&g_mu);
   errno = e;
   return r;
@@ -336,7 +335,7 @@ ssize_t pwrite(int fd, const void *buf, size_t len, off_t off) {
   pthread_mutex_lock(&g_mu);
   ssize_t r = real_pwrite(fd, buf, len, off);
   int e = errno;
-  if (r > 0) log_write(fd, path, &sb, off, buf, (size_t)r);
+  if (r > 0) log_write(path, &sb, off, buf, (size_t)r);
   pthread_mutex_unlock(&g_mu);
   errno = e;
   return r;
@@ -365,7 +364,7 @@ static ssize_t vec_write(int fd, const struct iovec *iov, int cnt, off_t at, int
   int e = errno;
   if (r > 0) {
     void *b = gather(iov, cnt, (size_t)r);
-    if (b) log_write(fd, path, &sb, off, b, (size_t)r);
+    if (b) log_write(path, &sb, off, b, (size_t)r);
     free(b);
   }
   pthread_mutex_unlock(&g_mu);
@@ -433,7 +432,7 @@ ssize_t copy_file_range(int in, off_t *in_off, int out, off_t *out_off, size_t l
   if (r > 0) {
     /* the bytes placed, read back from the source (out is write-only) */
     char *b = malloc((size_t)r);
-    if (b && pread(in, b, (size_t)r, from) == r) log_write(out, path, &sb, at, b, (size_t)r);
+    if (b && pread(in, b, (size_t)r, from) == r) log_write(path, &sb, at, b, (size_t)r);
     else emit("error\tf\t0\t%s\tcopy_file_range not read back", path);
     free(b);
   }
