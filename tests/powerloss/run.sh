@@ -4,12 +4,13 @@
 # (every file-system operation beneath the workload's root recorded), then
 # replay.py builds the crash states a power loss permits and check.py checks
 # each (verify, brictl and LanceDB read an old or a new version, the next
-# compaction succeeds).
+# compaction succeeds; for brid-job, brid started on the state recovers).
+# PL_MAX_STATES (100) and PL_BRID_STATES (40) cap a workload's states.
 #
 #   tests/powerloss/run.sh [--quick] [--canary] [--only REGEX]
 #
-#   --quick    the subset make check runs: two workloads, at most
-#              PL_QUICK_STATES (60) states each
+#   --quick    the subset make check runs: compact-link and cleanup, at most
+#              PL_QUICK_STATES (60) states each, and brid-job with 15
 #   --canary   arm canary.no_put_dir_fsync in the recorded commands: a put
 #              skips the fsync of its directory; violations must be reported
 #   --only R   the workloads whose name matches R (grep -E)
@@ -35,7 +36,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-MAX=${PL_MAX_STATES:-150}
+MAX=${PL_MAX_STATES:-100}
 [ $QUICK = 1 ] && MAX=${PL_QUICK_STATES:-60}
 T0=$SECONDS
 TOTAL=0 VIOL=0
@@ -174,12 +175,13 @@ run_brid() {
   kill -TERM $pid
   wait $pid || fail "$label: brid stopped with status $?: $(tail -3 "$D/brid.log")"
   "$BRICTL" scan "$W/root/t.lance" --json >"$D/ref1.json"
-  judge "$label" "$D" "$W" "${PL_BRID_STATES:-60}" --table "root/t.lance=$D/ref0.json,$D/ref1.json" \
+  judge "$label" "$D" "$W" "${PL_BRID_STATES:-40}" --table "root/t.lance=$D/ref0.json,$D/ref1.json" \
     --brid "$W:root/t.lance:state/jobs.db:$base:link:$D/snap.inodes"
 }
 
 if [ $QUICK = 1 ]; then
-  WORKLOADS=("compact-link 0" "cleanup 0")
+  WORKLOADS=("compact-link 0" "cleanup 0" "brid-job 0")
+  PL_BRID_STATES=${PL_BRID_STATES:-15}
 else
   WORKLOADS=()
   for w in compact-link compact-copy compact-bri cleanup materialize clone-deep gen brid-job; do

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # test_powerloss.sh: make check's subset of the power-loss harness
 # (tests/powerloss/run.sh --quick: compact with link then materialize and
-# cleanup, and a cleanup, at most 60 crash states each): no violation; then the
-# same compaction with the canary armed (a put skips its directory fsync)
-# must report violations naming the state and the missing file.
+# cleanup, and a cleanup, at most 60 crash states each; brid's life of a job
+# through its SQLite store, 15 states, each then recovered by brid): no
+# violation; then the same compaction with the canary armed (a put skips its
+# directory fsync) must report violations naming the state and the missing
+# file.
 . "$(dirname "$0")/../interop/lib.sh"
 need_oracle
 RUN=$REPO/tests/powerloss/run.sh
