@@ -4,6 +4,9 @@
 #   make check SANITIZE=1  the same under ASan+UBSan (separate build-san/ tree)
 #   make reliability     the full crash matrices, a 10-minute soak (SOAK_SECONDS) and
 #                        compaction under a busy writer for 60 s per case (BUSY_SECONDS)
+#   make powerloss       the power-loss harness (tests/powerloss): every workload's
+#                        crash states checked; CANARY=1 arms the canary (a put
+#                        skips its directory fsync: violations must show)
 #   make fuzz            build libFuzzer harnesses with clang and run each
 #                        FUZZ_SECONDS (default 60) on a copy of its seed corpus
 #   make fuzz-smoke      the same, 5 s each (FUZZ_SMOKE_SECONDS): what CI runs
@@ -72,8 +75,16 @@ FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 # Generated sources and objects are kept (not deleted as intermediates).
 .SECONDARY:
 
-.PHONY: all deps check unit interop fuzz fuzz-smoke fuzzers demo clean install deb reliability
-all: $(BRICTL) $(BRID)
+.PHONY: all deps check unit interop fuzz fuzz-smoke fuzzers demo clean install deb reliability powerloss
+PLSHIM   := $(BUILD)/powerloss/plshim.so
+all: $(BRICTL) $(BRID) $(PLSHIM)
+
+# The power-loss harness's recorder, preloaded into brictl and brid (never
+# built with the sanitizers: an ASan process refuses a preload before its
+# runtime; the harness runs in the plain build).
+$(PLSHIM): tests/powerloss/plshim.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fPIC -shared $(WARN) -o $@ $< -ldl -pthread
 
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
 	@mkdir -p $(BUILD)/gen
@@ -148,6 +159,14 @@ reliability: deps
 	@BRI_SOURCE_DIR=$(CURDIR) BRI_BUILD=$(CURDIR)/$(BUILD) BRICTL=$(CURDIR)/$(BUILD)/bin/brictl \
 	  ORACLE_NODE_DIR=$(CURDIR)/.deps/node LANCEDB_LOG=error SECONDS_RUN=$(or $(BUSY_SECONDS),60) \
 	  bash tests/interop/test_compact_concurrent.sh
+
+# make powerloss: every workload (docs/reliability.md "Power loss"), at most
+# PL_MAX_STATES crash states each; CANARY=1 arms the canary switch.
+powerloss: deps
+	@$(MAKE) --no-print-directory all
+	@BRI_SOURCE_DIR=$(CURDIR) BRI_BUILD=$(CURDIR)/$(BUILD) BRICTL=$(CURDIR)/$(BUILD)/bin/brictl \
+	  ORACLE_NODE_DIR=$(CURDIR)/.deps/node LANCEDB_LOG=error \
+	  bash tests/powerloss/run.sh $(if $(CANARY),--canary)
 
 fuzz: deps
 	@$(MAKE) --no-print-directory FUZZ=1 fuzzers

@@ -3,17 +3,19 @@
 # test binary in BUILD/tests, the command-line
 # tests tests/cli/test_*.sh, the daemon tests tests/integration/test_*.sh
 # (a real brid process), the interop tests tests/interop/test_*.sh
-# (those need the LanceDB oracle that scripts/deps.sh installs), then the
-# system tests tests/system/test_*.sh (the Debian package under systemd in
-# a container; one that exits 77 could not boot one here and is reported
-# SKIP, not counted as a failure; any other test's 77 is a failure). Prints one line per test
+# (those need the LanceDB oracle that scripts/deps.sh installs), the
+# power-loss subset tests/powerloss/test_*.sh (docs/reliability.md "Power
+# loss"), then the system tests tests/system/test_*.sh (the Debian package
+# under systemd in a container; one that exits 77 could not boot one here
+# and is reported SKIP, not counted as a failure; any other test's 77 is a
+# failure). Prints one line per test
 # program and a closing "N passed, N failed" line; exits 1 if any failed.
-#   scripts/run-tests.sh BUILD [all|unit|cli|integration|interop|system] [REGEX]
+#   scripts/run-tests.sh BUILD [all|unit|cli|integration|interop|powerloss|system] [REGEX]
 # REGEX (grep -E) keeps only the tests whose name (e.g. interop/test_s3.sh)
 # matches it. BRI_TEST_ONCE=0 (make check SANITIZE=1 sets it) leaves out the
-# tests that exercise no code of this build and are slow, which .ci/run runs
-# once, with the plain build: tests/system (it installs the package, built
-# without sanitizers).
+# tests that .ci/run runs once, with the plain build: tests/system (it
+# installs the package, built without sanitizers) and tests/powerloss (its
+# preloaded recorder cannot go into an ASan process).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:?build dir}
@@ -57,12 +59,15 @@ names=(); paths=()
 add() { [ -z "$ONLY" ] || grep -qE -- "$ONLY" <<<"$1" || return 0; names+=("$1"); paths+=("$2"); }
 run_one() { case $1 in *.sh) bash "$1" ;; *) "$1" ;; esac; }
 if [ "$ONCE" = 0 ]; then
-  echo "(tests/system: run by the plain build's make check only)"
+  echo "(tests/system and tests/powerloss: run by the plain build's make check only)"
 elif [ "$WHICH" = all ] || [ "$WHICH" = system ]; then
   for t in tests/system/test_*.sh; do [ -f "$t" ] && add "system/$(basename "$t")" "$t"; done
 fi
 if [ "$WHICH" = all ] || [ "$WHICH" = interop ]; then
   for t in tests/interop/test_*.sh; do [ -f "$t" ] && add "interop/$(basename "$t")" "$t"; done
+fi
+if { [ "$WHICH" = all ] || [ "$WHICH" = powerloss ]; } && [ "$ONCE" = 1 ]; then
+  for t in tests/powerloss/test_*.sh; do [ -f "$t" ] && add "powerloss/$(basename "$t")" "$t"; done
 fi
 if [ "$WHICH" = all ] || [ "$WHICH" = integration ]; then
   for t in tests/integration/test_*.sh; do [ -f "$t" ] && add "integration/$(basename "$t")" "$t"; done

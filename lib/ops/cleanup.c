@@ -479,6 +479,12 @@ int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, const bri_hoo
     free(mp);
   }
   if (!rc) rc = flush(&r); /* every old manifest is gone before the first file goes */
+  /* ... durably: a power loss may otherwise bring a deleted manifest back
+   * after the files it alone reached are gone (tests/powerloss) */
+  char *vdir = rc || p->dry_run ? NULL : bri_strdupf("%s/_versions", r.t->root);
+  if (!rc && !p->dry_run)
+    rc = vdir ? bri_store_sync(r.t->store, vdir, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  free(vdir);
   if (!rc && !p->dry_run) rc = bri_failpoint("cleanup.before_files", err);
   static const sweep_arg deletions = {BRI_CLEAN_DELETION, false}, txns = {BRI_CLEAN_TRANSACTION, false};
   if (!rc && ((rc = sweep(&r, "data", data_entry, NULL)) ||

@@ -315,7 +315,9 @@ static int local_put(bri_store *st, const char *key, const void *data, size_t le
   int wrc = step(steps->published, &warn);
   if (if_absent) unlinkat(parent, staging, 0); /* renamed away otherwise */
   staged = false;
-  if (!wrc) wrc = sync_dirfd(parent, dir, &warn);
+  /* the new name is durable only once its directory is (the power-loss
+   * harness's canary switches this off, docs/reliability.md) */
+  if (!wrc && !bri_failpoint_armed("canary.no_put_dir_fsync")) wrc = sync_dirfd(parent, dir, &warn);
   if (wrc && err) *err = warn; /* the reason, as a warning (store.h) */
 out:
   if (fd >= 0) close(fd);
@@ -393,6 +395,10 @@ static int local_finish(bri_swriter *bw, bri_error *err) {
   int c = close(w->fd);
   w->fd = -1;
   if (!rc && c != 0) rc = bri_error_errno(err, "close", bw->path);
+  /* the file's name is durable only once its directory is: without this a
+   * power loss may keep a manifest naming the file and lose the name
+   * (tests/powerloss, docs/reliability.md) */
+  if (!rc) rc = sync_dirfd(w->parent, bw->path, err);
   writer_free(w, rc != 0);
   return rc;
 }
@@ -417,6 +423,17 @@ static int local_mkdir(bri_store *st, const char *key, bri_error *err) {
     bool dir = bri_stat_beneath(ls(st)->fd, st->uri, key, &sb, NULL) == 0 && S_ISDIR(sb.st_mode);
     rc = bri_error_set(err, dir ? BRI_ETAKEN : BRI_ECORRUPT, "%s/%s %s", st->uri, key,
                        dir ? "already exists" : "exists and is not a directory");
+  }
+  /* the new directory's name is durable only once its parent is: a
+   * directory fsynced later (with the files placed in it) does not make its
+   * own entry durable (tests/powerloss, docs/reliability.md) */
+  int parent = -1;
+  const char *name;
+  if (!rc && !(rc = own_parent(st, key, &parent, &name, err))) {
+    char *dir = dir_path(st, key, name);
+    rc = dir ? sync_dirfd(parent, dir, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+    free(dir);
+    close(parent);
   }
   return rc;
 }

@@ -106,6 +106,11 @@ static const bri_failpoint_info REGISTRY[] = {
     {"watch.no_inotify", "daemon/brid/svc_watch.c", "brid", BRI_FP_SWITCH,
      "a switch: brid watches no _versions/ directory, as on a filesystem without inotify, and "
      "finds new commits by its periodic sweep alone"},
+    /* the power-loss canary: lib/storage/local.c, local_put */
+    {"canary.no_put_dir_fsync", "lib/storage/local.c", "compact,materialize,clone,gen", BRI_FP_SWITCH,
+     "a switch for the power-loss harness's canary (tests/powerloss): a put (manifest, transaction "
+     "file, version hint) skips the fsync of its directory after linking or renaming the new "
+     "name, so the name is not durable; brid must never run so"},
     /* brid: daemon/brid/svc_sched.c */
     {"sched.after_claim", "daemon/brid/svc_sched.c", "brid", BRI_FP_TIMING,
      "a timing point: a claim has taken the jobs due and found when the next falls due; the "

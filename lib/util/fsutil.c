@@ -692,6 +692,13 @@ int bri_link_or_copy_beneath(int sfd, const char *sdir, const char *srel, int df
   if (!rc) rc = bri_copy_fd(in, out, (uint64_t)st.st_size, src, dst, err);
   if (!rc && fsync(out) != 0) rc = bri_error_errno(err, "fsync", dst);
   if (out >= 0 && close(out) != 0 && !rc) rc = bri_error_errno(err, "close", dst);
+  /* the copy's name is durable only once its directory is (a link's
+   * callers fsync the directories they fill; tests/powerloss) */
+  if (!rc) {
+    int d = openat(dp, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (d < 0 || fsync(d) != 0) rc = bri_error_errno(err, "fsync the directory of", dst);
+    if (d >= 0) close(d);
+  }
   if (rc && made) unlinkat(dp, drel + doff, 0);
   if (in >= 0) close(in);
   if (dp_own) close(dp);
