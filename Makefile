@@ -42,14 +42,18 @@ LIB_SRC  := $(shell find lib -name '*.c' | sort)
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(GEN_C:.c=.o)
 LIBBRI   := $(BUILD)/libbri.a
 
-# Three programs' rooms: daemon/brictl (the CLI: offline commands + the
+# The programs' rooms: daemon/brictl (the CLI: offline commands + the
 # daemon's client), daemon/brid (the daemon), daemon/rpc (the JSON-RPC framing
-# both speak).
+# and the job kinds both speak), daemon/jobs (brid's job store, also linked
+# into the unit tests that drive it).
 RPC_SRC    := $(wildcard daemon/rpc/*.c)
+JOBS_SRC   := $(wildcard daemon/jobs/*.c)
+JOBS_OBJ   := $(patsubst %.c,$(BUILD)/obj/%.o,$(JOBS_SRC) daemon/rpc/rpc_kinds.c)
+LIBJOBS    := $(BUILD)/libbrijobs.a
 BRICTL_SRC := $(wildcard daemon/brictl/*.c) $(RPC_SRC)
 BRICTL_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(BRICTL_SRC))
 BRICTL     := $(BUILD)/bin/brictl
-BRID_SRC   := $(wildcard daemon/brid/*.c) $(RPC_SRC)
+BRID_SRC   := $(wildcard daemon/brid/*.c) $(RPC_SRC) $(JOBS_SRC)
 BRID_OBJ   := $(patsubst %.c,$(BUILD)/obj/%.o,$(BRID_SRC))
 BRID       := $(BUILD)/bin/brid
 DAEMON_PKGS := libuv libsystemd inih
@@ -84,6 +88,17 @@ $(LIBBRI): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+# A job store backend's SQL (daemon/jobs/schema_NAME.sql) is built in as
+# the string SCHEMA_NAME.
+$(BUILD)/gen/jobs/%.sql.h: daemon/jobs/%.sql scripts/embed-text.sh
+	@mkdir -p $(dir $@)
+	scripts/embed-text.sh "$$(echo '$*' | tr a-z A-Z)" $< >$@.tmp && mv $@.tmp $@
+$(BUILD)/obj/daemon/jobs/store.o $(BUILD)/obj/tests/unit/test_jobs.o: $(BUILD)/gen/jobs/schema_sqlite.sql.h
+
+$(LIBJOBS): $(JOBS_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
 $(BRICTL): $(BRICTL_OBJ) $(LIBBRI)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(BRICTL_OBJ) $(LIBBRI) $(PKG_LIBS)
@@ -92,21 +107,21 @@ $(BUILD)/bin/brid: $(BRID_OBJ) $(LIBBRI)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(BRID_OBJ) $(LIBBRI) $(PKG_LIBS) $(DAEMON_LIBS)
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_HELPER_OBJ) $(LIBBRI)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_HELPER_OBJ) $(LIBJOBS) $(LIBBRI)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_HELPER_OBJ) $(LIBBRI) $(PKG_LIBS) $(shell pkg-config --libs check)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_HELPER_OBJ) $(LIBJOBS) $(LIBBRI) $(PKG_LIBS) $(shell pkg-config --libs check) -pthread
 
 # A harness of daemon code lists the daemon modules it links (paths below
 # daemon/, without .c) in FUZZ_DAEMON_<name>; it then links the daemon's
-# libraries too.
+# libraries too (and the job store's archive, for the kinds and names).
 FUZZ_DAEMON_config  := brid/svc_config brid/svc_log
 FUZZ_DAEMON_request := rpc/rpc_proto brid/svc_request brid/svc_kinds brid/svc_config brid/svc_log
 fuzz_daemon_obj = $(patsubst %,$(BUILD)/obj/daemon/%.o,$(FUZZ_DAEMON_$(1)))
 $(foreach n,$(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC)),$(eval $(BUILD)/fuzz/fuzz_$(n): $(call fuzz_daemon_obj,$(n))))
 
-$(BUILD)/fuzz/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(LIBBRI)
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(LIBJOBS) $(LIBBRI)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(call fuzz_daemon_obj,$*) $(LIBBRI) $(PKG_LIBS) $(if $(FUZZ_DAEMON_$*),$(DAEMON_LIBS))
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(call fuzz_daemon_obj,$*) $(if $(FUZZ_DAEMON_$*),$(LIBJOBS)) $(LIBBRI) $(PKG_LIBS) $(if $(FUZZ_DAEMON_$*),$(DAEMON_LIBS))
 
 fuzzers: $(FUZZ_BIN)
 

@@ -12,8 +12,7 @@
 #include <string.h>
 
 #include "jobs/internal.h"
-#include "util/failpoint.h"
-#include "util/fsutil.h"
+#include "bri/util.h"
 
 void bri_jobs_job_clear(bri_jobs_job *job) {
   if (!job) return;
@@ -38,9 +37,9 @@ int64_t bri_jobs_backoff_ms(const bri_jobs_store *s, int attempts) {
 int bri_jobs_enqueue(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, int priority,
                      const char *params_json, int64_t not_before, int64_t *job_id,
                      int *was_duplicate, bri_error *err) {
-  if (kind < 1 || kind > BRI_JOB_NKINDS)
-    return bri_error_set(err, BRI_EINVAL, "%s: enqueue: job kind %d is not one of the four kinds",
-                         s->path, (int)kind);
+  if (!rpc_kind_of(kind))
+    return bri_error_set(err, BRI_EINVAL, "%s: enqueue: job kind %d is not one of %s", s->path,
+                         (int)kind, rpc_kind_list());
   char what[64];
   snprintf(what, sizeof what, "the params of a %s job", bri_job_kind_name(kind));
   char *params = NULL;
@@ -169,10 +168,12 @@ int jobs_end_locked(bri_jobs_store *s, const bri_jobs_job *job, bri_job_state st
     rc = jobs_stats_add_locked(s, job->table_id, job->kind, bri_job_state_name(state), run_ms,
                                bytes_written, bytes_reused, err);
   if (rc) return rc;
-  if (state == BRI_JOB_SUCCEEDED && job->kind == BRI_JOB_COMPACT)
+  const rpc_kind *d = rpc_kind_of(job->kind);
+  bri_job_stamp stamp = state == BRI_JOB_SUCCEEDED && d ? d->stamp : BRI_STAMP_NONE;
+  if (stamp == BRI_STAMP_COMPACTION)
     rc = jobs_run(s, step, err, "UPDATE tables SET last_compaction_at = ? WHERE id = ?", "ii",
                   now, job->table_id);
-  else if (state == BRI_JOB_SUCCEEDED && job->kind == BRI_JOB_CLEANUP)
+  else if (stamp == BRI_STAMP_CLEANUP)
     rc = jobs_run(s, step, err, "UPDATE tables SET last_cleanup_at = ? WHERE id = ?", "ii", now,
                   job->table_id);
   else if (state == BRI_JOB_FAILED)

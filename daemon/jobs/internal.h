@@ -1,4 +1,4 @@
-/* internal.h: what the files of lib/jobs share and nobody else may use: the
+/* internal.h: what the files of daemon/jobs share and nobody else may use: the
  * store struct, the lock discipline, SQL helpers that turn every SQLite
  * failure into a bri_error naming the database file, the step and the SQL,
  * and the job row reader used by every query that returns jobs.

@@ -1,11 +1,12 @@
 /* store.c: opening the job store (lock file, SQLite connection, identity and
  * version checks, WAL, migrations) and the SQL helpers the other files of
- * lib/jobs share (see store.h, internal.h).
+ * daemon/jobs share (see store.h, internal.h).
  *
- * Migrations are a table of SQL scripts: script i takes user_version i to
- * i+1 and runs in one transaction together with the user_version bump, so a
- * crash mid-migration leaves the previous version intact. A file whose
- * user_version is newer than the table is refused untouched. */
+ * Migrations are the scripts of schema_sqlite.sql, built in: script N takes
+ * user_version N - 1 to N and runs in one transaction together with the
+ * user_version bump, so a crash mid-migration leaves the previous version
+ * intact. A file whose user_version is newer than the last script is
+ * refused untouched. */
 #include "jobs/internal.h"
 
 #include <errno.h>
@@ -20,120 +21,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/fsutil.h"
+#include "bri/util.h"
 
-/* Schema version 1. Times are ms since the epoch; versions and byte counts
- * are INTEGER (int64: Lance versions and sizes never reach 2^63). The two
- * partial unique indexes are the queue's invariants; CHECKs pin the enums
- * and tie owner to "running" and finished_at to the terminal states. */
-static const char SCHEMA_V1[] =
-    "CREATE TABLE tables ("
-    "  id INTEGER PRIMARY KEY,"
-    "  root TEXT NOT NULL UNIQUE CHECK (length(root) > 0),"
-    "  paused INTEGER NOT NULL DEFAULT 0 CHECK (paused IN (0, 1)),"
-    "  last_seen_version INTEGER CHECK (last_seen_version >= 0),"
-    "  last_error TEXT,"
-    "  last_error_at INTEGER,"
-    "  last_compaction_at INTEGER,"
-    "  last_cleanup_at INTEGER,"
-    "  created_at INTEGER NOT NULL"
-    ");"
-    "CREATE TABLE jobs ("
-    "  id INTEGER PRIMARY KEY AUTOINCREMENT," /* ids are never reused after pruning */
-    "  table_id INTEGER NOT NULL REFERENCES tables(id) ON DELETE CASCADE,"
-    "  kind TEXT NOT NULL CHECK (kind IN ('compact', 'cleanup', 'materialize', 'verify')),"
-    "  state TEXT NOT NULL"
-    "    CHECK (state IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')),"
-    "  priority INTEGER NOT NULL DEFAULT 0,"
-    "  attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),"
-    "  max_attempts INTEGER NOT NULL CHECK (max_attempts >= 1),"
-    "  cancel_requested INTEGER NOT NULL DEFAULT 0 CHECK (cancel_requested IN (0, 1)),"
-    "  not_before INTEGER NOT NULL,"
-    "  created_at INTEGER NOT NULL,"
-    "  started_at INTEGER,"
-    "  finished_at INTEGER,"
-    "  owner TEXT,"
-    "  params TEXT,"
-    "  result TEXT,"
-    "  error TEXT,"
-    "  commit_uuid TEXT,"
-    "  commit_read_version INTEGER,"
-    "  bytes_written INTEGER NOT NULL DEFAULT 0,"
-    "  bytes_reused INTEGER NOT NULL DEFAULT 0,"
-    "  CHECK ((state = 'running') = (owner IS NOT NULL)),"
-    "  CHECK ((state IN ('succeeded', 'failed', 'cancelled')) = (finished_at IS NOT NULL))"
-    ");"
-    "CREATE UNIQUE INDEX jobs_one_running_per_table ON jobs(table_id)"
-    "  WHERE state = 'running';"
-    "CREATE UNIQUE INDEX jobs_one_queued_per_kind ON jobs(table_id, kind)"
-    "  WHERE state = 'queued';"
-    "CREATE INDEX jobs_queue ON jobs(priority DESC, not_before, id) WHERE state = 'queued';"
-    "CREATE INDEX jobs_by_table ON jobs(table_id, id);"
-    "CREATE INDEX jobs_by_finish ON jobs(finished_at) WHERE finished_at IS NOT NULL;"
-    "CREATE TABLE job_attempts ("
-    "  job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,"
-    "  attempt INTEGER NOT NULL CHECK (attempt >= 1),"
-    "  owner TEXT NOT NULL,"
-    "  started_at INTEGER NOT NULL,"
-    "  finished_at INTEGER,"
-    "  outcome TEXT"
-    "    CHECK (outcome IN ('succeeded', 'failed', 'cancelled', 'retried', 'crashed')),"
-    "  error TEXT,"
-    "  PRIMARY KEY (job_id, attempt)"
-    ") WITHOUT ROWID;"
-    "CREATE TABLE job_outputs ("
-    "  seq INTEGER PRIMARY KEY,"
-    "  job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,"
-    "  path TEXT NOT NULL CHECK (length(path) > 0),"
-    "  kind TEXT NOT NULL,"
-    "  attempt INTEGER NOT NULL,"
-    "  created_at INTEGER NOT NULL,"
-    "  UNIQUE (job_id, path)"
-    ");"
-    "CREATE TABLE job_stats ("
-    "  table_id INTEGER NOT NULL REFERENCES tables(id) ON DELETE CASCADE,"
-    "  kind TEXT NOT NULL,"
-    "  succeeded INTEGER NOT NULL DEFAULT 0,"
-    "  failed INTEGER NOT NULL DEFAULT 0,"
-    "  cancelled INTEGER NOT NULL DEFAULT 0,"
-    "  retried INTEGER NOT NULL DEFAULT 0,"
-    "  crashed INTEGER NOT NULL DEFAULT 0,"
-    "  run_ms INTEGER NOT NULL DEFAULT 0,"
-    "  bytes_written INTEGER NOT NULL DEFAULT 0,"
-    "  bytes_reused INTEGER NOT NULL DEFAULT 0,"
-    "  PRIMARY KEY (table_id, kind)"
-    ") WITHOUT ROWID;"
-    "PRAGMA application_id = 1651665252;"; /* BRI_JOBS_APPLICATION_ID */
-
-_Static_assert(BRI_JOBS_APPLICATION_ID == 1651665252, "application id literal in SCHEMA_V1");
-
-/* Schema version 2: a queued job is unique per request, not per kind. Two
- * queued jobs of one kind for a table are fine when they ask for different
- * things (a dry run and a real cleanup); identical requests are one job.
- * "The request" is the job's params without "trigger" (what asked for it),
- * in the canonical text enqueue stores (keys sorted, compact), which
- * json_remove keeps canonical. A version 1 store holds at most one queued
- * job per kind, so the new index cannot fail on it. */
-static const char SCHEMA_V2[] =
-    "DROP INDEX jobs_one_queued_per_kind;"
-    "CREATE UNIQUE INDEX jobs_one_queued_per_request ON jobs(table_id, kind, "
-    "  json_remove(coalesce(params, '{}'), '$.trigger')) WHERE state = 'queued';";
-
-/* MIGRATIONS[i] takes the schema from version i to i + 1. */
-static const char *const MIGRATIONS[] = {SCHEMA_V1, SCHEMA_V2};
-_Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == BRI_JOBS_SCHEMA_VERSION,
-               "one migration per schema version");
+/* The schema: migration scripts, one per version (schema_sqlite.sql). */
+#include "jobs/schema_sqlite.sql.h"
 
 /* The tables a store of the current version must have. */
 static const char *const REQUIRED_TABLES[] = {"tables", "jobs", "job_attempts", "job_outputs",
                                               "job_stats"};
 
-static const char *const KIND_NAMES[] = {NULL, "compact", "cleanup", "materialize", "verify"};
 static const char *const STATE_NAMES[] = {NULL,     "queued",    "running",
                                           "succeeded", "failed", "cancelled"};
 
 const char *bri_job_kind_name(bri_job_kind k) {
-  return k >= 1 && k <= BRI_JOB_NKINDS ? KIND_NAMES[k] : "?";
+  const rpc_kind *d = rpc_kind_of(k);
+  return d ? d->name : "?";
 }
 
 const char *bri_job_state_name(bri_job_state s) {
@@ -141,12 +43,10 @@ const char *bri_job_state_name(bri_job_state s) {
 }
 
 int jobs_kind_from_text(const char *t, bri_job_kind *k) {
-  for (int i = 1; t && i <= BRI_JOB_NKINDS; i++)
-    if (strcmp(t, KIND_NAMES[i]) == 0) {
-      *k = (bri_job_kind)i;
-      return 0;
-    }
-  return BRI_EINVAL;
+  const rpc_kind *d = rpc_kind_named(t);
+  if (!d) return BRI_EINVAL;
+  *k = d->kind;
+  return 0;
 }
 
 int jobs_state_from_text(const char *t, bri_job_state *st) {
@@ -160,9 +60,8 @@ int jobs_state_from_text(const char *t, bri_job_state *st) {
 
 int bri_job_kind_parse(const char *name, bri_job_kind *out, bri_error *err) {
   if (jobs_kind_from_text(name, out) == 0) return 0;
-  return bri_error_set(err, BRI_EINVAL,
-                       "unknown job kind '%s' (expected compact, cleanup, materialize or verify)",
-                       name ? name : "(null)");
+  return bri_error_set(err, BRI_EINVAL, "unknown job kind '%s' (expected %s)",
+                       name ? name : "(null)", rpc_kind_list());
 }
 
 int bri_job_state_parse(const char *name, bri_job_state *out, bri_error *err) {
@@ -652,21 +551,66 @@ static int quick_check(bri_jobs_store *s, bri_error *err) {
   return 0;
 }
 
+/* The script of version v in SCHEMA_SQLITE, from its "-- version v:" line
+ * to the next such line (malloc'd); NULL when there is none. */
+static char *migration_script(int64_t v) {
+  char mark[40];
+  snprintf(mark, sizeof mark, "\n-- version %lld:", (long long)v);
+  const char *a = strstr(SCHEMA_SQLITE, mark);
+  if (!a) return NULL;
+  a++;
+  const char *b = strstr(a, "\n-- version ");
+  return strndup(a, b ? (size_t)(b - a) : strlen(a));
+}
+
+/* Fails when a foreign key of the store points nowhere (a migration that
+ * rebuilt a table must leave every reference intact). */
+static int check_foreign_keys(bri_jobs_store *s, const char *step, bri_error *err) {
+  sqlite3_stmt *st;
+  int rc = jobs_prepare(s, "PRAGMA foreign_key_check", &st, step, err);
+  if (rc) return rc;
+  rc = jobs_step(s, st, step, err);
+  if (rc == 1)
+    rc = bri_error_set(err, BRI_ECORRUPT, "%s: %s: a row of table %s references a missing row",
+                       s->path, step, (const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* Runs the scripts from version from + 1 to BRI_JOBS_SCHEMA_VERSION, each
+ * in a transaction of its own with foreign keys off (a script may rebuild
+ * a table others reference) and checked before the commit. */
 static int migrate(bri_jobs_store *s, int64_t from, bri_error *err) {
-  for (int64_t v = from; v < BRI_JOBS_SCHEMA_VERSION; v++) {
+  char *extra = migration_script(BRI_JOBS_SCHEMA_VERSION + 1);
+  free(extra);
+  if (extra)
+    return bri_error_set(err, BRI_EINVAL,
+                         "%s: internal: schema_sqlite.sql goes beyond version %d "
+                         "(BRI_JOBS_SCHEMA_VERSION)",
+                         s->path, BRI_JOBS_SCHEMA_VERSION);
+  if (from >= BRI_JOBS_SCHEMA_VERSION) return 0;
+  int rc = jobs_exec(s, "PRAGMA foreign_keys = OFF", "preparing the migration", err);
+  for (int64_t v = from + 1; !rc && v <= BRI_JOBS_SCHEMA_VERSION; v++) {
     char step[64], bump[64];
-    snprintf(step, sizeof step, "migrating the schema to version %lld", (long long)(v + 1));
-    snprintf(bump, sizeof bump, "PRAGMA user_version = %lld", (long long)(v + 1));
-    int rc = jobs_begin(s, step, err);
-    if (!rc) rc = jobs_exec(s, MIGRATIONS[v], step, err);
+    snprintf(step, sizeof step, "migrating the schema to version %lld", (long long)v);
+    snprintf(bump, sizeof bump, "PRAGMA user_version = %lld", (long long)v);
+    char *script = migration_script(v);
+    if (!script) {
+      rc = bri_error_set(err, BRI_EINVAL, "%s: %s: internal: schema_sqlite.sql has no such version",
+                         s->path, step);
+      break;
+    }
+    rc = jobs_begin(s, step, err);
+    if (!rc) rc = jobs_exec(s, script, step, err);
+    if (!rc) rc = check_foreign_keys(s, step, err);
     if (!rc) rc = jobs_exec(s, bump, step, err);
     if (!rc) rc = jobs_commit(s, step, err);
-    if (rc) {
-      jobs_rollback(s);
-      return rc;
-    }
+    if (rc) jobs_rollback(s);
+    free(script);
   }
-  return 0;
+  bri_error e2;
+  int rc2 = jobs_exec(s, "PRAGMA foreign_keys = ON", "enabling foreign keys", rc ? &e2 : err);
+  return rc ? rc : rc2;
 }
 
 int bri_jobs_open(const char *path, const bri_jobs_options *opt, bri_jobs_store **out,

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "jobs/internal.h"
-#include "util/failpoint.h"
+#include "bri/util.h"
 
 void bri_jobs_journal_free(bri_jobs_output *o, size_t n) {
   for (size_t i = 0; o && i < n; i++) {
