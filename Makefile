@@ -93,7 +93,7 @@ $(LIBBRI): $(LIB_OBJ)
 $(BUILD)/gen/jobs/%.sql.h: daemon/jobs/%.sql scripts/embed-text.sh
 	@mkdir -p $(dir $@)
 	scripts/embed-text.sh "$$(echo '$*' | tr a-z A-Z)" $< >$@.tmp && mv $@.tmp $@
-$(BUILD)/obj/daemon/jobs/store.o $(BUILD)/obj/tests/unit/test_jobs.o: $(BUILD)/gen/jobs/schema_sqlite.sql.h
+$(BUILD)/obj/daemon/jobs/sqlite.o $(BUILD)/obj/tests/unit/test_jobs.o: $(BUILD)/gen/jobs/schema_sqlite.sql.h
 
 $(LIBJOBS): $(JOBS_OBJ)
 	@rm -f $@

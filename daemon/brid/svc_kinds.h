@@ -65,8 +65,8 @@ typedef struct svc_job {
 typedef struct svc_kind {
   bri_job_kind kind; /* its descriptor: rpc_kind_of(kind) */
   /* whether a job with these options writes or removes table files (not
-   * a dry run): it then runs under the table lock (ops/lock.h); NULL (a
-   * read-only kind) never */
+   * a dry run): it then runs under the table lock (ops/lock.h); NULL for
+   * a kind whose descriptor says read_only (never asked) */
   bool (*writes)(const svc_opts *o);
   /* Reads params (a request's, or a stored job's; NULL: none) over pol
    * into *o. With norm, also sets there each parameter given, in the form

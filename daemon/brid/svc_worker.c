@@ -302,7 +302,7 @@ static void run_job(svc_worker *w) {
     job_fail(w, NULL, msg);
   } else if (k->parse(params, &w->policy, &o, NULL, msg, sizeof msg)) {
     job_fail(w, NULL, msg); /* a store written by another version of brid */
-  } else if (k->writes && k->writes(&o)) {
+  } else if (!rpc_kind_of(k->kind)->read_only && k->writes(&o)) {
     bri_table_lock *lock = NULL;
     if (take_lock(w, &lock)) k->run(&j, &o);
     bri_table_lock_release(lock);

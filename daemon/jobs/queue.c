@@ -46,7 +46,7 @@ int bri_jobs_enqueue(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, int
   int rc = jobs_check_json(s, params_json, what, &params, err);
   if (rc) return rc;
   const char *step = "queueing a job";
-  sqlite3_stmt *st = NULL;
+  jobs_stmt *st = NULL;
   int dup = 0;
   pthread_mutex_lock(&s->mu);
   int64_t now = jobs_now_locked(s);
@@ -57,7 +57,7 @@ int bri_jobs_enqueue(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, int
     rc = bri_error_set(err, BRI_ENOTFOUND, "%s: cannot queue a %s job: no table %lld", s->path,
                        bri_job_kind_name(kind), (long long)table_id);
   if (rc < 0) goto out;
-  sqlite3_finalize(st);
+  jobs_finalize(st);
   st = NULL;
   rc = jobs_queued_same_locked(s, table_id, kind, params, 0, job_id, err);
   if (rc < 0) goto out;
@@ -69,16 +69,23 @@ int bri_jobs_enqueue(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, int
                   "WHERE id = ?",
                   "iii", (int64_t)priority, not_before, *job_id);
   } else {
-    rc = jobs_run(s, step, err,
-                  "INSERT INTO jobs (table_id, kind, state, priority, max_attempts, not_before, "
-                  "created_at, params) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?)",
-                  "itiiiit", table_id, bri_job_kind_name(kind), (int64_t)priority,
-                  (int64_t)s->opt.max_attempts, not_before, now, params);
-    if (!rc) *job_id = sqlite3_last_insert_rowid(s->db);
+    rc = jobs_query(s, &st, step, err,
+                    "INSERT INTO jobs (table_id, kind, state, priority, max_attempts, not_before, "
+                    "created_at, params) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?) RETURNING id",
+                    "itiiiit", table_id, bri_job_kind_name(kind), (int64_t)priority,
+                    (int64_t)s->opt.max_attempts, not_before, now, params);
+    if (rc == 1) {
+      *job_id = jobs_col_i64(st, 0);
+      jobs_finalize(st); /* the statement is done before the commit */
+      st = NULL;
+      rc = 0;
+    } else if (rc == 0) {
+      rc = bri_error_set(err, BRI_EIO, "%s: %s: the insert returned no id", s->path, step);
+    }
   }
   if (!rc) rc = jobs_commit(s, step, err);
 out:
-  sqlite3_finalize(st);
+  jobs_finalize(st);
   if (rc) jobs_rollback(s);
   pthread_mutex_unlock(&s->mu);
   free(params);
@@ -89,14 +96,14 @@ out:
 int jobs_queued_same_locked(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, const char *params,
                             int64_t except, int64_t *found, bri_error *err) {
   /* the same expression as the unique index jobs_one_queued_per_request */
-  sqlite3_stmt *st = NULL;
+  jobs_stmt *st = NULL;
   int rc = jobs_query(s, &st, "looking for a queued job of the same request", err,
                       "SELECT id FROM jobs WHERE table_id = ? AND kind = ? AND state = 'queued' AND id != ? "
                       "AND json_remove(coalesce(params, '{}'), '$.trigger') = "
                       "json_remove(coalesce(?, '{}'), '$.trigger')",
                       "itit", table_id, bri_job_kind_name(kind), except, params);
-  if (rc == 1) *found = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
+  if (rc == 1) *found = jobs_col_i64(st, 0);
+  jobs_finalize(st);
   return rc;
 }
 
@@ -110,7 +117,7 @@ int bri_jobs_claim_next(bri_jobs_store *s, bri_jobs_job *job, int *claimed, bri_
       "'running') "
       "ORDER BY j.priority DESC, j.not_before, j.id LIMIT 1";
   const char *step = "claiming a job";
-  sqlite3_stmt *st = NULL;
+  jobs_stmt *st = NULL;
   memset(job, 0, sizeof *job);
   *claimed = 0;
   pthread_mutex_lock(&s->mu);
@@ -119,8 +126,8 @@ int bri_jobs_claim_next(bri_jobs_store *s, bri_jobs_job *job, int *claimed, bri_
   if (rc) goto out;
   rc = jobs_query(s, &st, step, err, pick, "i", now);
   if (rc <= 0) goto out; /* nothing claimable (0) or an error */
-  int64_t id = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
+  int64_t id = jobs_col_i64(st, 0);
+  jobs_finalize(st);
   st = NULL;
   rc = jobs_run(s, step, err,
                 "UPDATE jobs SET state = 'running', owner = ?, attempts = attempts + 1, "
@@ -137,7 +144,7 @@ int bri_jobs_claim_next(bri_jobs_store *s, bri_jobs_job *job, int *claimed, bri_
   if (!rc) rc = jobs_commit(s, step, err);
   if (!rc) *claimed = 1;
 out:
-  sqlite3_finalize(st);
+  jobs_finalize(st);
   if (rc < 0) {
     jobs_rollback(s);
     bri_jobs_job_clear(job);
@@ -367,20 +374,20 @@ out:
 }
 
 int bri_jobs_cancel_requested(bri_jobs_store *s, int64_t job_id, int *requested, bri_error *err) {
-  sqlite3_stmt *st = NULL;
+  jobs_stmt *st = NULL;
   pthread_mutex_lock(&s->mu);
   int rc = jobs_query(s, &st, "reading a cancel request", err,
                       "SELECT cancel_requested FROM jobs WHERE id = ?", "i", job_id);
-  if (rc == 1) *requested = sqlite3_column_int(st, 0);
+  if (rc == 1) *requested = jobs_col_int(st, 0);
   else if (rc == 0)
     rc = bri_error_set(err, BRI_ENOTFOUND, "%s: no job %lld", s->path, (long long)job_id);
-  sqlite3_finalize(st);
+  jobs_finalize(st);
   pthread_mutex_unlock(&s->mu);
   return rc < 0 ? rc : 0;
 }
 
 int bri_jobs_next_due(bri_jobs_store *s, int64_t after, int64_t *when, int *has, bri_error *err) {
-  sqlite3_stmt *st = NULL;
+  jobs_stmt *st = NULL;
   *has = 0;
   *when = 0;
   pthread_mutex_lock(&s->mu);
@@ -388,11 +395,11 @@ int bri_jobs_next_due(bri_jobs_store *s, int64_t after, int64_t *when, int *has,
                       "SELECT min(j.not_before) FROM jobs j JOIN tables t ON t.id = j.table_id "
                       "WHERE j.state = 'queued' AND j.not_before > ? AND t.paused = 0",
                       "i", after);
-  if (rc == 1 && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+  if (rc == 1 && !jobs_col_null(st, 0)) {
     *has = 1;
-    *when = sqlite3_column_int64(st, 0);
+    *when = jobs_col_i64(st, 0);
   }
-  sqlite3_finalize(st);
+  jobs_finalize(st);
   pthread_mutex_unlock(&s->mu);
   return rc < 0 ? rc : 0;
 }
