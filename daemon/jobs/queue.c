@@ -107,15 +107,29 @@ int jobs_queued_same_locked(bri_jobs_store *s, int64_t table_id, bri_job_kind ki
   return rc;
 }
 
+/* Writes " AND j.kind IN ('compact', ...)", the kinds this brid runs
+ * (rpc/rpc_kinds.h; our constants, never input), to out: a job of a kind
+ * it does not know (queued by a newer brid on the same store) waits for
+ * one that does instead of being claimed and failed. */
+static void known_kinds(char *out, size_t cap) {
+  size_t n = (size_t)snprintf(out, cap, " AND j.kind IN (");
+  for (size_t i = 0; i < BRI_JOB_NKINDS && n < cap; i++)
+    n += (size_t)snprintf(out + n, cap - n, "%s'%s'", i ? ", " : "", rpc_kind_at(i)->name);
+  if (n < cap) snprintf(out + n, cap - n, ")");
+}
+
 int bri_jobs_claim_next(bri_jobs_store *s, bri_jobs_job *job, int *claimed, bri_error *err) {
   /* The pick and the update run in one write transaction under the mutex:
    * no other thread or process can claim in between. */
-  static const char pick[] =
-      "SELECT j.id FROM jobs j JOIN tables t ON t.id = j.table_id "
-      "WHERE j.state = 'queued' AND j.not_before <= ? AND t.paused = 0 "
-      "AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.table_id = j.table_id AND r.state = "
-      "'running') "
-      "ORDER BY j.priority DESC, j.not_before, j.id LIMIT 1";
+  char kinds[256], pick[768];
+  known_kinds(kinds, sizeof kinds);
+  snprintf(pick, sizeof pick,
+           "SELECT j.id FROM jobs j JOIN tables t ON t.id = j.table_id "
+           "WHERE j.state = 'queued' AND j.not_before <= ? AND t.paused = 0%s "
+           "AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.table_id = j.table_id AND r.state = "
+           "'running') "
+           "ORDER BY j.priority DESC, j.not_before, j.id LIMIT 1",
+           kinds);
   const char *step = "claiming a job";
   jobs_stmt *st = NULL;
   memset(job, 0, sizeof *job);
@@ -391,10 +405,13 @@ int bri_jobs_next_due(bri_jobs_store *s, int64_t after, int64_t *when, int *has,
   *has = 0;
   *when = 0;
   pthread_mutex_lock(&s->mu);
-  int rc = jobs_query(s, &st, "finding the next due job", err,
-                      "SELECT min(j.not_before) FROM jobs j JOIN tables t ON t.id = j.table_id "
-                      "WHERE j.state = 'queued' AND j.not_before > ? AND t.paused = 0",
-                      "i", after);
+  char kinds[256], sql[512];
+  known_kinds(kinds, sizeof kinds);
+  snprintf(sql, sizeof sql,
+           "SELECT min(j.not_before) FROM jobs j JOIN tables t ON t.id = j.table_id "
+           "WHERE j.state = 'queued' AND j.not_before > ? AND t.paused = 0%s",
+           kinds);
+  int rc = jobs_query(s, &st, "finding the next due job", err, sql, "i", after);
   if (rc == 1 && !jobs_col_null(st, 0)) {
     *has = 1;
     *when = jobs_col_i64(st, 0);

@@ -145,8 +145,10 @@ int jobs_read_job(bri_jobs_store *s, jobs_stmt *st, bri_jobs_job *job, bri_error
   job->table_id = jobs_col_i64(st, 1);
   const char *kind = jobs_col_str(st, 3);
   if (jobs_kind_from_text(kind, &job->kind))
-    return bri_error_set(err, BRI_ECORRUPT, "%s: job %lld has unknown kind '%s'", s->path,
-                         (long long)job->id, kind ? kind : "(null)");
+    return bri_error_set(err, BRI_EUNSUPPORTED,
+                         "%s: job %lld is of kind '%s', which this brid does not know (%s): "
+                         "a newer brid queued it; run that one",
+                         s->path, (long long)job->id, kind ? kind : "(null)", rpc_kind_list());
   const char *state = jobs_col_str(st, 4);
   if (jobs_state_from_text(state, &job->state))
     return bri_error_set(err, BRI_ECORRUPT, "%s: job %lld has unknown state '%s'", s->path,

@@ -305,6 +305,35 @@ START_TEST(schema_v2_migrated) {
 }
 END_TEST
 
+/* A kind this brid does not know (queued by a newer brid sharing the
+ * store, which schema version 3 allows) is never claimed, nor is a timer
+ * armed for it; reading it says what it is. */
+START_TEST(unknown_kinds_wait) {
+  bri_jobs_store *s = open_store();
+  int64_t t = add_table(s, "/t/a");
+  char msg[256];
+  ck_assert_msg(raw_exec("INSERT INTO jobs (id, table_id, kind, state, priority, max_attempts, not_before, "
+                         "created_at, params) VALUES (50, 1, 'vacuum', 'queued', 99, 5, 0, 0, NULL), "
+                         "(51, 1, 'vacuum', 'queued', 99, 5, 1700000009000, 0, '{\"full\":true}')",
+                         msg, sizeof msg) == SQLITE_OK,
+                "%s", msg);
+  int64_t j = enqueue(s, t, BRI_JOB_VERIFY, 0, 0);
+  ck_assert_int_eq(claim(s), j); /* the priority 99 job is not taken */
+  ck_assert_int_eq(claim(s), 0);
+  int64_t when = 0;
+  int has = 1;
+  bri_error err;
+  ck_assert_int_eq(bri_jobs_next_due(s, T0, &when, &has, &err), 0);
+  ck_assert_int_eq(has, 0);
+  bri_jobs_job job;
+  ck_assert_int_eq(bri_jobs_get(s, 50, &job, &err), BRI_EUNSUPPORTED);
+  ck_assert_msg(strstr(err.msg, "job 50 is of kind 'vacuum', which this brid does not know "
+                                "(compact, cleanup, materialize or verify)"),
+                "got: %s", err.msg);
+  bri_jobs_close(s);
+}
+END_TEST
+
 START_TEST(foreign_sqlite_files_refused) {
   ck_assert_int_eq(raw_exec("CREATE TABLE notes (x)", NULL, 0), SQLITE_OK);
   bri_jobs_store *s = NULL;
@@ -1590,6 +1619,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, future_schema_version_refused);
   tcase_add_test(tc, schema_v1_migrated);
   tcase_add_test(tc, schema_v2_migrated);
+  tcase_add_test(tc, unknown_kinds_wait);
   tcase_add_test(tc, foreign_sqlite_files_refused);
   tcase_add_test(tc, garbage_file_is_corrupt);
   tcase_add_test(tc, damaged_store_is_corrupt);
