@@ -44,7 +44,7 @@ int bri_jobs_list(bri_jobs_store *s, const bri_jobs_filter *f, bri_jobs_job **ou
   size_t limit = f->limit == 0 ? LIST_DEFAULT : f->limit > LIST_MAX ? LIST_MAX : f->limit;
   /* The state names pasted into the SQL are our constants, never input. */
   char sql[1024];
-  int len = snprintf(sql, sizeof sql, "SELECT " JOBS_JOB_COLUMNS JOBS_JOB_FROM "WHERE 1");
+  int len = snprintf(sql, sizeof sql, "SELECT " JOBS_JOB_COLUMNS JOBS_JOB_FROM "WHERE TRUE");
   if (f->table_id) len += snprintf(sql + len, sizeof sql - (size_t)len, " AND j.table_id = ?");
   if (f->state_mask) {
     len += snprintf(sql + len, sizeof sql - (size_t)len, " AND j.state IN (''");

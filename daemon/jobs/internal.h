@@ -9,7 +9,12 @@
  * below and never calls the database library itself, so that the backend
  * is one file of SQL (schema_sqlite.sql) plus its driver (sqlite.c). A
  * statement is prepared, bound (parameters numbered from 1), stepped row
- * by row and finalized; columns are read from the current row.
+ * by row and finalized; columns are read from the current row. The SQL is
+ * the common part of SQLite's and PostgreSQL's (parameters ? or ?N, CASE
+ * rather than two-argument max/min, TRUE, ON CONFLICT, RETURNING); what is
+ * one database's (transactions, sync level, the request expression of the
+ * dedup query, json_remove) stays in its driver and schema file or is
+ * marked where it is used.
  *
  * Lock rule: every public function takes s->mu on entry and releases it
  * before returning; helpers named *_locked expect it held. Callbacks into

@@ -65,8 +65,8 @@ int bri_jobs_enqueue(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, int
     /* Dedupe: one queued job per request; the request's urgency wins. */
     dup = 1;
     rc = jobs_run(s, step, err,
-                  "UPDATE jobs SET priority = max(priority, ?), not_before = min(not_before, ?) "
-                  "WHERE id = ?",
+                  "UPDATE jobs SET priority = CASE WHEN ?1 > priority THEN ?1 ELSE priority END, "
+                  "not_before = CASE WHEN ?2 < not_before THEN ?2 ELSE not_before END WHERE id = ?3",
                   "iii", (int64_t)priority, not_before, *job_id);
   } else {
     rc = jobs_query(s, &st, step, err,
@@ -95,7 +95,9 @@ out:
 
 int jobs_queued_same_locked(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, const char *params,
                             int64_t except, int64_t *found, bri_error *err) {
-  /* the same expression as the unique index jobs_one_queued_per_request */
+  /* the same expression as the unique index jobs_one_queued_per_request
+   * (schema_sqlite.sql): json_remove is SQLite's, the one SQL of this file
+   * another backend words differently */
   jobs_stmt *st = NULL;
   int rc = jobs_query(s, &st, "looking for a queued job of the same request", err,
                       "SELECT id FROM jobs WHERE table_id = ? AND kind = ? AND state = 'queued' AND id != ? "
@@ -241,7 +243,8 @@ static int supersede_locked(bri_jobs_store *s, const bri_jobs_job *job, int64_t 
   free(text);
   if (!rc)
     rc = jobs_run(s, "superseding a job", err,
-                  "UPDATE jobs SET priority = max(priority, ?), not_before = max(not_before, ?) WHERE id = ?",
+                  "UPDATE jobs SET priority = CASE WHEN ?1 > priority THEN ?1 ELSE priority END, "
+                  "not_before = CASE WHEN ?2 > not_before THEN ?2 ELSE not_before END WHERE id = ?3",
                   "iii", (int64_t)job->priority, next, other);
   return rc;
 }
