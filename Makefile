@@ -52,14 +52,18 @@ LIB_SRC  := $(shell find lib -name '*.c' | sort)
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(GEN_C:.c=.o)
 LIBBRI   := $(BUILD)/libbri.a
 
-# Three programs' rooms: daemon/brictl (the CLI: offline commands + the
+# The programs' rooms: daemon/brictl (the CLI: offline commands + the
 # daemon's client), daemon/brid (the daemon), daemon/rpc (the JSON-RPC framing
-# both speak).
+# and the job kinds both speak), daemon/jobs (brid's job store, also linked
+# into the unit tests that drive it).
 RPC_SRC    := $(wildcard daemon/rpc/*.c)
+JOBS_SRC   := $(wildcard daemon/jobs/*.c)
+JOBS_OBJ   := $(patsubst %.c,$(BUILD)/obj/%.o,$(JOBS_SRC) daemon/rpc/rpc_kinds.c)
+LIBJOBS    := $(BUILD)/libbrijobs.a
 BRICTL_SRC := $(wildcard daemon/brictl/*.c) $(RPC_SRC)
 BRICTL_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(BRICTL_SRC))
 BRICTL     := $(BUILD)/bin/brictl
-BRID_SRC   := $(wildcard daemon/brid/*.c) $(RPC_SRC)
+BRID_SRC   := $(wildcard daemon/brid/*.c) $(RPC_SRC) $(JOBS_SRC)
 BRID_OBJ   := $(patsubst %.c,$(BUILD)/obj/%.o,$(BRID_SRC))
 BRID       := $(BUILD)/bin/brid
 DAEMON_PKGS := libuv libsystemd inih libmicrohttpd
@@ -102,6 +106,17 @@ $(LIBBRI): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+# A job store backend's SQL (daemon/jobs/schema_NAME.sql) is built in as
+# the string SCHEMA_NAME.
+$(BUILD)/gen/jobs/%.sql.h: daemon/jobs/%.sql scripts/embed-text.sh
+	@mkdir -p $(dir $@)
+	scripts/embed-text.sh "$$(echo '$*' | tr a-z A-Z)" $< >$@.tmp && mv $@.tmp $@
+$(BUILD)/obj/daemon/jobs/sqlite.o $(BUILD)/obj/tests/unit/test_jobs.o: $(BUILD)/gen/jobs/schema_sqlite.sql.h
+
+$(LIBJOBS): $(JOBS_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
 $(BRICTL): $(BRICTL_OBJ) $(LIBBRI)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) $(LDFLAGS) -o $@ $(BRICTL_OBJ) $(LIBBRI) $(PKG_LIBS)
@@ -110,9 +125,9 @@ $(BUILD)/bin/brid: $(BRID_OBJ) $(LIBBRI)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) $(LDFLAGS) -o $@ $(BRID_OBJ) $(LIBBRI) $(PKG_LIBS) $(DAEMON_LIBS)
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_HELPER_OBJ) $(LIBBRI)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_HELPER_OBJ) $(LIBJOBS) $(LIBBRI)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_ALL) $(LDFLAGS) -o $@ $< $(TEST_HELPER_OBJ) $(LIBBRI) $(PKG_LIBS) $(shell pkg-config --libs check)
+	$(CC) $(LDFLAGS_ALL) $(LDFLAGS) -o $@ $< $(TEST_HELPER_OBJ) $(LIBJOBS) $(LIBBRI) $(PKG_LIBS) $(shell pkg-config --libs check) -pthread
 
 # Harnesses of daemon code (fuzz_config, fuzz_request) link brid's modules
 # from an archive of every brid object but main's (brid.c holds main alone,

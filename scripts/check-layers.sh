@@ -2,12 +2,13 @@
 # Fails on an #include that goes up a layer or sideways between programs
 # (docs/architecture.md). libbri's folders form one order, lowest first; a
 # file may include headers of its own folder and of any folder listed before
-# it, except where a folder names the only folders it may use. Generated
+# it. Generated
 # protobuf headers (*.pb-c.h) are the format's definitions and count as the
 # layer right above util. Programs reach libbri only through its public
 # headers, include/bri/*.h (which may include any lib header; lib never
-# includes them): daemon/rpc may use include/bri; daemon/brid and
-# daemon/brictl may use include/bri and daemon/rpc, never each other. A program's
+# includes them): daemon/rpc may use include/bri; daemon/jobs (brid's job
+# store) include/bri and daemon/rpc; daemon/brictl include/bri and
+# daemon/rpc; daemon/brid all three, never daemon/brictl. A program's
 # main file (daemon/brid/brid.c, daemon/brictl/brictl.c) holds main alone:
 # it defines no other function the program's modules could call back into.
 #   scripts/check-layers.sh [ROOT]     (ROOT defaults to the repository)
@@ -18,8 +19,8 @@ cd "$ROOT"
 # Layer order of lib/, lowest first.
 ORDER=(util proto storage lance/core lance/encoding lance/file lance/table lance/dataset
   blob scan compact ops gen)
-# Folders outside the order: the only folders each may include.
-declare -A ONLY=([jobs]="util")
+# The folders of daemon/ each folder of daemon/ may include besides its own.
+declare -A DAEMON_USES=([rpc]="" [jobs]="rpc" [brictl]="rpc" [brid]="rpc jobs")
 
 rank_of() {
   local i
@@ -49,15 +50,8 @@ check_lib_file() {
     esac
     target=$(folder_of "$inc")
     [ -n "$target" ] && [ "$target" != "$own" ] || continue
-    if [ -n "${ONLY[$own]+x}" ]; then
-      [[ " ${ONLY[$own]} proto " == *" $target "* ]] ||
-        report "$file" "$inc" "lib/$own may use only ${ONLY[$own]}"
-      continue
-    fi
     local t_rank; t_rank=$(rank_of "$target")
-    if [ -n "${ONLY[$target]+x}" ]; then
-      report "$file" "$inc" "lib/$target is not a layer of lib/$own"
-    elif [ "$own_rank" -lt 0 ]; then
+    if [ "$own_rank" -lt 0 ]; then
       report "$file" "$inc" "lib/$own is not in the layer order (scripts/check-layers.sh)"
     elif [ "$t_rank" -lt 0 ]; then
       report "$file" "$inc" "no such layer: $target"
@@ -77,8 +71,8 @@ check_daemon_file() {
     esac
     local top=${inc%%/*}
     case "$top" in
-      brid | brictl | rpc)
-        if [ "$top" != "$prog" ] && { [ "$prog" = rpc ] || [ "$top" != rpc ]; }; then
+      brid | brictl | rpc | jobs)
+        if [ "$top" != "$prog" ] && [[ " ${DAEMON_USES[$prog]-} " != *" $top "* ]]; then
           report "$file" "$inc" "daemon/$prog may not use daemon/$top"
         fi ;;
       bri) [ -f "include/$inc" ] || report "$file" "$inc" "no such public header: include/$inc" ;;

@@ -8,12 +8,13 @@
 #include <string.h>
 
 #include "cmd_client.h"
+#include "rpc/rpc_kinds.h"
 
 static const cli_opt JOBS_OPTS[] = {
     {.name = "table", .type = CLI_STRING, .value = "TABLE", .help = "only the jobs of this table", .param = "table"},
     {.name = "state", .type = CLI_STRING, .value = "STATE[,STATE]",
      .help = "only jobs in these states: queued, running, succeeded, failed, cancelled"},
-    {.name = "kind", .type = CLI_CHOICE, .choices = "compact|cleanup|materialize|verify", .help = "only jobs of this kind",
+    {.name = "kind", .type = CLI_CHOICE, .choices = RPC_KIND_CHOICES, .help = "only jobs of this kind",
      .param = "kind"},
     {.name = "limit", .type = CLI_UINT, .value = "N", .min = 1, .max = 10000, .help = "at most N jobs, newest first",
      .def_note = "100", .param = "limit"},

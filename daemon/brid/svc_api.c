@@ -370,13 +370,13 @@ static json_t *other_requests(call *c, const svc_table_view *t, bri_job_kind kin
 
 /* Queues kind for the table with the job params of the checked request:
  * an identical request already queued is that job (duplicate), another
- * one is a job of its own (lib/jobs/queue.h). */
+ * one is a job of its own (daemon/jobs/queue.h). */
 static json_t *submit(call *c, const svc_table_view *t, bri_job_kind kind) {
   char *pj = json_dumps(c->r.job_params, JSON_COMPACT | JSON_SORT_KEYS);
   int64_t id;
   int dup = 0;
   bri_error err;
-  int rc = bri_jobs_enqueue(c->store, t->id, kind, SVC_PRIO_API, pj, 0, &id, &dup, &err);
+  int rc = bri_jobs_enqueue(c->store, t->id, kind, rpc_kind_of(kind)->priority, pj, 0, &id, &dup, &err);
   free(pj);
   if (rc) return store_fail(c, &err);
   log_notice("%s %s requested by uid %u (pid %d): %s job %lld", bri_job_kind_name(kind), t->root,

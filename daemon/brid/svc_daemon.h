@@ -35,7 +35,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "bri/jobs.h"
+#include "jobs/jobs.h"
 #include "bri/util.h"
 #include "svc_config.h"
 

@@ -240,10 +240,10 @@ static bool materialize_writes(const svc_opts *o) { return !o->materialize.dry_r
 /* ------------------------------------------------------------------ table */
 
 static const svc_kind KINDS[] = {
-    {BRI_JOB_COMPACT, "strategy dry_run target_rows_per_fragment", compact_writes, compact_parse, compact_run},
-    {BRI_JOB_CLEANUP, "older_than retain_versions grace dry_run", cleanup_writes, cleanup_parse, cleanup_run},
-    {BRI_JOB_MATERIALIZE, "dry_run no_links", materialize_writes, materialize_parse, materialize_run},
-    {BRI_JOB_VERIFY, "all_versions skip_blobs", NULL, verify_parse, verify_run},
+    {BRI_JOB_COMPACT, compact_writes, compact_parse, compact_run},
+    {BRI_JOB_CLEANUP, cleanup_writes, cleanup_parse, cleanup_run},
+    {BRI_JOB_MATERIALIZE, materialize_writes, materialize_parse, materialize_run},
+    {BRI_JOB_VERIFY, NULL, verify_parse, verify_run},
 };
 
 const svc_kind *svc_kind_of(bri_job_kind k) {
@@ -253,7 +253,6 @@ const svc_kind *svc_kind_of(bri_job_kind k) {
 }
 
 const svc_kind *svc_kind_named(const char *name) {
-  bri_job_kind k;
-  bri_error err;
-  return bri_job_kind_parse(name, &k, &err) == 0 ? svc_kind_of(k) : NULL;
+  const rpc_kind *d = rpc_kind_named(name);
+  return d ? svc_kind_of(d->kind) : NULL;
 }

@@ -1,11 +1,13 @@
-/* svc_kinds.h: the kinds of job brid runs (compact, cleanup, materialize,
- * verify), one entry each: the parameters a request may give, how they
- * become the library's options, and how a worker runs the job.
+/* svc_kinds.h: how brid runs each kind of job (compact, cleanup,
+ * materialize, verify), one entry each: how a request's parameters become
+ * the library's options, whether the job writes, and how a worker runs it.
  *
- * Main design choice: one table is the only place a kind is described, so
- * a new kind is one entry here (and its name in lib/jobs): the control
- * socket's method of that name (svc_request.c, svc_api.c) and the worker
- * (svc_worker.c) both go through it. A kind's parameters are read by one
+ * Main design choice: what a kind is (its name, the parameters a request
+ * may give, its priority, whether it only reads) is its descriptor in
+ * rpc/rpc_kinds.h, shared with brictl and the job store; what brid does
+ * with it is one entry here, so a new kind is a descriptor line and an
+ * entry: the control socket's method of that name (svc_request.c,
+ * svc_api.c) and the worker (svc_worker.c) both go through them. A kind's parameters are read by one
  * function, parse, used twice: when a request arrives (with the built-in
  * policy, to refuse bad values before anything is queued, and to write the
  * job's stored parameters in one normal form) and when the worker runs the
@@ -20,7 +22,7 @@
 #include <stddef.h>
 
 #include "bri/compact.h"
-#include "bri/jobs.h"
+#include "jobs/jobs.h"
 #include "bri/ops.h"
 #include "svc_config.h"
 
@@ -61,10 +63,10 @@ typedef struct svc_job {
 } svc_job;
 
 typedef struct svc_kind {
-  bri_job_kind kind;
-  const char *params; /* request parameters besides "table", space separated */
+  bri_job_kind kind; /* its descriptor: rpc_kind_of(kind) */
   /* whether a job with these options writes or removes table files (not
-   * a dry run): it then runs under the table lock (ops/lock.h); NULL never */
+   * a dry run): it then runs under the table lock (ops/lock.h); NULL for
+   * a kind whose descriptor says read_only (never asked) */
   bool (*writes)(const svc_opts *o);
   /* Reads params (a request's, or a stored job's; NULL: none) over pol
    * into *o. With norm, also sets there each parameter given, in the form

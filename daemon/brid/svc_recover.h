@@ -19,7 +19,7 @@
 #include <stddef.h>
 
 #include "bri/error.h"
-#include "bri/jobs.h"
+#include "jobs/jobs.h"
 
 /* bri_jobs_recover with brid's callbacks. */
 int svc_recover_startup(bri_jobs_store *s, bri_jobs_recovery_report *rep, bri_error *err);

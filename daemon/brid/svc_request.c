@@ -97,7 +97,7 @@ static int c_jobs_list(chk *c) {
   }
   if ((v = get(c, "kind"))) {
     if (!json_is_string(v) || bri_job_kind_parse(json_string_value(v), &f->kind, &err))
-      return fail(c, RPC_INVALID_PARAMS, "params.kind must be compact, cleanup, materialize or verify");
+      return fail(c, RPC_INVALID_PARAMS, "params.kind must be %s", rpc_kind_list());
   }
   json_int_t x;
   int r = param_int(c, "limit", false, 1, &x);
@@ -153,18 +153,14 @@ static const struct {
   const char *name;
   svc_method method;
   int (*check)(chk *c);
-  const char *params; /* accepted names, space separated (a kind's: "table" and svc_kinds.h's list) */
-} METHODS[] = {
+  const char *params; /* accepted names, space separated */
+} METHODS[] = { /* and one method per kind of job (rpc/rpc_kinds.h), named like it */
     {"status", SVC_M_STATUS, c_none, ""},
     {"tables.list", SVC_M_TABLES_LIST, c_tables_list, "all"},
     {"tables.get", SVC_M_TABLES_GET, c_table, "table"},
     {"jobs.list", SVC_M_JOBS_LIST, c_jobs_list, "table state kind limit before"},
     {"jobs.get", SVC_M_JOBS_GET, c_job_id, "id"},
     {"jobs.cancel", SVC_M_JOBS_CANCEL, c_job_id, "id"},
-    {"compact", SVC_M_JOB, c_kind, NULL},
-    {"cleanup", SVC_M_JOB, c_kind, NULL},
-    {"materialize", SVC_M_JOB, c_kind, NULL},
-    {"verify", SVC_M_JOB, c_kind, NULL},
     {"pause", SVC_M_PAUSE, c_pause, "table cancel_running"},
     {"resume", SVC_M_RESUME, c_resume, "table"},
     {"reload", SVC_M_RELOAD, c_none, ""},
@@ -184,34 +180,53 @@ void svc_request_clear(svc_request *r) {
   memset(r, 0, sizeof *r);
 }
 
+/* Checks that every parameter of req is one of params. */
+static int known_params(const rpc_req *req, const char *params, char *msg, size_t cap) {
+  const char *k;
+  json_t *v;
+  json_object_foreach(req->params, k, v) {
+    if (!accepts(params, k)) {
+      snprintf(msg, cap, "%s: unknown parameter \"%s\"%s%s%s", req->method, k,
+               params[0] ? " (accepted: " : " (it takes none)", params, params[0] ? ")" : "");
+      return RPC_INVALID_PARAMS;
+    }
+  }
+  return 0;
+}
+
 int svc_request_check(const rpc_req *req, svc_request *out, char *msg, size_t cap) {
   memset(out, 0, sizeof *out);
-  for (size_t i = 0; i < sizeof METHODS / sizeof METHODS[0]; i++) {
-    if (strcmp(METHODS[i].name, req->method) != 0) continue;
-    const svc_kind *kind = METHODS[i].params ? NULL : svc_kind_named(req->method);
-    char kparams[256];
-    const char *params = METHODS[i].params;
-    if (kind) {
-      snprintf(kparams, sizeof kparams, "table %s", kind->params);
-      params = kparams;
-      out->kind = kind->kind;
+  int (*check)(chk *c) = NULL;
+  char kparams[256];
+  const char *params = NULL;
+  const rpc_kind *kind = rpc_kind_named(req->method);
+  if (kind && svc_kind_of(kind->kind)) {
+    snprintf(kparams, sizeof kparams, "table %s", kind->params);
+    params = kparams;
+    out->kind = kind->kind;
+    out->method = SVC_M_JOB;
+    check = c_kind;
+  }
+  for (size_t i = 0; !check && i < sizeof METHODS / sizeof METHODS[0]; i++)
+    if (strcmp(METHODS[i].name, req->method) == 0) {
+      params = METHODS[i].params;
+      out->method = METHODS[i].method;
+      check = METHODS[i].check;
     }
-    const char *k;
-    json_t *v;
-    json_object_foreach(req->params, k, v) {
-      if (!accepts(params, k)) {
-        snprintf(msg, cap, "%s: unknown parameter \"%s\"%s%s%s", req->method, k,
-                 params[0] ? " (accepted: " : " (it takes none)", params, params[0] ? ")" : "");
-        return RPC_INVALID_PARAMS;
-      }
-    }
-    out->method = METHODS[i].method;
-    chk c = {.params = req->params, .r = out, .msg = msg, .cap = cap};
-    int rc = METHODS[i].check(&c);
-    if (rc) svc_request_clear(out);
+  if (!check) {
+    size_t n = (size_t)snprintf(msg, cap, "no method \"%s\" (methods:", req->method);
+    for (size_t i = 0; i < sizeof METHODS / sizeof METHODS[0] && n < cap; i++)
+      n += (size_t)snprintf(msg + n, cap - n, " %s,", METHODS[i].name);
+    if (n < cap) snprintf(msg + n, cap - n, " and one per kind of job: %s)", rpc_kind_list());
+    return RPC_METHOD_NOT_FOUND;
+  }
+  int rc = known_params(req, params, msg, cap);
+  if (rc) {
+    svc_request_clear(out);
     return rc;
   }
-  snprintf(msg, cap, "no method \"%s\" (methods: status, tables.list, tables.get, jobs.list, jobs.get, jobs.cancel, "
-                     "compact, cleanup, materialize, verify, pause, resume, reload, metrics)", req->method);
-  return RPC_METHOD_NOT_FOUND;
+  chk c = {.params = req->params, .r = out, .msg = msg, .cap = cap};
+  rc = check(&c);
+  if (rc) svc_request_clear(out);
+  return rc;
 }

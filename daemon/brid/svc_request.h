@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bri/jobs.h"
+#include "jobs/jobs.h"
 #include "rpc/rpc_proto.h"
 
 typedef enum svc_method {

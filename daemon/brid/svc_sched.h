@@ -20,8 +20,9 @@
 
 #include "svc_daemon.h"
 
-/* Priorities: API requests go before automatic triggers. */
-enum { SVC_PRIO_AUTO = 0, SVC_PRIO_SCHEDULED = 1, SVC_PRIO_API = 10 };
+/* Priorities of the jobs brid queues itself; a request of a kind has its
+ * descriptor's (rpc/rpc_kinds.h), above these, so it goes first. */
+enum { SVC_PRIO_AUTO = 0, SVC_PRIO_SCHEDULED = 1 };
 
 void svc_sched_init(brid *d);
 /* Claims jobs while workers are idle (off the loop), hands them over and

@@ -86,14 +86,14 @@ static bool on_cancelled(void *user) {
   return atomic_load(&w->cancel) != 0;
 }
 
-/* The commit intent (lib/jobs/journal.h): durable before the commit, so that
+/* The commit intent (daemon/jobs/journal.h): durable before the commit, so that
  * recovery can tell a commit that landed from one that did not. */
 static int on_commit_intent(void *user, const char *txn_uuid, uint64_t read_version, bri_error *err) {
   svc_worker *w = user;
   return bri_jobs_set_commit_intent(w->pool->store, w->job.id, txn_uuid, read_version, err);
 }
 
-/* The journal contract (lib/jobs/journal.h): durable before the file. */
+/* The journal contract (daemon/jobs/journal.h): durable before the file. */
 static int on_journal(void *user, const char *path, bri_error *err) {
   svc_worker *w = user;
   size_t n = strlen(path);
@@ -302,7 +302,7 @@ static void run_job(svc_worker *w) {
     job_fail(w, NULL, msg);
   } else if (k->parse(params, &w->policy, &o, NULL, msg, sizeof msg)) {
     job_fail(w, NULL, msg); /* a store written by another version of brid */
-  } else if (k->writes && k->writes(&o)) {
+  } else if (!rpc_kind_of(k->kind)->read_only && k->writes(&o)) {
     bri_table_lock *lock = NULL;
     if (take_lock(w, &lock)) k->run(&j, &o);
     bri_table_lock_release(lock);

@@ -89,18 +89,18 @@ static const bri_failpoint_info REGISTRY[] = {
      "one file (data file or sidecar) was linked or copied to its new name"},
     {"materialize.before_commit", "lib/ops/materialize.c", "materialize", BRI_FP_EIO_FAILS,
      "a round's new data files and sidecar directories are placed and fsynced, not committed"},
-    /* job store: lib/jobs/journal.c, lib/jobs/queue.c */
-    {"jobs.before_claim", "lib/jobs/queue.c", "jobs", BRI_FP_EIO_FAILS,
+    /* job store: daemon/jobs/journal.c, daemon/jobs/queue.c */
+    {"jobs.before_claim", "daemon/jobs/queue.c", "jobs", BRI_FP_EIO_FAILS,
      "a queued job is marked running with its attempt recorded, not yet committed (eio: the "
      "claim is rolled back and the job stays queued)"},
-    {"jobs.after_commit_intent", "lib/jobs/journal.c", "jobs", BRI_FP_EIO_FAILS,
+    {"jobs.after_commit_intent", "daemon/jobs/journal.c", "jobs", BRI_FP_EIO_FAILS,
      "a compaction's commit intent (transaction uuid, read version) is durable; its Rewrite is "
      "not committed yet"},
-    {"jobs.before_journal_add", "lib/jobs/journal.c", "jobs", BRI_FP_EIO_FAILS,
+    {"jobs.before_journal_add", "daemon/jobs/journal.c", "jobs", BRI_FP_EIO_FAILS,
      "about to journal an output path (nothing recorded yet)"},
-    {"jobs.after_journal_add", "lib/jobs/journal.c", "jobs", BRI_FP_EIO_FAILS,
+    {"jobs.after_journal_add", "daemon/jobs/journal.c", "jobs", BRI_FP_EIO_FAILS,
      "the journal entry is durable; the file it names does not exist yet"},
-    {"jobs.before_finish", "lib/jobs/queue.c", "jobs", BRI_FP_EIO_FAILS,
+    {"jobs.before_finish", "daemon/jobs/queue.c", "jobs", BRI_FP_EIO_FAILS,
      "the job's work is done (committed or rolled back); its final state is not recorded"},
     /* brid: daemon/brid/svc_watch.c */
     {"watch.no_inotify", "daemon/brid/svc_watch.c", "brid", BRI_FP_SWITCH,

@@ -54,6 +54,7 @@ static void handle(const char *line, size_t len) {
   } else {
     if (r.table && r.table[0] != '/') bad("a checked table is not absolute");
     bool job = r.method == SVC_M_JOB;
+    if (job != (rpc_kind_of(r.kind) != NULL)) bad("a job method without its kind, or a kind without one");
     if (job != (r.job_params != NULL)) bad("job params present iff a job method");
     if (job && !r.table) bad("a job method without a table");
     if ((r.method == SVC_M_JOBS_GET || r.method == SVC_M_JOBS_CANCEL) && r.id < 1) bad("job id < 1");

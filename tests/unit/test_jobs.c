@@ -22,6 +22,7 @@
 
 #include "jobs/internal.h"
 #include "jobs/jobs.h"
+#include "jobs/schema_sqlite.sql.h"
 #include "testutil.h"
 #include "util/fsutil.h"
 
@@ -195,16 +196,19 @@ END_TEST
 
 START_TEST(future_schema_version_refused) {
   bri_jobs_close(open_store());
-  ck_assert_int_eq(raw_exec("PRAGMA user_version = 3", NULL, 0), SQLITE_OK);
+  const int future = BRI_JOBS_SCHEMA_VERSION + 1;
+  char *bump = bri_strdupf("PRAGMA user_version = %d", future);
+  ck_assert_int_eq(raw_exec(bump, NULL, 0), SQLITE_OK);
+  free(bump);
   bri_jobs_store *s = NULL;
   bri_error err = {0};
   ck_assert_int_eq(bri_jobs_open(dbpath, NULL, &s, &err), BRI_EUNSUPPORTED);
   ck_assert_ptr_null(s);
-  char *want = bri_strdupf("%s: job store schema version 3 is newer than this brid supports (2)",
-                           dbpath);
+  char *want = bri_strdupf("%s: job store schema version %d is newer than this brid supports (%d)",
+                           dbpath, future, BRI_JOBS_SCHEMA_VERSION);
   ck_assert_msg(strstr(err.msg, want) == err.msg, "got: %s", err.msg);
   free(want);
-  ck_assert_int_eq(raw_int("PRAGMA user_version"), 3); /* untouched */
+  ck_assert_int_eq(raw_int("PRAGMA user_version"), future); /* untouched */
 }
 END_TEST
 
@@ -236,6 +240,96 @@ START_TEST(schema_v1_migrated) {
                    0);
   ck_assert_int_eq(dup, 0);
   ck_assert_int_ne(k, j);
+  bri_jobs_close(s);
+}
+END_TEST
+
+/* A version 2 store, as brid wrote it before the kinds left the schema
+ * (its scripts are the first two of schema_sqlite.sql, never edited): a
+ * CHECK pinned the four kinds. Migrated to version 3, its rows, their
+ * references and the id counter (ids 3 to 7 pruned) are intact, the
+ * queue's dedup index holds, and the schema takes any kind's name. */
+START_TEST(schema_v2_migrated) {
+  const char *v3 = strstr(SCHEMA_SQLITE, "\n-- version 3:");
+  ck_assert_ptr_nonnull(v3);
+  char *v2 = strndup(SCHEMA_SQLITE, (size_t)(v3 - SCHEMA_SQLITE));
+  char msg[256];
+  ck_assert_msg(raw_exec(v2, msg, sizeof msg) == SQLITE_OK, "%s", msg);
+  free(v2);
+  ck_assert_int_eq(raw_exec("PRAGMA user_version = 2;"
+                            "INSERT INTO tables (id, root, created_at) VALUES (1, '/t/a', 1);"
+                            "INSERT INTO jobs (id, table_id, kind, state, attempts, max_attempts, "
+                            "  not_before, created_at, started_at, finished_at, result) "
+                            "  VALUES (1, 1, 'compact', 'succeeded', 1, 5, 1, 1, 2, 3, '{\"version\":4}');"
+                            "INSERT INTO job_attempts VALUES (1, 1, 'old-session', 2, 3, 'succeeded', NULL);"
+                            "INSERT INTO jobs (id, table_id, kind, state, max_attempts, not_before, "
+                            "  created_at, params) VALUES (2, 1, 'cleanup', 'queued', 5, 1, 1, "
+                            "  '{\"trigger\":\"schedule\"}');"
+                            "UPDATE sqlite_sequence SET seq = 7 WHERE name = 'jobs';",
+                            msg, sizeof msg),
+                   SQLITE_OK);
+  ck_assert_int_ne(raw_exec("INSERT INTO jobs (table_id, kind, state, max_attempts, not_before, "
+                            "created_at) VALUES (1, 'vacuum', 'queued', 5, 1, 1)",
+                            msg, sizeof msg),
+                   SQLITE_OK);
+  ck_assert_msg(strstr(msg, "CHECK constraint failed"), "got: %s", msg);
+
+  bri_jobs_store *s = open_store();
+  ck_assert_int_eq(raw_int("PRAGMA user_version"), 3);
+  ck_assert_int_eq(raw_int("SELECT count(*) FROM sqlite_master WHERE name = 'jobs_v3'"), 0);
+  ck_assert_int_eq(raw_int("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'jobs' "
+                           "AND name LIKE 'jobs_%'"),
+                   5);
+  bri_jobs_job j = get_job(s, 1);
+  ck_assert_int_eq(j.kind, BRI_JOB_COMPACT);
+  ck_assert_int_eq(j.state, BRI_JOB_SUCCEEDED);
+  ck_assert_int_eq(j.finished_at, 3);
+  ck_assert_str_eq(j.result, "{\"version\":4}");
+  bri_jobs_job_clear(&j);
+  int64_t id = 0;
+  int dup = -1;
+  bri_error err;
+  ck_assert_int_eq(bri_jobs_enqueue(s, 1, BRI_JOB_CLEANUP, 10, "{\"trigger\":\"api\"}", 0, &id, &dup, &err), 0);
+  ck_assert_int_eq(dup, 1);
+  ck_assert_int_eq(id, 2);
+  ck_assert_int_eq(enqueue(s, 1, BRI_JOB_VERIFY, 0, 0), 8); /* after the pruned 7 */
+  bri_jobs_close(s);
+  ck_assert_msg(raw_exec("INSERT INTO jobs (table_id, kind, state, max_attempts, not_before, created_at, "
+                         "finished_at) VALUES (1, 'vacuum', 'cancelled', 5, 1, 1, 2)",
+                         msg, sizeof msg) == SQLITE_OK,
+                "%s", msg);
+  ck_assert_int_eq(raw_exec("PRAGMA foreign_keys = ON; DELETE FROM tables WHERE id = 1", msg, sizeof msg),
+                   SQLITE_OK);
+  ck_assert_int_eq(raw_int("SELECT count(*) FROM jobs"), 0);
+  ck_assert_int_eq(raw_int("SELECT count(*) FROM job_attempts"), 0); /* still references jobs */
+}
+END_TEST
+
+/* A kind this brid does not know (queued by a newer brid sharing the
+ * store, which schema version 3 allows) is never claimed, nor is a timer
+ * armed for it; reading it says what it is. */
+START_TEST(unknown_kinds_wait) {
+  bri_jobs_store *s = open_store();
+  int64_t t = add_table(s, "/t/a");
+  char msg[256];
+  ck_assert_msg(raw_exec("INSERT INTO jobs (id, table_id, kind, state, priority, max_attempts, not_before, "
+                         "created_at, params) VALUES (50, 1, 'vacuum', 'queued', 99, 5, 0, 0, NULL), "
+                         "(51, 1, 'vacuum', 'queued', 99, 5, 1700000009000, 0, '{\"full\":true}')",
+                         msg, sizeof msg) == SQLITE_OK,
+                "%s", msg);
+  int64_t j = enqueue(s, t, BRI_JOB_VERIFY, 0, 0);
+  ck_assert_int_eq(claim(s), j); /* the priority 99 job is not taken */
+  ck_assert_int_eq(claim(s), 0);
+  int64_t when = 0;
+  int has = 1;
+  bri_error err;
+  ck_assert_int_eq(bri_jobs_next_due(s, T0, &when, &has, &err), 0);
+  ck_assert_int_eq(has, 0);
+  bri_jobs_job job;
+  ck_assert_int_eq(bri_jobs_get(s, 50, &job, &err), BRI_EUNSUPPORTED);
+  ck_assert_msg(strstr(err.msg, "job 50 is of kind 'vacuum', which this brid does not know "
+                                "(compact, cleanup, materialize or verify)"),
+                "got: %s", err.msg);
   bri_jobs_close(s);
 }
 END_TEST
@@ -1524,6 +1618,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, schema_created_and_reopened);
   tcase_add_test(tc, future_schema_version_refused);
   tcase_add_test(tc, schema_v1_migrated);
+  tcase_add_test(tc, schema_v2_migrated);
+  tcase_add_test(tc, unknown_kinds_wait);
   tcase_add_test(tc, foreign_sqlite_files_refused);
   tcase_add_test(tc, garbage_file_is_corrupt);
   tcase_add_test(tc, damaged_store_is_corrupt);

@@ -31,23 +31,23 @@ void bri_jobs_table_list_free(bri_jobs_table *ts, size_t n) {
   free(ts);
 }
 
-static int read_table(bri_jobs_store *s, sqlite3_stmt *st, bri_jobs_table *t, bri_error *err) {
+static int read_table(bri_jobs_store *s, jobs_stmt *st, bri_jobs_table *t, bri_error *err) {
   memset(t, 0, sizeof *t);
   int oom = 0;
-  t->id = sqlite3_column_int64(st, 0);
+  t->id = jobs_col_i64(st, 0);
   t->root = jobs_col_text(st, 1, &oom);
-  t->paused = sqlite3_column_int(st, 2);
-  t->has_seen_version = sqlite3_column_type(st, 3) != SQLITE_NULL;
-  t->last_seen_version = (uint64_t)sqlite3_column_int64(st, 3);
+  t->paused = jobs_col_int(st, 2);
+  t->has_seen_version = !jobs_col_null(st, 3);
+  t->last_seen_version = (uint64_t)jobs_col_i64(st, 3);
   t->last_error = jobs_col_text(st, 4, &oom);
-  t->last_error_at = sqlite3_column_int64(st, 5);
-  t->last_compaction_at = sqlite3_column_int64(st, 6);
-  t->last_cleanup_at = sqlite3_column_int64(st, 7);
-  t->created_at = sqlite3_column_int64(st, 8);
-  t->running_job = sqlite3_column_int64(st, 9);
-  t->queued_jobs = (uint64_t)sqlite3_column_int64(st, 10);
-  t->bytes_written = (uint64_t)sqlite3_column_int64(st, 11);
-  t->bytes_reused = (uint64_t)sqlite3_column_int64(st, 12);
+  t->last_error_at = jobs_col_i64(st, 5);
+  t->last_compaction_at = jobs_col_i64(st, 6);
+  t->last_cleanup_at = jobs_col_i64(st, 7);
+  t->created_at = jobs_col_i64(st, 8);
+  t->running_job = jobs_col_i64(st, 9);
+  t->queued_jobs = (uint64_t)jobs_col_i64(st, 10);
+  t->bytes_written = (uint64_t)jobs_col_i64(st, 11);
+  t->bytes_reused = (uint64_t)jobs_col_i64(st, 12);
   if (oom || !t->root) {
     bri_jobs_table_clear(t);
     return bri_error_set(err, BRI_ENOMEM, "%s: out of memory reading a table", s->path);
@@ -63,26 +63,26 @@ int bri_jobs_table_upsert(bri_jobs_store *s, const char *root, int64_t *id, int 
       "INSERT INTO tables (root, created_at) VALUES (?, ?) ON CONFLICT (root) DO NOTHING";
   static const char sel[] = "SELECT id FROM tables WHERE root = ?";
   const char *step = "adding a table";
-  sqlite3_stmt *st = NULL;
+  jobs_stmt *st = NULL;
   int added = 0;
   pthread_mutex_lock(&s->mu);
   int rc = jobs_begin(s, step, err);
   if (rc) goto out;
   if ((rc = jobs_prepare(s, ins, &st, step, err))) goto out;
-  sqlite3_bind_text(st, 1, root, -1, SQLITE_STATIC);
-  sqlite3_bind_int64(st, 2, jobs_now_locked(s));
+  jobs_bind_text(st, 1, root);
+  jobs_bind_i64(st, 2, jobs_now_locked(s));
   if ((rc = jobs_step(s, st, step, err)) < 0) goto out;
-  added = sqlite3_changes(s->db) > 0;
-  sqlite3_finalize(st);
+  added = jobs_changes(s) > 0;
+  jobs_finalize(st);
   if ((rc = jobs_prepare(s, sel, &st, step, err))) goto out;
-  sqlite3_bind_text(st, 1, root, -1, SQLITE_STATIC);
+  jobs_bind_text(st, 1, root);
   rc = jobs_step(s, st, step, err);
   if (rc == 0) rc = bri_error_set(err, BRI_EIO, "%s: table %s vanished while added", s->path, root);
   if (rc < 0) goto out;
-  *id = sqlite3_column_int64(st, 0);
+  *id = jobs_col_i64(st, 0);
   rc = jobs_commit(s, step, err);
 out:
-  sqlite3_finalize(st);
+  jobs_finalize(st);
   if (rc) jobs_rollback(s);
   pthread_mutex_unlock(&s->mu);
   if (!rc && created) *created = added;
@@ -93,20 +93,20 @@ static int get_where(bri_jobs_store *s, const char *where, int64_t id, const cha
                      bri_jobs_table *out, bri_error *err) {
   char sql[1024];
   snprintf(sql, sizeof sql, "%s%s", TABLE_COLUMNS, where);
-  sqlite3_stmt *st;
+  jobs_stmt *st;
   memset(out, 0, sizeof *out);
   pthread_mutex_lock(&s->mu);
   int rc = jobs_prepare(s, sql, &st, "reading a table", err);
   if (!rc) {
-    if (root) sqlite3_bind_text(st, 1, root, -1, SQLITE_STATIC);
-    else sqlite3_bind_int64(st, 1, id);
+    if (root) jobs_bind_text(st, 1, root);
+    else jobs_bind_i64(st, 1, id);
     rc = jobs_step(s, st, "reading a table", err);
     if (rc == 1) rc = read_table(s, st, out, err);
     else if (rc == 0 && root)
       rc = bri_error_set(err, BRI_ENOTFOUND, "%s: no table with root %s", s->path, root);
     else if (rc == 0)
       rc = bri_error_set(err, BRI_ENOTFOUND, "%s: no table %lld", s->path, (long long)id);
-    sqlite3_finalize(st);
+    jobs_finalize(st);
   }
   pthread_mutex_unlock(&s->mu);
   return rc;
@@ -127,7 +127,7 @@ int bri_jobs_table_list(bri_jobs_store *s, bri_jobs_table **out, size_t *n, bri_
   *n = 0;
   bri_jobs_table *v = NULL;
   size_t len = 0, cap = 0;
-  sqlite3_stmt *st;
+  jobs_stmt *st;
   pthread_mutex_lock(&s->mu);
   int rc = jobs_prepare(s, TABLE_COLUMNS "ORDER BY t.id", &st, "listing tables", err);
   while (!rc && (rc = jobs_step(s, st, "listing tables", err)) == 1) {
@@ -143,7 +143,7 @@ int bri_jobs_table_list(bri_jobs_store *s, bri_jobs_table **out, size_t *n, bri_
     rc = read_table(s, st, &v[len], err);
     if (!rc) len++;
   }
-  sqlite3_finalize(st);
+  jobs_finalize(st);
   pthread_mutex_unlock(&s->mu);
   if (rc < 0) {
     bri_jobs_table_list_free(v, len);
@@ -159,19 +159,19 @@ int bri_jobs_table_list(bri_jobs_store *s, bri_jobs_table **out, size_t *n, bri_
 static int update_table(bri_jobs_store *s, int64_t id, const char *sql, const char *step,
                         int has_text, const char *text, int64_t i2, int64_t i3,
                         bri_error *err) {
-  sqlite3_stmt *st;
+  jobs_stmt *st;
   pthread_mutex_lock(&s->mu);
   int rc = jobs_prepare(s, sql, &st, step, err);
   if (!rc) {
-    sqlite3_bind_int64(st, 1, id);
-    if (has_text) sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
-    else sqlite3_bind_int64(st, 2, i2);
-    if (sqlite3_bind_parameter_count(st) >= 3) sqlite3_bind_int64(st, 3, i3);
+    jobs_bind_i64(st, 1, id);
+    if (has_text) jobs_bind_text(st, 2, text);
+    else jobs_bind_i64(st, 2, i2);
+    if (jobs_bind_count(st) >= 3) jobs_bind_i64(st, 3, i3);
     rc = jobs_step(s, st, step, err);
-    if (rc == 0 && sqlite3_changes(s->db) == 0)
+    if (rc == 0 && jobs_changes(s) == 0)
       rc = bri_error_set(err, BRI_ENOTFOUND, "%s: %s: no table %lld", s->path, step,
                          (long long)id);
-    sqlite3_finalize(st);
+    jobs_finalize(st);
   }
   pthread_mutex_unlock(&s->mu);
   return rc < 0 ? rc : 0;
@@ -208,31 +208,31 @@ int bri_jobs_table_remove(bri_jobs_store *s, int64_t id, bri_error *err) {
       "(SELECT count(*) FROM job_outputs o JOIN jobs j ON j.id = o.job_id "
       " WHERE j.table_id = ?1)";
   const char *step = "removing a table";
-  sqlite3_stmt *st = NULL;
+  jobs_stmt *st = NULL;
   pthread_mutex_lock(&s->mu);
   int rc = jobs_begin(s, step, err);
   if (rc) goto out;
   if ((rc = jobs_prepare(s, busy, &st, step, err))) goto out;
-  sqlite3_bind_int64(st, 1, id);
+  jobs_bind_i64(st, 1, id);
   if ((rc = jobs_step(s, st, step, err)) < 0) goto out;
-  if (sqlite3_column_int64(st, 0) > 0 || sqlite3_column_int64(st, 1) > 0) {
+  if (jobs_col_i64(st, 0) > 0 || jobs_col_i64(st, 1) > 0) {
     rc = bri_error_set(err, BRI_EINVAL,
                        "%s: table %lld cannot be removed: it has a running job or journaled "
                        "outputs that recovery still needs",
                        s->path, (long long)id);
     goto out;
   }
-  sqlite3_finalize(st);
+  jobs_finalize(st);
   if ((rc = jobs_prepare(s, "DELETE FROM tables WHERE id = ?", &st, step, err))) goto out;
-  sqlite3_bind_int64(st, 1, id);
+  jobs_bind_i64(st, 1, id);
   if ((rc = jobs_step(s, st, step, err)) < 0) goto out;
-  if (sqlite3_changes(s->db) == 0) {
+  if (jobs_changes(s) == 0) {
     rc = bri_error_set(err, BRI_ENOTFOUND, "%s: no table %lld", s->path, (long long)id);
     goto out;
   }
   rc = jobs_commit(s, step, err);
 out:
-  sqlite3_finalize(st);
+  jobs_finalize(st);
   if (rc) jobs_rollback(s);
   pthread_mutex_unlock(&s->mu);
   return rc;

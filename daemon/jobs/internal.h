@@ -1,7 +1,20 @@
-/* internal.h: what the files of lib/jobs share and nobody else may use: the
- * store struct, the lock discipline, SQL helpers that turn every SQLite
- * failure into a bri_error naming the database file, the step and the SQL,
+/* internal.h: what the files of daemon/jobs share and nobody else may use: the
+ * store struct, the lock discipline, the statements of the store's database
+ * (through its backend's driver: sqlite.c), helpers that turn every
+ * database failure into a bri_error naming the store, the step and the SQL,
  * and the job row reader used by every query that returns jobs.
+ *
+ * Main design choice: the queue's logic (queue.c, tables.c, history.c,
+ * journal.c, recover.c) speaks SQL through the small statement interface
+ * below and never calls the database library itself, so that the backend
+ * is one file of SQL (schema_sqlite.sql) plus its driver (sqlite.c). A
+ * statement is prepared, bound (parameters numbered from 1), stepped row
+ * by row and finalized; columns are read from the current row. The SQL is
+ * the common part of SQLite's and PostgreSQL's (parameters ? or ?N, CASE
+ * rather than two-argument max/min, TRUE, ON CONFLICT, RETURNING); what is
+ * one database's (transactions, sync level, the request expression of the
+ * dedup query, json_remove) stays in its driver and schema file or is
+ * marked where it is used.
  *
  * Lock rule: every public function takes s->mu on entry and releases it
  * before returning; helpers named *_locked expect it held. Callbacks into
@@ -10,14 +23,15 @@
 #define BRI_JOBS_INTERNAL_H
 
 #include <pthread.h>
-#include <sqlite3.h>
 #include <stdint.h>
 
 #include "jobs/queue.h"
 #include "jobs/store.h"
 
+struct sqlite3;
+
 struct bri_jobs_store {
-  sqlite3 *db;
+  struct sqlite3 *db; /* the SQLite backend's connection (sqlite.c) */
   char *path;
   pthread_mutex_t mu;
   int lock_fd;
@@ -26,18 +40,58 @@ struct bri_jobs_store {
   int last_sqlite_rc; /* extended code of the last failure jobs_sqlerr saw */
 };
 
+/* A prepared statement of the store's backend. */
+typedef struct jobs_stmt jobs_stmt;
+
+/* ---- the driver (sqlite.c) ---------------------------------------------- */
+
+/* Opens s->path (s->opt set, s->path and s->mu ready): takes the store's
+ * lock, connects, checks identity and health, migrates; refusals as
+ * bri_jobs_open documents. jobs_db_close releases what it took (safe on a
+ * half-open store). */
+int jobs_db_open(bri_jobs_store *s, bri_error *err);
+void jobs_db_close(bri_jobs_store *s);
+
 /* Fills err from the connection's last error: "<db>: <step> (<sql...>):
- * <sqlite message>" and returns the mapped code (corrupt/notadb ->
- * BRI_ECORRUPT, nomem -> BRI_ENOMEM, constraint -> BRI_EINVAL, else BRI_EIO). */
+ * <message>" and returns the mapped code (corrupt -> BRI_ECORRUPT, nomem ->
+ * BRI_ENOMEM, constraint -> BRI_EINVAL, else BRI_EIO). */
 int jobs_sqlerr(bri_jobs_store *s, const char *sql, const char *step, bri_error *err);
 
 /* Prepares sql; on failure fills err. */
-int jobs_prepare(bri_jobs_store *s, const char *sql, sqlite3_stmt **st, const char *step,
+int jobs_prepare(bri_jobs_store *s, const char *sql, jobs_stmt **st, const char *step,
                  bri_error *err);
+/* Binds parameter i (from 1); text is copied, NULL binds NULL. 0, or
+ * BRI_EIO (no such parameter, out of memory: jobs_sqlerr says which). */
+int jobs_bind_i64(jobs_stmt *st, int i, int64_t v);
+int jobs_bind_text(jobs_stmt *st, int i, const char *text);
+/* The number of parameters the statement takes; its SQL text. */
+int jobs_bind_count(jobs_stmt *st);
+const char *jobs_sql(jobs_stmt *st);
 /* Steps st: 1 for a row, 0 when done, negative (err filled) on failure. */
-int jobs_step(bri_jobs_store *s, sqlite3_stmt *st, const char *step, bri_error *err);
+int jobs_step(bri_jobs_store *s, jobs_stmt *st, const char *step, bri_error *err);
+/* Frees st (NULL is fine). */
+void jobs_finalize(jobs_stmt *st);
+/* Columns of the current row, from 0: an integer (0 for NULL), whether it
+ * is NULL, text (NULL for NULL; valid until the next step). */
+int64_t jobs_col_i64(jobs_stmt *st, int col);
+int jobs_col_int(jobs_stmt *st, int col);
+int jobs_col_null(jobs_stmt *st, int col);
+const char *jobs_col_str(jobs_stmt *st, int col);
+/* Rows changed by the last statement that ran to its end. */
+int64_t jobs_changes(bri_jobs_store *s);
 /* Runs statements that return no rows. */
 int jobs_exec(bri_jobs_store *s, const char *sql, const char *step, bri_error *err);
+
+/* Write transactions: begin takes the write lock up front (a transaction
+ * never fails half way to upgrade it); commit; rollback when one is open. */
+int jobs_begin(bri_jobs_store *s, const char *step, bri_error *err);
+int jobs_commit(bri_jobs_store *s, const char *step, bri_error *err);
+void jobs_rollback(bri_jobs_store *s);
+/* Makes the next commits durable against a power loss (full) or against a
+ * process crash only (outside transactions; see store.h, Durability). */
+int jobs_sync_full(bri_jobs_store *s, int full, bri_error *err);
+
+/* ---- on top of the driver (store.c) ------------------------------------- */
 
 /* Prepares sql and binds the variadic arguments described by types, one
  * letter per parameter: 'i' int64_t, 't' const char * (NULL binds NULL).
@@ -46,21 +100,13 @@ int jobs_exec(bri_jobs_store *s, const char *sql, const char *step, bri_error *e
  * finalizes it), 0 when there is no row (*st NULL), negative on error. */
 int jobs_run(bri_jobs_store *s, const char *step, bri_error *err, const char *sql,
              const char *types, ...);
-int jobs_query(bri_jobs_store *s, sqlite3_stmt **st, const char *step, bri_error *err,
+int jobs_query(bri_jobs_store *s, jobs_stmt **st, const char *step, bri_error *err,
                const char *sql, const char *types, ...);
-
-/* BEGIN IMMEDIATE (the write lock is taken up front, so a transaction never
- * fails half way to upgrade it); COMMIT; ROLLBACK when one is open. */
-int jobs_begin(bri_jobs_store *s, const char *step, bri_error *err);
-int jobs_commit(bri_jobs_store *s, const char *step, bri_error *err);
-void jobs_rollback(bri_jobs_store *s);
-/* Switches PRAGMA synchronous between NORMAL and FULL (outside transactions). */
-int jobs_sync_full(bri_jobs_store *s, int full, bri_error *err);
 
 int64_t jobs_now_locked(bri_jobs_store *s);
 
 /* malloc'd copy of a text column, NULL for SQL NULL; *oom set on failure. */
-char *jobs_col_text(sqlite3_stmt *st, int col, int *oom);
+char *jobs_col_text(jobs_stmt *st, int col, int *oom);
 
 /* The column list (prefix "j." on jobs, "t." on tables) read by
  * jobs_read_job; queries append "FROM jobs j JOIN tables t ON t.id =
@@ -73,7 +119,7 @@ char *jobs_col_text(sqlite3_stmt *st, int col, int *oom);
 #define JOBS_JOB_FROM " FROM jobs j JOIN tables t ON t.id = j.table_id "
 
 /* Reads one row of JOBS_JOB_COLUMNS into job (members malloc'd). */
-int jobs_read_job(bri_jobs_store *s, sqlite3_stmt *st, bri_jobs_job *job, bri_error *err);
+int jobs_read_job(bri_jobs_store *s, jobs_stmt *st, bri_jobs_job *job, bri_error *err);
 /* Loads job id; BRI_ENOTFOUND when there is none. */
 int jobs_get_locked(bri_jobs_store *s, int64_t id, bri_jobs_job *job, bri_error *err);
 

@@ -3,8 +3,10 @@
  * One SQLite file (WAL mode) holds the watched tables, the job queue, each
  * job's attempts, each job's output journal and per-table counters. The
  * schema is versioned with PRAGMA user_version and identified with PRAGMA
- * application_id ("brid"); opening migrates an older file step by step and
- * refuses a newer one. The store is split by concern:
+ * application_id ("brid"); opening migrates an older file step by step
+ * (the scripts of schema_sqlite.sql, built in) and refuses a newer one. The
+ * schema names no kind of job: a kind is stored by its name, and the names
+ * are rpc/rpc_kinds.h's. The store is split by concern:
  *   store.h    opening, options, kind and state names      (this file)
  *   tables.h   watched tables: root, paused flag, last seen version, errors
  *   queue.h    job state transitions: enqueue, claim, finish, retry, cancel
@@ -38,20 +40,13 @@
 
 #include <stdint.h>
 
-#include "util/error.h"
+#include "bri/error.h"
+#include "rpc/rpc_kinds.h" /* bri_job_kind: the kinds are described there */
 
-#define BRI_JOBS_SCHEMA_VERSION 2
+#define BRI_JOBS_SCHEMA_VERSION 3 /* the last script of schema_sqlite.sql */
 #define BRI_JOBS_APPLICATION_ID 0x62726964 /* "brid" */
 
 typedef struct bri_jobs_store bri_jobs_store;
-
-typedef enum bri_job_kind {
-  BRI_JOB_COMPACT = 1,
-  BRI_JOB_CLEANUP = 2,
-  BRI_JOB_MATERIALIZE = 3,
-  BRI_JOB_VERIFY = 4,
-} bri_job_kind;
-#define BRI_JOB_NKINDS 4
 
 typedef enum bri_job_state {
   BRI_JOB_QUEUED = 1,
@@ -62,7 +57,7 @@ typedef enum bri_job_state {
 } bri_job_state;
 #define BRI_JOB_NSTATES 5
 
-/* "compact", "cleanup", ...; "?" for a value outside the enum. */
+/* A kind's or a state's name; "?" for a value outside the enum. */
 const char *bri_job_kind_name(bri_job_kind k);
 const char *bri_job_state_name(bri_job_state s);
 /* Name to value; BRI_EINVAL (err names the accepted values) when unknown. */

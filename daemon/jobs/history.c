@@ -44,7 +44,7 @@ int bri_jobs_list(bri_jobs_store *s, const bri_jobs_filter *f, bri_jobs_job **ou
   size_t limit = f->limit == 0 ? LIST_DEFAULT : f->limit > LIST_MAX ? LIST_MAX : f->limit;
   /* The state names pasted into the SQL are our constants, never input. */
   char sql[1024];
-  int len = snprintf(sql, sizeof sql, "SELECT " JOBS_JOB_COLUMNS JOBS_JOB_FROM "WHERE 1");
+  int len = snprintf(sql, sizeof sql, "SELECT " JOBS_JOB_COLUMNS JOBS_JOB_FROM "WHERE TRUE");
   if (f->table_id) len += snprintf(sql + len, sizeof sql - (size_t)len, " AND j.table_id = ?");
   if (f->state_mask) {
     len += snprintf(sql + len, sizeof sql - (size_t)len, " AND j.state IN (''");
@@ -60,15 +60,15 @@ int bri_jobs_list(bri_jobs_store *s, const bri_jobs_filter *f, bri_jobs_job **ou
 
   bri_jobs_job *v = NULL;
   size_t count = 0, cap = 0;
-  sqlite3_stmt *st;
+  jobs_stmt *st;
   pthread_mutex_lock(&s->mu);
   int rc = jobs_prepare(s, sql, &st, "listing jobs", err);
   if (!rc) {
     int i = 1;
-    if (f->table_id) sqlite3_bind_int64(st, i++, f->table_id);
-    if (f->kind) sqlite3_bind_text(st, i++, bri_job_kind_name(f->kind), -1, SQLITE_STATIC);
-    if (f->before_id) sqlite3_bind_int64(st, i++, f->before_id);
-    sqlite3_bind_int64(st, i, (int64_t)limit);
+    if (f->table_id) jobs_bind_i64(st, i++, f->table_id);
+    if (f->kind) jobs_bind_text(st, i++, bri_job_kind_name(f->kind));
+    if (f->before_id) jobs_bind_i64(st, i++, f->before_id);
+    jobs_bind_i64(st, i, (int64_t)limit);
     while ((rc = jobs_step(s, st, "listing jobs", err)) == 1) {
       if (grow((void **)&v, &cap, count, sizeof *v)) {
         rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory listing jobs", s->path);
@@ -77,7 +77,7 @@ int bri_jobs_list(bri_jobs_store *s, const bri_jobs_filter *f, bri_jobs_job **ou
       if ((rc = jobs_read_job(s, st, &v[count], err))) break;
       count++;
     }
-    sqlite3_finalize(st);
+    jobs_finalize(st);
   }
   pthread_mutex_unlock(&s->mu);
   if (rc < 0) {
@@ -104,14 +104,14 @@ int bri_jobs_attempts(bri_jobs_store *s, int64_t job_id, bri_jobs_attempt **out,
   *n = 0;
   bri_jobs_attempt *v = NULL;
   size_t count = 0, cap = 0;
-  sqlite3_stmt *st;
+  jobs_stmt *st;
   pthread_mutex_lock(&s->mu);
   int rc = jobs_prepare(s,
                         "SELECT attempt, owner, started_at, finished_at, outcome, error "
                         "FROM job_attempts WHERE job_id = ? ORDER BY attempt",
                         &st, "listing a job's attempts", err);
   if (!rc) {
-    sqlite3_bind_int64(st, 1, job_id);
+    jobs_bind_i64(st, 1, job_id);
     while ((rc = jobs_step(s, st, "listing a job's attempts", err)) == 1) {
       if (grow((void **)&v, &cap, count, sizeof *v)) {
         rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory listing attempts", s->path);
@@ -119,10 +119,10 @@ int bri_jobs_attempts(bri_jobs_store *s, int64_t job_id, bri_jobs_attempt **out,
       }
       bri_jobs_attempt *a = &v[count++];
       int oom = 0;
-      a->attempt = sqlite3_column_int(st, 0);
+      a->attempt = jobs_col_int(st, 0);
       a->owner = jobs_col_text(st, 1, &oom);
-      a->started_at = sqlite3_column_int64(st, 2);
-      a->finished_at = sqlite3_column_int64(st, 3);
+      a->started_at = jobs_col_i64(st, 2);
+      a->finished_at = jobs_col_i64(st, 3);
       a->outcome = jobs_col_text(st, 4, &oom);
       a->error = jobs_col_text(st, 5, &oom);
       if (oom) {
@@ -130,7 +130,7 @@ int bri_jobs_attempts(bri_jobs_store *s, int64_t job_id, bri_jobs_attempt **out,
         break;
       }
     }
-    sqlite3_finalize(st);
+    jobs_finalize(st);
   }
   pthread_mutex_unlock(&s->mu);
   if (rc < 0) {
@@ -145,26 +145,26 @@ int bri_jobs_attempts(bri_jobs_store *s, int64_t job_id, bri_jobs_attempt **out,
 int bri_jobs_count_states(bri_jobs_store *s, int64_t table_id,
                           uint64_t counts[BRI_JOB_NSTATES + 1], bri_error *err) {
   memset(counts, 0, (BRI_JOB_NSTATES + 1) * sizeof counts[0]);
-  sqlite3_stmt *st;
+  jobs_stmt *st;
   pthread_mutex_lock(&s->mu);
   int rc = jobs_prepare(s,
                         "SELECT state, count(*) FROM jobs WHERE ?1 = 0 OR table_id = ?1 "
                         "GROUP BY state",
                         &st, "counting jobs", err);
   if (!rc) {
-    sqlite3_bind_int64(st, 1, table_id);
+    jobs_bind_i64(st, 1, table_id);
     while ((rc = jobs_step(s, st, "counting jobs", err)) == 1) {
       bri_job_state state;
-      const char *name = (const char *)sqlite3_column_text(st, 0);
+      const char *name = jobs_col_str(st, 0);
       if (jobs_state_from_text(name, &state)) {
         rc = bri_error_set(err, BRI_ECORRUPT, "%s: jobs in unknown state '%s'", s->path,
                            name ? name : "(null)");
         break;
       }
-      counts[state] = (uint64_t)sqlite3_column_int64(st, 1);
+      counts[state] = (uint64_t)jobs_col_i64(st, 1);
       counts[0] += counts[state];
     }
-    sqlite3_finalize(st);
+    jobs_finalize(st);
   }
   pthread_mutex_unlock(&s->mu);
   return rc < 0 ? rc : 0;
@@ -180,7 +180,7 @@ int bri_jobs_stats(bri_jobs_store *s, bri_jobs_stat **out, size_t *n, bri_error 
   *n = 0;
   bri_jobs_stat *v = NULL;
   size_t count = 0, cap = 0;
-  sqlite3_stmt *st;
+  jobs_stmt *st;
   pthread_mutex_lock(&s->mu);
   int rc = jobs_prepare(s,
                         "SELECT s.table_id, t.root, s.kind, s.succeeded, s.failed, s.cancelled, "
@@ -196,30 +196,30 @@ int bri_jobs_stats(bri_jobs_store *s, bri_jobs_stat **out, size_t *n, bri_error 
     }
     bri_jobs_stat *x = &v[count];
     memset(x, 0, sizeof *x);
-    const char *kind = (const char *)sqlite3_column_text(st, 2);
+    const char *kind = jobs_col_str(st, 2);
     if (jobs_kind_from_text(kind, &x->kind)) {
       rc = bri_error_set(err, BRI_ECORRUPT, "%s: statistics for unknown job kind '%s'", s->path,
                          kind ? kind : "(null)");
       break;
     }
     int oom = 0;
-    x->table_id = sqlite3_column_int64(st, 0);
+    x->table_id = jobs_col_i64(st, 0);
     x->root = jobs_col_text(st, 1, &oom);
     count++;
     if (oom) {
       rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory reading statistics", s->path);
       break;
     }
-    x->succeeded = (uint64_t)sqlite3_column_int64(st, 3);
-    x->failed = (uint64_t)sqlite3_column_int64(st, 4);
-    x->cancelled = (uint64_t)sqlite3_column_int64(st, 5);
-    x->retried = (uint64_t)sqlite3_column_int64(st, 6);
-    x->crashed = (uint64_t)sqlite3_column_int64(st, 7);
-    x->run_ms = sqlite3_column_int64(st, 8);
-    x->bytes_written = (uint64_t)sqlite3_column_int64(st, 9);
-    x->bytes_reused = (uint64_t)sqlite3_column_int64(st, 10);
+    x->succeeded = (uint64_t)jobs_col_i64(st, 3);
+    x->failed = (uint64_t)jobs_col_i64(st, 4);
+    x->cancelled = (uint64_t)jobs_col_i64(st, 5);
+    x->retried = (uint64_t)jobs_col_i64(st, 6);
+    x->crashed = (uint64_t)jobs_col_i64(st, 7);
+    x->run_ms = jobs_col_i64(st, 8);
+    x->bytes_written = (uint64_t)jobs_col_i64(st, 9);
+    x->bytes_reused = (uint64_t)jobs_col_i64(st, 10);
   }
-  sqlite3_finalize(st);
+  jobs_finalize(st);
   pthread_mutex_unlock(&s->mu);
   if (rc < 0) {
     bri_jobs_stats_free(v, count);
@@ -243,7 +243,7 @@ int bri_jobs_prune(bri_jobs_store *s, int64_t max_age_ms, size_t max_rows, size_
   int64_t now = jobs_now_locked(s);
   int64_t rows = max_rows > INT64_MAX ? INT64_MAX : (int64_t)max_rows;
   int rc = jobs_run(s, "pruning job history", err, sql, "iii", max_age_ms, now - max_age_ms, rows);
-  size_t n = rc ? 0 : (size_t)sqlite3_changes(s->db);
+  size_t n = rc ? 0 : (size_t)jobs_changes(s);
   pthread_mutex_unlock(&s->mu);
   if (!rc && removed) *removed = n;
   return rc;

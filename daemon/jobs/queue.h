@@ -69,7 +69,8 @@ int bri_jobs_enqueue(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, int
 
 /* Atomically picks the queued job with the highest priority, then the
  * earliest not_before, then the lowest id, among those whose not_before has
- * passed, whose table is not paused and has no running job; marks it
+ * passed, whose table is not paused and has no running job, of a kind this
+ * brid knows (rpc/rpc_kinds.h: a newer brid's kind waits for it); marks it
  * running under this session (attempts + 1, started_at = now, commit intent
  * and cancel request cleared) and returns it in *job with *claimed = 1.
  * Nothing claimable: *claimed = 0 and *job zeroed. Safe from any number of
@@ -135,7 +136,7 @@ int bri_jobs_cancel(bri_jobs_store *s, int64_t job_id, bri_job_state *state_afte
 int bri_jobs_cancel_requested(bri_jobs_store *s, int64_t job_id, int *requested, bri_error *err);
 
 /* Earliest not_before later than after among queued jobs of unpaused
- * tables (*has = 0 when there are none): when the scheduler's timer should
+ * tables, of the kinds claims take (*has = 0 when there are none): when the scheduler's timer should
  * next try to claim, after a claim that began at after. Jobs due by then
  * were offered to that claim; those it left (every worker busy, or their
  * table's job running) are claimed when a worker ends. */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "jobs/internal.h"
-#include "util/failpoint.h"
+#include "bri/util.h"
 
 void bri_jobs_journal_free(bri_jobs_output *o, size_t n) {
   for (size_t i = 0; o && i < n; i++) {
@@ -66,14 +66,14 @@ int bri_jobs_journal_list(bri_jobs_store *s, int64_t job_id, bri_jobs_output **o
   *n = 0;
   bri_jobs_output *v = NULL;
   size_t count = 0, cap = 0;
-  sqlite3_stmt *st;
+  jobs_stmt *st;
   pthread_mutex_lock(&s->mu);
   int rc = jobs_prepare(s,
                         "SELECT seq, path, kind, attempt, created_at FROM job_outputs "
                         "WHERE job_id = ? ORDER BY seq",
                         &st, "reading a job's journal", err);
   if (!rc) {
-    sqlite3_bind_int64(st, 1, job_id);
+    jobs_bind_i64(st, 1, job_id);
     while ((rc = jobs_step(s, st, "reading a job's journal", err)) == 1) {
       if (count == cap) {
         size_t nc = cap ? 2 * cap : 16;
@@ -86,17 +86,17 @@ int bri_jobs_journal_list(bri_jobs_store *s, int64_t job_id, bri_jobs_output **o
       }
       bri_jobs_output *o = &v[count++];
       int oom = 0;
-      o->seq = sqlite3_column_int64(st, 0);
+      o->seq = jobs_col_i64(st, 0);
       o->path = jobs_col_text(st, 1, &oom);
       o->kind = jobs_col_text(st, 2, &oom);
-      o->attempt = sqlite3_column_int(st, 3);
-      o->created_at = sqlite3_column_int64(st, 4);
+      o->attempt = jobs_col_int(st, 3);
+      o->created_at = jobs_col_i64(st, 4);
       if (oom || !o->path || !o->kind) {
         rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory reading a journal", s->path);
         break;
       }
     }
-    sqlite3_finalize(st);
+    jobs_finalize(st);
   }
   pthread_mutex_unlock(&s->mu);
   if (rc < 0) {

@@ -12,8 +12,7 @@
 #include <string.h>
 
 #include "jobs/internal.h"
-#include "util/failpoint.h"
-#include "util/fsutil.h"
+#include "bri/util.h"
 
 void bri_jobs_job_clear(bri_jobs_job *job) {
   if (!job) return;
@@ -38,16 +37,16 @@ int64_t bri_jobs_backoff_ms(const bri_jobs_store *s, int attempts) {
 int bri_jobs_enqueue(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, int priority,
                      const char *params_json, int64_t not_before, int64_t *job_id,
                      int *was_duplicate, bri_error *err) {
-  if (kind < 1 || kind > BRI_JOB_NKINDS)
-    return bri_error_set(err, BRI_EINVAL, "%s: enqueue: job kind %d is not one of the four kinds",
-                         s->path, (int)kind);
+  if (!rpc_kind_of(kind))
+    return bri_error_set(err, BRI_EINVAL, "%s: enqueue: job kind %d is not one of %s", s->path,
+                         (int)kind, rpc_kind_list());
   char what[64];
   snprintf(what, sizeof what, "the params of a %s job", bri_job_kind_name(kind));
   char *params = NULL;
   int rc = jobs_check_json(s, params_json, what, &params, err);
   if (rc) return rc;
   const char *step = "queueing a job";
-  sqlite3_stmt *st = NULL;
+  jobs_stmt *st = NULL;
   int dup = 0;
   pthread_mutex_lock(&s->mu);
   int64_t now = jobs_now_locked(s);
@@ -58,7 +57,7 @@ int bri_jobs_enqueue(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, int
     rc = bri_error_set(err, BRI_ENOTFOUND, "%s: cannot queue a %s job: no table %lld", s->path,
                        bri_job_kind_name(kind), (long long)table_id);
   if (rc < 0) goto out;
-  sqlite3_finalize(st);
+  jobs_finalize(st);
   st = NULL;
   rc = jobs_queued_same_locked(s, table_id, kind, params, 0, job_id, err);
   if (rc < 0) goto out;
@@ -66,20 +65,27 @@ int bri_jobs_enqueue(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, int
     /* Dedupe: one queued job per request; the request's urgency wins. */
     dup = 1;
     rc = jobs_run(s, step, err,
-                  "UPDATE jobs SET priority = max(priority, ?), not_before = min(not_before, ?) "
-                  "WHERE id = ?",
+                  "UPDATE jobs SET priority = CASE WHEN ?1 > priority THEN ?1 ELSE priority END, "
+                  "not_before = CASE WHEN ?2 < not_before THEN ?2 ELSE not_before END WHERE id = ?3",
                   "iii", (int64_t)priority, not_before, *job_id);
   } else {
-    rc = jobs_run(s, step, err,
-                  "INSERT INTO jobs (table_id, kind, state, priority, max_attempts, not_before, "
-                  "created_at, params) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?)",
-                  "itiiiit", table_id, bri_job_kind_name(kind), (int64_t)priority,
-                  (int64_t)s->opt.max_attempts, not_before, now, params);
-    if (!rc) *job_id = sqlite3_last_insert_rowid(s->db);
+    rc = jobs_query(s, &st, step, err,
+                    "INSERT INTO jobs (table_id, kind, state, priority, max_attempts, not_before, "
+                    "created_at, params) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?) RETURNING id",
+                    "itiiiit", table_id, bri_job_kind_name(kind), (int64_t)priority,
+                    (int64_t)s->opt.max_attempts, not_before, now, params);
+    if (rc == 1) {
+      *job_id = jobs_col_i64(st, 0);
+      jobs_finalize(st); /* the statement is done before the commit */
+      st = NULL;
+      rc = 0;
+    } else if (rc == 0) {
+      rc = bri_error_set(err, BRI_EIO, "%s: %s: the insert returned no id", s->path, step);
+    }
   }
   if (!rc) rc = jobs_commit(s, step, err);
 out:
-  sqlite3_finalize(st);
+  jobs_finalize(st);
   if (rc) jobs_rollback(s);
   pthread_mutex_unlock(&s->mu);
   free(params);
@@ -89,29 +95,45 @@ out:
 
 int jobs_queued_same_locked(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, const char *params,
                             int64_t except, int64_t *found, bri_error *err) {
-  /* the same expression as the unique index jobs_one_queued_per_request */
-  sqlite3_stmt *st = NULL;
+  /* the same expression as the unique index jobs_one_queued_per_request
+   * (schema_sqlite.sql): json_remove is SQLite's, the one SQL of this file
+   * another backend words differently */
+  jobs_stmt *st = NULL;
   int rc = jobs_query(s, &st, "looking for a queued job of the same request", err,
                       "SELECT id FROM jobs WHERE table_id = ? AND kind = ? AND state = 'queued' AND id != ? "
                       "AND json_remove(coalesce(params, '{}'), '$.trigger') = "
                       "json_remove(coalesce(?, '{}'), '$.trigger')",
                       "itit", table_id, bri_job_kind_name(kind), except, params);
-  if (rc == 1) *found = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
+  if (rc == 1) *found = jobs_col_i64(st, 0);
+  jobs_finalize(st);
   return rc;
+}
+
+/* Writes " AND j.kind IN ('compact', ...)", the kinds this brid runs
+ * (rpc/rpc_kinds.h; our constants, never input), to out: a job of a kind
+ * it does not know (queued by a newer brid on the same store) waits for
+ * one that does instead of being claimed and failed. */
+static void known_kinds(char *out, size_t cap) {
+  size_t n = (size_t)snprintf(out, cap, " AND j.kind IN (");
+  for (size_t i = 0; i < BRI_JOB_NKINDS && n < cap; i++)
+    n += (size_t)snprintf(out + n, cap - n, "%s'%s'", i ? ", " : "", rpc_kind_at(i)->name);
+  if (n < cap) snprintf(out + n, cap - n, ")");
 }
 
 int bri_jobs_claim_next(bri_jobs_store *s, bri_jobs_job *job, int *claimed, bri_error *err) {
   /* The pick and the update run in one write transaction under the mutex:
    * no other thread or process can claim in between. */
-  static const char pick[] =
-      "SELECT j.id FROM jobs j JOIN tables t ON t.id = j.table_id "
-      "WHERE j.state = 'queued' AND j.not_before <= ? AND t.paused = 0 "
-      "AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.table_id = j.table_id AND r.state = "
-      "'running') "
-      "ORDER BY j.priority DESC, j.not_before, j.id LIMIT 1";
+  char kinds[256], pick[768];
+  known_kinds(kinds, sizeof kinds);
+  snprintf(pick, sizeof pick,
+           "SELECT j.id FROM jobs j JOIN tables t ON t.id = j.table_id "
+           "WHERE j.state = 'queued' AND j.not_before <= ? AND t.paused = 0%s "
+           "AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.table_id = j.table_id AND r.state = "
+           "'running') "
+           "ORDER BY j.priority DESC, j.not_before, j.id LIMIT 1",
+           kinds);
   const char *step = "claiming a job";
-  sqlite3_stmt *st = NULL;
+  jobs_stmt *st = NULL;
   memset(job, 0, sizeof *job);
   *claimed = 0;
   pthread_mutex_lock(&s->mu);
@@ -120,8 +142,8 @@ int bri_jobs_claim_next(bri_jobs_store *s, bri_jobs_job *job, int *claimed, bri_
   if (rc) goto out;
   rc = jobs_query(s, &st, step, err, pick, "i", now);
   if (rc <= 0) goto out; /* nothing claimable (0) or an error */
-  int64_t id = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
+  int64_t id = jobs_col_i64(st, 0);
+  jobs_finalize(st);
   st = NULL;
   rc = jobs_run(s, step, err,
                 "UPDATE jobs SET state = 'running', owner = ?, attempts = attempts + 1, "
@@ -138,7 +160,7 @@ int bri_jobs_claim_next(bri_jobs_store *s, bri_jobs_job *job, int *claimed, bri_
   if (!rc) rc = jobs_commit(s, step, err);
   if (!rc) *claimed = 1;
 out:
-  sqlite3_finalize(st);
+  jobs_finalize(st);
   if (rc < 0) {
     jobs_rollback(s);
     bri_jobs_job_clear(job);
@@ -169,10 +191,12 @@ int jobs_end_locked(bri_jobs_store *s, const bri_jobs_job *job, bri_job_state st
     rc = jobs_stats_add_locked(s, job->table_id, job->kind, bri_job_state_name(state), run_ms,
                                bytes_written, bytes_reused, err);
   if (rc) return rc;
-  if (state == BRI_JOB_SUCCEEDED && job->kind == BRI_JOB_COMPACT)
+  const rpc_kind *d = rpc_kind_of(job->kind);
+  bri_job_stamp stamp = state == BRI_JOB_SUCCEEDED && d ? d->stamp : BRI_STAMP_NONE;
+  if (stamp == BRI_STAMP_COMPACTION)
     rc = jobs_run(s, step, err, "UPDATE tables SET last_compaction_at = ? WHERE id = ?", "ii",
                   now, job->table_id);
-  else if (state == BRI_JOB_SUCCEEDED && job->kind == BRI_JOB_CLEANUP)
+  else if (stamp == BRI_STAMP_CLEANUP)
     rc = jobs_run(s, step, err, "UPDATE tables SET last_cleanup_at = ? WHERE id = ?", "ii", now,
                   job->table_id);
   else if (state == BRI_JOB_FAILED)
@@ -219,7 +243,8 @@ static int supersede_locked(bri_jobs_store *s, const bri_jobs_job *job, int64_t 
   free(text);
   if (!rc)
     rc = jobs_run(s, "superseding a job", err,
-                  "UPDATE jobs SET priority = max(priority, ?), not_before = max(not_before, ?) WHERE id = ?",
+                  "UPDATE jobs SET priority = CASE WHEN ?1 > priority THEN ?1 ELSE priority END, "
+                  "not_before = CASE WHEN ?2 > not_before THEN ?2 ELSE not_before END WHERE id = ?3",
                   "iii", (int64_t)job->priority, next, other);
   return rc;
 }
@@ -366,32 +391,35 @@ out:
 }
 
 int bri_jobs_cancel_requested(bri_jobs_store *s, int64_t job_id, int *requested, bri_error *err) {
-  sqlite3_stmt *st = NULL;
+  jobs_stmt *st = NULL;
   pthread_mutex_lock(&s->mu);
   int rc = jobs_query(s, &st, "reading a cancel request", err,
                       "SELECT cancel_requested FROM jobs WHERE id = ?", "i", job_id);
-  if (rc == 1) *requested = sqlite3_column_int(st, 0);
+  if (rc == 1) *requested = jobs_col_int(st, 0);
   else if (rc == 0)
     rc = bri_error_set(err, BRI_ENOTFOUND, "%s: no job %lld", s->path, (long long)job_id);
-  sqlite3_finalize(st);
+  jobs_finalize(st);
   pthread_mutex_unlock(&s->mu);
   return rc < 0 ? rc : 0;
 }
 
 int bri_jobs_next_due(bri_jobs_store *s, int64_t after, int64_t *when, int *has, bri_error *err) {
-  sqlite3_stmt *st = NULL;
+  jobs_stmt *st = NULL;
   *has = 0;
   *when = 0;
   pthread_mutex_lock(&s->mu);
-  int rc = jobs_query(s, &st, "finding the next due job", err,
-                      "SELECT min(j.not_before) FROM jobs j JOIN tables t ON t.id = j.table_id "
-                      "WHERE j.state = 'queued' AND j.not_before > ? AND t.paused = 0",
-                      "i", after);
-  if (rc == 1 && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+  char kinds[256], sql[512];
+  known_kinds(kinds, sizeof kinds);
+  snprintf(sql, sizeof sql,
+           "SELECT min(j.not_before) FROM jobs j JOIN tables t ON t.id = j.table_id "
+           "WHERE j.state = 'queued' AND j.not_before > ? AND t.paused = 0%s",
+           kinds);
+  int rc = jobs_query(s, &st, "finding the next due job", err, sql, "i", after);
+  if (rc == 1 && !jobs_col_null(st, 0)) {
     *has = 1;
-    *when = sqlite3_column_int64(st, 0);
+    *when = jobs_col_i64(st, 0);
   }
-  sqlite3_finalize(st);
+  jobs_finalize(st);
   pthread_mutex_unlock(&s->mu);
   return rc < 0 ? rc : 0;
 }

@@ -140,7 +140,7 @@ int bri_jobs_recover(bri_jobs_store *s, const bri_jobs_recovery_ops *ops,
   /* The candidates: interrupted jobs, and any other job with a journal. */
   int64_t *ids = NULL;
   size_t n = 0, cap = 0;
-  sqlite3_stmt *st;
+  jobs_stmt *st;
   pthread_mutex_lock(&s->mu);
   int rc = jobs_prepare(s,
                         "SELECT id FROM jobs WHERE (state = 'running' AND owner <> ?1) "
@@ -149,7 +149,7 @@ int bri_jobs_recover(bri_jobs_store *s, const bri_jobs_recovery_ops *ops,
                         "ORDER BY id",
                         &st, "finding jobs to recover", err);
   if (!rc) {
-    sqlite3_bind_text(st, 1, s->session, -1, SQLITE_STATIC);
+    jobs_bind_text(st, 1, s->session);
     while ((rc = jobs_step(s, st, "finding jobs to recover", err)) == 1) {
       if (n == cap) {
         size_t nc = cap ? 2 * cap : 16;
@@ -160,9 +160,9 @@ int bri_jobs_recover(bri_jobs_store *s, const bri_jobs_recovery_ops *ops,
         }
         ids = nv, cap = nc;
       }
-      ids[n++] = sqlite3_column_int64(st, 0);
+      ids[n++] = jobs_col_i64(st, 0);
     }
-    sqlite3_finalize(st);
+    jobs_finalize(st);
   }
   pthread_mutex_unlock(&s->mu);
   if (rc < 0) {

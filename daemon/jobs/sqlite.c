@@ -1,0 +1,396 @@
+/* sqlite.c: the SQLite backend of the job store, its driver: the lock file
+ * (one process per store), the connection, identity and version checks, WAL,
+ * the migrations of schema_sqlite.sql, and the statement interface the rest
+ * of daemon/jobs speaks (internal.h), each failure a bri_error naming the
+ * file, the step and the SQL.
+ *
+ * Migrations are the scripts of schema_sqlite.sql, built in: script N takes
+ * user_version N - 1 to N and runs in one transaction together with the
+ * user_version bump, so a crash mid-migration leaves the previous version
+ * intact. A file whose user_version is newer than the last script is
+ * refused untouched. */
+#include "jobs/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "bri/util.h"
+
+/* The schema: migration scripts, one per version (schema_sqlite.sql). */
+#include "jobs/schema_sqlite.sql.h"
+
+/* The tables a store of the current version must have. */
+static const char *const REQUIRED_TABLES[] = {"tables", "jobs", "job_attempts", "job_outputs",
+                                              "job_stats"};
+
+static int map_sqlite(int rc) {
+  switch (rc & 0xff) {
+  case SQLITE_CORRUPT:
+  case SQLITE_NOTADB: return BRI_ECORRUPT;
+  case SQLITE_NOMEM: return BRI_ENOMEM;
+  case SQLITE_CONSTRAINT: return BRI_EINVAL;
+  default: return BRI_EIO;
+  }
+}
+
+/* The first words of a statement, whitespace collapsed, for messages. */
+static void abbreviate_sql(const char *sql, char *out, size_t cap) {
+  size_t n = 0;
+  int space = 0;
+  for (const char *p = sql; p && *p && n + 4 < cap; p++) {
+    if (*p == ' ' || *p == '\n' || *p == '\t') {
+      space = n > 0;
+      continue;
+    }
+    if (space) out[n++] = ' ';
+    space = 0;
+    out[n++] = *p;
+  }
+  if (sql && strlen(sql) > n && n + 4 <= cap) memcpy(out + n, "...", 3), n += 3;
+  out[n] = '\0';
+}
+
+int jobs_sqlerr(bri_jobs_store *s, const char *sql, const char *step, bri_error *err) {
+  int rc = sqlite3_extended_errcode(s->db);
+  s->last_sqlite_rc = rc;
+  char abbr[72];
+  abbreviate_sql(sql, abbr, sizeof abbr);
+  return bri_error_set(err, map_sqlite(rc), "%s: %s (%s): %s (SQLite error %d)", s->path, step,
+                       abbr, sqlite3_errmsg(s->db), rc);
+}
+
+/* A jobs_stmt is a sqlite3_stmt: the two pointer types are cast, never
+ * dereferenced as the other. */
+static sqlite3_stmt *native(jobs_stmt *st) { return (sqlite3_stmt *)st; }
+
+static int prepare(bri_jobs_store *s, const char *sql, sqlite3_stmt **st, const char *step,
+                   bri_error *err) {
+  *st = NULL;
+  if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {
+    sqlite3_finalize(*st);
+    *st = NULL;
+    return jobs_sqlerr(s, sql, step, err);
+  }
+  return 0;
+}
+
+static int step_native(bri_jobs_store *s, sqlite3_stmt *st, const char *step, bri_error *err) {
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) return 1;
+  if (rc == SQLITE_DONE) return 0;
+  return jobs_sqlerr(s, sqlite3_sql(st), step, err);
+}
+
+int jobs_prepare(bri_jobs_store *s, const char *sql, jobs_stmt **st, const char *step,
+                 bri_error *err) {
+  sqlite3_stmt *n;
+  int rc = prepare(s, sql, &n, step, err);
+  *st = (jobs_stmt *)n;
+  return rc;
+}
+
+int jobs_step(bri_jobs_store *s, jobs_stmt *st, const char *step, bri_error *err) {
+  return step_native(s, native(st), step, err);
+}
+
+int jobs_bind_i64(jobs_stmt *st, int i, int64_t v) {
+  return sqlite3_bind_int64(native(st), i, v) == SQLITE_OK ? 0 : BRI_EIO;
+}
+
+int jobs_bind_text(jobs_stmt *st, int i, const char *text) {
+  return sqlite3_bind_text(native(st), i, text, -1, SQLITE_TRANSIENT) == SQLITE_OK ? 0 : BRI_EIO;
+}
+
+int jobs_bind_count(jobs_stmt *st) { return sqlite3_bind_parameter_count(native(st)); }
+
+const char *jobs_sql(jobs_stmt *st) { return sqlite3_sql(native(st)); }
+
+void jobs_finalize(jobs_stmt *st) { sqlite3_finalize(native(st)); }
+
+int64_t jobs_col_i64(jobs_stmt *st, int col) { return sqlite3_column_int64(native(st), col); }
+
+int jobs_col_int(jobs_stmt *st, int col) { return sqlite3_column_int(native(st), col); }
+
+int jobs_col_null(jobs_stmt *st, int col) {
+  return sqlite3_column_type(native(st), col) == SQLITE_NULL;
+}
+
+const char *jobs_col_str(jobs_stmt *st, int col) {
+  return (const char *)sqlite3_column_text(native(st), col);
+}
+
+int64_t jobs_changes(bri_jobs_store *s) { return sqlite3_changes(s->db); }
+
+int jobs_exec(bri_jobs_store *s, const char *sql, const char *step, bri_error *err) {
+  if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+    return jobs_sqlerr(s, sql, step, err);
+  return 0;
+}
+
+int jobs_begin(bri_jobs_store *s, const char *step, bri_error *err) {
+  return jobs_exec(s, "BEGIN IMMEDIATE", step, err);
+}
+
+int jobs_commit(bri_jobs_store *s, const char *step, bri_error *err) {
+  int rc = jobs_exec(s, "COMMIT", step, err);
+  if (rc) jobs_rollback(s);
+  return rc;
+}
+
+void jobs_rollback(bri_jobs_store *s) {
+  if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int jobs_sync_full(bri_jobs_store *s, int full, bri_error *err) {
+  return jobs_exec(s, full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+                   "setting the sync level", err);
+}
+
+/* Runs a single-value PRAGMA or query returning an integer. */
+static int query_int(bri_jobs_store *s, const char *sql, const char *step, int64_t *out,
+                     bri_error *err) {
+  sqlite3_stmt *st;
+  int rc = prepare(s, sql, &st, step, err);
+  if (rc) return rc;
+  rc = step_native(s, st, step, err);
+  if (rc == 1) {
+    *out = sqlite3_column_int64(st, 0);
+    rc = 0;
+  } else if (rc == 0) {
+    rc = bri_error_set(err, BRI_EIO, "%s: %s (%s): no result", s->path, step, sql);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static int take_lock(bri_jobs_store *s, bri_error *err) {
+  char *lp = bri_strdupf("%s.lock", s->path);
+  if (!lp) return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", s->path);
+  int rc = 0;
+  s->lock_fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0600); /* storage: not a table file */
+  if (s->lock_fd < 0) {
+    rc = bri_error_errno(err, "creating the job store lock file", lp);
+  } else if (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    rc = bri_error_set(err, BRI_EIO,
+                       "%s: the job store is in use by another process (lock file %s: %s); "
+                       "one brid per job store",
+                       s->path, lp, strerror(e));
+  }
+  free(lp);
+  return rc;
+}
+
+/* Rewrites a corruption error met while reading the header or the schema
+ * into what the user must know: not SQLite at all, or damaged SQLite. */
+static int header_failure(bri_jobs_store *s, const char *what, bri_error *err) {
+  const char *why = sqlite3_errstr(s->last_sqlite_rc);
+  if ((s->last_sqlite_rc & 0xff) == SQLITE_NOTADB)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: not a job store: SQLite says \"%s\" %s (expected a SQLite "
+                         "database written by brid)",
+                         s->path, why, what);
+  return bri_error_set(err, BRI_ECORRUPT,
+                       "%s: damaged job store: SQLite says \"%s\" %s (restore a backup or move "
+                       "the file away to start with an empty store)",
+                       s->path, why, what);
+}
+
+/* Identity and version checks before anything is written. */
+static int check_identity(bri_jobs_store *s, int64_t *user_version, bri_error *err) {
+  int64_t app, uv, n_objects;
+  int rc = query_int(s, "PRAGMA application_id", "reading the database header", &app, err);
+  if (rc == BRI_ECORRUPT) return header_failure(s, "reading the header", err);
+  if (rc) return rc;
+  rc = query_int(s, "PRAGMA user_version", "reading the schema version", &uv, err);
+  if (rc == BRI_ECORRUPT) return header_failure(s, "reading the header", err);
+  if (rc) return rc;
+  rc = query_int(s, "SELECT count(*) FROM sqlite_master", "listing the schema", &n_objects, err);
+  if (rc == BRI_ECORRUPT) return header_failure(s, "reading the schema", err);
+  if (rc) return rc;
+  if (app != 0 && app != BRI_JOBS_APPLICATION_ID)
+    return bri_error_set(err, BRI_EINVAL,
+                         "%s: not a brid job store: SQLite application_id is 0x%08llx, "
+                         "expected 0x%08x (\"brid\")",
+                         s->path, (unsigned long long)(uint32_t)app, BRI_JOBS_APPLICATION_ID);
+  if (app == 0 && n_objects > 0)
+    return bri_error_set(err, BRI_EINVAL,
+                         "%s: not a brid job store: a SQLite database with %lld schema objects "
+                         "but no brid application_id",
+                         s->path, (long long)n_objects);
+  if (uv > BRI_JOBS_SCHEMA_VERSION)
+    return bri_error_set(err, BRI_EUNSUPPORTED,
+                         "%s: job store schema version %lld is newer than this brid supports "
+                         "(%d): it was written by a newer brid; run that version or move the "
+                         "file away",
+                         s->path, (long long)uv, BRI_JOBS_SCHEMA_VERSION);
+  if (uv < 0)
+    return bri_error_set(err, BRI_ECORRUPT, "%s: job store schema version %lld is negative",
+                         s->path, (long long)uv);
+  if (app == BRI_JOBS_APPLICATION_ID && uv == 0)
+    return bri_error_set(err, BRI_ECORRUPT,
+                         "%s: brid job store with schema version 0 (an interrupted creation "
+                         "would have left no application_id)",
+                         s->path);
+  *user_version = uv;
+  return 0;
+}
+
+static int set_pragmas(bri_jobs_store *s, bri_error *err) {
+  sqlite3_stmt *st;
+  int rc = prepare(s, "PRAGMA journal_mode = WAL", &st, "enabling WAL mode", err);
+  if (rc) return rc;
+  rc = step_native(s, st, "enabling WAL mode", err);
+  if (rc == 1) {
+    const char *mode = (const char *)sqlite3_column_text(st, 0);
+    rc = mode && strcmp(mode, "wal") == 0
+             ? 0
+             : bri_error_set(err, BRI_EIO,
+                             "%s: enabling WAL mode: SQLite kept journal mode '%s' (WAL needs "
+                             "shared memory and a local filesystem)",
+                             s->path, mode ? mode : "?");
+  } else if (rc == 0) {
+    rc = bri_error_set(err, BRI_EIO, "%s: enabling WAL mode: no result", s->path);
+  }
+  sqlite3_finalize(st);
+  if (rc) return rc;
+  if ((rc = jobs_exec(s, "PRAGMA synchronous = NORMAL", "setting the sync level", err))) return rc;
+  return jobs_exec(s, "PRAGMA foreign_keys = ON", "enabling foreign keys", err);
+}
+
+static int quick_check(bri_jobs_store *s, bri_error *err) {
+  sqlite3_stmt *st;
+  int rc = prepare(s, "PRAGMA quick_check(1)", &st, "checking the database", err);
+  if (rc) return rc;
+  rc = step_native(s, st, "checking the database", err);
+  if (rc == 1) {
+    const char *r = (const char *)sqlite3_column_text(st, 0);
+    if (r && strcmp(r, "ok") == 0) {
+      rc = 0;
+    } else {
+      char report[400];
+      snprintf(report, sizeof report, "%s", r ? r : "?");
+      for (char *p = report; *p; p++)
+        if (*p == '\n') *p = ' ';
+      rc = bri_error_set(err, BRI_ECORRUPT,
+                         "%s: damaged job store: SQLite quick_check reports: %s (restore a "
+                         "backup or move the file away to start with an empty store)",
+                         s->path, report);
+    }
+  } else if (rc == 0) {
+    rc = bri_error_set(err, BRI_EIO, "%s: checking the database: no result", s->path);
+  } else if (rc == BRI_ECORRUPT) {
+    rc = header_failure(s, "checking the database", err);
+  }
+  sqlite3_finalize(st);
+  if (rc) return rc;
+  for (size_t i = 0; i < sizeof REQUIRED_TABLES / sizeof REQUIRED_TABLES[0]; i++) {
+    rc = prepare(s, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", &st,
+                      "checking the schema", err);
+    if (rc) return rc;
+    sqlite3_bind_text(st, 1, REQUIRED_TABLES[i], -1, SQLITE_STATIC);
+    rc = step_native(s, st, "checking the schema", err);
+    sqlite3_finalize(st);
+    if (rc < 0) return rc;
+    if (rc == 0)
+      return bri_error_set(err, BRI_ECORRUPT, "%s: damaged job store: table '%s' is missing",
+                           s->path, REQUIRED_TABLES[i]);
+  }
+  return 0;
+}
+
+/* The script of version v in SCHEMA_SQLITE, from its "-- version v:" line
+ * to the next such line (malloc'd); NULL when there is none. */
+static char *migration_script(int64_t v) {
+  char mark[40];
+  snprintf(mark, sizeof mark, "\n-- version %lld:", (long long)v);
+  const char *a = strstr(SCHEMA_SQLITE, mark);
+  if (!a) return NULL;
+  a++;
+  const char *b = strstr(a, "\n-- version ");
+  return strndup(a, b ? (size_t)(b - a) : strlen(a));
+}
+
+/* Fails when a foreign key of the store points nowhere (a migration that
+ * rebuilt a table must leave every reference intact). */
+static int check_foreign_keys(bri_jobs_store *s, const char *step, bri_error *err) {
+  sqlite3_stmt *st;
+  int rc = prepare(s, "PRAGMA foreign_key_check", &st, step, err);
+  if (rc) return rc;
+  rc = step_native(s, st, step, err);
+  if (rc == 1)
+    rc = bri_error_set(err, BRI_ECORRUPT, "%s: %s: a row of table %s references a missing row",
+                       s->path, step, (const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* Runs the scripts from version from + 1 to BRI_JOBS_SCHEMA_VERSION, each
+ * in a transaction of its own with foreign keys off (a script may rebuild
+ * a table others reference) and checked before the commit. */
+static int migrate(bri_jobs_store *s, int64_t from, bri_error *err) {
+  char *extra = migration_script(BRI_JOBS_SCHEMA_VERSION + 1);
+  free(extra);
+  if (extra)
+    return bri_error_set(err, BRI_EINVAL,
+                         "%s: internal: schema_sqlite.sql goes beyond version %d "
+                         "(BRI_JOBS_SCHEMA_VERSION)",
+                         s->path, BRI_JOBS_SCHEMA_VERSION);
+  if (from >= BRI_JOBS_SCHEMA_VERSION) return 0;
+  int rc = jobs_exec(s, "PRAGMA foreign_keys = OFF", "preparing the migration", err);
+  for (int64_t v = from + 1; !rc && v <= BRI_JOBS_SCHEMA_VERSION; v++) {
+    char step[64], bump[64];
+    snprintf(step, sizeof step, "migrating the schema to version %lld", (long long)v);
+    snprintf(bump, sizeof bump, "PRAGMA user_version = %lld", (long long)v);
+    char *script = migration_script(v);
+    if (!script) {
+      rc = bri_error_set(err, BRI_EINVAL, "%s: %s: internal: schema_sqlite.sql has no such version",
+                         s->path, step);
+      break;
+    }
+    rc = jobs_begin(s, step, err);
+    if (!rc) rc = jobs_exec(s, script, step, err);
+    if (!rc) rc = check_foreign_keys(s, step, err);
+    if (!rc) rc = jobs_exec(s, bump, step, err);
+    if (!rc) rc = jobs_commit(s, step, err);
+    if (rc) jobs_rollback(s);
+    free(script);
+  }
+  bri_error e2;
+  int rc2 = jobs_exec(s, "PRAGMA foreign_keys = ON", "enabling foreign keys", rc ? &e2 : err);
+  return rc ? rc : rc2;
+}
+
+int jobs_db_open(bri_jobs_store *s, bri_error *err) {
+  int rc = take_lock(s, err);
+  if (rc) return rc;
+  /* FULLMUTEX although our own mutex serializes every call: belt and braces
+   * for the read-only sqlite3_* calls made while reading rows. */
+  int orc = sqlite3_open_v2(s->path, &s->db,
+                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                            NULL);
+  if (orc != SQLITE_OK)
+    return bri_error_set(err, map_sqlite(orc), "%s: opening the job store: %s", s->path,
+                         s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(orc));
+  sqlite3_extended_result_codes(s->db, 1);
+  sqlite3_busy_timeout(s->db, s->opt.busy_timeout_ms > 0 ? s->opt.busy_timeout_ms : 0);
+
+  int64_t uv = 0;
+  if ((rc = check_identity(s, &uv, err))) return rc;
+  if ((rc = set_pragmas(s, err))) return rc;
+  if (uv > 0 && (rc = quick_check(s, err))) return rc;
+  return migrate(s, uv, err);
+}
+
+void jobs_db_close(bri_jobs_store *s) {
+  if (s->db) sqlite3_close_v2(s->db);
+  s->db = NULL;
+  if (s->lock_fd >= 0) close(s->lock_fd); /* releases the flock */
+  s->lock_fd = -1;
+}
