@@ -57,7 +57,10 @@ DURATIONS=$BUILD/test-durations
 OUT=$(mktemp -d)
 names=(); paths=()
 add() { [ -z "$ONLY" ] || grep -qE -- "$ONLY" <<<"$1" || return 0; names+=("$1"); paths+=("$2"); }
-run_one() { case $1 in *.sh) bash "$1" ;; *) "$1" ;; esac; }
+# A test that runs past BRI_TEST_TIMEOUT seconds [1800] is stopped and fails
+# (a server that stops answering must not hold a CI run until its limit).
+TIMEOUT=${BRI_TEST_TIMEOUT:-1800}
+run_one() { case $1 in *.sh) timeout -k 30 "$TIMEOUT" bash "$1" ;; *) timeout -k 30 "$TIMEOUT" "$1" ;; esac; }
 if [ "$ONCE" = 0 ]; then
   echo "(tests/system and tests/powerloss: run by the plain build's make check only)"
 elif [ "$WHICH" = all ] || [ "$WHICH" = system ]; then
@@ -94,7 +97,8 @@ finish() { # i: report test i, which has ended
   elif [ "$rc" = 77 ] && [[ ${names[$i]} == system/* ]]; then
     skipped=$((skipped+1)); echo "SKIP ${names[$i]}: $(grep -m1 '^SKIP' "$OUT/$i.log" || echo 'exit 77')"
   else
-    fail=$((fail+1)); failed+=("${names[$i]}"); echo "FAIL ${names[$i]} ($dur s)"
+    fail=$((fail+1)); failed+=("${names[$i]}")
+    echo "FAIL ${names[$i]} ($dur s$( [ "$rc" = 124 ] || [ "$rc" = 137 ] && echo ", stopped after ${TIMEOUT} s"))"
     sed 's/^/    /' "$OUT/$i.log" | tail -60
   fi
 }

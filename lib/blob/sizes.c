@@ -137,6 +137,14 @@ static uint64_t needed(uint8_t kind, uint64_t position, uint64_t size) {
   return position + size < position ? UINT64_MAX : position + size;
 }
 
+/* "fragment F row R", or "fragment F (a value of a nested field)". */
+static void value_at(const bri_value_ref *w, char *buf, size_t cap) {
+  if (w->row == BRI_VALUE_ROW_UNKNOWN)
+    snprintf(buf, cap, "fragment %llu (a value of a nested field)", (unsigned long long)w->fragment);
+  else
+    snprintf(buf, cap, "fragment %llu row %llu", (unsigned long long)w->fragment, (unsigned long long)w->row);
+}
+
 int bri_sidecar_refuse(const char *path, uint8_t kind, uint64_t position, uint64_t size,
                        const bri_value_ref *where, uint64_t actual, bool missing, bri_error *err) {
   uint64_t need = needed(kind, position, size);
@@ -149,19 +157,18 @@ int bri_sidecar_refuse(const char *path, uint8_t kind, uint64_t position, uint64
              (unsigned long long)size);
   else
     snprintf(what, sizeof what, "dedicated value of %llu bytes", (unsigned long long)size);
+  char at[96];
+  value_at(where, at, sizeof at);
   if (missing)
     return bri_error_set(err, BRI_ECORRUPT,
-                         "%s: fragment %llu row %llu: sidecar %s is missing, so it does not hold "
+                         "%s: %s: sidecar %s is missing, so it does not hold "
                          "its %s (expected %s%llu bytes, actual 0); refusing to carry damage into a "
                          "new version",
-                         where->table, (unsigned long long)where->fragment,
-                         (unsigned long long)where->row, path, what, kind == 1 ? "at least " : "",
-                         (unsigned long long)need);
+                         where->table, at, path, what, kind == 1 ? "at least " : "", (unsigned long long)need);
   return bri_error_set(err, BRI_ECORRUPT,
-                       "%s: fragment %llu row %llu: sidecar %s does not hold its %s (expected "
+                       "%s: %s: sidecar %s does not hold its %s (expected "
                        "%s%llu bytes, actual %llu); refusing to carry damage into a new version",
-                       where->table, (unsigned long long)where->fragment,
-                       (unsigned long long)where->row, path, what, kind == 1 ? "at least " : "",
+                       where->table, at, path, what, kind == 1 ? "at least " : "",
                        (unsigned long long)need, (unsigned long long)actual);
 }
 
@@ -170,9 +177,11 @@ int bri_sidecar_check(bri_sidecar_sizes *s, bri_store *st, const char *path, uin
                       uint64_t *actual, bri_error *err) {
   uint64_t have = 0;
   int rc = bri_sidecar_sizes_get(s, st, path, &have, err);
-  if (rc && rc != BRI_ENOTFOUND)
-    return bri_error_wrap(err, "%s: fragment %llu row %llu: checking its sidecar", where->table,
-                          (unsigned long long)where->fragment, (unsigned long long)where->row);
+  if (rc && rc != BRI_ENOTFOUND) {
+    char at[96];
+    value_at(where, at, sizeof at);
+    return bri_error_wrap(err, "%s: %s: checking its sidecar", where->table, at);
+  }
   if (actual) *actual = have;
   return bri_sidecar_refuse(path, kind, position, size, where, have, rc == BRI_ENOTFOUND, err);
 }

@@ -40,8 +40,9 @@ int bri_sidecar_sizes_copied(bri_sidecar_sizes *s, const char *path, uint64_t by
 typedef struct bri_value_ref {
   const char *table; /* the table's root */
   uint64_t fragment; /* the fragment id */
-  uint64_t row;      /* the row offset within the fragment */
+  uint64_t row;      /* the row offset within the fragment, or BRI_VALUE_ROW_UNKNOWN */
 } bri_value_ref;
+#define BRI_VALUE_ROW_UNKNOWN UINT64_MAX /* a value of a nested field: its row is not named */
 
 /* Checks that the sidecar at path (reached through st) holds the value
  * (kind, position, size) referenced at where: kind 1 (Packed) the range

@@ -680,8 +680,10 @@ typedef struct bin_ctx {
   uint64_t inline_bytes;
   /* where the values being rewritten sit, for a refusal's message: the
    * fragment, and value i's row offset (row_of[row_base + i] when the rows
-   * are the reader's visible ones, else row_base + i) */
-  uint64_t frag_id, row_base;
+   * are the reader's visible ones, else row_base + i) while i is one of the
+   * n_rows rows at hand; a value of a nested (list) field has an index past
+   * them, and no row is named for it */
+  uint64_t frag_id, row_base, n_rows;
   const uint32_t *row_of;
 } bin_ctx;
 
@@ -690,7 +692,8 @@ static int rewrite_desc(void *ctx, int32_t field_id, uint64_t i, uint8_t *kind, 
   bin_ctx *b = ctx;
   if (*kind != 1 && *kind != 2) return 0; /* Inline: the writer copies; External: unchanged */
   bri_blob_resolver *res;
-  bri_value_ref where = {b->r->t->root, b->frag_id, b->row_of ? b->row_of[b->row_base + i] : b->row_base + i};
+  bri_value_ref where = {b->r->t->root, b->frag_id, BRI_VALUE_ROW_UNKNOWN};
+  if (i < b->n_rows) where.row = b->row_of ? b->row_of[b->row_base + i] : b->row_base + i;
   int rc = resolver_for(b->r, &b->rs, b->fr, field_id, &res, err);
   return rc ? rc : bri_blob_out_rewrite(b->out, res, *kind, blob_id, position, *size, &where, err);
 }
@@ -782,7 +785,7 @@ static int append_decoded(run *r, bin_ctx *b, const size_t *top, size_t n_top,
       rc = bri_fragment_read_rows(b->fr, m->fields[top[got]]->id, start, count, &arrays[got], &schemas[got], err);
       if (rc) break;
       aptr[got] = &arrays[got];
-      b->row_base = start, b->row_of = bri_fragment_row_offsets(b->fr);
+      b->row_base = start, b->n_rows = count, b->row_of = bri_fragment_row_offsets(b->fr);
       rc = walk_blobs(m, top[got], &schemas[got], &arrays[got], rewrite_desc, b, err);
       if (rc) {
         got++;
@@ -868,6 +871,7 @@ static int append_copied(run *r, bin_ctx *b, const Lance__Table__DataFragment *f
     b->row_of = NULL, b->row_base = 0; /* no deletions: page rows are the fragment's */
     for (size_t p = 0; !rc && col && p < col->n_pages; b->row_base += col->pages[p].n_rows, p++) {
       bri_leaf_page lp;
+      b->n_rows = col->pages[p].n_rows;
       if (pre) lp = pre->pages[p], memset(&pre->pages[p], 0, sizeof lp); /* taken */
       else rc = bri_page_decode(src, c, p, bri_file_writer_column_type(b->w, c), &lp, err);
       if (!rc && blob) rc = rewrite_page_descriptors(b, fid, &lp, err);
