@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs brid's tests (with a radosgw for the S3 tests, see below): every unit
+# Runs brid's tests (with a radosgw for the S3 tests and Azurite for the
+# Azure tests, see below): every unit
 # test binary in BUILD/tests, the command-line
 # tests tests/cli/test_*.sh, the daemon tests tests/integration/test_*.sh
 # (a real brid process), then the interop tests tests/interop/test_*.sh
@@ -26,15 +27,26 @@ pass=0; fail=0; failed=()
 # BRI_S3_BUCKET exported, and stopped at the end when this run started it
 # (BRI_S3_KEEP=1 leaves it running). A server that does not start is a
 # failure, never a skip.
-s3_started=0
+# The Azure tests likewise run against Azurite (scripts/azurite-server.sh):
+# its AZURE_* variables and BRI_AZ_CONTAINER exported, stopped at the end
+# when this run started it (BRI_AZ_KEEP=1 leaves it running).
+s3_started=0; az_started=0
 s3_stop() { if [ "$s3_started" = 1 ] && [ "${BRI_S3_KEEP:-0}" != 1 ]; then scripts/s3-server.sh stop; fi; }
-trap s3_stop EXIT
+az_stop() { if [ "$az_started" = 1 ] && [ "${BRI_AZ_KEEP:-0}" != 1 ]; then scripts/azurite-server.sh stop; fi; }
+trap 's3_stop; az_stop' EXIT
 scripts/s3-server.sh status || s3_started=1
 if s3_env=$(scripts/s3-server.sh start 2>&1); then
   eval "$s3_env"
 else
   fail=$((fail+1)); failed+=("s3-server"); echo "FAIL s3-server (radosgw did not start)"
   sed 's/^/    /' <<<"$s3_env" | tail -30
+fi
+scripts/azurite-server.sh status || az_started=1
+if az_env=$(scripts/azurite-server.sh start 2>&1); then
+  eval "$az_env"
+else
+  fail=$((fail+1)); failed+=("azurite-server"); echo "FAIL azurite-server (azurite did not start)"
+  sed 's/^/    /' <<<"$az_env" | tail -30
 fi
 # Tests run BRI_TEST_JOBS at a time [3: most of a daemon or interop test's
 # time is spent waiting on timers, LanceDB's node process or the disk, so
