@@ -1187,51 +1187,40 @@ static bri_s3_object *add_object(bri_s3_listing *out, char *k, bri_error *err) {
   return o;
 }
 
-/* Azure's List Blobs page: <EnumerationResults><Blobs> with <Blob> (Name,
- * Properties: Content-Length, Last-Modified, Etag) and <BlobPrefix> (Name)
- * entries, and a <NextMarker> that is empty on the last page. */
-static int parse_azure_listing(const bri_xml_node *root, const char *what, bri_s3_listing *out,
-                               bri_error *err) {
-  if (strcmp(root->name, "EnumerationResults"))
-    return bri_error_set(err, BRI_ECORRUPT, "%s: answer <%s>, not <EnumerationResults>", what, root->name);
-  const bri_xml_node *blobs = bri_xml_child(root, "Blobs");
-  for (const bri_xml_node *n = blobs ? blobs->child : NULL; n; n = n->next) {
-    bool blob = !strcmp(n->name, "Blob"), prefix = !strcmp(n->name, "BlobPrefix");
-    if (!blob && !prefix) continue;
-    const char *name = bri_xml_text(n, "Name");
-    if (!name) return bri_error_set(err, BRI_ECORRUPT, "%s: an entry without its name", what);
-    char *k = strdup(name);
-    if (!k) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-    if (prefix) {
-      if (add_prefix(out, k, err)) return BRI_ENOMEM;
-      continue;
-    }
-    bri_s3_object *o = add_object(out, k, err);
-    if (!o) return BRI_ENOMEM;
-    const bri_xml_node *props = bri_xml_child(n, "Properties");
-    const char *size = props ? bri_xml_text(props, "Content-Length") : NULL;
-    const char *etag = props ? bri_xml_text(props, "Etag") : NULL;
-    o->size = size ? strtoull(size, NULL, 10) : 0;
-    o->mtime = parse_rfc1123(props ? bri_xml_text(props, "Last-Modified") : NULL);
-    snprintf(o->etag, sizeof o->etag, "%s", etag ? etag : "");
-  }
-  const char *next = bri_xml_text(root, "NextMarker");
-  out->truncated = next && *next;
-  if (out->truncated && !(out->next_token = strdup(next))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  return 0;
-}
+/* Where a listing page keeps what brid reads: S3's ListObjectsV2
+ * <ListBucketResult> (Contents: Key, Size, ETag, LastModified;
+ * CommonPrefixes: Prefix; IsTruncated and NextContinuationToken) and
+ * Azure's List Blobs <EnumerationResults><Blobs> (Blob: Name, Properties:
+ * Content-Length, Etag, Last-Modified; BlobPrefix: Name; a NextMarker that
+ * is empty on the last page). */
+typedef struct listing_shape {
+  const char *root, *within; /* the document element; the entries' parent (NULL: the root) */
+  const char *object, *object_key, *prefix, *prefix_key;
+  const char *props; /* the child of an object holding the fields below (NULL: the object) */
+  const char *size, *etag, *mtime;
+  int64_t (*parse_time)(const char *);
+  const char *truncated; /* "true" when more pages follow (NULL: a non-empty next token says so) */
+  const char *next;
+} listing_shape;
 
-static int parse_listing(const bri_xml_node *root, const char *what, bri_s3_listing *out,
-                         bri_error *err) {
-  if (strcmp(root->name, "ListBucketResult")) {
-    return bri_error_set(err, BRI_ECORRUPT, "%s: answer <%s>, not <ListBucketResult>", what, root->name);
-  }
+static const listing_shape S3_LISTING = {"ListBucketResult", NULL, "Contents", "Key", "CommonPrefixes",
+                                         "Prefix", NULL, "Size", "ETag", "LastModified", parse_iso8601,
+                                         "IsTruncated", "NextContinuationToken"};
+static const listing_shape AZURE_LISTING = {"EnumerationResults", "Blobs", "Blob", "Name", "BlobPrefix",
+                                            "Name", "Properties", "Content-Length", "Etag",
+                                            "Last-Modified", parse_rfc1123, NULL, "NextMarker"};
+
+static int parse_listing(const listing_shape *sh, const bri_xml_node *root, const char *what,
+                         bri_s3_listing *out, bri_error *err) {
+  if (strcmp(root->name, sh->root))
+    return bri_error_set(err, BRI_ECORRUPT, "%s: answer <%s>, not <%s>", what, root->name, sh->root);
   const char *enc = bri_xml_text(root, "EncodingType");
-  bool url = enc && !strcmp(enc, "url");
-  for (const bri_xml_node *n = root->child; n; n = n->next) {
-    bool contents = !strcmp(n->name, "Contents"), prefix = !strcmp(n->name, "CommonPrefixes");
-    if (!contents && !prefix) continue;
-    const char *raw = bri_xml_text(n, contents ? "Key" : "Prefix");
+  bool url = enc && !strcmp(enc, "url"); /* S3's encoding-type=url */
+  const bri_xml_node *within = sh->within ? bri_xml_child(root, sh->within) : root;
+  for (const bri_xml_node *n = within ? within->child : NULL; n; n = n->next) {
+    bool object = !strcmp(n->name, sh->object), prefix = !strcmp(n->name, sh->prefix);
+    if (!object && !prefix) continue;
+    const char *raw = bri_xml_text(n, object ? sh->object_key : sh->prefix_key);
     if (!raw) return bri_error_set(err, BRI_ECORRUPT, "%s: an entry without its key", what);
     char *k = url ? url_decode(raw) : strdup(raw);
     if (!k) return bri_error_set(err, BRI_ENOMEM, "out of memory");
@@ -1241,17 +1230,18 @@ static int parse_listing(const bri_xml_node *root, const char *what, bri_s3_list
     }
     bri_s3_object *o = add_object(out, k, err);
     if (!o) return BRI_ENOMEM;
-    const char *size = bri_xml_text(n, "Size"), *etag = bri_xml_text(n, "ETag");
+    const bri_xml_node *p = sh->props ? bri_xml_child(n, sh->props) : n;
+    const char *size = p ? bri_xml_text(p, sh->size) : NULL, *etag = p ? bri_xml_text(p, sh->etag) : NULL;
     o->size = size ? strtoull(size, NULL, 10) : 0;
-    o->mtime = parse_iso8601(bri_xml_text(n, "LastModified"));
+    o->mtime = sh->parse_time(p ? bri_xml_text(p, sh->mtime) : NULL);
     snprintf(o->etag, sizeof o->etag, "%s", etag ? etag : "");
   }
-  const char *trunc = bri_xml_text(root, "IsTruncated"), *next = bri_xml_text(root, "NextContinuationToken");
-  out->truncated = trunc && !strcmp(trunc, "true");
+  const char *next = bri_xml_text(root, sh->next);
+  const char *trunc = sh->truncated ? bri_xml_text(root, sh->truncated) : NULL;
+  out->truncated = sh->truncated ? trunc && !strcmp(trunc, "true") : next && *next;
   if (out->truncated) {
-    if (!next || !*next) {
-      return bri_error_set(err, BRI_ECORRUPT, "%s: a truncated page without NextContinuationToken", what);
-    }
+    if (!next || !*next)
+      return bri_error_set(err, BRI_ECORRUPT, "%s: a truncated page without %s", what, sh->next);
     if (!(out->next_token = strdup(next))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   }
   return 0;
@@ -1295,7 +1285,7 @@ static int list_result(const bri_s3_client *c, s3_req *r, int rc, bri_s3_listing
   snprintf(what, sizeof what, "list %s://%s/%s", SCHEME(c), r->bucket, prefix);
   bri_xml_node *root = NULL;
   if (rc == 0) rc = bri_xml_parse(r->grow.data ? r->grow.data : "", r->grow.len, what, &root, err);
-  if (rc == 0) rc = c->az ? parse_azure_listing(root, what, out, err) : parse_listing(root, what, out, err);
+  if (rc == 0) rc = parse_listing(c->az ? &AZURE_LISTING : &S3_LISTING, root, what, out, err);
   bri_xml_free(root);
   if (rc) bri_s3_listing_clear(out);
   return rc;

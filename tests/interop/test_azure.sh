@@ -31,7 +31,7 @@ IGN=ms,table,fragmentRows,schemaFields
 same_as() { # same_as JSON_OF_BEFORE JSON_OF_AFTER WHAT
   json_eq "$1" "$2" --ignore "$IGN,version,fragments" || fail "$3"
 }
-jfield() { node -e 'let d=JSON.parse(require("fs").readFileSync(0,"utf8"));for(const k of process.argv[1].split("."))d=d[k];console.log(d)' "$1"; }
+. "$(dirname "$0")/remote.sh"
 
 make_tables "$P/a" --tables blobs,blobnest --small --blob-batches 2:mixed --stable-row-ids \
   --blobnest-delete "id % 4 = 1" >/dev/null
@@ -59,14 +59,7 @@ grep -q "names account otheraccount, but AZURE_STORAGE_ACCOUNT_NAME is $AZURE_ST
   fail "another account is refused without saying so: $(cat "$TMPD/acc.err")"
 
 # --- bri: no payload byte moves ----------------------------------------------------------
-for t in a/blobs a/blobnest; do
-  "$BRICTL" compact "$P/$t.lance" --strategy bri --json >"$TMPD/bri.json" || fail "compact bri $t failed"
-  [ "$(jfield version <"$TMPD/bri.json")" != 0 ] || fail "compact bri $t committed nothing"
-  [ "$(jfield payload_bytes_copied <"$TMPD/bri.json")" = 0 ] || fail "bri copied payload in $t"
-  [ "$(jfield storage.bytes_copied_server <"$TMPD/bri.json")" = 0 ] || fail "bri had the service copy payload in $t"
-  "$BRICTL" scan "$P/$t.lance" --json >"$TMPD/scan.json"
-  same_as "$TMPD/${t//\//_}.before" "$TMPD/scan.json" "after compact bri, brictl scan of $t differs from LanceDB's read from before"
-done
+for t in a/blobs a/blobnest; do check_bri_moves_nothing "$P/$t.lance" "$TMPD/${t//\//_}.before"; done
 "$BRICTL" verify "$P/a/blobs.lance" >"$TMPD/verify" || fail "verify after bri: $(cat "$TMPD/verify")"
 "$BRICTL" materialize "$P/a/blobs.lance" --json >"$TMPD/mat.json" || fail "materialize failed"
 [ "$(jfield copies <"$TMPD/mat.json")" -gt 0 ] || fail "materialize copied nothing"
@@ -75,23 +68,12 @@ same_as "$TMPD/a_blobs.before" "$TMPD/after.json" "after materialize, LanceDB re
 "$BRICTL" verify "$P/a/blobs.lance" >"$TMPD/verify" || fail "verify after materialize: $(cat "$TMPD/verify")"
 
 # --- link: refused, nothing changed ------------------------------------------------------
-v=$("$BRICTL" inspect "$P/b/blobs.lance" --json | jfield version)
-if "$BRICTL" compact "$P/b/blobs.lance" --strategy link >/dev/null 2>"$TMPD/link.err"; then
-  fail "compact --strategy link succeeded on Azure"
-fi
-grep -q "the store has no links" "$TMPD/link.err" || fail "the link refusal does not say why: $(cat "$TMPD/link.err")"
-[ "$("$BRICTL" inspect "$P/b/blobs.lance" --json | jfield version)" = "$v" ] || fail "a refused link compaction changed the table"
+check_link_refused "$P/b/blobs.lance"
 
 # --- auto = copy: the service copies the payload -----------------------------------------
 "$BRICTL" compact "$P/b/blobs.lance" --strategy auto --json >"$TMPD/copy.json" || fail "compact auto failed"
 [ "$(jfield strategy_used <"$TMPD/copy.json")" = copy ] || fail "auto on Azure was not copy"
-payload=$(jfield payload_bytes_copied <"$TMPD/copy.json")
-through=$(( $(jfield storage.bytes_read <"$TMPD/copy.json") + $(jfield storage.bytes_written <"$TMPD/copy.json") ))
-server=$(jfield storage.bytes_copied_server <"$TMPD/copy.json")
-data=$(jfield data_bytes_written <"$TMPD/copy.json")
-[ "$payload" -gt 10000000 ] || fail "copy moved only $payload payload bytes"
-[ "$server" -ge "$payload" ] || fail "the service copied $server bytes of $payload payload bytes"
-[ "$through" -lt $((4 * data + 1000000)) ] || fail "$through bytes went through brictl for $data bytes of data files"
+check_copy_by_server "$TMPD/copy.json"
 node -e 'const k=JSON.parse(require("fs").readFileSync(process.argv[1])).storage.requests_by_kind;
   if(!(k.upload_part_copy>0&&k.copy>0)){console.error(JSON.stringify(k));process.exit(1)}' "$TMPD/copy.json" ||
   fail "copy used no Put Block From URL (packs) or no Copy Blob (dedicated sidecars)"
