@@ -129,7 +129,8 @@ static int decode_key(const char *b64, const char *from, bri_azure_config *c, br
   return 0;
 }
 
-int bri_azure_config_load(const char *account_hint, bri_azure_config *out, bri_error *err) {
+int bri_azure_config_load(const char *account_hint, const bri_azure_settings *x,
+                          bri_azure_config *out, bri_error *err) {
   memset(out, 0, sizeof *out);
   static const char *const ACCOUNT[] = {"AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT", NULL};
   static const char *const KEY[] = {"AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_ACCESS_KEY",
@@ -140,6 +141,12 @@ int bri_azure_config_load(const char *account_hint, bri_azure_config *out, bri_e
   const char *from = NULL, *key_from = NULL, *ep_from = NULL;
   const char *account = env_first(ACCOUNT, &from), *key = env_first(KEY, &key_from);
   const char *sas = env_first(SAS, NULL), *ep = env_first(ENDPOINT, &ep_from);
+  if (x && x->account) account = x->account, from = "the root's account";
+  if (x && (x->account_key || x->sas_token)) { /* the root's credential, not the environment's */
+    key = x->account_key, key_from = "the root's account key";
+    sas = x->sas_token;
+  }
+  if (x && x->endpoint) ep = x->endpoint, ep_from = "the root's endpoint";
   int rc = 0;
   if (account_hint && account && strcmp(account_hint, account))
     return bri_error_set(err, BRI_EINVAL, "the location names account %s, but %s is %s", account_hint,

@@ -32,6 +32,15 @@
 
 #include "util/error.h"
 
+/* Explicit settings (a daemon's per-root ones; secrets read from files by
+ * it); NULL fields fall through to the environment. */
+typedef struct bri_azure_settings {
+  const char *account;
+  const char *account_key; /* base64 */
+  const char *sas_token;
+  const char *endpoint;
+} bri_azure_settings;
+
 typedef struct bri_azure_config {
   char *account;
   unsigned char *key; /* the decoded account key; NULL with a SAS alone */
@@ -42,11 +51,14 @@ typedef struct bri_azure_config {
   int max_attempts; /* 0: the client's default */
 } bri_azure_config;
 
-/* Resolves every setting (above); account_hint is the URI's account (NULL
- * when it names none). BRI_EINVAL, naming the variable, when no account or
- * no credential is found, a key is not base64, the endpoint is not
- * http(s)://host..., or the URI's account differs from the settings'. */
-int bri_azure_config_load(const char *account_hint, bri_azure_config *out, bri_error *err);
+/* Resolves every setting (above), explicit ones first (explicit may be
+ * NULL; a key or a SAS given there is the credential, whatever the
+ * environment holds); account_hint is the URI's account (NULL when it names
+ * none). BRI_EINVAL, naming the variable, when no account or no credential
+ * is found, a key is not base64, the endpoint is not http(s)://host..., or
+ * the URI's account differs from the settings'. */
+int bri_azure_config_load(const char *account_hint, const bri_azure_settings *explicit_settings,
+                          bri_azure_config *out, bri_error *err);
 void bri_azure_config_clear(bri_azure_config *c);
 
 /* Whether uri has one of the Azure schemes above. */

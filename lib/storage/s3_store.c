@@ -62,10 +62,11 @@ typedef struct s3_conn {
   struct s3_conn *next;
 } s3_conn;
 
-/* Per-prefix settings (bri_s3_store_configure). */
+/* Per-prefix settings (bri_s3_store_configure, bri_azure_store_configure). */
 typedef struct s3_setting {
   char *prefix;
   bri_aws_settings s; /* strings owned */
+  bri_azure_settings az; /* strings owned (az:// prefixes) */
   bri_s3_limits limits;
   struct s3_setting *next;
 } s3_setting;
@@ -99,6 +100,12 @@ static void setting_free(s3_setting *s) {
   if (s->s.secret_access_key) explicit_bzero((char *)s->s.secret_access_key, strlen(s->s.secret_access_key));
   free((char *)s->s.secret_access_key);
   free((char *)s->s.session_token);
+  free((char *)s->az.account);
+  if (s->az.account_key) explicit_bzero((char *)s->az.account_key, strlen(s->az.account_key));
+  free((char *)s->az.account_key);
+  if (s->az.sas_token) explicit_bzero((char *)s->az.sas_token, strlen(s->az.sas_token));
+  free((char *)s->az.sas_token);
+  free((char *)s->az.endpoint);
   free(s);
 }
 
@@ -117,28 +124,9 @@ int bri_s3_uri_check(const char *uri, bri_error *err) {
   return rc;
 }
 
-int bri_s3_store_configure(const char *prefix_uri, const bri_aws_settings *set,
-                           const bri_s3_limits *limits, bri_error *err) {
-  size_t n = strlen(prefix_uri);
-  while (n > 5 && prefix_uri[n - 1] == '/') n--;
-  s3_setting *s = NULL;
-  if (set) {
-    bool ok = true;
-    if (!(s = calloc(1, sizeof *s))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-    s->prefix = strndup(prefix_uri, n);
-    s->s.profile = dup_opt(set->profile, &ok);
-    s->s.endpoint = dup_opt(set->endpoint, &ok);
-    s->s.region = dup_opt(set->region, &ok);
-    s->s.access_key_id = dup_opt(set->access_key_id, &ok);
-    s->s.secret_access_key = dup_opt(set->secret_access_key, &ok);
-    s->s.session_token = dup_opt(set->session_token, &ok);
-    s->s.addressing = set->addressing;
-    if (limits) s->limits = *limits;
-    if (!ok || !s->prefix) {
-      setting_free(s);
-      return bri_error_set(err, BRI_ENOMEM, "out of memory");
-    }
-  }
+/* Replaces the settings of prefix_uri (its first n bytes) with s (NULL:
+ * forgets them). */
+static void register_setting(const char *prefix_uri, size_t n, s3_setting *s) {
   pthread_mutex_lock(&registry_lock);
   for (s3_setting **p = &settings; *p; p = &(*p)->next) {
     if (strlen((*p)->prefix) == n && !strncmp((*p)->prefix, prefix_uri, n)) {
@@ -153,6 +141,75 @@ int bri_s3_store_configure(const char *prefix_uri, const bri_aws_settings *set,
     settings = s;
   }
   pthread_mutex_unlock(&registry_lock);
+}
+
+/* A new setting of prefix_uri (trailing slashes dropped into *n), limits
+ * copied; NULL out of memory. */
+static s3_setting *setting_new(const char *prefix_uri, const bri_s3_limits *limits, size_t *n) {
+  *n = strlen(prefix_uri);
+  while (*n > 5 && prefix_uri[*n - 1] == '/') (*n)--;
+  s3_setting *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  if (limits) s->limits = *limits;
+  if (!(s->prefix = strndup(prefix_uri, *n))) {
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+int bri_s3_store_configure(const char *prefix_uri, const bri_aws_settings *set,
+                           const bri_s3_limits *limits, bri_error *err) {
+  size_t n;
+  s3_setting *s = set ? setting_new(prefix_uri, limits, &n) : NULL;
+  if (set) {
+    bool ok = s != NULL;
+    if (s) {
+      s->s.profile = dup_opt(set->profile, &ok);
+      s->s.endpoint = dup_opt(set->endpoint, &ok);
+      s->s.region = dup_opt(set->region, &ok);
+      s->s.access_key_id = dup_opt(set->access_key_id, &ok);
+      s->s.secret_access_key = dup_opt(set->secret_access_key, &ok);
+      s->s.session_token = dup_opt(set->session_token, &ok);
+      s->s.addressing = set->addressing;
+    }
+    if (!ok) {
+      if (s) setting_free(s);
+      return bri_error_set(err, BRI_ENOMEM, "out of memory");
+    }
+  } else {
+    for (n = strlen(prefix_uri); n > 5 && prefix_uri[n - 1] == '/';) n--;
+  }
+  register_setting(prefix_uri, n, s);
+  return 0;
+}
+
+int bri_azure_store_configure(const char *prefix_uri, const bri_azure_settings *set,
+                              const bri_s3_limits *limits, bri_error *err) {
+  char *c, *k, *a;
+  if (bri_azure_uri_parse(prefix_uri, &c, &k, &a, err)) return BRI_EINVAL;
+  free(k), free(a);
+  /* kept under the canonical name, which stores look it up by */
+  char *canon = bri_azure_uri_canonical(prefix_uri, err);
+  free(c);
+  if (!canon) return BRI_ENOMEM;
+  size_t n;
+  s3_setting *s = set ? setting_new(canon, limits, &n) : NULL;
+  bool ok = !set || s;
+  if (s) {
+    s->az.account = dup_opt(set->account, &ok);
+    s->az.account_key = dup_opt(set->account_key, &ok);
+    s->az.sas_token = dup_opt(set->sas_token, &ok);
+    s->az.endpoint = dup_opt(set->endpoint, &ok);
+  }
+  if (!ok) {
+    if (s) setting_free(s);
+    free(canon);
+    return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  if (!set) n = strlen(canon);
+  register_setting(canon, n, s);
+  free(canon);
   return 0;
 }
 
@@ -200,20 +257,45 @@ static int make_azure(const void *cfg, const bri_s3_options *opt, bri_s3_client 
   return bri_s3_client_new_azure(cfg, opt, out, err);
 }
 
-/* The client for an Azure store: the environment's settings (per-root
- * settings are S3's alone so far), one client per endpoint, account and
- * credential. */
+/* The settings of the longest registered prefix of uri, and the client
+ * options of its limits (registry_lock held). */
+static const s3_setting *best_setting(const char *uri, bri_s3_options *opt) {
+  const s3_setting *best = NULL;
+  for (const s3_setting *s = settings; s; s = s->next) {
+    size_t n = strlen(s->prefix);
+    if (!strncmp(uri, s->prefix, n) && (uri[n] == '\0' || uri[n] == '/') &&
+        (!best || n > strlen(best->prefix))) {
+      best = s;
+    }
+  }
+  if (best) {
+    opt->max_rate = best->limits.max_requests_per_second;
+    opt->max_active = best->limits.max_requests_in_flight;
+    if (opt->max_active > 0 && opt->max_active < 16) opt->max_in_flight = opt->max_active;
+  }
+  return best;
+}
+
+/* The client for an Azure store at uri: the registered prefix's settings
+ * and limits (bri_azure_store_configure), then the environment; one client
+ * per endpoint, account, credential and registered prefix. */
 static int conn_for_azure(const char *uri, const char *account_hint, s3_conn **out, bri_error *err) {
   *out = NULL;
   bri_azure_config cfg;
-  int rc = bri_azure_config_load(account_hint, &cfg, err);
+  bri_s3_options opt = {0};
+  char *id = NULL;
+  pthread_mutex_lock(&registry_lock);
+  const s3_setting *best = best_setting(uri, &opt);
+  int rc = bri_azure_config_load(account_hint, best ? &best->az : NULL, &cfg, err);
+  if (rc == 0) {
+    char kh[BRI_SHA256_HEX_LEN + 1] = "";
+    if (cfg.key) bri_sha256_hex(cfg.key, cfg.key_len, kh);
+    id = bri_strdupf("az|%s|%s|%s|%s|%d|%s", cfg.endpoint, cfg.account, kh, cfg.sas ? cfg.sas : "",
+                     cfg.max_attempts, best ? best->prefix : "");
+  }
+  pthread_mutex_unlock(&registry_lock);
   if (rc) return bri_error_wrap(err, "%s", uri);
-  char kh[BRI_SHA256_HEX_LEN + 1] = "";
-  if (cfg.key) bri_sha256_hex(cfg.key, cfg.key_len, kh);
-  char *id = bri_strdupf("az|%s|%s|%s|%s|%d", cfg.endpoint, cfg.account, kh, cfg.sas ? cfg.sas : "",
-                         cfg.max_attempts);
-  rc = id ? conn_shared(id, &cfg, &(bri_s3_options){0}, make_azure, out, err)
-          : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  rc = id ? conn_shared(id, &cfg, &opt, make_azure, out, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
   bri_azure_config_clear(&cfg);
   return rc;
 }
@@ -226,19 +308,7 @@ static int conn_for(const char *uri, s3_conn **out, bri_error *err) {
   bri_s3_options opt = {0};
   int rc;
   pthread_mutex_lock(&registry_lock);
-  const s3_setting *best = NULL;
-  for (const s3_setting *s = settings; s; s = s->next) {
-    size_t n = strlen(s->prefix);
-    if (!strncmp(uri, s->prefix, n) && (uri[n] == '\0' || uri[n] == '/') &&
-        (!best || n > strlen(best->prefix))) {
-      best = s;
-    }
-  }
-  if (best) {
-    opt.max_rate = best->limits.max_requests_per_second;
-    opt.max_active = best->limits.max_requests_in_flight;
-    if (opt.max_active > 0 && opt.max_active < 16) opt.max_in_flight = opt.max_active;
-  }
+  const s3_setting *best = best_setting(uri, &opt);
   /* a registered prefix gets a client of its own: its limits are its own */
   char *id = NULL;
   rc = bri_aws_config_load(best ? &best->s : NULL, &cfg, err);

@@ -5,7 +5,8 @@
  * ranges) alone and prefetched, put-if-absent (409 is "taken"), a writer
  * of blocks whose copied ranges the service copies whatever their size,
  * Copy Blob, deletes with a missing blob among them, and errors that name
- * the blob, the status and x-ms-error-code. Each test has its own prefix. */
+ * the blob, the status and x-ms-error-code, per-prefix settings. Each test
+ * has its own prefix. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 
 #include "storage/azure_config.h"
 #include "storage/s3_client.h"
+#include "storage/s3_store.h"
 #include "storage/store.h"
 #include "testutil.h"
 #include "util/bytes.h"
@@ -58,7 +60,7 @@ START_TEST(test_list_pages) {
   ck_assert(bri_store_put(st, at("data/sub/y"), "y", 1, NULL, &err) == 0);
   /* two per page: NextMarker joins four pages */
   bri_azure_config cfg;
-  ck_assert_msg(bri_azure_config_load(NULL, &cfg, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_azure_config_load(NULL, NULL, &cfg, &err) == 0, "%s", err.msg);
   bri_s3_client *c;
   ck_assert(bri_s3_client_new_azure(&cfg, NULL, &c, &err) == 0);
   bri_azure_config_clear(&cfg);
@@ -185,6 +187,27 @@ START_TEST(test_writer_copy_delete) {
 }
 END_TEST
 
+START_TEST(test_configured_prefix) {
+  /* a root with a key of its own (a wrong one): its stores are refused, naming the code;
+   * forgotten, the environment's key works again; stores elsewhere never noticed */
+  char bad[300];
+  snprintf(bad, sizeof bad, "azure://%s/%s/", container, prefix);
+  bri_azure_settings set = {.account_key = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="};
+  bri_s3_limits lim = {.max_requests_in_flight = 1};
+  ck_assert_msg(bri_azure_store_configure(bad, &set, &lim, &err) == 0, "%s", err.msg);
+  bri_store *b;
+  ck_assert(bri_store_open(root, 0, &b, &err) == 0);
+  ck_assert_int_eq(bri_store_put(b, at("x"), "x", 1, NULL, &err), BRI_EIO);
+  ck_assert_msg(strstr(err.msg, "HTTP 403 AuthorizationFailure"), "%s", err.msg);
+  bri_store_close(b);
+  ck_assert(bri_azure_store_configure(bad, NULL, NULL, &err) == 0);
+  ck_assert(bri_store_open(root, 0, &b, &err) == 0);
+  ck_assert_msg(bri_store_put(b, at("x"), "x", 1, NULL, &err) == 0, "%s", err.msg);
+  bri_store_close(b);
+  ck_assert_int_eq(bri_azure_store_configure("s3://bucket/p", &set, NULL, &err), BRI_EINVAL);
+}
+END_TEST
+
 static Suite *azure_store_suite(void) {
   Suite *s = suite_create("azure_store");
   TCase *tc = tcase_create("azure_store");
@@ -194,6 +217,7 @@ static Suite *azure_store_suite(void) {
   tcase_add_test(tc, test_tails);
   tcase_add_test(tc, test_put_new_and_errors);
   tcase_add_test(tc, test_writer_copy_delete);
+  tcase_add_test(tc, test_configured_prefix);
   suite_add_tcase(s, tc);
   return s;
 }
