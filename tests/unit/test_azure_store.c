@@ -37,13 +37,7 @@ static void setup(void) {
 
 static void teardown(void) { bri_store_close(st); }
 
-static char *at(const char *rel) {
-  static char buf[4][512];
-  static int i;
-  i = (i + 1) % 4;
-  snprintf(buf[i], sizeof buf[i], "%s/%s", root, rel);
-  return buf[i];
-}
+static char *at(const char *rel) { return bri_test_at(root, rel); }
 
 static bri_store_stats stats(void) {
   bri_store_stats s;

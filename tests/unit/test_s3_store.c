@@ -50,13 +50,7 @@ static void teardown(void) {
   bri_store_close(st);
 }
 
-static char *at(const char *rel) {
-  static char buf[4][512];
-  static int i;
-  i = (i + 1) % 4;
-  snprintf(buf[i], sizeof buf[i], "%s/%s", root, rel);
-  return buf[i];
-}
+static char *at(const char *rel) { return bri_test_at(root, rel); }
 
 static void put_text(const char *rel, const char *text) {
   ck_assert_msg(bri_store_put(st, at(rel), text, strlen(text), NULL, &err) == 0, "%s", err.msg);
