@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # bench/compact_s3.sh: brictl compact (bri, copy) against LanceDB's own
 # optimize() on identical tables on S3 (the test radosgw of
-# scripts/s3-server.sh, started here when it is not running).
+# scripts/s3-server.sh, started here when it is not running), or with
+# BENCH_STORE=azure on Azure Blob Storage (Azurite, scripts/azurite-server.sh:
+# bench/compact_azure.sh).
 #
 #   bench/compact_s3.sh [BLOB_BATCHES]     (default 100:1:5M,100:10:200K:
 #                                          200 fragments, ~0.7 GB of payload)
 #
 # Three tables are written by LanceDB with the same seed (same values, own
-# files) under s3://$BRI_S3_BUCKET/bench-PID/{optimize,bri,copy}/blobs.lance.
+# files) under s3://$BRI_S3_BUCKET/bench-PID/{optimize,bri,copy}/blobs.lance
+# (az://$BRI_AZ_CONTAINER/bench-PID/... on Azure).
 # For each run: wall time; for brictl also the bytes that passed through it
 # (its report's storage block: bytes in + out over the network) and the bytes
 # the server copied, against the table's payload (LanceDB's fetchBlobs
@@ -23,9 +26,12 @@ BUILD=${BUILD:-build}
 BRICTL=$PWD/$BUILD/bin/brictl
 export ORACLE_NODE_DIR=${ORACLE_NODE_DIR:-$PWD/.deps/node} LANCEDB_LOG=error
 [ -x "$BRICTL" ] || { echo "build first: make" >&2; exit 1; }
-eval "$(scripts/s3-server.sh start)"
-WORK=${WORK:-$(mktemp -d /tmp/brid-bench-s3.XXXXXX)}
-P=s3://$BRI_S3_BUCKET/bench-$$
+case ${BENCH_STORE:-s3} in
+  s3) eval "$(scripts/s3-server.sh start)"; P=s3://$BRI_S3_BUCKET/bench-$$ ;;
+  azure) eval "$(scripts/azurite-server.sh start)"; P=az://$BRI_AZ_CONTAINER/bench-$$ ;;
+  *) echo "BENCH_STORE: s3 or azure, not ${BENCH_STORE}" >&2; exit 2 ;;
+esac
+WORK=${WORK:-$(mktemp -d /tmp/brid-bench-${BENCH_STORE:-s3}.XXXXXX)}
 IGN=ms,table,fragmentRows,schemaFields,version,fragments
 jf() { node -e 'let d=JSON.parse(require("fs").readFileSync(0,"utf8"));for(const k of process.argv[1].split("."))d=d[k];console.log(d)' "$1"; }
 now() { date +%s.%N; }

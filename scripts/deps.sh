@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what brid's build and tests need on Debian 12 with apt, then the
-# LanceDB oracle (npm) into .deps/node. Idempotent: when everything is
+# LanceDB oracle (npm) into .deps/node and Azurite (npm, the Azure Blob
+# emulator of the Azure tests) into .deps/azurite. Idempotent: when everything is
 # present it only checks, in well under a second.
 #   scripts/deps.sh          everything make check needs
 #   scripts/deps.sh build    only what building brid and brictl needs (make demo)
@@ -16,15 +17,17 @@ BUILD_PKGS=(build-essential pkg-config
 # the tests: Check, the fuzzers' clang, valgrind, systemd-analyze, the man
 # pages' groff, sqlite3's shell, the S3 server (radosgw), promtool (prometheus),
 # make deb and its test under real systemd (debhelper, lintian, mmdebstrap,
-# systemd-nspawn)
+# systemd-nspawn), xxd for the Azure server script's signed requests
 TEST_PKGS=(check clang libclang-rt-14-dev sqlite3 valgrind systemd groff-base
   radosgw ceph-mon ceph-osd prometheus
-  dpkg-dev debhelper lintian mmdebstrap systemd-container)
+  dpkg-dev debhelper lintian mmdebstrap systemd-container xxd)
 APT_PKGS=("${BUILD_PKGS[@]}")
 [ "$WHAT" = build ] || APT_PKGS+=("${TEST_PKGS[@]}")
 LANCEDB_VERSION=0.39.0
 ARROW_VERSION=18.1.0
 NODE_DIR=.deps/node
+AZURITE_VERSION=3.37.0
+AZURITE_DIR=.deps/azurite
 
 missing=()
 for p in "${APT_PKGS[@]}"; do
@@ -50,4 +53,10 @@ if [ "$(have_ver @lancedb/lancedb)" != "$LANCEDB_VERSION" ] || [ "$(have_ver apa
   # npm warns that lancedb wants node >= 22 (EBADENGINE); it runs on node 20.
   (cd "$NODE_DIR" && npm install --no-audit --no-fund --loglevel=error -E \
       "@lancedb/lancedb@$LANCEDB_VERSION" "apache-arrow@$ARROW_VERSION" >/dev/null)
+fi
+if [ "$(node -p "require('./$AZURITE_DIR/node_modules/azurite/package.json').version" 2>/dev/null || true)" != "$AZURITE_VERSION" ]; then
+  echo "deps: installing azurite@$AZURITE_VERSION into $AZURITE_DIR"
+  mkdir -p "$AZURITE_DIR"
+  [ -f "$AZURITE_DIR/package.json" ] || echo '{"name":"brid-azurite","private":true}' > "$AZURITE_DIR/package.json"
+  (cd "$AZURITE_DIR" && npm install --no-audit --no-fund --loglevel=error -E "azurite@$AZURITE_VERSION" >/dev/null)
 fi

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs brid's tests (with a radosgw for the S3 tests, see below): every unit
+# Runs brid's tests (with a radosgw for the S3 tests and Azurite for the
+# Azure tests, see below): every unit
 # test binary in BUILD/tests, the command-line
 # tests tests/cli/test_*.sh, the daemon tests tests/integration/test_*.sh
 # (a real brid process), the interop tests tests/interop/test_*.sh
@@ -31,20 +32,30 @@ export LANCEDB_LOG=error
 export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-120}
 pass=0; fail=0; skipped=0; failed=()
 # The S3 tests run against a real radosgw (scripts/s3-server.sh, about 2 s to
-# start): started here unless one is running, its AWS_* variables and
-# BRI_S3_BUCKET exported, and stopped at the end when this run started it
-# (BRI_S3_KEEP=1 leaves it running). A server that does not start is a
+# start; AWS_* and BRI_S3_BUCKET), the Azure tests against Azurite
+# (scripts/azurite-server.sh; AZURE_*, AZURITE_BLOB_STORAGE_URL and
+# BRI_AZ_CONTAINER): each started here unless one is running, its variables
+# exported, and stopped at the end when this run started it (BRI_S3_KEEP=1,
+# BRI_AZ_KEEP=1 leave them running). A server that does not start is a
 # failure, never a skip.
-s3_started=0
-s3_stop() { if [ "$s3_started" = 1 ] && [ "${BRI_S3_KEEP:-0}" != 1 ]; then scripts/s3-server.sh stop; fi; }
-trap s3_stop EXIT
-scripts/s3-server.sh status || s3_started=1
-if s3_env=$(scripts/s3-server.sh start 2>&1); then
-  eval "$s3_env"
-else
-  fail=$((fail+1)); failed+=("s3-server"); echo "FAIL s3-server (radosgw did not start)"
-  sed 's/^/    /' <<<"$s3_env" | tail -30
-fi
+to_stop=()
+stop_servers() {
+  local s
+  for s in "${to_stop[@]}"; do scripts/$s stop; done
+}
+trap stop_servers EXIT
+server() { # server SCRIPT NAME KEEP: start (or find) it, export its environment
+  local out
+  if ! scripts/$1 status && [ "$3" != 1 ]; then to_stop+=("$1"); fi
+  if out=$(scripts/$1 start 2>&1); then
+    eval "$out"
+  else
+    fail=$((fail+1)); failed+=("$1"); echo "FAIL $1 ($2 did not start)"
+    sed 's/^/    /' <<<"$out" | tail -30
+  fi
+}
+server s3-server.sh radosgw "${BRI_S3_KEEP:-0}"
+server azurite-server.sh azurite "${BRI_AZ_KEEP:-0}"
 # Tests run BRI_TEST_JOBS at a time [3: most of a daemon or interop test's
 # time is spent waiting on timers, LanceDB's node process or the disk, so
 # even two cores keep three busy]. The longest start first: the durations of

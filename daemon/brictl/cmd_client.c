@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bri/table.h"
 #include "rpc/rpc_proto.h"
 
 void cli_client_init(cli_client *c, const cli_args *a) {
@@ -98,20 +99,14 @@ int cli_client_call(const cli_client *c, const char *method, json_t *params, jso
 }
 
 const char *cli_table_path(const char *arg, char *buf, size_t cap) {
-  char r[PATH_MAX];
-  if (!strncmp(arg, "s3://", 5)) { /* as brid names it: without trailing slashes */
-    size_t n = strlen(arg);
-    while (n > 5 && arg[n - 1] == '/') n--;
-    snprintf(buf, cap, "%.*s", (int)n, arg);
-  } else if (realpath(arg, r)) {
-    snprintf(buf, cap, "%s", r);
-  } else if (arg[0] == '/') {
-    snprintf(buf, cap, "%s", arg);
-  } else {
-    char cwd[PATH_MAX];
-    if (!getcwd(cwd, sizeof cwd)) cwd[0] = 0;
-    snprintf(buf, cap, "%s/%s", cwd, arg);
-  }
+  /* as brid names it: lib/storage's canonical name (a local real path, else
+   * absolute; s3:// and az:// without trailing slashes, Azure's other forms
+   * as az://); a location it refuses goes as given, for brid to refuse */
+  char *loc = NULL;
+  bri_error err;
+  if (bri_store_location(arg, &loc, &err) == 0) snprintf(buf, cap, "%s", loc);
+  else snprintf(buf, cap, "%s", arg);
+  free(loc);
   return buf;
 }
 

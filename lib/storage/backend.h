@@ -87,6 +87,7 @@ struct bri_slock {
 
 struct bri_store_ops {
   const char *scheme; /* "s3" for s3://...; NULL for the local backend */
+  const char *const *also; /* other schemes it takes (NULL-terminated; may be NULL) */
   /* the backend counts what it moves into its stores' counts itself (what
    * crossed the network); otherwise the front counts the bytes its calls
    * pass through, and the copies and links a backend did as copied */
@@ -94,6 +95,9 @@ struct bri_store_ops {
   /* uri as the user gave it; flags BRI_STORE_CREATE. Fills *out (with
    * uri, canonical, caps set) */
   int (*open)(const char *uri, unsigned flags, bri_store **out, bri_error *err);
+  /* uri's canonical name without opening it (bri_store_location), malloc'd;
+   * NULL with err set when uri is not valid for the backend */
+  char *(*canonical)(const char *uri, bri_error *err);
   void (*close)(bri_store *st);
 
   /* path: the full path for messages; fills size, ops and path */
@@ -162,6 +166,7 @@ void bri_store_base_clear(bri_store *st);
 
 /* The registered backends (store.c). */
 extern const bri_store_ops bri_local_store_ops;
-extern const bri_store_ops bri_s3_store_ops; /* s3_store.c */
+extern const bri_store_ops bri_s3_store_ops;    /* s3_store.c */
+extern const bri_store_ops bri_azure_store_ops; /* s3_store.c, on the client's Azure dialect */
 
 #endif

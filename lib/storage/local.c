@@ -86,7 +86,9 @@ static int local_open(const char *uri, unsigned flags, bri_store **out, bri_erro
   if (!rc)
     rc = bri_store_base_init(&s->base, &bri_local_store_ops, path,
                              realpath(path, abs) ? abs : NULL,
-                             BRI_STORE_CAP_LINK | BRI_STORE_CAP_DIRS | BRI_STORE_CAP_LOCAL, err);
+                             BRI_STORE_CAP_LINK | BRI_STORE_CAP_DIRS | BRI_STORE_CAP_LOCAL |
+                                 BRI_STORE_CAP_INOTIFY | BRI_STORE_CAP_SERVER_COPY |
+                                 BRI_STORE_CAP_PUT_IF_ABSENT, err);
   if (rc) {
     if (s->fd >= 0) close(s->fd);
     free(s);

@@ -1,4 +1,4 @@
-/* s3_client.c: S3 requests over libcurl (see s3_client.h).
+/* s3_client.c: S3 and Azure Blob requests over libcurl (see s3_client.h).
  *
  * Every call builds requests (s3_req) and runs them through one engine,
  * run_batch: a curl multi handle per call, at most max_in_flight easy
@@ -23,8 +23,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "storage/azure_sign.h"
 #include "storage/s3_sign.h"
 #include "storage/s3_xml.h"
+#include "util/fsutil.h"
 #include "util/strbuf.h"
 
 #define MAX_QUERY 8
@@ -34,6 +36,8 @@
 
 struct bri_s3_client {
   bri_aws_config cfg;
+  bri_azure_config *az; /* the Azure dialect (NULL: S3) */
+  char *az_path;        /* Azure: the endpoint's path ("/ACCOUNT" path-style, else "") */
   bri_s3_options opt;
   char *scheme; /* "http" or "https" */
   char *host;   /* host[:port] of the endpoint */
@@ -106,7 +110,7 @@ typedef struct s3_req {
   struct curl_slist *hdrs;
   int rc;
   bri_error err;
-  char s3_code[64];
+  char s3_code[64]; /* S3's <Code>, Azure's x-ms-error-code */
 } s3_req;
 
 struct bri_s3_batch {
@@ -188,9 +192,12 @@ static void req_body(s3_req *r, const void *data, size_t len) {
   bri_sha256_hex(data ? data : "", len, r->payload_hash);
 }
 
-/* "GET s3://bucket/key" for messages. */
-static void req_what(const s3_req *r, char *out, size_t n) {
-  snprintf(out, n, "%s s3://%s/%s", bri_store_req_name(r->op), r->bucket, r->key ? r->key : "");
+/* The URI scheme of the client's objects, for messages. */
+#define SCHEME(c) ((c)->az ? "az" : "s3")
+
+/* "GET s3://bucket/key" (az://container/blob) for messages. */
+static void req_what(const bri_s3_client *c, const s3_req *r, char *out, size_t n) {
+  snprintf(out, n, "%s %s://%s/%s", bri_store_req_name(r->op), SCHEME(c), r->bucket, r->key ? r->key : "");
 }
 
 /* ---- curl callbacks ---- */
@@ -257,6 +264,8 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud) {
   if (!strncmp(line, "HTTP/", 5)) { /* a new answer (after a 100 Continue, say) */
     r->etag[0] = '\0';
     r->have_range = false;
+  } else if (header_is(line, len, "x-ms-error-code", &v)) { /* Azure; HEAD answers have no body */
+    snprintf(r->s3_code, sizeof r->s3_code, "%s", v);
   } else if (header_is(line, len, "ETag", &v)) {
     snprintf(r->etag, sizeof r->etag, "%s", v);
   } else if (header_is(line, len, "Content-Range", &v)) {
@@ -292,18 +301,60 @@ static void req_location(const bri_s3_client *c, const s3_req *r, bri_strbuf *ho
   }
 }
 
+/* Azure: the headers to send (x-ms-date and x-ms-version first), the URL
+ * (the SAS token appended when there is no key) and the Shared Key
+ * Authorization (NULL with a SAS). */
+static int azure_prepare(bri_s3_client *c, s3_req *r, bri_sigv4_pair *h, size_t *nh, char *date,
+                         bri_strbuf *url, char **auth) {
+  bri_azure_date(time(NULL), date);
+  *nh = 0;
+  h[(*nh)++] = (bri_sigv4_pair){"x-ms-date", date};
+  h[(*nh)++] = (bri_sigv4_pair){"x-ms-version", BRI_AZURE_VERSION};
+  for (size_t i = 0; i < r->n_headers; i++) h[(*nh)++] = (bri_sigv4_pair){r->hname[i], r->hval[i]};
+  bri_sigv4_pair q[MAX_QUERY];
+  bri_azure_pair aq[MAX_QUERY], ah[MAX_HEADERS + 2];
+  for (size_t i = 0; i < r->n_query; i++) {
+    q[i] = (bri_sigv4_pair){r->qname[i], r->qval[i]};
+    aq[i] = (bri_azure_pair){r->qname[i], r->qval[i]};
+  }
+  for (size_t i = 0; i < *nh; i++) ah[i] = (bri_azure_pair){h[i].name, h[i].value};
+  bri_strbuf path = BRI_STRBUF_INIT;
+  bri_strbuf_printf(&path, "%s/%s%s%s", c->az_path, r->bucket, r->key ? "/" : "", r->key ? r->key : "");
+  char *epath = path.oom ? NULL : bri_uri_encode(path.data, false);
+  char *query = bri_sigv4_query(q, r->n_query);
+  int rc = BRI_ENOMEM;
+  if (epath && query) {
+    const char *sas = c->az->key ? NULL : c->az->sas;
+    bri_strbuf_printf(url, "%s://%s%s%s%s%s%s", c->scheme, c->host, epath, *query || sas ? "?" : "", query,
+                      *query && sas ? "&" : "", sas ? sas : "");
+    bri_azure_sign_request sr = {r->method, c->az->account, epath, aq, r->n_query, ah, *nh,
+                                 strcmp(r->method, "PUT") && strcmp(r->method, "POST") ? 0 : r->body_len};
+    rc = url->oom ? BRI_ENOMEM
+         : c->az->key ? bri_azure_shared_key(&sr, c->az->key, c->az->key_len, auth, &r->err) : 0;
+  }
+  bri_strbuf_clear(&path);
+  free(epath);
+  free(query);
+  return rc;
+}
+
 static int req_start(bri_s3_client *c, s3_req *r, CURLM *m) {
   int rc = BRI_ENOMEM;
-  char date[17];
-  amz_date(date);
+  char date[32];
   bri_strbuf host = BRI_STRBUF_INIT, path = BRI_STRBUF_INIT, url = BRI_STRBUF_INIT;
   char *query = NULL, *epath = NULL, *auth = NULL;
+  bri_sigv4_pair q[MAX_QUERY], h[MAX_HEADERS + 4];
+  size_t nh = 0;
+  if (c->az) {
+    if ((rc = azure_prepare(c, r, h, &nh, date, &url, &auth)) != 0) goto out;
+    rc = BRI_ENOMEM;
+    goto send;
+  }
+  amz_date(date);
   req_location(c, r, &host, &path);
   if (host.oom || path.oom) goto out;
 
-  bri_sigv4_pair q[MAX_QUERY], h[MAX_HEADERS + 4];
   for (size_t i = 0; i < r->n_query; i++) q[i] = (bri_sigv4_pair){r->qname[i], r->qval[i]};
-  size_t nh = 0;
   h[nh++] = (bri_sigv4_pair){"host", host.data};
   h[nh++] = (bri_sigv4_pair){"x-amz-date", date};
   h[nh++] = (bri_sigv4_pair){"x-amz-content-sha256", r->payload_hash};
@@ -318,6 +369,7 @@ static int req_start(bri_s3_client *c, s3_req *r, CURLM *m) {
   }
   bri_strbuf_printf(&url, "%s://%s%s%s%s", c->scheme, host.data, epath, *query ? "?" : "", query);
 
+send:
   curl_slist_free_all(r->hdrs);
   r->hdrs = NULL;
   bri_strbuf line = BRI_STRBUF_INIT;
@@ -328,11 +380,14 @@ static int req_start(bri_s3_client *c, s3_req *r, CURLM *m) {
     if (!l) goto out;
     r->hdrs = l;
   }
-  bri_strbuf_printf(&line, "Authorization: %s", auth);
-  struct curl_slist *l = line.oom ? NULL : curl_slist_append(r->hdrs, line.data);
-  bri_strbuf_clear(&line);
-  if (!l) goto out;
-  r->hdrs = l;
+  struct curl_slist *l;
+  if (auth) { /* none with an Azure SAS: the token is in the URL */
+    bri_strbuf_printf(&line, "Authorization: %s", auth);
+    l = line.oom ? NULL : curl_slist_append(r->hdrs, line.data);
+    bri_strbuf_clear(&line);
+    if (!l) goto out;
+    r->hdrs = l;
+  }
   /* No "Expect: 100-continue" round trip; no form content type on POST. */
   if (!(l = curl_slist_append(r->hdrs, "Expect:"))) goto out;
   r->hdrs = l;
@@ -425,7 +480,8 @@ static bool transient_curl(CURLcode cc) {
 
 static bool transient_code(const char *code) {
   static const char *const codes[] = {"InternalError", "SlowDown", "ServiceUnavailable",
-                                      "RequestTimeout", "RequestTimeTooSkewed", NULL};
+                                      "RequestTimeout", "RequestTimeTooSkewed",
+                                      /* Azure's */ "ServerBusy", "OperationTimedOut", NULL};
   for (int i = 0; codes[i]; i++) {
     if (!strcmp(code, codes[i])) return true;
   }
@@ -487,15 +543,16 @@ static verdict check_range(s3_req *r, char *why, size_t n) {
   return VERDICT_DONE;
 }
 
-static int fail_code(const s3_req *r) {
+/* A conditional write that lost: S3 answers 412; Azure 409 BlobAlreadyExists. */
+static int fail_code(const bri_s3_client *c, const s3_req *r) {
   if (r->status == 404) return BRI_ENOTFOUND;
-  if (r->status == 412 && r->if_absent) return BRI_ETAKEN;
+  if ((r->status == 412 || (c->az && r->status == 409)) && r->if_absent) return BRI_ETAKEN;
   return BRI_EIO;
 }
 
 static verdict judge(bri_s3_client *c, s3_req *r, CURLcode cc) {
   char what[600], why[512] = "", msg[400] = "";
-  req_what(r, what, sizeof what);
+  req_what(c, r, what, sizeof what);
   curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
   long ft = -1;
   curl_easy_getinfo(r->easy, CURLINFO_FILETIME, &ft);
@@ -523,10 +580,10 @@ static verdict judge(bri_s3_client *c, s3_req *r, CURLcode cc) {
     bool transient = r->status >= 500 || r->status == 429 || r->status == 408 ||
                      (r->s3_code[0] && transient_code(r->s3_code));
     v = transient ? VERDICT_RETRY : VERDICT_FAIL;
-    if (v == VERDICT_FAIL) bri_error_set(&r->err, fail_code(r), "%s: %s", what, why);
+    if (v == VERDICT_FAIL) bri_error_set(&r->err, fail_code(c, r), "%s: %s", what, why);
   }
   if (v == VERDICT_RETRY && r->attempts >= c->opt.max_attempts) {
-    bri_error_set(&r->err, r->status >= 300 ? fail_code(r) : BRI_EIO, "%s: %s (after %d attempts)",
+    bri_error_set(&r->err, r->status >= 300 ? fail_code(c, r) : BRI_EIO, "%s: %s (after %d attempts)",
                   what, why, r->attempts);
     v = VERDICT_FAIL;
   }
@@ -713,19 +770,72 @@ static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
-int bri_s3_client_new(const bri_aws_config *cfg, const bri_s3_options *opt, bri_s3_client **out,
-                      bri_error *err) {
-  *out = NULL;
+/* A client with opt's settings (defaults for zeros) and its share handle;
+ * the caller fills the dialect's fields. */
+static bri_s3_client *client_alloc(const bri_s3_options *opt, int max_attempts) {
   pthread_once(&curl_once, curl_init_once);
   bri_s3_client *c = calloc(1, sizeof *c);
-  if (!c) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!c) return NULL;
   if (opt) c->opt = *opt;
   if (c->opt.connect_timeout_ms <= 0) c->opt.connect_timeout_ms = 5000;
   if (c->opt.idle_timeout_ms <= 0) c->opt.idle_timeout_ms = 30000;
-  if (c->opt.max_attempts <= 0) c->opt.max_attempts = cfg->max_attempts > 0 ? cfg->max_attempts : 8;
+  if (c->opt.max_attempts <= 0) c->opt.max_attempts = max_attempts > 0 ? max_attempts : 8;
   if (c->opt.backoff_base_ms <= 0) c->opt.backoff_base_ms = 100;
   if (c->opt.backoff_max_ms <= 0) c->opt.backoff_max_ms = 5000;
   if (c->opt.max_in_flight <= 0) c->opt.max_in_flight = 16;
+  c->seed = (uint64_t)now_ms() ^ (uint64_t)(uintptr_t)c;
+  for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_init(&c->locks[i], NULL);
+  pthread_mutex_init(&c->rate_lock, NULL);
+  c->share = curl_share_init();
+  return c;
+}
+
+static void client_share(bri_s3_client *c) {
+  curl_share_setopt(c->share, CURLSHOPT_LOCKFUNC, share_lock);
+  curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+  curl_share_setopt(c->share, CURLSHOPT_USERDATA, c);
+  curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+  curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+}
+
+int bri_s3_client_new_azure(const bri_azure_config *cfg, const bri_s3_options *opt,
+                            bri_s3_client **out, bri_error *err) {
+  *out = NULL;
+  bri_s3_client *c = client_alloc(opt, cfg->max_attempts);
+  if (!c) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  const char *sep = strstr(cfg->endpoint, "://"), *slash = sep ? strchr(sep + 3, '/') : NULL;
+  bool ok = (c->az = calloc(1, sizeof *c->az)) && sep;
+  if (ok) {
+    c->az->account = strdup(cfg->account);
+    c->az->sas = dup_or_null(cfg->sas);
+    c->az->key = cfg->key ? malloc(cfg->key_len ? cfg->key_len : 1) : NULL;
+    if (c->az->key) memcpy(c->az->key, cfg->key, cfg->key_len), c->az->key_len = cfg->key_len;
+    c->scheme = strndup(cfg->endpoint, (size_t)(sep - cfg->endpoint));
+    c->host = slash ? strndup(sep + 3, (size_t)(slash - sep - 3)) : strdup(sep + 3);
+    c->az_path = strdup(slash ? slash : "");
+    ok = c->az->account && (!cfg->sas || c->az->sas) && (!cfg->key || c->az->key) && c->scheme &&
+         c->host && c->az_path && c->share;
+  }
+  if (!ok) {
+    bri_s3_client_free(c);
+    return bri_error_set(err, sep ? BRI_ENOMEM : BRI_EINVAL, "Azure client: %s",
+                         sep ? "out of memory" : "endpoint without a scheme");
+  }
+  client_share(c);
+  *out = c;
+  return 0;
+}
+
+void bri_s3_client_shape(const bri_s3_client *c, bri_s3_shape *out) {
+  if (c->az) *out = (bri_s3_shape){1, (uint64_t)100 << 20, 50000, (uint64_t)256 << 20};
+  else *out = (bri_s3_shape){BRI_S3_PART_MIN, BRI_S3_PART_MAX, 10000, BRI_S3_PART_MAX};
+}
+
+int bri_s3_client_new(const bri_aws_config *cfg, const bri_s3_options *opt, bri_s3_client **out,
+                      bri_error *err) {
+  *out = NULL;
+  bri_s3_client *c = client_alloc(opt, cfg->max_attempts);
+  if (!c) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   c->cfg.access_key_id = dup_or_null(cfg->access_key_id);
   c->cfg.secret_access_key = dup_or_null(cfg->secret_access_key);
   c->cfg.session_token = dup_or_null(cfg->session_token);
@@ -738,21 +848,13 @@ int bri_s3_client_new(const bri_aws_config *cfg, const bri_s3_options *opt, bri_
     c->scheme = strndup(cfg->endpoint, (size_t)(sep - cfg->endpoint));
     c->host = strdup(sep + 3);
   }
-  c->seed = (uint64_t)now_ms() ^ (uint64_t)(uintptr_t)c;
-  for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_init(&c->locks[i], NULL);
-  pthread_mutex_init(&c->rate_lock, NULL);
-  c->share = curl_share_init();
   if (!c->cfg.access_key_id || !c->cfg.secret_access_key || !c->cfg.region || !c->scheme ||
       !c->host || !c->share || (cfg->session_token && !c->cfg.session_token)) {
     bri_s3_client_free(c);
     return bri_error_set(err, sep || !cfg->endpoint ? BRI_ENOMEM : BRI_EINVAL,
                          "S3 client: %s", sep ? "out of memory" : "endpoint without a scheme");
   }
-  curl_share_setopt(c->share, CURLSHOPT_LOCKFUNC, share_lock);
-  curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
-  curl_share_setopt(c->share, CURLSHOPT_USERDATA, c);
-  curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
-  curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+  client_share(c);
   *out = c;
   return 0;
 }
@@ -763,6 +865,9 @@ void bri_s3_client_free(bri_s3_client *c) {
   for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_destroy(&c->locks[i]);
   pthread_mutex_destroy(&c->rate_lock);
   bri_aws_config_clear(&c->cfg);
+  if (c->az) bri_azure_config_clear(c->az);
+  free(c->az);
+  free(c->az_path);
   free(c->scheme);
   free(c->host);
   free(c);
@@ -829,7 +934,7 @@ int bri_s3_get(bri_s3_client *c, bri_store_counts *tally, const char *bucket, co
   if (rc == 0) {
     *len = r->grow.len;
     *data = (uint8_t *)bri_strbuf_take(&r->grow);
-    if (!*data) rc = bri_error_set(err, BRI_ENOMEM, "GET s3://%s/%s: out of memory", bucket, key);
+    if (!*data) rc = bri_error_set(err, BRI_ENOMEM, "GET %s://%s/%s: out of memory", SCHEME(c), bucket, key);
   }
   req_free(r);
   return rc;
@@ -911,8 +1016,35 @@ static int suffix_result(s3_req *r, int rc, uint8_t **data, size_t *len, uint64_
   return *data ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
 }
 
+/* Azure has no suffix ranges (Azurite answers 500): the last n bytes of
+ * an object of total bytes (a HEAD said so), by a range. */
+static int azure_tail(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key,
+                      uint64_t total, size_t n, uint8_t **data, size_t *len, uint64_t *size, bri_error *err) {
+  *data = NULL, *len = 0, *size = 0;
+  size_t want = total < n ? (size_t)total : n, got = 0;
+  uint8_t *buf = malloc(want ? want : 1);
+  if (!buf) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  int rc = want ? bri_s3_get_range(c, tally, bucket, key, total - want, want, buf, &got, NULL, err) : 0;
+  if (rc == 0 && got != want)
+    rc = bri_error_set(err, BRI_EIO, "get az://%s/%s: %zu bytes for the last %zu of %llu (did it shrink?)",
+                       bucket, key, got, want, (unsigned long long)total);
+  if (rc) {
+    free(buf);
+    return rc;
+  }
+  *data = buf, *len = want, *size = total;
+  return 0;
+}
+
 int bri_s3_get_suffix(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, size_t n,
                       uint8_t **data, size_t *len, uint64_t *size, bri_error *err) {
+  if (c->az) {
+    bri_s3_object o = {0};
+    int rc = bri_s3_head(c, tally, bucket, key, &o, err);
+    if (rc == 0) rc = azure_tail(c, tally, bucket, key, o.size, n, data, len, size, err);
+    bri_s3_object_clear(&o);
+    return rc;
+  }
   s3_req *r = suffix_req(bucket, key, n);
   int rc = run_one(c, tally, r, err);
   if (r) rc = suffix_result(r, rc, data, len, size, err);
@@ -959,6 +1091,7 @@ static bool object_is(bri_s3_client *c, bri_store_counts *tally, const char *buc
 int bri_s3_put(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, const void *data, size_t len,
                int flags, bri_error *err) {
   s3_req *r = req_new(BRI_REQ_PUT, "PUT", bucket, key);
+  if (c->az) req_header(r, "x-ms-blob-type", "BlockBlob");
   if (flags & BRI_S3_PUT_IF_ABSENT) req_header(r, "If-None-Match", "*");
   req_body(r, data, len);
   if (r) r->if_absent = flags & BRI_S3_PUT_IF_ABSENT;
@@ -969,8 +1102,8 @@ int bri_s3_put(bri_s3_client *c, bri_store_counts *tally, const char *bucket, co
     if (object_is(c, tally, bucket, key, data, len)) {
       rc = 0;
     } else {
-      rc = bri_error_set(err, BRI_ETAKEN, "put s3://%s/%s: taken (another writer made it first)",
-                         bucket, key);
+      rc = bri_error_set(err, BRI_ETAKEN, "put %s://%s/%s: taken (another writer made it first)",
+                         SCHEME(c), bucket, key);
     }
   }
   req_free(r);
@@ -1018,60 +1151,119 @@ void bri_s3_listing_clear(bri_s3_listing *l) {
   memset(l, 0, sizeof *l);
 }
 
-static int parse_listing(const bri_xml_node *root, const char *what, bri_s3_listing *out,
-                         bri_error *err) {
-  if (strcmp(root->name, "ListBucketResult")) {
-    return bri_error_set(err, BRI_ECORRUPT, "%s: answer <%s>, not <ListBucketResult>", what, root->name);
+/* "Wed, 02 Dec 2026 06:27:43 GMT" (Azure's Last-Modified) -> seconds since
+ * the epoch. */
+static int64_t parse_rfc1123(const char *s) {
+  struct tm tm;
+  memset(&tm, 0, sizeof tm);
+  if (!s || !strptime(s, "%a, %d %b %Y %H:%M:%S GMT", &tm)) return -1;
+  return (int64_t)timegm(&tm);
+}
+
+/* Appends one entry of a listing page: a prefix (k taken), or an object
+ * (k taken; its other fields zero, returned to be filled). */
+static int add_prefix(bri_s3_listing *out, char *k, bri_error *err) {
+  char **grown = realloc(out->prefixes, (out->n_prefixes + 1) * sizeof *grown);
+  if (!grown) {
+    free(k);
+    return bri_error_set(err, BRI_ENOMEM, "out of memory");
   }
+  out->prefixes = grown;
+  out->prefixes[out->n_prefixes++] = k;
+  return 0;
+}
+
+static bri_s3_object *add_object(bri_s3_listing *out, char *k, bri_error *err) {
+  bri_s3_object *grown = realloc(out->objects, (out->n_objects + 1) * sizeof *grown);
+  if (!grown) {
+    free(k);
+    bri_error_set(err, BRI_ENOMEM, "out of memory");
+    return NULL;
+  }
+  out->objects = grown;
+  bri_s3_object *o = &out->objects[out->n_objects++];
+  memset(o, 0, sizeof *o);
+  o->key = k;
+  return o;
+}
+
+/* Where a listing page keeps what brid reads: S3's ListObjectsV2
+ * <ListBucketResult> (Contents: Key, Size, ETag, LastModified;
+ * CommonPrefixes: Prefix; IsTruncated and NextContinuationToken) and
+ * Azure's List Blobs <EnumerationResults><Blobs> (Blob: Name, Properties:
+ * Content-Length, Etag, Last-Modified; BlobPrefix: Name; a NextMarker that
+ * is empty on the last page). */
+typedef struct listing_shape {
+  const char *root, *within; /* the document element; the entries' parent (NULL: the root) */
+  const char *object, *object_key, *prefix, *prefix_key;
+  const char *props; /* the child of an object holding the fields below (NULL: the object) */
+  const char *size, *etag, *mtime;
+  int64_t (*parse_time)(const char *);
+  const char *truncated; /* "true" when more pages follow (NULL: a non-empty next token says so) */
+  const char *next;
+} listing_shape;
+
+static const listing_shape S3_LISTING = {"ListBucketResult", NULL, "Contents", "Key", "CommonPrefixes",
+                                         "Prefix", NULL, "Size", "ETag", "LastModified", parse_iso8601,
+                                         "IsTruncated", "NextContinuationToken"};
+static const listing_shape AZURE_LISTING = {"EnumerationResults", "Blobs", "Blob", "Name", "BlobPrefix",
+                                            "Name", "Properties", "Content-Length", "Etag",
+                                            "Last-Modified", parse_rfc1123, NULL, "NextMarker"};
+
+static int parse_listing(const listing_shape *sh, const bri_xml_node *root, const char *what,
+                         bri_s3_listing *out, bri_error *err) {
+  if (strcmp(root->name, sh->root))
+    return bri_error_set(err, BRI_ECORRUPT, "%s: answer <%s>, not <%s>", what, root->name, sh->root);
   const char *enc = bri_xml_text(root, "EncodingType");
-  bool url = enc && !strcmp(enc, "url");
-  for (const bri_xml_node *n = root->child; n; n = n->next) {
-    bool contents = !strcmp(n->name, "Contents"), prefix = !strcmp(n->name, "CommonPrefixes");
-    if (!contents && !prefix) continue;
-    const char *raw = bri_xml_text(n, contents ? "Key" : "Prefix");
+  bool url = enc && !strcmp(enc, "url"); /* S3's encoding-type=url */
+  const bri_xml_node *within = sh->within ? bri_xml_child(root, sh->within) : root;
+  for (const bri_xml_node *n = within ? within->child : NULL; n; n = n->next) {
+    bool object = !strcmp(n->name, sh->object), prefix = !strcmp(n->name, sh->prefix);
+    if (!object && !prefix) continue;
+    const char *raw = bri_xml_text(n, object ? sh->object_key : sh->prefix_key);
     if (!raw) return bri_error_set(err, BRI_ECORRUPT, "%s: an entry without its key", what);
     char *k = url ? url_decode(raw) : strdup(raw);
     if (!k) return bri_error_set(err, BRI_ENOMEM, "out of memory");
     if (prefix) {
-      char **grown = realloc(out->prefixes, (out->n_prefixes + 1) * sizeof *grown);
-      if (!grown) {
-        free(k);
-        return bri_error_set(err, BRI_ENOMEM, "out of memory");
-      }
-      out->prefixes = grown;
-      out->prefixes[out->n_prefixes++] = k;
+      if (add_prefix(out, k, err)) return BRI_ENOMEM;
       continue;
     }
-    bri_s3_object *grown = realloc(out->objects, (out->n_objects + 1) * sizeof *grown);
-    if (!grown) {
-      free(k);
-      return bri_error_set(err, BRI_ENOMEM, "out of memory");
-    }
-    out->objects = grown;
-    bri_s3_object *o = &out->objects[out->n_objects++];
-    memset(o, 0, sizeof *o);
-    o->key = k;
-    const char *size = bri_xml_text(n, "Size"), *etag = bri_xml_text(n, "ETag");
+    bri_s3_object *o = add_object(out, k, err);
+    if (!o) return BRI_ENOMEM;
+    const bri_xml_node *p = sh->props ? bri_xml_child(n, sh->props) : n;
+    const char *size = p ? bri_xml_text(p, sh->size) : NULL, *etag = p ? bri_xml_text(p, sh->etag) : NULL;
     o->size = size ? strtoull(size, NULL, 10) : 0;
-    o->mtime = parse_iso8601(bri_xml_text(n, "LastModified"));
+    o->mtime = sh->parse_time(p ? bri_xml_text(p, sh->mtime) : NULL);
     snprintf(o->etag, sizeof o->etag, "%s", etag ? etag : "");
   }
-  const char *trunc = bri_xml_text(root, "IsTruncated"), *next = bri_xml_text(root, "NextContinuationToken");
-  out->truncated = trunc && !strcmp(trunc, "true");
+  const char *next = bri_xml_text(root, sh->next);
+  const char *trunc = sh->truncated ? bri_xml_text(root, sh->truncated) : NULL;
+  out->truncated = sh->truncated ? trunc && !strcmp(trunc, "true") : next && *next;
   if (out->truncated) {
-    if (!next || !*next) {
-      return bri_error_set(err, BRI_ECORRUPT, "%s: a truncated page without NextContinuationToken", what);
-    }
+    if (!next || !*next)
+      return bri_error_set(err, BRI_ECORRUPT, "%s: a truncated page without %s", what, sh->next);
     if (!(out->next_token = strdup(next))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   }
   return 0;
 }
 
-/* A ListObjectsV2 request of one page. */
-static s3_req *list_req(const char *bucket, const bri_s3_list_args *a) {
+/* A ListObjectsV2 request of one page (Azure: List Blobs, which has no
+ * start-after: a->start_after is refused there). */
+static s3_req *list_req(const bri_s3_client *c, const char *bucket, const bri_s3_list_args *a) {
   s3_req *r = req_new(BRI_REQ_LIST, "GET", bucket, NULL);
   char maxk[24];
   snprintf(maxk, sizeof maxk, "%d", a->max_keys);
+  if (c->az) {
+    req_query(r, "restype", "container");
+    req_query(r, "comp", "list");
+    req_query(r, "prefix", a->prefix ? a->prefix : "");
+    if (a->delimiter) req_query(r, "delimiter", a->delimiter);
+    if (a->continuation_token) req_query(r, "marker", a->continuation_token);
+    if (a->max_keys > 0) req_query(r, "maxresults", maxk);
+    if (r && a->start_after) r->broken = true;
+    if (r) r->sink = SINK_GROW;
+    return r;
+  }
   req_query(r, "list-type", "2");
   req_query(r, "encoding-type", "url");
   req_query(r, "prefix", a->prefix ? a->prefix : "");
@@ -1084,16 +1276,16 @@ static s3_req *list_req(const char *bucket, const bri_s3_list_args *a) {
 }
 
 /* The listing of a list_req that ran with result rc. */
-static int list_result(s3_req *r, int rc, bri_s3_listing *out, bri_error *err) {
+static int list_result(const bri_s3_client *c, s3_req *r, int rc, bri_s3_listing *out, bri_error *err) {
   memset(out, 0, sizeof *out);
   const char *prefix = "";
   for (size_t i = 0; i < r->n_query; i++)
     if (!strcmp(r->qname[i], "prefix")) prefix = r->qval[i];
   char what[600];
-  snprintf(what, sizeof what, "list s3://%s/%s", r->bucket, prefix);
+  snprintf(what, sizeof what, "list %s://%s/%s", SCHEME(c), r->bucket, prefix);
   bri_xml_node *root = NULL;
   if (rc == 0) rc = bri_xml_parse(r->grow.data ? r->grow.data : "", r->grow.len, what, &root, err);
-  if (rc == 0) rc = parse_listing(root, what, out, err);
+  if (rc == 0) rc = parse_listing(c->az ? &AZURE_LISTING : &S3_LISTING, root, what, out, err);
   bri_xml_free(root);
   if (rc) bri_s3_listing_clear(out);
   return rc;
@@ -1102,9 +1294,9 @@ static int list_result(s3_req *r, int rc, bri_s3_listing *out, bri_error *err) {
 int bri_s3_list_page(bri_s3_client *c, bri_store_counts *tally, const char *bucket,
                      const bri_s3_list_args *a, bri_s3_listing *out, bri_error *err) {
   memset(out, 0, sizeof *out);
-  s3_req *r = list_req(bucket, a);
+  s3_req *r = list_req(c, bucket, a);
   int rc = run_one(c, tally, r, err);
-  if (r) rc = list_result(r, rc, out, err);
+  if (r) rc = list_result(c, r, rc, out, err);
   req_free(r);
   return rc;
 }
@@ -1205,9 +1397,38 @@ static int delete_some(bri_s3_client *c, bri_store_counts *tally, const char *bu
   return rc;
 }
 
+/* Azure: one Delete Blob per key, all in one batch (max_in_flight at a
+ * time). Blob Batch would carry 256 in one request, but each of its
+ * sub-requests needs a signature of its own and Azurite refused the
+ * sub-requests brid tried (docs/azure.md): one request per key is what
+ * works on both. A missing blob counts as deleted. */
+static int azure_delete(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *const *keys,
+                        size_t n, int *rcs, size_t *deleted, bri_error *err) {
+  s3_req **reqs = calloc(n ? n : 1, sizeof *reqs);
+  int rc = reqs ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  for (size_t i = 0; rc == 0 && i < n; i++)
+    if (!(reqs[i] = req_new(BRI_REQ_DELETE, "DELETE", bucket, keys[i])))
+      rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (rc == 0) run_batch(c, tally, reqs, n, NULL);
+  int first = rc;
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    int one = reqs[i]->rc == BRI_ENOTFOUND ? 0 : reqs[i]->rc;
+    if (rcs) rcs[i] = one;
+    if (!one) (*deleted)++;
+    if (one && !first) {
+      first = one;
+      if (err) *err = reqs[i]->err;
+    }
+  }
+  for (size_t i = 0; reqs && i < n; i++) req_free(reqs[i]);
+  free(reqs);
+  return first;
+}
+
 int bri_s3_delete(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *const *keys, size_t n,
                   int *rcs, size_t *deleted, bri_error *err) {
   *deleted = 0;
+  if (c->az) return azure_delete(c, tally, bucket, keys, n, rcs, deleted, err);
   int first = 0;
   for (size_t i = 0; i < n; i += DELETE_BATCH) {
     size_t m = n - i < DELETE_BATCH ? n - i : DELETE_BATCH;
@@ -1223,20 +1444,41 @@ int bri_s3_delete(bri_s3_client *c, bri_store_counts *tally, const char *bucket,
 
 /* ---- copies and multipart ---- */
 
+/* Azure: the URL a copy reads its source from, readable by the service on
+ * its own: with a service SAS of our key for that one blob (an hour), or
+ * the configured SAS token. */
+static char *azure_source(const bri_s3_client *c, const char *bucket, const char *key) {
+  char *k = bri_uri_encode(key, false), *sas = NULL;
+  if (k && c->az->key)
+    sas = bri_azure_blob_sas(c->az->account, c->az->key, c->az->key_len, bucket, key, time(NULL) + 3600);
+  bri_strbuf b = BRI_STRBUF_INIT;
+  if (k && (sas || !c->az->key))
+    bri_strbuf_printf(&b, "%s://%s%s/%s/%s?%s", c->scheme, c->host, c->az_path, bucket, k, sas ? sas : c->az->sas);
+  bool ok = k && (sas || !c->az->key) && !b.oom;
+  free(k), free(sas);
+  if (!ok) bri_strbuf_clear(&b);
+  return ok ? bri_strbuf_take(&b) : NULL;
+}
+
 int bri_s3_copy(bri_s3_client *c, bri_store_counts *tally, const char *src_bucket, const char *src_key,
                 const char *bucket, const char *key, uint64_t size, bri_error *err) {
   s3_req *r = req_new(BRI_REQ_COPY, "PUT", bucket, key);
-  char *src = copy_source(src_bucket, src_key);
-  req_header(r, "x-amz-copy-source", src);
+  char *src = c->az ? azure_source(c, src_bucket, src_key) : copy_source(src_bucket, src_key);
+  if (c->az) { /* Copy Blob, synchronous: done when it answers (up to 256 MiB) */
+    req_header(r, "x-ms-copy-source", src);
+    req_header(r, "x-ms-requires-sync", "true");
+  } else {
+    req_header(r, "x-amz-copy-source", src);
+  }
   if (r) {
     r->sink = SINK_GROW;
-    r->xml_on_200 = true;
+    r->xml_on_200 = !c->az;
     r->copied = size; /* CopyObject's answer does not say */
   }
   int rc = run_one(c, tally, r, err);
   if (rc == BRI_ENOTFOUND) {
-    rc = bri_error_set(err, BRI_ENOTFOUND, "copy s3://%s/%s to s3://%s/%s: the source is missing",
-                       src_bucket, src_key, bucket, key);
+    rc = bri_error_set(err, BRI_ENOTFOUND, "copy %s://%s/%s to %s://%s/%s: the source is missing",
+                       SCHEME(c), src_bucket, src_key, SCHEME(c), bucket, key);
   }
   free(src);
   req_free(r);
@@ -1246,6 +1488,12 @@ int bri_s3_copy(bri_s3_client *c, bri_store_counts *tally, const char *src_bucke
 int bri_s3_mpu_create(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, char **upload_id,
                       bri_error *err) {
   *upload_id = NULL;
+  if (c->az) { /* Azure: no request; the id names this writer's blocks */
+    uint64_t x = atomic_fetch_add(&c->seed, 0x9E3779B97F4A7C15ull) ^ (uint64_t)now_ms();
+    x ^= x >> 31, x *= 0xBF58476D1CE4E5B9ull, x ^= x >> 29;
+    *upload_id = bri_strdupf("%016llx", (unsigned long long)x);
+    return *upload_id ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
   s3_req *r = req_new(BRI_REQ_MPU_CREATE, "POST", bucket, key);
   req_query(r, "uploads", "");
   char what[600];
@@ -1286,8 +1534,27 @@ static void multipart_etag(const bri_s3_part *parts, size_t n, char out[80]) {
   snprintf(out + k, 80 - (size_t)k, "-%zu\"", n);
 }
 
+/* Azure: Put Block List of the writer's blocks (each part's etag is its
+ * block id). Sending the same list again commits the same blob, so a
+ * retried attempt that had landed does no harm. */
+static int azure_block_list(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key,
+                            const bri_s3_part *parts, size_t n, bri_error *err) {
+  bri_strbuf body = BRI_STRBUF_INIT;
+  bri_strbuf_puts(&body, "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>");
+  for (size_t i = 0; i < n; i++) bri_strbuf_printf(&body, "<Latest>%s</Latest>", parts[i].etag);
+  bri_strbuf_puts(&body, "</BlockList>");
+  s3_req *r = body.oom ? NULL : req_new(BRI_REQ_MPU_COMPLETE, "PUT", bucket, key);
+  req_query(r, "comp", "blocklist");
+  if (r) req_body(r, body.data, body.len);
+  int rc = run_one(c, tally, r, err);
+  req_free(r);
+  bri_strbuf_clear(&body);
+  return rc;
+}
+
 int bri_s3_mpu_complete(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, const char *upload_id,
                         const bri_s3_part *parts, size_t n, bri_error *err) {
+  if (c->az) return azure_block_list(c, tally, bucket, key, parts, n, err);
   bri_strbuf body = BRI_STRBUF_INIT;
   bri_strbuf_puts(&body, "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
   for (size_t i = 0; i < n; i++) {
@@ -1321,6 +1588,7 @@ int bri_s3_mpu_complete(bri_s3_client *c, bri_store_counts *tally, const char *b
 
 int bri_s3_mpu_abort(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, const char *upload_id,
                      bri_error *err) {
+  if (c->az) return 0; /* Azure drops uncommitted blocks by itself (after a week) */
   s3_req *r = req_new(BRI_REQ_MPU_ABORT, "DELETE", bucket, key);
   req_query(r, "uploadId", upload_id);
   int rc = run_one(c, tally, r, err);
@@ -1372,29 +1640,41 @@ int bri_s3_batch_get_range(bri_s3_batch *b, const char *bucket, const char *key,
 int bri_s3_batch_put(bri_s3_batch *b, const char *bucket, const char *key, const void *data,
                      size_t len, bri_error *err) {
   s3_req *r = req_new(BRI_REQ_PUT, "PUT", bucket, key);
+  if (b->c->az) req_header(r, "x-ms-blob-type", "BlockBlob");
   if (r) req_body(r, data, len);
   return batch_add(b, r, err);
 }
 
-static s3_req *part_req(bri_store_req op, const char *bucket, const char *key, const char *upload_id,
-                        int number, bri_s3_part *part) {
+/* An UploadPart(Copy) request; Azure: Put Block (From URL), the block id
+ * base64("<upload id>-<number>"), one length for every block of a blob as
+ * Azure wants, kept as the part's etag for the block list. */
+static s3_req *part_req(const bri_s3_client *c, bri_store_req op, const char *bucket, const char *key,
+                        const char *upload_id, int number, bri_s3_part *part) {
   s3_req *r = req_new(op, "PUT", bucket, key);
   char num[16];
   snprintf(num, sizeof num, "%d", number);
-  req_query(r, "partNumber", num);
-  req_query(r, "uploadId", upload_id);
   if (r) {
     r->part_out = part;
     part->number = number;
     part->etag[0] = '\0';
   }
+  if (c->az) {
+    char raw[48];
+    int n = snprintf(raw, sizeof raw, "%.24s-%06d", upload_id, number);
+    EVP_EncodeBlock((unsigned char *)part->etag, (const unsigned char *)raw, n);
+    req_query(r, "comp", "block");
+    req_query(r, "blockid", part->etag);
+    return r;
+  }
+  req_query(r, "partNumber", num);
+  req_query(r, "uploadId", upload_id);
   return r;
 }
 
 int bri_s3_batch_put_part(bri_s3_batch *b, const char *bucket, const char *key,
                           const char *upload_id, int number, const void *data, size_t len,
                           bri_s3_part *part, bri_error *err) {
-  s3_req *r = part_req(BRI_REQ_MPU_PART, bucket, key, upload_id, number, part);
+  s3_req *r = part_req(b->c, BRI_REQ_MPU_PART, bucket, key, upload_id, number, part);
   if (r) req_body(r, data, len);
   return batch_add(b, r, err);
 }
@@ -1404,16 +1684,17 @@ int bri_s3_batch_copy_part(bri_s3_batch *b, const char *bucket, const char *key,
                            const char *src_key, uint64_t off, uint64_t len, bri_s3_part *part,
                            bri_error *err) {
   if (len == 0) return bri_error_set(err, BRI_EINVAL, "copy part %d: an empty range", number);
-  s3_req *r = part_req(BRI_REQ_MPU_COPY, bucket, key, upload_id, number, part);
-  char *src = copy_source(src_bucket, src_key), range[64];
+  s3_req *r = part_req(b->c, BRI_REQ_MPU_COPY, bucket, key, upload_id, number, part);
+  bool az = b->c->az;
+  char *src = az ? azure_source(b->c, src_bucket, src_key) : copy_source(src_bucket, src_key), range[64];
   snprintf(range, sizeof range, "bytes=%llu-%llu", (unsigned long long)off,
            (unsigned long long)(off + len - 1));
-  req_header(r, "x-amz-copy-source", src);
-  req_header(r, "x-amz-copy-source-range", range);
+  req_header(r, az ? "x-ms-copy-source" : "x-amz-copy-source", src);
+  req_header(r, az ? "x-ms-source-range" : "x-amz-copy-source-range", range);
   free(src);
   if (r) {
     r->sink = SINK_GROW;
-    r->xml_on_200 = true;
+    r->xml_on_200 = !az;
     r->copied = len;
   }
   return batch_add(b, r, err);
@@ -1421,7 +1702,9 @@ int bri_s3_batch_copy_part(bri_s3_batch *b, const char *bucket, const char *key,
 
 int bri_s3_batch_get_suffix(bri_s3_batch *b, const char *bucket, const char *key, size_t n,
                             uint8_t **data, size_t *len, uint64_t *size, int *rc, bri_error *err) {
-  s3_req *r = suffix_req(bucket, key, n);
+  /* Azure: a HEAD now, the range after it (azure_tails) */
+  s3_req *r = b->c->az ? req_new(BRI_REQ_HEAD, "HEAD", bucket, key) : suffix_req(bucket, key, n);
+  if (r) r->suffix = n;
   if (r) {
     r->suffix_data = data;
     r->suffix_len = len;
@@ -1447,7 +1730,7 @@ int bri_s3_batch_head(bri_s3_batch *b, const char *bucket, const char *key, bri_
 
 int bri_s3_batch_list(bri_s3_batch *b, const char *bucket, const bri_s3_list_args *a,
                       bri_s3_listing *out, int *rc, bri_error *why, bri_error *err) {
-  s3_req *r = list_req(bucket, a);
+  s3_req *r = list_req(b->c, bucket, a);
   if (r) {
     r->list_out = out;
     r->list_rc = rc;
@@ -1458,20 +1741,57 @@ int bri_s3_batch_list(bri_s3_batch *b, const char *bucket, const bri_s3_list_arg
   return batch_add(b, r, err);
 }
 
+/* Azure's batched suffix GETs, whose HEADs have run: the ranges they ask,
+ * together in one more round. */
+static void azure_tails(bri_s3_batch *b) {
+  s3_req **tails = calloc(b->n + 1, sizeof *tails);
+  size_t k = 0;
+  for (size_t i = 0; tails && i < b->n; i++) {
+    s3_req *r = b->reqs[i];
+    if (!r->suffix_rc || r->rc) {
+      if (r->suffix_rc) *r->suffix_rc = r->rc;
+      continue;
+    }
+    curl_off_t cl = 0;
+    curl_easy_getinfo(r->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
+    uint64_t total = cl > 0 ? (uint64_t)cl : 0;
+    size_t want = total < r->suffix ? (size_t)total : r->suffix;
+    uint8_t *buf = malloc(want ? want : 1);
+    *r->suffix_data = buf, *r->suffix_len = want, *r->suffix_size = total;
+    *r->suffix_rc = buf ? 0 : BRI_ENOMEM;
+    if (!buf || !want) continue;
+    s3_req *t = range_req(r->bucket, r->key, total - want, want, buf, true);
+    if (!t || t->broken) {
+      req_free(t);
+      *r->suffix_rc = BRI_ENOMEM;
+      continue;
+    }
+    t->suffix_rc = r->suffix_rc; /* where its outcome goes */
+    tails[k++] = t;
+  }
+  if (k) run_batch(b->c, b->tally, tails, k, NULL);
+  for (size_t i = 0; i < k; i++) {
+    if (tails[i]->rc) *tails[i]->suffix_rc = tails[i]->rc;
+    req_free(tails[i]);
+  }
+  free(tails);
+}
+
 int bri_s3_batch_run(bri_s3_batch *b, bri_error *err) {
   int rc = run_batch(b->c, b->tally, b->reqs, b->n, err);
+  if (b->c->az) azure_tails(b);
   for (size_t i = 0; i < b->n; i++) {
     s3_req *r = b->reqs[i];
     bri_error e;
-    if (r->suffix_rc) *r->suffix_rc = suffix_result(r, r->rc, r->suffix_data, r->suffix_len, r->suffix_size, &e);
+    if (r->suffix_rc && !b->c->az) *r->suffix_rc = suffix_result(r, r->rc, r->suffix_data, r->suffix_len, r->suffix_size, &e);
     if (r->head_rc) *r->head_rc = head_result(r, r->rc, r->head_out, &e);
     if (r->list_rc) {
       e = r->err;
-      *r->list_rc = list_result(r, r->rc, r->list_out, &e);
+      *r->list_rc = list_result(b->c, r, r->rc, r->list_out, &e);
       if (*r->list_rc && r->list_err) *r->list_err = e;
     }
   }
-  for (size_t i = 0; rc == 0 && i < b->n; i++) {
+  for (size_t i = 0; rc == 0 && !b->c->az && i < b->n; i++) { /* Azure's block ids are set already */
     s3_req *r = b->reqs[i];
     if (!r->part_out) continue;
     const char *etag = r->etag;

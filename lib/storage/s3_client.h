@@ -1,4 +1,20 @@
-/* s3_client.h: an S3 client on libcurl with our own SigV4 signer.
+/* s3_client.h: an S3 client on libcurl with our own SigV4 signer, which
+ * also speaks Azure Blob Storage (bri_s3_client_new_azure): the same
+ * engine (batches, limits, retries, counting) and the same operations in
+ * Azure's shapes, so that one store (s3_store.c) serves both. In the Azure
+ * dialect a bucket is a container, and: PUT is Put Blob (a 409
+ * BlobAlreadyExists on If-None-Match: * is "taken"), HEAD is Get Blob
+ * Properties, a listing is List Blobs, a delete one Delete Blob per key,
+ * a copy a synchronous Copy Blob, a multipart upload blocks: create makes
+ * an id and sends nothing, parts are Put Block, part copies Put Block From
+ * URL with x-ms-source-range, complete is Put Block List, abort sends
+ * nothing; a suffix GET is a HEAD and a range (Azure has no suffix
+ * ranges). Requests are signed with Shared Key (storage/azure_sign.h) or
+ * carry the SAS token; a copy's source URL carries a service SAS of the
+ * account key (or the SAS token), as the service reads it on its own.
+ * Azure's 503 ServerBusy and 500 OperationTimedOut are retried as S3's
+ * SlowDown is; errors name az://container/blob, the HTTP status and
+ * x-ms-error-code.
  *
  * One client per endpoint and credentials (bri_aws_config); every operation
  * names its bucket and key, so one client serves every table and root on
@@ -39,6 +55,7 @@
 #include <stdint.h>
 
 #include "storage/aws_config.h"
+#include "storage/azure_config.h"
 #include "storage/backend.h"
 #include "util/error.h"
 
@@ -58,6 +75,19 @@ typedef struct bri_s3_options {
 /* Zero fields of opt take the defaults above; opt may be NULL. */
 int bri_s3_client_new(const bri_aws_config *cfg, const bri_s3_options *opt,
                       bri_s3_client **out, bri_error *err);
+/* The same, speaking Azure Blob Storage to cfg's endpoint (copied). */
+int bri_s3_client_new_azure(const bri_azure_config *cfg, const bri_s3_options *opt,
+                            bri_s3_client **out, bri_error *err);
+
+/* What the client's service allows of multipart writes and copies. */
+typedef struct bri_s3_shape {
+  uint64_t part_min;  /* every part but the last (S3: 5 MiB; Azure: 1 byte) */
+  uint64_t part_max;  /* one part, and one part copy (S3: 5 GiB; Azure: 100 MiB) */
+  size_t max_parts;   /* S3: 10000; Azure: 50000 blocks */
+  uint64_t copy_max;  /* one whole-object copy (S3 CopyObject: 5 GiB; Azure's
+                         synchronous Copy Blob: 256 MiB) */
+} bri_s3_shape;
+void bri_s3_client_shape(const bri_s3_client *c, bri_s3_shape *out);
 void bri_s3_client_free(bri_s3_client *c);
 
 /* s3://BUCKET[/KEY]: bucket and key (key "" when none; no leading slash,

@@ -38,7 +38,9 @@
  * front rolls up into the registered root's (backend.h). */
 #include "storage/s3_store.h"
 
+#include "storage/azure_config.h"
 #include "storage/s3_client.h"
+#include "storage/s3_sign.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -60,10 +62,11 @@ typedef struct s3_conn {
   struct s3_conn *next;
 } s3_conn;
 
-/* Per-prefix settings (bri_s3_store_configure). */
+/* Per-prefix settings (bri_s3_store_configure, bri_azure_store_configure). */
 typedef struct s3_setting {
   char *prefix;
   bri_aws_settings s; /* strings owned */
+  bri_azure_settings az; /* strings owned (az:// prefixes) */
   bri_s3_limits limits;
   struct s3_setting *next;
 } s3_setting;
@@ -97,6 +100,12 @@ static void setting_free(s3_setting *s) {
   if (s->s.secret_access_key) explicit_bzero((char *)s->s.secret_access_key, strlen(s->s.secret_access_key));
   free((char *)s->s.secret_access_key);
   free((char *)s->s.session_token);
+  free((char *)s->az.account);
+  if (s->az.account_key) explicit_bzero((char *)s->az.account_key, strlen(s->az.account_key));
+  free((char *)s->az.account_key);
+  if (s->az.sas_token) explicit_bzero((char *)s->az.sas_token, strlen(s->az.sas_token));
+  free((char *)s->az.sas_token);
+  free((char *)s->az.endpoint);
   free(s);
 }
 
@@ -115,28 +124,9 @@ int bri_s3_uri_check(const char *uri, bri_error *err) {
   return rc;
 }
 
-int bri_s3_store_configure(const char *prefix_uri, const bri_aws_settings *set,
-                           const bri_s3_limits *limits, bri_error *err) {
-  size_t n = strlen(prefix_uri);
-  while (n > 5 && prefix_uri[n - 1] == '/') n--;
-  s3_setting *s = NULL;
-  if (set) {
-    bool ok = true;
-    if (!(s = calloc(1, sizeof *s))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-    s->prefix = strndup(prefix_uri, n);
-    s->s.profile = dup_opt(set->profile, &ok);
-    s->s.endpoint = dup_opt(set->endpoint, &ok);
-    s->s.region = dup_opt(set->region, &ok);
-    s->s.access_key_id = dup_opt(set->access_key_id, &ok);
-    s->s.secret_access_key = dup_opt(set->secret_access_key, &ok);
-    s->s.session_token = dup_opt(set->session_token, &ok);
-    s->s.addressing = set->addressing;
-    if (limits) s->limits = *limits;
-    if (!ok || !s->prefix) {
-      setting_free(s);
-      return bri_error_set(err, BRI_ENOMEM, "out of memory");
-    }
-  }
+/* Replaces the settings of prefix_uri (its first n bytes) with s (NULL:
+ * forgets them). */
+static void register_setting(const char *prefix_uri, size_t n, s3_setting *s) {
   pthread_mutex_lock(&registry_lock);
   for (s3_setting **p = &settings; *p; p = &(*p)->next) {
     if (strlen((*p)->prefix) == n && !strncmp((*p)->prefix, prefix_uri, n)) {
@@ -151,43 +141,84 @@ int bri_s3_store_configure(const char *prefix_uri, const bri_aws_settings *set,
     settings = s;
   }
   pthread_mutex_unlock(&registry_lock);
+}
+
+/* A new setting of prefix_uri (trailing slashes dropped into *n), limits
+ * copied; NULL out of memory. */
+static s3_setting *setting_new(const char *prefix_uri, const bri_s3_limits *limits, size_t *n) {
+  *n = strlen(prefix_uri);
+  while (*n > 5 && prefix_uri[*n - 1] == '/') (*n)--;
+  s3_setting *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  if (limits) s->limits = *limits;
+  if (!(s->prefix = strndup(prefix_uri, *n))) {
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+int bri_s3_store_configure(const char *prefix_uri, const bri_aws_settings *set,
+                           const bri_s3_limits *limits, bri_error *err) {
+  size_t n;
+  s3_setting *s = set ? setting_new(prefix_uri, limits, &n) : NULL;
+  if (set) {
+    bool ok = s != NULL;
+    if (s) {
+      s->s.profile = dup_opt(set->profile, &ok);
+      s->s.endpoint = dup_opt(set->endpoint, &ok);
+      s->s.region = dup_opt(set->region, &ok);
+      s->s.access_key_id = dup_opt(set->access_key_id, &ok);
+      s->s.secret_access_key = dup_opt(set->secret_access_key, &ok);
+      s->s.session_token = dup_opt(set->session_token, &ok);
+      s->s.addressing = set->addressing;
+    }
+    if (!ok) {
+      if (s) setting_free(s);
+      return bri_error_set(err, BRI_ENOMEM, "out of memory");
+    }
+  } else {
+    for (n = strlen(prefix_uri); n > 5 && prefix_uri[n - 1] == '/';) n--;
+  }
+  register_setting(prefix_uri, n, s);
   return 0;
 }
 
-/* The client for a store at uri: settings of the longest registered prefix
- * (under registry_lock while copied out), then the environment. */
-static int conn_for(const char *uri, s3_conn **out, bri_error *err) {
-  *out = NULL;
-  bri_aws_config cfg;
-  bri_s3_options opt = {0};
-  int rc;
-  pthread_mutex_lock(&registry_lock);
-  const s3_setting *best = NULL;
-  for (const s3_setting *s = settings; s; s = s->next) {
-    size_t n = strlen(s->prefix);
-    if (!strncmp(uri, s->prefix, n) && (uri[n] == '\0' || uri[n] == '/') &&
-        (!best || n > strlen(best->prefix))) {
-      best = s;
-    }
+int bri_azure_store_configure(const char *prefix_uri, const bri_azure_settings *set,
+                              const bri_s3_limits *limits, bri_error *err) {
+  char *c, *k, *a;
+  if (bri_azure_uri_parse(prefix_uri, &c, &k, &a, err)) return BRI_EINVAL;
+  free(k), free(a);
+  /* kept under the canonical name, which stores look it up by */
+  char *canon = bri_azure_uri_canonical(prefix_uri, err);
+  free(c);
+  if (!canon) return BRI_ENOMEM;
+  size_t n;
+  s3_setting *s = set ? setting_new(canon, limits, &n) : NULL;
+  bool ok = !set || s;
+  if (s) {
+    s->az.account = dup_opt(set->account, &ok);
+    s->az.account_key = dup_opt(set->account_key, &ok);
+    s->az.sas_token = dup_opt(set->sas_token, &ok);
+    s->az.endpoint = dup_opt(set->endpoint, &ok);
   }
-  if (best) {
-    opt.max_rate = best->limits.max_requests_per_second;
-    opt.max_active = best->limits.max_requests_in_flight;
-    if (opt.max_active > 0 && opt.max_active < 16) opt.max_in_flight = opt.max_active;
-  }
-  /* a registered prefix gets a client of its own: its limits are its own */
-  char *id = NULL;
-  rc = bri_aws_config_load(best ? &best->s : NULL, &cfg, err);
-  if (rc == 0)
-    id = bri_strdupf("%s|%s|%d|%s|%s|%s|%d|%s", cfg.endpoint, cfg.region, cfg.virtual_hosted, cfg.access_key_id,
-                     cfg.secret_access_key, cfg.session_token ? cfg.session_token : "", cfg.max_attempts,
-                     best ? best->prefix : "");
-  pthread_mutex_unlock(&registry_lock);
-  if (rc) return bri_error_wrap(err, "%s", uri);
-  if (!id) {
-    bri_aws_config_clear(&cfg);
+  if (!ok) {
+    if (s) setting_free(s);
+    free(canon);
     return bri_error_set(err, BRI_ENOMEM, "out of memory");
   }
+  if (!set) n = strlen(canon);
+  register_setting(canon, n, s);
+  free(canon);
+  return 0;
+}
+
+/* The shared client of id (made from cfg by make when there is none yet);
+ * consumes id. */
+static int conn_shared(char *id, const void *cfg, const bri_s3_options *opt,
+                       int (*make)(const void *, const bri_s3_options *, bri_s3_client **, bri_error *),
+                       s3_conn **out, bri_error *err) {
+  int rc = 0;
   pthread_mutex_lock(&registry_lock);
   for (s3_conn *c = conns; c; c = c->next) {
     if (!strcmp(c->id, id) && atomic_fetch_add(&c->refs, 1) > 0) {
@@ -199,7 +230,7 @@ static int conn_for(const char *uri, s3_conn **out, bri_error *err) {
     s3_conn *c = calloc(1, sizeof *c);
     if (!c) {
       rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-    } else if ((rc = bri_s3_client_new(&cfg, &opt, &c->client, err)) != 0) {
+    } else if ((rc = make(cfg, opt, &c->client, err)) != 0) {
       free(c);
     } else {
       c->id = id;
@@ -215,6 +246,83 @@ static int conn_for(const char *uri, s3_conn **out, bri_error *err) {
     explicit_bzero(id, strlen(id));
     free(id);
   }
+  return rc;
+}
+
+static int make_s3(const void *cfg, const bri_s3_options *opt, bri_s3_client **out, bri_error *err) {
+  return bri_s3_client_new(cfg, opt, out, err);
+}
+
+static int make_azure(const void *cfg, const bri_s3_options *opt, bri_s3_client **out, bri_error *err) {
+  return bri_s3_client_new_azure(cfg, opt, out, err);
+}
+
+/* The settings of the longest registered prefix of uri, and the client
+ * options of its limits (registry_lock held). */
+static const s3_setting *best_setting(const char *uri, bri_s3_options *opt) {
+  const s3_setting *best = NULL;
+  for (const s3_setting *s = settings; s; s = s->next) {
+    size_t n = strlen(s->prefix);
+    if (!strncmp(uri, s->prefix, n) && (uri[n] == '\0' || uri[n] == '/') &&
+        (!best || n > strlen(best->prefix))) {
+      best = s;
+    }
+  }
+  if (best) {
+    opt->max_rate = best->limits.max_requests_per_second;
+    opt->max_active = best->limits.max_requests_in_flight;
+    if (opt->max_active > 0 && opt->max_active < 16) opt->max_in_flight = opt->max_active;
+  }
+  return best;
+}
+
+/* The client for an Azure store at uri: the registered prefix's settings
+ * and limits (bri_azure_store_configure), then the environment; one client
+ * per endpoint, account, credential and registered prefix. */
+static int conn_for_azure(const char *uri, const char *account_hint, s3_conn **out, bri_error *err) {
+  *out = NULL;
+  bri_azure_config cfg;
+  bri_s3_options opt = {0};
+  char *id = NULL;
+  pthread_mutex_lock(&registry_lock);
+  const s3_setting *best = best_setting(uri, &opt);
+  int rc = bri_azure_config_load(account_hint, best ? &best->az : NULL, &cfg, err);
+  if (rc == 0) {
+    char kh[BRI_SHA256_HEX_LEN + 1] = "";
+    if (cfg.key) bri_sha256_hex(cfg.key, cfg.key_len, kh);
+    id = bri_strdupf("az|%s|%s|%s|%s|%d|%s", cfg.endpoint, cfg.account, kh, cfg.sas ? cfg.sas : "",
+                     cfg.max_attempts, best ? best->prefix : "");
+  }
+  pthread_mutex_unlock(&registry_lock);
+  if (rc) return bri_error_wrap(err, "%s", uri);
+  rc = id ? conn_shared(id, &cfg, &opt, make_azure, out, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  bri_azure_config_clear(&cfg);
+  return rc;
+}
+
+/* The client for a store at uri: settings of the longest registered prefix
+ * (under registry_lock while copied out), then the environment. */
+static int conn_for(const char *uri, s3_conn **out, bri_error *err) {
+  *out = NULL;
+  bri_aws_config cfg;
+  bri_s3_options opt = {0};
+  int rc;
+  pthread_mutex_lock(&registry_lock);
+  const s3_setting *best = best_setting(uri, &opt);
+  /* a registered prefix gets a client of its own: its limits are its own */
+  char *id = NULL;
+  rc = bri_aws_config_load(best ? &best->s : NULL, &cfg, err);
+  if (rc == 0)
+    id = bri_strdupf("%s|%s|%d|%s|%s|%s|%d|%s", cfg.endpoint, cfg.region, cfg.virtual_hosted, cfg.access_key_id,
+                     cfg.secret_access_key, cfg.session_token ? cfg.session_token : "", cfg.max_attempts,
+                     best ? best->prefix : "");
+  pthread_mutex_unlock(&registry_lock);
+  if (rc) return bri_error_wrap(err, "%s", uri);
+  if (!id) {
+    bri_aws_config_clear(&cfg);
+    return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  rc = conn_shared(id, &cfg, &opt, make_s3, out, err);
   bri_aws_config_clear(&cfg);
   return rc;
 }
@@ -344,23 +452,33 @@ static bool cache_get(s3_store *s, const char *key, uint8_t **data, size_t *len,
   return hit;
 }
 
-static int s3_open(const char *uri, unsigned flags, bri_store **out, bri_error *err) {
-  (void)flags; /* a prefix needs no creating */
+/* What an object store can do (store.h): poll, copy on the server,
+ * put-if-absent; no links, no real directories, no inotify. */
+#define OBJECT_STORE_CAPS (BRI_STORE_CAP_POLL | BRI_STORE_CAP_SERVER_COPY | BRI_STORE_CAP_PUT_IF_ABSENT)
+
+/* Opens an S3 (ops: bri_s3_store_ops) or Azure (bri_azure_store_ops) store:
+ * the same model over the client's two dialects. */
+static int object_open(const bri_store_ops *ops, const char *uri, bri_store **out, bri_error *err) {
   *out = NULL;
+  bool az = ops == &bri_azure_store_ops;
   s3_store *s = calloc(1, sizeof *s);
   if (!s) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   pthread_mutex_init(&s->cache_lock, NULL);
-  int rc = bri_s3_uri_parse(uri, &s->bucket, &s->prefix, err);
+  char *account = NULL;
+  int rc = az ? bri_azure_uri_parse(uri, &s->bucket, &s->prefix, &account, err)
+              : bri_s3_uri_parse(uri, &s->bucket, &s->prefix, err);
   if (rc == 0) {
     size_t n = strlen(s->prefix);
     while (n && s->prefix[n - 1] == '/') s->prefix[--n] = '\0';
-    char *canonical = *s->prefix ? bri_strdupf("s3://%s/%s", s->bucket, s->prefix)
-                                 : bri_strdupf("s3://%s", s->bucket);
+    const char *scheme = az ? "az" : "s3";
+    char *canonical = *s->prefix ? bri_strdupf("%s://%s/%s", scheme, s->bucket, s->prefix)
+                                 : bri_strdupf("%s://%s", scheme, s->bucket);
     if (!canonical) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-    else rc = bri_store_base_init(&s->base, &bri_s3_store_ops, uri, canonical, 0, err);
-    if (rc == 0) rc = conn_for(canonical, &s->conn, err);
+    else rc = bri_store_base_init(&s->base, ops, uri, canonical, OBJECT_STORE_CAPS, err);
+    if (rc == 0) rc = az ? conn_for_azure(canonical, account, &s->conn, err) : conn_for(canonical, &s->conn, err);
     free(canonical);
   }
+  free(account);
   if (rc) {
     bri_store_base_clear(&s->base);
     pthread_mutex_destroy(&s->cache_lock);
@@ -371,6 +489,16 @@ static int s3_open(const char *uri, unsigned flags, bri_store **out, bri_error *
   }
   *out = &s->base;
   return 0;
+}
+
+static int s3_open(const char *uri, unsigned flags, bri_store **out, bri_error *err) {
+  (void)flags; /* a prefix needs no creating */
+  return object_open(&bri_s3_store_ops, uri, out, err);
+}
+
+static int azure_open(const char *uri, unsigned flags, bri_store **out, bri_error *err) {
+  (void)flags; /* a prefix needs no creating; the container must exist */
+  return object_open(&bri_azure_store_ops, uri, out, err);
 }
 
 static void s3_close(bri_store *st) {
@@ -458,7 +586,7 @@ static int s3_open_file(bri_store *st, const char *key, const char *path, bri_sf
     free(k);
     return rc;
   }
-  f->base.ops = &bri_s3_store_ops;
+  f->base.ops = st->ops;
   f->base.size = size;
   f->tail = tail;
   f->tail_len = tail_len;
@@ -676,6 +804,7 @@ static int s3_put(bri_store *st, const char *key, const void *data, size_t len, 
 typedef struct s3_writer {
   bri_swriter base;
   s3_conn *conn;
+  const char *scheme; /* "s3", "az": for messages */
   char *bucket;
   char *key;       /* the object's */
   char *upload_id; /* NULL until the first part */
@@ -718,6 +847,7 @@ static int s3_create(bri_store *st, const char *key, bri_swriter **out, bri_erro
   s3_writer *w = calloc(1, sizeof *w);
   if (!w) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   w->conn = conn_ref(s->conn);
+  w->scheme = st->ops->scheme;
   w->base.st = st; /* the front sets it too; s3_copy makes writers without the front */
   w->bucket = strdup(s->bucket);
   w->key = full_key(s, key);
@@ -749,8 +879,11 @@ static int add_part_slot(s3_writer *w, bri_error *err) {
     w->parts = grown;
     w->cap_parts = cap;
   }
-  if (w->n_parts == 10000) {
-    return bri_error_set(err, BRI_EUNSUPPORTED, "%s: more than S3's 10000 parts", w->base.path);
+  bri_s3_shape shape;
+  bri_s3_client_shape(w->conn->client, &shape);
+  if (w->n_parts == shape.max_parts) {
+    return bri_error_set(err, BRI_EUNSUPPORTED, "%s: more than the service's %zu parts", w->base.path,
+                         shape.max_parts);
   }
   return 0;
 }
@@ -798,8 +931,8 @@ static int append_read(s3_writer *w, const char *bucket, const char *key, uint64
     size_t got = 0;
     int rc = bri_s3_get_range(w->conn->client, writer_tally(&w->base), bucket, key, off, n, w->buf + w->buf_len, &got, NULL, err);
     if (rc == 0 && got != n) {
-      rc = bri_error_set(err, BRI_EIO, "s3://%s/%s: ends before byte %llu (copying into %s)", bucket,
-                         key, (unsigned long long)(off + n), w->base.path);
+      rc = bri_error_set(err, BRI_EIO, "%s://%s/%s: ends before byte %llu (copying into %s)",
+                         w->scheme, bucket, key, (unsigned long long)(off + n), w->base.path);
     }
     if (rc) return rc;
     w->buf_len += n;
@@ -820,17 +953,19 @@ static bool same_conn(const s3_conn *a, const s3_conn *b) { return a == b || !st
 static int copy_range(s3_writer *w, const char *bucket, const char *key, uint64_t offset,
                       uint64_t len, bool last, bri_error *err) {
   int rc;
-  if (len < BRI_S3_PART_MIN && !last) return append_read(w, bucket, key, offset, len, err);
+  bri_s3_shape shape;
+  bri_s3_client_shape(w->conn->client, &shape);
+  if (len < shape.part_min && !last) return append_read(w, bucket, key, offset, len, err);
   if (w->buf_len) { /* top the buffer up to a valid part from the head of the range */
-    uint64_t top = w->buf_len < BRI_S3_PART_MIN ? BRI_S3_PART_MIN - w->buf_len : 0;
+    uint64_t top = w->buf_len < shape.part_min ? shape.part_min - w->buf_len : 0;
     if (top >= len) return append_read(w, bucket, key, offset, len, err);
     if ((rc = append_read(w, bucket, key, offset, top, err))) return rc;
     offset += top;
     len -= top;
     if (w->buf_len && (rc = flush_part(w, err))) return rc;
-    if (len < BRI_S3_PART_MIN && !last) return append_read(w, bucket, key, offset, len, err);
+    if (len < shape.part_min && !last) return append_read(w, bucket, key, offset, len, err);
   }
-  uint64_t pieces = (len + BRI_S3_PART_MAX - 1) / BRI_S3_PART_MAX, each = len / pieces;
+  uint64_t pieces = (len + shape.part_max - 1) / shape.part_max, each = len / pieces;
   bri_s3_batch *b = bri_s3_batch_new(w->conn->client, writer_tally(&w->base));
   if (!b) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   size_t first = w->n_parts;
@@ -846,8 +981,8 @@ static int copy_range(s3_writer *w, const char *bucket, const char *key, uint64_
   if (rc == 0) rc = bri_s3_batch_run(b, err);
   if (rc) {
     w->n_parts = first;
-    bri_error_wrap(err, "copying bytes %llu-%llu of s3://%s/%s", (unsigned long long)offset,
-                   (unsigned long long)(offset + len - 1), bucket, key);
+    bri_error_wrap(err, "copying bytes %llu-%llu of %s://%s/%s", (unsigned long long)offset,
+                   (unsigned long long)(offset + len - 1), w->scheme, bucket, key);
   }
   bri_s3_batch_free(b);
   return rc;
@@ -937,7 +1072,9 @@ static int s3_copy(bri_store *src, const char *src_key, bri_store *dst, const ch
   rc = bri_s3_head(s->conn->client, store_tally(d), s->bucket, sk, &o, err);
   if (rc == BRI_ENOTFOUND) rc = bri_error_set(err, BRI_ENOTFOUND, "%s: no such file", spath);
   if (rc || (rc = check_absent(d->conn, store_tally(d), d->bucket, dk, dpath, err))) goto out;
-  if (o.size <= BRI_S3_PART_MAX) {
+  bri_s3_shape shape;
+  bri_s3_client_shape(s->conn->client, &shape);
+  if (o.size <= shape.copy_max) {
     rc = bri_s3_copy(s->conn->client, store_tally(d), s->bucket, sk, d->bucket, dk, o.size, err);
   } else {
     bri_swriter *w;
@@ -1045,27 +1182,37 @@ static void s3_prefetch(bri_store *st, const char *const *keys, size_t n, unsign
   free(rcs);
 }
 
+/* The ops both dialects share. */
+#define OBJECT_STORE_OPS                                                                       \
+  .counts_itself = true, .close = s3_close, .open_file = s3_open_file, .read = s3_read,        \
+  .readv = s3_readv, .close_file = s3_close_file, .stat = s3_stat, .list = s3_list,            \
+  .list_first = s3_list_first, .list_first_many = s3_list_first_many, .put = s3_put,           \
+  .create = s3_create, .append = s3_append, .append_copy = s3_append_copy, .finish = s3_finish, \
+  .abort = s3_abort, .copy = s3_copy, .delete_one = s3_delete_one,                             \
+  .delete_many = s3_delete_many, .prefetch = s3_prefetch
+
+/* s3://BUCKET/PREFIX without trailing slashes, the bucket checked. */
+static char *s3_canonical(const char *uri, bri_error *err) {
+  char *bucket, *key, *out = NULL;
+  if (bri_s3_uri_parse(uri, &bucket, &key, err)) return NULL;
+  size_t n = strlen(key);
+  while (n && key[n - 1] == '/') n--;
+  out = n ? bri_strdupf("s3://%s/%.*s", bucket, (int)n, key) : bri_strdupf("s3://%s", bucket);
+  if (!out) bri_error_set(err, BRI_ENOMEM, "out of memory");
+  free(bucket), free(key);
+  return out;
+}
+
 const bri_store_ops bri_s3_store_ops = {
-    .scheme = "s3",
-    .counts_itself = true,
-    .open = s3_open,
-    .close = s3_close,
-    .open_file = s3_open_file,
-    .read = s3_read,
-    .readv = s3_readv,
-    .close_file = s3_close_file,
-    .stat = s3_stat,
-    .list = s3_list,
-    .list_first = s3_list_first,
-    .list_first_many = s3_list_first_many,
-    .put = s3_put,
-    .create = s3_create,
-    .append = s3_append,
-    .append_copy = s3_append_copy,
-    .finish = s3_finish,
-    .abort = s3_abort,
-    .copy = s3_copy,
-    .delete_one = s3_delete_one,
-    .delete_many = s3_delete_many,
-    .prefetch = s3_prefetch,
+    .scheme = "s3", .open = s3_open, .canonical = s3_canonical, OBJECT_STORE_OPS};
+
+/* Azure Blob Storage: the same store over the client's Azure dialect
+ * (s3_client.h); az:// is canonical, azure://, adl:// and abfs[s]:// name
+ * the same containers (azure_config.h). */
+const bri_store_ops bri_azure_store_ops = {
+    .scheme = "az",
+    .also = (const char *const[]){"azure", "adl", "abfs", "abfss", NULL},
+    .open = azure_open,
+    .canonical = bri_azure_uri_canonical,
+    OBJECT_STORE_OPS,
 };

@@ -1,4 +1,6 @@
 /* s3_store.h: the S3 backend of the storage interface (s3://BUCKET/PREFIX;
+ * Azure's az://CONTAINER/PREFIX is the same store over the client's Azure
+ * dialect, with settings of its own below;
  * its ops are in storage/backend.h), and what a daemon needs of it beyond
  * store.h: per-root settings. Public (include/bri/table.h): brid
  * registers its roots' settings here.
@@ -12,6 +14,7 @@
 #define BRI_S3_STORE_H
 
 #include "storage/aws_config.h"
+#include "storage/azure_config.h"
 #include "util/error.h"
 
 /* Request limits of a root (0: none). */
@@ -29,6 +32,13 @@ typedef struct bri_s3_limits {
  * Thread-safe; stores already open keep the client they have. */
 int bri_s3_store_configure(const char *prefix_uri, const bri_aws_settings *settings,
                            const bri_s3_limits *limits, bri_error *err);
+
+/* The same for Azure roots (az://CONTAINER[/PREFIX] in any of its forms,
+ * kept under the canonical one): explicit account, key or SAS token and
+ * endpoint (NULL fields: the environment's), and the root's request limits,
+ * with a client of its own. BRI_EINVAL for a location that is not Azure's. */
+int bri_azure_store_configure(const char *prefix_uri, const bri_azure_settings *settings,
+                              const bri_s3_limits *limits, bri_error *err);
 
 /* 0 when uri is s3://BUCKET[/PREFIX] with a bucket name S3 allows, else
  * BRI_EINVAL saying what is wrong. */

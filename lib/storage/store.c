@@ -8,9 +8,11 @@
  * file's directory, so that no second way to open a file exists. */
 #include "storage/backend.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/fsutil.h"
 
@@ -19,6 +21,7 @@
 static const bri_store_ops *const BACKENDS[] = {
     &bri_local_store_ops,
     &bri_s3_store_ops,
+    &bri_azure_store_ops,
 };
 
 #define N_BACKENDS (sizeof BACKENDS / sizeof BACKENDS[0])
@@ -37,20 +40,47 @@ static size_t scheme_len(const char *uri) {
   return i && !strncmp(uri + i, "://", 3) ? i : 0;
 }
 
-int bri_store_open(const char *uri, unsigned flags, bri_store **out, bri_error *err) {
-  *out = NULL;
-  size_t sl = scheme_len(uri);
-  if (sl == 4 && !strncmp(uri, "file", 4)) {
-    uri += 7; /* file:///abs -> /abs */
+static bool scheme_is(const char *s, const char *uri, size_t sl) {
+  return s && strlen(s) == sl && !strncmp(s, uri, sl);
+}
+
+/* The backend of uri (file:// dropped from *uri), or NULL with err set. */
+static const bri_store_ops *backend_of(const char **uri, bri_error *err) {
+  size_t sl = scheme_len(*uri);
+  if (sl == 4 && !strncmp(*uri, "file", 4)) {
+    *uri += 7; /* file:///abs -> /abs */
     sl = 0;
   }
   for (size_t i = 0; i < N_BACKENDS; i++) {
-    const char *s = BACKENDS[i]->scheme;
-    if (sl ? (s && strlen(s) == sl && !strncmp(s, uri, sl)) : !s)
-      return BACKENDS[i]->open(uri, flags, out, err);
+    const bri_store_ops *b = BACKENDS[i];
+    bool match = sl ? scheme_is(b->scheme, *uri, sl) : !b->scheme;
+    for (size_t j = 0; sl && !match && b->also && b->also[j]; j++) match = scheme_is(b->also[j], *uri, sl);
+    if (match) return b;
   }
-  return bri_error_set(err, BRI_EUNSUPPORTED, "%s: no storage backend for scheme \"%.*s\"", uri,
-                       (int)sl, uri);
+  bri_error_set(err, BRI_EUNSUPPORTED, "%s: no storage backend for scheme \"%.*s\" (brid reads local "
+                "paths, file://, s3:// and az:// (azure://, abfss://) locations)", *uri, (int)sl, *uri);
+  return NULL;
+}
+
+int bri_store_open(const char *uri, unsigned flags, bri_store **out, bri_error *err) {
+  *out = NULL;
+  const bri_store_ops *b = backend_of(&uri, err);
+  return b ? b->open(uri, flags, out, err) : BRI_EUNSUPPORTED;
+}
+
+int bri_store_location(const char *uri, char **out, bri_error *err) {
+  *out = NULL;
+  const bri_store_ops *b = backend_of(&uri, err);
+  if (!b) return BRI_EUNSUPPORTED;
+  if (b->canonical) {
+    *out = b->canonical(uri, err);
+    return *out ? 0 : err && err->code ? err->code : BRI_EINVAL;
+  }
+  char real[PATH_MAX], cwd[PATH_MAX];
+  if (realpath(*uri ? uri : ".", real)) *out = strdup(real);
+  else if (uri[0] == '/') *out = strdup(uri);
+  else *out = bri_strdupf("%s/%s", getcwd(cwd, sizeof cwd) ? cwd : ".", uri);
+  return *out ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
 }
 
 void bri_store_close(bri_store *st) {

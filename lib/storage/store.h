@@ -87,7 +87,21 @@ enum {
   BRI_STORE_CAP_LINK = 1 << 0,  /* bri_store_link can work (a POSIX filesystem) */
   BRI_STORE_CAP_DIRS = 1 << 1,  /* directories are real (mkdir, empty dirs, sync) */
   BRI_STORE_CAP_LOCAL = 1 << 2, /* paths are local files this process can open */
+  BRI_STORE_CAP_INOTIFY = 1 << 3, /* changes can be watched (inotify on a local disk) */
+  BRI_STORE_CAP_POLL = 1 << 4,    /* changes are found by listing (object stores) */
+  BRI_STORE_CAP_SERVER_COPY = 1 << 5, /* copies need not pass through this process
+                                         (copy_file_range; S3 CopyObject; Azure Copy Blob) */
+  BRI_STORE_CAP_PUT_IF_ABSENT = 1 << 6, /* put_new is atomic (link; If-None-Match: *) */
 };
+
+/* The canonical name of the location uri (bri_store_canonical's, without
+ * opening a store or making a request), malloc'd into *out: object stores
+ * their normalized URI (every Azure form as az://CONTAINER/PREFIX), local
+ * paths their real path when they exist, else the absolute path. A bad
+ * URI (an invalid container or bucket name, an unknown scheme):
+ * BRI_EINVAL or BRI_EUNSUPPORTED naming it. What brictl names a table by
+ * when it asks brid. */
+int bri_store_location(const char *uri, char **out, bri_error *err);
 
 /* bri_store_open flags. */
 enum {
@@ -97,7 +111,8 @@ enum {
 };
 
 /* Opens the store rooted at uri: a local path (absolute or relative; a
- * file:// URI) or a URI whose scheme a backend registered ("s3://...").
+ * file:// URI) or a URI whose scheme a backend registered ("s3://...",
+ * "az://..." and Azure's other forms, docs/azure.md).
  * Local: the root must be a directory (BRI_ENOTFOUND when missing, unless
  * BRI_STORE_CREATE). Object stores check nothing here that costs a request
  * unless they must (credentials, endpoint). Unknown scheme: BRI_EUNSUPPORTED

@@ -149,20 +149,40 @@ export function s3StorageOptions() {
     virtual_hosted_style_request: "false",
   };
 }
-// A LanceDB "database": a local directory, or an s3:// prefix.
+// ------------------------------------------------------------------ Azure
+// Tables on Azure Blob Storage are named az://CONTAINER/PREFIX/NAME.lance; the
+// account, key and endpoint come from the environment as object_store takes
+// them (AZURE_STORAGE_ACCOUNT_NAME, AZURE_STORAGE_ACCOUNT_KEY,
+// AZURE_STORAGE_ENDPOINT; scripts/azurite-server.sh prints them for the test
+// Azurite, whose endpoint is path-style: http://HOST:PORT/ACCOUNT).
+export const isAzure = (u) => /^(az|azure|abfss?):\/\//.test(String(u));
+export function azureStorageOptions() {
+  const e = process.env;
+  if (!e.AZURE_STORAGE_ACCOUNT_NAME || !e.AZURE_STORAGE_ACCOUNT_KEY || !e.AZURE_STORAGE_ENDPOINT)
+    throw new Error("az:// tables need AZURE_STORAGE_ACCOUNT_NAME, AZURE_STORAGE_ACCOUNT_KEY and AZURE_STORAGE_ENDPOINT");
+  return {
+    account_name: e.AZURE_STORAGE_ACCOUNT_NAME, account_key: e.AZURE_STORAGE_ACCOUNT_KEY,
+    azure_storage_endpoint: e.AZURE_STORAGE_ENDPOINT, allow_http: "true",
+  };
+}
+// An object-store URI (s3:// or az://): no local path, nothing to walk.
+export const isRemote = (u) => isS3(u) || isAzure(u);
+// A LanceDB "database": a local directory, or an s3:// or az:// prefix.
 export async function connectDb(dirOrUri) {
-  if (isS3(dirOrUri)) return lancedb.connect(String(dirOrUri).replace(/\/+$/, ""), { storageOptions: s3StorageOptions() });
+  const uri = String(dirOrUri).replace(/\/+$/, "");
+  if (isS3(dirOrUri)) return lancedb.connect(uri, { storageOptions: s3StorageOptions() });
+  if (isAzure(dirOrUri)) return lancedb.connect(uri, { storageOptions: azureStorageOptions() });
   return lancedb.connect(dirOrUri);
 }
 
-// Opens DIR/name.lance (or s3://.../name.lance) through LanceDB (a LanceDB
+// Opens DIR/name.lance (or s3://.../name.lance, az://.../name.lance) through LanceDB (a LanceDB
 // "database" is the parent directory or prefix). abs is the absolute path or
 // the URI.
 export async function openTable(tablePath) {
   const trimmed = String(tablePath).replace(/\/+$/, "");
-  const abs = isS3(trimmed) ? trimmed : path.resolve(trimmed);
-  if (!isS3(abs) && !fs.existsSync(abs)) throw new Error(`no such table: ${abs}`);
-  const db = await connectDb(isS3(abs) ? abs.slice(0, abs.lastIndexOf("/")) : path.dirname(abs));
+  const abs = isRemote(trimmed) ? trimmed : path.resolve(trimmed);
+  if (!isRemote(abs) && !fs.existsSync(abs)) throw new Error(`no such table: ${abs}`);
+  const db = await connectDb(isRemote(abs) ? abs.slice(0, abs.lastIndexOf("/")) : path.dirname(abs));
   const name = path.basename(abs).replace(/\.lance$/, "");
   const tbl = await db.openTable(name);
   return { abs, db, tbl, name };

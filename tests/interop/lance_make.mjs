@@ -99,7 +99,7 @@ import fs from "node:fs";
 import path from "node:path";
 import {
   arrow as A, lancedb, seed32, fillBytes, rng, pick, randBits, parseOptions, parseSize,
-  lancedbVersion, isMain, runMain, toJson, connectDb, isS3,
+  lancedbVersion, isMain, runMain, toJson, connectDb, isRemote,
 } from "./lance_common.mjs";
 
 const T = A.Type;
@@ -674,7 +674,7 @@ export async function alterToLargeList(tbl, alters) {
 function countDeletionFiles(dir) {
   const out = { arrow: 0, bin: 0 };
   const d = path.join(dir, "_deletions");
-  if (isS3(dir)) return null; /* not listed on S3 */
+  if (isRemote(dir)) return null; /* not listed on S3 */
   if (!fs.existsSync(d)) return out;
   for (const f of fs.readdirSync(d)) {
     if (f.endsWith(".arrow")) out.arrow++;
@@ -746,13 +746,13 @@ async function main() {
   const seed = Number(a.seed);
   const tables = a.tables === "all" ? ALL_TABLES : a.tables.split(",").filter(Boolean);
   for (const t of tables) if (!ALL_TABLES.includes(t)) throw new Error(`unknown table ${t} (known: ${ALL_TABLES.join(",")})`);
-  if (isS3(a.out) && a["with-uri"]) throw new Error("--with-uri writes a local file: not with an s3:// --out");
-  if (!isS3(a.out)) fs.mkdirSync(a.out, { recursive: true });
+  if (isRemote(a.out) && a["with-uri"]) throw new Error("--with-uri writes a local file: not with an s3:// or az:// --out");
+  if (!isRemote(a.out)) fs.mkdirSync(a.out, { recursive: true });
   const t0 = Date.now();
   const db = await connectDb(a.out);
   const so = storageOptions(a);
   const summary = {
-    lancedb: lancedbVersion(), out: isS3(a.out) ? a.out : path.resolve(a.out), seed, storageVersion: a["storage-version"],
+    lancedb: lancedbVersion(), out: isRemote(a.out) ? a.out : path.resolve(a.out), seed, storageVersion: a["storage-version"],
     stableRowIds: a["stable-row-ids"], tables: {},
   };
   for (const name of ALL_TABLES.filter((t) => tables.includes(t))) {

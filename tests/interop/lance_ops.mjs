@@ -30,13 +30,13 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { openTable, parseOptions, isMain, runMain, toJson, isS3 } from "./lance_common.mjs";
+import { openTable, parseOptions, isMain, runMain, toJson, isRemote } from "./lance_common.mjs";
 import { TABLES, DEFAULTS as MAKE_DEFAULTS, MIXED, blobsBatch } from "./lance_make.mjs";
 import { readTable } from "./lance_read.mjs";
 import { optimizeTable } from "./lance_optimize.mjs";
 
 function deletionFiles(abs) {
-  if (isS3(abs)) return null; /* not listed on S3 */
+  if (isRemote(abs)) return null; /* not listed on S3 */
   const d = path.join(abs, "_deletions"), out = { arrow: 0, bin: 0 };
   if (fs.existsSync(d)) for (const f of fs.readdirSync(d)) { if (f.endsWith(".arrow")) out.arrow++; else if (f.endsWith(".bin")) out.bin++; }
   return out;

@@ -18,7 +18,7 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { openTable, parseOptions, isMain, runMain, toJson, isS3 } from "./lance_common.mjs";
+import { openTable, parseOptions, isMain, runMain, toJson, isRemote } from "./lance_common.mjs";
 
 function fileClass(p) {
   if (p.endsWith(".blob")) return "blob";
@@ -30,7 +30,7 @@ function fileClass(p) {
 }
 // Bytes and files under dir, in total and per file class.
 export function diskUsage(dir, acc = { total: 0, files: 0, byClass: {} }) {
-  if (isS3(dir)) return acc; /* objects are not walked on S3: wall time only */
+  if (isRemote(dir)) return acc; /* objects are not walked on S3: wall time only */
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, e.name);
     if (e.isDirectory()) { diskUsage(p, acc); continue; }

@@ -26,6 +26,8 @@
 #   need_oracle               skip the test (exit 77) when node or LanceDB is missing
 #   need_s3 NAME              need_oracle, and fail without the test radosgw; sets
 #                             S3_PREFIX=s3://$BRI_S3_BUCKET/NAME-<unique>
+#   need_azure NAME           need_oracle, and fail without the test Azurite; sets
+#                             AZ_PREFIX=az://$BRI_AZ_CONTAINER/NAME-<unique>
 #   compact_beside_writer TABLE STRATEGY SECONDS
 #                             brictl compacts TABLE in a loop beside a LanceDB writer;
 #                             then the row set must be exactly the writer's
@@ -75,6 +77,16 @@ need_s3() {
   [ -n "${AWS_ENDPOINT_URL:-}" ] && [ -n "${BRI_S3_BUCKET:-}" ] ||
     fail "no S3 server: run through scripts/run-tests.sh (it starts radosgw with scripts/s3-server.sh)"
   S3_PREFIX=s3://$BRI_S3_BUCKET/$1-$$-$RANDOM
+}
+
+# need_azure NAME: the oracle and the test Azurite (scripts/run-tests.sh starts
+# it and exports AZURE_* and BRI_AZ_CONTAINER; no server is a failure, never a
+# skip); sets AZ_PREFIX to a fresh az://CONTAINER/NAME-... prefix.
+need_azure() {
+  need_oracle
+  [ -n "${AZURE_STORAGE_ENDPOINT:-}" ] && [ -n "${BRI_AZ_CONTAINER:-}" ] ||
+    fail "no Azure server: run through scripts/run-tests.sh (it starts Azurite with scripts/azurite-server.sh)"
+  AZ_PREFIX=az://$BRI_AZ_CONTAINER/$1-$$-$RANDOM
 }
 
 # compact_beside_writer TABLE STRATEGY SECONDS: a LanceDB writer appends and

@@ -28,7 +28,7 @@ IGN=ms,table,fragmentRows,schemaFields
 same_as() { # same_as JSON_FILE_OF_BEFORE JSON_FILE_OF_AFTER WHAT
   json_eq "$1" "$2" --ignore "$IGN,version,fragments" || fail "$3"
 }
-jfield() { node -e 'let d=JSON.parse(require("fs").readFileSync(0,"utf8"));for(const k of process.argv[1].split("."))d=d[k];console.log(d)' "$1"; }
+. "$(dirname "$0")/remote.sh"
 
 # --- LanceDB writes; brictl reads the same -----------------------------------------
 make_tables "$P/a" --tables blobs,blobnest,nested --small --blob-batches 2:mixed --stable-row-ids \
@@ -41,14 +41,7 @@ for t in a/blobs a/blobnest a/nested b/blobs; do
 done
 
 # --- bri: no payload byte through brictl -------------------------------------------
-for t in a/blobs a/blobnest; do
-  "$BRICTL" compact "$P/$t.lance" --strategy bri --json >"$TMPD/bri.json" || fail "compact bri $t failed"
-  [ "$(jfield version <"$TMPD/bri.json")" != 0 ] || fail "compact bri $t committed nothing"
-  [ "$(jfield payload_bytes_copied <"$TMPD/bri.json")" = 0 ] || fail "bri copied payload in $t"
-  [ "$(jfield storage.bytes_copied_server <"$TMPD/bri.json")" = 0 ] || fail "bri had the server copy payload in $t"
-  "$BRICTL" scan "$P/$t.lance" --json >"$TMPD/scan.json"
-  same_as "$TMPD/${t//\//_}.before" "$TMPD/scan.json" "after compact bri, brictl scan of $t differs from LanceDB's read from before"
-done
+for t in a/blobs a/blobnest; do check_bri_moves_nothing "$P/$t.lance" "$TMPD/${t//\//_}.before"; done
 
 # --- bri: a pack's size is asked of S3 only when the descriptors cannot tell it ----------
 # every row visible, each pack its data file's own: the size is where its last value
@@ -78,22 +71,11 @@ same_as "$TMPD/a_blobs.before" "$TMPD/after.json" "after materialize, LanceDB re
 "$BRICTL" verify "$P/a/blobs.lance" >"$TMPD/verify" || fail "verify after materialize: $(cat "$TMPD/verify")"
 
 # --- link: refused, nothing changed -------------------------------------------------
-v=$("$BRICTL" inspect "$P/b/blobs.lance" --json | jfield version)
-if "$BRICTL" compact "$P/b/blobs.lance" --strategy link >/dev/null 2>"$TMPD/link.err"; then
-  fail "compact --strategy link succeeded on S3"
-fi
-grep -q "cannot hard-link" "$TMPD/link.err" || fail "link refusal does not say why: $(cat "$TMPD/link.err")"
-[ "$("$BRICTL" inspect "$P/b/blobs.lance" --json | jfield version)" = "$v" ] || fail "a refused link compaction changed the table"
+check_link_refused "$P/b/blobs.lance"
 
 # --- copy: LanceDB reads identical values, the server copied the payload -------------
 "$BRICTL" compact "$P/b/blobs.lance" --strategy copy --json >"$TMPD/copy.json" || fail "compact copy failed"
-payload=$(jfield payload_bytes_copied <"$TMPD/copy.json")
-through=$(( $(jfield storage.bytes_read <"$TMPD/copy.json") + $(jfield storage.bytes_written <"$TMPD/copy.json") ))
-server=$(jfield storage.bytes_copied_server <"$TMPD/copy.json")
-data=$(jfield data_bytes_written <"$TMPD/copy.json")
-[ "$payload" -gt 10000000 ] || fail "copy moved only $payload payload bytes"
-[ "$server" -ge "$payload" ] || fail "the server copied $server bytes of $payload payload bytes"
-[ "$through" -lt $((4 * data + 1000000)) ] || fail "$through bytes went through brictl for $data bytes of data files"
+check_copy_by_server "$TMPD/copy.json"
 lance_read "$P/b/blobs.lance" --json >"$TMPD/after.json" || fail "LanceDB cannot read the table after compact copy"
 same_as "$TMPD/b_blobs.before" "$TMPD/after.json" "after compact copy, LanceDB reads other values"
 

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""fault_proxy.py: an HTTP/1.1 proxy on 127.0.0.1 that injects S3 faults.
+"""fault_proxy.py: an HTTP/1.1 proxy on 127.0.0.1 that injects S3 faults
+(and Azure Blob faults: Azure's errors have the same <Error><Code> body, and
+the code is also sent as the x-ms-error-code header Azure gives every error,
+HEAD answers included, which have no body).
 
-Sits between brid's S3 client and radosgw, one upstream connection per
+Sits between brid's S3 client and radosgw (or Azurite), one upstream connection per
 client connection, and forwards request by request (Content-Length bodies;
 chunked or length-delimited answers), so that a fault hits one request:
 
@@ -91,9 +94,9 @@ def rule_for(request_line):
     return None
 
 
-def answer(status, reason, body, ctype="application/xml"):
-    return ("HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n"
-            % (status, reason, ctype, len(body))).encode() + body
+def answer(status, reason, body, ctype="application/xml", extra=""):
+    return ("HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n%s\r\n"
+            % (status, reason, ctype, len(body), extra)).encode() + body
 
 
 async def control(line, body, writer):
@@ -132,7 +135,8 @@ async def serve(reader, writer):
                 parts = action.split(":")
                 status = int(parts[1])
                 code = parts[2] if len(parts) > 2 else DEFAULT_CODE.get(status, "InternalError")
-                writer.write(answer(status, "Injected", error_body(code)))
+                body = b"" if line.startswith("HEAD ") else error_body(code)
+                writer.write(answer(status, "Injected", body, extra="x-ms-error-code: %s\r\n" % code))
                 await writer.drain()
                 continue
             if up_w is None:

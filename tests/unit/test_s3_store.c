@@ -50,13 +50,7 @@ static void teardown(void) {
   bri_store_close(st);
 }
 
-static char *at(const char *rel) {
-  static char buf[4][512];
-  static int i;
-  i = (i + 1) % 4;
-  snprintf(buf[i], sizeof buf[i], "%s/%s", root, rel);
-  return buf[i];
-}
+static char *at(const char *rel) { return bri_test_at(root, rel); }
 
 static void put_text(const char *rel, const char *text) {
   ck_assert_msg(bri_store_put(st, at(rel), text, strlen(text), NULL, &err) == 0, "%s", err.msg);
@@ -71,7 +65,8 @@ static bri_store_stats stats(void) {
 
 START_TEST(test_read_stat_list) {
   ck_assert_str_eq(bri_store_canonical(st), root);
-  ck_assert_uint_eq(bri_store_caps(st), 0);
+  /* an object store: no links, dirs or local paths; polls, copies on the server, puts if absent */
+  ck_assert_uint_eq(bri_store_caps(st), BRI_STORE_CAP_POLL | BRI_STORE_CAP_SERVER_COPY | BRI_STORE_CAP_PUT_IF_ABSENT);
   put_text("data/a.lance", "0123456789");
   put_text("data/sub/x.blob", "x");
   put_text("_versions/1.manifest", "m");

@@ -276,6 +276,8 @@ START_TEST(test_copy_link) {
   ck_assert(b.st_mtim.tv_sec > 1577836800); /* the new name counts as new */
   ck_assert_int_eq(bri_store_link(st, at("src"), st, at("l1"), &bytes, &err), BRI_ETAKEN);
   ck_assert(bri_store_caps(st) & BRI_STORE_CAP_LINK);
+  ck_assert(bri_store_caps(st) & BRI_STORE_CAP_INOTIFY);
+  ck_assert(!(bri_store_caps(st) & BRI_STORE_CAP_POLL));
 }
 END_TEST
 

@@ -112,6 +112,14 @@ int bri_commit_reserve(bri_table *t, uint64_t version, bri_error *err) {
   return rc;
 }
 
+char *bri_test_at(const char *root, const char *rel) {
+  static char buf[4][768];
+  static int i;
+  i = (i + 1) % 4;
+  snprintf(buf[i], sizeof buf[i], "%s/%s", root, rel);
+  return buf[i];
+}
+
 uint8_t *bri_pattern(size_t n, unsigned seed) {
   uint8_t *p = malloc(n ? n : 1);
   ck_assert_ptr_nonnull(p);

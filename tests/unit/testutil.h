@@ -53,6 +53,10 @@ int bri_commit_reserve(bri_table *t, uint64_t version, bri_error *err);
  * matters when compared after a round trip. */
 uint8_t *bri_pattern(size_t n, unsigned seed);
 
+/* "<root>/<rel>" in one of four rotating static buffers (so that a call may
+ * take up to four of them): a store path under a test's root. */
+char *bri_test_at(const char *root, const char *rel);
+
 int bri_run_suite(Suite *s);
 
 #define BRI_TEST_MAIN(factory) \
