@@ -85,7 +85,7 @@ start() {
   command -v xxd >/dev/null || die "xxd is not installed (run scripts/deps.sh)"
   stop
   mkdir -p "$D/data"
-  [ -n "$PORT" ] || PORT=$(free_port)
+  PORT=${BRI_AZ_PORT:-$(free_port)} # a gone server's port may be taken by now
   echo "$PORT" >"$D/port"
   setsid "$BIN" --blobHost 127.0.0.1 --blobPort "$PORT" --location "$D/data" --silent \
     --skipApiVersionCheck --loose >"$D/log" 2>&1 </dev/null &

@@ -97,8 +97,9 @@ start() {
   done
   stop
   mkdir -p "$D"/{mon.a,osd.0,rgw,log,run}
-  [ -n "$PORT" ] || PORT=$(free_port)
-  [ -n "$MONPORT" ] || MONPORT=$(free_port)
+  # ports of a server that is gone may be taken by now: fresh ones
+  PORT=${BRI_S3_PORT:-$(free_port)}
+  MONPORT=${BRI_S3_MON_PORT:-$(free_port)}
   URL=http://127.0.0.1:$PORT
   echo "$PORT $MONPORT" >"$D/ports"
   local fsid; fsid=$(cat /proc/sys/kernel/random/uuid)
