@@ -46,13 +46,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bri/util.h"
 #include "svc_log.h"
 #include "svc_metrics.h"
+#include "svc_roots.h"
 #include "svc_view.h"
 #include "svc_worker.h"
 
@@ -125,19 +125,13 @@ static char *not_ready(const svc_view *v, bri_jobs_store *store) {
   for (size_t i = 0; i < v->n_root_states; i++) {
     const svc_root_view *rs = &v->root_states[i];
     const char *r = rs->root;
-    struct stat st;
+    bri_error why;
     if (rs->known && !rs->up)
       fprintf(f, "root %s: unreachable for %llds (%llu failed listing(s)): %s\n", r,
               (long long)((bri_now_ms() - rs->down_since_ms) / 1000), (unsigned long long)rs->failures,
               rs->last_error ? rs->last_error : "cannot list");
-    else if (svc_root_is_s3(r))
-      continue;
-    else if (stat(r, &st) != 0)
-      fprintf(f, "root %s: %s\n", r, strerror(errno));
-    else if (!S_ISDIR(st.st_mode))
-      fprintf(f, "root %s: not a directory\n", r);
-    else if (access(r, R_OK | X_OK) != 0)
-      fprintf(f, "root %s: %s\n", r, strerror(errno));
+    else if (!svc_root_is_s3(r) && svc_roots_local_listable(r, &why))
+      fprintf(f, "root %s: %s\n", r, why.msg);
   }
   if (fclose(f) != 0) {
     free(buf);

@@ -2,8 +2,11 @@
  * (see svc_roots.h). */
 #include "svc_roots.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "svc_log.h"
 #include "svc_sched.h"
@@ -104,6 +107,16 @@ bool svc_roots_report(brid *d, const char *uri, const char *canon, int rc, const
   return false;
 }
 
+int svc_roots_local_listable(const char *dir, bri_error *err) {
+  struct stat st;
+  if (stat(dir, &st)) return bri_error_set(err, BRI_EIO, "cannot list: %s", strerror(errno));
+  if (!S_ISDIR(st.st_mode)) return bri_error_set(err, BRI_EIO, "cannot list: not a directory");
+  DIR *d = opendir(dir);
+  if (!d) return bri_error_set(err, BRI_EIO, "cannot list: %s", strerror(errno));
+  closedir(d);
+  return 0;
+}
+
 static bool under(const char *path, const char *root) {
   size_t n = strlen(root);
   return n && !strncmp(path, root, n) && (path[n] == '/' || path[n] == 0 || !strcmp(root, "/"));
@@ -121,6 +134,7 @@ const brid_root *svc_roots_of_table(const brid *d, const char *table_root) {
 }
 
 bool svc_roots_table_unreachable(const brid *d, const char *table_root) {
+  if (!svc_roots_unreachable(d, NULL)) return false; /* the usual case: no prefix to match per table */
   const brid_root *r = svc_roots_of_table(d, table_root);
   return r && r->known && !r->up;
 }

@@ -45,6 +45,10 @@ brid_root *svc_roots_find(brid *d, const char *uri);
  * root its real path) or an error (why). Logs a change of state; true when
  * the root is reachable again after failures. */
 bool svc_roots_report(brid *d, const char *uri, const char *canon, int rc, const char *why);
+/* Whether a local root (a path) can be listed now: an error ("cannot list:
+ * why") when it is missing, not a directory or unreadable. Any thread: the
+ * discoveries and /readyz ask it. */
+int svc_roots_local_listable(const char *dir, bri_error *err);
 /* The configured root a table (by its canonical root) lies under, or NULL. */
 const brid_root *svc_roots_of_table(const brid *d, const char *table_root);
 /* Whether the table's root is known to be unreachable. */

@@ -478,18 +478,6 @@ static void s3_found(void *ctx, const char *table, svc_poll_kind kind, uint64_t 
   found_table(ctx, table, true, kind, version);
 }
 
-/* A local root brid cannot list: missing, not a directory, or unreadable
- * (a root that is a table itself needs only to be readable). */
-static int local_root_fails(const char *canon, bri_error *err) {
-  struct stat st;
-  if (stat(canon, &st)) return bri_error_set(err, BRI_EIO, "cannot list: %s", strerror(errno));
-  if (!S_ISDIR(st.st_mode)) return bri_error_set(err, BRI_EIO, "cannot list: not a directory");
-  DIR *dir = opendir(canon);
-  if (!dir) return bri_error_set(err, BRI_EIO, "cannot list: %s", strerror(errno));
-  closedir(dir);
-  return 0;
-}
-
 static void discover_work(uv_work_t *req) {
   disc_req *r = req->data;
   for (size_t i = 0; i < r->n_roots; i++) {
@@ -502,7 +490,7 @@ static void discover_work(uv_work_t *req) {
       char canon[PATH_MAX];
       if (!realpath(r->roots[i], canon))
         r->root_rc[i] = bri_error_set(&err, BRI_EIO, "cannot list: %s", strerror(errno));
-      else if (!(r->root_rc[i] = local_root_fails(canon, &err))) {
+      else if (!(r->root_rc[i] = svc_roots_local_listable(canon, &err))) {
         free(r->canon[i]);
         r->canon[i] = strdup(canon);
         walk(r, canon, 0);
