@@ -167,6 +167,11 @@ static void root_clear(svc_root *r) {
 
 bool svc_root_is_s3(const char *root) { return root && !strncmp(root, "s3://", 5); }
 
+bool svc_root_contains(const char *root, const char *path) {
+  size_t n = root ? strlen(root) : 0;
+  return n && !strncmp(path, root, n) && (path[n] == '/' || path[n] == 0 || !strcmp(root, "/"));
+}
+
 const svc_root *svc_config_root(const svc_config *c, const char *uri) {
   static const svc_root defaults = {.addressing = BRI_S3_ADDRESSING_AUTO, .poll_interval_sec = 30,
                                     .max_requests_in_flight = 16};

@@ -137,6 +137,8 @@ int svc_config_load_text(svc_config *c, const svc_overrides *ov, const char *tex
 
 /* Whether root is an S3 root (s3://). */
 bool svc_root_is_s3(const char *root);
+/* Whether path lies in root (both canonical; root itself included). */
+bool svc_root_contains(const char *root, const char *path);
 /* The settings of an S3 root: its [root] section, or the defaults. */
 const svc_root *svc_config_root(const svc_config *c, const char *uri);
 

@@ -81,7 +81,7 @@ bool svc_roots_report(brid *d, const char *uri, const char *canon, int rc, const
     if (was_down)
       log_notice("root %s: reachable again after %llu failed listing(s) over %llds", uri,
                  (unsigned long long)r->failures, (long long)((now - r->down_since_ms) / 1000));
-    if (was_down || !r->up) svc_status_update(d, true);
+    if (!r->up) svc_status_update(d, true); /* back, or listed for the first time */
     uv_timer_stop(&r->retry);
     r->up = true;
     r->failures = 0;
@@ -117,17 +117,13 @@ int svc_roots_local_listable(const char *dir, bri_error *err) {
   return 0;
 }
 
-static bool under(const char *path, const char *root) {
-  size_t n = strlen(root);
-  return n && !strncmp(path, root, n) && (path[n] == '/' || path[n] == 0 || !strcmp(root, "/"));
-}
-
 const brid_root *svc_roots_of_table(const brid *d, const char *table_root) {
   const brid_root *best = NULL;
   for (size_t i = 0; i < d->n_root_states; i++) {
     const brid_root *r = d->root_states[i];
     const char *c = r->canon ? r->canon : r->uri;
-    if (r->configured && under(table_root, c) && (!best || strlen(c) > strlen(best->canon ? best->canon : best->uri)))
+    if (r->configured && svc_root_contains(c, table_root) &&
+        (!best || strlen(c) > strlen(best->canon ? best->canon : best->uri)))
       best = r;
   }
   return best;

@@ -103,11 +103,8 @@ const svc_table_view *svc_view_table(const svc_view *v, const char *root) {
 bool svc_view_under_root(const svc_view *v, const char *path) {
   for (size_t i = 0; i < v->n_roots; i++) {
     char r[PATH_MAX];
-    size_t n;
     const char *root = svc_root_is_s3(v->roots[i]) ? v->roots[i] : realpath(v->roots[i], r);
-    if (root && (n = strlen(root)) && !strncmp(path, root, n) &&
-        (path[n] == '/' || path[n] == 0 || !strcmp(root, "/")))
-      return true;
+    if (svc_root_contains(root, path)) return true;
   }
   return false;
 }

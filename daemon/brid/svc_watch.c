@@ -505,11 +505,8 @@ static void discover_work(uv_work_t *req) {
 
 /* The index of the walked root path lies under, or -1. */
 static ssize_t walked_root_of(const disc_req *r, const char *path) {
-  for (size_t i = 0; i < r->n_roots; i++) {
-    const char *c = r->canon[i];
-    size_t n = c ? strlen(c) : 0;
-    if (n && !strncmp(path, c, n) && (path[n] == '/' || path[n] == 0 || !strcmp(c, "/"))) return (ssize_t)i;
-  }
+  for (size_t i = 0; i < r->n_roots; i++)
+    if (svc_root_contains(r->canon[i], path)) return (ssize_t)i;
   return -1;
 }
 
