@@ -62,7 +62,8 @@
 #define PER_IP_LIMIT 8           /* ... from one client address */
 #define MEMORY_LIMIT (16 << 10)  /* a connection's buffer: the request header must fit */
 #define REAP_EVERY_MS 200
-#define BACKLOG 64
+#define BACKLOG 1024 /* a burst of connects waits in the kernel's queue, not in SYN-RECV retries that
+                       * brid cannot see (a full queue delays a handshake by 1 s, then 3 s) */
 
 /* A connection, in the reaper's table (under mu). */
 typedef struct conn_slot {
