@@ -143,3 +143,25 @@ CREATE UNIQUE INDEX jobs_one_queued_per_request ON jobs(table_id, kind,
 CREATE INDEX jobs_queue ON jobs(priority DESC, not_before, id) WHERE state = 'queued';
 CREATE INDEX jobs_by_table ON jobs(table_id, id);
 CREATE INDEX jobs_by_finish ON jobs(finished_at) WHERE finished_at IS NOT NULL;
+
+-- version 4: several brids on one store (docs/cluster.md). An instance is a
+-- running brid: it registers under its name, heartbeats, and marks itself
+-- stopped on a clean exit. A running job holds its table's lease until
+-- lease_expires_at; its owner (the session that claimed it) renews the
+-- lease while the job runs, and any instance may recover the job once the
+-- lease has expired. instance names the brid that claimed a job (kept after
+-- the job ends, for the history), as on each attempt.
+CREATE TABLE instances (
+  name TEXT PRIMARY KEY CHECK (length(name) > 0),
+  session TEXT NOT NULL,
+  host TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  version TEXT NOT NULL,
+  started_at INTEGER NOT NULL,
+  heartbeat_at INTEGER NOT NULL,
+  stopped_at INTEGER
+);
+ALTER TABLE jobs ADD COLUMN lease_expires_at INTEGER;
+ALTER TABLE jobs ADD COLUMN instance TEXT;
+ALTER TABLE job_attempts ADD COLUMN instance TEXT;
+UPDATE jobs SET lease_expires_at = 0 WHERE state = 'running';

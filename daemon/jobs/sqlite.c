@@ -25,9 +25,12 @@
 /* The schema: migration scripts, one per version (schema_sqlite.sql). */
 #include "jobs/schema_sqlite.sql.h"
 
-/* The tables a store of the current version must have. */
-static const char *const REQUIRED_TABLES[] = {"tables", "jobs", "job_attempts", "job_outputs",
-                                              "job_stats"};
+/* The tables a store must have, each from the schema version that made it. */
+static const struct {
+  const char *name;
+  int since;
+} REQUIRED_TABLES[] = {{"tables", 1},    {"jobs", 1},      {"job_attempts", 1},
+                       {"job_outputs", 1}, {"job_stats", 1}, {"instances", 4}};
 
 static int map_sqlite(int rc) {
   switch (rc & 0xff) {
@@ -264,7 +267,7 @@ static int set_pragmas(bri_jobs_store *s, bri_error *err) {
   return jobs_exec(s, "PRAGMA foreign_keys = ON", "enabling foreign keys", err);
 }
 
-static int quick_check(bri_jobs_store *s, bri_error *err) {
+static int quick_check(bri_jobs_store *s, int64_t version, bri_error *err) {
   sqlite3_stmt *st;
   int rc = prepare(s, "PRAGMA quick_check(1)", &st, "checking the database", err);
   if (rc) return rc;
@@ -291,16 +294,17 @@ static int quick_check(bri_jobs_store *s, bri_error *err) {
   sqlite3_finalize(st);
   if (rc) return rc;
   for (size_t i = 0; i < sizeof REQUIRED_TABLES / sizeof REQUIRED_TABLES[0]; i++) {
+    if (REQUIRED_TABLES[i].since > version) continue;
     rc = prepare(s, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", &st,
                       "checking the schema", err);
     if (rc) return rc;
-    sqlite3_bind_text(st, 1, REQUIRED_TABLES[i], -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 1, REQUIRED_TABLES[i].name, -1, SQLITE_STATIC);
     rc = step_native(s, st, "checking the schema", err);
     sqlite3_finalize(st);
     if (rc < 0) return rc;
     if (rc == 0)
       return bri_error_set(err, BRI_ECORRUPT, "%s: damaged job store: table '%s' is missing",
-                           s->path, REQUIRED_TABLES[i]);
+                           s->path, REQUIRED_TABLES[i].name);
   }
   return 0;
 }
@@ -384,7 +388,7 @@ int jobs_db_open(bri_jobs_store *s, bri_error *err) {
   int64_t uv = 0;
   if ((rc = check_identity(s, &uv, err))) return rc;
   if ((rc = set_pragmas(s, err))) return rc;
-  if (uv > 0 && (rc = quick_check(s, err))) return rc;
+  if (uv > 0 && (rc = quick_check(s, uv, err))) return rc;
   return migrate(s, uv, err);
 }
 
