@@ -29,8 +29,9 @@ static void job_line(const json_t *j) {
   else snprintf(dur, sizeof dur, "-");
   cli_fmt_bytes((uint64_t)cli_int(j, "bytes_written"), w, sizeof w);
   cli_fmt_bytes((uint64_t)cli_int(j, "bytes_reused"), r, sizeof r);
-  printf("%-6lld %-11s %-10s %-25s %8s %10s %10s  %s\n", cli_int(j, "id"), cli_str(j, "kind"), cli_str(j, "state"), when,
-         dur, w, r, cli_str(j, "table"));
+  json_t *in = json_object_get(j, "instance");
+  printf("%-6lld %-11s %-10s %-25s %8s %10s %10s  %-20s %s\n", cli_int(j, "id"), cli_str(j, "kind"), cli_str(j, "state"),
+         when, dur, w, r, json_is_string(in) ? json_string_value(in) : "-", cli_str(j, "table"));
   if (json_is_string(json_object_get(j, "error"))) printf("       error: %s\n", cli_str(j, "error"));
   json_t *p = json_object_get(j, "progress");
   if (p) {
@@ -57,8 +58,8 @@ static int cmd_jobs(const cli_args *a) {
   if (c.json) {
     cli_print_json(res);
   } else {
-    printf("%-6s %-11s %-10s %-25s %8s %10s %10s  %s\n", "ID", "KIND", "STATE", "CREATED", "TOOK", "WRITTEN", "REUSED",
-           "TABLE");
+    printf("%-6s %-11s %-10s %-25s %8s %10s %10s  %-20s %s\n", "ID", "KIND", "STATE", "CREATED", "TOOK", "WRITTEN",
+           "REUSED", "INSTANCE", "TABLE");
     size_t i;
     json_t *j;
     json_array_foreach(json_object_get(res, "jobs"), i, j) job_line(j);
@@ -83,6 +84,7 @@ void cli_print_job(const json_t *j) {
   printf("job %lld: %s %s\n", cli_int(j, "id"), cli_str(j, "kind"), cli_str(j, "table"));
   printf("  state:      %s%s\n", cli_str(j, "state"), json_is_true(json_object_get(j, "cancel_requested")) ? " (cancel requested)" : "");
   printf("  attempts:   %lld of %lld\n", cli_int(j, "attempts"), cli_int(j, "max_attempts"));
+  if (json_is_string(json_object_get(j, "instance"))) printf("  instance:   %s\n", cli_str(j, "instance"));
   cli_fmt_time(json_object_get(j, "created_at"), buf, sizeof buf);
   printf("  created:    %s\n", buf);
   cli_fmt_time(json_object_get(j, "started_at"), buf, sizeof buf);
@@ -121,8 +123,10 @@ void cli_print_job(const json_t *j) {
   if (json_array_size(att)) printf("  attempts:\n");
   json_array_foreach(att, i, a) {
     cli_fmt_time(json_object_get(a, "started_at"), buf, sizeof buf);
-    printf("    #%lld %s %s%s%s\n", cli_int(a, "attempt"), buf, cli_str(a, "outcome"),
-           json_is_string(json_object_get(a, "error")) ? ": " : "", json_is_string(json_object_get(a, "error")) ? cli_str(a, "error") : "");
+    json_t *in = json_object_get(a, "instance");
+    printf("    #%lld %s on %s: %s%s%s\n", cli_int(a, "attempt"), buf, json_is_string(in) ? json_string_value(in) : "?",
+           cli_str(a, "outcome"), json_is_string(json_object_get(a, "error")) ? ": " : "",
+           json_is_string(json_object_get(a, "error")) ? cli_str(a, "error") : "");
   }
   /* a running copy journals one entry per file it writes: counted by
    * kind here, every path in --json */

@@ -1,7 +1,8 @@
 /* cmd_status.c: `brictl status`: what brid is
- * doing: its state and uptime, its roots' reachability (cli_print_roots,
- * which brictl tables prints too), tables watched, workers busy, jobs by
- * state, and each running job with its progress. */
+ * doing: its state and uptime, its job store and the instances sharing it,
+ * its roots' reachability (cli_print_roots, which brictl tables prints
+ * too), tables watched, workers busy, jobs by state, and each running job
+ * with its progress. */
 #include <stdio.h>
 #include <string.h>
 
@@ -26,6 +27,27 @@ void cli_print_roots(const json_t *roots) {
     } else {
       printf("  %s: not listed yet\n", cli_str(r, "root"));
     }
+  }
+}
+
+static void print_store(const json_t *st, const json_t *instances) {
+  char when[64];
+  if (json_is_true(json_object_get(st, "up"))) {
+    printf("store:   %s, instance %s\n", cli_str(st, "location"), cli_str(st, "instance"));
+  } else {
+    cli_fmt_time(json_object_get(st, "down_since"), when, sizeof when);
+    printf("store:   %s: NOT ANSWERING since %s (%lld failed heartbeat(s)): %s\n", cli_str(st, "location"), when,
+           cli_int(st, "consecutive_failures"), cli_str(st, "last_error"));
+  }
+  if (json_array_size(instances) < 2) return; /* one brid: its own line says it */
+  size_t i;
+  json_t *in;
+  printf("instances:\n");
+  json_array_foreach(instances, i, in) {
+    char age[32];
+    cli_fmt_duration(cli_int(in, "heartbeat_age_ms"), age, sizeof age);
+    printf("  %-24s %-8s %s pid %lld, last heartbeat %s ago%s\n", cli_str(in, "name"), cli_str(in, "state"),
+           cli_str(in, "host"), cli_int(in, "pid"), age, json_is_true(json_object_get(in, "this")) ? " (this one)" : "");
   }
 }
 
@@ -55,6 +77,7 @@ static int cmd_status(const cli_args *a) {
   json_t *u;
   json_array_foreach(json_object_get(s, "unreadable_tables"), k, u)
     printf("unreadable: %s: %s\n", cli_str(u, "table"), cli_str(u, "error"));
+  print_store(json_object_get(s, "job_store"), json_object_get(s, "instances"));
   cli_print_roots(json_object_get(s, "roots"));
   json_t *t = json_object_get(s, "tables"), *w = json_object_get(s, "workers"), *j = json_object_get(s, "jobs");
   printf("tables:  %lld watched (%lld paused, %lld inotify watches)\n", cli_int(t, "watched"), cli_int(t, "paused"),

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bri/util.h"
@@ -77,6 +78,18 @@ static const svc_table_view *param_table(call *c) {
 static json_t *ms_or_null(int64_t ms) { return ms ? json_integer(ms) : json_null(); }
 static json_t *str_or_null(const char *s) { return s ? json_string(s) : json_null(); }
 
+/* ms since the epoch as ISO 8601 in UTC ("2026-12-02T12:35:12.123Z"), or null */
+static json_t *iso_or_null(int64_t ms) {
+  if (!ms) return json_null();
+  time_t t = (time_t)(ms / 1000);
+  struct tm tm;
+  char buf[40];
+  if (!gmtime_r(&t, &tm)) return json_null();
+  size_t n = strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf(buf + n, sizeof buf - n, ".%03dZ", (int)(ms % 1000));
+  return json_string(buf);
+}
+
 static json_t *parse_or_null(const char *s) {
   if (!s) return json_null();
   json_t *v = json_loads(s, 0, NULL);
@@ -92,6 +105,9 @@ json_t *svc_api_job_json(bri_jobs_store *store, svc_pool *pool, const bri_jobs_j
   json_object_set_new(o, "not_before", ms_or_null(j->not_before));
   json_object_set_new(o, "started_at", ms_or_null(j->started_at));
   json_object_set_new(o, "finished_at", ms_or_null(j->finished_at));
+  json_object_set_new(o, "start", iso_or_null(j->started_at));
+  json_object_set_new(o, "end", iso_or_null(j->finished_at));
+  json_object_set_new(o, "instance", str_or_null(j->instance));
   json_object_set_new(o, "error", str_or_null(j->error));
   json_object_set_new(o, "bytes_written", json_integer((json_int_t)j->bytes_written));
   json_object_set_new(o, "bytes_reused", json_integer((json_int_t)j->bytes_reused));
@@ -109,9 +125,11 @@ json_t *svc_api_job_json(bri_jobs_store *store, svc_pool *pool, const bri_jobs_j
   json_t *attempts = json_array();
   if (bri_jobs_attempts(store, j->id, &a, &na, &err) == 0) {
     for (size_t i = 0; i < na; i++) {
-      json_t *x = json_pack("{s:i, s:o, s:o, s:o, s:o, s:o}", "attempt", a[i].attempt, "owner", str_or_null(a[i].owner),
-                            "started_at", ms_or_null(a[i].started_at), "finished_at", ms_or_null(a[i].finished_at),
-                            "outcome", str_or_null(a[i].outcome), "error", str_or_null(a[i].error));
+      json_t *x = json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "attempt", a[i].attempt, "owner",
+                            str_or_null(a[i].owner), "instance", str_or_null(a[i].instance), "started_at",
+                            ms_or_null(a[i].started_at), "finished_at", ms_or_null(a[i].finished_at), "start",
+                            iso_or_null(a[i].started_at), "end", iso_or_null(a[i].finished_at), "outcome",
+                            str_or_null(a[i].outcome), "error", str_or_null(a[i].error));
       json_array_append_new(attempts, x);
     }
     bri_jobs_attempts_free(a, na);
@@ -206,15 +224,55 @@ static json_t *store_fail(call *c, const bri_error *err) {
 
 /* -------------------------------------------------------------- methods */
 
+/* The instances sharing the store: running (heartbeat within the lease),
+ * lost (no heartbeat for longer: its jobs are recovered by the others) or
+ * stopped (it exited cleanly). */
+static json_t *instances_json(bri_jobs_store *store, int64_t now) {
+  bri_jobs_instance_info *in = NULL;
+  size_t n = 0;
+  bri_error err;
+  if (bri_jobs_instances(store, &in, &n, &err)) return json_null();
+  json_t *a = json_array();
+  int64_t ttl = bri_jobs_lease_ttl_ms(store);
+  for (size_t i = 0; i < n; i++) {
+    const char *st = in[i].stopped_at ? "stopped" : now - in[i].heartbeat_at > ttl ? "lost" : "running";
+    json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:b}", "name", in[i].name, "state", st, "host",
+                          in[i].host, "pid", (json_int_t)in[i].pid, "version", in[i].version, "session",
+                          in[i].session, "this", !strcmp(in[i].session, bri_jobs_session(store)));
+    json_object_set_new(o, "started_at", ms_or_null(in[i].started_at));
+    json_object_set_new(o, "heartbeat_at", ms_or_null(in[i].heartbeat_at));
+    json_object_set_new(o, "heartbeat_age_ms", json_integer((json_int_t)(now - in[i].heartbeat_at)));
+    json_object_set_new(o, "stopped_at", ms_or_null(in[i].stopped_at));
+    json_array_append_new(a, o);
+  }
+  bri_jobs_instances_free(in, n);
+  return a;
+}
+
+static json_t *store_json(const svc_view *v, bri_jobs_store *store, const char *error) {
+  const svc_store_health *h = &v->store;
+  bool up = h->up && !error;
+  json_t *o = json_pack("{s:s, s:s, s:b, s:I, s:o, s:o}", "location", v->state_path, "instance",
+                        bri_jobs_instance(store), "up", up, "consecutive_failures", (json_int_t)h->failures,
+                        "last_ok_at", ms_or_null(h->last_ok_ms), "down_since", ms_or_null(up ? 0 : h->down_since_ms));
+  json_object_set_new(o, "last_error", error ? json_string(error) : h->last_error[0] ? json_string(h->last_error)
+                                                                                      : json_null());
+  json_object_set_new(o, "lease_ttl_ms", json_integer((json_int_t)bri_jobs_lease_ttl_ms(store)));
+  return o;
+}
+
 static json_t *m_status(call *c) {
   const svc_view *v = c->view;
   bri_error err;
+  /* a store that does not answer is part of the status, not a failure of it */
+  const char *store_error = NULL;
   uint64_t counts[BRI_JOB_NSTATES + 1] = {0};
-  if (bri_jobs_count_states(c->store, 0, counts, &err)) return store_fail(c, &err);
+  if (bri_jobs_count_states(c->store, 0, counts, &err)) store_error = err.msg;
   size_t present = 0, paused = 0;
   bri_jobs_table *rows = NULL;
   size_t n = 0;
-  if (bri_jobs_table_list(c->store, &rows, &n, &err)) return store_fail(c, &err);
+  bri_error err2;
+  if (!store_error && bri_jobs_table_list(c->store, &rows, &n, &err2)) store_error = err2.msg;
   /* a table brid cannot read, or a root it cannot reach, makes the daemon
    * degraded, as a failed unit makes systemd's state degraded: running, but
    * not doing all its work */
@@ -234,9 +292,11 @@ static json_t *m_status(call *c) {
   for (int s = 1; s <= BRI_JOB_NSTATES; s++)
     json_object_set_new(jobs, bri_job_state_name(s), json_integer((json_int_t)counts[s]));
   int64_t now = bri_now_ms();
-  const char *state = v->draining                                             ? "draining"
-                      : json_array_size(unreadable) || roots_unreachable(v) ? "degraded"
-                                                                             : "running";
+  json_t *store = store_json(v, c->store, store_error);
+  const char *state = v->draining ? "draining"
+                      : json_array_size(unreadable) || roots_unreachable(v) || !json_is_true(json_object_get(store, "up"))
+                          ? "degraded"
+                          : "running";
   json_t *o = json_pack("{s:s, s:i, s:s, s:I, s:I, s:o, s:s, s:s}", "version", BRID_VERSION, "pid", (int)getpid(),
                         "state", state, "started_at", (json_int_t)v->started_ms,
                         "uptime_seconds", (json_int_t)((now - v->started_ms) / 1000), "config",
@@ -245,6 +305,8 @@ static json_t *m_status(call *c) {
   json_object_set_new(o, "metrics_listen", str_or_null(v->http_address));
   json_object_set_new(o, "unreadable_tables", unreadable);
   json_object_set_new(o, "roots", roots_json(v));
+  json_object_set_new(o, "job_store", store);
+  json_object_set_new(o, "instances", store_error ? json_null() : instances_json(c->store, now));
   json_object_set_new(o, "workers", json_pack("{s:i, s:i}", "total", svc_pool_size(c->pool), "busy",
                                               svc_pool_size(c->pool) - svc_pool_idle(c->pool)));
   json_object_set_new(o, "tables", json_pack("{s:I, s:I, s:I}", "watched", (json_int_t)present, "paused",

@@ -92,6 +92,8 @@ static const key KEYS[] = {
     D("retry_max", T_DUR, retry_max_sec, 1, 30 * 86400),
     D("history_max_age", T_DUR, history_max_age_sec, 0, 3650LL * 86400),
     D("history_max_rows", T_U64, history_max_rows, 0, 1e9),
+    D("instance_name", T_STR, instance_name, 0, 0),
+    D("lease_ttl", T_DUR, lease_ttl_sec, 3, 3600),
     P("strategy", T_STRATEGY, strategy, 0, 0),
     P("auto_compact", T_BOOL, auto_compact, 0, 0),
     P("paused", T_BOOL, paused, 0, 0),
@@ -198,6 +200,7 @@ void svc_config_init(svc_config *c) {
   c->retry_max_sec = 3600;
   c->history_max_age_sec = 30 * 86400;
   c->history_max_rows = 10000;
+  c->lease_ttl_sec = 30;
   svc_policy_default(&c->defaults);
 }
 
@@ -208,6 +211,7 @@ void svc_config_free(svc_config *c) {
   free(c->socket_path), free(c->socket_group), free(c->state_path);
   free(c->readonly_socket), free(c->readonly_group);
   free(c->metrics_listen);
+  free(c->instance_name);
   for (size_t i = 0; i < c->n_sections; i++) free(c->sections[i].pattern), free(c->sections[i].canonical);
   free(c->sections);
   for (size_t i = 0; i < c->n_root_settings; i++) root_clear(&c->root_settings[i]);
@@ -1027,5 +1031,7 @@ json_t *svc_config_to_json(const svc_config *c) {
     }
   json_object_set_new(out, "root_settings", rs);
   json_object_set_new(out, "metrics_listen", str_or_null(c->metrics_listen));
+  json_object_set_new(out, "instance_name", str_or_null(c->instance_name));
+  json_object_set_new(out, "lease_ttl", dur(c->lease_ttl_sec));
   return out;
 }

@@ -98,6 +98,8 @@ typedef struct svc_config {
   int64_t retry_base_sec, retry_max_sec;
   int64_t history_max_age_sec;
   uint64_t history_max_rows;
+  char *instance_name;   /* NULL: "HOST:PID" (docs/cluster.md) */
+  int64_t lease_ttl_sec; /* a job's lease on its table without a heartbeat */
   svc_policy defaults;
   svc_table_section *sections;
   size_t n_sections;

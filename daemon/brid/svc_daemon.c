@@ -27,6 +27,7 @@
 #include "svc_notify.h"
 #include "svc_poll.h"
 #include "svc_roots.h"
+#include "svc_lease.h"
 #include "svc_recover.h"
 #include "svc_sched.h"
 #include "svc_watch.h"
@@ -49,6 +50,7 @@ static void finish_shutdown(brid *d) {
   if (d->handles_closed) return;
   d->handles_closed = true;
   log_notice("stopped: no job is running");
+  svc_lease_stop(d->lease);
   svc_pool_stop(d->pool);
   svc_control_close(d->ctl);
   svc_http_close(d->http);
@@ -174,6 +176,8 @@ int svc_daemon_reload_apply(brid *d, int rc, svc_config *loaded, const bri_error
   if (oc->max_attempts != nc.max_attempts || oc->retry_base_sec != nc.retry_base_sec ||
       oc->retry_max_sec != nc.retry_max_sec)
     json_array_append_new(restart, json_string("max_attempts/retry_base/retry_max"));
+  if (str_differs(oc->instance_name, nc.instance_name) || oc->lease_ttl_sec != nc.lease_ttl_sec)
+    json_array_append_new(restart, json_string("instance_name/lease_ttl"));
   SWAP(nc.socket_path, oc->socket_path);
   SWAP(nc.state_path, oc->state_path);
   SWAP(nc.socket_group, oc->socket_group);
@@ -187,6 +191,8 @@ int svc_daemon_reload_apply(brid *d, int rc, svc_config *loaded, const bri_error
   nc.workers = oc->workers;
   nc.socket_mode = oc->socket_mode;
   nc.max_attempts = oc->max_attempts, nc.retry_base_sec = oc->retry_base_sec, nc.retry_max_sec = oc->retry_max_sec;
+  SWAP(nc.instance_name, oc->instance_name);
+  nc.lease_ttl_sec = oc->lease_ttl_sec;
   json_t *oroots = json_array(), *nroots = json_array();
   for (size_t i = 0; i < oc->n_roots; i++) json_array_append_new(oroots, json_string(oc->roots[i]));
   for (size_t i = 0; i < nc.n_roots; i++) json_array_append_new(nroots, json_string(nc.roots[i]));
@@ -290,12 +296,17 @@ int svc_daemon_run(brid *d) {
   jo.max_attempts = d->cfg.max_attempts;
   jo.retry_base_ms = d->cfg.retry_base_sec * 1000;
   jo.retry_max_ms = d->cfg.retry_max_sec * 1000;
+  jo.lease_ttl_ms = d->cfg.lease_ttl_sec * 1000;
+  char host[200] = "?", instance[256];
+  gethostname(host, sizeof host - 1);
+  snprintf(instance, sizeof instance, "%s:%d", host, (int)getpid());
+  jo.instance = d->cfg.instance_name ? d->cfg.instance_name : instance;
   if (bri_jobs_open(d->cfg.state_path, &jo, &d->store, &err)) {
     log_err("cannot open the job store: %s", err.msg);
     return exit_code;
   }
   bri_jobs_recovery_report rep = {0};
-  if (svc_recover_startup(d->store, &rep, &err))
+  if (svc_recover_jobs(d->store, NULL, &rep, &err))
     log_err("recovery left %zu job(s) as they were: %s", rep.stuck, err.msg);
   if (rep.interrupted || rep.leftovers)
     log_notice("recovery: %zu interrupted job(s): %zu requeued, %zu finished (their commit had landed), %zu failed, "
@@ -326,6 +337,10 @@ int svc_daemon_run(brid *d) {
     log_err("%s", err.msg);
     goto out_loop;
   }
+  if (svc_lease_start(d, &d->lease, &err)) {
+    log_err("%s", err.msg);
+    goto out_loop;
+  }
   uv_signal_init(&d->loop, &d->sig_term);
   uv_signal_init(&d->loop, &d->sig_int);
   uv_signal_init(&d->loop, &d->sig_hup);
@@ -350,6 +365,7 @@ int svc_daemon_run(brid *d) {
 out_loop:
   if (!d->handles_closed) {
     /* start-up failed after the loop existed: close what was opened */
+    svc_lease_stop(d->lease);
     if (d->pool) svc_pool_stop(d->pool);
     svc_control_close(d->ctl);
     svc_http_close(d->http); /* before the walk closes its async handle */
@@ -360,6 +376,7 @@ out_loop:
     uv_run(&d->loop, UV_RUN_DEFAULT);
     uv_loop_close(&d->loop);
   }
+  svc_lease_free(d->lease);
   svc_pool_free(d->pool);
   svc_control_free(d->ctl);
   svc_http_free(d->http);

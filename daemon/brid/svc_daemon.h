@@ -21,6 +21,8 @@
  *                  schedule, history pruning
  *   svc_worker     the thread pool that runs jobs
  *   svc_recover    what a crashed or failed job left on disk
+ *   svc_lease      instance registration, heartbeats, job leases, recovery
+ *                  of expired ones, the store's health (its own thread)
  *   svc_control    the Unix socket server      svc_api   its methods
  *   svc_request    a request's parameters, checked before a method acts
  *   svc_metrics    Prometheus text             svc_notify  systemd
@@ -45,6 +47,7 @@ typedef struct brid brid;
 typedef struct svc_pool svc_pool;
 typedef struct svc_control svc_control;
 typedef struct svc_http svc_http;
+typedef struct svc_lease svc_lease;
 
 /* One watched table. Never freed while the daemon runs (a table that
  * disappears is only marked absent and unwatched), so callbacks and
@@ -142,6 +145,7 @@ struct brid {
   uv_timer_t sweep_timer, rescan_timer, cleanup_timer, sched_timer, watchdog_timer, drain_timer;
   uv_signal_t sig_term, sig_int, sig_hup;
   svc_pool *pool;
+  svc_lease *lease; /* the heartbeat thread (svc_lease.h) */
   svc_control *ctl;
   svc_http *http; /* NULL: metrics_listen off */
 

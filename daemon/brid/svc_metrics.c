@@ -22,7 +22,8 @@
  *   brid_storage_bytes_read_total{root}, brid_storage_bytes_written_total{root},
  *   brid_storage_bytes_copied_total{root}, brid_polls_total{root}, brid_poll_failures_total{root},
  *   brid_root_up{root}, brid_root_last_success_timestamp_seconds{root},
- *   brid_root_consecutive_failures{root}. */
+ *   brid_root_consecutive_failures{root},
+ *   brid_store_up, brid_store_consecutive_failures, brid_instances{state}. */
 #include "svc_metrics.h"
 
 #include <limits.h>
@@ -119,9 +120,36 @@ static void root_families(json_t *all, const svc_view *v) {
   }
 }
 
+/* Whether the job store answers the heartbeat (svc_lease.h), and the
+ * instances that share it by state. */
+static void store_families(json_t *all, const svc_view *v, bri_jobs_store *store) {
+  sample(family(all, "brid_store_up", "gauge", "Whether the job store answered brid's last heartbeat (1) or not (0)."),
+         NULL, json_integer(v->store.up));
+  sample(family(all, "brid_store_consecutive_failures", "gauge", "Heartbeats the job store failed since it last answered."),
+         NULL, num(v->store.failures));
+  bri_jobs_instance_info *in = NULL;
+  size_t n = 0;
+  bri_error err;
+  if (!v->store.up || bri_jobs_instances(store, &in, &n, &err)) return;
+  uint64_t running = 0, lost = 0, stopped = 0;
+  int64_t now = bri_now_ms(), ttl = bri_jobs_lease_ttl_ms(store);
+  for (size_t i = 0; i < n; i++) {
+    if (in[i].stopped_at) stopped++;
+    else if (now - in[i].heartbeat_at > ttl) lost++;
+    else running++;
+  }
+  bri_jobs_instances_free(in, n);
+  json_t *f = family(all, "brid_instances", "gauge",
+                     "brid instances registered in the job store: running (heartbeat within lease_ttl), lost, stopped.");
+  sample(f, json_pack("{s:s}", "state", "running"), num(running));
+  sample(f, json_pack("{s:s}", "state", "lost"), num(lost));
+  sample(f, json_pack("{s:s}", "state", "stopped"), num(stopped));
+}
+
 json_t *svc_metrics_json(const svc_view *v, bri_jobs_store *store, svc_pool *pool) {
   json_t *all = json_array(), *f;
   bri_error err;
+  store_families(all, v, store);
 
   f = family(all, "brid_info", "gauge", "brid's version (always 1).");
   sample(f, json_pack("{s:s}", "version", BRID_VERSION), json_integer(1));

@@ -20,9 +20,12 @@
 
 #include "bri/error.h"
 #include "jobs/jobs.h"
+#include "svc_daemon.h"
 
-/* bri_jobs_recover with brid's callbacks. */
-int svc_recover_startup(bri_jobs_store *s, bri_jobs_recovery_report *rep, bri_error *err);
+/* bri_jobs_recover with brid's callbacks: at start-up (pool NULL), and
+ * then after each heartbeat for the jobs whose lease expired, leaving
+ * alone those pool's workers still hold. */
+int svc_recover_jobs(bri_jobs_store *s, svc_pool *pool, bri_jobs_recovery_report *rep, bri_error *err);
 
 /* For a running job of this session whose attempt failed: every journaled
  * output that still exists and is not referenced is removed, and the

@@ -64,6 +64,7 @@ svc_view *svc_view_take(brid *d) {
   v->draining = d->draining;
   v->draining_ms = d->draining_ms;
   v->started_ms = d->started_ms;
+  svc_lease_health(d->lease, &v->store);
   v->last_reload_ms = d->last_reload_ms;
   v->checks_inflight = d->checks_inflight;
   v->connections = svc_control_connections(d->ctl);

@@ -38,12 +38,16 @@ struct svc_worker {
   bri_jobs_job job;    /* valid from ASSIGNED to the loop's collection of DONE */
   svc_policy policy;
   svc_progress prog;   /* under pool->mu */
-  atomic_int cancel;   /* 0, CANCEL_USER or CANCEL_SHUTDOWN */
+  atomic_int cancel;   /* 0, CANCEL_USER, CANCEL_SHUTDOWN or CANCEL_LEASE */
+  /* CLOCK_MONOTONIC ms until which the job's lease is known to hold (with a
+   * third of lease_ttl to spare): set at hand-over, moved on by each
+   * heartbeat that renewed it (svc_lease.c). Past it the job stops. */
+  atomic_llong lease_ok_mono;
   svc_check post;      /* under pool->mu: the table after the job's commit */
   char *post_root;     /* under pool->mu: its table, set while post waits to be collected */
 };
 
-enum { CANCEL_USER = 1, CANCEL_SHUTDOWN = 2 };
+enum { CANCEL_USER = 1, CANCEL_SHUTDOWN = 2, CANCEL_LEASE = 3 };
 
 struct svc_pool {
   brid *d;
@@ -83,7 +87,16 @@ static void on_progress(void *user, uint64_t rows_done, uint64_t rows_total, uin
 
 static bool on_cancelled(void *user) {
   svc_worker *w = user;
+  int expected = 0;
+  if (bri_mono_ms() > atomic_load(&w->lease_ok_mono))
+    atomic_compare_exchange_strong(&w->cancel, &expected, CANCEL_LEASE);
   return atomic_load(&w->cancel) != 0;
+}
+
+/* Before each batch of deletes: the job's lease holds, in the store. */
+static int on_confirm(void *user, bri_error *err) {
+  svc_worker *w = user;
+  return bri_jobs_lease_confirm(w->pool->store, w->job.id, "delete files for", err);
 }
 
 /* The commit intent (daemon/jobs/journal.h): durable before the commit, so that
@@ -105,13 +118,23 @@ static int on_journal(void *user, const char *path, bri_error *err) {
 
 /* A job's end is written to the store with a few tries (a busy or briefly
  * failing disk). If it still cannot be written, the job stays "running" in
- * the store and would hold its table's slot for good: the pool raises
- * store_failed and the loop stops brid (exit status 1), so that the service
- * manager restarts it and recovery settles the job, crash-only style. */
+ * the store until its lease expires. On a store only this brid opens
+ * (SQLite) that means a failing disk: the pool raises store_failed and the
+ * loop stops brid (exit status 1), so that the service manager restarts it
+ * and recovery settles the job, crash-only style. On a shared store
+ * (PostgreSQL) an outage is expected to pass: the job is left to the
+ * recovery of whichever instance sees its lease expire, this one included.
+ * A job that is no longer this session's (BRI_ELEASE: its lease expired and
+ * another instance recovered it) is simply let go. */
 #define RECORD_TRIES 5
 
 static bool recorded(svc_worker *w, int rc, int try, const char *what, const bri_error *err) {
   if (!rc) return true;
+  if (rc == BRI_ELEASE) {
+    log_notice("job %lld (%s %s): not recording %s: %s", (long long)w->job.id, bri_job_kind_name(w->job.kind),
+               w->job.root, what, err->msg);
+    return true;
+  }
   if (try + 1 < RECORD_TRIES) {
     log_warn("job %lld (%s %s): cannot record %s (try %d of %d): %s", (long long)w->job.id,
              bri_job_kind_name(w->job.kind), w->job.root, what, try + 1, RECORD_TRIES, err->msg);
@@ -119,6 +142,11 @@ static bool recorded(svc_worker *w, int rc, int try, const char *what, const bri
     while (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
     nanosleep(&ts, NULL);
     return false;
+  }
+  if (!bri_jobs_exclusive(w->pool->store)) {
+    log_err("job %lld (%s %s): cannot record %s: %s; the job is recovered once its lease expires",
+            (long long)w->job.id, bri_job_kind_name(w->job.kind), w->job.root, what, err->msg);
+    return true;
   }
   log_err("job %lld (%s %s): cannot record %s: %s; stopping brid (its restart settles the job)",
           (long long)w->job.id, bri_job_kind_name(w->job.kind), w->job.root, what, err->msg);
@@ -185,6 +213,10 @@ static void end_unsucceeded(svc_worker *w, int rc, const bri_error *err) {
   const char *kind = bri_job_kind_name(w->job.kind);
   if (rc == BRI_ECANCELLED && atomic_load(&w->cancel) == CANCEL_SHUTDOWN) {
     retry(w, "interrupted: brid is shutting down");
+  } else if ((rc == BRI_ECANCELLED && atomic_load(&w->cancel) == CANCEL_LEASE) || rc == BRI_ELEASE) {
+    log_warn("job %lld (%s %s): stopped: its lease could not be confirmed in time (%s)", (long long)w->job.id,
+             kind, w->job.root, rc == BRI_ELEASE ? err->msg : "the job store did not answer the heartbeats");
+    retry(w, "interrupted: its lease could not be confirmed");
   } else if (rc == BRI_ECANCELLED) {
     log_notice("job %lld (%s %s): cancelled", (long long)w->job.id, kind, w->job.root);
     finish(w, BRI_JOB_CANCELLED, NULL, "cancelled on request", 0, 0);
@@ -293,7 +325,7 @@ static void run_job(svc_worker *w) {
   const svc_kind *k = svc_kind_of(w->job.kind);
   svc_job j = {.root = w->job.root, .id = w->job.id,
                .hooks = {.journal = on_journal, .cancelled = on_cancelled, .progress = on_progress,
-                         .commit_intent = on_commit_intent, .user = w},
+                         .commit_intent = on_commit_intent, .confirm = on_confirm, .user = w},
                .phase = job_phase, .committed = job_committed, .count = job_count, .succeed = job_succeed, .fail = job_fail, .unsucceeded = job_unsucceeded};
   svc_opts o;
   char msg[512];
@@ -434,6 +466,7 @@ void svc_pool_run(svc_pool *p, bri_jobs_job *job, const svc_policy *pol) {
     w->prog.updated_ms = w->prog.started_ms;
     w->prog.phase = "starting";
     atomic_store(&w->cancel, 0);
+    atomic_store(&w->lease_ok_mono, bri_mono_ms() + 2 * bri_jobs_lease_ttl_ms(p->store) / 3);
     w->state = W_ASSIGNED;
     pthread_cond_signal(&w->cv);
     break;
@@ -454,6 +487,38 @@ bool svc_pool_cancel(svc_pool *p, int64_t job_id, bool for_shutdown) {
   }
   pthread_mutex_unlock(&p->mu);
   return found;
+}
+
+size_t svc_pool_held(svc_pool *p, int64_t *ids, size_t cap) {
+  size_t n = 0;
+  pthread_mutex_lock(&p->mu);
+  for (int i = 0; i < p->n && n < cap; i++)
+    if (p->w[i].state == W_ASSIGNED || p->w[i].state == W_RUNNING) ids[n++] = p->w[i].job.id;
+  pthread_mutex_unlock(&p->mu);
+  return n;
+}
+
+bool svc_pool_holds(svc_pool *p, int64_t job_id) {
+  int64_t ids[64];
+  size_t n = svc_pool_held(p, ids, sizeof ids / sizeof ids[0]);
+  for (size_t i = 0; i < n; i++)
+    if (ids[i] == job_id) return true;
+  return n == sizeof ids / sizeof ids[0]; /* more workers than looked at: assume it runs here */
+}
+
+void svc_pool_leases(svc_pool *p, const int64_t *ids, const int *renewed, size_t n, int64_t ok_until_mono) {
+  pthread_mutex_lock(&p->mu);
+  for (int i = 0; i < p->n; i++) {
+    svc_worker *w = &p->w[i];
+    if (w->state != W_ASSIGNED && w->state != W_RUNNING) continue;
+    for (size_t k = 0; k < n; k++) {
+      if (ids[k] != w->job.id) continue;
+      int expected = 0;
+      if (renewed[k]) atomic_store(&w->lease_ok_mono, ok_until_mono);
+      else atomic_compare_exchange_strong(&w->cancel, &expected, CANCEL_LEASE);
+    }
+  }
+  pthread_mutex_unlock(&p->mu);
 }
 
 void svc_pool_cancel_all(svc_pool *p, bool for_shutdown) {

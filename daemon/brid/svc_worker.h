@@ -46,6 +46,15 @@ bool svc_pool_cancel(svc_pool *p, int64_t job_id, bool for_shutdown);
 /* The same for every running job (drain deadline). */
 void svc_pool_cancel_all(svc_pool *p, bool for_shutdown);
 
+/* Leases (svc_lease.c, any thread): the ids of the jobs workers hold (at
+ * most cap); whether job_id is one of them; after a heartbeat, the jobs
+ * whose lease was renewed may go on until ok_until_mono (CLOCK_MONOTONIC
+ * ms), the others stop at their next safe point and go back to the queue
+ * (or, when another instance recovered them, are let go). */
+size_t svc_pool_held(svc_pool *p, int64_t *ids, size_t cap);
+bool svc_pool_holds(svc_pool *p, int64_t job_id);
+void svc_pool_leases(svc_pool *p, const int64_t *ids, const int *renewed, size_t n, int64_t ok_until_mono);
+
 /* On the loop thread: applies the table states workers read after their
  * commits (svc_watch_apply). The async handle does it when a job ends;
  * whatever shows a table's state calls it first, so that a job seen to

@@ -92,6 +92,7 @@ int bri_jobs_list(bri_jobs_store *s, const bri_jobs_filter *f, bri_jobs_job **ou
 void bri_jobs_attempts_free(bri_jobs_attempt *a, size_t n) {
   for (size_t i = 0; a && i < n; i++) {
     free(a[i].owner);
+    free(a[i].instance);
     free(a[i].outcome);
     free(a[i].error);
   }
@@ -107,7 +108,7 @@ int bri_jobs_attempts(bri_jobs_store *s, int64_t job_id, bri_jobs_attempt **out,
   jobs_stmt *st;
   pthread_mutex_lock(&s->mu);
   int rc = jobs_prepare(s,
-                        "SELECT attempt, owner, started_at, finished_at, outcome, error "
+                        "SELECT attempt, owner, started_at, finished_at, outcome, error, instance "
                         "FROM job_attempts WHERE job_id = ? ORDER BY attempt",
                         &st, "listing a job's attempts", err);
   if (!rc) {
@@ -125,6 +126,7 @@ int bri_jobs_attempts(bri_jobs_store *s, int64_t job_id, bri_jobs_attempt **out,
       a->finished_at = jobs_col_i64(st, 3);
       a->outcome = jobs_col_text(st, 4, &oom);
       a->error = jobs_col_text(st, 5, &oom);
+      a->instance = jobs_col_text(st, 6, &oom);
       if (oom) {
         rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory listing attempts", s->path);
         break;

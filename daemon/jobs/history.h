@@ -33,7 +33,8 @@ void bri_jobs_list_free(bri_jobs_job *jobs, size_t n);
 
 typedef struct bri_jobs_attempt {
   int attempt; /* 1, 2, ... */
-  char *owner; /* session that ran it */
+  char *owner;    /* session that ran it */
+  char *instance; /* the brid instance of that session (NULL in stores older than version 4) */
   int64_t started_at, finished_at; /* finished_at 0 while running */
   /* NULL while running, else "succeeded", "failed", "cancelled" (the
    * worker finished the job so), "retried" (the worker gave it back to the

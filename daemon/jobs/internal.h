@@ -36,6 +36,7 @@ struct bri_jobs_store {
   pthread_mutex_t mu;
   int lock_fd;
   char session[40];
+  char *instance; /* this brid's name (bri_jobs_instance) */
   bri_jobs_options opt;
   int last_sqlite_rc; /* extended code of the last failure jobs_sqlerr saw */
 };
@@ -115,7 +116,7 @@ char *jobs_col_text(jobs_stmt *st, int col, int *oom);
   "j.id, j.table_id, t.root, j.kind, j.state, j.priority, j.attempts, j.max_attempts, "       \
   "j.cancel_requested, j.not_before, j.created_at, j.started_at, j.finished_at, j.owner, "    \
   "j.params, j.result, j.error, j.commit_uuid, j.commit_read_version, j.bytes_written, "      \
-  "j.bytes_reused"
+  "j.bytes_reused, j.lease_expires_at, j.instance"
 #define JOBS_JOB_FROM " FROM jobs j JOIN tables t ON t.id = j.table_id "
 
 /* Reads one row of JOBS_JOB_COLUMNS into job (members malloc'd). */
@@ -134,8 +135,15 @@ int jobs_stats_add_locked(bri_jobs_store *s, int64_t table_id, bri_job_kind kind
                           uint64_t bytes_reused, bri_error *err);
 
 /* Checks that job is running under this session (the only jobs whose
- * state this session may move on). */
+ * state this session may move on); BRI_ELEASE when it is not (any more). */
 int jobs_check_owned(bri_jobs_store *s, const bri_jobs_job *job, const char *what,
+                     bri_error *err);
+
+/* jobs_check_owned, and the job's lease has at least a third of lease_ttl
+ * left at now: what a job must hold before an action it cannot take back
+ * (a commit, a delete). BRI_ELEASE otherwise, err saying how the lease
+ * stands. */
+int jobs_check_lease(bri_jobs_store *s, const bri_jobs_job *job, const char *what, int64_t now,
                      bri_error *err);
 
 /* One write transaction on one job, under the store's mutex.

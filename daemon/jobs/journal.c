@@ -52,6 +52,7 @@ int bri_jobs_set_commit_intent(bri_jobs_store *s, int64_t job_id, const char *tx
   const char *step = "recording a commit intent";
   bri_jobs_job job;
   int rc = jobs_job_begin(s, job_id, "record a commit intent of", 1, step, &job, err);
+  if (!rc) rc = jobs_check_lease(s, &job, "record a commit intent of", jobs_now_locked(s), err);
   if (!rc)
     rc = jobs_run(s, step, err,
                   "UPDATE jobs SET commit_uuid = ?, commit_read_version = ? WHERE id = ?", "tii",

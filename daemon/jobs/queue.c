@@ -22,6 +22,7 @@ void bri_jobs_job_clear(bri_jobs_job *job) {
   free(job->result);
   free(job->error);
   free(job->commit_uuid);
+  free(job->instance);
   memset(job, 0, sizeof *job);
 }
 
@@ -146,14 +147,14 @@ int bri_jobs_claim_next(bri_jobs_store *s, bri_jobs_job *job, int *claimed, bri_
   jobs_finalize(st);
   st = NULL;
   rc = jobs_run(s, step, err,
-                "UPDATE jobs SET state = 'running', owner = ?, attempts = attempts + 1, "
-                "started_at = ?, cancel_requested = 0, commit_uuid = NULL, "
+                "UPDATE jobs SET state = 'running', owner = ?, instance = ?, attempts = attempts + 1, "
+                "started_at = ?, lease_expires_at = ?, cancel_requested = 0, commit_uuid = NULL, "
                 "commit_read_version = NULL WHERE id = ? AND state = 'queued'",
-                "tii", s->session, now, id);
+                "ttiii", s->session, s->instance, now, now + s->opt.lease_ttl_ms, id);
   if (!rc)
     rc = jobs_run(s, step, err,
-                  "INSERT INTO job_attempts (job_id, attempt, owner, started_at) "
-                  "SELECT id, attempts, owner, started_at FROM jobs WHERE id = ?",
+                  "INSERT INTO job_attempts (job_id, attempt, owner, instance, started_at) "
+                  "SELECT id, attempts, owner, instance, started_at FROM jobs WHERE id = ?",
                   "i", id);
   if (!rc) rc = jobs_get_locked(s, id, job, err);
   if (!rc) rc = bri_failpoint("jobs.before_claim", err);

@@ -46,6 +46,8 @@ typedef struct bri_jobs_job {
   int has_commit_read_version;
   uint64_t commit_read_version;
   uint64_t bytes_written, bytes_reused; /* reported by finish */
+  int64_t lease_expires_at;             /* running: the owner's lease ends then */
+  char *instance;                       /* the instance that claimed it last, else NULL */
 } bri_jobs_job;
 
 /* Frees the members and zeroes the struct (safe on a zeroed struct). */

@@ -1,8 +1,12 @@
 /* recover.h: putting the job store right after a daemon died.
  *
- * A job still "running" under another session than this store's was
- * interrupted (the store's lock file guarantees that session's process is
- * gone). Recovery decides, per such job:
+ * A job still "running" whose lease has expired was interrupted: its brid
+ * died, stalled past its lease or lost the store (instances.h). So was, at
+ * once, a job running under another session of a store only one process
+ * can open (SQLite's lock file guarantees that session's process is gone).
+ * Recovery first takes such a job over (it becomes this session's, with a
+ * fresh lease, renewed while recovery works on it; a job another instance
+ * took over first is left to that one), then decides:
  *   - if it recorded a commit intent and ops->commit_landed says that commit
  *     is in the table, the job is finished as succeeded with result
  *     {"recovered": true, "version": V};
@@ -23,9 +27,11 @@
  * stays as it is (a crashed one stays "running", so its table gets no new
  * job while files of unknown status may remain), the table's last error
  * names the failure, recovery goes on with the other jobs, and the first
- * failure is returned. Calling bri_jobs_recover again retries. It is safe
- * at any time (jobs of this session are never touched) but meant for
- * start-up, before workers claim jobs.
+ * failure is returned (a stuck job keeps the lease recovery gave it, so it
+ * is tried again once that expires). Calling bri_jobs_recover again
+ * retries. It is safe at any time, from any number of instances: jobs
+ * whose lease holds, and jobs ops->in_flight says this process runs, are
+ * never touched.
  *
  * Callbacks are called without the store's lock held (they may call into
  * the store) and must be idempotent: a crash during recovery repeats it. */
@@ -53,6 +59,9 @@ typedef struct bri_jobs_recovery_ops {
    * transaction uuid. */
   int (*commit_landed)(void *user, const bri_jobs_job *job, int *landed, uint64_t *version,
                        bri_error *err);
+  /* Optional: 1 when this process still runs job_id (a worker whose
+   * lease could not be renewed in time, about to give up): left alone. */
+  int (*in_flight)(void *user, int64_t job_id);
   void *user;
 } bri_jobs_recovery_ops;
 

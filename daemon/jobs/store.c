@@ -65,6 +65,7 @@ void bri_jobs_options_init(bri_jobs_options *o) {
   o->max_attempts = 5;
   o->retry_base_ms = 30 * 1000;
   o->retry_max_ms = 60 * 60 * 1000;
+  o->lease_ttl_ms = 30 * 1000;
 }
 
 /* ---- SQL helpers ------------------------------------------------------- */
@@ -172,6 +173,8 @@ int jobs_read_job(bri_jobs_store *s, jobs_stmt *st, bri_jobs_job *job, bri_error
   job->commit_read_version = (uint64_t)jobs_col_i64(st, 18);
   job->bytes_written = (uint64_t)jobs_col_i64(st, 19);
   job->bytes_reused = (uint64_t)jobs_col_i64(st, 20);
+  job->lease_expires_at = jobs_col_i64(st, 21);
+  job->instance = jobs_col_text(st, 22, &oom);
   if (oom) {
     bri_jobs_job_clear(job);
     return bri_error_set(err, BRI_ENOMEM, "%s: out of memory reading job", s->path);
@@ -197,14 +200,30 @@ int jobs_get_locked(bri_jobs_store *s, int64_t id, bri_jobs_job *job, bri_error 
 int jobs_check_owned(bri_jobs_store *s, const bri_jobs_job *job, const char *what,
                      bri_error *err) {
   if (job->state != BRI_JOB_RUNNING)
-    return bri_error_set(err, BRI_EINVAL, "%s: cannot %s job %lld: it is %s, not running",
+    return bri_error_set(err, BRI_ELEASE,
+                         "%s: cannot %s job %lld: it is %s, not running",
                          s->path, what, (long long)job->id, bri_job_state_name(job->state));
   if (!job->owner || strcmp(job->owner, s->session) != 0)
-    return bri_error_set(err, BRI_EINVAL,
-                         "%s: cannot %s job %lld: it is running under session %s, not this "
-                         "one (%s); an interrupted job is recovered, not finished",
+    return bri_error_set(err, BRI_ELEASE,
+                         "%s: cannot %s job %lld: it is running under session %s (instance %s), "
+                         "not this one (%s); an interrupted job is recovered, not finished",
                          s->path, what, (long long)job->id, job->owner ? job->owner : "?",
-                         s->session);
+                         job->instance ? job->instance : "?", s->session);
+  return 0;
+}
+
+int jobs_check_lease(bri_jobs_store *s, const bri_jobs_job *job, const char *what, int64_t now,
+                     bri_error *err) {
+  int rc = jobs_check_owned(s, job, what, err);
+  if (rc) return rc;
+  int64_t left = job->lease_expires_at - now, margin = s->opt.lease_ttl_ms / 3;
+  if (left < margin)
+    return bri_error_set(err, BRI_ELEASE,
+                         "%s: will not %s job %lld: its lease %s %lld ms%s (lease_ttl %lld ms; "
+                         "it must have a third of it left); another instance may take the job over",
+                         s->path, what, (long long)job->id, left < 0 ? "ended" : "ends in",
+                         (long long)(left < 0 ? -left : left), left < 0 ? " ago" : "",
+                         (long long)s->opt.lease_ttl_ms);
   return 0;
 }
 
@@ -321,8 +340,15 @@ int bri_jobs_open(const char *path, const bri_jobs_options *opt, bri_jobs_store 
   if (s->opt.max_attempts < 1) s->opt.max_attempts = 1;
   if (s->opt.retry_base_ms < 0) s->opt.retry_base_ms = 0;
   if (s->opt.retry_max_ms < s->opt.retry_base_ms) s->opt.retry_max_ms = s->opt.retry_base_ms;
+  if (s->opt.lease_ttl_ms < 1000) s->opt.lease_ttl_ms = 1000;
   pthread_mutex_init(&s->mu, NULL);
   make_session(s->session);
+  s->instance = strdup(s->opt.instance && *s->opt.instance ? s->opt.instance : s->session);
+  s->opt.instance = NULL; /* the caller's string is not kept */
+  if (!s->instance) {
+    bri_jobs_close(s);
+    return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", path);
+  }
 
   int rc = jobs_db_open(s, err);
   if (rc) goto fail;
@@ -338,6 +364,7 @@ void bri_jobs_close(bri_jobs_store *s) {
   if (!s) return;
   jobs_db_close(s);
   pthread_mutex_destroy(&s->mu);
+  free(s->instance);
   free(s->path);
   free(s);
 }
@@ -345,3 +372,9 @@ void bri_jobs_close(bri_jobs_store *s) {
 const char *bri_jobs_path(const bri_jobs_store *s) { return s->path; }
 
 const char *bri_jobs_session(const bri_jobs_store *s) { return s->session; }
+
+const char *bri_jobs_instance(const bri_jobs_store *s) { return s->instance; }
+
+int bri_jobs_exclusive(const bri_jobs_store *s) { return s->lock_fd >= 0; }
+
+int64_t bri_jobs_lease_ttl_ms(const bri_jobs_store *s) { return s->opt.lease_ttl_ms; }

@@ -69,6 +69,11 @@ typedef struct bri_jobs_options {
   int max_attempts;      /* attempts a new job gets before it fails; default 5 */
   int64_t retry_base_ms; /* first retry delay; default 30 s */
   int64_t retry_max_ms;  /* cap of the doubling delay; default 1 h */
+  /* This brid's instance name, written on the jobs it claims and in the
+   * instances table (NULL: the session id). */
+  const char *instance;
+  /* How long a claim holds its table without a renewal; default 30 s. */
+  int64_t lease_ttl_ms;
   /* Clock in ms since the epoch; NULL = CLOCK_REALTIME. Tests inject one. */
   int64_t (*clock_ms)(void *user);
   void *clock_user;
@@ -95,6 +100,14 @@ void bri_jobs_close(bri_jobs_store *s);
 const char *bri_jobs_path(const bri_jobs_store *s);
 /* This open's session id (the owner written on the jobs it claims). */
 const char *bri_jobs_session(const bri_jobs_store *s);
+/* This brid's instance name (the options', else the session id). */
+const char *bri_jobs_instance(const bri_jobs_store *s);
+/* 1 when no other process can have this store open (SQLite's lock file):
+ * a job running under another session is then interrupted for sure,
+ * whatever its lease says; 0 for a store several brids share. */
+int bri_jobs_exclusive(const bri_jobs_store *s);
+/* The lease a claim takes, in ms (the options' lease_ttl_ms). */
+int64_t bri_jobs_lease_ttl_ms(const bri_jobs_store *s);
 /* The store's clock, ms since the epoch. */
 int64_t bri_jobs_now(bri_jobs_store *s);
 

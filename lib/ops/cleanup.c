@@ -155,6 +155,10 @@ static int flush(run *r) {
     rc = bri_error_set(r->err, BRI_ECANCELLED, "%s: cleanup cancelled before deleting %s%s", r->t->root, first, more);
     goto out;
   }
+  if (r->hooks && r->hooks->confirm && (rc = r->hooks->confirm(r->hooks->user, r->err)) != 0) {
+    bri_error_wrap(r->err, "%s: cleanup stopped before deleting %s%s", r->t->root, first, more);
+    goto out;
+  }
   if ((rc = bri_failpoint("cleanup.before_delete", r->err)) != 0) {
     bri_error_wrap(r->err, "deleting %s%s", first, more);
     goto out;

@@ -67,8 +67,12 @@ void bri_duration_format(int64_t seconds, char *out, size_t cap) {
   }
 }
 
-int64_t bri_now_ms(void) {
+static int64_t clock_ms(clockid_t id) {
   struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
+  clock_gettime(id, &ts);
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+int64_t bri_now_ms(void) { return clock_ms(CLOCK_REALTIME); }
+
+int64_t bri_mono_ms(void) { return clock_ms(CLOCK_BOOTTIME); }

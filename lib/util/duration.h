@@ -21,5 +21,8 @@ void bri_duration_format(int64_t seconds, char *out, size_t cap);
 
 /* Wall-clock milliseconds since the Unix epoch (CLOCK_REALTIME). */
 int64_t bri_now_ms(void);
+/* Milliseconds of CLOCK_BOOTTIME: never steps, and goes on while the
+ * process is stopped or the machine suspended (what a lease must count). */
+int64_t bri_mono_ms(void);
 
 #endif

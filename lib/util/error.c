@@ -62,6 +62,7 @@ const char *bri_error_name(int code) {
   case BRI_ETAKEN: return "version-taken";
   case BRI_ECANCELLED: return "cancelled";
   case BRI_ENOTEMPTY: return "not-empty";
+  case BRI_ELEASE: return "lease-lost";
   default: return "error";
   }
 }

@@ -21,6 +21,7 @@ enum {
   BRI_ETAKEN = -8,       /* another writer committed the version we tried first: retry */
   BRI_ECANCELLED = -9,   /* the caller asked the operation to stop */
   BRI_ENOTEMPTY = -10,   /* a directory to delete still holds entries */
+  BRI_ELEASE = -11,      /* this process no longer holds the lease on its job: it must not act */
 };
 
 typedef struct bri_error {

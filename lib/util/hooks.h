@@ -35,6 +35,11 @@ typedef struct bri_hooks {
   /* Cleanup: a file deleted (or, in a dry run, that would be); kind is a
    * bri_cleanup_kind. */
   void (*deleted)(void *user, int kind, const char *path, uint64_t bytes);
+  /* Cleanup: asked before each batch of deletes, which cannot be taken
+   * back, whether the caller still may act on the table (brid: whether
+   * its job still holds its lease); non-zero stops the run with that
+   * error before the batch. */
+  int (*confirm)(void *user, bri_error *err);
   void *user;
 } bri_hooks;
 

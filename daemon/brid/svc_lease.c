@@ -1,0 +1,160 @@
+/* svc_lease.c: the heartbeat thread (see svc_lease.h). */
+#include "svc_lease.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "svc_log.h"
+#include "svc_recover.h"
+#include "svc_sched.h"
+#include "svc_worker.h"
+
+#define HELD_MAX 256 /* job ids per heartbeat: more than any worker count brid accepts */
+
+struct svc_lease {
+  brid *d;
+  pthread_t thread;
+  bool started;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  bool stop;               /* under mu */
+  svc_store_health health; /* under mu */
+  uv_async_t kick;         /* to the loop: recovery requeued jobs */
+};
+
+static void on_kick(uv_async_t *h) {
+  svc_lease *l = h->data;
+  if (!l->d->draining) svc_sched_kick(l->d);
+}
+
+/* Notes the heartbeat's outcome; logs a change of state, not every failure. */
+static void note(svc_lease *l, int rc, const bri_error *err) {
+  int64_t now = bri_now_ms();
+  pthread_mutex_lock(&l->mu);
+  svc_store_health *h = &l->health;
+  bool was_up = h->up;
+  if (!rc) {
+    if (!was_up)
+      log_notice("job store %s answers again (after %llu failed heartbeat(s))", bri_jobs_path(l->d->store),
+                 (unsigned long long)h->failures);
+    h->up = true, h->last_ok_ms = now, h->failures = 0, h->down_since_ms = 0;
+  } else {
+    if (was_up) {
+      log_warn("job store %s: heartbeat failed: %s; running jobs stop when their lease can no longer be "
+               "confirmed, and no job starts until it answers",
+               bri_jobs_path(l->d->store), err->msg);
+      h->down_since_ms = now;
+    }
+    h->up = false, h->failures++;
+    snprintf(h->last_error, sizeof h->last_error, "%s", err->msg);
+  }
+  pthread_mutex_unlock(&l->mu);
+}
+
+static void beat(svc_lease *l) {
+  brid *d = l->d;
+  int64_t ids[HELD_MAX];
+  int renewed[HELD_MAX];
+  size_t n = svc_pool_held(d->pool, ids, HELD_MAX);
+  int64_t sent = bri_mono_ms(), ttl = bri_jobs_lease_ttl_ms(d->store);
+  bri_error err;
+  int rc = bri_jobs_heartbeat(d->store, ids, n, renewed, NULL, &err);
+  note(l, rc, &err);
+  if (rc) return;
+  svc_pool_leases(d->pool, ids, renewed, n, sent + ttl - ttl / 3);
+  for (size_t i = 0; i < n; i++)
+    if (!renewed[i]) log_warn("job %lld: its lease was taken over by another instance; stopping it", (long long)ids[i]);
+  bri_jobs_recovery_report rep = {0};
+  rc = svc_recover_jobs(d->store, d->pool, &rep, &err);
+  if (rc) log_err("recovery of jobs whose lease expired left %zu job(s) as they were: %s", rep.stuck, err.msg);
+  if (rep.interrupted)
+    log_notice("recovered %zu job(s) whose lease expired: %zu requeued, %zu finished (their commit had landed), "
+               "%zu failed, %zu cancelled; %zu file(s) removed, %zu kept",
+               rep.interrupted, rep.requeued, rep.succeeded, rep.failed, rep.cancelled, rep.files_removed,
+               rep.files_kept);
+  if (rep.requeued || rep.succeeded) uv_async_send(&l->kick);
+}
+
+static void *lease_main(void *arg) {
+  svc_lease *l = arg;
+  int64_t every = bri_jobs_lease_ttl_ms(l->d->store) / 3;
+  pthread_mutex_lock(&l->mu);
+  while (!l->stop) {
+    pthread_mutex_unlock(&l->mu);
+    beat(l);
+    pthread_mutex_lock(&l->mu);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += every / 1000;
+    ts.tv_nsec += (every % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    while (!l->stop && pthread_cond_timedwait(&l->cv, &l->mu, &ts) == 0) {
+    }
+  }
+  pthread_mutex_unlock(&l->mu);
+  return NULL;
+}
+
+int svc_lease_start(brid *d, svc_lease **out, bri_error *err) {
+  *out = NULL;
+  char host[256] = "?";
+  gethostname(host, sizeof host - 1);
+  int rc = bri_jobs_instance_register(d->store, host, (int64_t)getpid(), BRID_VERSION, err);
+  if (rc) return rc;
+  svc_lease *l = calloc(1, sizeof *l);
+  if (!l) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  l->d = d;
+  l->health.up = true;
+  l->health.last_ok_ms = bri_now_ms();
+  pthread_mutex_init(&l->mu, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&l->cv, &ca);
+  pthread_condattr_destroy(&ca);
+  uv_async_init(&d->loop, &l->kick, on_kick);
+  l->kick.data = l;
+  int e = pthread_create(&l->thread, NULL, lease_main, l);
+  if (e) {
+    *out = l;
+    return bri_error_set(err, BRI_EIO, "cannot start the heartbeat thread: %s", strerror(e));
+  }
+  l->started = true;
+  *out = l;
+  return 0;
+}
+
+void svc_lease_stop(svc_lease *l) {
+  if (!l) return;
+  pthread_mutex_lock(&l->mu);
+  l->stop = true;
+  pthread_cond_signal(&l->cv);
+  pthread_mutex_unlock(&l->mu);
+  if (l->started) pthread_join(l->thread, NULL);
+  l->started = false;
+  bri_error err;
+  if (bri_jobs_instance_stop(l->d->store, &err)) log_warn("marking this instance stopped: %s", err.msg);
+  if (!uv_is_closing((uv_handle_t *)&l->kick)) uv_close((uv_handle_t *)&l->kick, NULL);
+}
+
+void svc_lease_free(svc_lease *l) {
+  if (!l) return;
+  pthread_cond_destroy(&l->cv);
+  pthread_mutex_destroy(&l->mu);
+  free(l);
+}
+
+void svc_lease_health(svc_lease *l, svc_store_health *out) {
+  if (!l) {
+    memset(out, 0, sizeof *out);
+    out->up = true;
+    return;
+  }
+  pthread_mutex_lock(&l->mu);
+  *out = l->health;
+  pthread_mutex_unlock(&l->mu);
+}

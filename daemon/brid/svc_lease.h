@@ -1,0 +1,46 @@
+/* svc_lease.h: this brid's standing in its job store: its instance record,
+ * the heartbeat that renews its jobs' leases, the recovery of jobs whose
+ * lease expired (any instance's, this one's included), and whether the
+ * store answers.
+ *
+ * Main design choice: a thread of its own, not the loop, because a store
+ * that stops answering (PostgreSQL restarting, a network partition) may
+ * hold a call for seconds; the loop must go on answering the socket and
+ * the workers must learn that their leases are no longer confirmed. Every
+ * lease_ttl / 3 it sends one heartbeat (one transaction: the instance's
+ * heartbeat and the leases of the jobs the workers hold), tells the pool
+ * which leases were renewed and until when, and then recovers the jobs
+ * whose lease has expired. A worker whose lease was not renewed in time
+ * stops at its next safe point, and confirms its lease in the store before
+ * its commit and before each batch of deletes (instances.h). */
+#ifndef BRI_SVC_LEASE_H
+#define BRI_SVC_LEASE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "svc_daemon.h"
+
+typedef struct svc_lease svc_lease;
+
+/* Registers the instance (refused when a live brid holds its name) and
+ * starts the thread; the thread kicks the scheduler through the loop when
+ * its recovery requeued jobs. */
+int svc_lease_start(brid *d, svc_lease **out, bri_error *err);
+/* Stops the thread, marks the instance stopped (best effort). */
+void svc_lease_stop(svc_lease *l);
+/* Frees it after the loop ran the close callback of its async handle. */
+void svc_lease_free(svc_lease *l);
+
+typedef struct svc_store_health {
+  bool up;                 /* the last heartbeat went through */
+  int64_t last_ok_ms;      /* wall clock of the last one that did, 0 if none */
+  int64_t down_since_ms;   /* while down: the first failure */
+  uint64_t failures;       /* consecutive failed heartbeats */
+  char last_error[sizeof(((bri_error *)0)->msg)]; /* of the last failure, "" if none */
+} svc_store_health;
+
+/* Any thread; NULL l gives "up". */
+void svc_lease_health(svc_lease *l, svc_store_health *out);
+
+#endif

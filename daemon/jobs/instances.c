@@ -1,0 +1,143 @@
+/* instances.c: instance registration, heartbeats and lease renewal and
+ * confirmation (see instances.h). Each call is one short transaction under
+ * the store's mutex, like every other store call. */
+#include "jobs/instances.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobs/internal.h"
+
+int bri_jobs_instance_register(bri_jobs_store *s, const char *host, int64_t pid,
+                               const char *version, bri_error *err) {
+  const char *step = "registering this instance";
+  jobs_stmt *st = NULL;
+  pthread_mutex_lock(&s->mu);
+  int64_t now = jobs_now_locked(s);
+  int rc = jobs_begin(s, step, err);
+  if (!rc) rc = jobs_query(s, &st, step, err,
+                           "SELECT session, host, pid, heartbeat_at FROM instances "
+                           "WHERE name = ? AND stopped_at IS NULL AND heartbeat_at > ? AND session <> ?",
+                           "tit", s->instance, now - s->opt.lease_ttl_ms, s->session);
+  if (rc == 1) {
+    rc = bri_error_set(err, BRI_EINVAL,
+                       "%s: instance name '%s' is held by a running brid (host %s, pid %lld, last "
+                       "heartbeat %lld ms ago): give each brid its own instance_name",
+                       s->path, s->instance, jobs_col_str(st, 1), (long long)jobs_col_i64(st, 2),
+                       (long long)(now - jobs_col_i64(st, 3)));
+  }
+  jobs_finalize(st);
+  if (!rc)
+    rc = jobs_run(s, step, err,
+                  "INSERT INTO instances (name, session, host, pid, version, started_at, heartbeat_at) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6) "
+                  "ON CONFLICT (name) DO UPDATE SET session = ?2, host = ?3, pid = ?4, version = ?5, "
+                  "started_at = ?6, heartbeat_at = ?6, stopped_at = NULL",
+                  "tttiti", s->instance, s->session, host, pid, version, now);
+  if (!rc) rc = jobs_commit(s, step, err);
+  if (rc) jobs_rollback(s);
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+int bri_jobs_instance_stop(bri_jobs_store *s, bri_error *err) {
+  pthread_mutex_lock(&s->mu);
+  int rc = jobs_run(s, "marking this instance stopped", err,
+                    "UPDATE instances SET stopped_at = ?1, heartbeat_at = ?1 WHERE name = ?2 AND session = ?3",
+                    "itt", jobs_now_locked(s), s->instance, s->session);
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+int bri_jobs_heartbeat(bri_jobs_store *s, const int64_t *job_ids, size_t n, int *renewed,
+                       int64_t *lease_until, bri_error *err) {
+  const char *step = "heartbeat";
+  pthread_mutex_lock(&s->mu);
+  int64_t now = jobs_now_locked(s), until = now + s->opt.lease_ttl_ms;
+  int rc = jobs_begin(s, step, err);
+  if (!rc)
+    rc = jobs_run(s, step, err, "UPDATE instances SET heartbeat_at = ? WHERE name = ? AND session = ?", "itt",
+                  now, s->instance, s->session);
+  if (!rc && jobs_changes(s) != 1)
+    rc = bri_error_set(err, BRI_EINVAL,
+                       "%s: heartbeat: instance '%s' of session %s is not registered (another brid "
+                       "took its name)",
+                       s->path, s->instance, s->session);
+  for (size_t i = 0; !rc && i < n; i++) {
+    rc = jobs_run(s, step, err,
+                  "UPDATE jobs SET lease_expires_at = ? WHERE id = ? AND state = 'running' AND owner = ?",
+                  "iit", until, job_ids[i], s->session);
+    if (!rc && renewed) renewed[i] = jobs_changes(s) == 1;
+  }
+  if (!rc) rc = jobs_commit(s, step, err);
+  if (rc) jobs_rollback(s);
+  pthread_mutex_unlock(&s->mu);
+  if (!rc && lease_until) *lease_until = until;
+  return rc;
+}
+
+int bri_jobs_lease_confirm(bri_jobs_store *s, int64_t job_id, const char *what, bri_error *err) {
+  bri_jobs_job job;
+  pthread_mutex_lock(&s->mu);
+  int rc = jobs_get_locked(s, job_id, &job, err);
+  if (!rc) rc = jobs_check_lease(s, &job, what, jobs_now_locked(s), err);
+  pthread_mutex_unlock(&s->mu);
+  bri_jobs_job_clear(&job);
+  return rc;
+}
+
+void bri_jobs_instances_free(bri_jobs_instance_info *v, size_t n) {
+  for (size_t i = 0; v && i < n; i++) free(v[i].name), free(v[i].session), free(v[i].host), free(v[i].version);
+  free(v);
+}
+
+int bri_jobs_instances(bri_jobs_store *s, bri_jobs_instance_info **out, size_t *n, bri_error *err) {
+  *out = NULL;
+  *n = 0;
+  bri_jobs_instance_info *v = NULL;
+  size_t count = 0, cap = 0;
+  jobs_stmt *st;
+  const char *step = "listing instances";
+  pthread_mutex_lock(&s->mu);
+  int rc = jobs_prepare(s,
+                        "SELECT name, session, host, pid, version, started_at, heartbeat_at, stopped_at "
+                        "FROM instances ORDER BY name",
+                        &st, step, err);
+  if (!rc) {
+    while ((rc = jobs_step(s, st, step, err)) == 1) {
+      if (count == cap) {
+        size_t nc = cap ? 2 * cap : 8;
+        bri_jobs_instance_info *nv = realloc(v, nc * sizeof *nv);
+        if (!nv) {
+          rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory listing instances", s->path);
+          break;
+        }
+        v = nv, cap = nc;
+      }
+      bri_jobs_instance_info *in = &v[count++];
+      int oom = 0;
+      in->name = jobs_col_text(st, 0, &oom);
+      in->session = jobs_col_text(st, 1, &oom);
+      in->host = jobs_col_text(st, 2, &oom);
+      in->pid = jobs_col_i64(st, 3);
+      in->version = jobs_col_text(st, 4, &oom);
+      in->started_at = jobs_col_i64(st, 5);
+      in->heartbeat_at = jobs_col_i64(st, 6);
+      in->stopped_at = jobs_col_i64(st, 7);
+      if (oom) {
+        rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory listing instances", s->path);
+        break;
+      }
+    }
+    jobs_finalize(st);
+  }
+  pthread_mutex_unlock(&s->mu);
+  if (rc < 0) {
+    bri_jobs_instances_free(v, count);
+    return rc;
+  }
+  *out = v;
+  *n = count;
+  return 0;
+}

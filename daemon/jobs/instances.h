@@ -1,0 +1,61 @@
+/* instances.h: the brids that share one job store, and the leases their
+ * jobs hold.
+ *
+ * An instance is one running brid, known by its name (instance_name in the
+ * configuration, else "host:pid"). It registers when it starts, heartbeats
+ * while it runs, and marks itself stopped when it exits cleanly; an instance
+ * whose heartbeat is older than the lease is "lost" to the others.
+ *
+ * A claim (queue.h) gives the job a lease on its table until now +
+ * lease_ttl. The heartbeat renews the leases of the jobs the instance's
+ * workers hold; a job whose lease has expired is recovered by any instance
+ * (recover.h). Before an action it cannot take back (the table commit,
+ * whose intent journal.h records, and each batch of deletes), a job confirms
+ * that its lease holds with a third of lease_ttl to spare; otherwise it
+ * gives up (BRI_ELEASE), because another instance may already have taken
+ * the job over. */
+#ifndef BRI_JOBS_INSTANCES_H
+#define BRI_JOBS_INSTANCES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jobs/store.h"
+
+typedef struct bri_jobs_instance_info {
+  char *name, *session, *host, *version;
+  int64_t pid;
+  int64_t started_at, heartbeat_at;
+  int64_t stopped_at; /* 0 while it runs (or was lost) */
+} bri_jobs_instance_info;
+
+/* Registers this store's instance (bri_jobs_instance) as started now on
+ * host with pid and version. A name that a live brid holds (not stopped,
+ * heartbeat within lease_ttl, another session) is refused (BRI_EINVAL, err
+ * naming its host, pid and last heartbeat): two brids must not share one
+ * name. */
+int bri_jobs_instance_register(bri_jobs_store *s, const char *host, int64_t pid,
+                               const char *version, bri_error *err);
+/* Marks this instance stopped (a clean exit). */
+int bri_jobs_instance_stop(bri_jobs_store *s, bri_error *err);
+
+/* One heartbeat: this instance's heartbeat_at = now, and the leases of the
+ * n jobs job_ids (running under this session) renewed to now + lease_ttl,
+ * in one transaction. renewed[i] (may be NULL) is 1 when job i's lease was
+ * renewed, 0 when the job is no longer this session's (another instance
+ * recovered it): its worker must stop. *lease_until (may be NULL) is the
+ * new expiry. */
+int bri_jobs_heartbeat(bri_jobs_store *s, const int64_t *job_ids, size_t n, int *renewed,
+                       int64_t *lease_until, bri_error *err);
+
+/* 0 when job_id runs under this session with a third of lease_ttl left;
+ * BRI_ELEASE (err saying why) when it does not; what names the action
+ * ("delete files of"). */
+int bri_jobs_lease_confirm(bri_jobs_store *s, int64_t job_id, const char *what, bri_error *err);
+
+/* Every registered instance, by name. */
+int bri_jobs_instances(bri_jobs_store *s, bri_jobs_instance_info **out, size_t *n,
+                       bri_error *err);
+void bri_jobs_instances_free(bri_jobs_instance_info *v, size_t n);
+
+#endif
