@@ -1239,6 +1239,129 @@ START_TEST(recovery_finishes_a_landed_commit) {
 }
 END_TEST
 
+/* A claim holds its table for lease_ttl; a heartbeat renews the leases it
+ * is given; before an irreversible step the job needs a third of the lease
+ * left (BRI_ELEASE, the commit intent not recorded); once the lease has
+ * expired, recovery takes the job over unless the caller says it still
+ * runs it, and the worker that lost it can no longer end it. */
+static int64_t in_flight_id;
+static int cb_in_flight(void *user, int64_t job_id) {
+  (void)user;
+  return job_id == in_flight_id;
+}
+
+START_TEST(leases_renew_fence_and_expire) {
+  bri_jobs_options o;
+  test_options(&o);
+  o.lease_ttl_ms = 30000;
+  o.instance = "brid-a";
+  bri_jobs_store *s = open_with(&o);
+  bri_error err;
+  ck_assert_str_eq(bri_jobs_instance(s), "brid-a");
+  ck_assert_msg(bri_jobs_instance_register(s, "host-a", 42, "0.1.0", &err) == 0, "%s", err.msg);
+  int64_t t = add_table(s, tmp);
+  int64_t j = enqueue(s, t, BRI_JOB_COMPACT, 0, 0);
+  ck_assert_int_eq(claim(s), j);
+  bri_jobs_job job = get_job(s, j);
+  ck_assert_int_eq(job.lease_expires_at, T0 + 30000);
+  ck_assert_str_eq(job.instance, "brid-a");
+  bri_jobs_job_clear(&job);
+
+  /* 25 s later: 5 s left, less than a third: no commit, no deletes */
+  fake_now = T0 + 25000;
+  ck_assert_int_eq(bri_jobs_set_commit_intent(s, j, "uuid-9", 3, &err), BRI_ELEASE);
+  ck_assert_msg(strstr(err.msg, "its lease ends in 5000 ms") && strstr(err.msg, "lease_ttl 30000 ms"), "%s", err.msg);
+  ck_assert_int_eq(bri_jobs_lease_confirm(s, j, "delete files for", &err), BRI_ELEASE);
+  job = get_job(s, j);
+  ck_assert_ptr_null(job.commit_uuid);
+  bri_jobs_job_clear(&job);
+  /* a heartbeat renews it */
+  int renewed = -1;
+  int64_t until = 0;
+  ck_assert_msg(bri_jobs_heartbeat(s, &j, 1, &renewed, &until, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(renewed, 1);
+  ck_assert_int_eq(until, T0 + 55000);
+  ck_assert_int_eq(bri_jobs_lease_confirm(s, j, "delete files for", &err), 0);
+  ck_assert_msg(bri_jobs_set_commit_intent(s, j, "uuid-9", 3, &err) == 0, "%s", err.msg);
+
+  /* no heartbeat for longer than the lease: recovery takes the job, unless
+   * this process says it still runs it */
+  fake_now = T0 + 56000;
+  fake_table f = {0};
+  bri_jobs_recovery_ops ops = {.is_referenced = cb_is_referenced, .remove = cb_remove,
+                               .commit_landed = cb_commit_landed, .in_flight = cb_in_flight, .user = &f};
+  bri_jobs_recovery_report rep;
+  in_flight_id = j;
+  ck_assert_msg(bri_jobs_recover(s, &ops, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_uint_eq(rep.interrupted, 0);
+  in_flight_id = 0;
+  ck_assert_msg(bri_jobs_recover(s, &ops, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_uint_eq(rep.interrupted, 1);
+  ck_assert_uint_eq(rep.requeued, 1);
+  job = get_job(s, j);
+  ck_assert_int_eq(job.state, BRI_JOB_QUEUED);
+  ck_assert_msg(strstr(job.error, "lost its lease") && strstr(job.error, "instance brid-a"), "%s", job.error);
+  bri_jobs_job_clear(&job);
+  /* the heartbeat no longer renews it, and its end is not this worker's to record */
+  ck_assert_int_eq(bri_jobs_heartbeat(s, &j, 1, &renewed, NULL, &err), 0);
+  ck_assert_int_eq(renewed, 0);
+  bri_jobs_outcome oc = {.state = BRI_JOB_SUCCEEDED};
+  ck_assert_int_eq(bri_jobs_finish(s, j, &oc, &err), BRI_ELEASE);
+  /* the attempt says which instance ran it */
+  bri_jobs_attempt *a;
+  size_t na;
+  ck_assert_int_eq(bri_jobs_attempts(s, j, &a, &na, &err), 0);
+  ck_assert_uint_eq(na, 1);
+  ck_assert_str_eq(a[0].instance, "brid-a");
+  ck_assert_str_eq(a[0].outcome, "crashed");
+  bri_jobs_attempts_free(a, na);
+  bri_jobs_close(s);
+}
+END_TEST
+
+/* Instances register, heartbeat and stop; a name a live brid holds is
+ * refused; a stopped or lost one's name may be taken again. */
+START_TEST(instances_register_heartbeat_and_stop) {
+  bri_jobs_options o;
+  test_options(&o);
+  o.lease_ttl_ms = 30000;
+  o.instance = "brid-a";
+  bri_jobs_store *s = open_with(&o);
+  bri_error err;
+  ck_assert_msg(bri_jobs_instance_register(s, "host-a", 42, "0.1.0", &err) == 0, "%s", err.msg);
+  fake_now = T0 + 1000;
+  ck_assert_int_eq(bri_jobs_heartbeat(s, NULL, 0, NULL, NULL, &err), 0);
+  bri_jobs_instance_info *in;
+  size_t n;
+  ck_assert_int_eq(bri_jobs_instances(s, &in, &n, &err), 0);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_str_eq(in[0].name, "brid-a");
+  ck_assert_str_eq(in[0].host, "host-a");
+  ck_assert_int_eq(in[0].pid, 42);
+  ck_assert_int_eq(in[0].heartbeat_at, T0 + 1000);
+  ck_assert_int_eq(in[0].stopped_at, 0);
+  ck_assert_str_eq(in[0].session, bri_jobs_session(s));
+  bri_jobs_instances_free(in, n);
+  bri_jobs_close(s); /* killed: no stop recorded */
+
+  /* another session under the same name while the first one's heartbeat is fresh */
+  s = open_with(&o);
+  ck_assert_int_eq(bri_jobs_instance_register(s, "host-b", 7, "0.1.0", &err), BRI_EINVAL);
+  ck_assert_msg(strstr(err.msg, "instance name 'brid-a' is held by a running brid (host host-a, pid 42"), "%s",
+                err.msg);
+  ck_assert_int_eq(bri_jobs_heartbeat(s, NULL, 0, NULL, NULL, &err), BRI_EINVAL); /* not registered */
+  fake_now = T0 + 32000; /* lost: its name is free */
+  ck_assert_msg(bri_jobs_instance_register(s, "host-b", 7, "0.1.0", &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(bri_jobs_instance_stop(s, &err), 0);
+  ck_assert_int_eq(bri_jobs_instances(s, &in, &n, &err), 0);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_str_eq(in[0].host, "host-b");
+  ck_assert_int_eq(in[0].stopped_at, T0 + 32000);
+  bri_jobs_instances_free(in, n);
+  bri_jobs_close(s);
+}
+END_TEST
+
 START_TEST(recovery_stops_on_callback_failure) {
   int64_t j = run_crash(1);
   char *a = bri_path_join(tmp, "a.lance"), *b = bri_path_join(tmp, "b.lance");
@@ -1647,6 +1770,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, recovery_stops_on_callback_failure);
   tcase_add_test(tc, recovery_edge_cases);
   tcase_add_test(tc, recovery_leaves_a_job_moved_meanwhile);
+  tcase_add_test(tc, leases_renew_fence_and_expire);
+  tcase_add_test(tc, instances_register_heartbeat_and_stop);
   tcase_add_test(tc, concurrent_claims_never_double_claim);
   tcase_add_test(tc, history_lists_counts_and_prunes);
   tcase_add_test(tc, names_and_parsing);
