@@ -22,9 +22,10 @@ for (const id of w.deleted) want.delete(id);
 const updated = w.updated || {};
 const { tbl } = await openTable(table);
 const got = [], stale = [];
-for await (const b of tbl.query().select(["id", "f64"])) {
+const hasF64 = (await tbl.schema()).fields.some((f) => f.name === "f64"); // a blobs table has none
+for await (const b of tbl.query().select(hasF64 ? ["id", "f64"] : ["id"])) {
   for (let i = 0; i < b.numRows; i++) {
-    const id = Number(b.getChild("id").get(i)), f64 = b.getChild("f64").get(i);
+    const id = Number(b.getChild("id").get(i)), f64 = hasF64 ? b.getChild("f64").get(i) : undefined;
     got.push(id);
     if (updated[id] !== undefined && f64 !== updated[id]) stale.push([id, f64, updated[id]]);
   }

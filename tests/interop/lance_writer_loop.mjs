@@ -4,9 +4,12 @@
 //
 //   node tests/interop/lance_writer_loop.mjs TABLE --seconds S [--rows N]
 //        [--start ID] [--delete-every K] [--update-every K] [--seed N]
+//        [--kind plain|blobs] [--blob-size BYTES] [--pause MS]
 //
-// Every iteration appends N rows of the plain table's generator (ids from
-// --start upwards); every --delete-every-th iteration it deletes one row it
+// Every iteration appends N rows of the plain table's generator (or, with
+// --kind blobs, of the blobs table's: id, label, a Blob v2 value of
+// --blob-size bytes [65536]; updates are then off) (ids from --start
+// upwards), then waits --pause ms [0]; every --delete-every-th iteration it deletes one row it
 // appended earlier, and every --update-every-th (0: never) it sets f64 of two
 // live rows it appended to a value of that iteration (LanceDB's update():
 // the rows move to a new fragment, their old copies get a deletion vector).
@@ -14,19 +17,25 @@
 // and deleted and the last value it gave each updated row, so that the
 // caller can check the final rows exactly (lance_rowset.mjs).
 import { openTable, isMain, runMain, parseOptions } from "./lance_common.mjs";
-import { TABLES } from "./lance_make.mjs";
+import { TABLES, blobsBatch } from "./lance_make.mjs";
 
 async function main(argv) {
-  const a = parseOptions(argv, { seconds: "10", rows: "20", start: "5000000", "delete-every": "3", "update-every": "0", seed: "42" },
-    "lance_writer_loop.mjs TABLE --seconds S [--rows N] [--start ID] [--delete-every K] [--update-every K]");
+  const a = parseOptions(argv, { seconds: "10", rows: "20", start: "5000000", "delete-every": "3", "update-every": "0", seed: "42",
+    kind: "plain", "blob-size": "65536", pause: "0" },
+    "lance_writer_loop.mjs TABLE --seconds S [--rows N] [--start ID] [--delete-every K] [--update-every K] [--kind plain|blobs]");
   const table = a._[0];
   const { tbl } = await openTable(table);
   const until = Date.now() + 1000 * Number(a.seconds);
-  const rows = Number(a.rows), every = Number(a["delete-every"]), uevery = Number(a["update-every"]);
+  const blobs = a.kind === "blobs";
+  if (!blobs && a.kind !== "plain") throw new Error(`--kind ${a.kind}: plain or blobs`);
+  const rows = Number(a.rows), every = Number(a["delete-every"]), uevery = blobs ? 0 : Number(a["update-every"]);
+  const sizes = Array.from({ length: rows }, () => ["fixed", Number(a["blob-size"])]);
   let next = Number(a.start), iter = 0;
   const appended = [], deleted = [], updated = {}, dead = new Set();
   while (Date.now() < until) {
-    await tbl.add(TABLES.plain.batch(Number(a.seed), next, rows));
+    if (Number(a.pause) > 0) await new Promise((r) => setTimeout(r, Number(a.pause)));
+    await tbl.add(blobs ? blobsBatch(Number(a.seed), next, sizes, {}, false, null)
+      : TABLES.plain.batch(Number(a.seed), next, rows));
     for (let i = 0; i < rows; i++) appended.push(next + i);
     next += rows;
     iter++;
