@@ -250,6 +250,7 @@ int svc_recover_outputs(bri_jobs_store *s, const bri_jobs_job *job, size_t *remo
   if (rc) return rc;
   rctx x = {0};
   for (size_t i = n; !rc && i-- > 0;) {
+    if (outs[i].attempt != job->attempts) continue; /* another attempt's: recovery's business */
     int ref = 0;
     rc = cb_is_referenced(&x, job, &outs[i], &ref, err);
     if (!rc && !ref) {

@@ -27,9 +27,12 @@
  * alone those pool's workers still hold. */
 int svc_recover_jobs(bri_jobs_store *s, svc_pool *pool, bri_jobs_recovery_report *rep, bri_error *err);
 
-/* For a running job of this session whose attempt failed: every journaled
- * output that still exists and is not referenced is removed, and the
- * journal is emptied. *removed / *kept (may be NULL) count files. */
+/* For a running job of this session whose attempt failed: every output
+ * journaled by that attempt (job->attempts) that still exists and is not
+ * referenced is removed, and leaves the journal. Entries of other attempts
+ * are left alone: after a lost lease they may be the next owner's, and a
+ * dead attempt's are settled by recovery. *removed / *kept (may be NULL)
+ * count files. */
 int svc_recover_outputs(bri_jobs_store *s, const bri_jobs_job *job, size_t *removed, size_t *kept,
                         bri_error *err);
 
