@@ -116,7 +116,8 @@ static int take_over(bri_jobs_store *s, bri_jobs_job *job, int *taken, bri_error
 /* Renews the lease of a job being recovered once a third of it is used. */
 static int keep_lease(bri_jobs_store *s, bri_jobs_job *job, bri_error *err) {
   pthread_mutex_lock(&s->mu);
-  int64_t now = jobs_now_locked(s), rc = 0;
+  int64_t now = jobs_now_locked(s);
+  int rc = 0;
   if (job->lease_expires_at - now < 2 * s->opt.lease_ttl_ms / 3) {
     rc = jobs_run(s, "renewing the lease of a job being recovered", err,
                   "UPDATE jobs SET lease_expires_at = ? WHERE id = ? AND owner = ?", "iit",
@@ -124,7 +125,7 @@ static int keep_lease(bri_jobs_store *s, bri_jobs_job *job, bri_error *err) {
     if (!rc) job->lease_expires_at = now + s->opt.lease_ttl_ms;
   }
   pthread_mutex_unlock(&s->mu);
-  return (int)rc;
+  return rc;
 }
 
 static int recover_one(bri_jobs_store *s, int64_t id, const bri_jobs_recovery_ops *ops,
