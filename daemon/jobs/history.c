@@ -24,16 +24,6 @@ void bri_jobs_list_free(bri_jobs_job *jobs, size_t n) {
   free(jobs);
 }
 
-/* Grows *v (element size sz) to hold one more than len. */
-static int grow(void **v, size_t *cap, size_t len, size_t sz) {
-  if (len < *cap) return 0;
-  size_t nc = *cap ? 2 * *cap : 16;
-  void *nv = realloc(*v, nc * sz);
-  if (!nv) return BRI_ENOMEM;
-  *v = nv;
-  *cap = nc;
-  return 0;
-}
 
 int bri_jobs_list(bri_jobs_store *s, const bri_jobs_filter *f, bri_jobs_job **out, size_t *n,
                   bri_error *err) {
@@ -70,7 +60,7 @@ int bri_jobs_list(bri_jobs_store *s, const bri_jobs_filter *f, bri_jobs_job **ou
     if (f->before_id) jobs_bind_i64(st, i++, f->before_id);
     jobs_bind_i64(st, i, (int64_t)limit);
     while ((rc = jobs_step(s, st, "listing jobs", err)) == 1) {
-      if (grow((void **)&v, &cap, count, sizeof *v)) {
+      if (jobs_grow((void **)&v, &cap, count, sizeof *v)) {
         rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory listing jobs", s->path);
         break;
       }
@@ -114,7 +104,7 @@ int bri_jobs_attempts(bri_jobs_store *s, int64_t job_id, bri_jobs_attempt **out,
   if (!rc) {
     jobs_bind_i64(st, 1, job_id);
     while ((rc = jobs_step(s, st, "listing a job's attempts", err)) == 1) {
-      if (grow((void **)&v, &cap, count, sizeof *v)) {
+      if (jobs_grow((void **)&v, &cap, count, sizeof *v)) {
         rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory listing attempts", s->path);
         break;
       }
@@ -192,7 +182,7 @@ int bri_jobs_stats(bri_jobs_store *s, bri_jobs_stat **out, size_t *n, bri_error 
                         &st, "reading job statistics", err);
   while (!rc && (rc = jobs_step(s, st, "reading job statistics", err)) == 1) {
     rc = 0; /* a row: keep going */
-    if (grow((void **)&v, &cap, count, sizeof *v)) {
+    if (jobs_grow((void **)&v, &cap, count, sizeof *v)) {
       rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory reading statistics", s->path);
       break;
     }

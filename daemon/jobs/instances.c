@@ -106,14 +106,9 @@ int bri_jobs_instances(bri_jobs_store *s, bri_jobs_instance_info **out, size_t *
                         &st, step, err);
   if (!rc) {
     while ((rc = jobs_step(s, st, step, err)) == 1) {
-      if (count == cap) {
-        size_t nc = cap ? 2 * cap : 8;
-        bri_jobs_instance_info *nv = realloc(v, nc * sizeof *nv);
-        if (!nv) {
-          rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory listing instances", s->path);
-          break;
-        }
-        v = nv, cap = nc;
+      if (jobs_grow((void **)&v, &cap, count, sizeof *v)) {
+        rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory listing instances", s->path);
+        break;
       }
       bri_jobs_instance_info *in = &v[count++];
       int oom = 0;

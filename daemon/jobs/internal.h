@@ -106,6 +106,10 @@ int jobs_query(bri_jobs_store *s, jobs_stmt **st, const char *step, bri_error *e
 
 int64_t jobs_now_locked(bri_jobs_store *s);
 
+/* Grows *v (elements of sz bytes, *cap of them) to hold one more than len:
+ * 0, or BRI_ENOMEM with *v unchanged. */
+int jobs_grow(void **v, size_t *cap, size_t len, size_t sz);
+
 /* malloc'd copy of a text column, NULL for SQL NULL; *oom set on failure. */
 char *jobs_col_text(jobs_stmt *st, int col, int *oom);
 

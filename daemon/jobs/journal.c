@@ -76,14 +76,9 @@ int bri_jobs_journal_list(bri_jobs_store *s, int64_t job_id, bri_jobs_output **o
   if (!rc) {
     jobs_bind_i64(st, 1, job_id);
     while ((rc = jobs_step(s, st, "reading a job's journal", err)) == 1) {
-      if (count == cap) {
-        size_t nc = cap ? 2 * cap : 16;
-        bri_jobs_output *nv = realloc(v, nc * sizeof *nv);
-        if (!nv) {
+      if (jobs_grow((void **)&v, &cap, count, sizeof *v)) {
           rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory reading a journal", s->path);
           break;
-        }
-        v = nv, cap = nc;
       }
       bri_jobs_output *o = &v[count++];
       int oom = 0;

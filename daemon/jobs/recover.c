@@ -213,14 +213,9 @@ int bri_jobs_recover(bri_jobs_store *s, const bri_jobs_recovery_ops *ops,
     jobs_bind_i64(st, 2, jobs_now_locked(s));
     jobs_bind_i64(st, 3, bri_jobs_exclusive(s));
     while ((rc = jobs_step(s, st, "finding jobs to recover", err)) == 1) {
-      if (n == cap) {
-        size_t nc = cap ? 2 * cap : 16;
-        int64_t *nv = realloc(ids, nc * sizeof *nv);
-        if (!nv) {
+      if (jobs_grow((void **)&ids, &cap, n, sizeof *ids)) {
           rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory", s->path);
           break;
-        }
-        ids = nv, cap = nc;
       }
       ids[n++] = jobs_col_i64(st, 0);
     }

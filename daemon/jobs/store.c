@@ -307,6 +307,16 @@ int jobs_stats_add_locked(bri_jobs_store *s, int64_t table_id, bri_job_kind kind
   return rc < 0 ? rc : 0;
 }
 
+int jobs_grow(void **v, size_t *cap, size_t len, size_t sz) {
+  if (len < *cap) return 0;
+  size_t nc = *cap ? 2 * *cap : 16;
+  void *nv = realloc(*v, nc * sz);
+  if (!nv) return BRI_ENOMEM;
+  *v = nv;
+  *cap = nc;
+  return 0;
+}
+
 /* ---- opening ----------------------------------------------------------- */
 
 static void make_session(char out[40]) {

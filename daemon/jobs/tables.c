@@ -131,14 +131,9 @@ int bri_jobs_table_list(bri_jobs_store *s, bri_jobs_table **out, size_t *n, bri_
   pthread_mutex_lock(&s->mu);
   int rc = jobs_prepare(s, TABLE_COLUMNS "ORDER BY t.id", &st, "listing tables", err);
   while (!rc && (rc = jobs_step(s, st, "listing tables", err)) == 1) {
-    if (len == cap) {
-      size_t nc = cap ? 2 * cap : 8;
-      bri_jobs_table *nv = realloc(v, nc * sizeof *nv);
-      if (!nv) {
+    if (jobs_grow((void **)&v, &cap, len, sizeof *v)) {
         rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory listing tables", s->path);
         break;
-      }
-      v = nv, cap = nc;
     }
     rc = read_table(s, st, &v[len], err);
     if (!rc) len++;

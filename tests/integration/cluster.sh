@@ -70,15 +70,7 @@ workers = 2
 EOF
   if [ "$KIND" = s3 ]; then
     printf '%s\n' "$AWS_SECRET_ACCESS_KEY" >"$TMPD/secret" && chmod 600 "$TMPD/secret"
-    cat <<EOF
-[root $ROOT]
-endpoint = $AWS_ENDPOINT_URL
-region = ${AWS_REGION:-us-east-1}
-addressing = path
-access_key_id = $AWS_ACCESS_KEY_ID
-secret_access_key_file = $TMPD/secret
-poll_interval = 1s
-EOF
+    s3_root_section "$ROOT" "$TMPD/secret"
   fi
 }
 start() { # start NAME [FAILPOINTS]

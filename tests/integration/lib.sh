@@ -22,6 +22,10 @@
 #   log_has REGEX             brid's log (this instance) matches
 #   notify_listen SOCK FILE   a systemd notify socket at SOCK (for NOTIFY_SOCKET):
 #                             each datagram one line of FILE, newlines as |
+#   s3_root_section URI SECRET_FILE
+#                             brid.conf's [root URI] section for the test radosgw
+#                             (AWS_* from scripts/s3-server.sh; the secret read from
+#                             SECRET_FILE), polled every second
 #   brid_http_addr            the address brid's HTTP listener bound (metrics_listen,
 #                             port 0 resolved), from its log: 127.0.0.1:PORT, [::1]:PORT
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../interop" && pwd)/lib.sh"
@@ -159,4 +163,16 @@ with open(sys.argv[2], "a", buffering=1) as f:
 EOF
   _NOTIFY_LISTENERS+=" $!"
   wait_until 15 test -S "$1" || fail "notify listener did not start"
+}
+
+s3_root_section() { # s3_root_section URI SECRET_FILE
+  cat <<EOF
+[root $1]
+endpoint = $AWS_ENDPOINT_URL
+region = ${AWS_REGION:-us-east-1}
+addressing = path
+access_key_id = $AWS_ACCESS_KEY_ID
+secret_access_key_file = $2
+poll_interval = 1s
+EOF
 }

@@ -22,17 +22,6 @@ compacted() { # compacted TABLE: a compaction of TABLE succeeded
   [ "$(ctl jobs --kind compact --state succeeded --table "$1" --json | jget 'len(d["jobs"])')" -ge 1 ]
 }
 metric() { ctl metrics | grep -E "^$1 " | awk '{print $2}'; }
-root_section() { # root_section URI SECRET_FILE
-  cat <<EOF
-[root $1]
-endpoint = $AWS_ENDPOINT_URL
-region = ${AWS_REGION:-us-east-1}
-addressing = path
-access_key_id = $AWS_ACCESS_KEY_ID
-secret_access_key_file = $2
-poll_interval = 1s
-EOF
-}
 
 for t in "$P" "$Q" "$R"; do make_tables "$t" --tables blobs --small --blob-batches 3:mixed >/dev/null; done
 lance_read "$P/blobs.lance" --json >"$TMPD/p_before.json"
@@ -40,7 +29,7 @@ lance_read "$Q/blobs.lance" --json >"$TMPD/q_before.json"
 
 printf 'not-the-secret\n' >"$TMPD/secret"
 chmod 600 "$TMPD/secret"
-{ printf '[daemon]\nroot = %s\nretry_base = 1s\n' "$P"; root_section "$P" "$TMPD/secret"; } >"$TMPD/brid.conf"
+{ printf '[daemon]\nroot = %s\nretry_base = 1s\n' "$P"; s3_root_section "$P" "$TMPD/secret"; } >"$TMPD/brid.conf"
 BRID_PREFIX="env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_ENDPOINT_URL -u AWS_REGION AWS_MAX_ATTEMPTS=1" \
   brid_start r --config "$TMPD/brid.conf" --debounce 1s
 
@@ -60,7 +49,7 @@ echo "ok a changed S3 secret takes effect through brictl reload"
 
 # 3. a new S3 root through brictl reload
 { printf '[daemon]\nroot = %s\nroot = %s\nretry_base = 1s\n' "$P" "$Q"
-  root_section "$P" "$TMPD/secret"; root_section "$Q" "$TMPD/secret"; } >"$TMPD/brid.conf"
+  s3_root_section "$P" "$TMPD/secret"; s3_root_section "$Q" "$TMPD/secret"; } >"$TMPD/brid.conf"
 ctl reload --json >"$TMPD/reload2.json" 2>&1 || fail "brictl reload: $(cat "$TMPD/reload2.json")"
 [ "$(jget '"'"$Q"'" in d["changes"]["roots"]' <"$TMPD/reload2.json")" = True ] ||
   fail "the reload reply does not name the new root: $(cat "$TMPD/reload2.json")"
@@ -71,7 +60,7 @@ echo "ok a new S3 root takes effect through brictl reload"
 
 # 4. SIGHUP runs the same code: a third root
 { printf '[daemon]\nroot = %s\nroot = %s\nroot = %s\nretry_base = 1s\n' "$P" "$Q" "$R"
-  root_section "$P" "$TMPD/secret"; root_section "$Q" "$TMPD/secret"; root_section "$R" "$TMPD/secret"; } \
+  s3_root_section "$P" "$TMPD/secret"; s3_root_section "$Q" "$TMPD/secret"; s3_root_section "$R" "$TMPD/secret"; } \
   >"$TMPD/brid.conf"
 kill -HUP "$BRID_PID"
 wait_until 30 compacted "$R/blobs.lance" || fail "a root added by SIGHUP was not compacted"

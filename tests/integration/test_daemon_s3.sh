@@ -47,13 +47,7 @@ cat >"$TMPD/brid.conf" <<EOF
 [daemon]
 root = $P
 retry_base = 1s
-[root $P]
-endpoint = $AWS_ENDPOINT_URL
-region = ${AWS_REGION:-us-east-1}
-addressing = path
-access_key_id = $AWS_ACCESS_KEY_ID
-secret_access_key_file = $TMPD/secret
-poll_interval = 1s
+$(s3_root_section "$P" "$TMPD/secret")
 max_requests_in_flight = 8
 EOF
 # a secret in brid.conf itself is refused

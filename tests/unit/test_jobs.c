@@ -215,15 +215,22 @@ END_TEST
 /* A version 1 store (one queued job per kind) with a queued job is
  * migrated: the job stays, identical requests still merge into it, and a
  * request with other params becomes a job of its own. */
-START_TEST(schema_v1_migrated) {
-  /* what version 1 wrote: its script (the first of schema_sqlite.sql, never
-   * edited) and a queued job */
-  const char *next = strstr(SCHEMA_SQLITE, "\n-- version 2:");
+/* Builds the schema as version v's scripts leave it (the scripts of
+ * schema_sqlite.sql up to v, never edited once released). */
+static void raw_schema_upto(int v) {
+  char mark[32];
+  snprintf(mark, sizeof mark, "\n-- version %d:", v + 1);
+  const char *next = strstr(SCHEMA_SQLITE, mark);
   ck_assert_ptr_nonnull(next);
-  char *v1 = strndup(SCHEMA_SQLITE, (size_t)(next - SCHEMA_SQLITE));
+  char *script = strndup(SCHEMA_SQLITE, (size_t)(next - SCHEMA_SQLITE)), msg[256];
+  ck_assert_msg(raw_exec(script, msg, sizeof msg) == SQLITE_OK, "%s", msg);
+  free(script);
+}
+
+START_TEST(schema_v1_migrated) {
+  /* what version 1 wrote: its script and a queued job */
+  raw_schema_upto(1);
   char msg[256];
-  ck_assert_msg(raw_exec(v1, msg, sizeof msg) == SQLITE_OK, "%s", msg);
-  free(v1);
   ck_assert_msg(raw_exec("PRAGMA user_version = 1;"
                          "INSERT INTO tables (id, root, created_at) VALUES (1, '/t/a', 1);"
                          "INSERT INTO jobs (id, table_id, kind, state, max_attempts, not_before, created_at, params) "
@@ -256,12 +263,8 @@ END_TEST
  * references and the id counter (ids 3 to 7 pruned) are intact, the
  * queue's dedup index holds, and the schema takes any kind's name. */
 START_TEST(schema_v2_migrated) {
-  const char *v3 = strstr(SCHEMA_SQLITE, "\n-- version 3:");
-  ck_assert_ptr_nonnull(v3);
-  char *v2 = strndup(SCHEMA_SQLITE, (size_t)(v3 - SCHEMA_SQLITE));
+  raw_schema_upto(2);
   char msg[256];
-  ck_assert_msg(raw_exec(v2, msg, sizeof msg) == SQLITE_OK, "%s", msg);
-  free(v2);
   ck_assert_int_eq(raw_exec("PRAGMA user_version = 2;"
                             "INSERT INTO tables (id, root, created_at) VALUES (1, '/t/a', 1);"
                             "INSERT INTO jobs (id, table_id, kind, state, attempts, max_attempts, "
@@ -1250,11 +1253,16 @@ static int cb_in_flight(void *user, int64_t job_id) {
   return job_id == in_flight_id;
 }
 
+/* A store opened as instance brid-a with 30 s leases. */
+static void instance_options(bri_jobs_options *o) {
+  test_options(o);
+  o->lease_ttl_ms = 30000;
+  o->instance = "brid-a";
+}
+
 START_TEST(leases_renew_fence_and_expire) {
   bri_jobs_options o;
-  test_options(&o);
-  o.lease_ttl_ms = 30000;
-  o.instance = "brid-a";
+  instance_options(&o);
   bri_jobs_store *s = open_with(&o);
   bri_error err;
   ck_assert_str_eq(bri_jobs_instance(s), "brid-a");
@@ -1323,9 +1331,7 @@ END_TEST
  * refused; a stopped or lost one's name may be taken again. */
 START_TEST(instances_register_heartbeat_and_stop) {
   bri_jobs_options o;
-  test_options(&o);
-  o.lease_ttl_ms = 30000;
-  o.instance = "brid-a";
+  instance_options(&o);
   bri_jobs_store *s = open_with(&o);
   bri_error err;
   ck_assert_msg(bri_jobs_instance_register(s, "host-a", 42, "0.1.0", &err) == 0, "%s", err.msg);
