@@ -315,6 +315,7 @@ static json_t *m_status(call *c) {
   json_object_set_new(o, "jobs", jobs);
   json_object_set_new(o, "running", svc_pool_running(c->pool));
   json_object_set_new(o, "checks_in_flight", json_integer((json_int_t)v->checks_inflight));
+  json_object_set_new(o, "checks_waiting", json_integer((json_int_t)v->checks_waiting));
   json_object_set_new(o, "connections", json_integer((json_int_t)v->connections));
   json_object_set_new(o, "last_reload", json_pack("{s:o, s:o}", "at", ms_or_null(v->last_reload_ms), "error",
                                                   str_or_null(v->last_reload_error)));

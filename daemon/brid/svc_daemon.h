@@ -64,6 +64,8 @@ typedef struct brid_table {
   uv_timer_t debounce;
   /* planner checks (svc_watch.c) */
   bool check_running, check_again, check_again_force;
+  bool check_waiting, check_waiting_force; /* in d's queue of checks waiting for a slot */
+  struct brid_table *check_next;           /* the next one in that queue */
   bool has_latest;
   uint64_t latest_version;
   bool loaded; /* fragments and has_work are known (a manifest was read) */
@@ -156,6 +158,8 @@ struct brid {
   bool handles_closed;
   int exit_code;
   size_t checks_inflight;
+  brid_table *checks_head, *checks_tail; /* checks waiting for one of SVC_CHECKS_MAX slots (svc_watch.c) */
+  size_t checks_waiting;
   int64_t last_reload_ms;
   char *last_reload_error;
   uint64_t watchdog_usec;

@@ -67,6 +67,7 @@ svc_view *svc_view_take(brid *d) {
   svc_lease_health(d->lease, &v->store);
   v->last_reload_ms = d->last_reload_ms;
   v->checks_inflight = d->checks_inflight;
+  v->checks_waiting = d->checks_waiting;
   v->connections = svc_control_connections(d->ctl);
   v->inotify_watches = svc_watch_count_watching(d);
   v->n_fs_events = d->n_fs_events, v->n_checks = d->n_checks, v->n_triggers = d->n_triggers;

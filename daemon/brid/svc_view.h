@@ -65,7 +65,7 @@ typedef struct svc_view {
   bool draining;
   int64_t draining_ms, started_ms, last_reload_ms;
   char *last_reload_error;
-  size_t checks_inflight, connections, inotify_watches;
+  size_t checks_inflight, checks_waiting, connections, inotify_watches;
   svc_store_health store; /* whether the job store answers (svc_lease.h) */
   uint64_t n_fs_events, n_checks, n_triggers, n_requests, n_request_errors, n_peers_refused,
       n_connections_refused, n_sweeps, n_check_errors;

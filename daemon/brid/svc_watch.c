@@ -173,6 +173,37 @@ void svc_watch_apply(brid_table *t, const svc_check *c) {
   }
 }
 
+/* Checks run on libuv's thread pool, which also serves the socket's
+ * requests and the metrics: at most SVC_CHECKS_MAX run at once, so that a
+ * sweep of many tables never leaves `brictl status` waiting behind it. The
+ * others wait in a FIFO, each table at most once. */
+#define SVC_CHECKS_MAX 2
+
+static void wait_for_slot(brid_table *t, bool force) {
+  brid *d = t->d;
+  t->check_waiting_force |= force;
+  if (t->check_waiting) return;
+  t->check_waiting = true;
+  t->check_next = NULL;
+  if (d->checks_tail) d->checks_tail->check_next = t;
+  else d->checks_head = t;
+  d->checks_tail = t;
+  d->checks_waiting++;
+}
+
+/* Starts waiting checks while slots are free. */
+static void start_waiting(brid *d) {
+  while (d->checks_head && d->checks_inflight < SVC_CHECKS_MAX && !d->draining) {
+    brid_table *t = d->checks_head;
+    d->checks_head = t->check_next;
+    if (!d->checks_head) d->checks_tail = NULL;
+    d->checks_waiting--;
+    bool force = t->check_waiting_force;
+    t->check_waiting = t->check_waiting_force = false;
+    svc_watch_check(t, force);
+  }
+}
+
 static void check_done(uv_work_t *req, int status) {
   check_req *c = req->data;
   brid_table *t = c->t;
@@ -186,6 +217,7 @@ static void check_done(uv_work_t *req, int status) {
   free(c->root);
   free(c);
   if (again && !d->draining) svc_watch_check(t, force);
+  start_waiting(d);
   svc_daemon_worker_idle(d); /* a draining daemon waits for checks too */
 }
 
@@ -196,6 +228,10 @@ void svc_watch_check(brid_table *t, bool force) {
   if (t->check_running) {
     t->check_again = true;
     t->check_again_force |= force;
+    return;
+  }
+  if (t->check_waiting || d->checks_inflight >= SVC_CHECKS_MAX) {
+    wait_for_slot(t, force);
     return;
   }
   check_req *c = calloc(1, sizeof *c);
