@@ -51,6 +51,14 @@ static bri_cleanup_policy now_policy(void) {
 }
 
 /* plain.lance: versions 1..5, tag v2tag -> 2. Retained: 2 and 5. */
+static int refuse_confirm(void *user, bri_error *err) {
+  (void)user;
+  return bri_error_set(err, BRI_ELEASE, "lease gone");
+}
+
+/* Old versions go, a tagged one stays; a dry run reports exactly what a
+ * run deletes; a caller's confirm hook that refuses stops the run before
+ * its first delete. */
 START_TEST(test_old_versions_go_tagged_stays) {
   copy_fixture("tables/plain.lance");
   bri_table *t;
@@ -65,8 +73,15 @@ START_TEST(test_old_versions_go_tagged_stays) {
   bri_table_close(t);
   bri_cleanup_policy p = now_policy();
   bri_cleanup_stats dry, real;
-  p.dry_run = true;
   char *before = bri_tree_listing(root);
+  /* a caller that may no longer act (brid's lost lease) stops it before any delete */
+  bri_hooks refuse = {.confirm = refuse_confirm};
+  ck_assert_int_eq(bri_cleanup_run(root, &p, &refuse, &real, &err), BRI_ELEASE);
+  ck_assert_msg(strstr(err.msg, "cleanup stopped before deleting") && strstr(err.msg, "lease gone"), "%s", err.msg);
+  char *after_refused = bri_tree_listing(root);
+  ck_assert_str_eq(before, after_refused);
+  free(after_refused);
+  p.dry_run = true;
   ck_assert_msg(bri_cleanup_run(root, &p, NULL, &dry, &err) == 0, "%s", err.msg);
   char *after_dry = bri_tree_listing(root);
   ck_assert_str_eq(before, after_dry); /* a dry run deletes nothing */
