@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "bri/util.h"
+#include "svc_lease.h"
 #include "svc_log.h"
 #include "svc_notify.h"
 #include "svc_roots.h"
@@ -355,7 +356,11 @@ static void status_done(uv_work_t *req, int status) {
     const brid_root *down;
     size_t n_down = svc_roots_unreachable(d, &down);
     char degraded[512] = "";
-    if (n_down)
+    svc_store_health sh;
+    svc_lease_health(d->lease, &sh);
+    if (!sh.up)
+      snprintf(degraded, sizeof degraded, "degraded: the job store does not answer; ");
+    else if (n_down)
       snprintf(degraded, sizeof degraded, "degraded: root %s unreachable%s; ", down->uri,
                n_down > 1 ? " (and others)" : "");
     svc_notify_status("%s%s%zu tables; %llu running, %llu queued%s", d->draining ? "draining: " : "", degraded,
