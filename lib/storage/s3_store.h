@@ -15,13 +15,11 @@
 
 #include "storage/aws_config.h"
 #include "storage/azure_config.h"
+#include "storage/store.h"
 #include "util/error.h"
 
-/* Request limits of a root (0: none). */
-typedef struct bri_s3_limits {
-  double max_requests_per_second; /* started per second, all threads and jobs together */
-  int max_requests_in_flight;     /* in flight at once, all threads and jobs together */
-} bri_s3_limits;
+/* Request limits of a root (store.h). */
+typedef bri_store_limits bri_s3_limits;
 
 /* Settings for every store opened at or below prefix_uri ("s3://bucket" or
  * "s3://bucket/some/prefix"; the longest registered prefix wins; stores
