@@ -4,9 +4,12 @@
  * tails of empty and small blobs (a HEAD and a range: Azure has no suffix
  * ranges) alone and prefetched, put-if-absent (409 is "taken"), a writer
  * of blocks whose copied ranges the service copies whatever their size,
- * Copy Blob, deletes with a missing blob among them, and errors that name
+ * Copy Blob, deletes with a missing blob among them (Blob Batch: 256 a
+ * request, names that need escaping, a leased blob refused among them; one
+ * Delete Blob each with a SAS token alone), and errors that name
  * the blob, the status and x-ms-error-code, per-prefix settings. Each test
  * has its own prefix. */
+#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +17,7 @@
 #include <unistd.h>
 
 #include "storage/azure_config.h"
+#include "storage/azure_sign.h"
 #include "storage/s3_client.h"
 #include "storage/s3_store.h"
 #include "storage/store.h"
@@ -166,18 +170,110 @@ START_TEST(test_writer_copy_delete) {
   ck_assert(bri_store_read(st, at("data/copy.blob"), 16u << 20, &d, &n, &err) == 0);
   ck_assert(n == src_n && !memcmp(d, src, n));
   free(d);
-  /* deletes: a missing blob counts as deleted, one request per blob */
+  /* deletes: a missing blob counts as deleted, one Blob Batch for all four */
   const char *del[] = {at("data/copy.blob"), at("data/missing"), at("data/out.blob"), at("data/src.blob")};
   int rcs[4];
   before = stats();
   ck_assert_msg(bri_store_delete_many(st, del, 4, rcs, &err) == 0, "%s", err.msg);
   ck_assert(rcs[0] == 0 && rcs[1] == 0 && rcs[2] == 0 && rcs[3] == 0);
-  ck_assert_uint_eq(stats().by_kind[BRI_REQ_DELETE][BRI_REQ_2XX] - before.by_kind[BRI_REQ_DELETE][BRI_REQ_2XX], 3);
+  ck_assert_uint_eq(stats().by_kind[BRI_REQ_DELETE][BRI_REQ_2XX] - before.by_kind[BRI_REQ_DELETE][BRI_REQ_2XX], 1);
   bri_store_entry *e;
   ck_assert(bri_store_list(st, at("data"), 0, &e, &n, &err) == 0);
   ck_assert_uint_eq(n, 0);
   bri_store_entries_free(e, n);
   free(src), free(data);
+}
+END_TEST
+
+/* 300 blobs (names with a space, '+' and a non-ASCII letter) and a
+ * missing one: two Blob Batches (256 + 45), every rc 0, nothing left. */
+START_TEST(test_batch_delete) {
+  enum { N = 300 };
+  char *paths[N + 1];
+  for (int i = 0; i < N; i++) {
+    char rel[64];
+    snprintf(rel, sizeof rel, "data/b %03d+\xc3\xa9.blob", i);
+    paths[i] = strdup(at(rel));
+    ck_assert_msg(bri_store_put(st, paths[i], "x", 1, NULL, &err) == 0, "%s", err.msg);
+  }
+  paths[N] = strdup(at("data/never-written"));
+  int rcs[N + 1];
+  bri_store_stats before = stats();
+  ck_assert_msg(bri_store_delete_many(st, (const char *const *)paths, N + 1, rcs, &err) == 0, "%s", err.msg);
+  for (int i = 0; i <= N; i++) ck_assert_int_eq(rcs[i], 0);
+  bri_store_stats after = stats();
+  ck_assert_uint_eq(after.by_kind[BRI_REQ_DELETE][BRI_REQ_2XX] - before.by_kind[BRI_REQ_DELETE][BRI_REQ_2XX], 2);
+  ck_assert_uint_eq(after.requests - before.requests, 2);
+  bri_store_entry *e;
+  size_t n;
+  ck_assert(bri_store_list(st, at("data"), 0, &e, &n, &err) == 0);
+  ck_assert_uint_eq(n, 0);
+  bri_store_entries_free(e, n);
+  for (int i = 0; i <= N; i++) free(paths[i]);
+}
+END_TEST
+
+/* Takes a lease on the blob at rel (Lease Blob, acquire, infinite), with a
+ * request signed here from the environment's account and key: a blob
+ * the service then refuses to delete without the lease id. */
+static void lease(const char *rel) {
+  bri_azure_config cfg;
+  ck_assert_msg(bri_azure_config_load(NULL, NULL, &cfg, &err) == 0, "%s", err.msg);
+  const char *host = strstr(cfg.endpoint, "://") + 3, *epath = strchr(host, '/');
+  char path[512], url[1024], date[32], hdate[64], hauth[256];
+  snprintf(path, sizeof path, "%s/%s/%s/%s", epath ? epath : "", container, prefix, rel);
+  int origin = (int)(epath ? (size_t)(epath - cfg.endpoint) : strlen(cfg.endpoint)); /* scheme://host[:port] */
+  snprintf(url, sizeof url, "%.*s%s?comp=lease", origin, cfg.endpoint, path);
+  bri_azure_date(time(NULL), date);
+  bri_azure_pair h[] = {{"x-ms-date", date}, {"x-ms-version", BRI_AZURE_VERSION}, {"x-ms-lease-action", "acquire"},
+                        {"x-ms-lease-duration", "-1"}};
+  bri_azure_pair q[] = {{"comp", "lease"}};
+  bri_azure_sign_request sr = {"PUT", cfg.account, path, q, 1, h, 4, 0};
+  char *auth;
+  ck_assert_msg(bri_azure_shared_key(&sr, cfg.key, cfg.key_len, &auth, &err) == 0, "%s", err.msg);
+  snprintf(hauth, sizeof hauth, "Authorization: %s", auth);
+  snprintf(hdate, sizeof hdate, "x-ms-date: %s", date);
+  struct curl_slist *l = NULL;
+  l = curl_slist_append(l, hdate);
+  l = curl_slist_append(l, "x-ms-version: " BRI_AZURE_VERSION);
+  l = curl_slist_append(l, "x-ms-lease-action: acquire");
+  l = curl_slist_append(l, "x-ms-lease-duration: -1");
+  l = curl_slist_append(l, hauth);
+  l = curl_slist_append(l, "Content-Length: 0");
+  CURL *e = curl_easy_init();
+  curl_easy_setopt(e, CURLOPT_URL, url);
+  curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "PUT");
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, l);
+  curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+  ck_assert_int_eq(curl_easy_perform(e), CURLE_OK);
+  long status = 0;
+  curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+  ck_assert_msg(status == 201, "Lease Blob %s answered %ld", url, status);
+  curl_easy_cleanup(e);
+  curl_slist_free_all(l);
+  free(auth);
+  bri_azure_config_clear(&cfg);
+}
+
+/* A blob the service keeps (a lease on it): the batch deletes the others,
+ * and the refused one is BRI_EIO naming it, the code and the count. */
+START_TEST(test_batch_delete_refused) {
+  ck_assert(bri_store_put(st, at("data/a.blob"), "a", 1, NULL, &err) == 0);
+  ck_assert(bri_store_put(st, at("data/leased.blob"), "b", 1, NULL, &err) == 0);
+  ck_assert(bri_store_put(st, at("data/c.blob"), "c", 1, NULL, &err) == 0);
+  lease("data/leased.blob");
+  const char *del[] = {at("data/a.blob"), at("data/leased.blob"), at("data/c.blob")};
+  int rcs[3];
+  ck_assert_int_eq(bri_store_delete_many(st, del, 3, rcs, &err), BRI_EIO);
+  ck_assert(rcs[0] == 0 && rcs[1] == BRI_EIO && rcs[2] == 0);
+  ck_assert_msg(strstr(err.msg, "data/leased.blob: LeaseIdMissing (1 of 3 blobs of a Blob Batch refused)"), "%s",
+                err.msg);
+  bri_store_entry *e;
+  size_t n;
+  ck_assert(bri_store_list(st, at("data"), 0, &e, &n, &err) == 0);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_str_eq(e[0].name, "leased.blob");
+  bri_store_entries_free(e, n);
 }
 END_TEST
 
@@ -211,6 +307,8 @@ static Suite *azure_store_suite(void) {
   tcase_add_test(tc, test_tails);
   tcase_add_test(tc, test_put_new_and_errors);
   tcase_add_test(tc, test_writer_copy_delete);
+  tcase_add_test(tc, test_batch_delete);
+  tcase_add_test(tc, test_batch_delete_refused);
   tcase_add_test(tc, test_configured_prefix);
   suite_add_tcase(s, tc);
   return s;
