@@ -1017,7 +1017,7 @@ static int suffix_result(s3_req *r, int rc, uint8_t **data, size_t *len, uint64_
 }
 
 /* Azure has no suffix ranges (Azurite answers 500): the last n bytes of
- * an object of total bytes (a HEAD said so), by a range. */
+ * an object of total bytes (a HEAD or a first range said so), by a range. */
 static int azure_tail(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key,
                       uint64_t total, size_t n, uint8_t **data, size_t *len, uint64_t *size, bri_error *err) {
   *data = NULL, *len = 0, *size = 0;
@@ -1036,15 +1036,41 @@ static int azure_tail(bri_s3_client *c, bri_store_counts *tally, const char *buc
   return 0;
 }
 
+/* The first bytes of an object Azure's suffix read asks for (below). */
+#define AZURE_PROBE ((size_t)64 << 10)
+
+/* Azure's last n bytes without a HEAD: a range of the first AZURE_PROBE
+ * bytes, whose answer (Content-Range) says the size. An object no longer
+ * than that is then in hand whole (most of a table's files: manifests,
+ * deletion files, small data files), a longer one costs its tail's range
+ * (two requests, as a HEAD and a range would be); an empty one answers 416
+ * and a HEAD says its size (bri_s3_get_range). */
+static int azure_suffix(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, size_t n,
+                        uint8_t **data, size_t *len, uint64_t *size, bri_error *err) {
+  *data = NULL, *len = 0, *size = 0;
+  uint8_t *buf = malloc(AZURE_PROBE);
+  if (!buf) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  size_t got = 0;
+  uint64_t total = 0;
+  int rc = bri_s3_get_range(c, tally, bucket, key, 0, AZURE_PROBE, buf, &got, &total, err);
+  if (rc == 0 && total <= AZURE_PROBE) {
+    if (got != total) {
+      free(buf);
+      return bri_error_set(err, BRI_EIO, "get az://%s/%s: %zu bytes of an object of %llu (did it change?)", bucket,
+                           key, got, (unsigned long long)total);
+    }
+    size_t want = total < n ? (size_t)total : n;
+    memmove(buf, buf + total - want, want);
+    *data = buf, *len = want, *size = total;
+    return 0;
+  }
+  free(buf);
+  return rc ? rc : azure_tail(c, tally, bucket, key, total, n, data, len, size, err);
+}
+
 int bri_s3_get_suffix(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, size_t n,
                       uint8_t **data, size_t *len, uint64_t *size, bri_error *err) {
-  if (c->az) {
-    bri_s3_object o = {0};
-    int rc = bri_s3_head(c, tally, bucket, key, &o, err);
-    if (rc == 0) rc = azure_tail(c, tally, bucket, key, o.size, n, data, len, size, err);
-    bri_s3_object_clear(&o);
-    return rc;
-  }
+  if (c->az) return azure_suffix(c, tally, bucket, key, n, data, len, size, err);
   s3_req *r = suffix_req(bucket, key, n);
   int rc = run_one(c, tally, r, err);
   if (r) rc = suffix_result(r, rc, data, len, size, err);

@@ -1,8 +1,8 @@
 /* test_azure_store.c: the storage interface on the Azure backend (the S3
  * store over the client's Azure dialect), against Azurite
  * (scripts/run-tests.sh starts it): listing pages joined by NextMarker,
- * tails of empty and small blobs (a HEAD and a range: Azure has no suffix
- * ranges) alone and prefetched, put-if-absent (409 is "taken"), a writer
+ * tails of empty and small blobs (Azure has no suffix ranges: prefetched,
+ * a HEAD and a range; opened alone, a first range that says the size), put-if-absent (409 is "taken"), a writer
  * of blocks whose copied ranges the service copies whatever their size,
  * Copy Blob, deletes with a missing blob among them (Blob Batch: 256 a
  * request, names that need escaping, a leased blob refused among them; one
@@ -83,6 +83,43 @@ START_TEST(test_list_pages) {
   ck_assert_str_eq(e[7].name, "sub");
   ck_assert_int_eq(e[7].info.kind, BRI_ENTRY_DIR);
   bri_store_entries_free(e, n);
+}
+END_TEST
+
+/* bri_store_open_file of one file does not HEAD first: a range of the
+ * first 64 KiB says the size (and is the whole file when it is no
+ * longer); a longer file costs one more range, its tail; an empty one
+ * answers that range with 416, then a HEAD. Contents as written. */
+static void open_costs(const char *rel, const uint8_t *data, size_t size, uint64_t gets, uint64_t heads) {
+  ck_assert(bri_store_put(st, at(rel), data, size, NULL, &err) == 0);
+  bri_store_stats before = stats();
+  bri_sfile *f;
+  ck_assert_msg(bri_store_open_file(st, at(rel), &f, &err) == 0, "%s", err.msg);
+  bri_store_stats after = stats();
+  ck_assert_uint_eq(bri_sfile_size(f), size);
+  uint64_t got_gets = 0, got_heads = 0;
+  for (int c = 0; c < BRI_REQ_CLASSES; c++) {
+    got_gets += after.by_kind[BRI_REQ_GET][c] - before.by_kind[BRI_REQ_GET][c];
+    got_heads += after.by_kind[BRI_REQ_HEAD][c] - before.by_kind[BRI_REQ_HEAD][c];
+  }
+  ck_assert_msg(got_gets == gets && got_heads == heads, "%s: %llu GET, %llu HEAD", rel, (unsigned long long)got_gets,
+                (unsigned long long)got_heads);
+  uint8_t buf[32];
+  size_t n = size < sizeof buf ? size : sizeof buf;
+  ck_assert(bri_sfile_read(f, size - n, buf, n, &err) == 0);
+  ck_assert(!memcmp(buf, data + size - n, n));
+  ck_assert_uint_eq(stats().requests, after.requests); /* the tail is in hand */
+  bri_sfile_close(f);
+}
+
+START_TEST(test_tails_without_head) {
+  uint8_t *big = bri_pattern(400000, 4);
+  open_costs("data/small", (const uint8_t *)"0123456789", 10, 1, 0);
+  open_costs("data/probe", big, 64 << 10, 1, 0);
+  open_costs("data/longer", big, (64 << 10) + 1, 2, 0);
+  open_costs("data/big", big, 400000, 2, 0);
+  open_costs("data/empty", (const uint8_t *)"", 0, 1, 1);
+  free(big);
 }
 END_TEST
 
@@ -305,6 +342,7 @@ static Suite *azure_store_suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_list_pages);
   tcase_add_test(tc, test_tails);
+  tcase_add_test(tc, test_tails_without_head);
   tcase_add_test(tc, test_put_new_and_errors);
   tcase_add_test(tc, test_writer_copy_delete);
   tcase_add_test(tc, test_batch_delete);
