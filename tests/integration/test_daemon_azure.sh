@@ -17,7 +17,10 @@
 #    root's requests (lists of the polls, gets, server-side copies) and polls;
 #  - the root's endpoint on a port where nothing listens: status degraded,
 #    naming the root, brid_root_up 0; then a forwarder to Azurite starts on
-#    that port: running again by itself, brid_root_up 1.
+#    that port: running again by itself, brid_root_up 1;
+#  - a wrong account key: degraded, the refusal naming 403; the key file
+#    corrected and brictl reload: running again (the settings re-read and
+#    handed to libbri again).
 # About 20-30 s.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -154,4 +157,17 @@ wait_until 15 running || fail "status did not go back to running after the endpo
   fail "the table is not listed after the recovery: $(ctl tables --json)"
 brid_stop || fail "brid did not stop cleanly"
 echo "ok an unreachable Azure root: degraded, then running again by itself"
+
+# 5. a wrong account key: the root is refused (403), degraded; the key file
+#    corrected and brictl reload: the same root lists again
+head -c 64 /dev/urandom | base64 -w0 >"$TMPD/key" && echo >>"$TMPD/key"
+BRID_PREFIX="$NO_AZURE_ENV AZURE_STORAGE_MAX_ATTEMPTS=1" brid_start rl --config "$TMPD/brid.conf" --debounce 1s
+wait_until 10 degraded || fail "status is $(state), root $(root_state "$P") with a wrong account key"
+why=$(ctl status --json | jget '[r["last_error"]["message"] for r in d["roots"]][0]')
+[[ $why == *"HTTP 403 AuthorizationFailure"* ]] || fail "the wrong key's refusal does not name the status: $why"
+printf '%s\n' "$AZURE_STORAGE_ACCOUNT_KEY" >"$TMPD/key"
+ctl reload >"$TMPD/reload.out" 2>&1 || fail "brictl reload: $(cat "$TMPD/reload.out")"
+wait_until 15 running || fail "the corrected key did not take effect through brictl reload: $(ctl status)"
+brid_stop || fail "brid did not stop cleanly"
+echo "ok a corrected account key takes effect through brictl reload"
 pass
