@@ -116,14 +116,6 @@ static char *dup_opt(const char *s, bool *ok) {
   return d;
 }
 
-int bri_s3_uri_check(const char *uri, bri_error *err) {
-  char *bucket, *key;
-  int rc = bri_s3_uri_parse(uri, &bucket, &key, err);
-  free(bucket);
-  free(key);
-  return rc;
-}
-
 /* Replaces the settings of prefix_uri (its first n bytes) with s (NULL:
  * forgets them). */
 static void register_setting(const char *prefix_uri, size_t n, s3_setting *s) {
