@@ -121,6 +121,10 @@ struct bri_store_ops {
   /* dir "" = the root; names sorted by the front, entries' names malloc'd */
   int (*list)(bri_store *st, const char *dir, unsigned flags, bri_store_entry **out,
               size_t *count, bri_error *err);
+  /* every object below dir, names relative to it, within max_pages pages
+   * (may be NULL: BRI_EUNSUPPORTED; the front sorts) */
+  int (*list_tree)(bri_store *st, const char *dir, size_t max_pages, bri_store_entry **out, size_t *count,
+                   bri_error *err);
   /* at least the first n by name (may be NULL: the front lists all) */
   int (*list_first)(bri_store *st, const char *dir, unsigned flags, size_t n,
                     bri_store_entry **out, size_t *count, bri_error *err);

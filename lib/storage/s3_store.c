@@ -733,6 +733,48 @@ static int s3_list(bri_store *st, const char *dir, unsigned flags, bri_store_ent
   return list_dir((s3_store *)st, dir, 0, out, count, err);
 }
 
+/* Every object below dir: ListObjectsV2 (List Blobs) without a delimiter,
+ * page after page, up to max_pages. */
+static int s3_list_tree(bri_store *st, const char *dir, size_t max_pages, bri_store_entry **out, size_t *count,
+                        bri_error *err) {
+  s3_store *s = (s3_store *)st;
+  char *p = dir_prefix(s, dir), *token = NULL;
+  int rc = p ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  for (size_t page = 0; rc == 0; page++) {
+    if (page == max_pages) {
+      rc = bri_error_set(err, BRI_EUNSUPPORTED, "%s/%s: more than %zu pages of names", st->uri, dir, max_pages);
+      break;
+    }
+    bri_s3_list_args a = {.prefix = p, .continuation_token = token};
+    bri_s3_listing l;
+    bri_store_entry *e = NULL;
+    size_t n = 0;
+    if ((rc = bri_s3_list_page(s->conn->client, store_tally(s), s->bucket, &a, &l, err)) != 0) break;
+    rc = entries_of(p, &l, &e, &n, err);
+    bri_store_entry *all = rc ? NULL : realloc(*out, (*count + n + 1) * sizeof *all);
+    if (!rc && !all) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    if (!rc) {
+      if (n) memcpy(all + *count, e, n * sizeof *e);
+      *out = all, *count += n;
+      free(e);
+    } else {
+      bri_store_entries_free(e, n);
+    }
+    free(token);
+    token = l.truncated ? l.next_token : NULL;
+    if (!l.truncated) free(l.next_token);
+    l.next_token = NULL;
+    bri_s3_listing_clear(&l);
+    if (!token) break;
+  }
+  free(token), free(p);
+  if (rc) {
+    bri_store_entries_free(*out, *count);
+    *out = NULL, *count = 0;
+  }
+  return rc;
+}
+
 /* The first n entries of dir: one ListObjectsV2 page of max-keys n. */
 static int s3_list_first(bri_store *st, const char *dir, unsigned flags, size_t n,
                          bri_store_entry **out, size_t *count, bri_error *err) {
@@ -1250,7 +1292,7 @@ static int azure_configure(const char *uri, const bri_store_setting *v, size_t n
 #define OBJECT_STORE_OPS                                                                       \
   .counts_itself = true, .caps = OBJECT_STORE_CAPS, .close = s3_close, .open_file = s3_open_file, .read = s3_read,        \
   .readv = s3_readv, .close_file = s3_close_file, .stat = s3_stat, .list = s3_list,            \
-  .list_first = s3_list_first, .list_first_many = s3_list_first_many, .put = s3_put,           \
+  .list_tree = s3_list_tree, .list_first = s3_list_first, .list_first_many = s3_list_first_many, .put = s3_put,           \
   .create = s3_create, .append = s3_append, .append_copy = s3_append_copy, .finish = s3_finish, \
   .abort = s3_abort, .copy = s3_copy, .delete_one = s3_delete_one,                             \
   .delete_many = s3_delete_many, .prefetch = s3_prefetch

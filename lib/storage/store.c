@@ -466,6 +466,19 @@ int bri_store_list(bri_store *st, const char *dir, unsigned flags, bri_store_ent
   return rc;
 }
 
+int bri_store_list_tree(bri_store *st, const char *dir, size_t max_pages, bri_store_entry **out,
+                        size_t *count, bri_error *err) {
+  *out = NULL;
+  *count = 0;
+  if (!st || !st->ops->list_tree)
+    return bri_error_set(err, BRI_EUNSUPPORTED, "%s: no listing of a whole tree here", dir);
+  const char *key;
+  int rc = key_of(st, dir, &key, err);
+  if (!rc) rc = st->ops->list_tree(st, key, max_pages, out, count, err);
+  if (!rc && *count) qsort(*out, *count, sizeof **out, cmp_entry);
+  return rc;
+}
+
 /* Sorts what a backend listed and keeps the first n (it may give more). */
 static void keep_first(bri_store_entry *e, size_t *count, size_t n) {
   if (*count) qsort(e, *count, sizeof *e, cmp_entry);

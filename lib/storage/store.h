@@ -230,6 +230,17 @@ int bri_store_list(bri_store *st, const char *dir, unsigned flags, bri_store_ent
                    size_t *count, bri_error *err);
 void bri_store_entries_free(bri_store_entry *e, size_t count);
 
+/* Every file below directory dir at any depth, its name relative to dir
+ * ("7f3a/0001.blob"), with size and mtime_ns, sorted as bri_store_list
+ * sorts: object stores list once without a delimiter (S3 1000 names a
+ * page, Azure 5000), and give up with BRI_EUNSUPPORTED past max_pages
+ * pages (a tree too large to be worth it: ask per directory). Stores with
+ * real directories (local) answer BRI_EUNSUPPORTED. For caches that would
+ * otherwise list many sibling directories one by one. A name from the
+ * store is not trusted: use it as a key to look up, never to open. */
+int bri_store_list_tree(bri_store *st, const char *dir, size_t max_pages, bri_store_entry **out,
+                        size_t *count, bri_error *err);
+
 /* The first n entries of dir in bri_store_list's order (fewer when dir has
  * fewer): Lance's V2 manifest names sort newest first, so n = 1 finds the
  * latest version in one request on S3 (ListObjectsV2 max-keys). */

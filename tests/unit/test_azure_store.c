@@ -4,7 +4,8 @@
  * tails of empty and small blobs (Azure has no suffix ranges: prefetched,
  * a HEAD and a range; opened alone, a first range that says the size), put-if-absent (409 is "taken"), a writer
  * of blocks whose copied ranges the service copies whatever their size,
- * Copy Blob, deletes with a missing blob among them (Blob Batch: 256 a
+ * Copy Blob, a whole tree in one listing (and sidecar sizes primed from
+ * it), deletes with a missing blob among them (Blob Batch: 256 a
  * request, names that need escaping, a leased blob refused among them; one
  * Delete Blob each with a SAS token alone), and errors that name
  * the blob, the status and x-ms-error-code, per-prefix settings. Each test
@@ -16,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blob/sizes.h"
 #include "storage/azure_config.h"
 #include "storage/azure_sign.h"
 #include "storage/s3_client.h"
@@ -250,6 +252,66 @@ START_TEST(test_batch_delete) {
 }
 END_TEST
 
+/* A whole tree in one listing: every file below a directory at any depth,
+ * names relative to it, sorted, with sizes; a missing directory is empty;
+ * past max_pages, BRI_EUNSUPPORTED; a local store has none. */
+START_TEST(test_list_tree) {
+  ck_assert(bri_store_put(st, at("data/a/1.blob"), "1", 1, NULL, &err) == 0);
+  ck_assert(bri_store_put(st, at("data/a/2.blob"), "22", 2, NULL, &err) == 0);
+  ck_assert(bri_store_put(st, at("data/b/c/3.blob"), "333", 3, NULL, &err) == 0);
+  ck_assert(bri_store_put(st, at("data/top.lance"), "4444", 4, NULL, &err) == 0);
+  ck_assert(bri_store_put(st, at("other/x"), "x", 1, NULL, &err) == 0);
+  bri_store_entry *e;
+  size_t n;
+  bri_store_stats before = stats();
+  ck_assert_msg(bri_store_list_tree(st, at("data"), 8, &e, &n, &err) == 0, "%s", err.msg);
+  ck_assert_uint_eq(stats().requests - before.requests, 1);
+  ck_assert_uint_eq(n, 4);
+  const char *names[] = {"a/1.blob", "a/2.blob", "b/c/3.blob", "top.lance"};
+  for (size_t i = 0; i < 4; i++) {
+    ck_assert_str_eq(e[i].name, names[i]);
+    ck_assert_int_eq(e[i].info.kind, BRI_ENTRY_FILE);
+    ck_assert_uint_eq(e[i].info.size, i + 1);
+  }
+  bri_store_entries_free(e, n);
+  ck_assert(bri_store_list_tree(st, at("nothing"), 8, &e, &n, &err) == 0);
+  ck_assert_uint_eq(n, 0);
+  ck_assert_int_eq(bri_store_list_tree(st, at("data"), 0, &e, &n, &err), BRI_EUNSUPPORTED);
+  ck_assert(strstr(err.msg, "more than 0 pages of names"));
+  bri_store *local;
+  ck_assert(bri_store_open("/tmp", 0, &local, &err) == 0);
+  ck_assert_int_eq(bri_store_list_tree(local, "/tmp", 8, &e, &n, &err), BRI_EUNSUPPORTED);
+  bri_store_close(local);
+}
+END_TEST
+
+/* Sidecar sizes primed from one tree listing: a file below it is known, a
+ * missing one is missing, neither asks the store again; a directory
+ * outside the tree is listed when asked. */
+START_TEST(test_sizes_primed) {
+  ck_assert(bri_store_put(st, at("data/f1/a.blob"), "abc", 3, NULL, &err) == 0);
+  ck_assert(bri_store_put(st, at("data/f2/b.blob"), "abcdef", 6, NULL, &err) == 0);
+  ck_assert(bri_store_put(st, at("elsewhere/c.blob"), "ab", 2, NULL, &err) == 0);
+  bri_sidecar_sizes *s;
+  ck_assert(bri_sidecar_sizes_new(&s, &err) == 0);
+  bri_store_stats before = stats();
+  ck_assert_msg(bri_sidecar_sizes_prime(s, st, at("data"), &err) == 0, "%s", err.msg);
+  ck_assert_uint_eq(stats().requests - before.requests, 1);
+  uint64_t size;
+  ck_assert(bri_sidecar_sizes_get(s, st, at("data/f1/a.blob"), &size, &err) == 0);
+  ck_assert_uint_eq(size, 3);
+  ck_assert(bri_sidecar_sizes_get(s, st, at("data/f2/b.blob"), &size, &err) == 0);
+  ck_assert_uint_eq(size, 6);
+  ck_assert_int_eq(bri_sidecar_sizes_get(s, st, at("data/f3/none.blob"), &size, &err), BRI_ENOTFOUND);
+  ck_assert(strstr(err.msg, "data/f3/none.blob: no such sidecar"));
+  ck_assert_uint_eq(stats().requests - before.requests, 1);
+  ck_assert(bri_sidecar_sizes_get(s, st, at("elsewhere/c.blob"), &size, &err) == 0);
+  ck_assert_uint_eq(size, 2);
+  ck_assert_uint_eq(stats().requests - before.requests, 2);
+  bri_sidecar_sizes_free(s);
+}
+END_TEST
+
 /* Takes a lease on the blob at rel (Lease Blob, acquire, infinite), with a
  * request signed here from the environment's account and key: a blob
  * the service then refuses to delete without the lease id. */
@@ -345,6 +407,8 @@ static Suite *azure_store_suite(void) {
   tcase_add_test(tc, test_tails_without_head);
   tcase_add_test(tc, test_put_new_and_errors);
   tcase_add_test(tc, test_writer_copy_delete);
+  tcase_add_test(tc, test_list_tree);
+  tcase_add_test(tc, test_sizes_primed);
   tcase_add_test(tc, test_batch_delete);
   tcase_add_test(tc, test_batch_delete_refused);
   tcase_add_test(tc, test_configured_prefix);
