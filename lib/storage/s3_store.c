@@ -751,8 +751,8 @@ static int s3_list_tree(bri_store *st, const char *dir, size_t max_pages, bri_st
     size_t n = 0;
     if ((rc = bri_s3_list_page(s->conn->client, store_tally(s), s->bucket, &a, &l, err)) != 0) break;
     rc = entries_of(p, &l, &e, &n, err);
-    bri_store_entry *all = rc ? NULL : realloc(*out, (*count + n + 1) * sizeof *all);
-    if (!rc && !all) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    bri_store_entry *all = rc || !n ? *out : realloc(*out, (*count + n) * sizeof *all);
+    if (!rc && !all && n) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
     if (!rc) {
       if (n) memcpy(all + *count, e, n * sizeof *e);
       *out = all, *count += n;
@@ -761,9 +761,8 @@ static int s3_list_tree(bri_store *st, const char *dir, size_t max_pages, bri_st
       bri_store_entries_free(e, n);
     }
     free(token);
-    token = l.truncated ? l.next_token : NULL;
-    if (!l.truncated) free(l.next_token);
-    l.next_token = NULL;
+    token = l.truncated ? l.next_token : NULL; /* the next page's, taken */
+    if (token) l.next_token = NULL;
     bri_s3_listing_clear(&l);
     if (!token) break;
   }
