@@ -13,6 +13,8 @@
 #    identical values (the interop scripts' canonical column hashes);
 #  - LanceDB appends: the next poll sees the new version, brid compacts
 #    again, LanceDB reads identical values; brictl tables says polled;
+#  - cleanup as brid's job deletes the old files by Blob Batch (several a
+#    request), LanceDB reads the same;
 #  - brictl status shows the root reachable; brictl metrics shows the
 #    root's requests (lists of the polls, gets, server-side copies) and polls;
 #  - the root's endpoint on a port where nothing listens: status degraded,
@@ -99,6 +101,18 @@ same "$TMPD/before2.json" "$TMPD/after2.json" || fail "LanceDB reads other value
 [ "$(ctl tables --json | jget '[(t["fragments"], t["polled"], t["watching"]) for t in d["tables"] if t["root"] == "'"$T"'"][0]')" = "(1, True, False)" ] ||
   fail "the table is not one polled fragment after brid's compactions: $(ctl tables --json)"
 echo "ok appends polled and compacted"
+
+# 2b. cleanup as brid's job: the old versions' files go by Blob Batch (several
+#     a request), LanceDB reads the same
+ctl cleanup "$T" --older-than 0 --grace 0 --wait --json >"$TMPD/clean.json" 2>"$TMPD/err" ||
+  fail "cleanup through brid: $(cat "$TMPD/err")"
+files=$(jget 'd["result"]["files"]' <"$TMPD/clean.json")
+deletes=$(jget 'd["result"]["storage"]["requests_by_kind"].get("delete", 0)' <"$TMPD/clean.json")
+[ "$files" -ge 8 ] && [ "$deletes" -ge 1 ] && [ $((deletes * 4)) -le "$files" ] ||
+  fail "cleanup: $files files in $deletes delete requests: $(cat "$TMPD/clean.json")"
+lance_read "$T" --json >"$TMPD/after3.json"
+same "$TMPD/before2.json" "$TMPD/after3.json" || fail "LanceDB reads other values after brid's cleanup"
+echo "ok cleanup as brid's job: $files files in $deletes Blob Batch request(s)"
 
 # 3. status and metrics name the root
 [ "$(state)" = running ] && [ "$(root_state "$P")" = reachable ] || fail "status: $(ctl status)"
