@@ -32,7 +32,7 @@ static void usage(FILE *f) {
           "\n"
           "  --config FILE      INI configuration (keys: config/brid.conf.example); without it,\n"
           "                     built-in defaults and the flags below\n"
-          "  --root DIR         a directory holding tables, or s3://BUCKET/PREFIX (repeatable;\n"
+          "  --root DIR         a directory holding tables, or s3://BUCKET/PREFIX, az://CONTAINER/PREFIX (repeatable;\n"
           "                     replaces the file's roots)\n"
           "  --socket PATH      control socket [/run/brid/brid.sock]\n"
           "  --state PATH       SQLite job store [" SVC_DEFAULT_STATE "]\n"
@@ -81,7 +81,7 @@ static int check_config(const svc_config *c) {
   int warnings = 0;
   for (size_t i = 0; i < c->n_roots; i++) {
     struct stat st;
-    if (svc_root_is_s3(c->roots[i])) continue; /* nothing asked of the network here */
+    if (!(svc_location_caps(c->roots[i]) & BRI_STORE_CAP_LOCAL)) continue; /* nothing asked of the network here */
     if (stat(c->roots[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
       fprintf(stderr, "brid: warning: root %s is not a directory (yet): brid looks again at each sweep\n", c->roots[i]);
       warnings++;
@@ -162,7 +162,7 @@ int main(int argc, char **argv) {
     return early_exit(d, EXIT_CONFIG);
   }
   for (size_t i = 0; i < d->ov.n_roots; i++)
-    if (roots[i][0] != '/' && !svc_root_is_s3(roots[i])) {
+    if (roots[i][0] != '/' && (svc_location_caps(roots[i]) & BRI_STORE_CAP_LOCAL)) {
       /* roots are compared as canonical paths; a relative one would
        * silently change meaning with the working directory */
       static char abs[64][PATH_MAX];

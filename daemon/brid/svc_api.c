@@ -54,23 +54,25 @@ static bool has_versions_dir(const char *dir) {
 static const svc_table_view *param_table(call *c) {
   const char *p = c->r.table;
   char canon[PATH_MAX];
-  /* an S3 table by its URI (no trailing '/'), a local one by its real path */
-  bool s3 = p && svc_root_is_s3(p), known = false;
-  if (s3) {
-    size_t n = strlen(p);
-    while (n > 5 && p[n - 1] == '/') n--;
-    known = n < sizeof canon && snprintf(canon, sizeof canon, "%.*s", (int)n, p) > 0;
+  /* an object-store table by its canonical URI, a local one by its real path */
+  bool local = svc_location_caps(p) & BRI_STORE_CAP_LOCAL, known = false;
+  if (p && !local) {
+    bri_error ignored;
+    char *name = NULL;
+    known = bri_store_location(p, &name, &ignored) == 0 && strlen(name) < sizeof canon;
+    if (known) snprintf(canon, sizeof canon, "%s", name);
+    free(name);
   } else {
     known = p && realpath(p, canon);
   }
   const svc_table_view *t = known ? svc_view_table(c->view, canon) : NULL;
   if (t && t->present) return t;
-  if (known && !c->discovered && (s3 || has_versions_dir(canon)) && svc_view_under_root(c->view, canon)) {
+  if (known && !c->discovered && (!local || has_versions_dir(canon)) && svc_view_under_root(c->view, canon)) {
     c->post |= SVC_POST_DISCOVER;
     return fail(c, RPC_NOT_FOUND, "%s: not discovered yet", p), NULL;
   }
   return fail(c, RPC_NOT_FOUND, "%s is not a table brid watches (a directory with _versions/, or an "
-                                "S3 NAME.lance prefix, under a configured root)", p ? p : "(none)"), NULL;
+                                "object-store NAME.lance prefix, under a configured root)", p ? p : "(none)"), NULL;
 }
 
 /* ----------------------------------------------------------------- JSON */

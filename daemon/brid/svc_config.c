@@ -51,8 +51,6 @@ typedef enum {
   T_STRATEGY, /* bri_strategy */
   T_MODE,     /* unsigned, octal permission bits */
   T_LEVEL,    /* int, a log level name */
-  T_STR,      /* char *, any text */
-  T_ADDRESSING, /* int, bri_s3_addressing: auto, path or virtual */
   T_LISTEN,   /* metrics_listen: ADDR:PORT or off (set_listen) */
 } ktype;
 
@@ -111,15 +109,6 @@ static const key KEYS[] = {
     P("cleanup_retain_versions", T_U64, cleanup.retain_versions, 0, 1e12),
     P("cleanup_grace", T_DUR, cleanup.grace_sec, 0, 3650LL * 86400),
     P("cleanup_max_deletes_per_sec", T_DOUBLE, cleanup.max_deletes_per_sec, 0, 1e9),
-    R("endpoint", T_STR, endpoint, 0, 0),
-    R("region", T_STR, region, 0, 0),
-    R("addressing", T_ADDRESSING, addressing, 0, 0),
-    R("profile", T_STR, profile, 0, 0),
-    R("access_key_id", T_STR, access_key_id, 0, 0),
-    R("secret_access_key_file", T_PATH, secret_access_key_file, 0, 0),
-    R("session_token_file", T_PATH, session_token_file, 0, 0),
-    R("secret_access_key_credential", T_STR, secret_access_key_credential, 0, 0),
-    R("session_token_credential", T_STR, session_token_credential, 0, 0),
     R("poll_interval", T_DUR, poll_interval_sec, 1, 86400),
     R("max_requests_per_second", T_DOUBLE, max_requests_per_second, 0, 1e6),
     R("max_requests_in_flight", T_INT, max_requests_in_flight, 1, 1024),
@@ -153,21 +142,36 @@ void svc_policy_default(svc_policy *p) {
 
 static void root_default(svc_root *r) {
   memset(r, 0, sizeof *r);
-  r->addressing = BRI_S3_ADDRESSING_AUTO;
   r->poll_interval_sec = 30;
   r->max_requests_in_flight = 16;
 }
 
 static void root_clear(svc_root *r) {
-  free(r->uri), free(r->endpoint), free(r->region), free(r->profile), free(r->access_key_id);
-  free(r->secret_access_key_file), free(r->session_token_file);
-  free(r->secret_access_key_credential), free(r->session_token_credential);
-  if (r->secret_access_key) explicit_bzero(r->secret_access_key, strlen(r->secret_access_key));
-  if (r->session_token) explicit_bzero(r->session_token, strlen(r->session_token));
-  free(r->secret_access_key), free(r->session_token);
+  free(r->uri);
+  for (size_t i = 0; i < r->n_settings; i++) {
+    svc_root_setting *v = &r->settings[i];
+    if (v->value) explicit_bzero(v->value, strlen(v->value)); /* a secret's, maybe */
+    free(v->name), free(v->value), free(v->file), free(v->credential);
+  }
+  free(r->settings);
 }
 
-bool svc_root_is_s3(const char *root) { return root && !strncmp(root, "s3://", 5); }
+unsigned svc_location_caps(const char *location) {
+  unsigned caps;
+  bri_error ignored;
+  return location && bri_store_location_caps(location, &caps, &ignored) == 0 ? caps : 0;
+}
+
+const char *svc_root_canonical(const char *root, char *buf) {
+  return !(svc_location_caps(root) & BRI_STORE_CAP_LOCAL) || !realpath(root, buf) ? root : buf;
+}
+
+char *svc_location_name(const char *location, bri_error *err) {
+  char *name = NULL;
+  if (!(svc_location_caps(location) & BRI_STORE_CAP_LOCAL)) bri_store_location(location, &name, err);
+  else if (!(name = strdup(location))) bri_error_set(err, BRI_ENOMEM, "out of memory");
+  return name;
+}
 
 bool svc_root_contains(const char *root, const char *path) {
   size_t n = root ? strlen(root) : 0;
@@ -175,8 +179,7 @@ bool svc_root_contains(const char *root, const char *path) {
 }
 
 const svc_root *svc_config_root(const svc_config *c, const char *uri) {
-  static const svc_root defaults = {.addressing = BRI_S3_ADDRESSING_AUTO, .poll_interval_sec = 30,
-                                    .max_requests_in_flight = 16};
+  static const svc_root defaults = {.poll_interval_sec = 30, .max_requests_in_flight = 16};
   for (size_t i = 0; i < c->n_root_settings; i++)
     if (!strcmp(c->root_settings[i].uri, uri)) return &c->root_settings[i];
   return &defaults;
@@ -220,14 +223,6 @@ void svc_config_free(svc_config *c) {
 }
 
 /* --------------------------------------------------------------- values */
-
-/* An s3:// URI without trailing slashes (malloc'd): how brid names S3 roots
- * and tables, and compares them. */
-static char *normalized_uri(const char *uri) {
-  size_t n = strlen(uri);
-  while (n > 5 && uri[n - 1] == '/') n--;
-  return strndup(uri, n);
-}
 
 /* Length of the longest valid UTF-8 prefix of s[0..n) (shortest forms, no
  * surrogates, at most U+10FFFF: what jansson accepts in a JSON string, and
@@ -389,15 +384,10 @@ static int set_value(parse_ctx *x, const key *k, void *base, const char *sect, c
   switch (k->type) {
   case T_ROOT: {
     svc_config *c = x->c;
-    char *norm = NULL;
-    if (svc_root_is_s3(v)) {
-      if (bri_s3_uri_check(v, &err)) return fail(x, "[%s] root: %s", sect, err.msg);
-      norm = normalized_uri(v);
-    } else if (v[0] != '/') {
-      return fail(x, "[%s] root: \"%s\" is not an absolute path or an s3:// URI", sect, v);
-    } else {
-      norm = strdup(v);
-    }
+    if ((svc_location_caps(v) & BRI_STORE_CAP_LOCAL) && v[0] != '/')
+      return fail(x, "[%s] root: \"%s\" is not an absolute path or a storage URI (s3://, az://)", sect, v);
+    char *norm = svc_location_name(v, &err);
+    if (!norm && err.code != BRI_ENOMEM) return fail(x, "[%s] root: %s", sect, err.msg);
     char **r = realloc(c->roots, (c->n_roots + 1) * sizeof *r);
     if (r) c->roots = r;
     if (!r || !norm) {
@@ -407,24 +397,10 @@ static int set_value(parse_ctx *x, const key *k, void *base, const char *sect, c
     c->roots[c->n_roots++] = norm;
     return 1;
   }
-  case T_STR: {
-    if (!*v) return fail(x, "[%s] %s: empty value", sect, k->name);
-    char *d = strdup(v);
-    if (!d) return fail(x, "out of memory");
-    free(*(char **)f);
-    *(char **)f = d;
-    return 1;
-  }
   case T_LISTEN: {
     char msg[256];
     if (!set_listen(x->c, v, msg, sizeof msg)) return fail(x, "[%s] %s: %s", sect, k->name, msg);
     return 1;
-  }
-  case T_ADDRESSING: {
-    static const char *names[] = {"auto", "path", "virtual"};
-    for (int i = 0; i < 3; i++)
-      if (!strcmp(v, names[i])) return *(int *)f = i, 1;
-    return fail(x, "[%s] %s: \"%s\" is not auto, path or virtual", sect, k->name, v);
   }
   case T_PATH:
   case T_GROUP: {
@@ -515,7 +491,33 @@ static char *header_arg(const char *header) {
   return strndup(a, n);
 }
 
-/* A key of a [root URI] section. */
+/* The setting called name of r (a new one when it has none). */
+static svc_root_setting *root_setting(svc_root *r, const char *name) {
+  for (size_t i = 0; i < r->n_settings; i++)
+    if (!strcmp(r->settings[i].name, name)) return &r->settings[i];
+  svc_root_setting *a = realloc(r->settings, (r->n_settings + 1) * sizeof *a);
+  if (!a) return NULL;
+  r->settings = a;
+  svc_root_setting *v = &a[r->n_settings];
+  memset(v, 0, sizeof *v);
+  if (!(v->name = strdup(name))) return NULL;
+  r->n_settings++;
+  return v;
+}
+
+/* Stores a text value into *slot (replacing what a key said earlier). */
+static int set_text(parse_ctx *x, const char *shown, const char *name, char **slot, const char *value) {
+  if (!*value) return fail(x, "[%s] %s: empty value", shown, name);
+  char *d = strdup(value);
+  if (!d) return fail(x, "out of memory");
+  free(*slot);
+  *slot = d;
+  return 1;
+}
+
+/* A key of a [root URI] section: poll_interval and the request limits are
+ * brid's; any other is a setting of the root's backend (libbri says which
+ * it takes), a secret named by NAME_file or NAME_credential. */
 static int on_root_key(parse_ctx *x, size_t header, const char *shown, const char *name, const char *value) {
   svc_config *c = x->c;
   svc_root *r = NULL;
@@ -525,22 +527,21 @@ static int on_root_key(parse_ctx *x, size_t header, const char *shown, const cha
     char *uri = header_arg(x->section_names[header]);
     if (!uri) return fail(x, "out of memory");
     bri_error err;
-    if (!svc_root_is_s3(uri)) {
+    unsigned caps = svc_location_caps(uri);
+    if (caps & BRI_STORE_CAP_LOCAL) {
       free(uri);
-      return fail(x, "[%s]: settings of a root are for s3://BUCKET/PREFIX roots (local roots need none)", shown);
+      return fail(x, "[%s]: settings of a root are for object-store roots (s3://, az://; local roots need none)",
+                  shown);
     }
-    if (bri_s3_uri_check(uri, &err)) {
-      free(uri);
-      return fail(x, "[%s]: %s", shown, err.msg);
-    }
-    char *norm = normalized_uri(uri);
+    char *norm = svc_location_name(uri, &err);
     free(uri);
-    for (size_t i = 0; norm && i < c->n_root_settings; i++)
+    if (!norm) return fail(x, "[%s]: %s", shown, err.msg);
+    for (size_t i = 0; i < c->n_root_settings; i++)
       if (!strcmp(c->root_settings[i].uri, norm)) {
         free(norm);
         return fail(x, "[%s]: a second section for this root", shown);
       }
-    svc_root *a = norm ? realloc(c->root_settings, (c->n_root_settings + 1) * sizeof *a) : NULL;
+    svc_root *a = realloc(c->root_settings, (c->n_root_settings + 1) * sizeof *a);
     if (!a) {
       free(norm);
       return fail(x, "out of memory");
@@ -551,16 +552,28 @@ static int on_root_key(parse_ctx *x, size_t header, const char *shown, const cha
     r->uri = norm;
     r->header = header;
   }
-  if (!strcmp(name, "secret_access_key") || !strcmp(name, "session_token"))
+  const key *k = find_key(name, S_ROOT);
+  if (k) return set_value(x, k, r, shown, value);
+  int kind = bri_store_setting_kind(r->uri, name);
+  if (kind == BRI_SETTING_SECRET)
     return fail(x, "[%s] %s: secrets are never written in brid.conf; put it in a file only brid's user can read "
                 "and name that file with %s_file", shown, name, name);
-  const key *k = find_key(name, S_ROOT);
-  if (!k) {
-    if (find_key(name, S_DAEMON) || find_key(name, S_POLICY))
-      return fail(x, "[%s] %s: not a key of a root (those are in [daemon], [defaults] or [table PATH])", shown, name);
-    return fail(x, "[%s] %s: unknown key", shown, name);
+  svc_root_setting *v;
+  if (kind == BRI_SETTING_PLAIN)
+    return (v = root_setting(r, name)) ? set_text(x, shown, name, &v->value, value) : fail(x, "out of memory");
+  /* NAME_file, NAME_credential of a secret NAME */
+  size_t n = strlen(name);
+  bool file = n > 5 && !strcmp(name + n - 5, "_file"), cred = n > 11 && !strcmp(name + n - 11, "_credential");
+  char base[128];
+  snprintf(base, sizeof base, "%.*s", (int)(n - (file ? 5 : cred ? 11 : 0)), name);
+  if ((file || cred) && bri_store_setting_kind(r->uri, base) == BRI_SETTING_SECRET) {
+    if (!(v = root_setting(r, base))) return fail(x, "out of memory");
+    if (file && value[0] != '/') return fail(x, "[%s] %s: \"%s\" is not an absolute path", shown, name, value);
+    return set_text(x, shown, name, file ? &v->file : &v->credential, value);
   }
-  return set_value(x, k, r, shown, value);
+  if (find_key(name, S_DAEMON) || find_key(name, S_POLICY))
+    return fail(x, "[%s] %s: not a key of a root (those are in [daemon], [defaults] or [table PATH])", shown, name);
+  return fail(x, "[%s] %s: unknown key", shown, name);
 }
 
 static int on_ini(void *user, const char *section, const char *name, const char *value) {
@@ -572,7 +585,7 @@ static int on_ini(void *user, const char *section, const char *name, const char 
       if (find_key(name, S_POLICY))
         return fail(x, "[daemon] %s: a table policy key; put it in [defaults] or a [table PATH] section", name);
       if (find_key(name, S_ROOT))
-        return fail(x, "[daemon] %s: a key of an S3 root; put it in a [root s3://BUCKET/PREFIX] section", name);
+        return fail(x, "[daemon] %s: a key of a root; put it in a [root URI] section", name);
       return fail(x, "[daemon] %s: unknown key", name);
     }
     return set_value(x, k, x->c, "daemon", value);
@@ -602,18 +615,21 @@ static int on_ini(void *user, const char *section, const char *name, const char 
       svc_policy_default(&ts->p);
       /* "table PATH" or table "PATH" */
       if (!(ts->pattern = header_arg(x->section_names[i]))) return fail(x, "out of memory");
-      bool s3 = svc_root_is_s3(ts->pattern);
-      if (ts->pattern[0] != '/' && !s3)
-        return fail(x, "[%s]: the table path must be absolute (or an s3:// URI)", shown);
+      unsigned caps = svc_location_caps(ts->pattern);
+      if (!caps || ((caps & BRI_STORE_CAP_LOCAL) && ts->pattern[0] != '/'))
+        return fail(x, "[%s]: the table path must be absolute (or a storage URI: s3://, az://)", shown);
       ts->is_glob = strpbrk(ts->pattern, "*?[") != NULL;
       char canon[PATH_MAX];
-      if (!ts->is_glob && (s3 ? !(ts->canonical = normalized_uri(ts->pattern))
-                              : realpath(ts->pattern, canon) && !(ts->canonical = strdup(canon))))
+      bri_error err;
+      if (!ts->is_glob && !(caps & BRI_STORE_CAP_LOCAL) && !(ts->canonical = svc_location_name(ts->pattern, &err)))
+        return fail(x, "[%s]: %s", shown, err.msg);
+      if (!ts->is_glob && (caps & BRI_STORE_CAP_LOCAL) && realpath(ts->pattern, canon) &&
+          !(ts->canonical = strdup(canon)))
         return fail(x, "out of memory");
     }
     p = &ts->p;
   } else {
-    return fail(x, "[%s]: unknown section (expected [daemon], [defaults], [table PATH] or [root s3://...])",
+    return fail(x, "[%s]: unknown section (expected [daemon], [defaults], [table PATH] or [root URI])",
                 section);
   }
   const key *k = find_key(name, S_POLICY);
@@ -621,7 +637,7 @@ static int on_ini(void *user, const char *section, const char *name, const char 
     if (find_key(name, S_DAEMON))
       return fail(x, "[%s] %s: a daemon key; put it in [daemon]", shown, name);
     if (find_key(name, S_ROOT))
-      return fail(x, "[%s] %s: a key of an S3 root; put it in a [root s3://BUCKET/PREFIX] section", shown, name);
+      return fail(x, "[%s] %s: a key of a root; put it in a [root URI] section", shown, name);
     return fail(x, "[%s] %s: unknown key", shown, name);
   }
   if (ts) ts->set |= (uint64_t)1 << (k - KEYS);
@@ -772,12 +788,9 @@ static int read_credential(const svc_root *r, const char *setting, const char *n
 }
 
 /* The [root] sections: each names a configured root (unless --root
- * replaced the file's roots), has its key id and secret file together, and
- * gets its secrets read. */
+ * replaced the file's roots), gets its secrets read, and has its settings
+ * checked by its backend (bri_store_configure_root, registering nothing). */
 static int validate_roots(svc_config *c, bool roots_from_flags, bri_error *err) {
-  for (size_t i = 0; i < c->n_roots; i++)
-    if (svc_root_is_s3(c->roots[i]) && bri_s3_uri_check(c->roots[i], err))
-      return bri_error_wrap(err, "root %s", c->roots[i]);
   for (size_t i = 0; i < c->n_root_settings; i++) {
     svc_root *r = &c->root_settings[i];
     bool configured = false;
@@ -785,33 +798,20 @@ static int validate_roots(svc_config *c, bool roots_from_flags, bri_error *err) 
     if (!configured && !roots_from_flags)
       return bri_error_set(err, BRI_EINVAL, "[root %s]: not a configured root (add root = %s to [daemon])", r->uri,
                            r->uri);
-    if (!r->access_key_id != !(r->secret_access_key_file || r->secret_access_key_credential))
-      return bri_error_set(err, BRI_EINVAL, "[root %s]: access_key_id and secret_access_key_file (or "
-                           "secret_access_key_credential) go together", r->uri);
-    if ((r->session_token_file || r->session_token_credential) && !r->access_key_id)
-      return bri_error_set(err, BRI_EINVAL, "[root %s]: a session token needs access_key_id and "
-                           "secret_access_key_file (or secret_access_key_credential)", r->uri);
-    if (r->profile && r->access_key_id)
-      return bri_error_set(err, BRI_EINVAL, "[root %s]: profile or access_key_id, not both", r->uri);
-    if (r->endpoint && strncmp(r->endpoint, "http://", 7) && strncmp(r->endpoint, "https://", 8))
-      return bri_error_set(err, BRI_EINVAL, "[root %s] endpoint: \"%s\" is not an http:// or https:// URL", r->uri,
-                           r->endpoint);
     int rc;
-    if ((r->secret_access_key_file &&
-         (rc = read_secret(r, "secret_access_key_file", r->secret_access_key_file, &r->secret_access_key, err))) ||
-        (r->session_token_file &&
-         (rc = read_secret(r, "session_token_file", r->session_token_file, &r->session_token, err))) ||
-        (r->secret_access_key_credential &&
-         (rc = read_credential(r, "secret_access_key_credential", r->secret_access_key_credential,
-                               "secret_access_key_file", r->secret_access_key_file, &r->secret_access_key, err))) ||
-        (r->session_token_credential &&
-         (rc = read_credential(r, "session_token_credential", r->session_token_credential, "session_token_file",
-                               r->session_token_file, &r->session_token, err))))
-      return rc;
-    if (!utf8_ok(r->endpoint) || !utf8_ok(r->region) || !utf8_ok(r->profile) || !utf8_ok(r->access_key_id) ||
-        !utf8_ok(r->secret_access_key_file) || !utf8_ok(r->session_token_file) ||
-        !utf8_ok(r->secret_access_key_credential) || !utf8_ok(r->session_token_credential))
-      return bri_error_set(err, BRI_EINVAL, "[root %s]: a setting is not UTF-8 text", r->uri);
+    for (size_t j = 0; j < r->n_settings; j++) {
+      svc_root_setting *v = &r->settings[j];
+      char file_key[160], cred_key[160];
+      snprintf(file_key, sizeof file_key, "%s_file", v->name);
+      snprintf(cred_key, sizeof cred_key, "%s_credential", v->name);
+      if (v->file && (rc = read_secret(r, file_key, v->file, &v->value, err))) return rc;
+      if (v->credential &&
+          (rc = read_credential(r, cred_key, v->credential, file_key, v->file, &v->value, err)))
+        return rc;
+      if (!utf8_ok(v->file) || !utf8_ok(v->credential) || (!v->file && !v->credential && !utf8_ok(v->value)))
+        return bri_error_set(err, BRI_EINVAL, "[root %s] %s: not UTF-8 text", r->uri, v->name);
+    }
+    if ((rc = svc_root_configure(r->uri, r, true, err)) != 0) return bri_error_wrap(err, "[root %s]", r->uri);
   }
   return 0;
 }
@@ -895,9 +895,13 @@ int svc_config_load_text(svc_config *c, const svc_overrides *ov, const char *tex
     c->n_roots = 0;
     for (size_t i = 0; !rc && i < ov->n_roots; i++) {
       char **r = realloc(c->roots, (c->n_roots + 1) * sizeof *r);
-      if (!r || !(r[c->n_roots] = svc_root_is_s3(ov->roots[i]) ? normalized_uri(ov->roots[i]) : strdup(ov->roots[i]))) {
-        if (r) c->roots = r;
+      if (r) c->roots = r;
+      if (!r) {
         rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+        break;
+      }
+      if (!(r[c->n_roots] = svc_location_name(ov->roots[i], err))) {
+        rc = err->code == BRI_ENOMEM ? err->code : bri_error_wrap(err, "--root");
         break;
       }
       c->roots = r;
@@ -975,19 +979,41 @@ json_t *svc_policy_to_json(const svc_policy *p) {
 
 static json_t *str_or_null(const char *s) { return s ? json_string(s) : json_null(); }
 
-/* A root's settings as --check-config shows them: the secrets' files and
- * credential names, never the secrets. */
+/* A root's settings as --check-config shows them: every setting its
+ * backend takes (null when unset), a secret as the file or credential it
+ * is read from, never the secret. */
 static json_t *root_to_json(const char *root, const svc_root *r) {
-  static const char *addressing[] = {"auto", "path", "virtual"};
-  return json_pack("{s:s, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:f, s:i}", "root", root, "endpoint",
-                   str_or_null(r->endpoint), "region", str_or_null(r->region), "addressing",
-                   addressing[r->addressing], "profile", str_or_null(r->profile), "access_key_id",
-                   str_or_null(r->access_key_id), "secret_access_key_file", str_or_null(r->secret_access_key_file),
-                   "session_token_file", str_or_null(r->session_token_file), "secret_access_key_credential",
-                   str_or_null(r->secret_access_key_credential), "session_token_credential",
-                   str_or_null(r->session_token_credential), "poll_interval",
-                   dur(r->poll_interval_sec), "max_requests_per_second", r->max_requests_per_second,
-                   "max_requests_in_flight", r->max_requests_in_flight);
+  json_t *o = json_pack("{s:s}", "root", root);
+  for (const char *const *n = bri_store_setting_names(root); *n; n++) {
+    const svc_root_setting *v = NULL;
+    for (size_t i = 0; i < r->n_settings; i++)
+      if (!strcmp(r->settings[i].name, *n)) v = &r->settings[i];
+    char name[160];
+    if (bri_store_setting_kind(root, *n) == BRI_SETTING_SECRET) {
+      snprintf(name, sizeof name, "%s_file", *n);
+      json_object_set_new(o, name, str_or_null(v ? v->file : NULL));
+      snprintf(name, sizeof name, "%s_credential", *n);
+      json_object_set_new(o, name, str_or_null(v ? v->credential : NULL));
+    } else {
+      json_object_set_new(o, *n, str_or_null(v ? v->value : NULL));
+    }
+  }
+  json_object_set_new(o, "poll_interval", dur(r->poll_interval_sec));
+  json_object_set_new(o, "max_requests_per_second", json_real(r->max_requests_per_second));
+  json_object_set_new(o, "max_requests_in_flight", json_integer(r->max_requests_in_flight));
+  return o;
+}
+
+int svc_root_configure(const char *root, const svc_root *r, bool check_only, bri_error *err) {
+  bri_store_setting *v = calloc(r->n_settings + 1, sizeof *v);
+  if (!v) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  size_t n = 0;
+  for (size_t i = 0; i < r->n_settings; i++)
+    if (r->settings[i].value) v[n++] = (bri_store_setting){r->settings[i].name, r->settings[i].value};
+  bri_store_limits l = {r->max_requests_per_second, r->max_requests_in_flight};
+  int rc = bri_store_configure_root(root, v, n, &l, check_only, err);
+  free(v);
+  return rc;
 }
 
 json_t *svc_config_to_json(const svc_config *c) {
@@ -1023,10 +1049,10 @@ json_t *svc_config_to_json(const svc_config *c) {
                    "retry_max", dur(c->retry_max_sec), "history_max_age",
                    dur(c->history_max_age_sec), "history_max_rows", (json_int_t)c->history_max_rows,
                    "defaults", svc_policy_to_json(&c->defaults), "tables", sections);
-  /* every S3 root, with its settings (a section's or the defaults) */
+  /* every object-store root, with its settings (a section's or the defaults) */
   json_t *rs = json_array();
   for (size_t i = 0; i < c->n_roots; i++)
-    if (svc_root_is_s3(c->roots[i])) {
+    if (!(svc_location_caps(c->roots[i]) & BRI_STORE_CAP_LOCAL)) {
       json_array_append_new(rs, root_to_json(c->roots[i], svc_config_root(c, c->roots[i])));
     }
   json_object_set_new(out, "root_settings", rs);

@@ -8,13 +8,16 @@
  *   [daemon]          process settings (roots, socket, state, workers, timers)
  *   [defaults]        the policy every table starts from
  *   [table PATH]      policy overrides for one table (PATH absolute or an
- *                     s3:// URI; a path with * ? [ is an fnmatch(3)
+ *                     object-store URI; a path with * ? [ is an fnmatch(3)
  *                     pattern over table roots); sections apply in file
  *                     order, later ones win
- *   [root s3://B/P]   settings of one S3 root: endpoint, region, addressing,
- *                     credentials (the secret read from a file or a
- *                     systemd credential, never written in brid.conf),
- *                     poll_interval, request limits
+ *   [root URI]        settings of one object-store root (s3://, az://):
+ *                     poll_interval, request limits, and the settings
+ *                     its backend takes (bri_store_setting_names: S3's
+ *                     endpoint, region, credentials; Azure's account,
+ *                     endpoint, key or SAS...), a secret read from a file
+ *                     (NAME_file) or a systemd credential
+ *                     (NAME_credential), never written in brid.conf
  * Keys before any section belong to [daemon]. Unknown sections and keys are
  * errors (a typo must not silently fall back to a default). The
  * configuration is immutable once loaded: a reload builds a new one and
@@ -54,18 +57,23 @@ typedef struct svc_table_section {
   size_t header; /* index of its header in the file */
 } svc_table_section;
 
-/* Settings of one S3 root ([root URI]; roots without a section take the
- * defaults: the environment's endpoint and credentials, as AWS tools take
- * them). */
+/* One setting of a root's store, by its backend's name
+ * (bri_store_setting_names): a plain one as written, a secret read at load
+ * from the file or systemd credential the configuration names. */
+typedef struct svc_root_setting {
+  char *name;
+  char *value;            /* a secret's text once read (never shown) */
+  char *file, *credential; /* secrets: NAME_file or NAME_credential */
+} svc_root_setting;
+
+/* Settings of one object-store root ([root URI]; roots without a section
+ * take the defaults: the environment's endpoint and credentials, as the
+ * store's own tools take them). */
 typedef struct svc_root {
-  char *uri; /* the root, normalized (no trailing '/') */
+  char *uri; /* the root's canonical name (bri_store_location) */
   size_t header; /* index of its header in the file */
-  char *endpoint, *region, *profile, *access_key_id;
-  int addressing; /* bri_s3_addressing */
-  char *secret_access_key_file, *session_token_file;
-  /* or systemd credentials' names: files of $CREDENTIALS_DIRECTORY */
-  char *secret_access_key_credential, *session_token_credential;
-  char *secret_access_key, *session_token; /* read from those files at load */
+  svc_root_setting *settings; /* the backend's settings, in file order */
+  size_t n_settings;
   int64_t poll_interval_sec;      /* a LIST of each table's _versions/ this often */
   double max_requests_per_second; /* 0: no limit */
   int max_requests_in_flight;
@@ -137,12 +145,27 @@ int svc_config_load(svc_config *c, const svc_overrides *ov, bri_error *err);
  * this, so a fuzzer feeding bytes here takes brid's one parsing path. */
 int svc_config_load_text(svc_config *c, const svc_overrides *ov, const char *text, size_t len, bri_error *err);
 
-/* Whether root is an S3 root (s3://). */
-bool svc_root_is_s3(const char *root);
+/* What the store of a root or table location can do (BRI_STORE_CAP_*:
+ * LOCAL files watched with INOTIFY, or an object store found changed by
+ * POLL...), as libbri says; 0 for a location no backend takes. */
+unsigned svc_location_caps(const char *location);
+/* The name a root's tables and counters go by: a local root's real path
+ * (in buf, PATH_MAX bytes), else the root as configured (an object store's
+ * canonical URI, or a local root that does not resolve now). */
+const char *svc_root_canonical(const char *root, char *buf);
+/* How brid names a location (malloc'd): an object store's canonical URI
+ * (bri_store_location: "az://c/p" for every Azure form), a local path as
+ * given (its real path is resolved where it is used: it may not exist
+ * yet). NULL with err set for an invalid one. */
+char *svc_location_name(const char *location, bri_error *err);
 /* Whether path lies in root (both canonical; root itself included). */
 bool svc_root_contains(const char *root, const char *path);
-/* The settings of an S3 root: its [root] section, or the defaults. */
+/* The settings of an object-store root: its [root] section, or the defaults. */
 const svc_root *svc_config_root(const svc_config *c, const char *uri);
+
+/* Hands the settings r of the object-store root to libbri
+ * (bri_store_configure_root; check_only: only checks them). */
+int svc_root_configure(const char *root, const svc_root *r, bool check_only, bri_error *err);
 
 /* The policy of the table at root (canonical path). */
 void svc_config_policy_for(const svc_config *c, const char *root, svc_policy *out);

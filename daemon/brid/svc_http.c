@@ -131,7 +131,7 @@ static char *not_ready(const svc_view *v, bri_jobs_store *store) {
       fprintf(f, "root %s: unreachable for %llds (%llu failed listing(s)): %s\n", r,
               (long long)((bri_now_ms() - rs->down_since_ms) / 1000), (unsigned long long)rs->failures,
               rs->last_error ? rs->last_error : "cannot list");
-    else if (!svc_root_is_s3(r) && svc_roots_local_listable(r, &why))
+    else if ((svc_location_caps(r) & BRI_STORE_CAP_LOCAL) && svc_roots_local_listable(r, &why))
       fprintf(f, "root %s: %s\n", r, why.msg);
   }
   if (fclose(f) != 0) {

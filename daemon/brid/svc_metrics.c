@@ -81,7 +81,7 @@ static void storage_families(json_t *all, const svc_view *v) {
     char canon[PATH_MAX];
     bri_store_stats s;
     /* a local root counts under its real path (svc_poll_register) */
-    if (bri_store_root_stats(svc_root_is_s3(root) || !realpath(root, canon) ? root : canon, &s) != 0) continue;
+    if (bri_store_root_stats(svc_root_canonical(root, canon), &s) != 0) continue;
     for (int k = 0; k < BRI_REQ_KINDS; k++)
       for (int c = 0; c < BRI_REQ_CLASSES; c++)
         if (s.by_kind[k][c])

@@ -1,8 +1,9 @@
-/* svc_poll.c: roots on S3: settings, walks and poll timers (see
- * svc_poll.h).
+/* svc_poll.c: roots on object stores (S3, Azure): settings, walks and
+ * poll timers (see svc_poll.h).
  *
  * A walk lists the root level by level through a store rooted at the root
- * (bri_store_list: ListObjectsV2 with delimiter "/", every page), collects
+ * (bri_store_list: S3's ListObjectsV2, Azure's List Blobs, with delimiter
+ * "/", every page), collects
  * the NAME.lance prefixes, and asks for the first entry of each one's
  * _versions/ in one call (bri_store_list_first_many: the listings in
  * flight together). A first entry that is not a V2 manifest name (a table
@@ -25,19 +26,11 @@ int svc_poll_register(const svc_config *c, bri_error *err) {
   for (size_t i = 0; i < c->n_roots; i++) {
     const char *root = c->roots[i];
     char canon[PATH_MAX];
-    bool s3 = svc_root_is_s3(root);
     /* stores name local tables by their real path (bri_store_canonical) */
-    int rc = bri_store_count_root(s3 || !realpath(root, canon) ? root : canon, err);
-    if (rc || !s3) {
-      if (rc) return rc;
-      continue;
-    }
-    const svc_root *r = svc_config_root(c, root);
-    bri_aws_settings s = {.profile = r->profile, .endpoint = r->endpoint, .region = r->region,
-                          .access_key_id = r->access_key_id, .secret_access_key = r->secret_access_key,
-                          .session_token = r->session_token, .addressing = (bri_s3_addressing)r->addressing};
-    bri_s3_limits l = {r->max_requests_per_second, r->max_requests_in_flight};
-    if ((rc = bri_s3_store_configure(root, &s, &l, err)) != 0) return bri_error_wrap(err, "root %s", root);
+    int rc = bri_store_count_root(svc_root_canonical(root, canon), err);
+    if (!rc && !(svc_location_caps(root) & BRI_STORE_CAP_LOCAL) && (rc = svc_root_configure(root, svc_config_root(c, root), false, err)) != 0)
+      return bri_error_wrap(err, "root %s", root);
+    if (rc) return rc;
   }
   return 0;
 }
@@ -187,7 +180,7 @@ static brid_poll *poll_of(brid *d, const char *root) {
 void svc_poll_apply_config(brid *d) {
   for (size_t i = 0; i < d->n_polls; i++) d->polls[i]->configured = false;
   for (size_t i = 0; i < d->cfg.n_roots; i++) {
-    if (!svc_root_is_s3(d->cfg.roots[i])) continue;
+    if (!(svc_location_caps(d->cfg.roots[i]) & BRI_STORE_CAP_POLL)) continue;
     brid_poll *p = poll_of(d, d->cfg.roots[i]);
     if (!p) {
       log_err("root %s: out of memory for its poll timer", d->cfg.roots[i]);

@@ -1,9 +1,11 @@
-/* svc_poll.h: roots on S3 (root = s3://BUCKET/PREFIX): their settings
- * handed to libbri, how one is walked, and its poll timer.
+/* svc_poll.h: roots on object stores (a root whose store libbri says is
+ * found changed by polling, BRI_STORE_CAP_POLL: s3://BUCKET/PREFIX,
+ * az://CONTAINER/PREFIX): their settings handed to libbri, how one is
+ * walked, and its poll timer. Nothing here knows a scheme.
  *
  * There is no inotify on an object store: brid lists. Every poll_interval
  * (per root), a discovery of that root runs off the loop (svc_watch.c): one
- * ListObjectsV2 of the root with delimiter "/" (more pages past 1000
+ * listing (ListObjectsV2, List Blobs) of the root with delimiter "/" (more pages past 1000
  * entries; prefixes other than tables walked down to discovery_depth),
  * and for every NAME.lance prefix one ListObjectsV2 of NAME.lance/_versions/
  * with max-keys 1, all of them in flight together within the root's
@@ -27,13 +29,14 @@
 #include "svc_daemon.h"
 
 /* Hands c's roots to libbri: every root counts its storage traffic (the
- * metrics), and every S3 root gets its settings (endpoint, credentials,
+ * metrics), and every object-store root gets its settings (its [root]
+ * section's, bri_store_configure_root: endpoint, credentials,
  * limits; a client of its own). Any thread: touches no table, only
  * resolves local roots' real paths. Call before anything opens a table
  * under a root, and again for a reloaded configuration. */
 int svc_poll_register(const svc_config *c, bri_error *err);
 
-/* What the walk of an S3 root found under it. */
+/* What the walk of an object-store root found under it. */
 typedef enum {
   SVC_POLL_TABLE,   /* a table; version is its latest */
   SVC_POLL_UNKNOWN, /* a NAME.lance prefix whose _versions/ could not be listed now */
@@ -41,12 +44,12 @@ typedef enum {
 
 typedef void (*svc_poll_found_fn)(void *ctx, const char *table, svc_poll_kind kind, uint64_t version);
 
-/* Walks the S3 root (any thread but the loop's): found() for every table
+/* Walks the object-store root (any thread but the loop's): found() for every table
  * (and every prefix it could not tell about), in the order of the
  * listing. Fails (nothing found) when the root itself cannot be listed. */
 int svc_poll_walk(const char *root, int max_depth, svc_poll_found_fn found, void *ctx, bri_error *err);
 
-/* The poll timers of the configured S3 roots (started, or after a reload
+/* The poll timers of the configured polled roots (started, or after a reload
  * adjusted: new roots get one, removed ones stop). Loop thread. */
 void svc_poll_apply_config(brid *d);
 /* Drain: stops the timers; shutdown: closes them; free after the loop ran

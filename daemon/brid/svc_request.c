@@ -38,8 +38,9 @@ static int param_table(chk *c, bool required) {
   if (!json_is_string(v) || !json_string_value(v)[0])
     return fail(c, RPC_INVALID_PARAMS, "params.table must be a table path (a string)");
   const char *p = json_string_value(v);
-  if (p[0] != '/' && strncmp(p, "s3://", 5))
-    return fail(c, RPC_INVALID_PARAMS, "params.table must be an absolute path or an s3:// URI, got \"%s\"", p);
+  unsigned caps = svc_location_caps(p);
+  if (!caps || ((caps & BRI_STORE_CAP_LOCAL) && p[0] != '/'))
+    return fail(c, RPC_INVALID_PARAMS, "params.table must be an absolute path or a storage URI (s3://, az://), got \"%s\"", p);
   c->r->table = p;
   return 0;
 }

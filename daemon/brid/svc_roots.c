@@ -95,7 +95,7 @@ bool svc_roots_report(brid *d, const char *uri, const char *canon, int rc, const
   replace(&r->last_error, why ? why : "cannot list");
   if (!was_down) {
     svc_status_update(d, true);
-    if (!svc_root_is_s3(uri) && !d->draining) uv_timer_start(&r->retry, on_retry, SVC_ROOT_RETRY_MS, SVC_ROOT_RETRY_MS);
+    if (!(svc_location_caps(uri) & BRI_STORE_CAP_POLL) && !d->draining) uv_timer_start(&r->retry, on_retry, SVC_ROOT_RETRY_MS, SVC_ROOT_RETRY_MS);
     r->down_since_ms = r->reminded_ms = now;
     log_warn("root %s: unreachable: %s; its tables keep their state and get no job until it is listed again", uri,
              r->last_error);

@@ -105,7 +105,7 @@ const svc_table_view *svc_view_table(const svc_view *v, const char *root) {
 bool svc_view_under_root(const svc_view *v, const char *path) {
   for (size_t i = 0; i < v->n_roots; i++) {
     char r[PATH_MAX];
-    const char *root = svc_root_is_s3(v->roots[i]) ? v->roots[i] : realpath(v->roots[i], r);
+    const char *root = svc_root_canonical(v->roots[i], r);
     if (svc_root_contains(root, path)) return true;
   }
   return false;

@@ -518,7 +518,7 @@ static void discover_work(uv_work_t *req) {
   disc_req *r = req->data;
   for (size_t i = 0; i < r->n_roots; i++) {
     bri_error err = {0};
-    if (svc_root_is_s3(r->roots[i])) {
+    if (svc_location_caps(r->roots[i]) & BRI_STORE_CAP_POLL) {
       free(r->canon[i]);
       r->canon[i] = strdup(r->roots[i]);
       r->root_rc[i] = svc_poll_walk(r->roots[i], r->depth, s3_found, r, &err);
@@ -708,7 +708,7 @@ static disc_req *discover_req(brid *d, disc_scope scope, const char *only) {
             (r->root_rc = calloc(n, sizeof *r->root_rc)) && (r->root_why = calloc(n, sizeof *r->root_why));
   for (size_t i = 0; ok && i < d->cfg.n_roots; i++) {
     const char *root = d->cfg.roots[i];
-    if (scope == SCOPE_ONE ? strcmp(root, only) : scope == SCOPE_LOCAL && svc_root_is_s3(root)) continue;
+    if (scope == SCOPE_ONE ? strcmp(root, only) : scope == SCOPE_LOCAL && !(svc_location_caps(root) & BRI_STORE_CAP_INOTIFY)) continue;
     const brid_root *st = svc_roots_find(d, root);
     ok = (r->roots[r->n_roots] = strdup(root)) != NULL &&
          (!st || !st->canon || (r->canon[r->n_roots] = strdup(st->canon)) != NULL);

@@ -5,7 +5,10 @@
  * per file (a stat, never following a link; a negative answer is kept too).
  * An object store is asked per directory: the first miss in a directory
  * lists it with sizes (ListObjectsV2 carries them) and enters every object;
- * a path of a listed directory that is not in the map is missing. The lock
+ * a path of a listed directory that is not in the map is missing. A whole
+ * tree may be listed first (bri_sidecar_sizes_prime: one listing without a
+ * delimiter instead of one per directory below it); a directory below a
+ * primed tree counts as listed. The lock
  * is not held while the store answers: two workers may then ask for the
  * same directory, and the second listing only finds its entries present. */
 #include "blob/sizes.h"
@@ -25,6 +28,8 @@ struct bri_sidecar_sizes {
   pthread_mutex_t mu;
   bri_strmap files; /* path -> a: size, b: what is there (enum kind) */
   bri_strmap dirs;  /* directories listed (object stores) */
+  char **trees;     /* directories listed with everything below them */
+  size_t n_trees;
 };
 
 int bri_sidecar_sizes_new(bri_sidecar_sizes **out, bri_error *err) {
@@ -37,6 +42,8 @@ int bri_sidecar_sizes_new(bri_sidecar_sizes **out, bri_error *err) {
 void bri_sidecar_sizes_free(bri_sidecar_sizes *s) {
   if (!s) return;
   pthread_mutex_destroy(&s->mu);
+  for (size_t i = 0; i < s->n_trees; i++) free(s->trees[i]);
+  free(s->trees);
   bri_strmap_free(&s->files);
   bri_strmap_free(&s->dirs);
   free(s);
@@ -81,11 +88,41 @@ static int list_dir(bri_sidecar_sizes *s, bri_store *st, const char *dir, bri_er
   return rc;
 }
 
+/* Whether dir lies in a primed tree (under the lock). */
+static bool in_tree(const bri_sidecar_sizes *s, const char *dir) {
+  for (size_t i = 0; i < s->n_trees; i++) {
+    size_t n = strlen(s->trees[i]);
+    if (!strncmp(dir, s->trees[i], n) && (dir[n] == '/' || !dir[n])) return true;
+  }
+  return false;
+}
+
+int bri_sidecar_sizes_prime(bri_sidecar_sizes *s, bri_store *st, const char *dir, bri_error *err) {
+  bri_store_entry *e = NULL;
+  size_t n = 0;
+  bri_error ignored;
+  if (bri_store_list_tree(st, dir, BRI_SIDECAR_PRIME_PAGES, &e, &n, &ignored) != 0) return 0; /* asked per directory */
+  int rc = 0;
+  pthread_mutex_lock(&s->mu);
+  for (size_t i = 0; i < n && !rc; i++) {
+    char *p = bri_path_join(dir, e[i].name);
+    if (!p || put_file(s, p, e[i].info.size, REGULAR)) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    free(p);
+  }
+  char **t = rc ? NULL : realloc(s->trees, (s->n_trees + 1) * sizeof *t);
+  if (!rc && (!t || !(t[s->n_trees] = strdup(dir)))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (t) s->trees = t;
+  if (!rc) s->n_trees++;
+  pthread_mutex_unlock(&s->mu);
+  bri_store_entries_free(e, n);
+  return rc;
+}
+
 /* Looks path up: 1 when known (*size, *k), 0 when the store must be asked. */
 static int lookup(bri_sidecar_sizes *s, const char *path, const char *dir, uint64_t *size, enum kind *k) {
   pthread_mutex_lock(&s->mu);
   bri_strmap_entry *e = bri_strmap_get(&s->files, path);
-  int known = e || (dir && bri_strmap_get(&s->dirs, dir));
+  int known = e || (dir && (bri_strmap_get(&s->dirs, dir) || in_tree(s, dir)));
   if (e) *size = e->a, *k = (enum kind)e->b;
   else *size = 0, *k = MISSING;
   pthread_mutex_unlock(&s->mu);

@@ -31,6 +31,16 @@ void bri_sidecar_sizes_free(bri_sidecar_sizes *s);
 int bri_sidecar_sizes_get(bri_sidecar_sizes *s, bri_store *st, const char *path, uint64_t *size,
                           bri_error *err);
 
+/* Object stores: lists everything below directory dir at once
+ * (bri_store_list_tree, at most BRI_SIDECAR_PRIME_PAGES pages) and enters
+ * every file, so that a sidecar there needs no listing of its own
+ * directory (a table's data/: one listing for every fragment's sidecar
+ * directory). A tree too large, a local store or a listing that fails
+ * primes nothing (0: each directory is then listed when asked); BRI_ENOMEM
+ * otherwise. */
+#define BRI_SIDECAR_PRIME_PAGES 8
+int bri_sidecar_sizes_prime(bri_sidecar_sizes *s, bri_store *st, const char *dir, bri_error *err);
+
 /* After a copy or link of path moved `bytes`: BRI_ECORRUPT when the cache
  * knows path with another size (it changed between the check and the
  * copy), else 0 (also when path was never checked: nothing is asked). */

@@ -1167,12 +1167,24 @@ static bool can_stream(const run *r, const bri_compact_request *q) {
  * grow a bin, docs/format/bri.md 6) and the plan made again when one is
  * flagged; the rest are surveyed while they are written. Both give the same
  * plan: a flag only matters for a fragment that no bin holds without it. */
+/* Fragments from which one listing of data/ is worth its pages (sizes.h). */
+#define PRIME_MIN_FRAGMENTS 8
+
 static int survey_and_plan(run *r, const bri_compact_request *q, bool *repack_wanted,
                            uint64_t (*bytes)[4], json_t *packs, bri_plan **plan) {
   const Lance__Table__Manifest *m = r->m->pb;
   bool blobs = false;
   for (size_t i = 0; i < m->n_fields; i++) blobs |= bri_field_is_blob_v2(m->fields[i]);
   if (!blobs) return bri_compact_plan(r->t, r->m, &q->options, NULL, plan, r->err);
+  /* an object store: the sizes of every fragment's sidecars from one
+   * listing of data/ rather than one listing per fragment's directory */
+  if (!(bri_store_caps(r->t->store) & BRI_STORE_CAP_LOCAL) && m->n_fragments >= PRIME_MIN_FRAGMENTS) {
+    char *data = bri_path_join(bri_store_uri(r->t->store), "data");
+    int prc = data ? bri_sidecar_sizes_prime(r->sizes, r->t->store, data, r->err)
+                   : bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+    free(data);
+    if (prc) return prc;
+  }
   r->blob_tops = calloc(m->n_fields + 1, sizeof *r->blob_tops);
   r->fs = calloc(m->n_fragments + 1, sizeof *r->fs);
   size_t *idx = calloc(m->n_fragments + 1, sizeof *idx), n = 0;

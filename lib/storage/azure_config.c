@@ -137,7 +137,7 @@ int bri_azure_config_load(const char *account_hint, const bri_azure_settings *x,
                                     "AZURE_STORAGE_MASTER_KEY", NULL};
   static const char *const SAS[] = {"AZURE_STORAGE_SAS_TOKEN", "AZURE_STORAGE_SAS_KEY", NULL};
   static const char *const ENDPOINT[] = {"AZURE_STORAGE_ENDPOINT", "AZURE_ENDPOINT", NULL};
-  bool emulator = env_true("AZURE_STORAGE_USE_EMULATOR");
+  bool emulator = env_true("AZURE_STORAGE_USE_EMULATOR") || (x && x->use_emulator);
   const char *from = NULL, *key_from = NULL, *ep_from = NULL;
   const char *account = env_first(ACCOUNT, &from), *key = env_first(KEY, &key_from);
   const char *sas = env_first(SAS, NULL), *ep = env_first(ENDPOINT, &ep_from);

@@ -39,6 +39,7 @@ typedef struct bri_azure_settings {
   const char *account_key; /* base64 */
   const char *sas_token;
   const char *endpoint;
+  bool use_emulator; /* as AZURE_STORAGE_USE_EMULATOR=true */
 } bri_azure_settings;
 
 typedef struct bri_azure_config {

@@ -99,6 +99,15 @@ struct bri_store_ops {
    * NULL with err set when uri is not valid for the backend */
   char *(*canonical)(const char *uri, bri_error *err);
   void (*close)(bri_store *st);
+  unsigned caps; /* BRI_STORE_CAP_* every store of this backend has (bri_store_location_caps) */
+  /* the per-root settings it takes (bri_store_setting_names), NULL-terminated,
+   * and which of them are secrets (secret[i] for names[i]) */
+  const char *const *setting_names;
+  const bool *setting_secret;
+  /* may be NULL (no settings); uri as given, settings' names among
+   * setting_names (the front checked); check_only: validate only */
+  int (*configure)(const char *uri, const bri_store_setting *settings, size_t n,
+                   const bri_store_limits *limits, bool check_only, bri_error *err);
 
   /* path: the full path for messages; fills size, ops and path */
   int (*open_file)(bri_store *st, const char *key, const char *path, bri_sfile **out,
@@ -112,6 +121,10 @@ struct bri_store_ops {
   /* dir "" = the root; names sorted by the front, entries' names malloc'd */
   int (*list)(bri_store *st, const char *dir, unsigned flags, bri_store_entry **out,
               size_t *count, bri_error *err);
+  /* every object below dir, names relative to it, within max_pages pages
+   * (may be NULL: BRI_EUNSUPPORTED; the front sorts) */
+  int (*list_tree)(bri_store *st, const char *dir, size_t max_pages, bri_store_entry **out, size_t *count,
+                   bri_error *err);
   /* at least the first n by name (may be NULL: the front lists all) */
   int (*list_first)(bri_store *st, const char *dir, unsigned flags, size_t n,
                     bri_store_entry **out, size_t *count, bri_error *err);

@@ -26,6 +26,11 @@
 #include "util/fsutil.h"
 #include "util/random.h"
 
+/* What a local directory can do: all of it. */
+#define LOCAL_CAPS                                                                                 \
+  (BRI_STORE_CAP_LINK | BRI_STORE_CAP_DIRS | BRI_STORE_CAP_LOCAL | BRI_STORE_CAP_INOTIFY |         \
+   BRI_STORE_CAP_SERVER_COPY | BRI_STORE_CAP_PUT_IF_ABSENT)
+
 typedef struct local_store {
   bri_store base;
   int fd; /* the root, O_RDONLY | O_DIRECTORY */
@@ -86,9 +91,7 @@ static int local_open(const char *uri, unsigned flags, bri_store **out, bri_erro
   if (!rc)
     rc = bri_store_base_init(&s->base, &bri_local_store_ops, path,
                              realpath(path, abs) ? abs : NULL,
-                             BRI_STORE_CAP_LINK | BRI_STORE_CAP_DIRS | BRI_STORE_CAP_LOCAL |
-                                 BRI_STORE_CAP_INOTIFY | BRI_STORE_CAP_SERVER_COPY |
-                                 BRI_STORE_CAP_PUT_IF_ABSENT, err);
+                             LOCAL_CAPS, err);
   if (rc) {
     if (s->fd >= 0) close(s->fd);
     free(s);
@@ -525,6 +528,7 @@ const bri_store_ops bri_local_store_ops = {
     .scheme = NULL,
     .open = local_open,
     .close = local_close,
+    .caps = LOCAL_CAPS,
     .open_file = local_open_file,
     .read = local_read,
     .close_file = local_close_file,

@@ -1017,7 +1017,7 @@ static int suffix_result(s3_req *r, int rc, uint8_t **data, size_t *len, uint64_
 }
 
 /* Azure has no suffix ranges (Azurite answers 500): the last n bytes of
- * an object of total bytes (a HEAD said so), by a range. */
+ * an object of total bytes (a HEAD or a first range said so), by a range. */
 static int azure_tail(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key,
                       uint64_t total, size_t n, uint8_t **data, size_t *len, uint64_t *size, bri_error *err) {
   *data = NULL, *len = 0, *size = 0;
@@ -1036,15 +1036,41 @@ static int azure_tail(bri_s3_client *c, bri_store_counts *tally, const char *buc
   return 0;
 }
 
+/* The first bytes of an object Azure's suffix read asks for (below). */
+#define AZURE_PROBE ((size_t)64 << 10)
+
+/* Azure's last n bytes without a HEAD: a range of the first AZURE_PROBE
+ * bytes, whose answer (Content-Range) says the size. An object no longer
+ * than that is then in hand whole (most of a table's files: manifests,
+ * deletion files, small data files), a longer one costs its tail's range
+ * (two requests, as a HEAD and a range would be); an empty one answers 416
+ * and a HEAD says its size (bri_s3_get_range). */
+static int azure_suffix(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, size_t n,
+                        uint8_t **data, size_t *len, uint64_t *size, bri_error *err) {
+  *data = NULL, *len = 0, *size = 0;
+  uint8_t *buf = malloc(AZURE_PROBE);
+  if (!buf) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  size_t got = 0;
+  uint64_t total = 0;
+  int rc = bri_s3_get_range(c, tally, bucket, key, 0, AZURE_PROBE, buf, &got, &total, err);
+  if (rc == 0 && total <= AZURE_PROBE) {
+    if (got != total) {
+      free(buf);
+      return bri_error_set(err, BRI_EIO, "get az://%s/%s: %zu bytes of an object of %llu (did it change?)", bucket,
+                           key, got, (unsigned long long)total);
+    }
+    size_t want = total < n ? (size_t)total : n;
+    memmove(buf, buf + total - want, want);
+    *data = buf, *len = want, *size = total;
+    return 0;
+  }
+  free(buf);
+  return rc ? rc : azure_tail(c, tally, bucket, key, total, n, data, len, size, err);
+}
+
 int bri_s3_get_suffix(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *key, size_t n,
                       uint8_t **data, size_t *len, uint64_t *size, bri_error *err) {
-  if (c->az) {
-    bri_s3_object o = {0};
-    int rc = bri_s3_head(c, tally, bucket, key, &o, err);
-    if (rc == 0) rc = azure_tail(c, tally, bucket, key, o.size, n, data, len, size, err);
-    bri_s3_object_clear(&o);
-    return rc;
-  }
+  if (c->az) return azure_suffix(c, tally, bucket, key, n, data, len, size, err);
   s3_req *r = suffix_req(bucket, key, n);
   int rc = run_one(c, tally, r, err);
   if (r) rc = suffix_result(r, rc, data, len, size, err);
@@ -1397,13 +1423,12 @@ static int delete_some(bri_s3_client *c, bri_store_counts *tally, const char *bu
   return rc;
 }
 
-/* Azure: one Delete Blob per key, all in one batch (max_in_flight at a
- * time). Blob Batch would carry 256 in one request, but each of its
- * sub-requests needs a signature of its own and Azurite refused the
- * sub-requests brid tried (docs/azure.md): one request per key is what
- * works on both. A missing blob counts as deleted. */
-static int azure_delete(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *const *keys,
-                        size_t n, int *rcs, size_t *deleted, bri_error *err) {
+/* Azure with a SAS token alone: one Delete Blob per key, all in one batch
+ * of requests (max_in_flight at a time; Blob Batch sub-requests carrying
+ * a SAS were not tried on Azurite, docs/azure.md). A missing blob counts as
+ * deleted. */
+static int azure_delete_each(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *const *keys,
+                             size_t n, int *rcs, size_t *deleted, bri_error *err) {
   s3_req **reqs = calloc(n ? n : 1, sizeof *reqs);
   int rc = reqs ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
   for (size_t i = 0; rc == 0 && i < n; i++)
@@ -1422,6 +1447,126 @@ static int azure_delete(bri_s3_client *c, bri_store_counts *tally, const char *b
   }
   for (size_t i = 0; reqs && i < n; i++) req_free(reqs[i]);
   free(reqs);
+  return first;
+}
+
+/* Sub-requests of one Blob Batch (the service's limit). */
+#define AZURE_BATCH 256
+
+/* The multipart body of a Blob Batch deleting keys[0..n): one Delete Blob
+ * sub-request each, signed with Shared Key on its own (the path as the
+ * service sees it, account included when path-style), Content-ID i. */
+static int azure_batch_body(bri_s3_client *c, const char *bucket, const char *const *keys, size_t n,
+                            const char *boundary, bri_strbuf *body, bri_error *err) {
+  char date[32];
+  bri_azure_date(time(NULL), date);
+  bri_azure_pair h[] = {{"x-ms-date", date}};
+  for (size_t i = 0; i < n; i++) {
+    bri_strbuf path = BRI_STRBUF_INIT;
+    bri_strbuf_printf(&path, "%s/%s/%s", c->az_path, bucket, keys[i]);
+    char *epath = path.oom ? NULL : bri_uri_encode(path.data, false), *auth = NULL;
+    bri_strbuf_clear(&path);
+    if (!epath) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+    bri_azure_sign_request sr = {"DELETE", c->az->account, epath, NULL, 0, h, 1, 0};
+    int rc = bri_azure_shared_key(&sr, c->az->key, c->az->key_len, &auth, err);
+    if (rc == 0)
+      bri_strbuf_printf(body, "--%s\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n"
+                        "Content-ID: %zu\r\n\r\nDELETE %s HTTP/1.1\r\nx-ms-date: %s\r\nAuthorization: %s\r\n"
+                        "Content-Length: 0\r\n\r\n", boundary, i, epath, date, auth);
+    free(epath), free(auth);
+    if (rc) return rc;
+  }
+  bri_strbuf_printf(body, "--%s--\r\n", boundary);
+  return body->oom ? bri_error_set(err, BRI_ENOMEM, "out of memory") : 0;
+}
+
+/* The answers of a Blob Batch of n sub-requests: each part's status line
+ * and x-ms-error-code, by its Content-ID (status 0: no answer for it). */
+static void azure_batch_answers(const char *text, size_t len, size_t n, long *status, char (*code)[64]) {
+  size_t cur = SIZE_MAX;
+  for (size_t at = 0; at < len;) {
+    const char *line = text + at, *eol = memchr(line, '\n', len - at);
+    size_t ll = eol ? (size_t)(eol - line) : len - at;
+    at += ll + (eol != NULL);
+    if (ll && line[ll - 1] == '\r') ll--;
+    const char *v = NULL;
+    if (ll > 2 && line[0] == '-' && line[1] == '-') {
+      cur = SIZE_MAX; /* a new part */
+    } else if (header_is(line, ll, "Content-ID", &v) && v <= line + ll) {
+      char num[24];
+      size_t vl = (size_t)(line + ll - v);
+      snprintf(num, sizeof num, "%.*s", (int)(vl < sizeof num ? vl : sizeof num - 1), v);
+      char *end;
+      unsigned long id = strtoul(num, &end, 10);
+      cur = end != num && id < n ? id : SIZE_MAX;
+    } else if (cur != SIZE_MAX && ll > 12 && !strncmp(line, "HTTP/1.1 ", 9)) {
+      status[cur] = strtol(line + 9, NULL, 10);
+    } else if (cur != SIZE_MAX && header_is(line, ll, "x-ms-error-code", &v) && v <= line + ll) {
+      size_t vl = (size_t)(line + ll - v);
+      snprintf(code[cur], sizeof code[cur], "%.*s", (int)(vl < 63 ? vl : 63), v);
+    }
+  }
+}
+
+/* One Blob Batch deleting keys[0..n) (n <= AZURE_BATCH): a missing blob
+ * counts as deleted; a sub-request refused is BRI_EIO naming the key, its
+ * status and code, and the count refused. */
+static int azure_delete_some(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *const *keys,
+                             size_t n, int *rcs, size_t *deleted, bri_error *err) {
+  for (size_t i = 0; rcs && i < n; i++) rcs[i] = BRI_EIO; /* until the service says otherwise */
+  char boundary[48], ct[96];
+  snprintf(boundary, sizeof boundary, "batch_%016llx",
+           (unsigned long long)(atomic_fetch_add(&c->seed, 0x9E3779B97F4A7C15ull) ^ (uint64_t)now_ms()));
+  snprintf(ct, sizeof ct, "multipart/mixed; boundary=%s", boundary);
+  bri_strbuf body = BRI_STRBUF_INIT;
+  long *status = calloc(n, sizeof *status);
+  char(*code)[64] = calloc(n, sizeof *code);
+  int rc = status && code ? azure_batch_body(c, bucket, keys, n, boundary, &body, err)
+                          : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  s3_req *r = rc ? NULL : req_new(BRI_REQ_DELETE, "POST", bucket, NULL);
+  if (rc == 0) {
+    req_query(r, "restype", "container");
+    req_query(r, "comp", "batch");
+    req_header(r, "Content-Type", ct);
+    req_body(r, body.data, body.len);
+    if (r) r->sink = SINK_GROW;
+    rc = run_one(c, tally, r, err);
+  }
+  if (rc == 0) {
+    azure_batch_answers(r->grow.data ? r->grow.data : "", r->grow.len, n, status, code);
+    size_t refused = 0, bad = 0;
+    for (size_t i = 0; i < n; i++) {
+      int one = status[i] == 202 || status[i] == 404 ? 0 : BRI_EIO;
+      if (rcs) rcs[i] = one;
+      if (one && !refused++) bad = i;
+    }
+    *deleted += n - refused;
+    if (refused)
+      rc = bri_error_set(err, BRI_EIO, "delete az://%s/%s: %s (%zu of %zu blobs of a Blob Batch refused)", bucket,
+                         keys[bad], status[bad] ? code[bad][0] ? code[bad] : "refused" : "no answer in the batch",
+                         refused, n);
+  }
+  req_free(r);
+  bri_strbuf_clear(&body);
+  free(status), free(code);
+  return rc;
+}
+
+/* Azure: Blob Batch, AZURE_BATCH deletes a request, with Shared Key; with
+ * a SAS token alone, one Delete Blob per key. */
+static int azure_delete(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *const *keys,
+                        size_t n, int *rcs, size_t *deleted, bri_error *err) {
+  if (!c->az->key) return azure_delete_each(c, tally, bucket, keys, n, rcs, deleted, err);
+  int first = 0;
+  for (size_t i = 0; i < n; i += AZURE_BATCH) {
+    size_t m = n - i < AZURE_BATCH ? n - i : AZURE_BATCH;
+    bri_error e;
+    int rc = azure_delete_some(c, tally, bucket, keys + i, m, rcs ? rcs + i : NULL, deleted, &e);
+    if (rc && !first) {
+      first = rc;
+      if (err) *err = e;
+    }
+  }
   return first;
 }
 

@@ -116,14 +116,6 @@ static char *dup_opt(const char *s, bool *ok) {
   return d;
 }
 
-int bri_s3_uri_check(const char *uri, bri_error *err) {
-  char *bucket, *key;
-  int rc = bri_s3_uri_parse(uri, &bucket, &key, err);
-  free(bucket);
-  free(key);
-  return rc;
-}
-
 /* Replaces the settings of prefix_uri (its first n bytes) with s (NULL:
  * forgets them). */
 static void register_setting(const char *prefix_uri, size_t n, s3_setting *s) {
@@ -201,6 +193,7 @@ int bri_azure_store_configure(const char *prefix_uri, const bri_azure_settings *
     s->az.account_key = dup_opt(set->account_key, &ok);
     s->az.sas_token = dup_opt(set->sas_token, &ok);
     s->az.endpoint = dup_opt(set->endpoint, &ok);
+    s->az.use_emulator = set->use_emulator;
   }
   if (!ok) {
     if (s) setting_free(s);
@@ -740,6 +733,47 @@ static int s3_list(bri_store *st, const char *dir, unsigned flags, bri_store_ent
   return list_dir((s3_store *)st, dir, 0, out, count, err);
 }
 
+/* Every object below dir: ListObjectsV2 (List Blobs) without a delimiter,
+ * page after page, up to max_pages. */
+static int s3_list_tree(bri_store *st, const char *dir, size_t max_pages, bri_store_entry **out, size_t *count,
+                        bri_error *err) {
+  s3_store *s = (s3_store *)st;
+  char *p = dir_prefix(s, dir), *token = NULL;
+  int rc = p ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  for (size_t page = 0; rc == 0; page++) {
+    if (page == max_pages) {
+      rc = bri_error_set(err, BRI_EUNSUPPORTED, "%s/%s: more than %zu pages of names", st->uri, dir, max_pages);
+      break;
+    }
+    bri_s3_list_args a = {.prefix = p, .continuation_token = token};
+    bri_s3_listing l;
+    bri_store_entry *e = NULL;
+    size_t n = 0;
+    if ((rc = bri_s3_list_page(s->conn->client, store_tally(s), s->bucket, &a, &l, err)) != 0) break;
+    rc = entries_of(p, &l, &e, &n, err);
+    bri_store_entry *all = rc || !n ? *out : realloc(*out, (*count + n) * sizeof *all);
+    if (!rc && !all && n) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    if (!rc) {
+      if (n) memcpy(all + *count, e, n * sizeof *e);
+      *out = all, *count += n;
+      free(e);
+    } else {
+      bri_store_entries_free(e, n);
+    }
+    free(token);
+    token = l.truncated ? l.next_token : NULL; /* the next page's, taken */
+    if (token) l.next_token = NULL;
+    bri_s3_listing_clear(&l);
+    if (!token) break;
+  }
+  free(token), free(p);
+  if (rc) {
+    bri_store_entries_free(*out, *count);
+    *out = NULL, *count = 0;
+  }
+  return rc;
+}
+
 /* The first n entries of dir: one ListObjectsV2 page of max-keys n. */
 static int s3_list_first(bri_store *st, const char *dir, unsigned flags, size_t n,
                          bri_store_entry **out, size_t *count, bri_error *err) {
@@ -1182,11 +1216,82 @@ static void s3_prefetch(bri_store *st, const char *const *keys, size_t n, unsign
   free(rcs);
 }
 
+/* ------------------------------------------------------- roots' settings */
+
+/* The value of setting name among s[0..n) (NULL: not given). */
+static const char *setting_of(const bri_store_setting *s, size_t n, const char *name) {
+  const char *v = NULL;
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(s[i].name, name)) v = s[i].value;
+  return v;
+}
+
+static int check_endpoint(const char *uri, const char *endpoint, bri_error *err) {
+  if (endpoint && strncmp(endpoint, "http://", 7) && strncmp(endpoint, "https://", 8))
+    return bri_error_set(err, BRI_EINVAL, "%s endpoint: \"%s\" is not an http:// or https:// URL", uri, endpoint);
+  return 0;
+}
+
+static const char *const S3_SETTINGS[] = {"endpoint", "region", "addressing", "profile", "access_key_id",
+                                          "secret_access_key", "session_token", NULL};
+static const bool S3_SECRET[] = {false, false, false, false, false, true, true};
+
+/* An S3 root's settings (bri_store_configure_root): the key id and its
+ * secret together, a session token only with them, a profile or a key. */
+static int s3_configure(const char *uri, const bri_store_setting *v, size_t n, const bri_store_limits *limits,
+                        bool check_only, bri_error *err) {
+  bri_aws_settings a = {.endpoint = setting_of(v, n, "endpoint"), .region = setting_of(v, n, "region"),
+                        .profile = setting_of(v, n, "profile"), .access_key_id = setting_of(v, n, "access_key_id"),
+                        .secret_access_key = setting_of(v, n, "secret_access_key"),
+                        .session_token = setting_of(v, n, "session_token"), .addressing = BRI_S3_ADDRESSING_AUTO};
+  const char *addressing = setting_of(v, n, "addressing");
+  static const char *const ADDRESSING[] = {"auto", "path", "virtual"};
+  bool known = !addressing;
+  for (int i = 0; addressing && i < 3; i++)
+    if (!strcmp(addressing, ADDRESSING[i])) a.addressing = (bri_s3_addressing)i, known = true;
+  if (!known) return bri_error_set(err, BRI_EINVAL, "%s addressing: \"%s\" is not auto, path or virtual", uri, addressing);
+  if (!a.access_key_id != !a.secret_access_key)
+    return bri_error_set(err, BRI_EINVAL, "%s: access_key_id and secret_access_key go together", uri);
+  if (a.session_token && !a.access_key_id)
+    return bri_error_set(err, BRI_EINVAL, "%s: a session token needs access_key_id and secret_access_key", uri);
+  if (a.profile && a.access_key_id) return bri_error_set(err, BRI_EINVAL, "%s: profile or access_key_id, not both", uri);
+  int rc = check_endpoint(uri, a.endpoint, err);
+  if (rc || check_only) return rc;
+  return bri_s3_store_configure(uri, &a, limits, err);
+}
+
+static const char *const AZURE_SETTINGS[] = {"account_name", "endpoint", "use_emulator", "account_key", "sas_token",
+                                             NULL};
+static const bool AZURE_SECRET[] = {false, false, false, true, true};
+
+/* An Azure root's settings: a key or a SAS token, not both. */
+static int azure_configure(const char *uri, const bri_store_setting *v, size_t n, const bri_store_limits *limits,
+                           bool check_only, bri_error *err) {
+  bri_azure_settings a = {.account = setting_of(v, n, "account_name"), .endpoint = setting_of(v, n, "endpoint"),
+                          .account_key = setting_of(v, n, "account_key"), .sas_token = setting_of(v, n, "sas_token")};
+  const char *emu = setting_of(v, n, "use_emulator");
+  if (emu && strcmp(emu, "true") && strcmp(emu, "false"))
+    return bri_error_set(err, BRI_EINVAL, "%s use_emulator: \"%s\" is not true or false", uri, emu);
+  a.use_emulator = emu && !strcmp(emu, "true");
+  if (a.account_key && a.sas_token) return bri_error_set(err, BRI_EINVAL, "%s: account_key or sas_token, not both", uri);
+  int rc = check_endpoint(uri, a.endpoint, err);
+  if (!rc) { /* the whole resolution, as a store would do it, so a bad key fails at load */
+    char *c, *k, *account;
+    if ((rc = bri_azure_uri_parse(uri, &c, &k, &account, err)) != 0) return rc;
+    bri_azure_config cfg;
+    rc = bri_azure_config_load(account, &a, &cfg, err);
+    if (!rc) bri_azure_config_clear(&cfg);
+    free(c), free(k), free(account);
+  }
+  if (rc || check_only) return rc;
+  return bri_azure_store_configure(uri, &a, limits, err);
+}
+
 /* The ops both dialects share. */
 #define OBJECT_STORE_OPS                                                                       \
-  .counts_itself = true, .close = s3_close, .open_file = s3_open_file, .read = s3_read,        \
+  .counts_itself = true, .caps = OBJECT_STORE_CAPS, .close = s3_close, .open_file = s3_open_file, .read = s3_read,        \
   .readv = s3_readv, .close_file = s3_close_file, .stat = s3_stat, .list = s3_list,            \
-  .list_first = s3_list_first, .list_first_many = s3_list_first_many, .put = s3_put,           \
+  .list_tree = s3_list_tree, .list_first = s3_list_first, .list_first_many = s3_list_first_many, .put = s3_put,           \
   .create = s3_create, .append = s3_append, .append_copy = s3_append_copy, .finish = s3_finish, \
   .abort = s3_abort, .copy = s3_copy, .delete_one = s3_delete_one,                             \
   .delete_many = s3_delete_many, .prefetch = s3_prefetch
@@ -1204,7 +1309,8 @@ static char *s3_canonical(const char *uri, bri_error *err) {
 }
 
 const bri_store_ops bri_s3_store_ops = {
-    .scheme = "s3", .open = s3_open, .canonical = s3_canonical, OBJECT_STORE_OPS};
+    .scheme = "s3", .open = s3_open, .canonical = s3_canonical, .setting_names = S3_SETTINGS,
+    .setting_secret = S3_SECRET, .configure = s3_configure, OBJECT_STORE_OPS};
 
 /* Azure Blob Storage: the same store over the client's Azure dialect
  * (s3_client.h); az:// is canonical, azure://, adl:// and abfs[s]:// name
@@ -1214,5 +1320,8 @@ const bri_store_ops bri_azure_store_ops = {
     .also = (const char *const[]){"azure", "adl", "abfs", "abfss", NULL},
     .open = azure_open,
     .canonical = bri_azure_uri_canonical,
+    .setting_names = AZURE_SETTINGS,
+    .setting_secret = AZURE_SECRET,
+    .configure = azure_configure,
     OBJECT_STORE_OPS,
 };

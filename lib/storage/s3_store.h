@@ -1,9 +1,9 @@
 /* s3_store.h: the S3 backend of the storage interface (s3://BUCKET/PREFIX;
  * Azure's az://CONTAINER/PREFIX is the same store over the client's Azure
  * dialect, with settings of its own below;
- * its ops are in storage/backend.h), and what a daemon needs of it beyond
- * store.h: per-root settings. Public (include/bri/table.h): brid
- * registers its roots' settings here.
+ * its ops are in storage/backend.h), and its per-root settings by type
+ * (bri_store_configure_root, store.h, maps a daemon's named settings onto
+ * these; brid itself names no backend).
  *
  * A store rooted at s3://bucket/p/t.lance names objects "p/t.lance/KEY" in
  * bucket. Every store (and every file and writer opened from it) holds a
@@ -15,13 +15,11 @@
 
 #include "storage/aws_config.h"
 #include "storage/azure_config.h"
+#include "storage/store.h"
 #include "util/error.h"
 
-/* Request limits of a root (0: none). */
-typedef struct bri_s3_limits {
-  double max_requests_per_second; /* started per second, all threads and jobs together */
-  int max_requests_in_flight;     /* in flight at once, all threads and jobs together */
-} bri_s3_limits;
+/* Request limits of a root (store.h). */
+typedef bri_store_limits bri_s3_limits;
 
 /* Settings for every store opened at or below prefix_uri ("s3://bucket" or
  * "s3://bucket/some/prefix"; the longest registered prefix wins; stores
@@ -39,9 +37,5 @@ int bri_s3_store_configure(const char *prefix_uri, const bri_aws_settings *setti
  * with a client of its own. BRI_EINVAL for a location that is not Azure's. */
 int bri_azure_store_configure(const char *prefix_uri, const bri_azure_settings *settings,
                               const bri_s3_limits *limits, bri_error *err);
-
-/* 0 when uri is s3://BUCKET[/PREFIX] with a bucket name S3 allows, else
- * BRI_EINVAL saying what is wrong. */
-int bri_s3_uri_check(const char *uri, bri_error *err);
 
 #endif

@@ -83,6 +83,43 @@ int bri_store_location(const char *uri, char **out, bri_error *err) {
   return *out ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
 }
 
+int bri_store_location_caps(const char *uri, unsigned *caps, bri_error *err) {
+  const bri_store_ops *b = backend_of(&uri, err);
+  *caps = b ? b->caps : 0;
+  return b ? 0 : BRI_EUNSUPPORTED;
+}
+
+/* The backend of uri for a settings question (NULL: unknown scheme). */
+static const bri_store_ops *settings_backend(const char *uri) {
+  bri_error ignored;
+  return backend_of(&uri, &ignored);
+}
+
+const char *const *bri_store_setting_names(const char *uri) {
+  static const char *const none[] = {NULL};
+  const bri_store_ops *b = settings_backend(uri);
+  return b && b->setting_names ? b->setting_names : none;
+}
+
+int bri_store_setting_kind(const char *uri, const char *name) {
+  const bri_store_ops *b = settings_backend(uri);
+  for (size_t i = 0; b && b->setting_names && b->setting_names[i]; i++)
+    if (!strcmp(b->setting_names[i], name)) return b->setting_secret[i] ? BRI_SETTING_SECRET : BRI_SETTING_PLAIN;
+  return 0;
+}
+
+int bri_store_configure_root(const char *uri, const bri_store_setting *settings, size_t n,
+                             const bri_store_limits *limits, bool check_only, bri_error *err) {
+  const char *given = uri;
+  const bri_store_ops *b = backend_of(&uri, err);
+  if (!b) return BRI_EUNSUPPORTED;
+  for (size_t i = 0; i < n; i++)
+    if (!bri_store_setting_kind(given, settings[i].name))
+      return bri_error_set(err, BRI_EINVAL, "%s: %s is not a setting of such a location", given, settings[i].name);
+  if (!b->configure) return 0; /* local: nothing to set (and no setting was given) */
+  return b->configure(uri, settings, n, limits, check_only, err);
+}
+
 void bri_store_close(bri_store *st) {
   if (st) st->ops->close(st);
 }
@@ -425,6 +462,19 @@ int bri_store_list(bri_store *st, const char *dir, unsigned flags, bri_store_ent
   int rc = resolve(st, dir, true, &use, &key, &tmp, err);
   if (!rc) rc = use->ops->list(use, key, flags, out, count, err);
   bri_store_close(tmp);
+  if (!rc && *count) qsort(*out, *count, sizeof **out, cmp_entry);
+  return rc;
+}
+
+int bri_store_list_tree(bri_store *st, const char *dir, size_t max_pages, bri_store_entry **out,
+                        size_t *count, bri_error *err) {
+  *out = NULL;
+  *count = 0;
+  if (!st || !st->ops->list_tree)
+    return bri_error_set(err, BRI_EUNSUPPORTED, "%s: no listing of a whole tree here", dir);
+  const char *key;
+  int rc = key_of(st, dir, &key, err);
+  if (!rc) rc = st->ops->list_tree(st, key, max_pages, out, count, err);
   if (!rc && *count) qsort(*out, *count, sizeof **out, cmp_entry);
   return rc;
 }

@@ -230,6 +230,17 @@ int bri_store_list(bri_store *st, const char *dir, unsigned flags, bri_store_ent
                    size_t *count, bri_error *err);
 void bri_store_entries_free(bri_store_entry *e, size_t count);
 
+/* Every file below directory dir at any depth, its name relative to dir
+ * ("7f3a/0001.blob"), with size and mtime_ns, sorted as bri_store_list
+ * sorts: object stores list once without a delimiter (S3 1000 names a
+ * page, Azure 5000), and give up with BRI_EUNSUPPORTED past max_pages
+ * pages (a tree too large to be worth it: ask per directory). Stores with
+ * real directories (local) answer BRI_EUNSUPPORTED. For caches that would
+ * otherwise list many sibling directories one by one. A name from the
+ * store is not trusted: use it as a key to look up, never to open. */
+int bri_store_list_tree(bri_store *st, const char *dir, size_t max_pages, bri_store_entry **out,
+                        size_t *count, bri_error *err);
+
 /* The first n entries of dir in bri_store_list's order (fewer when dir has
  * fewer): Lance's V2 manifest names sort newest first, so n = 1 finds the
  * latest version in one request on S3 (ListObjectsV2 max-keys). */
@@ -407,6 +418,49 @@ int bri_store_count_root(const char *uri, bri_error *err);
 /* The counters of a registered root: 0, or BRI_ENOTFOUND when uri was
  * never registered (out zeroed). */
 int bri_store_root_stats(const char *uri, bri_store_stats *out);
+
+/* ------------------------------------------------------------ locations */
+
+/* What every store at location uri can do (BRI_STORE_CAP_*), from its
+ * scheme alone, without opening it: a daemon asks this whether a root is
+ * watched (INOTIFY) or polled (POLL), whether its paths are local files
+ * (LOCAL), whether links or server-side copies can work. Unknown scheme:
+ * BRI_EUNSUPPORTED naming it (*caps 0). */
+int bri_store_location_caps(const char *uri, unsigned *caps, bri_error *err);
+
+/* Request limits of a root (0: none). */
+typedef struct bri_store_limits {
+  double max_requests_per_second; /* started per second, all threads and jobs together */
+  int max_requests_in_flight;     /* in flight at once, all threads and jobs together */
+} bri_store_limits;
+
+/* One setting of a root, by the name its backend gives it. */
+typedef struct bri_store_setting {
+  const char *name;
+  const char *value;
+} bri_store_setting;
+
+/* What name is to the backend of location uri: BRI_SETTING_PLAIN (a value
+ * a configuration may show), BRI_SETTING_SECRET (a credential: never shown,
+ * never written in a configuration file), or 0 when the backend takes no
+ * such setting. */
+enum { BRI_SETTING_PLAIN = 1, BRI_SETTING_SECRET = 2 };
+int bri_store_setting_kind(const char *uri, const char *name);
+/* The names of the settings the backend of uri takes, NULL-terminated (an
+ * empty list for local paths and unknown schemes), in the order its
+ * documentation gives them. */
+const char *const *bri_store_setting_names(const char *uri);
+
+/* Per-root settings: every store opened from now on at or below uri (any
+ * form of a location; kept under its canonical name; the longest
+ * configured prefix wins) uses these settings (unset ones: the
+ * environment's) and shares one client whose limits hold for everything
+ * done below the root. The backend checks the values (BRI_EINVAL naming
+ * the setting); check_only: checks, registers nothing. A local path takes
+ * no setting (BRI_EINVAL for any) and no limits. Copies what it is given.
+ * Thread-safe; stores already open keep what they have. */
+int bri_store_configure_root(const char *uri, const bri_store_setting *settings, size_t n,
+                             const bri_store_limits *limits, bool check_only, bri_error *err);
 
 /* ------------------------------------------------------------ deleting */
 

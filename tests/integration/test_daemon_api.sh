@@ -23,8 +23,9 @@ EX=$BRI_SOURCE_DIR/config/brid.conf.example
 mkdir -p "$TMPD/root"
 # every documented key, uncommented with its documented value, parses
 printf 'not-a-real-secret\n' >"$TMPD/secret"
-chmod 600 "$TMPD/secret"
-python3 - "$EX" "$TMPD/root" "$TMPD/secret" >"$TMPD/full.conf" <<'EOF'
+printf 'bm90LWEtcmVhbC1rZXk=\n' >"$TMPD/azkey"  # base64, as an account key is
+chmod 600 "$TMPD/secret" "$TMPD/azkey"
+python3 - "$EX" "$TMPD/root" "$TMPD/secret" "$TMPD/azkey" >"$TMPD/full.conf" <<'EOF'
 import re, sys
 roots = 0
 for line in open(sys.argv[1]):
@@ -37,8 +38,11 @@ for line in open(sys.argv[1]):
     if line.startswith("readonly_group = "): line = "readonly_group = nogroup\n"
     if line.startswith("secret_access_key_file = "): line = "secret_access_key_file = %s\n" % sys.argv[3]
     if line.startswith("session_token_file = "): line = "session_token_file = %s\n" % sys.argv[3]
+    if line.startswith("account_key_file = "): line = "account_key_file = %s\n" % sys.argv[4]
+    if line.startswith("sas_token_file = "): continue  # an account key or a SAS token, not both
     if line.startswith("profile = "): continue  # profile or access_key_id, not both
-    if line.startswith(("secret_access_key_credential = ", "session_token_credential = ")):
+    if line.startswith(("secret_access_key_credential = ", "session_token_credential = ",
+                        "account_key_credential = ", "sas_token_credential = ")):
         continue  # a secret's file or its credential, not both (the credential needs systemd)
     sys.stdout.write(line)
 EOF
@@ -56,7 +60,7 @@ import json, re, sys
 c = json.load(open(sys.argv[1]))
 daemon = set(c) - {"file", "roots", "defaults", "tables", "root_settings"} | {"root"}
 policy = set(c["defaults"])
-rootkeys = set(c["root_settings"][0]) - {"root"}
+rootkeys = set().union(*c["root_settings"]) - {"root"}
 text = open(sys.argv[2]).read()
 sec, doc = "daemon", {"daemon": set(), "defaults": set(), "root": set()}
 for line in text.splitlines():

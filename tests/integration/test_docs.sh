@@ -59,14 +59,14 @@ brid_stop
 echo "ok $(wc -w <<<"$exported") metrics documented"
 
 # ---------------------------------------------------------------- configuration
-# an S3 root too (its settings' keys; --check-config asks nothing of the network)
-printf '[daemon]\nroot = %s\nroot = s3://bucket/docs\n' "$TMPD/root" >"$TMPD/min.conf"
+# an S3 and an Azure root too (their settings' keys; --check-config asks nothing of the network)
+printf '[daemon]\nroot = %s\nroot = s3://bucket/docs\nroot = az://container/docs\n' "$TMPD/root" >"$TMPD/min.conf"
 "$BRID" --config "$TMPD/min.conf" --check-config >"$TMPD/check.json" 2>/dev/null || fail "brid --check-config failed"
 python3 - "$TMPD/check.json" "$MAN/brid.conf.5" <<'EOF' || fail "brid.conf(5) and brid's configuration keys differ"
 import json, re, sys
 c = json.load(open(sys.argv[1]))
 keys = {"daemon": set(c) - {"file", "roots", "defaults", "tables", "root_settings"} | {"root"},
-        "defaults": set(c["defaults"]), "root": set(c["root_settings"][0]) - {"root"}}
+        "defaults": set(c["defaults"]), "root": set().union(*c["root_settings"]) - {"root"}}
 man, sec, prev = {"daemon": set(), "defaults": set(), "root": set()}, None, ""
 for line in open(sys.argv[2]):
     m = re.match(r"^\.SH \[(\w+)[\] ]", line)

@@ -12,7 +12,7 @@
 #   - every manifest Put Blob refused (500): the compaction fails naming the
 #     manifest and the status, the table is at its old version, LanceDB reads
 #     the same, and no file the attempt wrote is left;
-#   - every Delete Blob refused (503 ServerBusy): cleanup fails naming an old
+#   - every Blob Batch of deletes refused (503 ServerBusy): cleanup fails naming an old
 #     manifest and the status, every version that remains reads in LanceDB;
 #     with connections dropped instead, cleanup finishes.
 # (The service's own reads of a copy's source come through the proxy too:
@@ -62,10 +62,10 @@ json_eq "$TMPD/c.before" "$TMPD/c.after" --ignore "$IGN" || fail "after bri unde
 rules '[{"match":"/_versions/","action":"status:500:InternalError"}]'
 faults_commit_refused "$P/b/blobs.lance" "$TMPD/b.before" "HTTP 500 InternalError" "az://$BRI_AZ_CONTAINER/.*_versions/"
 
-# --- cleanup with every Delete Blob refused, then with connections dropped ----------------
+# --- cleanup with every Blob Batch of deletes refused, then with connections dropped -------
 "$BRICTL" compact "$P/b/blobs.lance" --strategy copy >/dev/null || fail "compaction without faults failed"
-rules '[{"match":"DELETE ","action":"status:503:ServerBusy"}]'
+rules '[{"match":"comp=batch","action":"status:503:ServerBusy"}]'
 faults_cleanup_refused "$P/b/blobs.lance" "HTTP 503 ServerBusy"
-rules '[{"match":"DELETE ","action":"drop","rate":0.3,"seed":3}]'
+rules '[{"match":"comp=batch","action":"drop","rate":0.3,"seed":3}]'
 faults_cleanup_dropped "$P/b/blobs.lance" "$TMPD/b.before"
 pass

@@ -1,7 +1,9 @@
 /* test_azure_config.c: Azure locations (every form LanceDB takes, and the
  * refusals, with their messages), their canonical names through the
  * storage front (bri_store_location), and the settings read from the
- * environment (the emulator switch, a SAS alone, plain http refused). */
+ * environment (the emulator switch, a SAS alone, plain http refused);
+ * what the front says of a location without opening it (its capabilities,
+ * the per-root settings its backend takes, and their checks). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,6 +80,75 @@ START_TEST(test_location) {
 }
 END_TEST
 
+START_TEST(test_location_caps) {
+  unsigned caps;
+  bri_error err;
+  unsigned object = BRI_STORE_CAP_POLL | BRI_STORE_CAP_SERVER_COPY | BRI_STORE_CAP_PUT_IF_ABSENT;
+  ck_assert_int_eq(bri_store_location_caps("az://brid/p", &caps, &err), 0);
+  ck_assert_uint_eq(caps, object);
+  ck_assert_int_eq(bri_store_location_caps("abfss://brid@acct.dfs.core.windows.net/p", &caps, &err), 0);
+  ck_assert_uint_eq(caps, object);
+  ck_assert_int_eq(bri_store_location_caps("s3://bucket", &caps, &err), 0);
+  ck_assert_uint_eq(caps, object);
+  ck_assert_int_eq(bri_store_location_caps("/srv/t.lance", &caps, &err), 0);
+  ck_assert_uint_eq(caps, BRI_STORE_CAP_LINK | BRI_STORE_CAP_DIRS | BRI_STORE_CAP_LOCAL | BRI_STORE_CAP_INOTIFY |
+                              BRI_STORE_CAP_SERVER_COPY | BRI_STORE_CAP_PUT_IF_ABSENT);
+  ck_assert_int_eq(bri_store_location_caps("file:///srv", &caps, &err), 0);
+  ck_assert(caps & BRI_STORE_CAP_LOCAL);
+  ck_assert_int_eq(bri_store_location_caps("gs://b/x", &caps, &err), BRI_EUNSUPPORTED);
+  ck_assert_uint_eq(caps, 0);
+  ck_assert(strstr(err.msg, "no storage backend for scheme \"gs\""));
+}
+END_TEST
+
+/* bri_store_configure_root(check_only) of uri fails with code, its message holding why. */
+static void settings_bad(const char *uri, const bri_store_setting *s, size_t n, int code, const char *why) {
+  bri_error err;
+  ck_assert_int_eq(bri_store_configure_root(uri, s, n, NULL, true, &err), code);
+  ck_assert_msg(strstr(err.msg, why), "%s: \"%s\" does not say \"%s\"", uri, err.msg, why);
+}
+
+START_TEST(test_root_settings) {
+  clear_env();
+  ck_assert_int_eq(bri_store_setting_kind("az://brid", "account_name"), BRI_SETTING_PLAIN);
+  ck_assert_int_eq(bri_store_setting_kind("azure://brid/p", "account_key"), BRI_SETTING_SECRET);
+  ck_assert_int_eq(bri_store_setting_kind("az://brid", "sas_token"), BRI_SETTING_SECRET);
+  ck_assert_int_eq(bri_store_setting_kind("az://brid", "region"), 0);
+  ck_assert_int_eq(bri_store_setting_kind("s3://b", "region"), BRI_SETTING_PLAIN);
+  ck_assert_int_eq(bri_store_setting_kind("s3://b", "secret_access_key"), BRI_SETTING_SECRET);
+  ck_assert_int_eq(bri_store_setting_kind("/srv", "endpoint"), 0);
+  ck_assert_ptr_null(bri_store_setting_names("/srv")[0]);
+  ck_assert_ptr_null(bri_store_setting_names("gs://b")[0]);
+  ck_assert_str_eq(bri_store_setting_names("az://brid")[0], "account_name");
+  bri_error err;
+  /* the emulator switch alone: its account, key and endpoint */
+  bri_store_setting emu[] = {{"use_emulator", "true"}};
+  ck_assert_int_eq(bri_store_configure_root("az://brid/p", emu, 1, NULL, true, &err), 0);
+  ck_assert_int_eq(bri_store_configure_root("/srv", NULL, 0, NULL, true, &err), 0);
+  settings_bad("az://brid/p", (bri_store_setting[]){{"use_emulator", "maybe"}}, 1, BRI_EINVAL,
+               "use_emulator: \"maybe\" is not true or false");
+  settings_bad("az://brid/p", (bri_store_setting[]){{"account_key", "a2V5"}, {"sas_token", "sv=1&sig=x"}}, 2,
+               BRI_EINVAL, "account_key or sas_token, not both");
+  settings_bad("az://brid/p", (bri_store_setting[]){{"region", "x"}}, 1, BRI_EINVAL,
+               "region is not a setting of such a location");
+  settings_bad("az://brid/p",
+               (bri_store_setting[]){{"account_name", "acct"}, {"account_key", "a2V5"}, {"endpoint", "http://h:1/acct"}},
+               3, BRI_EINVAL, "is plain http");
+  settings_bad("abfss://brid@other.dfs.core.windows.net/p", (bri_store_setting[]){{"account_name", "acct"}, {"account_key", "a2V5"}},
+               2, BRI_EINVAL, "names account other");
+  settings_bad("az://brid/p", (bri_store_setting[]){{"account_name", "acct"}}, 1, BRI_EINVAL, "no Azure credentials");
+  settings_bad("s3://b/p", (bri_store_setting[]){{"access_key_id", "AKIA"}}, 1, BRI_EINVAL,
+               "access_key_id and secret_access_key go together");
+  settings_bad("s3://b/p", (bri_store_setting[]){{"addressing", "sideways"}}, 1, BRI_EINVAL,
+               "\"sideways\" is not auto, path or virtual");
+  settings_bad("s3://b/p", (bri_store_setting[]){{"endpoint", "ftp://h"}}, 1, BRI_EINVAL,
+               "is not an http:// or https:// URL");
+  settings_bad("/srv", (bri_store_setting[]){{"endpoint", "http://h"}}, 1, BRI_EINVAL,
+               "endpoint is not a setting of such a location");
+  settings_bad("gs://b", NULL, 0, BRI_EUNSUPPORTED, "no storage backend");
+}
+END_TEST
+
 START_TEST(test_emulator) {
   clear_env();
   setenv("AZURE_STORAGE_USE_EMULATOR", "true", 1);
@@ -138,6 +209,8 @@ static Suite *azure_config_suite(void) {
   TCase *tc = tcase_create("azure_config");
   tcase_add_test(tc, test_forms);
   tcase_add_test(tc, test_location);
+  tcase_add_test(tc, test_location_caps);
+  tcase_add_test(tc, test_root_settings);
   tcase_add_test(tc, test_emulator);
   tcase_add_test(tc, test_sas_and_refusals);
   suite_add_tcase(s, tc);
