@@ -51,6 +51,7 @@ typedef enum {
   T_STRATEGY, /* bri_strategy */
   T_MODE,     /* unsigned, octal permission bits */
   T_LEVEL,    /* int, a log level name */
+  T_STR,      /* char *, any text but empty */
   T_LISTEN,   /* metrics_listen: ADDR:PORT or off (set_listen) */
 } ktype;
 
@@ -395,6 +396,14 @@ static int set_value(parse_ctx *x, const key *k, void *base, const char *sect, c
       return fail(x, "out of memory");
     }
     c->roots[c->n_roots++] = norm;
+    return 1;
+  }
+  case T_STR: {
+    if (!*v) return fail(x, "[%s] %s: empty value", sect, k->name);
+    char *d = strdup(v);
+    if (!d) return fail(x, "out of memory");
+    free(*(char **)f);
+    *(char **)f = d;
     return 1;
   }
   case T_LISTEN: {
