@@ -290,6 +290,7 @@ int svc_daemon_run(brid *d) {
   jo.max_attempts = d->cfg.max_attempts;
   jo.retry_base_ms = d->cfg.retry_base_sec * 1000;
   jo.retry_max_ms = d->cfg.retry_max_sec * 1000;
+  jo.password = d->cfg.store_password;
   if (bri_jobs_open(d->cfg.state_path, &jo, &d->store, &err)) {
     log_err("cannot open the job store: %s", err.msg);
     return exit_code;

@@ -327,8 +327,10 @@ rc=0; setpriv --reuid=65534 --regid=65534 --clear-groups "$BRICTL" status --sock
 # a second daemon on the same socket or store is refused
 rc=0; "$BRID" --root "$TMPD/root" --socket "$SOCK" --state "$TMPD/other.db" 2>"$TMPD/err" || rc=$?
 [ $rc != 0 ] && grep -q "another process (brid?) is listening" "$TMPD/err" || fail "second daemon on the socket: $(cat "$TMPD/err")"
-rc=0; "$BRID" --root "$TMPD/root" --socket "$TMPD/pub/other.sock" --state "$TMPD/pub/api.db" 2>"$TMPD/err" || rc=$?
-[ $rc != 0 ] && grep -qi "lock" "$TMPD/err" || fail "second daemon on the store: $(cat "$TMPD/err")"
+if [ "${BRI_TEST_STORE:-}" != pg ]; then # a PostgreSQL store is shared by design
+  rc=0; "$BRID" --root "$TMPD/root" --socket "$TMPD/pub/other.sock" --state "$TMPD/pub/api.db" 2>"$TMPD/err" || rc=$?
+  [ $rc != 0 ] && grep -qi "lock" "$TMPD/err" || fail "second daemon on the store: $(cat "$TMPD/err")"
+fi
 brid_stop || fail "brid exited non-zero"
 echo "ok peers"
 pass
