@@ -234,13 +234,19 @@ static json_t *m_status(call *c) {
   for (int s = 1; s <= BRI_JOB_NSTATES; s++)
     json_object_set_new(jobs, bri_job_state_name(s), json_integer((json_int_t)counts[s]));
   int64_t now = bri_now_ms();
-  const char *state = v->draining                                             ? "draining"
-                      : json_array_size(unreadable) || roots_unreachable(v) ? "degraded"
-                                                                             : "running";
+  char store_error[512];
+  int store_up = bri_jobs_health(c->store, store_error, sizeof store_error);
+  const char *state = v->draining                                                          ? "draining"
+                      : json_array_size(unreadable) || roots_unreachable(v) || !store_up ? "degraded"
+                                                                                          : "running";
   json_t *o = json_pack("{s:s, s:i, s:s, s:I, s:I, s:o, s:s, s:s}", "version", BRID_VERSION, "pid", (int)getpid(),
                         "state", state, "started_at", (json_int_t)v->started_ms,
                         "uptime_seconds", (json_int_t)((now - v->started_ms) / 1000), "config",
                         str_or_null(v->config_file), "socket", v->socket_path, "store", v->state_path);
+  /* the store's backend and reachability (PostgreSQL may be down while brid runs) */
+  json_object_set_new(o, "store_status",
+                      json_pack("{s:s, s:b, s:o}", "backend", bri_jobs_backend(c->store), "up", store_up,
+                                "error", store_error[0] ? json_string(store_error) : json_null()));
   json_object_set_new(o, "draining_since", ms_or_null(v->draining ? v->draining_ms : 0));
   json_object_set_new(o, "metrics_listen", str_or_null(v->http_address));
   json_object_set_new(o, "unreadable_tables", unreadable);

@@ -21,7 +21,7 @@
  *   brid_storage_requests_total{root,kind,status}, brid_storage_retries_total{root},
  *   brid_storage_bytes_read_total{root}, brid_storage_bytes_written_total{root},
  *   brid_storage_bytes_copied_total{root}, brid_polls_total{root}, brid_poll_failures_total{root},
- *   brid_root_up{root}, brid_root_last_success_timestamp_seconds{root},
+ *   brid_store_up{backend}, brid_root_up{root}, brid_root_last_success_timestamp_seconds{root},
  *   brid_root_consecutive_failures{root}. */
 #include "svc_metrics.h"
 
@@ -127,6 +127,9 @@ json_t *svc_metrics_json(const svc_view *v, bri_jobs_store *store, svc_pool *poo
   sample(f, json_pack("{s:s}", "version", BRID_VERSION), json_integer(1));
   f = family(all, "brid_start_time_seconds", "gauge", "When the daemon started, seconds since the epoch.");
   sample(f, NULL, secs(v->started_ms));
+  f = family(all, "brid_store_up", "gauge",
+             "Whether the job store answers (1) or its last call failed on the connection (0, PostgreSQL).");
+  sample(f, json_pack("{s:s}", "backend", bri_jobs_backend(store)), json_integer(bri_jobs_health(store, NULL, 0)));
   f = family(all, "brid_workers", "gauge", "Worker threads.");
   sample(f, NULL, json_integer(svc_pool_size(pool)));
   f = family(all, "brid_workers_busy", "gauge", "Worker threads running a job.");
