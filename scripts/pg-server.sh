@@ -9,6 +9,8 @@
 #   scripts/pg-server.sh uri      print the maintenance database's URI
 #   scripts/pg-server.sh status   exit 0 when the server answers
 #   scripts/pg-server.sh restart  restart the server (tests of reconnection)
+#   scripts/pg-server.sh halt     stop the server, keeping its data and port
+#   scripts/pg-server.sh resume   start a halted server again
 #   scripts/pg-server.sh stop     stop it, remove the state dir
 #
 # The env line (eval "$(scripts/pg-server.sh start)") is BRI_TEST_PG, the
@@ -90,6 +92,12 @@ case "${1:-}" in
     up || die "not running"
     as_owner "$BIN/pg_ctl" -D "$D/data" -m fast -w stop >/dev/null || die "pg_ctl stop failed"
     server_start ;;
+  halt)
+    up || die "not running"
+    as_owner "$BIN/pg_ctl" -D "$D/data" -m fast -w stop >/dev/null || die "pg_ctl stop failed" ;;
+  resume)
+    [ -n "$PORT" ] && [ -d "$D/data" ] || die "no halted server in $D"
+    up || server_start ;;
   stop) stop ;;
-  *) echo "usage: $0 start|env|uri|status|restart|stop" >&2; exit 2 ;;
+  *) echo "usage: $0 start|env|uri|status|restart|halt|resume|stop" >&2; exit 2 ;;
 esac

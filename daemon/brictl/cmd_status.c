@@ -55,6 +55,11 @@ static int cmd_status(const cli_args *a) {
   json_t *u;
   json_array_foreach(json_object_get(s, "unreadable_tables"), k, u)
     printf("unreadable: %s: %s\n", cli_str(u, "table"), cli_str(u, "error"));
+  json_t *st = json_object_get(s, "store_status");
+  if (st)
+    printf("store:   %s %s%s%s\n", cli_str(st, "backend"), cli_str(s, "store"),
+           json_is_false(json_object_get(st, "up")) ? ": UNREACHABLE: " : "",
+           json_is_false(json_object_get(st, "up")) ? cli_str(st, "error") : "");
   cli_print_roots(json_object_get(s, "roots"));
   json_t *t = json_object_get(s, "tables"), *w = json_object_get(s, "workers"), *j = json_object_get(s, "jobs");
   printf("tables:  %lld watched (%lld paused, %lld inotify watches)\n", cli_int(t, "watched"), cli_int(t, "paused"),
@@ -85,7 +90,7 @@ const cli_cmd CMD_STATUS = {
     .args = "",
     .summary = "brid's state, workers, queue and running jobs",
     .about = "Shows what brid is doing: its state (running; degraded when a table it watches cannot be "
-             "read or a root cannot be listed, each such table and root named; draining while it stops) "
+             "read, a root cannot be listed or the job store cannot be reached, each such table and root named; draining while it stops) "
              "and for how long, each root's reachability, the tables it watches, busy workers, jobs by "
              "state, and each running job with its progress.",
     .flags = CLI_CMD_DAEMON | CLI_CMD_JSON,

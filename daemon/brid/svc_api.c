@@ -210,11 +210,14 @@ static json_t *m_status(call *c) {
   const svc_view *v = c->view;
   bri_error err;
   uint64_t counts[BRI_JOB_NSTATES + 1] = {0};
-  if (bri_jobs_count_states(c->store, 0, counts, &err)) return store_fail(c, &err);
   size_t present = 0, paused = 0;
   bri_jobs_table *rows = NULL;
   size_t n = 0;
-  if (bri_jobs_table_list(c->store, &rows, &n, &err)) return store_fail(c, &err);
+  /* a store that is down (PostgreSQL unreachable) still gets an answer:
+   * degraded, without the store's numbers */
+  int rc = bri_jobs_count_states(c->store, 0, counts, &err);
+  if (!rc) rc = bri_jobs_table_list(c->store, &rows, &n, &err);
+  if (rc && bri_jobs_health(c->store, NULL, 0)) return store_fail(c, &err);
   /* a table brid cannot read, or a root it cannot reach, makes the daemon
    * degraded, as a failed unit makes systemd's state degraded: running, but
    * not doing all its work */

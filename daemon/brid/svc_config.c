@@ -1070,5 +1070,10 @@ json_t *svc_config_to_json(const svc_config *c) {
     }
   json_object_set_new(out, "root_settings", rs);
   json_object_set_new(out, "metrics_listen", str_or_null(c->metrics_listen));
+  /* the store: a SQLite file (state) or PostgreSQL (store; no password in it) */
+  if (c->store_uri) json_object_set_new(out, "state", json_null());
+  json_object_set_new(out, "store", str_or_null(c->store_uri));
+  json_object_set_new(out, "store_password_file", str_or_null(c->store_password_file));
+  json_object_set_new(out, "store_password_credential", str_or_null(c->store_password_credential));
   return out;
 }

@@ -40,6 +40,8 @@ for line in open(sys.argv[1]):
     if line.startswith("profile = "): continue  # profile or access_key_id, not both
     if line.startswith(("secret_access_key_credential = ", "session_token_credential = ")):
         continue  # a secret's file or its credential, not both (the credential needs systemd)
+    if line.startswith(("store = ", "store_password_file = ", "store_password_credential = ")):
+        continue  # state or store (PostgreSQL), not both
     sys.stdout.write(line)
 EOF
 "$BRID" --config "$TMPD/full.conf" --check-config >"$TMPD/check.json" 2>"$TMPD/check.err" ||
