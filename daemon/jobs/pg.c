@@ -110,7 +110,10 @@ static void record_failure(bri_jobs_store *s, PGresult *res) {
   pg_conn *c = conn(s);
   const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
   snprintf(c->sqlstate, sizeof c->sqlstate, "%s", state ? state : "");
-  const char *msg = res ? PQresultErrorMessage(res) : NULL;
+  /* the server's primary message ("duplicate key value violates ..."),
+   * else libpq's (a lost connection) */
+  const char *msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+  if (!msg || !*msg) msg = res ? PQresultErrorMessage(res) : NULL;
   copy_message(c->last_error, sizeof c->last_error, msg && *msg ? msg : PQerrorMessage(c->pg));
   if (PQstatus(c->pg) != CONNECTION_OK || strncmp(c->sqlstate, "08", 2) == 0 ||
       strncmp(c->sqlstate, "57P", 3) == 0) {
@@ -169,22 +172,27 @@ static int connect_now(bri_jobs_store *s, bri_error *err) {
   return 0;
 }
 
-/* Runs a command without parameters; res returned (caller clears) or NULL
- * with err filled. ok is the expected status. */
-static PGresult *run(bri_jobs_store *s, const char *sql, ExecStatusType ok, const char *step,
-                     bri_error *err) {
-  if (connect_now(s, err)) return NULL;
-  PGresult *res = PQexec(conn(s)->pg, sql);
-  if (PQresultStatus(res) == ok) return res;
-  record_failure(s, res);
-  PQclear(res);
-  pg_sqlerr(s, sql, step, err);
-  return NULL;
+/* Runs a command without parameters; *res (the caller clears it) when its
+ * status is ok, else the failure recorded and err filled. */
+static int run(bri_jobs_store *s, const char *sql, ExecStatusType ok, const char *step, PGresult **res,
+               bri_error *err) {
+  *res = NULL;
+  int rc = connect_now(s, err);
+  if (rc) return rc;
+  PGresult *r = PQexec(conn(s)->pg, sql);
+  if (PQresultStatus(r) == ok) {
+    *res = r;
+    return 0;
+  }
+  record_failure(s, r);
+  PQclear(r);
+  return pg_sqlerr(s, sql, step, err);
 }
 
 static int pg_exec(bri_jobs_store *s, const char *sql, const char *step, bri_error *err) {
-  PGresult *res = run(s, sql, PGRES_COMMAND_OK, step, err);
-  if (!res) return err ? err->code : BRI_EIO;
+  PGresult *res;
+  int rc = run(s, sql, PGRES_COMMAND_OK, step, &res, err);
+  if (rc) return rc;
   const char *n = PQcmdTuples(res);
   conn(s)->changes = n && *n ? strtoll(n, NULL, 10) : 0;
   PQclear(res);
@@ -310,7 +318,8 @@ static const char *pg_sql(jobs_stmt *base) { return ((pg_stmt *)base)->sql; }
 static int pg_step(bri_jobs_store *s, jobs_stmt *base, const char *step, bri_error *err) {
   pg_stmt *st = (pg_stmt *)base;
   if (!st->res) {
-    if (connect_now(s, err)) return err ? err->code : BRI_EIO;
+    int rc = connect_now(s, err);
+    if (rc) return rc;
     PGresult *res = PQexecParams(conn(s)->pg, st->native, st->nparams, st->types,
                                  (const char *const *)st->values, NULL, NULL, 0);
     ExecStatusType rs = PQresultStatus(res);
@@ -367,10 +376,11 @@ static void pg_rollback(bri_jobs_store *s) {
 }
 
 static int pg_commit(bri_jobs_store *s, const char *step, bri_error *err) {
-  PGresult *res = run(s, "COMMIT", PGRES_COMMAND_OK, step, err);
-  if (!res) {
+  PGresult *res;
+  int rc = run(s, "COMMIT", PGRES_COMMAND_OK, step, &res, err);
+  if (rc) {
     pg_rollback(s);
-    return err ? err->code : BRI_EIO;
+    return rc;
   }
   /* COMMIT of a failed transaction answers ROLLBACK, not an error */
   int rolled_back = strcmp(PQcmdStatus(res), "ROLLBACK") == 0;
@@ -435,8 +445,9 @@ static char *migration_script(int64_t v) {
 
 static int query_int(bri_jobs_store *s, const char *sql, const char *step, int64_t *out,
                      int *found, bri_error *err) {
-  PGresult *res = run(s, sql, PGRES_TUPLES_OK, step, err);
-  if (!res) return err ? err->code : BRI_EIO;
+  PGresult *res;
+  int rc = run(s, sql, PGRES_TUPLES_OK, step, &res, err);
+  if (rc) return rc;
   *found = PQntuples(res) > 0 && !PQgetisnull(res, 0, 0);
   *out = *found ? strtoll(PQgetvalue(res, 0, 0), NULL, 10) : 0;
   PQclear(res);
@@ -446,14 +457,14 @@ static int query_int(bri_jobs_store *s, const char *sql, const char *step, int64
 /* Inside the open transaction, under the advisory lock: checks identity and
  * version and migrates. */
 static int check_and_migrate(bri_jobs_store *s, bri_error *err) {
-  int64_t v = 0, n = 0;
+  int64_t v = 0, n = 0, has_schema = 0;
   int found = 0, rc;
   const char *step = "reading the schema version";
   if ((rc = query_int(s, "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = "
                          "current_schema() AND tablename = 'brid_schema'",
-                      step, &n, &found, err)))
+                      step, &has_schema, &found, err)))
     return rc;
-  if (n > 0) {
+  if (has_schema) {
     if ((rc = query_int(s, "SELECT version FROM brid_schema WHERE application = 'brid'", step, &v,
                         &found, err)))
       return rc;
@@ -467,8 +478,8 @@ static int check_and_migrate(bri_jobs_store *s, bri_error *err) {
       return rc;
     if (n > 0)
       return bri_error_set(err, BRI_EINVAL,
-                           "%s: not a brid job store: the database has %lld tables in schema "
-                           "public but no brid_schema table (give brid an empty database of "
+                           "%s: not a brid job store: the database has %lld tables in its "
+                           "schema but no brid_schema table (give brid an empty database of "
                            "its own)",
                            s->path, (long long)n);
   }
@@ -477,7 +488,7 @@ static int check_and_migrate(bri_jobs_store *s, bri_error *err) {
                          "%s: job store schema version %lld is newer than this brid supports "
                          "(%d): it was written by a newer brid; run that version",
                          s->path, (long long)v, BRI_JOBS_SCHEMA_VERSION);
-  if (n > 0 && v < PG_FIRST_VERSION)
+  if (has_schema && v < PG_FIRST_VERSION)
     return bri_error_set(err, BRI_ECORRUPT,
                          "%s: damaged job store: schema version %lld (PostgreSQL stores start at "
                          "%d)",
@@ -516,6 +527,12 @@ static int check_and_migrate(bri_jobs_store *s, bri_error *err) {
   return 0;
 }
 
+/* Notices (a NOTICE of the server, a WARNING outside a failure) are not
+ * for brid's stderr: failures come back as errors. */
+static void ignore_notice(void *arg, const char *message) {
+  (void)arg, (void)message;
+}
+
 static int pg_open(bri_jobs_store *s, bri_error *err) {
   int rc = refuse_inline_password(s, err);
   if (rc) return rc;
@@ -523,14 +540,12 @@ static int pg_open(bri_jobs_store *s, bri_error *err) {
   if (!c) return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", s->path);
   s->conn = c;
   if ((rc = connect_now(s, err))) return rc;
-  /* notices (CREATE ... IF NOT EXISTS and the like) are not for our stderr */
-  PQsetNoticeProcessor(c->pg, NULL, NULL);
+  PQsetNoticeProcessor(c->pg, ignore_notice, NULL);
   char lock[96];
   snprintf(lock, sizeof lock, "SELECT pg_advisory_xact_lock(%d)", BRI_JOBS_APPLICATION_ID);
   PGresult *res = NULL;
   rc = pg_begin(s, "opening the job store", err);
-  if (!rc && !(res = run(s, lock, PGRES_TUPLES_OK, "locking the schema", err)))
-    rc = err ? err->code : BRI_EIO;
+  if (!rc) rc = run(s, lock, PGRES_TUPLES_OK, "locking the schema", &res, err);
   PQclear(res);
   if (!rc) rc = check_and_migrate(s, err);
   if (!rc) rc = pg_commit(s, "opening the job store", err);
