@@ -1,8 +1,9 @@
 /* store.h: brid's job store, the only daemon state that survives a restart.
  *
- * One SQLite file (WAL mode) holds the watched tables, the job queue, each
- * job's attempts, each job's output journal and per-table counters. The
- * schema is versioned with PRAGMA user_version and identified with PRAGMA
+ * One SQLite file (WAL mode), or one PostgreSQL database that several brids
+ * share (docs/cluster.md; see bri_jobs_open), holds the watched tables, the
+ * job queue, each job's attempts, each job's output journal and per-table
+ * counters. SQLite's schema is versioned with PRAGMA user_version and identified with PRAGMA
  * application_id ("brid"); opening migrates an older file step by step
  * (the scripts of schema_sqlite.sql, built in) and refuses a newer one. The
  * schema names no kind of job: a kind is stored by its name, and the names
@@ -17,11 +18,13 @@
  * Main design choice: one connection per process, shared by every thread and
  * serialized by a mutex held for the whole of each call (each call is one
  * short transaction, so contention is negligible next to the job work), and
- * one process per file: open takes an exclusive flock on "<path>.lock",
- * because two daemons on one store would each take the other's running jobs
- * for crashed ones and roll back files a live job is about to commit.
+ * one process per SQLite file: open takes an exclusive flock on
+ * "<path>.lock", because two daemons on one store would each take the
+ * other's running jobs for crashed ones and roll back files a live job is
+ * about to commit. A PostgreSQL store takes no lock: its claim locks rows.
  *
- * Durability: synchronous=NORMAL (a commit survives a process crash, which
+ * Durability (SQLite; a PostgreSQL commit is durable when it returns):
+ * synchronous=NORMAL (a commit survives a process crash, which
  * is what kill -9 tests; a power loss may undo the last commits), except the
  * two writes that must never be lost once the caller acts on them, which
  * run with synchronous=FULL (the WAL is fsynced at commit): a journal entry,
@@ -44,7 +47,7 @@
 #include "bri/error.h"
 #include "rpc/rpc_kinds.h" /* bri_job_kind: the kinds are described there */
 
-#define BRI_JOBS_SCHEMA_VERSION 4 /* the last script of schema_sqlite.sql */
+#define BRI_JOBS_SCHEMA_VERSION 4 /* the last script of schema_sqlite.sql and schema_pg.sql */
 #define BRI_JOBS_APPLICATION_ID 0x62726964 /* "brid" */
 
 typedef struct bri_jobs_store bri_jobs_store;

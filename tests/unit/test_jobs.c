@@ -1879,6 +1879,34 @@ START_TEST(pg_two_instances_never_claim_one_job_twice) {
 }
 END_TEST
 
+START_TEST(pg_sql_failures_name_store_step_and_sqlstate) {
+  bri_jobs_store *s = open_store();
+  bri_error err;
+  int64_t t = add_table(s, "/t/a");
+  int64_t j = enqueue(s, t, BRI_JOB_COMPACT, 0, 0);
+  ck_assert_int_eq(claim(s), j);
+  char msg[256];
+  ck_assert_msg(raw_exec("DROP TABLE job_stats", msg, sizeof msg) == 0, "%s", msg);
+  ck_assert_int_eq(bri_jobs_finish(s, j, &(bri_jobs_outcome){.state = BRI_JOB_SUCCEEDED}, &err),
+                   BRI_EIO);
+  char *want = bri_strdupf("%s: updating job statistics (INSERT INTO job_stats (table_id, kind, "
+                           "succeeded,",
+                           dbpath);
+  ck_assert_msg(strstr(err.msg, want) == err.msg, "got: %s", err.msg);
+  ck_assert_msg(strstr(err.msg, "relation \"job_stats\" does not exist (SQLSTATE 42P01)"),
+                "got: %s", err.msg);
+  free(want);
+  bri_jobs_job job = get_job(s, j); /* rolled back: still running */
+  ck_assert_int_eq(job.state, BRI_JOB_RUNNING);
+  bri_jobs_job_clear(&job);
+  bri_jobs_close(s);
+  bri_jobs_store *s2 = NULL;
+  ck_assert_int_eq(bri_jobs_open(dbpath, NULL, &s2, &err), BRI_ECORRUPT);
+  ck_assert_msg(strstr(err.msg, "damaged job store: table 'job_stats' is missing"), "got: %s",
+                err.msg);
+}
+END_TEST
+
 START_TEST(pg_reconnects_after_the_connection_is_lost) {
   bri_jobs_store *s = open_store();
   int64_t t = add_table(s, "/t/a");
@@ -1986,6 +2014,7 @@ static Suite *suite(void) {
   tcase_add_test(pg, pg_inline_password_refused);
   tcase_add_test(pg, pg_claim_skips_rows_another_instance_locked);
   tcase_add_test(pg, pg_two_instances_never_claim_one_job_twice);
+  tcase_add_test(pg, pg_sql_failures_name_store_step_and_sqlstate);
   tcase_add_test(pg, pg_reconnects_after_the_connection_is_lost);
   suite_add_tcase(s, pg);
   return s;
