@@ -52,16 +52,18 @@ brid_start pg --config "$TMPD/pg.conf"
 st() { ctl status --json | jget "$1"; }
 [ "$(st 'd["state"], d["store_status"]["backend"], d["store_status"]["up"]')" = "('running', 'PostgreSQL', True)" ] ||
   fail "status on PostgreSQL: $(ctl status --json)"
-ctl status | grep -q "^store:   PostgreSQL postgresql://" || fail "status text: $(ctl status)"
-ctl metrics | grep -qx 'brid_store_up{backend="PostgreSQL"} 1' || fail "brid_store_up: $(ctl metrics | grep store)"
+ctl status >"$TMPD/status" && grep -q "^store:   PostgreSQL postgresql://" "$TMPD/status" || fail "status text: $(cat "$TMPD/status")"
+# (the metrics to a file first: grep -q ending the pipe early fails it under pipefail)
+store_up() { ctl metrics >"$TMPD/metrics" && grep -qx "brid_store_up{backend=\"PostgreSQL\"} $1" "$TMPD/metrics"; }
+store_up 1 || fail "brid_store_up: $(grep store_up "$TMPD/metrics")"
 "$PG" halt || fail "halting PostgreSQL"
 store_down() { [ "$(st 'd["store_status"]["up"]')" = False ]; }
 running() { [ "$(st 'd["state"]')" = running ]; }
 wait_until 20 store_down ||
   fail "status never said the store is down: $(ctl status --json)"
 [ "$(st 'd["state"]')" = degraded ] || fail "not degraded: $(ctl status --json)"
-ctl status | grep -q "^store:   PostgreSQL .*: UNREACHABLE: " || fail "status text: $(ctl status)"
-ctl metrics | grep -qx 'brid_store_up{backend="PostgreSQL"} 0' || fail "brid_store_up: $(ctl metrics | grep store)"
+ctl status >"$TMPD/status" && grep -q "^store:   PostgreSQL .*: UNREACHABLE: " "$TMPD/status" || fail "status text: $(cat "$TMPD/status")"
+store_up 0 || fail "brid_store_up: $(grep store_up "$TMPD/metrics")"
 "$PG" resume || fail "resuming PostgreSQL"
 wait_until 40 running ||
   fail "brid did not reconnect: $(ctl status --json)"
