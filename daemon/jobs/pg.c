@@ -367,6 +367,7 @@ static int64_t pg_col_i64(jobs_stmt *base, int col) {
 static int64_t pg_changes(bri_jobs_store *s) { return conn(s)->changes; }
 
 static int pg_begin(bri_jobs_store *s, const char *step, bri_error *err) {
+  conn(s)->sqlstate[0] = '\0'; /* pg_conflict speaks of this transaction only */
   return pg_exec(s, "BEGIN", step, err);
 }
 

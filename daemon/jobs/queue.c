@@ -47,9 +47,11 @@ int bri_jobs_enqueue(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, int
   if (rc) return rc;
   const char *step = "queueing a job";
   jobs_stmt *st = NULL;
-  int dup = 0;
+  int dup = 0, conflicts = 0;
   pthread_mutex_lock(&s->mu);
-  int64_t now = jobs_now_locked(s);
+  int64_t now;
+again:
+  now = jobs_now_locked(s);
   if (not_before <= 0) not_before = now;
   if ((rc = jobs_begin(s, step, err))) goto out;
   rc = jobs_query(s, &st, step, err, "SELECT 1 FROM tables WHERE id = ?", "i", table_id);
@@ -86,7 +88,16 @@ int bri_jobs_enqueue(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, int
   if (!rc) rc = jobs_commit(s, step, err);
 out:
   jobs_finalize(st);
-  if (rc) jobs_rollback(s);
+  st = NULL;
+  if (rc) {
+    jobs_rollback(s);
+    /* another instance queued the same request meanwhile (the driver's
+     * conflict: PostgreSQL under READ COMMITTED): dedupe against it */
+    if (s->drv->conflict(s) && ++conflicts < 10) {
+      dup = 0;
+      goto again;
+    }
+  }
   pthread_mutex_unlock(&s->mu);
   free(params);
   if (!rc && was_duplicate) *was_duplicate = dup;

@@ -1879,6 +1879,102 @@ START_TEST(pg_two_instances_never_claim_one_job_twice) {
 }
 END_TEST
 
+typedef struct claim_call {
+  bri_jobs_store *s;
+  int64_t id;
+  int rc, got;
+} claim_call;
+
+static void *claim_thread(void *arg) {
+  claim_call *c = arg;
+  bri_jobs_job j;
+  bri_error err;
+  c->rc = bri_jobs_claim_next(c->s, &j, &c->got, &err);
+  if (c->rc) fprintf(stderr, "claim: %s\n", err.msg);
+  c->id = c->got ? j.id : 0;
+  if (c->got) bri_jobs_job_clear(&j);
+  return NULL;
+}
+
+START_TEST(pg_claim_race_on_one_table_picks_again) {
+  bri_jobs_store *s = open_store();
+  int64_t t = add_table(s, "/t/a"), u = add_table(s, "/t/b");
+  int64_t j1 = enqueue(s, t, BRI_JOB_COMPACT, 9, 0);
+  enqueue(s, t, BRI_JOB_CLEANUP, 8, 0);
+  int64_t j3 = enqueue(s, u, BRI_JOB_COMPACT, 0, 0);
+  /* another instance is claiming j1 of table a, not committed yet: this
+   * one skips j1, takes j2 of the same table, meets the other's running
+   * job on the index when it commits, and picks again: j3 */
+  PGconn *c = PQconnectdb(dbpath);
+  ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
+  PQclear(PQexec(c, "BEGIN"));
+  char sql[160];
+  snprintf(sql, sizeof sql,
+           "UPDATE jobs SET state = 'running', owner = 'other', attempts = 1, started_at = 1 "
+           "WHERE id = %lld",
+           (long long)j1);
+  PGresult *r = PQexec(c, sql);
+  ck_assert_int_eq(PQresultStatus(r), PGRES_COMMAND_OK);
+  PQclear(r);
+  claim_call cc = {.s = s};
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, claim_thread, &cc), 0);
+  usleep(300 * 1000);
+  PQclear(PQexec(c, "COMMIT"));
+  pthread_join(th, NULL);
+  PQfinish(c);
+  ck_assert_int_eq(cc.rc, 0);
+  ck_assert_int_eq(cc.got, 1);
+  ck_assert_int_eq(cc.id, j3);
+  ck_assert_int_eq(raw_int("SELECT count(*) FROM jobs WHERE state = 'running'"), 2);
+  bri_jobs_close(s);
+}
+END_TEST
+
+typedef struct enqueue_call {
+  bri_jobs_store *s;
+  int64_t table, id;
+  int rc, dup;
+} enqueue_call;
+
+static void *enqueue_thread(void *arg) {
+  enqueue_call *e = arg;
+  bri_error err;
+  e->rc = bri_jobs_enqueue(e->s, e->table, BRI_JOB_COMPACT, 0, "{\"trigger\":\"b\"}", 0, &e->id,
+                           &e->dup, &err);
+  if (e->rc) fprintf(stderr, "enqueue: %s\n", err.msg);
+  return NULL;
+}
+
+START_TEST(pg_enqueue_dedupes_against_another_instance) {
+  bri_jobs_store *s = open_store();
+  int64_t t = add_table(s, "/t/a");
+  /* another instance queues the same request (another trigger) and has
+   * not committed yet when this one looks */
+  PGconn *c = PQconnectdb(dbpath);
+  ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
+  PQclear(PQexec(c, "BEGIN"));
+  PGresult *r = PQexec(c, "INSERT INTO jobs (table_id, kind, state, max_attempts, not_before, "
+                          "created_at, params) VALUES (1, 'compact', 'queued', 1, 0, 0, "
+                          "'{\"trigger\":\"a\"}') RETURNING id");
+  ck_assert_int_eq(PQresultStatus(r), PGRES_TUPLES_OK);
+  int64_t theirs = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+  PQclear(r);
+  enqueue_call e = {.s = s, .table = t};
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, enqueue_thread, &e), 0);
+  usleep(300 * 1000); /* the insert waits on the unique index */
+  PQclear(PQexec(c, "COMMIT"));
+  pthread_join(th, NULL);
+  PQfinish(c);
+  ck_assert_int_eq(e.rc, 0);
+  ck_assert_int_eq(e.dup, 1);
+  ck_assert_int_eq(e.id, theirs);
+  ck_assert_int_eq(raw_int("SELECT count(*) FROM jobs"), 1);
+  bri_jobs_close(s);
+}
+END_TEST
+
 START_TEST(pg_sql_failures_name_store_step_and_sqlstate) {
   bri_jobs_store *s = open_store();
   bri_error err;
@@ -2014,6 +2110,8 @@ static Suite *suite(void) {
   tcase_add_test(pg, pg_inline_password_refused);
   tcase_add_test(pg, pg_claim_skips_rows_another_instance_locked);
   tcase_add_test(pg, pg_two_instances_never_claim_one_job_twice);
+  tcase_add_test(pg, pg_claim_race_on_one_table_picks_again);
+  tcase_add_test(pg, pg_enqueue_dedupes_against_another_instance);
   tcase_add_test(pg, pg_sql_failures_name_store_step_and_sqlstate);
   tcase_add_test(pg, pg_reconnects_after_the_connection_is_lost);
   suite_add_tcase(s, pg);
