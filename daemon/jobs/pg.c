@@ -201,7 +201,8 @@ static int pg_exec(bri_jobs_store *s, const char *sql, const char *step, bri_err
 
 /* The SQL with ? and ?N turned into $N; *nparams the highest number. */
 static char *to_native(const char *sql, int *nparams) {
-  size_t cap = strlen(sql) * 2 + 16, n = 0;
+  /* one input character becomes at most 7 ("?" -> "$999999") */
+  size_t cap = strlen(sql) * 7 + 16, n = 0;
   char *out = malloc(cap);
   if (!out) return NULL;
   int next = 0, max = 0;
