@@ -7,9 +7,11 @@
  * SQLSTATE.
  *
  * Statements: the shared SQL's parameters (? and ?N) become $N at prepare
- * (string literals and quoted names skipped); a statement runs with
- * PQexecParams at its first step, integers typed int8 and texts text, and
- * its rows are then read from the result. Transactions are READ COMMITTED;
+ * (string literals and quoted names skipped); a statement runs at its
+ * first step, integers typed int8 and texts text, and its rows are then
+ * read from the result. Each SQL text (with its parameters' types) is
+ * prepared on the server once per connection and run by name after that
+ * (PG_PREPARED_MAX of them; more run unprepared); a reconnect starts over. Transactions are READ COMMITTED;
  * the driver's snippets lock what a transaction reads and then updates.
  *
  * Versions: the one-row table brid_schema(application, version); a new
@@ -35,6 +37,7 @@
 #define PG_TEXTOID 25
 #define PG_RETRY_FIRST_MS 1000
 #define PG_RETRY_MAX_MS 30000
+#define PG_PREPARED_MAX 256
 
 static const char *const REQUIRED_TABLES[] = {"tables",    "jobs",      "job_attempts",
                                               "job_outputs", "job_stats", "instances"};
@@ -48,6 +51,8 @@ typedef struct pg_conn {
   char sqlstate[6];       /* of the last failure, "" when none */
   char last_error[512];   /* message of the last failure */
   char conn_error[512];   /* message of the last connection failure, "" once up */
+  char *prepared[PG_PREPARED_MAX]; /* statement "brid_<i>": its types, '\n', its SQL */
+  size_t n_prepared;
 } pg_conn;
 
 typedef struct pg_stmt {
@@ -138,6 +143,11 @@ static int pg_sqlerr(bri_jobs_store *s, const char *sql, const char *step, bri_e
                        c->last_error, c->sqlstate[0] ? c->sqlstate : "none");
 }
 
+static void forget_prepared(pg_conn *c) {
+  for (size_t i = 0; i < c->n_prepared; i++) free(c->prepared[i]);
+  c->n_prepared = 0;
+}
+
 /* Connects (first open) or reconnects, at most once per back-off delay. */
 static int connect_now(bri_jobs_store *s, bri_error *err) {
   pg_conn *c = conn(s);
@@ -149,6 +159,7 @@ static int connect_now(bri_jobs_store *s, bri_error *err) {
                          "%lld ms)",
                          s->path, c->conn_error, (long long)(c->retry_at_ms - now));
   if (c->pg) {
+    forget_prepared(c); /* the server's prepared statements went with the session */
     PQreset(c->pg);
   } else {
     const char *keys[] = {"dbname", s->password ? "password" : NULL, NULL};
@@ -316,13 +327,46 @@ static int pg_bind_count(jobs_stmt *base) { return ((pg_stmt *)base)->nparams; }
 
 static const char *pg_sql(jobs_stmt *base) { return ((pg_stmt *)base)->sql; }
 
+/* Runs st by the name of its prepared statement, preparing it first when it
+ * is new to this connection; unnamed when the cache is full or out of
+ * memory. A failed prepare's result is returned as the failure. */
+static PGresult *execute(pg_conn *c, pg_stmt *st) {
+  const char *const *values = (const char *const *)st->values;
+  size_t tlen = (size_t)st->nparams;
+  char *key = malloc(tlen + 1 + strlen(st->native) + 1);
+  if (!key)
+    return PQexecParams(c->pg, st->native, st->nparams, st->types, values, NULL, NULL, 0);
+  for (size_t i = 0; i < tlen; i++) key[i] = st->types[i] == PG_INT8OID ? 'i' : 't';
+  key[tlen] = '\n';
+  strcpy(key + tlen + 1, st->native);
+  size_t i = 0;
+  while (i < c->n_prepared && strcmp(c->prepared[i], key) != 0) i++;
+  char name[32];
+  snprintf(name, sizeof name, "brid_%zu", i);
+  if (i == c->n_prepared) {
+    if (i == PG_PREPARED_MAX) {
+      free(key);
+      return PQexecParams(c->pg, st->native, st->nparams, st->types, values, NULL, NULL, 0);
+    }
+    PGresult *p = PQprepare(c->pg, name, st->native, st->nparams, st->types);
+    if (PQresultStatus(p) != PGRES_COMMAND_OK) {
+      free(key);
+      return p;
+    }
+    PQclear(p);
+    c->prepared[c->n_prepared++] = key;
+  } else {
+    free(key);
+  }
+  return PQexecPrepared(c->pg, name, st->nparams, values, NULL, NULL, 0);
+}
+
 static int pg_step(bri_jobs_store *s, jobs_stmt *base, const char *step, bri_error *err) {
   pg_stmt *st = (pg_stmt *)base;
   if (!st->res) {
     int rc = connect_now(s, err);
     if (rc) return rc;
-    PGresult *res = PQexecParams(conn(s)->pg, st->native, st->nparams, st->types,
-                                 (const char *const *)st->values, NULL, NULL, 0);
+    PGresult *res = execute(conn(s), st);
     ExecStatusType rs = PQresultStatus(res);
     if (rs != PGRES_TUPLES_OK && rs != PGRES_COMMAND_OK) {
       record_failure(s, res);
@@ -559,6 +603,7 @@ static void pg_close(bri_jobs_store *s) {
   pg_conn *c = s->conn;
   if (!c) return;
   if (c->pg) PQfinish(c->pg);
+  forget_prepared(c);
   free(c);
   s->conn = NULL;
 }
