@@ -1758,6 +1758,32 @@ START_TEST(pg_inline_password_refused) {
 }
 END_TEST
 
+START_TEST(pg_conninfo_opens_the_same_store) {
+  bri_jobs_store *s = open_store();
+  int64_t t = add_table(s, "/t/a");
+  bri_jobs_close(s);
+  /* the same database as a key=value conninfo */
+  PQconninfoOption *opts = PQconninfoParse(dbpath, NULL);
+  ck_assert_ptr_nonnull(opts);
+  const char *host = NULL, *port = NULL;
+  for (PQconninfoOption *o = opts; o->keyword; o++) {
+    if (!strcmp(o->keyword, "host")) host = o->val;
+    if (!strcmp(o->keyword, "port")) port = o->val;
+  }
+  char *conninfo = bri_strdupf("host=%s port=%s user=postgres dbname=%s", host, port, pg_db);
+  PQconninfoFree(opts);
+  bri_error err;
+  ck_assert_msg(bri_jobs_open(conninfo, NULL, &s, &err) == 0, "%s", err.msg);
+  ck_assert_str_eq(bri_jobs_backend(s), "PostgreSQL");
+  bri_jobs_table tb;
+  ck_assert_msg(bri_jobs_table_find(s, "/t/a", &tb, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(tb.id, t);
+  bri_jobs_table_clear(&tb);
+  bri_jobs_close(s);
+  free(conninfo);
+}
+END_TEST
+
 static int64_t elapsed_ms(const struct timeval *a) {
   struct timeval b;
   gettimeofday(&b, NULL);
@@ -2108,6 +2134,7 @@ static Suite *suite(void) {
   tcase_add_test(pg, pg_newer_version_refused);
   tcase_add_test(pg, pg_foreign_database_refused);
   tcase_add_test(pg, pg_inline_password_refused);
+  tcase_add_test(pg, pg_conninfo_opens_the_same_store);
   tcase_add_test(pg, pg_claim_skips_rows_another_instance_locked);
   tcase_add_test(pg, pg_two_instances_never_claim_one_job_twice);
   tcase_add_test(pg, pg_claim_race_on_one_table_picks_again);
