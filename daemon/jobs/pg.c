@@ -162,8 +162,13 @@ static int connect_now(bri_jobs_store *s, bri_error *err) {
     forget_prepared(c); /* the server's prepared statements went with the session */
     PQreset(c->pg);
   } else {
-    const char *keys[] = {"dbname", s->password ? "password" : NULL, NULL};
-    const char *vals[] = {s->path, s->password, NULL};
+    /* defaults the store's own settings override (they come after, in the
+     * expanded dbname): a server that does not answer must not hold the
+     * store's mutex for TCP's minutes; the password last, never from it */
+    const char *keys[] = {"connect_timeout", "keepalives_idle", "keepalives_interval",
+                          "keepalives_count", "tcp_user_timeout", "application_name",
+                          "dbname", s->password ? "password" : NULL, NULL};
+    const char *vals[] = {"10", "30", "10", "3", "30000", "brid", s->path, s->password, NULL};
     c->pg = PQconnectdbParams(keys, vals, 1);
     if (!c->pg) return bri_error_set(err, BRI_ENOMEM, "%s: connecting: out of memory", s->path);
   }

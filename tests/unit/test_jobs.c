@@ -1695,7 +1695,19 @@ END_TEST
 START_TEST(pg_schema_created_and_versioned) {
   bri_jobs_store *s = open_store();
   ck_assert_str_eq(bri_jobs_backend(s), "PostgreSQL");
+  /* the store's session names itself, and its URI's settings win */
+  ck_assert_int_eq(raw_int("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                           "current_database() AND application_name = 'brid'"),
+                   1);
   bri_jobs_close(s);
+  char *named = bri_strdupf("%s&application_name=brid-a", dbpath);
+  bri_error err;
+  ck_assert_msg(bri_jobs_open(named, NULL, &s, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(raw_int("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                           "current_database() AND application_name = 'brid-a'"),
+                   1);
+  bri_jobs_close(s);
+  free(named);
   ck_assert_int_eq(raw_int("SELECT version FROM brid_schema WHERE application = 'brid'"),
                    BRI_JOBS_SCHEMA_VERSION);
   ck_assert_int_eq(raw_int("SELECT count(*) FROM pg_indexes WHERE indexname IN "
