@@ -23,7 +23,7 @@ ifneq ($(FUZZ),)
 CC       := clang
 endif
 PKGS     := libprotobuf-c jansson libzstd liblz4 libcrypto sqlite3 libcurl expat
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) libpq 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lroaring -lm
 
 SAN_FLAGS := -fsanitize=address,undefined
@@ -60,6 +60,9 @@ RPC_SRC    := $(wildcard daemon/rpc/*.c)
 JOBS_SRC   := $(wildcard daemon/jobs/*.c)
 JOBS_OBJ   := $(patsubst %.c,$(BUILD)/obj/%.o,$(JOBS_SRC) daemon/rpc/rpc_kinds.c)
 LIBJOBS    := $(BUILD)/libbrijobs.a
+# The job store's PostgreSQL backend (daemon/jobs/pg.c) speaks libpq (its
+# headers are in PKG_CFLAGS).
+JOBS_LIBS   := $(shell pkg-config --libs libpq 2>/dev/null)
 BRICTL_SRC := $(wildcard daemon/brictl/*.c) $(RPC_SRC)
 BRICTL_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(BRICTL_SRC))
 BRICTL     := $(BUILD)/bin/brictl
@@ -112,6 +115,7 @@ $(BUILD)/gen/jobs/%.sql.h: daemon/jobs/%.sql scripts/embed-text.sh
 	@mkdir -p $(dir $@)
 	scripts/embed-text.sh "$$(echo '$*' | tr a-z A-Z)" $< >$@.tmp && mv $@.tmp $@
 $(BUILD)/obj/daemon/jobs/sqlite.o $(BUILD)/obj/tests/unit/test_jobs.o: $(BUILD)/gen/jobs/schema_sqlite.sql.h
+$(BUILD)/obj/daemon/jobs/pg.o: $(BUILD)/gen/jobs/schema_pg.sql.h
 
 $(LIBJOBS): $(JOBS_OBJ)
 	@rm -f $@
@@ -123,11 +127,11 @@ $(BRICTL): $(BRICTL_OBJ) $(LIBBRI)
 
 $(BUILD)/bin/brid: $(BRID_OBJ) $(LIBBRI)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_ALL) $(LDFLAGS) -o $@ $(BRID_OBJ) $(LIBBRI) $(PKG_LIBS) $(DAEMON_LIBS)
+	$(CC) $(LDFLAGS_ALL) $(LDFLAGS) -o $@ $(BRID_OBJ) $(LIBBRI) $(PKG_LIBS) $(DAEMON_LIBS) $(JOBS_LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_HELPER_OBJ) $(LIBJOBS) $(LIBBRI)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_ALL) $(LDFLAGS) -o $@ $< $(TEST_HELPER_OBJ) $(LIBJOBS) $(LIBBRI) $(PKG_LIBS) $(shell pkg-config --libs check) -pthread
+	$(CC) $(LDFLAGS_ALL) $(LDFLAGS) -o $@ $< $(TEST_HELPER_OBJ) $(LIBJOBS) $(LIBBRI) $(PKG_LIBS) $(JOBS_LIBS) $(shell pkg-config --libs check) -pthread
 
 # Harnesses of daemon code (fuzz_config, fuzz_request) link brid's modules
 # from an archive of every brid object but main's (brid.c holds main alone,
@@ -140,7 +144,7 @@ $(BRID_LIB): $(filter-out $(BUILD)/obj/daemon/brid/brid.o,$(BRID_OBJ))
 
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BRID_LIB) $(LIBBRI)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BRID_LIB) $(LIBBRI) $(PKG_LIBS) $(DAEMON_LIBS)
+	$(CC) $(LDFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BRID_LIB) $(LIBBRI) $(PKG_LIBS) $(DAEMON_LIBS) $(JOBS_LIBS)
 
 fuzzers: $(FUZZ_BIN)
 

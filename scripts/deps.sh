@@ -11,7 +11,7 @@ WHAT=${1:-test}
 
 # building brid, brictl and libbri (and python3 and coreutils for make demo)
 BUILD_PKGS=(build-essential pkg-config
-  libuv1-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev
+  libuv1-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev libpq-dev
   libjansson-dev libzstd-dev liblz4-dev libroaring-dev libsystemd-dev
   libinih-dev libssl-dev libcurl4-openssl-dev libexpat1-dev libmicrohttpd-dev python3)
 # the tests: Check, the fuzzers' clang, valgrind, systemd-analyze, the man
@@ -19,7 +19,7 @@ BUILD_PKGS=(build-essential pkg-config
 # make deb and its test under real systemd (debhelper, lintian, mmdebstrap,
 # systemd-nspawn), xxd for the Azure server script's signed requests
 TEST_PKGS=(check clang libclang-rt-14-dev sqlite3 valgrind systemd groff-base
-  radosgw ceph-mon ceph-osd prometheus
+  radosgw ceph-mon ceph-osd prometheus postgresql
   dpkg-dev debhelper lintian mmdebstrap systemd-container xxd)
 APT_PKGS=("${BUILD_PKGS[@]}")
 [ "$WHAT" = build ] || APT_PKGS+=("${TEST_PKGS[@]}")

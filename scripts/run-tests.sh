@@ -34,9 +34,11 @@ pass=0; fail=0; skipped=0; failed=()
 # The S3 tests run against a real radosgw (scripts/s3-server.sh, about 2 s to
 # start; AWS_* and BRI_S3_BUCKET), the Azure tests against Azurite
 # (scripts/azurite-server.sh; AZURE_*, AZURITE_BLOB_STORAGE_URL and
-# BRI_AZ_CONTAINER): each started here unless one is running, its variables
-# exported, and stopped at the end when this run started it (BRI_S3_KEEP=1,
-# BRI_AZ_KEEP=1 leave them running). A server that does not start is a
+# BRI_AZ_CONTAINER), the PostgreSQL job store tests against a throwaway
+# PostgreSQL (scripts/pg-server.sh; BRI_TEST_PG): each started here unless
+# one is running, its variables exported, and stopped at the end when this
+# run started it (BRI_S3_KEEP=1, BRI_AZ_KEEP=1, BRI_PG_KEEP=1 leave them
+# running). A server that does not start is a
 # failure, never a skip.
 to_stop=()
 stop_servers() {
@@ -56,6 +58,7 @@ server() { # server SCRIPT NAME KEEP: start (or find) it, export its environment
 }
 server s3-server.sh radosgw "${BRI_S3_KEEP:-0}"
 server azurite-server.sh azurite "${BRI_AZ_KEEP:-0}"
+server pg-server.sh postgresql "${BRI_PG_KEEP:-0}"
 # Tests run BRI_TEST_JOBS at a time [3: most of a daemon or interop test's
 # time is spent waiting on timers, LanceDB's node process or the disk, so
 # even two cores keep three busy]. The longest start first: the durations of

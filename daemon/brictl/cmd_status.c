@@ -33,11 +33,11 @@ void cli_print_roots(const json_t *roots) {
 static void print_store(const json_t *st, const json_t *instances) {
   char when[64];
   if (json_is_true(json_object_get(st, "up"))) {
-    printf("store:   %s, instance %s\n", cli_str(st, "location"), cli_str(st, "instance"));
+    printf("store:   %s %s, instance %s\n", cli_str(st, "backend"), cli_str(st, "location"), cli_str(st, "instance"));
   } else {
     cli_fmt_time(json_object_get(st, "down_since"), when, sizeof when);
-    printf("store:   %s: NOT ANSWERING since %s (%lld failed heartbeat(s)): %s\n", cli_str(st, "location"), when,
-           cli_int(st, "consecutive_failures"), cli_str(st, "last_error"));
+    printf("store:   %s %s: UNREACHABLE since %s (%lld failed heartbeat(s)): %s\n", cli_str(st, "backend"),
+           cli_str(st, "location"), when, cli_int(st, "consecutive_failures"), cli_str(st, "error"));
   }
   if (json_array_size(instances) < 2) return; /* one brid: its own line says it */
   size_t i;
@@ -77,7 +77,7 @@ static int cmd_status(const cli_args *a) {
   json_t *u;
   json_array_foreach(json_object_get(s, "unreadable_tables"), k, u)
     printf("unreadable: %s: %s\n", cli_str(u, "table"), cli_str(u, "error"));
-  print_store(json_object_get(s, "job_store"), json_object_get(s, "instances"));
+  print_store(json_object_get(s, "store_status"), json_object_get(s, "instances"));
   cli_print_roots(json_object_get(s, "roots"));
   json_t *t = json_object_get(s, "tables"), *w = json_object_get(s, "workers"), *j = json_object_get(s, "jobs");
   printf("tables:  %lld watched (%lld paused, %lld inotify watches)\n", cli_int(t, "watched"), cli_int(t, "paused"),
@@ -108,7 +108,7 @@ const cli_cmd CMD_STATUS = {
     .args = "",
     .summary = "brid's state, workers, queue and running jobs",
     .about = "Shows what brid is doing: its state (running; degraded when a table it watches cannot be "
-             "read or a root cannot be listed, each such table and root named; draining while it stops) "
+             "read, a root cannot be listed or the job store cannot be reached, each such table and root named; draining while it stops) "
              "and for how long, each root's reachability, the tables it watches, busy workers, jobs by "
              "state, and each running job with its progress.",
     .flags = CLI_CMD_DAEMON | CLI_CMD_JSON,

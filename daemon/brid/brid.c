@@ -23,8 +23,8 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: brid [--config FILE] [--root DIR]... [--socket PATH] [--state PATH]\n"
-          "            [--workers N] [--debounce DURATION] [--log-level LEVEL]\n"
+          "usage: brid [--config FILE] [--root DIR]... [--socket PATH]\n"
+          "            [--state PATH | --store URI] [--workers N] [--debounce DURATION] [--log-level LEVEL]\n"
           "            [--metrics-listen ADDR:PORT|off] [--check-config]\n"
           "\n"
           "brid watches the Lance tables under each root, compacts them without copying their\n"
@@ -36,6 +36,9 @@ static void usage(FILE *f) {
           "                     replaces the file's roots)\n"
           "  --socket PATH      control socket [/run/brid/brid.sock]\n"
           "  --state PATH       SQLite job store [" SVC_DEFAULT_STATE "]\n"
+          "  --store URI        PostgreSQL job store instead, a libpq URI or conninfo,\n"
+          "                     e.g. postgresql://brid@db.example/brid?sslmode=verify-full\n"
+          "                     (no password in it: store_password_file, docs/cluster.md)\n"
           "  --workers N        worker threads [2]\n"
           "  --debounce DUR     quiet time after a commit before planning, e.g. 30s [30s]\n"
           "  --log-level LEVEL  error, warning, notice, info or debug [info]\n"
@@ -106,6 +109,7 @@ int main(int argc, char **argv) {
   static const struct option opts[] = {
       {"config", required_argument, 0, 'c'},  {"root", required_argument, 0, 'r'},
       {"socket", required_argument, 0, 's'},  {"state", required_argument, 0, 'S'},
+      {"store", required_argument, 0, 'P'},
       {"workers", required_argument, 0, 'w'}, {"debounce", required_argument, 0, 'd'},
       {"log-level", required_argument, 0, 'l'}, {"check-config", no_argument, 0, 'C'},
       {"metrics-listen", required_argument, 0, 'm'},
@@ -123,12 +127,13 @@ int main(int argc, char **argv) {
   bool check = false;
   bri_error err;
   int o;
-  while ((o = getopt_long(argc, argv, "c:r:s:S:w:d:l:m:ChV", opts, NULL)) != -1) {
+  while ((o = getopt_long(argc, argv, "c:r:s:S:P:w:d:l:m:ChV", opts, NULL)) != -1) {
     switch (o) {
     case 'c': d->ov.config_file = optarg; break;
     case 'r': roots[d->ov.n_roots++] = optarg; break;
     case 's': d->ov.socket_path = optarg; break;
     case 'S': d->ov.state_path = optarg; break;
+    case 'P': d->ov.store_uri = optarg; break;
     case 'w': {
       char *end;
       long n = strtol(optarg, &end, 10);

@@ -251,14 +251,19 @@ static json_t *instances_json(bri_jobs_store *store, int64_t now) {
   return a;
 }
 
+/* The job store's backend and whether it answers (PostgreSQL may be down
+ * while brid runs): this status's own queries, the driver's connection,
+ * the heartbeat (svc_lease.h). */
 static json_t *store_json(const svc_view *v, bri_jobs_store *store, const char *error) {
   const svc_store_health *h = &v->store;
-  bool up = h->up && !error;
-  json_t *o = json_pack("{s:s, s:s, s:b, s:I, s:o, s:o}", "location", v->state_path, "instance",
-                        bri_jobs_instance(store), "up", up, "consecutive_failures", (json_int_t)h->failures,
-                        "last_ok_at", ms_or_null(h->last_ok_ms), "down_since", ms_or_null(up ? 0 : h->down_since_ms));
-  json_object_set_new(o, "last_error", error ? json_string(error) : h->last_error[0] ? json_string(h->last_error)
-                                                                                      : json_null());
+  char conn_error[512] = "";
+  bool up = h->up && !error && bri_jobs_health(store, conn_error, sizeof conn_error);
+  json_t *o = json_pack("{s:s, s:s, s:s, s:b, s:I, s:o, s:o}", "backend", bri_jobs_backend(store), "location",
+                        v->state_path, "instance", bri_jobs_instance(store), "up", up, "consecutive_failures",
+                        (json_int_t)h->failures, "last_ok_at", ms_or_null(h->last_ok_ms), "down_since",
+                        ms_or_null(up ? 0 : h->down_since_ms ? h->down_since_ms : bri_now_ms()));
+  const char *why = error ? error : conn_error[0] ? conn_error : h->last_error[0] ? h->last_error : NULL;
+  json_object_set_new(o, "error", up || !why ? json_null() : json_string(why));
   json_object_set_new(o, "lease_ttl_ms", json_integer((json_int_t)bri_jobs_lease_ttl_ms(store)));
   return o;
 }
@@ -307,7 +312,7 @@ static json_t *m_status(call *c) {
   json_object_set_new(o, "metrics_listen", str_or_null(v->http_address));
   json_object_set_new(o, "unreadable_tables", unreadable);
   json_object_set_new(o, "roots", roots_json(v));
-  json_object_set_new(o, "job_store", store);
+  json_object_set_new(o, "store_status", store);
   json_object_set_new(o, "instances", store_error ? json_null() : instances_json(c->store, now));
   json_object_set_new(o, "workers", json_pack("{s:i, s:i}", "total", svc_pool_size(c->pool), "busy",
                                               svc_pool_size(c->pool) - svc_pool_idle(c->pool)));

@@ -75,6 +75,9 @@ static const key KEYS[] = {
     D("readonly_socket", T_PATH, readonly_socket, 0, 0),
     D("readonly_group", T_GROUP, readonly_group, 0, 0),
     D("state", T_PATH, state_path, 0, 0),
+    D("store", T_STR, store_uri, 0, 0),
+    D("store_password_file", T_PATH, store_password_file, 0, 0),
+    D("store_password_credential", T_STR, store_password_credential, 0, 0),
     D("workers", T_INT, workers, 1, 64),
     D("debounce", T_DUR, debounce_sec, 0, 86400),
     D("sweep_interval", T_DUR, sweep_sec, 0, 7 * 86400),
@@ -213,6 +216,9 @@ void svc_config_free(svc_config *c) {
   for (size_t i = 0; i < c->n_roots; i++) free(c->roots[i]);
   free(c->roots);
   free(c->socket_path), free(c->socket_group), free(c->state_path);
+  free(c->store_uri), free(c->store_password_file), free(c->store_password_credential);
+  if (c->store_password) explicit_bzero(c->store_password, strlen(c->store_password));
+  free(c->store_password);
   free(c->readonly_socket), free(c->readonly_group);
   free(c->metrics_listen);
   free(c->instance_name);
@@ -748,50 +754,51 @@ static int resolve_group(const char *setting, const char *name, gid_t *gid, bri_
   return 0;
 }
 
-/* Reads a secret from the file a [root] key names: its text, trailing
+/* Reads a secret from the file a key of section where ("[root URI]",
+ * "[daemon]") names: its text, trailing
  * blanks and newlines dropped. A file every user may read is refused (a
  * secret there is no secret). */
-static int read_secret(const svc_root *r, const char *setting, const char *path, char **out, bri_error *err) {
+static int read_secret(const char *where, const char *setting, const char *path, char **out, bri_error *err) {
   struct stat st;
   if (stat(path, &st) != 0)
-    return bri_error_set(err, BRI_EINVAL, "[root %s] %s: %s: %s", r->uri, setting, path, strerror(errno));
+    return bri_error_set(err, BRI_EINVAL, "%s %s: %s: %s", where, setting, path, strerror(errno));
   if (st.st_mode & S_IROTH)
-    return bri_error_set(err, BRI_EINVAL, "[root %s] %s: %s is readable by every user (mode %04o); make it "
-                         "readable by brid's user only (chmod 0600, or 0640 with brid's group)", r->uri, setting, path,
+    return bri_error_set(err, BRI_EINVAL, "%s %s: %s is readable by every user (mode %04o); make it "
+                         "readable by brid's user only (chmod 0600, or 0640 with brid's group)", where, setting, path,
                          (unsigned)(st.st_mode & 07777));
   uint8_t *text;
   size_t len;
-  if (bri_read_file(path, 4096, &text, &len, err)) return bri_error_wrap(err, "[root %s] %s", r->uri, setting);
+  if (bri_read_file(path, 4096, &text, &len, err)) return bri_error_wrap(err, "%s %s", where, setting);
   while (len && isspace(text[len - 1])) text[--len] = 0;
   if (!len || memchr(text, '\n', len) || memchr(text, 0, len)) {
     explicit_bzero(text, len);
     free(text);
-    return bri_error_set(err, BRI_EINVAL, "[root %s] %s: %s must hold the secret alone, on one line", r->uri, setting,
+    return bri_error_set(err, BRI_EINVAL, "%s %s: %s must hold the secret alone, on one line", where, setting,
                          path);
   }
   *out = (char *)text;
   return 0;
 }
 
-/* Reads a secret a [root] key names as a systemd credential: the file NAME
+/* Reads a secret a key of section where names as a systemd credential: the file NAME
  * of $CREDENTIALS_DIRECTORY, where systemd puts what the unit's
  * LoadCredential=NAME:PATH (or SetCredentialEncrypted=, ...) gives the
  * service, readable by brid's user alone. NAME is one path component. A
  * secret given both as a file and as a credential is refused. */
-static int read_credential(const svc_root *r, const char *setting, const char *name, const char *file_setting,
+static int read_credential(const char *where, const char *setting, const char *name, const char *file_setting,
                            const char *file, char **out, bri_error *err) {
   if (file)
-    return bri_error_set(err, BRI_EINVAL, "[root %s]: %s or %s, not both", r->uri, file_setting, setting);
+    return bri_error_set(err, BRI_EINVAL, "%s: %s or %s, not both", where, file_setting, setting);
   if (!*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
-    return bri_error_set(err, BRI_EINVAL, "[root %s] %s: \"%s\" is not a credential name (one path component)",
-                         r->uri, setting, name);
+    return bri_error_set(err, BRI_EINVAL, "%s %s: \"%s\" is not a credential name (one path component)",
+                         where, setting, name);
   const char *dir = getenv("CREDENTIALS_DIRECTORY");
   if (!dir || !*dir)
-    return bri_error_set(err, BRI_EINVAL, "[root %s] %s = %s: $CREDENTIALS_DIRECTORY is not set; systemd sets it "
-                         "for a unit with LoadCredential=%s:FILE (docs/deploy.md)", r->uri, setting, name, name);
+    return bri_error_set(err, BRI_EINVAL, "%s %s = %s: $CREDENTIALS_DIRECTORY is not set; systemd sets it "
+                         "for a unit with LoadCredential=%s:FILE (docs/deploy.md)", where, setting, name, name);
   char *path;
   if (asprintf(&path, "%s/%s", dir, name) < 0) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  int rc = read_secret(r, setting, path, out, err);
+  int rc = read_secret(where, setting, path, out, err);
   free(path);
   return rc;
 }
@@ -808,14 +815,16 @@ static int validate_roots(svc_config *c, bool roots_from_flags, bri_error *err) 
       return bri_error_set(err, BRI_EINVAL, "[root %s]: not a configured root (add root = %s to [daemon])", r->uri,
                            r->uri);
     int rc;
+    char where[600];
+    snprintf(where, sizeof where, "[root %s]", r->uri);
     for (size_t j = 0; j < r->n_settings; j++) {
       svc_root_setting *v = &r->settings[j];
       char file_key[160], cred_key[160];
       snprintf(file_key, sizeof file_key, "%s_file", v->name);
       snprintf(cred_key, sizeof cred_key, "%s_credential", v->name);
-      if (v->file && (rc = read_secret(r, file_key, v->file, &v->value, err))) return rc;
+      if (v->file && (rc = read_secret(where, file_key, v->file, &v->value, err))) return rc;
       if (v->credential &&
-          (rc = read_credential(r, cred_key, v->credential, file_key, v->file, &v->value, err)))
+          (rc = read_credential(where, cred_key, v->credential, file_key, v->file, &v->value, err)))
         return rc;
       if (!utf8_ok(v->file) || !utf8_ok(v->credential) || (!v->file && !v->credential && !utf8_ok(v->value)))
         return bri_error_set(err, BRI_EINVAL, "[root %s] %s: not UTF-8 text", r->uri, v->name);
@@ -825,12 +834,36 @@ static int validate_roots(svc_config *c, bool roots_from_flags, bri_error *err) 
   return 0;
 }
 
+/* The job store: state (a SQLite file) or store (PostgreSQL), not both;
+ * state_path becomes the store's path either way. A PostgreSQL password is
+ * read from its file or credential; bri_jobs_open refuses one inside the
+ * URI. */
+static int validate_store(svc_config *c, bri_error *err) {
+  if (c->store_uri && c->state_path)
+    return bri_error_set(err, BRI_EINVAL,
+                         "state (--state, a SQLite file) and store (--store, a PostgreSQL URI) name two job "
+                         "stores: give one");
+  if (!c->store_uri && (c->store_password_file || c->store_password_credential))
+    return bri_error_set(err, BRI_EINVAL,
+                         "store_password_file and store_password_credential need store = URI (PostgreSQL)");
+  if (c->store_uri && !utf8_ok(c->store_uri)) return bri_error_set(err, BRI_EINVAL, "store: not UTF-8 text");
+  const char *given = c->store_uri ? c->store_uri : SVC_DEFAULT_STATE;
+  if (!c->state_path && !(c->state_path = strdup(given))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  int rc = 0;
+  if (c->store_password_credential)
+    rc = read_credential("[daemon]", "store_password_credential", c->store_password_credential,
+                         "store_password_file", c->store_password_file, &c->store_password, err);
+  else if (c->store_password_file)
+    rc = read_secret("[daemon]", "store_password_file", c->store_password_file, &c->store_password, err);
+  return rc;
+}
+
 static int validate(svc_config *c, bool roots_from_flags, bri_error *err) {
   if (c->n_roots == 0)
     return bri_error_set(err, BRI_EINVAL, "no table root configured: give --root DIR or root = DIR in [daemon]");
+  int rc = validate_store(c, err);
+  if (rc) return rc;
   if (!c->socket_path && !(c->socket_path = strdup("/run/brid/brid.sock")))
-    return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  if (!c->state_path && !(c->state_path = strdup(SVC_DEFAULT_STATE)))
     return bri_error_set(err, BRI_ENOMEM, "out of memory");
   struct sockaddr_un sa;
   if (strlen(c->socket_path) >= sizeof sa.sun_path)
@@ -846,7 +879,6 @@ static int validate(svc_config *c, bool roots_from_flags, bri_error *err) {
                          c->readonly_socket, sizeof sa.sun_path - 1);
   if (!strcmp(c->readonly_socket, c->socket_path))
     return bri_error_set(err, BRI_EINVAL, "readonly_socket: the same path as socket (%s)", c->socket_path);
-  int rc;
   if ((rc = resolve_group("socket_group", c->socket_group, &c->socket_gid, err)) ||
       (rc = resolve_group("readonly_group", c->readonly_group, &c->readonly_gid, err)))
     return rc;
@@ -921,9 +953,20 @@ int svc_config_load_text(svc_config *c, const svc_overrides *ov, const char *tex
     free(c->socket_path);
     if (!(c->socket_path = strdup(ov->socket_path))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
   }
-  if (!rc && ov->state_path) {
-    free(c->state_path);
+  if (!rc && ov->state_path) { /* --state replaces the file's store, whichever it was */
+    free(c->state_path), free(c->store_uri);
+    c->store_uri = NULL;
     if (!(c->state_path = strdup(ov->state_path))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  if (!rc && ov->store_uri) {
+    if (ov->state_path) {
+      rc = bri_error_set(err, BRI_EINVAL, "--state (a SQLite file) and --store (a PostgreSQL URI) name two job "
+                         "stores: give one");
+    } else {
+      free(c->state_path), free(c->store_uri);
+      c->state_path = NULL;
+      if (!(c->store_uri = strdup(ov->store_uri))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    }
   }
   if (!rc && ov->metrics_listen) {
     char msg[256];
@@ -1068,5 +1111,10 @@ json_t *svc_config_to_json(const svc_config *c) {
   json_object_set_new(out, "metrics_listen", str_or_null(c->metrics_listen));
   json_object_set_new(out, "instance_name", str_or_null(c->instance_name));
   json_object_set_new(out, "lease_ttl", dur(c->lease_ttl_sec));
+  /* the store: a SQLite file (state) or PostgreSQL (store; no password in it) */
+  if (c->store_uri) json_object_set_new(out, "state", json_null());
+  json_object_set_new(out, "store", str_or_null(c->store_uri));
+  json_object_set_new(out, "store_password_file", str_or_null(c->store_password_file));
+  json_object_set_new(out, "store_password_credential", str_or_null(c->store_password_credential));
   return out;
 }

@@ -90,7 +90,13 @@ typedef struct svc_config {
   char *readonly_socket; /* the read-only socket (default: rpc_readonly_socket of socket_path) */
   char *readonly_group;  /* NULL: any local user may use the read-only socket */
   gid_t readonly_gid;
+  /* the job store brid opens: a SQLite file (state) or a PostgreSQL URI or
+   * conninfo (store, docs/cluster.md), whichever was given */
   char *state_path;
+  char *store_uri; /* store = URI as given; NULL when the store is a file */
+  /* the PostgreSQL password: a file, or a systemd credential's name; read
+   * at load into store_password (NULL: ~/.pgpass or no password) */
+  char *store_password_file, *store_password_credential, *store_password;
   int workers;
   int64_t debounce_sec, sweep_sec, drain_sec;
   int discovery_depth;
@@ -120,7 +126,7 @@ typedef struct svc_overrides {
   const char *config_file;
   const char **roots;
   size_t n_roots;
-  const char *socket_path, *state_path, *log_level;
+  const char *socket_path, *state_path, *store_uri, *log_level;
   const char *metrics_listen; /* ADDR:PORT or "off"; NULL: not given */
   int workers;          /* 0: not given */
   int64_t debounce_sec; /* -1: not given */

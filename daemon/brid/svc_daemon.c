@@ -301,6 +301,7 @@ int svc_daemon_run(brid *d) {
   gethostname(host, sizeof host - 1);
   snprintf(instance, sizeof instance, "%s:%d", host, (int)getpid());
   jo.instance = d->cfg.instance_name ? d->cfg.instance_name : instance;
+  jo.password = d->cfg.store_password;
   if (bri_jobs_open(d->cfg.state_path, &jo, &d->store, &err)) {
     log_err("cannot open the job store: %s", err.msg);
     return exit_code;

@@ -23,7 +23,7 @@
  *   brid_storage_bytes_copied_total{root}, brid_polls_total{root}, brid_poll_failures_total{root},
  *   brid_root_up{root}, brid_root_last_success_timestamp_seconds{root},
  *   brid_root_consecutive_failures{root},
- *   brid_store_up, brid_store_consecutive_failures, brid_instances{state}. */
+ *   brid_store_up{backend}, brid_store_consecutive_failures, brid_instances{state}. */
 #include "svc_metrics.h"
 
 #include <limits.h>
@@ -123,14 +123,16 @@ static void root_families(json_t *all, const svc_view *v) {
 /* Whether the job store answers the heartbeat (svc_lease.h), and the
  * instances that share it by state. */
 static void store_families(json_t *all, const svc_view *v, bri_jobs_store *store) {
-  sample(family(all, "brid_store_up", "gauge", "Whether the job store answered brid's last heartbeat (1) or not (0)."),
-         NULL, json_integer(v->store.up));
+  bool up = v->store.up && bri_jobs_health(store, NULL, 0);
+  sample(family(all, "brid_store_up", "gauge",
+                "Whether the job store answers (1) or not (0): its last heartbeat and its connection (PostgreSQL)."),
+         json_pack("{s:s}", "backend", bri_jobs_backend(store)), json_integer(up));
   sample(family(all, "brid_store_consecutive_failures", "gauge", "Heartbeats the job store failed since it last answered."),
          NULL, num(v->store.failures));
   bri_jobs_instance_info *in = NULL;
   size_t n = 0;
   bri_error err;
-  if (!v->store.up || bri_jobs_instances(store, &in, &n, &err)) return;
+  if (!up || bri_jobs_instances(store, &in, &n, &err)) return;
   uint64_t running = 0, lost = 0, stopped = 0;
   int64_t now = bri_now_ms(), ttl = bri_jobs_lease_ttl_ms(store);
   for (size_t i = 0; i < n; i++) {

@@ -1,20 +1,21 @@
 /* internal.h: what the files of daemon/jobs share and nobody else may use: the
  * store struct, the lock discipline, the statements of the store's database
- * (through its backend's driver: sqlite.c), helpers that turn every
+ * (through its backend's driver: sqlite.c or pg.c), helpers that turn every
  * database failure into a bri_error naming the store, the step and the SQL,
  * and the job row reader used by every query that returns jobs.
  *
  * Main design choice: the queue's logic (queue.c, tables.c, history.c,
  * journal.c, recover.c) speaks SQL through the small statement interface
  * below and never calls the database library itself, so that the backend
- * is one file of SQL (schema_sqlite.sql) plus its driver (sqlite.c). A
+ * is one file of SQL (schema_sqlite.sql, schema_pg.sql) plus its driver
+ * (sqlite.c, pg.c). A
  * statement is prepared, bound (parameters numbered from 1), stepped row
  * by row and finalized; columns are read from the current row. The SQL is
  * the common part of SQLite's and PostgreSQL's (parameters ? or ?N, CASE
  * rather than two-argument max/min, TRUE, ON CONFLICT, RETURNING); what is
  * one database's (transactions, sync level, the request expression of the
- * dedup query, json_remove) stays in its driver and schema file or is
- * marked where it is used.
+ * dedup query, json_remove, row locks) stays in its driver and schema file or is a
+ * snippet of struct jobs_driver pasted where it is used.
  *
  * Lock rule: every public function takes s->mu on entry and releases it
  * before returning; helpers named *_locked expect it held. Callbacks into
@@ -28,26 +29,88 @@
 #include "jobs/queue.h"
 #include "jobs/store.h"
 
-struct sqlite3;
+typedef struct jobs_driver jobs_driver;
 
 struct bri_jobs_store {
-  struct sqlite3 *db; /* the SQLite backend's connection (sqlite.c) */
-  char *path;
+  const jobs_driver *drv; /* the backend (driver.c picks it from the path) */
+  void *conn;             /* the driver's connection state */
+  char *path;             /* a file (SQLite) or a libpq URI/conninfo without password */
+  char *password;         /* PostgreSQL only: from the options, never printed; or NULL */
   pthread_mutex_t mu;
-  int lock_fd;
   char session[40];
   char *instance; /* this brid's name (bri_jobs_instance) */
   bri_jobs_options opt;
-  int last_sqlite_rc; /* extended code of the last failure jobs_sqlerr saw */
 };
 
-/* A prepared statement of the store's backend. */
-typedef struct jobs_stmt jobs_stmt;
+/* A prepared statement of the store's backend: every driver's statement
+ * starts with this header, which routes the calls below to its driver. */
+typedef struct jobs_stmt {
+  const jobs_driver *drv;
+} jobs_stmt;
 
-/* ---- the driver (sqlite.c) ---------------------------------------------- */
+/* ---- the drivers (sqlite.c, pg.c), dispatched by driver.c ----------------
+ *
+ * A driver implements each call of the statement interface below (same
+ * contract) and provides the few SQL snippets where the two dialects
+ * differ; the shared SQL pastes them in. */
+struct jobs_driver {
+  const char *name; /* "SQLite", "PostgreSQL" */
+  /* 1 when one process at a time opens a store (SQLite's lock file): a
+   * job running under another session is then interrupted for sure. */
+  int exclusive;
+  int (*open)(bri_jobs_store *s, bri_error *err);
+  void (*close)(bri_jobs_store *s);
+  int (*sqlerr)(bri_jobs_store *s, const char *sql, const char *step, bri_error *err);
+  int (*prepare)(bri_jobs_store *s, const char *sql, jobs_stmt **st, const char *step,
+                 bri_error *err);
+  int (*bind_i64)(jobs_stmt *st, int i, int64_t v);
+  int (*bind_text)(jobs_stmt *st, int i, const char *text);
+  int (*bind_count)(jobs_stmt *st);
+  const char *(*sql)(jobs_stmt *st);
+  int (*step)(bri_jobs_store *s, jobs_stmt *st, const char *step, bri_error *err);
+  void (*finalize)(jobs_stmt *st);
+  int64_t (*col_i64)(jobs_stmt *st, int col);
+  int (*col_null)(jobs_stmt *st, int col);
+  const char *(*col_str)(jobs_stmt *st, int col);
+  int64_t (*changes)(bri_jobs_store *s);
+  int (*exec)(bri_jobs_store *s, const char *sql, const char *step, bri_error *err);
+  int (*begin)(bri_jobs_store *s, const char *step, bri_error *err);
+  int (*commit)(bri_jobs_store *s, const char *step, bri_error *err);
+  void (*rollback)(bri_jobs_store *s);
+  int (*sync_full)(bri_jobs_store *s, int full, bri_error *err);
+  /* 1 when the store answers, 0 when not; last_error gets the last
+   * connection failure ("" when none). */
+  int (*health)(bri_jobs_store *s, char *last_error, size_t cap);
+  /* 1 when the last failure was a conflict with another connection that
+   * running the transaction again resolves (PostgreSQL: a unique violation
+   * under READ COMMITTED); SQLite's write lock makes that impossible. */
+  int (*conflict)(bri_jobs_store *s);
+  /* Dialect snippets. request_expr is a printf format with one %s (a JSON
+   * text expression): the request of those params, the params without
+   * "trigger", as the index jobs_one_queued_per_request computes it.
+   * claim_lock ends the claim's pick (PostgreSQL: lock the picked job,
+   * skipping jobs another instance is claiming); row_lock ends a read of
+   * one job inside a write transaction (PostgreSQL: lock its row). */
+  const char *request_expr;
+  const char *claim_lock;
+  const char *row_lock;
+};
+
+extern const jobs_driver jobs_sqlite_driver;
+extern const jobs_driver jobs_pg_driver;
+
+/* A SQLite store's connection (tests inspect its settings); NULL for
+ * another backend. */
+struct sqlite3 *jobs_sqlite_db(bri_jobs_store *s);
+
+/* The driver of a store path: PostgreSQL for a libpq URI or conninfo (see
+ * bri_jobs_open), SQLite otherwise. */
+const jobs_driver *jobs_driver_for(const char *path);
+
+/* ---- the statement interface (driver.c: calls s->drv or st->drv) ------- */
 
 /* Opens s->path (s->opt set, s->path and s->mu ready): takes the store's
- * lock, connects, checks identity and health, migrates; refusals as
+ * lock (SQLite), connects, checks identity and health, migrates; refusals as
  * bri_jobs_open documents. jobs_db_close releases what it took (safe on a
  * half-open store). */
 int jobs_db_open(bri_jobs_store *s, bri_error *err);

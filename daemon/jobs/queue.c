@@ -48,9 +48,11 @@ int bri_jobs_enqueue(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, int
   if (rc) return rc;
   const char *step = "queueing a job";
   jobs_stmt *st = NULL;
-  int dup = 0;
+  int dup = 0, conflicts = 0;
   pthread_mutex_lock(&s->mu);
-  int64_t now = jobs_now_locked(s);
+  int64_t now;
+again:
+  now = jobs_now_locked(s);
   if (not_before <= 0) not_before = now;
   if ((rc = jobs_begin(s, step, err))) goto out;
   rc = jobs_query(s, &st, step, err, "SELECT 1 FROM tables WHERE id = ?", "i", table_id);
@@ -87,7 +89,16 @@ int bri_jobs_enqueue(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, int
   if (!rc) rc = jobs_commit(s, step, err);
 out:
   jobs_finalize(st);
-  if (rc) jobs_rollback(s);
+  st = NULL;
+  if (rc) {
+    jobs_rollback(s);
+    /* another instance queued the same request meanwhile (the driver's
+     * conflict: PostgreSQL under READ COMMITTED): dedupe against it */
+    if (s->drv->conflict(s) && ++conflicts < 10) {
+      dup = 0;
+      goto again;
+    }
+  }
   pthread_mutex_unlock(&s->mu);
   free(params);
   if (!rc && was_duplicate) *was_duplicate = dup;
@@ -97,14 +108,17 @@ out:
 int jobs_queued_same_locked(bri_jobs_store *s, int64_t table_id, bri_job_kind kind, const char *params,
                             int64_t except, int64_t *found, bri_error *err) {
   /* the same expression as the unique index jobs_one_queued_per_request
-   * (schema_sqlite.sql): json_remove is SQLite's, the one SQL of this file
-   * another backend words differently */
+   * (schema_sqlite.sql, schema_pg.sql): the driver's request_expr */
+  char sql[512], mine[128], theirs[128];
+  snprintf(mine, sizeof mine, s->drv->request_expr, "params");
+  snprintf(theirs, sizeof theirs, s->drv->request_expr, "?");
+  snprintf(sql, sizeof sql,
+           "SELECT id FROM jobs WHERE table_id = ? AND kind = ? AND state = 'queued' AND id != ? "
+           "AND %s = %s",
+           mine, theirs);
   jobs_stmt *st = NULL;
-  int rc = jobs_query(s, &st, "looking for a queued job of the same request", err,
-                      "SELECT id FROM jobs WHERE table_id = ? AND kind = ? AND state = 'queued' AND id != ? "
-                      "AND json_remove(coalesce(params, '{}'), '$.trigger') = "
-                      "json_remove(coalesce(?, '{}'), '$.trigger')",
-                      "itit", table_id, bri_job_kind_name(kind), except, params);
+  int rc = jobs_query(s, &st, "looking for a queued job of the same request", err, sql, "itit",
+                      table_id, bri_job_kind_name(kind), except, params);
   if (rc == 1) *found = jobs_col_i64(st, 0);
   jobs_finalize(st);
   return rc;
@@ -123,7 +137,10 @@ static void known_kinds(char *out, size_t cap) {
 
 int bri_jobs_claim_next(bri_jobs_store *s, bri_jobs_job *job, int *claimed, bri_error *err) {
   /* The pick and the update run in one write transaction under the mutex:
-   * no other thread or process can claim in between. */
+   * no other thread or process can claim in between (SQLite's write lock;
+   * on PostgreSQL the picked row is locked, rows other instances lock are
+   * skipped, and a race on the table's one running job is a conflict that
+   * picks again). */
   char kinds[256], pick[768];
   known_kinds(kinds, sizeof kinds);
   snprintf(pick, sizeof pick,
@@ -131,15 +148,18 @@ int bri_jobs_claim_next(bri_jobs_store *s, bri_jobs_job *job, int *claimed, bri_
            "WHERE j.state = 'queued' AND j.not_before <= ? AND t.paused = 0%s "
            "AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.table_id = j.table_id AND r.state = "
            "'running') "
-           "ORDER BY j.priority DESC, j.not_before, j.id LIMIT 1",
-           kinds);
+           "ORDER BY j.priority DESC, j.not_before, j.id LIMIT 1%s",
+           kinds, s->drv->claim_lock);
   const char *step = "claiming a job";
   jobs_stmt *st = NULL;
   memset(job, 0, sizeof *job);
   *claimed = 0;
   pthread_mutex_lock(&s->mu);
-  int64_t now = jobs_now_locked(s);
-  int rc = jobs_begin(s, step, err);
+  int conflicts = 0, rc;
+  int64_t now;
+again:
+  now = jobs_now_locked(s);
+  rc = jobs_begin(s, step, err);
   if (rc) goto out;
   rc = jobs_query(s, &st, step, err, pick, "i", now);
   if (rc <= 0) goto out; /* nothing claimable (0) or an error */
@@ -162,9 +182,13 @@ int bri_jobs_claim_next(bri_jobs_store *s, bri_jobs_job *job, int *claimed, bri_
   if (!rc) *claimed = 1;
 out:
   jobs_finalize(st);
+  st = NULL;
   if (rc < 0) {
     jobs_rollback(s);
     bri_jobs_job_clear(job);
+    /* another instance claimed a job of the same table meanwhile (the
+     * driver's conflict: PostgreSQL under READ COMMITTED): pick again */
+    if (s->drv->conflict(s) && ++conflicts < 10) goto again;
   } else if (!*claimed) {
     jobs_rollback(s); /* nothing written: just end the transaction */
   }

@@ -32,6 +32,25 @@ static const struct {
 } REQUIRED_TABLES[] = {{"tables", 1},    {"jobs", 1},      {"job_attempts", 1},
                        {"job_outputs", 1}, {"job_stats", 1}, {"instances", 4}};
 
+/* The driver's connection state (s->conn). */
+typedef struct sqlite_conn {
+  sqlite3 *db;
+  int lock_fd;
+  int last_rc; /* extended code of the last failure sq_sqlerr saw */
+} sqlite_conn;
+
+static sqlite_conn *conn(bri_jobs_store *s) { return s->conn; }
+
+/* A statement: the driver header, then SQLite's. */
+typedef struct sqlite_stmt {
+  jobs_stmt base;
+  sqlite3_stmt *st;
+} sqlite_stmt;
+
+struct sqlite3 *jobs_sqlite_db(bri_jobs_store *s) {
+  return s->drv == &jobs_sqlite_driver && s->conn ? conn(s)->db : NULL;
+}
+
 static int map_sqlite(int rc) {
   switch (rc & 0xff) {
   case SQLITE_CORRUPT:
@@ -59,26 +78,24 @@ static void abbreviate_sql(const char *sql, char *out, size_t cap) {
   out[n] = '\0';
 }
 
-int jobs_sqlerr(bri_jobs_store *s, const char *sql, const char *step, bri_error *err) {
-  int rc = sqlite3_extended_errcode(s->db);
-  s->last_sqlite_rc = rc;
+static int sq_sqlerr(bri_jobs_store *s, const char *sql, const char *step, bri_error *err) {
+  int rc = sqlite3_extended_errcode(conn(s)->db);
+  conn(s)->last_rc = rc;
   char abbr[72];
   abbreviate_sql(sql, abbr, sizeof abbr);
   return bri_error_set(err, map_sqlite(rc), "%s: %s (%s): %s (SQLite error %d)", s->path, step,
-                       abbr, sqlite3_errmsg(s->db), rc);
+                       abbr, sqlite3_errmsg(conn(s)->db), rc);
 }
 
-/* A jobs_stmt is a sqlite3_stmt: the two pointer types are cast, never
- * dereferenced as the other. */
-static sqlite3_stmt *native(jobs_stmt *st) { return (sqlite3_stmt *)st; }
+static sqlite3_stmt *native(jobs_stmt *st) { return ((sqlite_stmt *)st)->st; }
 
 static int prepare(bri_jobs_store *s, const char *sql, sqlite3_stmt **st, const char *step,
                    bri_error *err) {
   *st = NULL;
-  if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {
+  if (sqlite3_prepare_v2(conn(s)->db, sql, -1, st, NULL) != SQLITE_OK) {
     sqlite3_finalize(*st);
     *st = NULL;
-    return jobs_sqlerr(s, sql, step, err);
+    return sq_sqlerr(s, sql, step, err);
   }
   return 0;
 }
@@ -87,72 +104,92 @@ static int step_native(bri_jobs_store *s, sqlite3_stmt *st, const char *step, br
   int rc = sqlite3_step(st);
   if (rc == SQLITE_ROW) return 1;
   if (rc == SQLITE_DONE) return 0;
-  return jobs_sqlerr(s, sqlite3_sql(st), step, err);
+  return sq_sqlerr(s, sqlite3_sql(st), step, err);
 }
 
-int jobs_prepare(bri_jobs_store *s, const char *sql, jobs_stmt **st, const char *step,
-                 bri_error *err) {
-  sqlite3_stmt *n;
-  int rc = prepare(s, sql, &n, step, err);
-  *st = (jobs_stmt *)n;
-  return rc;
-}
-
-int jobs_step(bri_jobs_store *s, jobs_stmt *st, const char *step, bri_error *err) {
-  return step_native(s, native(st), step, err);
-}
-
-int jobs_bind_i64(jobs_stmt *st, int i, int64_t v) {
-  return sqlite3_bind_int64(native(st), i, v) == SQLITE_OK ? 0 : BRI_EIO;
-}
-
-int jobs_bind_text(jobs_stmt *st, int i, const char *text) {
-  return sqlite3_bind_text(native(st), i, text, -1, SQLITE_TRANSIENT) == SQLITE_OK ? 0 : BRI_EIO;
-}
-
-int jobs_bind_count(jobs_stmt *st) { return sqlite3_bind_parameter_count(native(st)); }
-
-const char *jobs_sql(jobs_stmt *st) { return sqlite3_sql(native(st)); }
-
-void jobs_finalize(jobs_stmt *st) { sqlite3_finalize(native(st)); }
-
-int64_t jobs_col_i64(jobs_stmt *st, int col) { return sqlite3_column_int64(native(st), col); }
-
-int jobs_col_int(jobs_stmt *st, int col) { return sqlite3_column_int(native(st), col); }
-
-int jobs_col_null(jobs_stmt *st, int col) {
-  return sqlite3_column_type(native(st), col) == SQLITE_NULL;
-}
-
-const char *jobs_col_str(jobs_stmt *st, int col) {
-  return (const char *)sqlite3_column_text(native(st), col);
-}
-
-int64_t jobs_changes(bri_jobs_store *s) { return sqlite3_changes(s->db); }
-
-int jobs_exec(bri_jobs_store *s, const char *sql, const char *step, bri_error *err) {
-  if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-    return jobs_sqlerr(s, sql, step, err);
+static int sq_prepare(bri_jobs_store *s, const char *sql, jobs_stmt **st, const char *step,
+                      bri_error *err) {
+  *st = NULL;
+  sqlite_stmt *w = malloc(sizeof *w);
+  if (!w) return bri_error_set(err, BRI_ENOMEM, "%s: %s: out of memory", s->path, step);
+  int rc = prepare(s, sql, &w->st, step, err);
+  if (rc) {
+    free(w);
+    return rc;
+  }
+  w->base.drv = &jobs_sqlite_driver;
+  *st = &w->base;
   return 0;
 }
 
-int jobs_begin(bri_jobs_store *s, const char *step, bri_error *err) {
-  return jobs_exec(s, "BEGIN IMMEDIATE", step, err);
+static int sq_step(bri_jobs_store *s, jobs_stmt *st, const char *step, bri_error *err) {
+  return step_native(s, native(st), step, err);
 }
 
-int jobs_commit(bri_jobs_store *s, const char *step, bri_error *err) {
-  int rc = jobs_exec(s, "COMMIT", step, err);
-  if (rc) jobs_rollback(s);
+static int sq_bind_i64(jobs_stmt *st, int i, int64_t v) {
+  return sqlite3_bind_int64(native(st), i, v) == SQLITE_OK ? 0 : BRI_EIO;
+}
+
+static int sq_bind_text(jobs_stmt *st, int i, const char *text) {
+  return sqlite3_bind_text(native(st), i, text, -1, SQLITE_TRANSIENT) == SQLITE_OK ? 0 : BRI_EIO;
+}
+
+static int sq_bind_count(jobs_stmt *st) { return sqlite3_bind_parameter_count(native(st)); }
+
+static const char *sq_sql(jobs_stmt *st) { return sqlite3_sql(native(st)); }
+
+static void sq_finalize(jobs_stmt *st) {
+  sqlite3_finalize(native(st));
+  free(st);
+}
+
+static int64_t sq_col_i64(jobs_stmt *st, int col) { return sqlite3_column_int64(native(st), col); }
+
+static int sq_col_null(jobs_stmt *st, int col) {
+  return sqlite3_column_type(native(st), col) == SQLITE_NULL;
+}
+
+static const char *sq_col_str(jobs_stmt *st, int col) {
+  return (const char *)sqlite3_column_text(native(st), col);
+}
+
+static int64_t sq_changes(bri_jobs_store *s) { return sqlite3_changes(conn(s)->db); }
+
+static int sq_exec(bri_jobs_store *s, const char *sql, const char *step, bri_error *err) {
+  if (sqlite3_exec(conn(s)->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+    return sq_sqlerr(s, sql, step, err);
+  return 0;
+}
+
+static int sq_begin(bri_jobs_store *s, const char *step, bri_error *err) {
+  return sq_exec(s, "BEGIN IMMEDIATE", step, err);
+}
+
+static void sq_rollback(bri_jobs_store *s) {
+  if (!sqlite3_get_autocommit(conn(s)->db)) sqlite3_exec(conn(s)->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static int sq_commit(bri_jobs_store *s, const char *step, bri_error *err) {
+  int rc = sq_exec(s, "COMMIT", step, err);
+  if (rc) sq_rollback(s);
   return rc;
 }
 
-void jobs_rollback(bri_jobs_store *s) {
-  if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+static int sq_sync_full(bri_jobs_store *s, int full, bri_error *err) {
+  return sq_exec(s, full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+                 "setting the sync level", err);
 }
 
-int jobs_sync_full(bri_jobs_store *s, int full, bri_error *err) {
-  return jobs_exec(s, full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
-                   "setting the sync level", err);
+/* A local file: reachable once open. */
+static int sq_health(bri_jobs_store *s, char *last_error, size_t cap) {
+  (void)s;
+  if (cap) last_error[0] = '\0';
+  return 1;
+}
+
+static int sq_conflict(bri_jobs_store *s) {
+  (void)s;
+  return 0;
 }
 
 /* Runs a single-value PRAGMA or query returning an integer. */
@@ -176,10 +213,10 @@ static int take_lock(bri_jobs_store *s, bri_error *err) {
   char *lp = bri_strdupf("%s.lock", s->path);
   if (!lp) return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", s->path);
   int rc = 0;
-  s->lock_fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0600); /* storage: not a table file */
-  if (s->lock_fd < 0) {
+  conn(s)->lock_fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0600); /* storage: not a table file */
+  if (conn(s)->lock_fd < 0) {
     rc = bri_error_errno(err, "creating the job store lock file", lp);
-  } else if (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+  } else if (flock(conn(s)->lock_fd, LOCK_EX | LOCK_NB) != 0) {
     int e = errno;
     rc = bri_error_set(err, BRI_EIO,
                        "%s: the job store is in use by another process (lock file %s: %s); "
@@ -193,8 +230,8 @@ static int take_lock(bri_jobs_store *s, bri_error *err) {
 /* Rewrites a corruption error met while reading the header or the schema
  * into what the user must know: not SQLite at all, or damaged SQLite. */
 static int header_failure(bri_jobs_store *s, const char *what, bri_error *err) {
-  const char *why = sqlite3_errstr(s->last_sqlite_rc);
-  if ((s->last_sqlite_rc & 0xff) == SQLITE_NOTADB)
+  const char *why = sqlite3_errstr(conn(s)->last_rc);
+  if ((conn(s)->last_rc & 0xff) == SQLITE_NOTADB)
     return bri_error_set(err, BRI_ECORRUPT,
                          "%s: not a job store: SQLite says \"%s\" %s (expected a SQLite "
                          "database written by brid)",
@@ -263,8 +300,8 @@ static int set_pragmas(bri_jobs_store *s, bri_error *err) {
   }
   sqlite3_finalize(st);
   if (rc) return rc;
-  if ((rc = jobs_exec(s, "PRAGMA synchronous = NORMAL", "setting the sync level", err))) return rc;
-  return jobs_exec(s, "PRAGMA foreign_keys = ON", "enabling foreign keys", err);
+  if ((rc = sq_exec(s, "PRAGMA synchronous = NORMAL", "setting the sync level", err))) return rc;
+  return sq_exec(s, "PRAGMA foreign_keys = ON", "enabling foreign keys", err);
 }
 
 static int quick_check(bri_jobs_store *s, int64_t version, bri_error *err) {
@@ -347,7 +384,7 @@ static int migrate(bri_jobs_store *s, int64_t from, bri_error *err) {
                          "(BRI_JOBS_SCHEMA_VERSION)",
                          s->path, BRI_JOBS_SCHEMA_VERSION);
   if (from >= BRI_JOBS_SCHEMA_VERSION) return 0;
-  int rc = jobs_exec(s, "PRAGMA foreign_keys = OFF", "preparing the migration", err);
+  int rc = sq_exec(s, "PRAGMA foreign_keys = OFF", "preparing the migration", err);
   for (int64_t v = from + 1; !rc && v <= BRI_JOBS_SCHEMA_VERSION; v++) {
     char step[64], bump[64];
     snprintf(step, sizeof step, "migrating the schema to version %lld", (long long)v);
@@ -358,32 +395,36 @@ static int migrate(bri_jobs_store *s, int64_t from, bri_error *err) {
                          s->path, step);
       break;
     }
-    rc = jobs_begin(s, step, err);
-    if (!rc) rc = jobs_exec(s, script, step, err);
+    rc = sq_begin(s, step, err);
+    if (!rc) rc = sq_exec(s, script, step, err);
     if (!rc) rc = check_foreign_keys(s, step, err);
-    if (!rc) rc = jobs_exec(s, bump, step, err);
-    if (!rc) rc = jobs_commit(s, step, err);
-    if (rc) jobs_rollback(s);
+    if (!rc) rc = sq_exec(s, bump, step, err);
+    if (!rc) rc = sq_commit(s, step, err);
+    if (rc) sq_rollback(s);
     free(script);
   }
   bri_error e2;
-  int rc2 = jobs_exec(s, "PRAGMA foreign_keys = ON", "enabling foreign keys", rc ? &e2 : err);
+  int rc2 = sq_exec(s, "PRAGMA foreign_keys = ON", "enabling foreign keys", rc ? &e2 : err);
   return rc ? rc : rc2;
 }
 
-int jobs_db_open(bri_jobs_store *s, bri_error *err) {
+static int sq_open(bri_jobs_store *s, bri_error *err) {
+  sqlite_conn *c = calloc(1, sizeof *c);
+  if (!c) return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", s->path);
+  c->lock_fd = -1;
+  s->conn = c;
   int rc = take_lock(s, err);
   if (rc) return rc;
   /* FULLMUTEX although our own mutex serializes every call: belt and braces
    * for the read-only sqlite3_* calls made while reading rows. */
-  int orc = sqlite3_open_v2(s->path, &s->db,
+  int orc = sqlite3_open_v2(s->path, &c->db,
                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                             NULL);
   if (orc != SQLITE_OK)
     return bri_error_set(err, map_sqlite(orc), "%s: opening the job store: %s", s->path,
-                         s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(orc));
-  sqlite3_extended_result_codes(s->db, 1);
-  sqlite3_busy_timeout(s->db, s->opt.busy_timeout_ms > 0 ? s->opt.busy_timeout_ms : 0);
+                         c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(orc));
+  sqlite3_extended_result_codes(c->db, 1);
+  sqlite3_busy_timeout(c->db, s->opt.busy_timeout_ms > 0 ? s->opt.busy_timeout_ms : 0);
 
   int64_t uv = 0;
   if ((rc = check_identity(s, &uv, err))) return rc;
@@ -392,9 +433,40 @@ int jobs_db_open(bri_jobs_store *s, bri_error *err) {
   return migrate(s, uv, err);
 }
 
-void jobs_db_close(bri_jobs_store *s) {
-  if (s->db) sqlite3_close_v2(s->db);
-  s->db = NULL;
-  if (s->lock_fd >= 0) close(s->lock_fd); /* releases the flock */
-  s->lock_fd = -1;
+static void sq_close(bri_jobs_store *s) {
+  sqlite_conn *c = s->conn;
+  if (!c) return;
+  if (c->db) sqlite3_close_v2(c->db);
+  if (c->lock_fd >= 0) close(c->lock_fd); /* releases the flock */
+  free(c);
+  s->conn = NULL;
 }
+
+const jobs_driver jobs_sqlite_driver = {
+    .name = "SQLite",
+    .exclusive = 1,
+    .open = sq_open,
+    .close = sq_close,
+    .sqlerr = sq_sqlerr,
+    .prepare = sq_prepare,
+    .bind_i64 = sq_bind_i64,
+    .bind_text = sq_bind_text,
+    .bind_count = sq_bind_count,
+    .sql = sq_sql,
+    .step = sq_step,
+    .finalize = sq_finalize,
+    .col_i64 = sq_col_i64,
+    .col_null = sq_col_null,
+    .col_str = sq_col_str,
+    .changes = sq_changes,
+    .exec = sq_exec,
+    .begin = sq_begin,
+    .commit = sq_commit,
+    .rollback = sq_rollback,
+    .sync_full = sq_sync_full,
+    .health = sq_health,
+    .conflict = sq_conflict,
+    .request_expr = "json_remove(coalesce(%s, '{}'), '$.trigger')",
+    .claim_lock = "",
+    .row_lock = "",
+};

@@ -1,5 +1,5 @@
 /* store.c: the job store's object (options, session, opening through the
- * backend's driver, sqlite.c), kind and state names, and the helpers the
+ * backend's driver, driver.c), kind and state names, and the helpers the
  * other files of daemon/jobs share on top of the driver: statements with
  * bound arguments, the job row reader, per-job write transactions, JSON
  * checks and counters (see store.h, internal.h). */
@@ -183,7 +183,11 @@ int jobs_read_job(bri_jobs_store *s, jobs_stmt *st, bri_jobs_job *job, bri_error
 }
 
 int jobs_get_locked(bri_jobs_store *s, int64_t id, bri_jobs_job *job, bri_error *err) {
-  static const char sql[] = "SELECT " JOBS_JOB_COLUMNS JOBS_JOB_FROM "WHERE j.id = ?";
+  /* inside a write transaction the read locks the row where the backend
+   * has row locks (the transaction then updates it) */
+  char sql[512];
+  snprintf(sql, sizeof sql, "SELECT " JOBS_JOB_COLUMNS JOBS_JOB_FROM "WHERE j.id = ?%s",
+           s->drv->row_lock);
   jobs_stmt *st;
   memset(job, 0, sizeof *job);
   int rc = jobs_prepare(s, sql, &st, "reading a job", err);
@@ -291,8 +295,9 @@ int jobs_stats_add_locked(bri_jobs_store *s, int64_t table_id, bri_job_kind kind
   snprintf(sql, sizeof sql,
            "INSERT INTO job_stats (table_id, kind, %s, run_ms, bytes_written, bytes_reused) "
            "VALUES (?1, ?2, 1, ?3, ?4, ?5) "
-           "ON CONFLICT (table_id, kind) DO UPDATE SET %s = %s + 1, run_ms = run_ms + ?3, "
-           "bytes_written = bytes_written + ?4, bytes_reused = bytes_reused + ?5",
+           "ON CONFLICT (table_id, kind) DO UPDATE SET %s = job_stats.%s + 1, "
+           "run_ms = job_stats.run_ms + ?3, bytes_written = job_stats.bytes_written + ?4, "
+           "bytes_reused = job_stats.bytes_reused + ?5",
            counter, counter, counter);
   jobs_stmt *st;
   int rc = jobs_prepare(s, sql, &st, "updating job statistics", err);
@@ -344,9 +349,15 @@ int bri_jobs_open(const char *path, const bri_jobs_options *opt, bri_jobs_store 
     free(s);
     return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", path);
   }
-  s->lock_fd = -1;
+  s->drv = jobs_driver_for(path);
   if (opt) s->opt = *opt;
   else bri_jobs_options_init(&s->opt);
+  s->opt.password = NULL; /* the copy below is the store's */
+  if (opt && opt->password && !(s->password = strdup(opt->password))) {
+    free(s->path);
+    free(s);
+    return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", path);
+  }
   if (s->opt.max_attempts < 1) s->opt.max_attempts = 1;
   if (s->opt.retry_base_ms < 0) s->opt.retry_base_ms = 0;
   if (s->opt.retry_max_ms < s->opt.retry_base_ms) s->opt.retry_max_ms = s->opt.retry_base_ms;
@@ -375,6 +386,8 @@ void bri_jobs_close(bri_jobs_store *s) {
   jobs_db_close(s);
   pthread_mutex_destroy(&s->mu);
   free(s->instance);
+  if (s->password) explicit_bzero(s->password, strlen(s->password));
+  free(s->password);
   free(s->path);
   free(s);
 }
@@ -385,6 +398,15 @@ const char *bri_jobs_session(const bri_jobs_store *s) { return s->session; }
 
 const char *bri_jobs_instance(const bri_jobs_store *s) { return s->instance; }
 
-int bri_jobs_exclusive(const bri_jobs_store *s) { return s->lock_fd >= 0; }
+int bri_jobs_exclusive(const bri_jobs_store *s) { return s->drv->exclusive; }
 
 int64_t bri_jobs_lease_ttl_ms(const bri_jobs_store *s) { return s->opt.lease_ttl_ms; }
+
+const char *bri_jobs_backend(const bri_jobs_store *s) { return s->drv->name; }
+
+int bri_jobs_health(bri_jobs_store *s, char *last_error, size_t cap) {
+  pthread_mutex_lock(&s->mu);
+  int up = s->drv->health(s, last_error, cap);
+  pthread_mutex_unlock(&s->mu);
+  return up;
+}

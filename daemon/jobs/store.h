@@ -1,8 +1,9 @@
 /* store.h: brid's job store, the only daemon state that survives a restart.
  *
- * One SQLite file (WAL mode) holds the watched tables, the job queue, each
- * job's attempts, each job's output journal and per-table counters. The
- * schema is versioned with PRAGMA user_version and identified with PRAGMA
+ * One SQLite file (WAL mode), or one PostgreSQL database that several brids
+ * share (docs/cluster.md; see bri_jobs_open), holds the watched tables, the
+ * job queue, each job's attempts, each job's output journal and per-table
+ * counters. SQLite's schema is versioned with PRAGMA user_version and identified with PRAGMA
  * application_id ("brid"); opening migrates an older file step by step
  * (the scripts of schema_sqlite.sql, built in) and refuses a newer one. The
  * schema names no kind of job: a kind is stored by its name, and the names
@@ -17,11 +18,13 @@
  * Main design choice: one connection per process, shared by every thread and
  * serialized by a mutex held for the whole of each call (each call is one
  * short transaction, so contention is negligible next to the job work), and
- * one process per file: open takes an exclusive flock on "<path>.lock",
- * because two daemons on one store would each take the other's running jobs
- * for crashed ones and roll back files a live job is about to commit.
+ * one process per SQLite file: open takes an exclusive flock on
+ * "<path>.lock", because two daemons on one store would each take the
+ * other's running jobs for crashed ones and roll back files a live job is
+ * about to commit. A PostgreSQL store takes no lock: its claim locks rows.
  *
- * Durability: synchronous=NORMAL (a commit survives a process crash, which
+ * Durability (SQLite; a PostgreSQL commit is durable when it returns):
+ * synchronous=NORMAL (a commit survives a process crash, which
  * is what kill -9 tests; a power loss may undo the last commits), except the
  * two writes that must never be lost once the caller acts on them, which
  * run with synchronous=FULL (the WAL is fsynced at commit): a journal entry,
@@ -38,12 +41,13 @@
 #ifndef BRI_JOBS_STORE_H
 #define BRI_JOBS_STORE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "bri/error.h"
 #include "rpc/rpc_kinds.h" /* bri_job_kind: the kinds are described there */
 
-#define BRI_JOBS_SCHEMA_VERSION 4 /* the last script of schema_sqlite.sql */
+#define BRI_JOBS_SCHEMA_VERSION 4 /* the last script of schema_sqlite.sql and schema_pg.sql */
 #define BRI_JOBS_APPLICATION_ID 0x62726964 /* "brid" */
 
 typedef struct bri_jobs_store bri_jobs_store;
@@ -77,12 +81,31 @@ typedef struct bri_jobs_options {
   /* Clock in ms since the epoch; NULL = CLOCK_REALTIME. Tests inject one. */
   int64_t (*clock_ms)(void *user);
   void *clock_user;
+  /* PostgreSQL: the password libpq sends, or NULL (then libpq's own
+   * ~/.pgpass / PGPASSFILE or a trust/peer login); copied by open, never
+   * printed. A password inside the path is refused. */
+  const char *password;
 } bri_jobs_options;
 
 void bri_jobs_options_init(bri_jobs_options *o);
 
 /* Opens (creating if missing) the store at path, with opt or the defaults
- * when opt is NULL. Refuses: a file another process holds open (BRI_EIO, the
+ * when opt is NULL.
+ *
+ * The backend: path is a PostgreSQL store when it starts with
+ * "postgresql://" or "postgres://" (a libpq URI) or is a libpq conninfo
+ * ("host=... dbname=...": it contains '=' before any '/'); otherwise it
+ * is a SQLite file. A PostgreSQL store takes no lock (several brids share
+ * one); it starts at schema version 4, versioned in the one-row table
+ * brid_schema, and migrates under a transaction-scoped advisory lock. Its
+ * refusals: a password in path (BRI_EINVAL: use opt->password or
+ * ~/.pgpass), a database with tables but no brid_schema (BRI_EINVAL), a
+ * newer version (BRI_EUNSUPPORTED), an unreachable server (BRI_EIO). Once
+ * open, a lost connection fails the call that met it with BRI_EIO and is
+ * retried by later calls (at most once a second, backing off to 30 s);
+ * bri_jobs_health tells.
+ *
+ * SQLite: Refuses: a file another process holds open (BRI_EIO, the
  * lock file named), a file that is not SQLite or fails SQLite's quick check
  * (BRI_ECORRUPT), a SQLite file that is not a brid job store (BRI_EINVAL), a
  * schema version newer than BRI_JOBS_SCHEMA_VERSION (BRI_EUNSUPPORTED), a
@@ -98,6 +121,13 @@ int bri_jobs_open(const char *path, const bri_jobs_options *opt, bri_jobs_store 
 void bri_jobs_close(bri_jobs_store *s);
 
 const char *bri_jobs_path(const bri_jobs_store *s);
+/* "SQLite" or "PostgreSQL". */
+const char *bri_jobs_backend(const bri_jobs_store *s);
+/* 1 when the store is reachable, 0 when its last connection attempt or
+ * call failed on the connection (PostgreSQL down or unreachable: the
+ * daemon is degraded). last_error (cap bytes, may be 0) gets that failure's
+ * message, "" when none. */
+int bri_jobs_health(bri_jobs_store *s, char *last_error, size_t cap);
 /* This open's session id (the owner written on the jobs it claims). */
 const char *bri_jobs_session(const bri_jobs_store *s);
 /* This brid's instance name (the options', else the session id). */

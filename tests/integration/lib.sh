@@ -10,7 +10,10 @@
 #                             $TMPD/NAME.db plus ARGS, stderr in $TMPD/NAME.log; waits
 #                             for "ready" (15 s, or 120 s under valgrind); sets
 #                             BRID_PID and SOCK. BRID_PREFIX (e.g. "valgrind ...")
-#                             is prepended to the command.
+#                             is prepended to the command. BRI_TEST_STORE=pg: the
+#                             store is a PostgreSQL database of the test server
+#                             (BRI_TEST_PG) instead, one per NAME and test (brid_store
+#                             prints its --store URI), created at the first start
 #   brid_stop                 SIGTERM, waits for exit (30 s); returns brid's status
 #   brid_wait                 waits for exit (30 s) without a signal
 #   brid_kill9                kill -9, waits
@@ -55,15 +58,36 @@ _brid_cleanup() {
 trap _brid_cleanup EXIT
 fail() { _TEST_FAILED=1; echo "FAIL: $TEST_NAME: $*" >&2; exit 1; }
 
+# brid_store NAME: the store argument brid_start gives instance NAME
+brid_store() {
+  if [ "${BRI_TEST_STORE:-}" = pg ]; then
+    local db
+    db=brid_$(printf '%s_%s' "$(basename "$TMPD")" "$1" | tr -c 'A-Za-z0-9_\n' _ | tr 'A-Z' 'a-z')
+    echo "--store=$BRI_TEST_PG&dbname=$db"
+  else
+    echo "--state=$TMPD/$1.db"
+  fi
+}
+
+_pg_store_made() { # creates instance NAME's database once
+  local db=${1##*dbname=}
+  [ -e "$TMPD/.pg-$db" ] && return 0
+  [ -n "${BRI_TEST_PG:-}" ] || fail "BRI_TEST_STORE=pg needs BRI_TEST_PG (scripts/pg-server.sh)"
+  psql "$BRI_TEST_PG" -qXc "CREATE DATABASE $db" >/dev/null || fail "creating database $db"
+  : >"$TMPD/.pg-$db"
+}
+
 brid_start() {
   local name=$1; shift
+  local store; store=$(brid_store "$name")
+  [ "${BRI_TEST_STORE:-}" != pg ] || _pg_store_made "$store"
   SOCK=$TMPD/$name.sock
   BRID_LOG=$TMPD/$name.log
   local limit=15 from=1
   [ -n "${BRID_PREFIX:-}" ] && limit=120
   [ -f "$BRID_LOG" ] && from=$(($(wc -l <"$BRID_LOG") + 1))
   # shellcheck disable=SC2086
-  ${BRID_PREFIX:-} "$BRID" --socket "$SOCK" --state "$TMPD/$name.db" "$@" 2>>"$BRID_LOG" &
+  ${BRID_PREFIX:-} "$BRID" --socket "$SOCK" "$store" "$@" 2>>"$BRID_LOG" &
   BRID_PID=$!
   local i=0
   while ! tail -n +"$from" "$BRID_LOG" 2>/dev/null | grep -q "ready:"; do

@@ -44,6 +44,8 @@ for line in open(sys.argv[1]):
     if line.startswith(("secret_access_key_credential = ", "session_token_credential = ",
                         "account_key_credential = ", "sas_token_credential = ")):
         continue  # a secret's file or its credential, not both (the credential needs systemd)
+    if line.startswith(("store = ", "store_password_file = ", "store_password_credential = ")):
+        continue  # state or store (PostgreSQL), not both
     sys.stdout.write(line)
 EOF
 "$BRID" --config "$TMPD/full.conf" --check-config >"$TMPD/check.json" 2>"$TMPD/check.err" ||
@@ -331,8 +333,10 @@ rc=0; setpriv --reuid=65534 --regid=65534 --clear-groups "$BRICTL" status --sock
 # a second daemon on the same socket or store is refused
 rc=0; "$BRID" --root "$TMPD/root" --socket "$SOCK" --state "$TMPD/other.db" 2>"$TMPD/err" || rc=$?
 [ $rc != 0 ] && grep -q "another process (brid?) is listening" "$TMPD/err" || fail "second daemon on the socket: $(cat "$TMPD/err")"
-rc=0; "$BRID" --root "$TMPD/root" --socket "$TMPD/pub/other.sock" --state "$TMPD/pub/api.db" 2>"$TMPD/err" || rc=$?
-[ $rc != 0 ] && grep -qi "lock" "$TMPD/err" || fail "second daemon on the store: $(cat "$TMPD/err")"
+if [ "${BRI_TEST_STORE:-}" != pg ]; then # a PostgreSQL store is shared by design
+  rc=0; "$BRID" --root "$TMPD/root" --socket "$TMPD/pub/other.sock" --state "$TMPD/pub/api.db" 2>"$TMPD/err" || rc=$?
+  [ $rc != 0 ] && grep -qi "lock" "$TMPD/err" || fail "second daemon on the store: $(cat "$TMPD/err")"
+fi
 brid_stop || fail "brid exited non-zero"
 echo "ok peers"
 pass

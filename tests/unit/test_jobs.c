@@ -1,4 +1,10 @@
-/* test_jobs.c: the SQLite job store on real database files in a temp dir:
+/* test_jobs.c: the job store on both backends: SQLite on real database
+ * files in a temp dir, and PostgreSQL on a fresh database of the test
+ * server (BRI_TEST_PG, scripts/pg-server.sh) per test. The cases that only
+ * use the store's API and standard SQL run on both ("core" and "pg"); the
+ * SQLite-only ones (PRAGMAs, file damage, the flock, the trace of sync
+ * levels) stay in "core"; "pg" adds its own (version and identity refusals,
+ * inline passwords, two instances claiming, reconnection). SQLite:
  * schema creation, reopen and migration refusals (future version, foreign
  * or corrupt files, a second process), the queue's rules (dedupe, claim
  * order, one running job per table, paused tables, retry backoff and max
@@ -9,6 +15,7 @@
  * name the database file and the failing step. A fake clock makes every
  * time assertion exact. */
 #include <errno.h>
+#include <libpq-fe.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -17,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,13 +45,51 @@ static int64_t fake_clock(void *user) {
 static char *tmp;    /* per-test temp dir */
 static char *dbpath; /* tmp/jobs.db */
 
+static char *pg_db; /* the PostgreSQL case's database, NULL on SQLite */
+
 static void setup(void) {
   tmp = bri_tmpdir();
   dbpath = bri_path_join(tmp, "jobs.db");
   fake_now = T0;
 }
 
+/* A connection to the test server's maintenance database. */
+static PGconn *pg_admin(void) {
+  PGconn *c = PQconnectdb(getenv("BRI_TEST_PG"));
+  ck_assert_msg(PQstatus(c) == CONNECTION_OK, "BRI_TEST_PG: %s", PQerrorMessage(c));
+  return c;
+}
+
+static void pg_admin_exec(const char *sql) {
+  PGconn *c = pg_admin();
+  PGresult *r = PQexec(c, sql);
+  ck_assert_msg(PQresultStatus(r) == PGRES_COMMAND_OK, "%s: %s", sql, PQerrorMessage(c));
+  PQclear(r);
+  PQfinish(c);
+}
+
+/* A fresh database per case; dbpath is its URI. */
+static void setup_pg(void) {
+  setup();
+  free(dbpath);
+  static int n;
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  pg_db = bri_strdupf("brid_test_%d_%d_%ld", (int)getpid(), n++, (long)tv.tv_usec);
+  char *sql = bri_strdupf("CREATE DATABASE %s", pg_db);
+  pg_admin_exec(sql);
+  free(sql);
+  dbpath = bri_strdupf("%s&dbname=%s", getenv("BRI_TEST_PG"), pg_db);
+}
+
 static void teardown(void) {
+  if (pg_db) {
+    char *sql = bri_strdupf("DROP DATABASE IF EXISTS %s WITH (FORCE)", pg_db);
+    pg_admin_exec(sql);
+    free(sql);
+    free(pg_db);
+    pg_db = NULL;
+  }
   bri_rmtree(tmp);
   free(tmp);
   free(dbpath);
@@ -120,8 +166,19 @@ static void finish(bri_jobs_store *s, int64_t id, bri_job_state st, const char *
   ck_assert_msg(bri_jobs_finish(s, id, &o, &err) == 0, "%s", err.msg);
 }
 
-/* An integer from a raw SQLite connection (next to the store's own). */
+/* An integer from a raw connection (next to the store's own). */
 static int64_t raw_int(const char *sql) {
+  if (pg_db) {
+    PGconn *c = PQconnectdb(dbpath);
+    ck_assert_msg(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
+    PGresult *r = PQexec(c, sql);
+    ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1, "%s: %s", sql,
+                  PQerrorMessage(c));
+    int64_t v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    PQfinish(c);
+    return v;
+  }
   sqlite3 *db;
   ck_assert_int_eq(sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
   sqlite3_stmt *st;
@@ -133,7 +190,18 @@ static int64_t raw_int(const char *sql) {
   return v;
 }
 
+/* Runs sql on a raw connection: 0 (SQLITE_OK) or nonzero with the message. */
 static int raw_exec(const char *sql, char *errbuf, size_t cap) {
+  if (pg_db) {
+    PGconn *c = PQconnectdb(dbpath);
+    ck_assert_msg(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
+    PGresult *r = PQexec(c, sql);
+    int rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : 1;
+    if (errbuf) snprintf(errbuf, cap, "%s", rc ? PQerrorMessage(c) : "");
+    PQclear(r);
+    PQfinish(c);
+    return rc;
+  }
   sqlite3 *db;
   ck_assert_int_eq(sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL),
                    SQLITE_OK);
@@ -143,6 +211,11 @@ static int raw_exec(const char *sql, char *errbuf, size_t cap) {
   sqlite3_free(msg);
   sqlite3_close(db);
   return rc;
+}
+
+/* How the backend words a unique index's refusal. */
+static const char *unique_failed(void) {
+  return pg_db ? "violates unique constraint" : "UNIQUE constraint failed";
 }
 
 static int file_exists(const char *p) { return access(p, F_OK) == 0; }
@@ -162,11 +235,11 @@ START_TEST(schema_created_and_reopened) {
                    2);
   /* the connection's settings */
   sqlite3_stmt *st;
-  ck_assert_int_eq(sqlite3_prepare_v2(s->db, "PRAGMA foreign_keys", -1, &st, NULL), SQLITE_OK);
+  ck_assert_int_eq(sqlite3_prepare_v2(jobs_sqlite_db(s), "PRAGMA foreign_keys", -1, &st, NULL), SQLITE_OK);
   ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
   ck_assert_int_eq(sqlite3_column_int(st, 0), 1);
   sqlite3_finalize(st);
-  ck_assert_int_eq(sqlite3_prepare_v2(s->db, "PRAGMA synchronous", -1, &st, NULL), SQLITE_OK);
+  ck_assert_int_eq(sqlite3_prepare_v2(jobs_sqlite_db(s), "PRAGMA synchronous", -1, &st, NULL), SQLITE_OK);
   ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
   ck_assert_int_eq(sqlite3_column_int(st, 0), 1); /* NORMAL */
   sqlite3_finalize(st);
@@ -560,7 +633,7 @@ START_TEST(enqueue_dedupes_queued_jobs) {
                             "created_at, params) VALUES (1, 'compact', 'queued', 1, 0, 0, '{\"strategy\":\"copy\"}')",
                             msg, sizeof msg),
                    SQLITE_OK);
-  ck_assert_msg(strstr(msg, "UNIQUE constraint failed"), "%s", msg);
+  ck_assert_msg(strstr(msg, unique_failed()), "%s", msg);
 
   /* refusals */
   ck_assert_int_eq(bri_jobs_enqueue(s, 999, BRI_JOB_COMPACT, 0, NULL, 0, &id2, &dup, &err),
@@ -651,7 +724,7 @@ START_TEST(one_running_job_per_table) {
   ck_assert_int_ne(raw_exec("UPDATE jobs SET state = 'running', owner = 'x' WHERE id = 2", msg,
                             sizeof msg),
                    SQLITE_OK);
-  ck_assert_msg(strstr(msg, "UNIQUE constraint failed"), "%s", msg);
+  ck_assert_msg(strstr(msg, unique_failed()), "%s", msg);
   finish(s, c, BRI_JOB_SUCCEEDED, NULL);
   ck_assert_int_eq(claim(s), v);
   bri_jobs_close(s);
@@ -998,9 +1071,9 @@ START_TEST(journal_is_durable_and_survives_reopen) {
 
   /* The entry is committed under synchronous=FULL, then NORMAL is back. */
   trace_log log = {0};
-  sqlite3_trace_v2(s->db, SQLITE_TRACE_STMT, trace_cb, &log);
+  sqlite3_trace_v2(jobs_sqlite_db(s), SQLITE_TRACE_STMT, trace_cb, &log);
   ck_assert_int_eq(bri_jobs_journal_add(s, j, "/t/a/data/x.lance", "data", &err), 0);
-  sqlite3_trace_v2(s->db, 0, NULL, NULL);
+  sqlite3_trace_v2(jobs_sqlite_db(s), 0, NULL, NULL);
   int full = trace_find(&log, "PRAGMA synchronous = FULL", 0);
   int ins = trace_find(&log, "INSERT INTO job_outputs", full + 1);
   int com = trace_find(&log, "COMMIT", ins + 1);
@@ -1723,7 +1796,7 @@ START_TEST(sql_failures_name_file_and_step) {
   int64_t j = enqueue(s, t, BRI_JOB_COMPACT, 0, 0);
   ck_assert_int_eq(claim(s), j);
   /* Break the schema under the store's feet. */
-  ck_assert_int_eq(sqlite3_exec(s->db, "DROP TABLE job_stats", NULL, NULL, NULL), SQLITE_OK);
+  ck_assert_int_eq(sqlite3_exec(jobs_sqlite_db(s), "DROP TABLE job_stats", NULL, NULL, NULL), SQLITE_OK);
   ck_assert_int_eq(bri_jobs_finish(s, j, &(bri_jobs_outcome){.state = BRI_JOB_SUCCEEDED}, &err),
                    BRI_EIO);
   char *want = bri_strdupf("%s: updating job statistics (INSERT INTO job_stats (table_id, kind, "
@@ -1742,6 +1815,393 @@ START_TEST(sql_failures_name_file_and_step) {
   ck_assert_int_eq(bri_jobs_open(dbpath, NULL, &s2, &err), BRI_ECORRUPT);
   ck_assert_msg(strstr(err.msg, "damaged job store: table 'job_stats' is missing"), "got: %s",
                 err.msg);
+}
+END_TEST
+
+
+/* ---- PostgreSQL only --------------------------------------------------- */
+
+START_TEST(pg_schema_created_and_versioned) {
+  bri_jobs_store *s = open_store();
+  ck_assert_str_eq(bri_jobs_backend(s), "PostgreSQL");
+  /* the store's session names itself, and its URI's settings win */
+  ck_assert_int_eq(raw_int("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                           "current_database() AND application_name = 'brid'"),
+                   1);
+  bri_jobs_close(s);
+  char *named = bri_strdupf("%s&application_name=brid-a", dbpath);
+  bri_error err;
+  ck_assert_msg(bri_jobs_open(named, NULL, &s, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(raw_int("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                           "current_database() AND application_name = 'brid-a'"),
+                   1);
+  bri_jobs_close(s);
+  free(named);
+  ck_assert_int_eq(raw_int("SELECT version FROM brid_schema WHERE application = 'brid'"),
+                   BRI_JOBS_SCHEMA_VERSION);
+  ck_assert_int_eq(raw_int("SELECT count(*) FROM pg_indexes WHERE indexname IN "
+                           "('jobs_one_running_per_table', 'jobs_one_queued_per_request')"),
+                   2);
+  s = open_store(); /* a reopen finds it current */
+  bri_jobs_close(s);
+  ck_assert_int_eq(raw_int("SELECT count(*) FROM brid_schema"), 1);
+}
+END_TEST
+
+START_TEST(pg_newer_version_refused) {
+  bri_jobs_close(open_store());
+  char msg[256];
+  ck_assert_msg(raw_exec("UPDATE brid_schema SET version = 99", msg, sizeof msg) == 0, "%s", msg);
+  bri_jobs_store *s = NULL;
+  bri_error err;
+  ck_assert_int_eq(bri_jobs_open(dbpath, NULL, &s, &err), BRI_EUNSUPPORTED);
+  ck_assert_msg(strstr(err.msg, "job store schema version 99 is newer than this brid supports"),
+                "got: %s", err.msg);
+  ck_assert_ptr_null(s);
+}
+END_TEST
+
+START_TEST(pg_foreign_database_refused) {
+  char msg[256];
+  ck_assert_msg(raw_exec("CREATE TABLE invoices (id int)", msg, sizeof msg) == 0, "%s", msg);
+  bri_jobs_store *s = NULL;
+  bri_error err;
+  ck_assert_int_eq(bri_jobs_open(dbpath, NULL, &s, &err), BRI_EINVAL);
+  ck_assert_msg(strstr(err.msg, "not a brid job store: the database has 1 tables"), "got: %s",
+                err.msg);
+  ck_assert_int_eq(raw_int("SELECT count(*) FROM pg_tables WHERE tablename = 'jobs'"), 0);
+}
+END_TEST
+
+START_TEST(pg_inline_password_refused) {
+  bri_jobs_store *s = NULL;
+  bri_error err;
+  char *uri = bri_strdupf("%s&password=hunter2", dbpath);
+  ck_assert_int_eq(bri_jobs_open(uri, NULL, &s, &err), BRI_EINVAL);
+  ck_assert_msg(strstr(err.msg, "holds a password; give it with store_password_file"), "got: %s",
+                err.msg);
+  ck_assert_msg(!strstr(err.msg, "hunter2"), "the message shows the password: %s", err.msg);
+  free(uri);
+  ck_assert_int_eq(bri_jobs_open("postgresql://brid:hunter2@db.example/brid", NULL, &s, &err),
+                   BRI_EINVAL);
+  ck_assert_msg(!strstr(err.msg, "hunter2") && strstr(err.msg, "holds a password"), "got: %s",
+                err.msg);
+  ck_assert_int_eq(bri_jobs_open("host=db.example password=hunter2 dbname=brid", NULL, &s, &err),
+                   BRI_EINVAL);
+  ck_assert_msg(!strstr(err.msg, "hunter2"), "got: %s", err.msg);
+  ck_assert_ptr_null(s);
+  /* the backend choice: a path with '=' after a '/' is a file */
+  char *file = bri_strdupf("%s/a=b.db", tmp);
+  ck_assert_int_eq(bri_jobs_open(file, NULL, &s, &err), 0);
+  ck_assert_str_eq(bri_jobs_backend(s), "SQLite");
+  bri_jobs_close(s);
+  free(file);
+}
+END_TEST
+
+START_TEST(pg_conninfo_opens_the_same_store) {
+  bri_jobs_store *s = open_store();
+  int64_t t = add_table(s, "/t/a");
+  bri_jobs_close(s);
+  /* the same database as a key=value conninfo */
+  PQconninfoOption *opts = PQconninfoParse(dbpath, NULL);
+  ck_assert_ptr_nonnull(opts);
+  const char *host = NULL, *port = NULL;
+  for (PQconninfoOption *o = opts; o->keyword; o++) {
+    if (!strcmp(o->keyword, "host")) host = o->val;
+    if (!strcmp(o->keyword, "port")) port = o->val;
+  }
+  char *conninfo = bri_strdupf("host=%s port=%s user=postgres dbname=%s", host, port, pg_db);
+  PQconninfoFree(opts);
+  bri_error err;
+  ck_assert_msg(bri_jobs_open(conninfo, NULL, &s, &err) == 0, "%s", err.msg);
+  ck_assert_str_eq(bri_jobs_backend(s), "PostgreSQL");
+  bri_jobs_table tb;
+  ck_assert_msg(bri_jobs_table_find(s, "/t/a", &tb, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(tb.id, t);
+  bri_jobs_table_clear(&tb);
+  bri_jobs_close(s);
+  free(conninfo);
+}
+END_TEST
+
+static int64_t elapsed_ms(const struct timeval *a) {
+  struct timeval b;
+  gettimeofday(&b, NULL);
+  return (int64_t)(b.tv_sec - a->tv_sec) * 1000 + (b.tv_usec - a->tv_usec) / 1000;
+}
+
+START_TEST(pg_claim_skips_rows_another_instance_locked) {
+  bri_jobs_store *a = open_store(), *b = open_store();
+  int64_t t1 = add_table(a, "/t/1"), t2 = add_table(a, "/t/2");
+  int64_t j1 = enqueue(a, t1, BRI_JOB_COMPACT, 9, 0);
+  int64_t j2 = enqueue(a, t2, BRI_JOB_COMPACT, 0, 0);
+  /* another instance is in the middle of claiming j1: its row is locked */
+  PGconn *c = PQconnectdb(dbpath);
+  ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
+  PGresult *r = PQexec(c, "BEGIN");
+  PQclear(r);
+  char sql[96];
+  snprintf(sql, sizeof sql, "SELECT id FROM jobs WHERE id = %lld FOR UPDATE", (long long)j1);
+  r = PQexec(c, sql);
+  ck_assert_int_eq(PQresultStatus(r), PGRES_TUPLES_OK);
+  PQclear(r);
+  struct timeval t0;
+  gettimeofday(&t0, NULL);
+  ck_assert_int_eq(claim(b), j2); /* skips j1, does not wait for it */
+  ck_assert_int_lt(elapsed_ms(&t0), 1000);
+  ck_assert_int_eq(claim(b), 0);
+  r = PQexec(c, "COMMIT");
+  PQclear(r);
+  PQfinish(c);
+  ck_assert_int_eq(claim(a), j1);
+  bri_jobs_job j = get_job(b, j1);
+  ck_assert_str_eq(j.owner, bri_jobs_session(a));
+  bri_jobs_job_clear(&j);
+  bri_jobs_close(a);
+  bri_jobs_close(b);
+}
+END_TEST
+
+#define TI_TABLES 6
+#define TI_ROUNDS 4
+
+typedef struct two_instances {
+  bri_jobs_store *s[2];
+  atomic_int claims[TI_TABLES * TI_ROUNDS + 1]; /* by job id */
+  atomic_int running[TI_TABLES + 1];            /* by table id */
+  atomic_int done;
+  atomic_int violations;
+} two_instances;
+
+static void *ti_worker(void *arg) {
+  two_instances *ti = ((void **)arg)[0];
+  bri_jobs_store *s = ((void **)arg)[1];
+  bri_error err;
+  while (atomic_load(&ti->done) < TI_TABLES * TI_ROUNDS) {
+    bri_jobs_job j;
+    int got;
+    if (bri_jobs_claim_next(s, &j, &got, &err)) {
+      fprintf(stderr, "claim: %s\n", err.msg);
+      atomic_fetch_add(&ti->violations, 1000);
+      break;
+    }
+    if (!got) {
+      usleep(200);
+      continue;
+    }
+    if (atomic_fetch_add(&ti->running[j.table_id], 1) != 0) atomic_fetch_add(&ti->violations, 1);
+    atomic_fetch_add(&ti->claims[j.id], 1);
+    usleep(500);
+    atomic_fetch_sub(&ti->running[j.table_id], 1);
+    bri_jobs_outcome o = {.state = BRI_JOB_SUCCEEDED};
+    if (bri_jobs_finish(s, j.id, &o, &err)) {
+      fprintf(stderr, "finish: %s\n", err.msg);
+      atomic_fetch_add(&ti->violations, 1000);
+    }
+    atomic_fetch_add(&ti->done, 1);
+    bri_jobs_job_clear(&j);
+  }
+  return NULL;
+}
+
+START_TEST(pg_two_instances_never_claim_one_job_twice) {
+  bri_jobs_options o;
+  bri_jobs_options_init(&o); /* real clock */
+  static two_instances ti;
+  memset(&ti, 0, sizeof ti);
+  ti.s[0] = open_with(&o);
+  ti.s[1] = open_with(&o);
+  char root[32];
+  for (int i = 1; i <= TI_TABLES; i++) {
+    snprintf(root, sizeof root, "/t/%d", i);
+    ck_assert_int_eq(add_table(ti.s[0], root), i);
+  }
+  /* each table: one job per kind (TI_ROUNDS kinds), all due */
+  for (int k = 1; k <= TI_ROUNDS; k++)
+    for (int i = 1; i <= TI_TABLES; i++) {
+      int64_t id;
+      bri_error err;
+      ck_assert_int_eq(
+          bri_jobs_enqueue(ti.s[k % 2], i, (bri_job_kind)k, 0, NULL, 0, &id, NULL, &err), 0);
+    }
+  pthread_t th[4];
+  void *args[4][2];
+  for (int i = 0; i < 4; i++) {
+    args[i][0] = &ti;
+    args[i][1] = ti.s[i % 2];
+    ck_assert_int_eq(pthread_create(&th[i], NULL, ti_worker, args[i]), 0);
+  }
+  for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+  ck_assert_int_eq(atomic_load(&ti.violations), 0);
+  for (int id = 1; id <= TI_TABLES * TI_ROUNDS; id++)
+    ck_assert_msg(atomic_load(&ti.claims[id]) == 1, "job %d claimed %d times", id,
+                  atomic_load(&ti.claims[id]));
+  uint64_t counts[BRI_JOB_NSTATES + 1];
+  bri_error err;
+  ck_assert_int_eq(bri_jobs_count_states(ti.s[1], 0, counts, &err), 0);
+  ck_assert_uint_eq(counts[BRI_JOB_SUCCEEDED], TI_TABLES * TI_ROUNDS);
+  bri_jobs_close(ti.s[0]);
+  bri_jobs_close(ti.s[1]);
+}
+END_TEST
+
+typedef struct claim_call {
+  bri_jobs_store *s;
+  int64_t id;
+  int rc, got;
+} claim_call;
+
+static void *claim_thread(void *arg) {
+  claim_call *c = arg;
+  bri_jobs_job j;
+  bri_error err;
+  c->rc = bri_jobs_claim_next(c->s, &j, &c->got, &err);
+  if (c->rc) fprintf(stderr, "claim: %s\n", err.msg);
+  c->id = c->got ? j.id : 0;
+  if (c->got) bri_jobs_job_clear(&j);
+  return NULL;
+}
+
+START_TEST(pg_claim_race_on_one_table_picks_again) {
+  bri_jobs_store *s = open_store();
+  int64_t t = add_table(s, "/t/a"), u = add_table(s, "/t/b");
+  int64_t j1 = enqueue(s, t, BRI_JOB_COMPACT, 9, 0);
+  enqueue(s, t, BRI_JOB_CLEANUP, 8, 0);
+  int64_t j3 = enqueue(s, u, BRI_JOB_COMPACT, 0, 0);
+  /* another instance is claiming j1 of table a, not committed yet: this
+   * one skips j1, takes j2 of the same table, meets the other's running
+   * job on the index when it commits, and picks again: j3 */
+  PGconn *c = PQconnectdb(dbpath);
+  ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
+  PQclear(PQexec(c, "BEGIN"));
+  char sql[160];
+  snprintf(sql, sizeof sql,
+           "UPDATE jobs SET state = 'running', owner = 'other', attempts = 1, started_at = 1 "
+           "WHERE id = %lld",
+           (long long)j1);
+  PGresult *r = PQexec(c, sql);
+  ck_assert_int_eq(PQresultStatus(r), PGRES_COMMAND_OK);
+  PQclear(r);
+  claim_call cc = {.s = s};
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, claim_thread, &cc), 0);
+  usleep(300 * 1000);
+  PQclear(PQexec(c, "COMMIT"));
+  pthread_join(th, NULL);
+  PQfinish(c);
+  ck_assert_int_eq(cc.rc, 0);
+  ck_assert_int_eq(cc.got, 1);
+  ck_assert_int_eq(cc.id, j3);
+  ck_assert_int_eq(raw_int("SELECT count(*) FROM jobs WHERE state = 'running'"), 2);
+  bri_jobs_close(s);
+}
+END_TEST
+
+typedef struct enqueue_call {
+  bri_jobs_store *s;
+  int64_t table, id;
+  int rc, dup;
+} enqueue_call;
+
+static void *enqueue_thread(void *arg) {
+  enqueue_call *e = arg;
+  bri_error err;
+  e->rc = bri_jobs_enqueue(e->s, e->table, BRI_JOB_COMPACT, 0, "{\"trigger\":\"b\"}", 0, &e->id,
+                           &e->dup, &err);
+  if (e->rc) fprintf(stderr, "enqueue: %s\n", err.msg);
+  return NULL;
+}
+
+START_TEST(pg_enqueue_dedupes_against_another_instance) {
+  bri_jobs_store *s = open_store();
+  int64_t t = add_table(s, "/t/a");
+  /* another instance queues the same request (another trigger) and has
+   * not committed yet when this one looks */
+  PGconn *c = PQconnectdb(dbpath);
+  ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
+  PQclear(PQexec(c, "BEGIN"));
+  PGresult *r = PQexec(c, "INSERT INTO jobs (table_id, kind, state, max_attempts, not_before, "
+                          "created_at, params) VALUES (1, 'compact', 'queued', 1, 0, 0, "
+                          "'{\"trigger\":\"a\"}') RETURNING id");
+  ck_assert_int_eq(PQresultStatus(r), PGRES_TUPLES_OK);
+  int64_t theirs = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+  PQclear(r);
+  enqueue_call e = {.s = s, .table = t};
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, enqueue_thread, &e), 0);
+  usleep(300 * 1000); /* the insert waits on the unique index */
+  PQclear(PQexec(c, "COMMIT"));
+  pthread_join(th, NULL);
+  PQfinish(c);
+  ck_assert_int_eq(e.rc, 0);
+  ck_assert_int_eq(e.dup, 1);
+  ck_assert_int_eq(e.id, theirs);
+  ck_assert_int_eq(raw_int("SELECT count(*) FROM jobs"), 1);
+  bri_jobs_close(s);
+}
+END_TEST
+
+START_TEST(pg_sql_failures_name_store_step_and_sqlstate) {
+  bri_jobs_store *s = open_store();
+  bri_error err;
+  int64_t t = add_table(s, "/t/a");
+  int64_t j = enqueue(s, t, BRI_JOB_COMPACT, 0, 0);
+  ck_assert_int_eq(claim(s), j);
+  char msg[256];
+  ck_assert_msg(raw_exec("DROP TABLE job_stats", msg, sizeof msg) == 0, "%s", msg);
+  ck_assert_int_eq(bri_jobs_finish(s, j, &(bri_jobs_outcome){.state = BRI_JOB_SUCCEEDED}, &err),
+                   BRI_EIO);
+  char *want = bri_strdupf("%s: updating job statistics (INSERT INTO job_stats (table_id, kind, "
+                           "succeeded,",
+                           dbpath);
+  ck_assert_msg(strstr(err.msg, want) == err.msg, "got: %s", err.msg);
+  ck_assert_msg(strstr(err.msg, "relation \"job_stats\" does not exist (SQLSTATE 42P01)"),
+                "got: %s", err.msg);
+  free(want);
+  bri_jobs_job job = get_job(s, j); /* rolled back: still running */
+  ck_assert_int_eq(job.state, BRI_JOB_RUNNING);
+  bri_jobs_job_clear(&job);
+  bri_jobs_close(s);
+  bri_jobs_store *s2 = NULL;
+  ck_assert_int_eq(bri_jobs_open(dbpath, NULL, &s2, &err), BRI_ECORRUPT);
+  ck_assert_msg(strstr(err.msg, "damaged job store: table 'job_stats' is missing"), "got: %s",
+                err.msg);
+}
+END_TEST
+
+START_TEST(pg_reconnects_after_the_connection_is_lost) {
+  bri_jobs_store *s = open_store();
+  int64_t t = add_table(s, "/t/a");
+  char up_error[256];
+  ck_assert_int_eq(bri_jobs_health(s, up_error, sizeof up_error), 1);
+  ck_assert_str_eq(up_error, "");
+  /* the server ends the store's session (as a restart or a failover does) */
+  char *sql = bri_strdupf("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                          "WHERE datname = '%s'",
+                          pg_db);
+  PGconn *c = pg_admin();
+  PGresult *r = PQexec(c, sql);
+  ck_assert_int_eq(PQresultStatus(r), PGRES_TUPLES_OK);
+  ck_assert_str_eq(PQgetvalue(r, 0, 0), "1");
+  PQclear(r);
+  PQfinish(c);
+  free(sql);
+  int64_t id;
+  bri_error err;
+  ck_assert_int_eq(bri_jobs_enqueue(s, t, BRI_JOB_COMPACT, 0, NULL, 0, &id, NULL, &err), BRI_EIO);
+  ck_assert_msg(strstr(err.msg, "the PostgreSQL connection is lost"), "got: %s", err.msg);
+  ck_assert_int_eq(bri_jobs_health(s, up_error, sizeof up_error), 0);
+  ck_assert_msg(up_error[0] != '\0', "no last error");
+  /* at once: no reconnect yet (back-off) */
+  ck_assert_int_eq(bri_jobs_enqueue(s, t, BRI_JOB_COMPACT, 0, NULL, 0, &id, NULL, &err), BRI_EIO);
+  ck_assert_msg(strstr(err.msg, "next reconnect attempt in"), "got: %s", err.msg);
+  usleep(1100 * 1000);
+  ck_assert_msg(bri_jobs_enqueue(s, t, BRI_JOB_COMPACT, 0, NULL, 0, &id, NULL, &err) == 0, "%s",
+                err.msg);
+  ck_assert_int_eq(bri_jobs_health(s, up_error, sizeof up_error), 1);
+  ck_assert_int_eq(claim(s), id);
+  bri_jobs_close(s);
 }
 END_TEST
 
@@ -1783,6 +2243,48 @@ static Suite *suite(void) {
   tcase_add_test(tc, names_and_parsing);
   tcase_add_test(tc, sql_failures_name_file_and_step);
   suite_add_tcase(s, tc);
+
+  if (!getenv("BRI_TEST_PG") || !*getenv("BRI_TEST_PG")) {
+    fprintf(stderr, "test_jobs: BRI_TEST_PG is unset: the PostgreSQL cases are SKIPPED "
+                    "(scripts/run-tests.sh sets it)\n");
+    return s;
+  }
+  TCase *pg = tcase_create("pg");
+  tcase_set_timeout(pg, 120);
+  tcase_add_checked_fixture(pg, setup_pg, teardown);
+  /* the backend-neutral cases of "core" */
+  tcase_add_test(pg, unknown_kinds_wait);
+  tcase_add_test(pg, tables_state);
+  tcase_add_test(pg, enqueue_dedupes_queued_jobs);
+  tcase_add_test(pg, claim_order_priority_then_time);
+  tcase_add_test(pg, one_running_job_per_table);
+  tcase_add_test(pg, paused_tables_are_skipped);
+  tcase_add_test(pg, retry_backoff_then_give_up);
+  tcase_add_test(pg, retry_superseded_by_queued_job);
+  tcase_add_test(pg, retry_not_superseded_by_other_request);
+  tcase_add_test(pg, defer_undoes_the_claim);
+  tcase_add_test(pg, cancellation);
+  tcase_add_test(pg, finish_rules_and_counters);
+  tcase_add_test(pg, recovery_after_crash_rolls_back_and_requeues);
+  tcase_add_test(pg, recovery_finishes_a_landed_commit);
+  tcase_add_test(pg, recovery_stops_on_callback_failure);
+  tcase_add_test(pg, recovery_edge_cases);
+  tcase_add_test(pg, recovery_leaves_a_job_moved_meanwhile);
+  tcase_add_test(pg, concurrent_claims_never_double_claim);
+  tcase_add_test(pg, history_lists_counts_and_prunes);
+  /* its own */
+  tcase_add_test(pg, pg_schema_created_and_versioned);
+  tcase_add_test(pg, pg_newer_version_refused);
+  tcase_add_test(pg, pg_foreign_database_refused);
+  tcase_add_test(pg, pg_inline_password_refused);
+  tcase_add_test(pg, pg_conninfo_opens_the_same_store);
+  tcase_add_test(pg, pg_claim_skips_rows_another_instance_locked);
+  tcase_add_test(pg, pg_two_instances_never_claim_one_job_twice);
+  tcase_add_test(pg, pg_claim_race_on_one_table_picks_again);
+  tcase_add_test(pg, pg_enqueue_dedupes_against_another_instance);
+  tcase_add_test(pg, pg_sql_failures_name_store_step_and_sqlstate);
+  tcase_add_test(pg, pg_reconnects_after_the_connection_is_lost);
+  suite_add_tcase(s, pg);
   return s;
 }
 
