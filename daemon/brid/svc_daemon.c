@@ -306,6 +306,12 @@ int svc_daemon_run(brid *d) {
     log_err("cannot open the job store: %s", err.msg);
     return exit_code;
   }
+  if (svc_lease_register(d, &err)) {
+    log_err("%s", err.msg);
+    bri_jobs_close(d->store);
+    d->store = NULL;
+    return exit_code;
+  }
   bri_jobs_recovery_report rep = {0};
   if (svc_recover_jobs(d->store, NULL, &rep, &err))
     log_err("recovery left %zu job(s) as they were: %s", rep.stuck, err.msg);

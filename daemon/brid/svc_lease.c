@@ -99,12 +99,19 @@ static void *lease_main(void *arg) {
   return NULL;
 }
 
+int svc_lease_register(brid *d, bri_error *err) {
+  char host[256] = "?", locality[160];
+  gethostname(host, sizeof host - 1);
+  bri_jobs_locality(locality, sizeof locality);
+  size_t dead = 0;
+  int rc = bri_jobs_instance_register(d->store, host, (int64_t)getpid(), locality, BRID_VERSION, &dead, err);
+  if (!rc && dead)
+    log_notice("%zu instance(s) of this machine died without stopping: their jobs are recovered now", dead);
+  return rc;
+}
+
 int svc_lease_start(brid *d, svc_lease **out, bri_error *err) {
   *out = NULL;
-  char host[256] = "?";
-  gethostname(host, sizeof host - 1);
-  int rc = bri_jobs_instance_register(d->store, host, (int64_t)getpid(), BRID_VERSION, err);
-  if (rc) return rc;
   svc_lease *l = calloc(1, sizeof *l);
   if (!l) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   l->d = d;

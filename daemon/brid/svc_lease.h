@@ -23,9 +23,12 @@
 
 typedef struct svc_lease svc_lease;
 
-/* Registers the instance (refused when a live brid holds its name) and
- * starts the thread; the thread kicks the scheduler through the loop when
- * its recovery requeued jobs. */
+/* Registers the instance (refused when a live brid holds its name), before
+ * start-up recovery: the jobs of instances of this machine that died are
+ * then recovered at once (instances.h). */
+int svc_lease_register(brid *d, bri_error *err);
+/* Starts the thread; it kicks the scheduler through the loop when its
+ * recovery requeued jobs. */
 int svc_lease_start(brid *d, svc_lease **out, bri_error *err);
 /* Stops the thread, marks the instance stopped (best effort). */
 void svc_lease_stop(svc_lease *l);

@@ -3,19 +3,75 @@
  * the store's mutex, like every other store call. */
 #include "jobs/instances.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "jobs/internal.h"
 
-int bri_jobs_instance_register(bri_jobs_store *s, const char *host, int64_t pid,
-                               const char *version, bri_error *err) {
+void bri_jobs_locality(char *out, size_t cap) {
+  char boot[64] = "", ns[64] = "";
+  FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+  if (f) {
+    if (!fgets(boot, sizeof boot, f)) boot[0] = '\0';
+    fclose(f);
+  }
+  boot[strcspn(boot, "\n")] = '\0';
+  ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+  ns[n > 0 ? n : 0] = '\0';
+  if (boot[0] && ns[0]) snprintf(out, cap, "%s:%s", boot, ns);
+  else if (cap) out[0] = '\0';
+}
+
+/* Marks the instances of locality whose process is gone stopped, and ends
+ * their running jobs' leases; *dead counts them. */
+static int bury_dead_locked(bri_jobs_store *s, const char *locality, int64_t now, size_t *dead, bri_error *err) {
+  const char *step = "looking for dead instances on this machine";
+  jobs_stmt *st;
+  char *sessions[64];
+  size_t n = 0;
+  int rc = jobs_prepare(s,
+                        "SELECT session, pid FROM instances WHERE locality = ? AND stopped_at IS NULL AND session <> ?",
+                        &st, step, err);
+  if (!rc) {
+    jobs_bind_text(st, 1, locality);
+    jobs_bind_text(st, 2, s->session);
+    while ((rc = jobs_step(s, st, step, err)) == 1) {
+      pid_t pid = (pid_t)jobs_col_i64(st, 1);
+      if (n == sizeof sessions / sizeof sessions[0] || pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH) continue;
+      if (!(sessions[n] = strdup(jobs_col_str(st, 0)))) {
+        rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory", s->path);
+        break;
+      }
+      n++;
+    }
+    jobs_finalize(st);
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (rc >= 0)
+      rc = jobs_run(s, step, err, "UPDATE jobs SET lease_expires_at = 0 WHERE state = 'running' AND owner = ?", "t",
+                    sessions[i]);
+    if (rc >= 0)
+      rc = jobs_run(s, step, err, "UPDATE instances SET stopped_at = ? WHERE session = ? AND stopped_at IS NULL",
+                    "it", now, sessions[i]);
+    free(sessions[i]);
+  }
+  if (dead && rc >= 0) *dead = n;
+  return rc < 0 ? rc : 0;
+}
+
+int bri_jobs_instance_register(bri_jobs_store *s, const char *host, int64_t pid, const char *locality,
+                               const char *version, size_t *dead, bri_error *err) {
   const char *step = "registering this instance";
   jobs_stmt *st = NULL;
+  if (dead) *dead = 0;
   pthread_mutex_lock(&s->mu);
   int64_t now = jobs_now_locked(s);
   int rc = jobs_begin(s, step, err);
+  if (!rc && locality && *locality) rc = bury_dead_locked(s, locality, now, dead, err);
   if (!rc) rc = jobs_query(s, &st, step, err,
                            "SELECT session, host, pid, heartbeat_at FROM instances "
                            "WHERE name = ? AND stopped_at IS NULL AND heartbeat_at > ? AND session <> ?",
@@ -30,11 +86,11 @@ int bri_jobs_instance_register(bri_jobs_store *s, const char *host, int64_t pid,
   jobs_finalize(st);
   if (!rc)
     rc = jobs_run(s, step, err,
-                  "INSERT INTO instances (name, session, host, pid, version, started_at, heartbeat_at) "
-                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6) "
-                  "ON CONFLICT (name) DO UPDATE SET session = ?2, host = ?3, pid = ?4, version = ?5, "
-                  "started_at = ?6, heartbeat_at = ?6, stopped_at = NULL",
-                  "tttiti", s->instance, s->session, host, pid, version, now);
+                  "INSERT INTO instances (name, session, host, pid, locality, version, started_at, heartbeat_at) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7) "
+                  "ON CONFLICT (name) DO UPDATE SET session = ?2, host = ?3, pid = ?4, locality = ?5, version = ?6, "
+                  "started_at = ?7, heartbeat_at = ?7, stopped_at = NULL",
+                  "tttitti", s->instance, s->session, host, pid, locality ? locality : "", version, now);
   if (!rc) rc = jobs_commit(s, step, err);
   if (rc) jobs_rollback(s);
   pthread_mutex_unlock(&s->mu);

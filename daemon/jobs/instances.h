@@ -4,7 +4,12 @@
  * An instance is one running brid, known by its name (instance_name in the
  * configuration, else "host:pid"). It registers when it starts, heartbeats
  * while it runs, and marks itself stopped when it exits cleanly; an instance
- * whose heartbeat is older than the lease is "lost" to the others.
+ * whose heartbeat is older than the lease is "lost" to the others. An
+ * instance that died on this machine (same boot, same pid namespace: its
+ * "locality") need not be waited for: registration sees its pid gone, marks
+ * it stopped and ends its jobs' leases, so that recovery takes them at once
+ * (a brid restarted by systemd after a crash resumes its work in a second,
+ * not a lease later).
  *
  * A claim (queue.h) gives the job a lease on its table until now +
  * lease_ttl. The heartbeat renews the leases of the jobs the instance's
@@ -30,12 +35,18 @@ typedef struct bri_jobs_instance_info {
 } bri_jobs_instance_info;
 
 /* Registers this store's instance (bri_jobs_instance) as started now on
- * host with pid and version. A name that a live brid holds (not stopped,
- * heartbeat within lease_ttl, another session) is refused (BRI_EINVAL, err
- * naming its host, pid and last heartbeat): two brids must not share one
- * name. */
-int bri_jobs_instance_register(bri_jobs_store *s, const char *host, int64_t pid,
-                               const char *version, bri_error *err);
+ * host with pid and version, in locality (bri_jobs_locality). First every
+ * instance of the same locality whose pid is gone is marked stopped and
+ * its running jobs' leases ended (*dead, may be NULL, counts them). A name
+ * that a live brid holds (not stopped, heartbeat within lease_ttl, another
+ * session) is refused (BRI_EINVAL, err naming its host, pid and last
+ * heartbeat): two brids must not share one name. */
+int bri_jobs_instance_register(bri_jobs_store *s, const char *host, int64_t pid, const char *locality,
+                               const char *version, size_t *dead, bri_error *err);
+/* This process's locality: the boot id and the pid namespace, e.g.
+ * "3f1c...:pid:[4026531836]" (out of cap bytes; "" when /proc says
+ * nothing: no instance is then ever taken for dead). */
+void bri_jobs_locality(char *out, size_t cap);
 /* Marks this instance stopped (a clean exit). */
 int bri_jobs_instance_stop(bri_jobs_store *s, bri_error *err);
 

@@ -102,6 +102,7 @@ CREATE TABLE instances (
   session TEXT NOT NULL,
   host TEXT NOT NULL,
   pid BIGINT NOT NULL,
+  locality TEXT NOT NULL,
   version TEXT NOT NULL,
   started_at BIGINT NOT NULL,
   heartbeat_at BIGINT NOT NULL,

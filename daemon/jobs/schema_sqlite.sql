@@ -146,7 +146,9 @@ CREATE INDEX jobs_by_finish ON jobs(finished_at) WHERE finished_at IS NOT NULL;
 
 -- version 4: several brids on one store (docs/cluster.md). An instance is a
 -- running brid: it registers under its name, heartbeats, and marks itself
--- stopped on a clean exit. A running job holds its table's lease until
+-- stopped on a clean exit. locality says where its pid means something (the
+-- machine's boot id and the pid namespace): a brid starting there may see
+-- that pid gone and recover the dead instance's jobs at once. A running job holds its table's lease until
 -- lease_expires_at; its owner (the session that claimed it) renews the
 -- lease while the job runs, and any instance may recover the job once the
 -- lease has expired. instance names the brid that claimed a job (kept after
@@ -156,6 +158,7 @@ CREATE TABLE instances (
   session TEXT NOT NULL,
   host TEXT NOT NULL,
   pid INTEGER NOT NULL,
+  locality TEXT NOT NULL,
   version TEXT NOT NULL,
   started_at INTEGER NOT NULL,
   heartbeat_at INTEGER NOT NULL,

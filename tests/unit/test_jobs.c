@@ -101,6 +101,9 @@ static void test_options(bri_jobs_options *o) {
   o->retry_base_ms = 1000;
   o->retry_max_ms = 5000;
   o->max_attempts = 4;
+  /* a second's lease: a session closed (the tests' dead daemon) has lost
+   * its jobs once the clock moved on by that much, on any backend */
+  o->lease_ttl_ms = 1000;
 }
 
 static bri_jobs_store *open_with(const bri_jobs_options *o) {
@@ -1207,6 +1210,7 @@ static int64_t run_crash(int with_intent) {
   int status;
   ck_assert_int_eq(waitpid(pid, &status, 0), pid);
   ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "child status %d", status);
+  fake_now += 1000; /* its lease runs out (test_options) */
   return j;
 }
 
@@ -1339,7 +1343,7 @@ START_TEST(leases_renew_fence_and_expire) {
   bri_jobs_store *s = open_with(&o);
   bri_error err;
   ck_assert_str_eq(bri_jobs_instance(s), "brid-a");
-  ck_assert_msg(bri_jobs_instance_register(s, "host-a", 42, "0.1.0", &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_jobs_instance_register(s, "host-a", 42, "", "0.1.0", NULL, &err) == 0, "%s", err.msg);
   int64_t t = add_table(s, tmp);
   int64_t j = enqueue(s, t, BRI_JOB_COMPACT, 0, 0);
   ck_assert_int_eq(claim(s), j);
@@ -1407,7 +1411,7 @@ START_TEST(instances_register_heartbeat_and_stop) {
   instance_options(&o);
   bri_jobs_store *s = open_with(&o);
   bri_error err;
-  ck_assert_msg(bri_jobs_instance_register(s, "host-a", 42, "0.1.0", &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_jobs_instance_register(s, "host-a", 42, "", "0.1.0", NULL, &err) == 0, "%s", err.msg);
   fake_now = T0 + 1000;
   ck_assert_int_eq(bri_jobs_heartbeat(s, NULL, 0, NULL, NULL, &err), 0);
   bri_jobs_instance_info *in;
@@ -1425,12 +1429,12 @@ START_TEST(instances_register_heartbeat_and_stop) {
 
   /* another session under the same name while the first one's heartbeat is fresh */
   s = open_with(&o);
-  ck_assert_int_eq(bri_jobs_instance_register(s, "host-b", 7, "0.1.0", &err), BRI_EINVAL);
+  ck_assert_int_eq(bri_jobs_instance_register(s, "host-b", 7, "", "0.1.0", NULL, &err), BRI_EINVAL);
   ck_assert_msg(strstr(err.msg, "instance name 'brid-a' is held by a running brid (host host-a, pid 42"), "%s",
                 err.msg);
   ck_assert_int_eq(bri_jobs_heartbeat(s, NULL, 0, NULL, NULL, &err), BRI_EINVAL); /* not registered */
   fake_now = T0 + 32000; /* lost: its name is free */
-  ck_assert_msg(bri_jobs_instance_register(s, "host-b", 7, "0.1.0", &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_jobs_instance_register(s, "host-b", 7, "", "0.1.0", NULL, &err) == 0, "%s", err.msg);
   ck_assert_int_eq(bri_jobs_instance_stop(s, &err), 0);
   ck_assert_int_eq(bri_jobs_instances(s, &in, &n, &err), 0);
   ck_assert_uint_eq(n, 1);
@@ -1438,6 +1442,97 @@ START_TEST(instances_register_heartbeat_and_stop) {
   ck_assert_int_eq(in[0].stopped_at, T0 + 32000);
   bri_jobs_instances_free(in, n);
   bri_jobs_close(s);
+}
+END_TEST
+
+/* Two instances on one PostgreSQL store: b leaves a's running job alone
+ * while a's lease holds; once it has run out b takes the job over, and a
+ * can neither record its commit intent nor end the job any more. */
+START_TEST(pg_lease_decides_between_instances) {
+  bri_jobs_options o;
+  instance_options(&o);
+  bri_jobs_store *a = open_with(&o);
+  o.instance = "brid-b";
+  bri_jobs_store *b = open_with(&o);
+  bri_error err;
+  int64_t j = enqueue(a, add_table(a, tmp), BRI_JOB_COMPACT, 0, 0);
+  ck_assert_int_eq(claim(a), j);
+  fake_table f = {0};
+  bri_jobs_recovery_ops ops = {.is_referenced = cb_is_referenced, .remove = cb_remove, .user = &f};
+  bri_jobs_recovery_report rep;
+  fake_now = T0 + 29000;
+  ck_assert_msg(bri_jobs_recover(b, &ops, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_uint_eq(rep.interrupted, 0); /* a's lease holds */
+  fake_now = T0 + 30001;
+  ck_assert_msg(bri_jobs_recover(b, &ops, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_uint_eq(rep.interrupted, 1);
+  ck_assert_uint_eq(rep.requeued, 1);
+  ck_assert_int_eq(bri_jobs_set_commit_intent(a, j, "uuid-a", 1, &err), BRI_ELEASE);
+  bri_jobs_outcome oc = {.state = BRI_JOB_SUCCEEDED};
+  ck_assert_int_eq(bri_jobs_finish(a, j, &oc, &err), BRI_ELEASE);
+  /* b runs it now */
+  bri_jobs_job job;
+  int got = 0;
+  ck_assert_int_eq(bri_jobs_claim_next(b, &job, &got, &err), 0);
+  ck_assert_int_eq(got, 0); /* backoff first */
+  fake_now = T0 + 40000;
+  ck_assert_int_eq(bri_jobs_claim_next(b, &job, &got, &err), 0);
+  ck_assert_int_eq(got, 1);
+  ck_assert_str_eq(job.instance, "brid-b");
+  ck_assert_int_eq(job.attempts, 2);
+  bri_jobs_job_clear(&job);
+  bri_jobs_close(a);
+  bri_jobs_close(b);
+}
+END_TEST
+
+/* An instance of this machine whose process is gone is buried when
+ * another registers there: marked stopped, its running job's lease ended,
+ * so that recovery takes the job at once. From another locality it is
+ * not. */
+START_TEST(dead_instances_of_this_machine_are_buried) {
+  char here[160];
+  bri_jobs_locality(here, sizeof here);
+  ck_assert_msg(here[0], "no boot id or pid namespace in /proc");
+  pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  waitpid(gone, NULL, 0);
+  bri_jobs_options o;
+  instance_options(&o);
+  bri_jobs_store *a = open_with(&o);
+  bri_error err;
+  size_t dead = 9;
+  ck_assert_msg(bri_jobs_instance_register(a, "host-a", gone, here, "0.1.0", &dead, &err) == 0, "%s", err.msg);
+  ck_assert_uint_eq(dead, 0);
+  int64_t j = enqueue(a, add_table(a, tmp), BRI_JOB_COMPACT, 0, 0);
+  ck_assert_int_eq(claim(a), j);
+  bri_jobs_close(a); /* its process is gone (the pid it registered) */
+  o.instance = "brid-b";
+  bri_jobs_store *b = open_with(&o);
+  /* from another locality: nothing happens */
+  ck_assert_int_eq(bri_jobs_instance_register(b, "host-a", getpid(), "elsewhere", "0.1.0", &dead, &err), 0);
+  ck_assert_uint_eq(dead, 0);
+  bri_jobs_job job = get_job(b, j);
+  ck_assert_int_eq(job.lease_expires_at, T0 + 30000);
+  bri_jobs_job_clear(&job);
+  ck_assert_int_eq(bri_jobs_instance_register(b, "host-a", getpid(), here, "0.1.0", &dead, &err), 0);
+  ck_assert_uint_eq(dead, 1);
+  job = get_job(b, j);
+  ck_assert_int_eq(job.lease_expires_at, 0);
+  bri_jobs_job_clear(&job);
+  fake_table f = {0};
+  bri_jobs_recovery_ops ops = {.is_referenced = cb_is_referenced, .remove = cb_remove, .user = &f};
+  bri_jobs_recovery_report rep;
+  ck_assert_msg(bri_jobs_recover(b, &ops, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_uint_eq(rep.requeued, 1);
+  bri_jobs_instance_info *in;
+  size_t n;
+  ck_assert_int_eq(bri_jobs_instances(b, &in, &n, &err), 0);
+  ck_assert_uint_eq(n, 2);
+  ck_assert_str_eq(in[0].name, "brid-a");
+  ck_assert_int_eq(in[0].stopped_at, T0);
+  bri_jobs_instances_free(in, n);
+  bri_jobs_close(b);
 }
 END_TEST
 
@@ -1506,6 +1601,7 @@ START_TEST(recovery_leaves_a_job_moved_meanwhile) {
   char *x = bri_path_join(tmp, "x.lance");
   ck_assert_int_eq(bri_jobs_journal_add(s, j, x, "data", &err), 0);
   bri_jobs_close(s);
+  fake_now += 1000; /* the dead session's lease runs out */
 
   s = open_store();
   fake_table f = {0};
@@ -1550,6 +1646,7 @@ START_TEST(recovery_edge_cases) {
   touch(x);
   finish(s, leftover, BRI_JOB_FAILED, "EIO while linking");
   bri_jobs_close(s);
+  fake_now += 1000; /* the dead session's leases run out */
 
   s = open_with(&o);
   fake_table f = {0};
@@ -2238,6 +2335,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, recovery_leaves_a_job_moved_meanwhile);
   tcase_add_test(tc, leases_renew_fence_and_expire);
   tcase_add_test(tc, instances_register_heartbeat_and_stop);
+  tcase_add_test(tc, dead_instances_of_this_machine_are_buried);
   tcase_add_test(tc, concurrent_claims_never_double_claim);
   tcase_add_test(tc, history_lists_counts_and_prunes);
   tcase_add_test(tc, names_and_parsing);
@@ -2284,6 +2382,10 @@ static Suite *suite(void) {
   tcase_add_test(pg, pg_enqueue_dedupes_against_another_instance);
   tcase_add_test(pg, pg_sql_failures_name_store_step_and_sqlstate);
   tcase_add_test(pg, pg_reconnects_after_the_connection_is_lost);
+  tcase_add_test(pg, pg_lease_decides_between_instances);
+  tcase_add_test(pg, dead_instances_of_this_machine_are_buried);
+  tcase_add_test(pg, leases_renew_fence_and_expire);
+  tcase_add_test(pg, instances_register_heartbeat_and_stop);
   suite_add_tcase(s, pg);
   return s;
 }
