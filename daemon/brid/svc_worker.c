@@ -199,7 +199,7 @@ static void roll_back(svc_worker *w) {
   size_t removed = 0, kept = 0;
   bri_error err;
   if (svc_recover_outputs(w->pool->store, &w->job, &removed, &kept, &err))
-    log_err("job %lld (%s): rolling back its outputs: %s; the next start-up retries", (long long)w->job.id,
+    log_err("job %lld (%s): rolling back its outputs: %s; recovery retries once its lease has run out", (long long)w->job.id,
             w->job.root, err.msg);
   else if (removed || kept)
     log_info("job %lld (%s): rollback removed %zu leftover file(s), kept %zu referenced", (long long)w->job.id,

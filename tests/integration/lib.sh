@@ -29,6 +29,9 @@
 #                             brid.conf's [root URI] section for the test radosgw
 #                             (AWS_* from scripts/s3-server.sh; the secret read from
 #                             SECRET_FILE), polled every second
+#   pg_private, pg_restart, pg_fresh_db NAME
+#                             a PostgreSQL of the test's own (BRI_TEST_PG then names it),
+#                             restarted; a fresh database there (its URI printed)
 #   brid_http_addr            the address brid's HTTP listener bound (metrics_listen,
 #                             port 0 resolved), from its log: 127.0.0.1:PORT, [::1]:PORT
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../interop" && pwd)/lib.sh"
@@ -42,7 +45,9 @@ SOCK=
 BRID_LOG=
 
 _NOTIFY_LISTENERS=
+_PG_PRIVATE=
 _brid_cleanup() {
+  [ -z "$_PG_PRIVATE" ] || "$REPO/scripts/pg-server.sh" stop >/dev/null 2>&1 || true
   # shellcheck disable=SC2086
   [ -z "$_NOTIFY_LISTENERS" ] || kill $_NOTIFY_LISTENERS 2>/dev/null || true
   if [ -n "$BRID_PID" ] && kill -0 "$BRID_PID" 2>/dev/null; then
@@ -69,11 +74,28 @@ brid_store() {
   fi
 }
 
+# pg_private: a PostgreSQL server of the test's own, for tests that stop or
+# restart it (the run's shared one serves the others): scripts/pg-server.sh
+# with a state dir the postgres user can reach (TMPD is private), stopped
+# at exit; BRI_TEST_PG is its maintenance database from then on.
+pg_private() {
+  export BRI_PG_DIR=${TMPDIR:-/tmp}/bri-pg-$(id -u)-$(basename "$TMPD")
+  _PG_PRIVATE=1
+  eval "$("$REPO/scripts/pg-server.sh" start)" || fail "a private PostgreSQL did not start"
+}
+# pg_restart: restarts pg_private's server
+pg_restart() { "$REPO/scripts/pg-server.sh" restart >/dev/null || fail "PostgreSQL did not restart"; }
+# pg_fresh_db NAME: creates database NAME on BRI_TEST_PG's server, prints its URI
+pg_fresh_db() {
+  psql "$BRI_TEST_PG" -qXc "CREATE DATABASE $1" >/dev/null || fail "creating database $1"
+  echo "$BRI_TEST_PG&dbname=$1"
+}
+
 _pg_store_made() { # creates instance NAME's database once
   local db=${1##*dbname=}
   [ -e "$TMPD/.pg-$db" ] && return 0
   [ -n "${BRI_TEST_PG:-}" ] || fail "BRI_TEST_STORE=pg needs BRI_TEST_PG (scripts/pg-server.sh)"
-  psql "$BRI_TEST_PG" -qXc "CREATE DATABASE $db" >/dev/null || fail "creating database $db"
+  pg_fresh_db "$db" >/dev/null
   : >"$TMPD/.pg-$db"
 }
 

@@ -40,10 +40,8 @@ echo "ok settings"
 # ------------------------------------------------------------ a store that goes away
 # a server of its own (halted below; others' tests share the run's), in a
 # dir the postgres user can reach (TMPD is private)
-export BRI_PG_DIR=${TMPDIR:-/tmp}/bri-pg-$(id -u)-$(basename "$TMPD")
+pg_private
 PG=$REPO/scripts/pg-server.sh
-trap '"$PG" stop; _brid_cleanup' EXIT
-eval "$("$PG" start)" || fail "private PostgreSQL did not start"
 export BRI_TEST_STORE=pg # brid_start: --store, a database of BRI_TEST_PG
 # the password file is sent and ignored (trust authentication)
 printf '[daemon]\nroot = %s\nstore_password_file = %s\nmetrics_listen = 127.0.0.1:0\n' \
