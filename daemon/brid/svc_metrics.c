@@ -23,7 +23,8 @@
  *   brid_storage_bytes_copied_total{root}, brid_polls_total{root}, brid_poll_failures_total{root},
  *   brid_root_up{root}, brid_root_last_success_timestamp_seconds{root},
  *   brid_root_consecutive_failures{root},
- *   brid_store_up{backend}, brid_store_consecutive_failures, brid_instances{state}. */
+ *   brid_store_up{backend}, brid_store_consecutive_failures, brid_store_statements_total,
+ *   brid_instances{state}. */
 #include "svc_metrics.h"
 
 #include <limits.h>
@@ -127,6 +128,9 @@ static void store_families(json_t *all, const svc_view *v, bri_jobs_store *store
   sample(family(all, "brid_store_up", "gauge",
                 "Whether the job store answers (1) or not (0): its last heartbeat and its connection (PostgreSQL)."),
          json_pack("{s:s}", "backend", bri_jobs_backend(store)), json_integer(up));
+  sample(family(all, "brid_store_statements_total", "counter",
+                "Statements brid's job store ran (transactions' begins and ends included): its round trips."),
+         NULL, num(bri_jobs_statements(store)));
   sample(family(all, "brid_store_consecutive_failures", "gauge", "Heartbeats the job store failed since it last answered."),
          NULL, num(v->store.failures));
   bri_jobs_instance_info *in = NULL;

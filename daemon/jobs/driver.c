@@ -3,6 +3,7 @@
  * of backend from the store's path (see bri_jobs_open in store.h). */
 #include "jobs/internal.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 const jobs_driver *jobs_driver_for(const char *path) {
@@ -23,8 +24,18 @@ int jobs_sqlerr(bri_jobs_store *s, const char *sql, const char *step, bri_error 
   return s->drv->sqlerr(s, sql, step, err);
 }
 
+/* Every statement run (each is prepared for its run, from a cache where the
+ * driver keeps one), and each transaction's begin and end, counts as one
+ * round trip to the database. */
+static void count(bri_jobs_store *s) { atomic_fetch_add_explicit(&s->statements, 1, memory_order_relaxed); }
+
+uint64_t bri_jobs_statements(bri_jobs_store *s) {
+  return atomic_load_explicit(&s->statements, memory_order_relaxed);
+}
+
 int jobs_prepare(bri_jobs_store *s, const char *sql, jobs_stmt **st, const char *step,
                  bri_error *err) {
+  count(s);
   return s->drv->prepare(s, sql, st, step, err);
 }
 
@@ -57,18 +68,24 @@ const char *jobs_col_str(jobs_stmt *st, int col) { return st->drv->col_str(st, c
 int64_t jobs_changes(bri_jobs_store *s) { return s->drv->changes(s); }
 
 int jobs_exec(bri_jobs_store *s, const char *sql, const char *step, bri_error *err) {
+  count(s);
   return s->drv->exec(s, sql, step, err);
 }
 
 int jobs_begin(bri_jobs_store *s, const char *step, bri_error *err) {
+  count(s);
   return s->drv->begin(s, step, err);
 }
 
 int jobs_commit(bri_jobs_store *s, const char *step, bri_error *err) {
+  count(s);
   return s->drv->commit(s, step, err);
 }
 
-void jobs_rollback(bri_jobs_store *s) { s->drv->rollback(s); }
+void jobs_rollback(bri_jobs_store *s) {
+  count(s);
+  s->drv->rollback(s);
+}
 
 int jobs_sync_full(bri_jobs_store *s, int full, bri_error *err) {
   return s->drv->sync_full(s, full, err);

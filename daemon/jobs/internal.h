@@ -40,6 +40,7 @@ struct bri_jobs_store {
   char session[40];
   char *instance; /* this brid's name (bri_jobs_instance) */
   bri_jobs_options opt;
+  _Atomic uint64_t statements; /* round trips so far (bri_jobs_statements) */
 };
 
 /* A prepared statement of the store's backend: every driver's statement

@@ -138,6 +138,9 @@ const char *bri_jobs_instance(const bri_jobs_store *s);
 int bri_jobs_exclusive(const bri_jobs_store *s);
 /* The lease a claim takes, in ms (the options' lease_ttl_ms). */
 int64_t bri_jobs_lease_ttl_ms(const bri_jobs_store *s);
+/* Statements this store ran so far, transactions' begins and ends
+ * included: its round trips to the database. Any thread. */
+uint64_t bri_jobs_statements(bri_jobs_store *s);
 /* The store's clock, ms since the epoch. */
 int64_t bri_jobs_now(bri_jobs_store *s);
 
