@@ -55,7 +55,8 @@ for k in "${RUNS[@]}"; do
   done
   wait
   db=bench_cluster_$$_$k
-  store=$(scripts/pg-server.sh createdb "$db")
+  psql "$BRI_TEST_PG" -qXc "CREATE DATABASE $db" >/dev/null
+  store="$BRI_TEST_PG&dbname=$db"
   pids=()
   x0=$(psql -X -A -t -q "$store" -c "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")
   t0=$(now)
@@ -68,14 +69,8 @@ instance_name = bench-$n
 workers = 2
 debounce = 0s
 metrics_listen = 127.0.0.1:0
-[root $root]
-endpoint = $AWS_ENDPOINT_URL
-region = ${AWS_REGION:-us-east-1}
-addressing = path
-access_key_id = $AWS_ACCESS_KEY_ID
-secret_access_key_file = $WORK/secret
-poll_interval = 1s
 EOF
+    bash -c ". tests/integration/lib.sh >/dev/null; s3_root_section '$root' '$WORK/secret'" >>"$WORK/b$k-$n.conf"
     "$BRID" --config "$WORK/b$k-$n.conf" --socket "$WORK/b$k-$n.sock" 2>"$WORK/b$k-$n.log" &
     pids+=($!)
   done

@@ -70,7 +70,7 @@ static int settle(bri_jobs_store *s, const bri_jobs_job *seen, const char *was, 
                     "iii", now, job.id, (int64_t)job.attempts);
     if (!rc) rep->succeeded++;
   } else {
-    char msg[160];
+    char msg[320];
     snprintf(msg, sizeof msg,
              "interrupted: the daemon stopped or lost its lease while attempt %d was running (%s)",
              job.attempts, was);
