@@ -6,6 +6,7 @@
 #   bench/cluster.sh [TABLES [FRAGMENTS [INSTANCES...]]]   (default 200 20 1 2 3)
 #
 # TABLES blob tables of FRAGMENTS fragments each are written once by LanceDB
+# (or taken from BENCH_BASE, the base prefix of an earlier run)
 # (one append per fragment: 2 rows, 64 KiB values); each run compacts a deep
 # clone of them (brictl clone --deep: the same files, server-side copies)
 # under a prefix of its own, with a fresh database, by 1, 2, then 3 brids
@@ -32,13 +33,16 @@ export ORACLE_NODE_DIR=${ORACLE_NODE_DIR:-$PWD/.deps/node} LANCEDB_LOG=error
 eval "$(scripts/s3-server.sh start)"
 eval "$(scripts/pg-server.sh start)"
 WORK=${WORK:-$(mktemp -d /tmp/brid-bench-cluster.XXXXXX)}
+mkdir -p "$WORK"
 P=s3://$BRI_S3_BUCKET/bench-cluster-$$
+BASE=${BENCH_BASE:-$P/base}
 now() { date +%s.%N; }
 name() { printf 't%03d.lance' "$1"; }
 
-echo "writing $TABLES tables of $FRAGS fragments under $P/base ..." >&2
+[ -n "${BENCH_BASE:-}" ] || echo "writing $TABLES tables of $FRAGS fragments under $BASE ..." >&2
 for i in $(seq 0 $((TABLES - 1))); do
-  node tests/interop/lance_make.mjs --out "$P/base" --tables blobs --blob-name "$(printf t%03d "$i")" \
+  [ -z "${BENCH_BASE:-}" ] || break
+  node tests/interop/lance_make.mjs --out "$BASE" --tables blobs --blob-name "$(printf t%03d "$i")" \
     --blob-batches "$FRAGS:2:64k" --blob-delete "" --seed $((i + 1)) >/dev/null &
   if (( i % 6 == 5 )); then wait; fi
 done
@@ -50,7 +54,7 @@ for k in "${RUNS[@]}"; do
   root=$P/run$k
   echo "run $k: cloning the tables to $root ..." >&2
   for i in $(seq 0 $((TABLES - 1))); do
-    "$BRICTL" clone "$P/base/$(name "$i")" "$root/$(name "$i")" --deep >/dev/null &
+    "$BRICTL" clone "$BASE/$(name "$i")" "$root/$(name "$i")" --deep >/dev/null &
     if (( i % 8 == 7 )); then wait; fi
   done
   wait
