@@ -76,7 +76,10 @@ static void beat(svc_lease *l) {
                "%zu failed, %zu cancelled; %zu file(s) removed, %zu kept",
                rep.interrupted, rep.requeued, rep.succeeded, rep.failed, rep.cancelled, rep.files_removed,
                rep.files_kept);
-  if (rep.requeued || rep.succeeded) uv_async_send(&l->kick);
+  /* every beat: jobs other instances queued (or requeued) are claimed by
+   * this one's idle workers within lease_ttl / 3, even when none of its own
+   * checks found them */
+  uv_async_send(&l->kick);
 }
 
 static void *lease_main(void *arg) {

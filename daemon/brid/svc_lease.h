@@ -27,8 +27,8 @@ typedef struct svc_lease svc_lease;
  * start-up recovery: the jobs of instances of this machine that died are
  * then recovered at once (instances.h). */
 int svc_lease_register(brid *d, bri_error *err);
-/* Starts the thread; it kicks the scheduler through the loop when its
- * recovery requeued jobs. */
+/* Starts the thread; after each beat it kicks the scheduler through the
+ * loop, so that idle workers claim what other instances queued. */
 int svc_lease_start(brid *d, svc_lease **out, bri_error *err);
 /* Stops the thread, marks the instance stopped (best effort). */
 void svc_lease_stop(svc_lease *l);

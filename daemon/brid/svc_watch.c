@@ -131,7 +131,9 @@ void svc_watch_settle(bri_jobs_store *store, int64_t table_id, const char *root,
     if (bri_jobs_enqueue(store, table_id, BRI_JOB_COMPACT, SVC_PRIO_AUTO, "{\"trigger\":\"auto\"}", 0, &c->job,
                          &dup, &err))
       log_err("%s: queueing a compaction: %s", root, err.msg);
-    else if (!dup) {
+    else
+      c->waiting = true;
+    if (c->waiting && !dup) {
       c->queued = true;
       log_info("%s: version %llu has %llu bin(s) to compact: queued job %lld", root, (unsigned long long)c->latest,
                (unsigned long long)c->bins, (long long)c->job);
@@ -167,10 +169,9 @@ void svc_watch_apply(brid_table *t, const svc_check *c) {
   }
   log_debug("%s: version %llu, %llu fragments, %llu bins to compact", t->root, (unsigned long long)c->latest,
             (unsigned long long)c->fragments, (unsigned long long)c->bins);
-  if (c->queued) {
-    d->n_triggers++;
-    svc_sched_kick(d);
-  }
+  if (c->queued) d->n_triggers++;
+  /* a job queued before by another instance is this one's to claim too */
+  if (c->waiting) svc_sched_kick(d);
 }
 
 /* Checks run on libuv's thread pool, which also serves the socket's

@@ -38,6 +38,8 @@ typedef struct svc_check {
   /* svc_watch_settle */
   bool seen_recorded; /* the store now says latest is seen */
   bool queued;        /* a compaction was queued: job */
+  bool waiting;       /* a compaction is queued for the table (this check's, or an
+                         identical one queued before, maybe by another instance) */
   int64_t job;
 } svc_check;
 
