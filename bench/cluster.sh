@@ -19,6 +19,9 @@
 #     committed transactions for the database (pg_stat_database), each
 #     divided by the jobs that ran.
 # Prints a table and writes $WORK/results.json (WORK: a temp dir, or $WORK).
+# The tables stay on the server (the base and one copy per run, about 0.5 GB
+# each at the defaults): radosgw's memory store holds 8 GB, so restart it
+# (scripts/s3-server.sh stop) before running the test suite after a few runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TABLES=${1:-200}
