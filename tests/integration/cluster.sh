@@ -86,7 +86,12 @@ on() { local n=$1; shift; "$BRICTL" "$@" --socket "${SOCKET[$n]}"; }
 stop_all() {
   for n in "${!PID[@]}"; do kill -KILL "${PID[$n]}" 2>/dev/null || true; kill -CONT "${PID[$n]}" 2>/dev/null || true; done
 }
-trap 'stop_all; [ "${_TEST_FAILED:-0}" = 1 ] && for n in "${!LOG[@]}"; do echo "--- brid-$n ---" >&2; tail -25 "${LOG[$n]}" >&2; done; _brid_cleanup' EXIT
+# on failure: each instance's last lines, then the reason again (run-tests.sh
+# shows a failed test's last 60 lines)
+WHY=
+fail() { _TEST_FAILED=1; WHY="$*"; echo "FAIL: $TEST_NAME: $*" >&2; exit 1; }
+trap 'stop_all; if [ "${_TEST_FAILED:-0}" = 1 ]; then for n in "${!LOG[@]}"; do echo "--- brid-$n ---" >&2;
+  tail -8 "${LOG[$n]}" | cut -c1-200 >&2; done; echo "FAIL: $TEST_NAME: $WHY" >&2; fi; _brid_cleanup' EXIT
 running_job() { # running_job NAME: the id of a compaction instance NAME runs, if any
   on "$1" status --json | jget '([r["job"] for r in d["running"] if r["kind"] == "compact"] or [""])[0]'
 }
