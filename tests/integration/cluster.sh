@@ -120,9 +120,11 @@ done
 
 # kill -9 a in the middle of a compaction: its data files written, not committed
 JA=$(await_job a 60) || fail "brid-a ran no compaction within 60 s"
-sleep 1
+# its outputs journaled (then written; the failpoint holds it 4 s after that)
+journaled() { [ -n "$(sql "SELECT path FROM job_outputs WHERE job_id = $JA LIMIT 1")" ]; }
+wait_until 30 journaled || fail "brid-a's job $JA journaled nothing within 30 s"
+sleep 0.5
 journal_a=$(sql "SELECT path FROM job_outputs WHERE job_id = $JA")
-[ -n "$journal_a" ] || fail "brid-a's job $JA journaled nothing before the kill"
 kill -KILL "${PID[a]}"
 echo "killed brid-a during job $JA ($(wc -l <<<"$journal_a") journaled file(s))"
 
