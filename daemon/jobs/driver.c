@@ -1,6 +1,7 @@
 /* driver.c: the job store's statement interface (internal.h) routed to the
  * store's backend, SQLite (sqlite.c) or PostgreSQL (pg.c), and the choice
- * of backend from the store's path (see bri_jobs_open in store.h). */
+ * of backend from the store's path (see bri_jobs_open in store.h), and what
+ * both drivers' messages share (the abbreviated SQL). */
 #include "jobs/internal.h"
 
 #include <stdatomic.h>
@@ -14,6 +15,22 @@ const jobs_driver *jobs_driver_for(const char *path) {
   const char *eq = strchr(path, '='), *slash = strchr(path, '/');
   if (eq && eq > path && (!slash || eq < slash)) return &jobs_pg_driver;
   return &jobs_sqlite_driver;
+}
+
+void jobs_abbreviate_sql(const char *sql, char *out, size_t cap) {
+  size_t n = 0;
+  int space = 0;
+  for (const char *p = sql; p && *p && n + 4 < cap; p++) {
+    if (*p == ' ' || *p == '\n' || *p == '\t') {
+      space = n > 0;
+      continue;
+    }
+    if (space) out[n++] = ' ';
+    space = 0;
+    out[n++] = *p;
+  }
+  if (sql && strlen(sql) > n && n + 4 <= cap) memcpy(out + n, "...", 3), n += 3;
+  out[n] = '\0';
 }
 
 int jobs_db_open(bri_jobs_store *s, bri_error *err) { return s->drv->open(s, err); }

@@ -104,6 +104,10 @@ extern const jobs_driver jobs_pg_driver;
  * another backend. */
 struct sqlite3 *jobs_sqlite_db(bri_jobs_store *s);
 
+/* The first words of sql, whitespace collapsed, for the drivers' messages
+ * (out: cap bytes, "..." when cut). */
+void jobs_abbreviate_sql(const char *sql, char *out, size_t cap);
+
 /* The driver of a store path: PostgreSQL for a libpq URI or conninfo (see
  * bri_jobs_open), SQLite otherwise. */
 const jobs_driver *jobs_driver_for(const char *path);

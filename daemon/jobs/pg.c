@@ -83,23 +83,6 @@ static int map_sqlstate(const char *st) {
   return BRI_EIO; /* 08xxx and 57Pxx (connection, shutdown) included */
 }
 
-/* The first words of a statement, whitespace collapsed, for messages. */
-static void abbreviate_sql(const char *sql, char *out, size_t cap) {
-  size_t n = 0;
-  int space = 0;
-  for (const char *p = sql; p && *p && n + 4 < cap; p++) {
-    if (*p == ' ' || *p == '\n' || *p == '\t') {
-      space = n > 0;
-      continue;
-    }
-    if (space) out[n++] = ' ';
-    space = 0;
-    out[n++] = *p;
-  }
-  if (sql && strlen(sql) > n && n + 4 <= cap) memcpy(out + n, "...", 3), n += 3;
-  out[n] = '\0';
-}
-
 /* One line of libpq's message (it ends in newlines, sometimes has DETAIL). */
 static void copy_message(char *dst, size_t cap, const char *msg) {
   snprintf(dst, cap, "%s", msg && *msg ? msg : "unknown error");
@@ -132,7 +115,7 @@ static void record_failure(bri_jobs_store *s, PGresult *res) {
 static int pg_sqlerr(bri_jobs_store *s, const char *sql, const char *step, bri_error *err) {
   pg_conn *c = conn(s);
   char abbr[72];
-  abbreviate_sql(sql, abbr, sizeof abbr);
+  jobs_abbreviate_sql(sql, abbr, sizeof abbr);
   int code = c->up ? map_sqlstate(c->sqlstate) : BRI_EIO;
   if (!c->up)
     return bri_error_set(err, code,

@@ -61,28 +61,11 @@ static int map_sqlite(int rc) {
   }
 }
 
-/* The first words of a statement, whitespace collapsed, for messages. */
-static void abbreviate_sql(const char *sql, char *out, size_t cap) {
-  size_t n = 0;
-  int space = 0;
-  for (const char *p = sql; p && *p && n + 4 < cap; p++) {
-    if (*p == ' ' || *p == '\n' || *p == '\t') {
-      space = n > 0;
-      continue;
-    }
-    if (space) out[n++] = ' ';
-    space = 0;
-    out[n++] = *p;
-  }
-  if (sql && strlen(sql) > n && n + 4 <= cap) memcpy(out + n, "...", 3), n += 3;
-  out[n] = '\0';
-}
-
 static int sq_sqlerr(bri_jobs_store *s, const char *sql, const char *step, bri_error *err) {
   int rc = sqlite3_extended_errcode(conn(s)->db);
   conn(s)->last_rc = rc;
   char abbr[72];
-  abbreviate_sql(sql, abbr, sizeof abbr);
+  jobs_abbreviate_sql(sql, abbr, sizeof abbr);
   return bri_error_set(err, map_sqlite(rc), "%s: %s (%s): %s (SQLite error %d)", s->path, step,
                        abbr, sqlite3_errmsg(conn(s)->db), rc);
 }
