@@ -1552,16 +1552,19 @@ static int azure_delete_some(bri_s3_client *c, bri_store_counts *tally, const ch
   return rc;
 }
 
-/* Azure: Blob Batch, AZURE_BATCH deletes a request, with Shared Key; with
- * a SAS token alone, one Delete Blob per key. */
-static int azure_delete(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *const *keys,
-                        size_t n, int *rcs, size_t *deleted, bri_error *err) {
-  if (!c->az->key) return azure_delete_each(c, tally, bucket, keys, n, rcs, deleted, err);
+/* The keys in requests of at most batch keys each, sent by some; every
+ * batch is tried, the first failure returned. */
+typedef int (*delete_batch_fn)(bri_s3_client *c, bri_store_counts *tally, const char *bucket,
+                               const char *const *keys, size_t n, int *rcs, size_t *deleted, bri_error *err);
+
+static int delete_in_batches(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *const *keys,
+                             size_t n, int *rcs, size_t *deleted, size_t batch, delete_batch_fn some,
+                             bri_error *err) {
   int first = 0;
-  for (size_t i = 0; i < n; i += AZURE_BATCH) {
-    size_t m = n - i < AZURE_BATCH ? n - i : AZURE_BATCH;
+  for (size_t i = 0; i < n; i += batch) {
+    size_t m = n - i < batch ? n - i : batch;
     bri_error e;
-    int rc = azure_delete_some(c, tally, bucket, keys + i, m, rcs ? rcs + i : NULL, deleted, &e);
+    int rc = some(c, tally, bucket, keys + i, m, rcs ? rcs + i : NULL, deleted, &e);
     if (rc && !first) {
       first = rc;
       if (err) *err = e;
@@ -1570,21 +1573,15 @@ static int azure_delete(bri_s3_client *c, bri_store_counts *tally, const char *b
   return first;
 }
 
+/* S3: DeleteObjects of DELETE_BATCH keys. Azure: Blob Batch, AZURE_BATCH
+ * deletes a request, with Shared Key; with a SAS token alone, one Delete
+ * Blob per key. */
 int bri_s3_delete(bri_s3_client *c, bri_store_counts *tally, const char *bucket, const char *const *keys, size_t n,
                   int *rcs, size_t *deleted, bri_error *err) {
   *deleted = 0;
-  if (c->az) return azure_delete(c, tally, bucket, keys, n, rcs, deleted, err);
-  int first = 0;
-  for (size_t i = 0; i < n; i += DELETE_BATCH) {
-    size_t m = n - i < DELETE_BATCH ? n - i : DELETE_BATCH;
-    bri_error e;
-    int rc = delete_some(c, tally, bucket, keys + i, m, rcs ? rcs + i : NULL, deleted, &e);
-    if (rc && !first) {
-      first = rc;
-      if (err) *err = e;
-    }
-  }
-  return first;
+  if (c->az && !c->az->key) return azure_delete_each(c, tally, bucket, keys, n, rcs, deleted, err);
+  if (c->az) return delete_in_batches(c, tally, bucket, keys, n, rcs, deleted, AZURE_BATCH, azure_delete_some, err);
+  return delete_in_batches(c, tally, bucket, keys, n, rcs, deleted, DELETE_BATCH, delete_some, err);
 }
 
 /* ---- copies and multipart ---- */
