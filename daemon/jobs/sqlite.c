@@ -32,20 +32,35 @@ static const struct {
 } REQUIRED_TABLES[] = {{"tables", 1},    {"jobs", 1},      {"job_attempts", 1},
                        {"job_outputs", 1}, {"job_stats", 1}, {"instances", 4}};
 
+/* A statement: the driver header, then SQLite's; cached ones live in the
+ * connection's cache and are lent out, never freed, by sq_prepare. */
+typedef struct sqlite_stmt {
+  jobs_stmt base;
+  sqlite3_stmt *st;
+  int cached; /* an entry of the statement cache */
+  int in_use; /* cached: lent out by sq_prepare, not yet given back */
+} sqlite_stmt;
+
+/* The statement cache: every statement the queue's code prepares is kept,
+ * prepared, keyed by its SQL text, and lent out again by the next prepare
+ * of the same text (reset, bindings cleared), so that a job's dozen
+ * statements are parsed once per connection rather than once per job. The
+ * SQL texts are the literals of daemon/jobs plus a few dozen variants built
+ * from filters; past CACHE_SLOTS / 2 distinct texts the rest are prepared
+ * and finalized each time, as before. A statement already lent out (a
+ * query nested in another's rows) is prepared afresh. */
+#define CACHE_SLOTS 128
+
 /* The driver's connection state (s->conn). */
 typedef struct sqlite_conn {
   sqlite3 *db;
   int lock_fd;
   int last_rc; /* extended code of the last failure sq_sqlerr saw */
+  size_t n_cached;
+  sqlite_stmt cache[CACHE_SLOTS]; /* open addressing on the SQL's hash */
 } sqlite_conn;
 
 static sqlite_conn *conn(bri_jobs_store *s) { return s->conn; }
-
-/* A statement: the driver header, then SQLite's. */
-typedef struct sqlite_stmt {
-  jobs_stmt base;
-  sqlite3_stmt *st;
-} sqlite_stmt;
 
 struct sqlite3 *jobs_sqlite_db(bri_jobs_store *s) {
   return s->drv == &jobs_sqlite_driver && s->conn ? conn(s)->db : NULL;
@@ -90,9 +105,44 @@ static int step_native(bri_jobs_store *s, sqlite3_stmt *st, const char *step, br
   return sq_sqlerr(s, sqlite3_sql(st), step, err);
 }
 
+/* FNV-1a of the SQL text. */
+static size_t sql_hash(const char *sql) {
+  uint64_t h = 1469598103934665603ull;
+  for (const unsigned char *p = (const unsigned char *)sql; *p; p++) h = (h ^ *p) * 1099511628211ull;
+  return (size_t)h;
+}
+
+/* The cache slot holding sql, or the empty slot where it would go (its
+ * st NULL); NULL when the cache is full and sql is not in it. */
+static sqlite_stmt *cache_slot(sqlite_conn *c, const char *sql) {
+  for (size_t i = 0, h = sql_hash(sql); i < CACHE_SLOTS; i++) {
+    sqlite_stmt *e = &c->cache[(h + i) % CACHE_SLOTS];
+    if (!e->st) return c->n_cached < CACHE_SLOTS / 2 ? e : NULL;
+    if (strcmp(sqlite3_sql(e->st), sql) == 0) return e;
+  }
+  return NULL;
+}
+
 static int sq_prepare(bri_jobs_store *s, const char *sql, jobs_stmt **st, const char *step,
                       bri_error *err) {
   *st = NULL;
+  sqlite_conn *c = conn(s);
+  sqlite_stmt *e = cache_slot(c, sql);
+  if (e && !e->st) {
+    if (sqlite3_prepare_v3(c->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &e->st, NULL) != SQLITE_OK) {
+      sqlite3_finalize(e->st);
+      e->st = NULL;
+      return sq_sqlerr(s, sql, step, err);
+    }
+    e->base.drv = &jobs_sqlite_driver;
+    e->cached = 1;
+    c->n_cached++;
+  }
+  if (e && !e->in_use) {
+    e->in_use = 1;
+    *st = &e->base;
+    return 0;
+  }
   sqlite_stmt *w = malloc(sizeof *w);
   if (!w) return bri_error_set(err, BRI_ENOMEM, "%s: %s: out of memory", s->path, step);
   int rc = prepare(s, sql, &w->st, step, err);
@@ -101,6 +151,7 @@ static int sq_prepare(bri_jobs_store *s, const char *sql, jobs_stmt **st, const 
     return rc;
   }
   w->base.drv = &jobs_sqlite_driver;
+  w->cached = w->in_use = 0;
   *st = &w->base;
   return 0;
 }
@@ -122,8 +173,15 @@ static int sq_bind_count(jobs_stmt *st) { return sqlite3_bind_parameter_count(na
 static const char *sq_sql(jobs_stmt *st) { return sqlite3_sql(native(st)); }
 
 static void sq_finalize(jobs_stmt *st) {
-  sqlite3_finalize(native(st));
-  free(st);
+  sqlite_stmt *w = (sqlite_stmt *)st;
+  if (w->cached) { /* back into the cache, ready for the next prepare */
+    sqlite3_reset(w->st);
+    sqlite3_clear_bindings(w->st);
+    w->in_use = 0;
+    return;
+  }
+  sqlite3_finalize(w->st);
+  free(w);
 }
 
 static int64_t sq_col_i64(jobs_stmt *st, int col) { return sqlite3_column_int64(native(st), col); }
@@ -144,23 +202,37 @@ static int sq_exec(bri_jobs_store *s, const char *sql, const char *step, bri_err
   return 0;
 }
 
+/* Runs one statement without rows through the statement cache (the
+ * transaction and sync statements every job runs). */
+static int exec_cached(bri_jobs_store *s, const char *sql, const char *step, bri_error *err) {
+  jobs_stmt *st;
+  int rc = sq_prepare(s, sql, &st, step, err);
+  while (!rc && (rc = sq_step(s, st, step, err)) == 1) {
+  }
+  if (st) sq_finalize(st);
+  return rc;
+}
+
 static int sq_begin(bri_jobs_store *s, const char *step, bri_error *err) {
-  return sq_exec(s, "BEGIN IMMEDIATE", step, err);
+  return exec_cached(s, "BEGIN IMMEDIATE", step, err);
 }
 
 static void sq_rollback(bri_jobs_store *s) {
-  if (!sqlite3_get_autocommit(conn(s)->db)) sqlite3_exec(conn(s)->db, "ROLLBACK", NULL, NULL, NULL);
+  if (!sqlite3_get_autocommit(conn(s)->db)) {
+    bri_error ignored;
+    exec_cached(s, "ROLLBACK", "rolling back", &ignored);
+  }
 }
 
 static int sq_commit(bri_jobs_store *s, const char *step, bri_error *err) {
-  int rc = sq_exec(s, "COMMIT", step, err);
+  int rc = exec_cached(s, "COMMIT", step, err);
   if (rc) sq_rollback(s);
   return rc;
 }
 
 static int sq_sync_full(bri_jobs_store *s, int full, bri_error *err) {
-  return sq_exec(s, full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
-                 "setting the sync level", err);
+  return exec_cached(s, full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+                     "setting the sync level", err);
 }
 
 /* A local file: reachable once open. */
@@ -419,6 +491,7 @@ static int sq_open(bri_jobs_store *s, bri_error *err) {
 static void sq_close(bri_jobs_store *s) {
   sqlite_conn *c = s->conn;
   if (!c) return;
+  for (size_t i = 0; i < CACHE_SLOTS; i++) sqlite3_finalize(c->cache[i].st);
   if (c->db) sqlite3_close_v2(c->db);
   if (c->lock_fd >= 0) close(c->lock_fd); /* releases the flock */
   free(c);
