@@ -51,8 +51,6 @@ typedef struct claim_req {
   brid *d;
   bri_jobs_store *store;
   int want;          /* idle workers */
-  bri_strset present; /* roots of the tables present */
-  bri_strset unreachable; /* ...of those whose root cannot be reached now */
   bri_jobs_job *jobs;
   size_t n;
   int64_t next_due;
@@ -66,78 +64,100 @@ static void claim_work(uv_work_t *req) {
   bri_error err;
   int64_t began = bri_jobs_now(c->store);
   while ((int)c->n < c->want) {
-    bri_jobs_job *job = &c->jobs[c->n];
     int claimed = 0;
-    if ((c->rc = bri_jobs_claim_next(c->store, job, &claimed, &c->err)) || !claimed) break;
-    if (!bri_strset_has(&c->present, job->root)) {
-      bri_jobs_outcome o = {.state = BRI_JOB_CANCELLED,
-                            .error = "the table is gone or no longer under a configured root"};
-      log_notice("job %lld (%s %s): %s", (long long)job->id, bri_job_kind_name(job->kind), job->root, o.error);
-      if (bri_jobs_finish(c->store, job->id, &o, &err)) log_err("job %lld: %s", (long long)job->id, err.msg);
-      bri_jobs_job_clear(job);
-      continue;
-    }
-    if (bri_strset_has(&c->unreachable, job->root)) { /* kept for when its root is back */
-      if (bri_jobs_defer(c->store, job->id, SVC_ROOT_DEFER_MS, "the table's root cannot be reached", NULL, &err))
-        log_err("job %lld: %s", (long long)job->id, err.msg);
-      bri_jobs_job_clear(job);
-      continue;
-    }
+    if ((c->rc = bri_jobs_claim_next(c->store, &c->jobs[c->n], &claimed, &c->err)) || !claimed) break;
     c->n++;
   }
   if (!c->rc && bri_jobs_next_due(c->store, began, &c->next_due, &c->has_due, &err)) c->has_due = 0;
   (void)bri_failpoint("sched.after_claim", &err);
 }
 
-/* Jobs claimed for a daemon that began to drain meanwhile go back to the
- * queue as if never claimed. */
-typedef struct unclaim_req {
+/* Claimed jobs the loop does not hand to a worker: a table gone (or no
+ * longer under a root: the job is cancelled), a table whose root cannot be
+ * reached now (kept for when it is back), a daemon that began to drain
+ * meanwhile (back to the queue as if never claimed). The loop decides,
+ * from its own table list, when the claim comes back; the store writes
+ * run here, on the thread pool. */
+typedef enum { SETTLE_GONE, SETTLE_UNREACHABLE, SETTLE_STOPPING } settle_why;
+
+typedef struct settle_req {
   uv_work_t req;
+  brid *d;
   bri_jobs_store *store;
   bri_jobs_job *jobs;
+  settle_why *why;
   size_t n;
-} unclaim_req;
+} settle_req;
 
-static void unclaim_work(uv_work_t *req) {
-  unclaim_req *u = req->data;
+static void settle_work(uv_work_t *req) {
+  settle_req *u = req->data;
   bri_error err;
-  for (size_t i = 0; i < u->n; i++)
-    if (bri_jobs_defer(u->store, u->jobs[i].id, 0, "brid was stopping when the job was claimed", NULL, &err))
-      log_err("job %lld: %s; the next start-up settles it", (long long)u->jobs[i].id, err.msg);
+  for (size_t i = 0; i < u->n; i++) {
+    const bri_jobs_job *job = &u->jobs[i];
+    int rc;
+    if (u->why[i] == SETTLE_GONE) {
+      bri_jobs_outcome o = {.state = BRI_JOB_CANCELLED,
+                            .error = "the table is gone or no longer under a configured root"};
+      log_notice("job %lld (%s %s): %s", (long long)job->id, bri_job_kind_name(job->kind), job->root, o.error);
+      rc = bri_jobs_finish(u->store, job->id, &o, &err);
+    } else if (u->why[i] == SETTLE_UNREACHABLE) {
+      rc = bri_jobs_defer(u->store, job->id, SVC_ROOT_DEFER_MS, "the table's root cannot be reached", NULL, &err);
+    } else {
+      rc = bri_jobs_defer(u->store, job->id, 0, "brid was stopping when the job was claimed", NULL, &err);
+    }
+    if (rc) log_err("job %lld: %s; the next start-up settles it", (long long)job->id, err.msg);
+  }
 }
 
-static void unclaim_done(uv_work_t *req, int status) {
+static void settle_done(uv_work_t *req, int status) {
   (void)status;
-  unclaim_req *u = req->data;
+  settle_req *u = req->data;
+  brid *d = u->d;
   for (size_t i = 0; i < u->n; i++) bri_jobs_job_clear(&u->jobs[i]);
   free(u->jobs);
+  free(u->why);
   free(u);
+  if (!d->handles_closed) svc_sched_kick(d); /* the workers those jobs did not take */
+}
+
+/* A settle_req for at most n jobs, or NULL (out of memory). */
+static settle_req *settle_new(brid *d, bri_jobs_store *store, size_t n) {
+  settle_req *u = calloc(1, sizeof *u);
+  if (u && (u->jobs = calloc(n, sizeof *u->jobs)) && (u->why = calloc(n, sizeof *u->why))) {
+    u->req.data = u;
+    u->d = d;
+    u->store = store;
+    return u;
+  }
+  if (u) free(u->jobs);
+  free(u);
+  return NULL;
 }
 
 static void claim_done(uv_work_t *req, int status) {
   claim_req *c = req->data;
   brid *d = c->d;
   d->claiming = false;
-  size_t i = 0;
-  if (!d->draining && status == 0) {
-    for (; i < c->n; i++) {
-      brid_table *t = svc_watch_find_known(d, c->jobs[i].root);
-      if (!t) break; /* cannot happen: only discovery adds tables, none removes them */
-      svc_pool_run(d->pool, &c->jobs[i], &t->policy);
+  settle_req *u = NULL;
+  for (size_t i = 0; status == 0 && i < c->n; i++) {
+    brid_table *t = svc_watch_find_known(d, c->jobs[i].root);
+    settle_why why;
+    if (d->draining) why = SETTLE_STOPPING;
+    else if (!t || !t->present) why = SETTLE_GONE;
+    else if (svc_roots_table_unreachable(d, t->root)) why = SETTLE_UNREACHABLE;
+    else {
+      svc_pool_run(d->pool, &c->jobs[i], &t->policy); /* takes the job */
+      continue;
     }
-  }
-  if (i < c->n) { /* not handed over: back to the queue */
-    unclaim_req *u = calloc(1, sizeof *u);
-    if (u && (u->jobs = calloc(c->n - i, sizeof *u->jobs))) {
-      for (size_t k = i; k < c->n; k++) u->jobs[u->n++] = c->jobs[k], memset(&c->jobs[k], 0, sizeof c->jobs[k]);
-      u->req.data = u;
-      u->store = c->store;
-      if (uv_queue_work(&d->loop, &u->req, unclaim_work, unclaim_done)) unclaim_done(&u->req, 0);
-    } else {
-      free(u);
-      log_err("out of memory: %zu claimed job(s) stay running in the store until the next start-up", c->n - i);
+    if (!u && !(u = settle_new(d, c->store, c->n))) {
+      log_err("out of memory: job %lld stays running in the store until the next start-up", (long long)c->jobs[i].id);
+      continue;
     }
+    u->why[u->n] = why;
+    u->jobs[u->n++] = c->jobs[i];
+    memset(&c->jobs[i], 0, sizeof c->jobs[i]);
   }
+  if (u && uv_queue_work(&d->loop, &u->req, settle_work, settle_done)) settle_done(&u->req, 0);
   if (!d->handles_closed) {
     uv_timer_stop(&d->sched_timer);
     if (status || c->rc) {
@@ -158,8 +178,6 @@ static void claim_done(uv_work_t *req, int status) {
   }
   for (size_t k = 0; k < c->n; k++) bri_jobs_job_clear(&c->jobs[k]);
   free(c->jobs);
-  bri_strset_free(&c->present);
-  bri_strset_free(&c->unreachable);
   free(c);
   svc_status_update(d, false);
   if (d->kick_again) {
@@ -178,20 +196,11 @@ void svc_sched_kick(brid *d) {
   int idle = svc_pool_idle(d->pool);
   if (idle <= 0) return; /* a worker ending kicks again */
   claim_req *c = calloc(1, sizeof *c);
-  bool ok = c && (c->jobs = calloc((size_t)idle, sizeof *c->jobs));
-  for (size_t i = 0; ok && i < d->n_tables; i++) {
-    const brid_table *t = d->tables[i];
-    if (t->present) ok = bri_strset_add(&c->present, t->root);
-    if (ok && t->present && svc_roots_table_unreachable(d, t->root)) ok = bri_strset_add(&c->unreachable, t->root);
-  }
-  if (!ok) {
-    if (c) bri_strset_free(&c->present), bri_strset_free(&c->unreachable), free(c->jobs);
+  if (!c || !(c->jobs = calloc((size_t)idle, sizeof *c->jobs))) {
     free(c);
     log_err("claiming jobs: out of memory");
     return;
   }
-  bri_strset_freeze(&c->present);
-  bri_strset_freeze(&c->unreachable);
   c->req.data = c;
   c->d = d;
   c->store = d->store;

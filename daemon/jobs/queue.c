@@ -136,7 +136,10 @@ static void known_kinds(char *out, size_t cap) {
 }
 
 int bri_jobs_claim_next(bri_jobs_store *s, bri_jobs_job *job, int *claimed, bri_error *err) {
-  /* The pick and the update run in one write transaction under the mutex:
+  /* The pick walks jobs_queue in its order and takes the first due job
+   * (the unary + keeps the planner off jobs_due, whose range would have it
+   * sort every due job for one). The pick and the update run in one write
+   * transaction under the mutex:
    * no other thread or process can claim in between (SQLite's write lock;
    * on PostgreSQL the picked row is locked, rows other instances lock are
    * skipped, and a race on the table's one running job is a conflict that
@@ -145,7 +148,7 @@ int bri_jobs_claim_next(bri_jobs_store *s, bri_jobs_job *job, int *claimed, bri_
   known_kinds(kinds, sizeof kinds);
   snprintf(pick, sizeof pick,
            "SELECT j.id FROM jobs j JOIN tables t ON t.id = j.table_id "
-           "WHERE j.state = 'queued' AND j.not_before <= ? AND t.paused = 0%s "
+           "WHERE j.state = 'queued' AND +j.not_before <= ? AND t.paused = 0%s "
            "AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.table_id = j.table_id AND r.state = "
            "'running') "
            "ORDER BY j.priority DESC, j.not_before, j.id LIMIT 1%s",
@@ -436,11 +439,13 @@ int bri_jobs_next_due(bri_jobs_store *s, int64_t after, int64_t *when, int *has,
   char kinds[256], sql[512];
   known_kinds(kinds, sizeof kinds);
   snprintf(sql, sizeof sql,
-           "SELECT min(j.not_before) FROM jobs j JOIN tables t ON t.id = j.table_id "
-           "WHERE j.state = 'queued' AND j.not_before > ? AND t.paused = 0%s",
+           "SELECT j.not_before FROM jobs j JOIN tables t ON t.id = j.table_id "
+           "WHERE j.state = 'queued' AND j.not_before > ? AND t.paused = 0%s "
+           "ORDER BY j.not_before LIMIT 1",
            kinds);
+  /* in the order of jobs_due: the first row that passes is the answer */
   int rc = jobs_query(s, &st, "finding the next due job", err, sql, "i", after);
-  if (rc == 1 && !jobs_col_null(st, 0)) {
+  if (rc == 1) {
     *has = 1;
     *when = jobs_col_i64(st, 0);
   }

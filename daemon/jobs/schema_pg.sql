@@ -108,3 +108,6 @@ CREATE TABLE instances (
   heartbeat_at BIGINT NOT NULL,
   stopped_at BIGINT
 );
+
+-- version 5: schema_sqlite.sql's version 5, an index for the next due job.
+CREATE INDEX jobs_due ON jobs(not_before) WHERE state = 'queued';

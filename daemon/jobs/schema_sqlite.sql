@@ -168,3 +168,9 @@ ALTER TABLE jobs ADD COLUMN lease_expires_at INTEGER;
 ALTER TABLE jobs ADD COLUMN instance TEXT;
 ALTER TABLE job_attempts ADD COLUMN instance TEXT;
 UPDATE jobs SET lease_expires_at = 0 WHERE state = 'running';
+
+-- version 5: the scheduler asks after every claim when the next queued job
+-- falls due (bri_jobs_next_due); with thousands of due jobs queued at once
+-- (a sweep of many small tables) that query walked them all. This index
+-- answers it from the first queued job past the claim's time.
+CREATE INDEX jobs_due ON jobs(not_before) WHERE state = 'queued';

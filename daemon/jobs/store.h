@@ -47,7 +47,7 @@
 #include "bri/error.h"
 #include "rpc/rpc_kinds.h" /* bri_job_kind: the kinds are described there */
 
-#define BRI_JOBS_SCHEMA_VERSION 4 /* the last script of schema_sqlite.sql and schema_pg.sql */
+#define BRI_JOBS_SCHEMA_VERSION 5 /* the last script of schema_sqlite.sql and schema_pg.sql */
 #define BRI_JOBS_APPLICATION_ID 0x62726964 /* "brid" */
 
 typedef struct bri_jobs_store bri_jobs_store;

@@ -364,7 +364,7 @@ START_TEST(schema_v2_migrated) {
   ck_assert_int_eq(raw_int("SELECT count(*) FROM sqlite_master WHERE name = 'jobs_v3'"), 0);
   ck_assert_int_eq(raw_int("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'jobs' "
                            "AND name LIKE 'jobs_%'"),
-                   5);
+                   6); /* version 5 added jobs_due */
   bri_jobs_job j = get_job(s, 1);
   ck_assert_int_eq(j.kind, BRI_JOB_COMPACT);
   ck_assert_int_eq(j.state, BRI_JOB_SUCCEEDED);
