@@ -23,6 +23,10 @@
 
 #include "storage/store.h"
 
+/* How a put takes its name (the put op's how). */
+#define BRI_PUT_IF_ABSENT 1u /* only if nothing is there: bri_store_put_new */
+#define BRI_PUT_VOLATILE 2u  /* replace, durable or not: bri_store_put_volatile */
+
 typedef struct bri_store_ops bri_store_ops;
 
 /* Counters of bri_store_stats besides the requests. */
@@ -134,8 +138,9 @@ struct bri_store_ops {
   int (*list_first_many)(bri_store *st, bri_store_listing *dirs, const char *const *keys,
                          size_t count, unsigned flags, size_t n, bri_error *err);
 
-  /* if_absent: put_new, else put */
-  int (*put)(bri_store *st, const char *key, const void *data, size_t len, bool if_absent,
+  /* how: BRI_PUT_IF_ABSENT (put_new), BRI_PUT_VOLATILE (put_volatile), or
+   * 0 (put) */
+  int (*put)(bri_store *st, const char *key, const void *data, size_t len, unsigned how,
              const bri_store_steps *steps, bri_error *err);
 
   /* allocates the writer (the front fills ops, key, path, size, steps

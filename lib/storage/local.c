@@ -269,8 +269,9 @@ static char *dir_path(bri_store *st, const char *key, const char *name) {
   return name == key ? strdup(st->uri) : bri_strdupf("%s/%.*s", st->uri, (int)(name - key - 1), key);
 }
 
-static int local_put(bri_store *st, const char *key, const void *data, size_t len, bool if_absent,
+static int local_put(bri_store *st, const char *key, const void *data, size_t len, unsigned how,
                      const bri_store_steps *steps, bri_error *err) {
+  bool if_absent = how & BRI_PUT_IF_ABSENT, durable = !(how & BRI_PUT_VOLATILE);
   int parent = -1, fd = -1;
   const char *name;
   char staging[NAME_MAX + 1];
@@ -297,7 +298,7 @@ static int local_put(bri_store *st, const char *key, const void *data, size_t le
   staged = true;
   bri_adopt_parent_mode(fd, parent, false);
   if ((rc = write_all(fd, data, len, full, err)) || (rc = step(steps->written, err))) goto out;
-  if (fsync(fd) != 0) {
+  if (durable && fsync(fd) != 0) {
     rc = bri_error_errno(err, "fsync", full);
     goto out;
   }
@@ -322,7 +323,7 @@ static int local_put(bri_store *st, const char *key, const void *data, size_t le
   staged = false;
   /* the new name is durable only once its directory is (the power-loss
    * harness's canary switches this off, docs/reliability.md) */
-  if (!wrc && !bri_failpoint_armed("canary.no_put_dir_fsync")) wrc = sync_dirfd(parent, dir, &warn);
+  if (!wrc && durable && !bri_failpoint_armed("canary.no_put_dir_fsync")) wrc = sync_dirfd(parent, dir, &warn);
   if (wrc && err) *err = warn; /* the reason, as a warning (store.h) */
 out:
   if (fd >= 0) close(fd);

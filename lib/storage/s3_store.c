@@ -813,7 +813,7 @@ static int pass(const char *failpoint, bri_error *err) {
   return failpoint ? bri_failpoint(failpoint, err) : 0;
 }
 
-static int s3_put(bri_store *st, const char *key, const void *data, size_t len, bool if_absent,
+static int s3_put(bri_store *st, const char *key, const void *data, size_t len, unsigned how,
                   const bri_store_steps *steps, bri_error *err) {
   s3_store *s = (s3_store *)st;
   char *k = full_key(s, key);
@@ -825,7 +825,7 @@ static int s3_put(bri_store *st, const char *key, const void *data, size_t len, 
     return rc;
   }
   cache_drop(s, k);
-  rc = bri_s3_put(s->conn->client, store_tally(s), s->bucket, k, data, len, if_absent ? BRI_S3_PUT_IF_ABSENT : 0, err);
+  rc = bri_s3_put(s->conn->client, store_tally(s), s->bucket, k, data, len, how & BRI_PUT_IF_ABSENT ? BRI_S3_PUT_IF_ABSENT : 0, err);
   if (rc == BRI_ETAKEN) rc = bri_error_set(err, BRI_ETAKEN, "%s/%s: exists", st->uri, key);
   if (rc == 0) {
     bri_error warn;

@@ -544,12 +544,12 @@ void bri_store_entries_free(bri_store_entry *e, size_t count) {
 
 static const bri_store_steps NO_STEPS;
 
-static int put(bri_store *st, const char *path, const void *data, size_t len, bool if_absent,
+static int put(bri_store *st, const char *path, const void *data, size_t len, unsigned how,
                const bri_store_steps *steps, bri_error *err) {
   bri_store *use, *tmp;
   const char *key;
   int rc = resolve(st, path, false, &use, &key, &tmp, err);
-  if (!rc) rc = use->ops->put(use, key, data, len, if_absent, steps ? steps : &NO_STEPS, err);
+  if (!rc) rc = use->ops->put(use, key, data, len, how, steps ? steps : &NO_STEPS, err);
   if (!rc) front_count(st, use->ops, BRI_COUNT_WRITTEN, len);
   bri_store_close(tmp);
   return rc;
@@ -557,12 +557,17 @@ static int put(bri_store *st, const char *path, const void *data, size_t len, bo
 
 int bri_store_put_new(bri_store *st, const char *path, const void *data, size_t len,
                       const bri_store_steps *steps, bri_error *err) {
-  return put(st, path, data, len, true, steps, err);
+  return put(st, path, data, len, BRI_PUT_IF_ABSENT, steps, err);
 }
 
 int bri_store_put(bri_store *st, const char *path, const void *data, size_t len,
                   const bri_store_steps *steps, bri_error *err) {
-  return put(st, path, data, len, false, steps, err);
+  return put(st, path, data, len, 0, steps, err);
+}
+
+int bri_store_put_volatile(bri_store *st, const char *path, const void *data, size_t len,
+                           const bri_store_steps *steps, bri_error *err) {
+  return put(st, path, data, len, BRI_PUT_VOLATILE, steps, err);
 }
 
 int bri_store_create(bri_store *st, const char *path, const bri_store_steps *steps,

@@ -302,6 +302,15 @@ int bri_store_put_new(bri_store *st, const char *path, const void *data, size_t 
 int bri_store_put(bri_store *st, const char *path, const void *data, size_t len,
                   const bri_store_steps *steps, bri_error *err);
 
+/* bri_store_put without durability: readers see the old object or the new
+ * one, never a mix, but after a power loss the path may hold the old
+ * bytes, the new ones or (local) none at all. Local: no fsync of the file
+ * nor of its directory. Only for a file that no reader trusts:
+ * latest_version_hint.json on a local table, which Lance does not read
+ * there (docs/format/table.md 3). */
+int bri_store_put_volatile(bri_store *st, const char *path, const void *data, size_t len,
+                           const bri_store_steps *steps, bri_error *err);
+
 /* A writer: a new object streamed from first byte to last. create never
  * overwrites (BRI_ETAKEN). Local: the file exists under its name from
  * create on (a crash leaves it partial; callers journal it first); S3: a
