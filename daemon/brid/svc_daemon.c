@@ -312,6 +312,9 @@ int svc_daemon_run(brid *d) {
     d->store = NULL;
     return exit_code;
   }
+  jo.read_only = 1;
+  if (bri_jobs_open(d->cfg.state_path, &jo, &d->reader, &err))
+    log_warn("control reads share the job store's connection: cannot open a read connection: %s", err.msg);
   bri_jobs_recovery_report rep = {0};
   if (svc_recover_jobs(d->store, NULL, &rep, &err))
     log_err("recovery left %zu job(s) as they were: %s", rep.stuck, err.msg);
@@ -390,6 +393,7 @@ out_loop:
   svc_watch_free(d);
   svc_poll_free(d);
   svc_roots_free(d);
+  bri_jobs_close(d->reader);
   bri_jobs_close(d->store);
   return exit_code;
 }

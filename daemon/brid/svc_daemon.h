@@ -127,6 +127,11 @@ struct brid {
   svc_config cfg;
   svc_overrides ov;
   bri_jobs_store *store;
+  /* a read connection to the same store for the control reads (status,
+   * jobs, tables, metrics: rpc_method_reads_only), so that they do not
+   * wait behind a worker's commit; NULL when it could not be opened (then
+   * those read through store) */
+  bri_jobs_store *reader;
 
   brid_table **tables;
   size_t n_tables, cap_tables;

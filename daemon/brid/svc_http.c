@@ -156,8 +156,9 @@ static void render_work(uv_work_t *req) {
   brid *d = r->h->d;
   bri_error err;
   (void)bri_failpoint("http.render", &err);
-  r->metrics = svc_metrics_text(r->view, d->store, d->pool);
-  r->not_ready = not_ready(r->view, d->store);
+  bri_jobs_store *reads = d->reader ? d->reader : d->store;
+  r->metrics = svc_metrics_text(r->view, reads, d->pool);
+  r->not_ready = not_ready(r->view, reads);
 }
 
 /* On the loop: a render ended. metrics and nr (taken) become the snapshot

@@ -130,7 +130,7 @@ static void store_families(json_t *all, const svc_view *v, bri_jobs_store *store
          json_pack("{s:s}", "backend", bri_jobs_backend(store)), json_integer(up));
   sample(family(all, "brid_store_statements_total", "counter",
                 "Statements brid's job store ran (transactions' begins and ends included): its round trips."),
-         NULL, num(bri_jobs_statements(store)));
+         NULL, num(v->store_statements));
   sample(family(all, "brid_store_consecutive_failures", "gauge", "Heartbeats the job store failed since it last answered."),
          NULL, num(v->store.failures));
   bri_jobs_instance_info *in = NULL;

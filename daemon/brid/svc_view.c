@@ -65,6 +65,7 @@ svc_view *svc_view_take(brid *d) {
   v->draining_ms = d->draining_ms;
   v->started_ms = d->started_ms;
   svc_lease_health(d->lease, &v->store);
+  v->store_statements = bri_jobs_statements(d->store) + (d->reader ? bri_jobs_statements(d->reader) : 0);
   v->last_reload_ms = d->last_reload_ms;
   v->checks_inflight = d->checks_inflight;
   v->checks_waiting = d->checks_waiting;

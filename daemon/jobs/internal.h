@@ -193,8 +193,12 @@ char *jobs_col_text(jobs_stmt *st, int col, int *oom);
 
 /* Reads one row of JOBS_JOB_COLUMNS into job (members malloc'd). */
 int jobs_read_job(bri_jobs_store *s, jobs_stmt *st, bri_jobs_job *job, bri_error *err);
-/* Loads job id; BRI_ENOTFOUND when there is none. */
+/* Loads job id; BRI_ENOTFOUND when there is none. Inside a write
+ * transaction: it locks the job's row where the backend has row locks.
+ * jobs_peek_locked loads it without the row lock, for a read on its own
+ * (which a read connection may not take). */
 int jobs_get_locked(bri_jobs_store *s, int64_t id, bri_jobs_job *job, bri_error *err);
+int jobs_peek_locked(bri_jobs_store *s, int64_t id, bri_jobs_job *job, bri_error *err);
 
 /* Kind/state names as stored in the database. */
 int jobs_kind_from_text(const char *t, bri_job_kind *k);

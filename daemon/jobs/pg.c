@@ -584,6 +584,10 @@ static int pg_open(bri_jobs_store *s, bri_error *err) {
   if (!rc) rc = check_and_migrate(s, err);
   if (!rc) rc = pg_commit(s, "opening the job store", err);
   if (rc) pg_rollback(s);
+  /* a read connection (bri_jobs_options.read_only): the server refuses
+   * its writes */
+  if (!rc && s->opt.read_only)
+    rc = pg_exec(s, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY", "opening a read connection", err);
   return rc;
 }
 

@@ -463,17 +463,29 @@ static int migrate(bri_jobs_store *s, int64_t from, bri_error *err) {
   return rc ? rc : rc2;
 }
 
+/* A read connection (bri_jobs_options.read_only) of a store this process
+ * holds open: its schema must be this brid's. */
+static int check_reader(bri_jobs_store *s, int64_t uv, bri_error *err) {
+  if (uv == BRI_JOBS_SCHEMA_VERSION) return 0;
+  return bri_error_set(err, BRI_EINVAL,
+                       "%s: a read connection needs the store at schema version %d, found %lld "
+                       "(open the store itself first)",
+                       s->path, BRI_JOBS_SCHEMA_VERSION, (long long)uv);
+}
+
 static int sq_open(bri_jobs_store *s, bri_error *err) {
   sqlite_conn *c = calloc(1, sizeof *c);
   if (!c) return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", s->path);
   c->lock_fd = -1;
   s->conn = c;
-  int rc = take_lock(s, err);
+  int ro = s->opt.read_only;
+  int rc = ro ? 0 : take_lock(s, err);
   if (rc) return rc;
   /* FULLMUTEX although our own mutex serializes every call: belt and braces
    * for the read-only sqlite3_* calls made while reading rows. */
   int orc = sqlite3_open_v2(s->path, &c->db,
-                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                            (ro ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+                                SQLITE_OPEN_FULLMUTEX,
                             NULL);
   if (orc != SQLITE_OK)
     return bri_error_set(err, map_sqlite(orc), "%s: opening the job store: %s", s->path,
@@ -483,6 +495,7 @@ static int sq_open(bri_jobs_store *s, bri_error *err) {
 
   int64_t uv = 0;
   if ((rc = check_identity(s, &uv, err))) return rc;
+  if (ro) return check_reader(s, uv, err); /* WAL is the file's mode already */
   if ((rc = set_pragmas(s, err))) return rc;
   if (uv > 0 && (rc = quick_check(s, uv, err))) return rc;
   return migrate(s, uv, err);

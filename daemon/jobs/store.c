@@ -182,12 +182,11 @@ int jobs_read_job(bri_jobs_store *s, jobs_stmt *st, bri_jobs_job *job, bri_error
   return 0;
 }
 
-int jobs_get_locked(bri_jobs_store *s, int64_t id, bri_jobs_job *job, bri_error *err) {
-  /* inside a write transaction the read locks the row where the backend
-   * has row locks (the transaction then updates it) */
+/* Loads job id, locking its row (row_lock) or not. */
+static int get_job(bri_jobs_store *s, int64_t id, const char *row_lock, bri_jobs_job *job,
+                   bri_error *err) {
   char sql[512];
-  snprintf(sql, sizeof sql, "SELECT " JOBS_JOB_COLUMNS JOBS_JOB_FROM "WHERE j.id = ?%s",
-           s->drv->row_lock);
+  snprintf(sql, sizeof sql, "SELECT " JOBS_JOB_COLUMNS JOBS_JOB_FROM "WHERE j.id = ?%s", row_lock);
   jobs_stmt *st;
   memset(job, 0, sizeof *job);
   int rc = jobs_prepare(s, sql, &st, "reading a job", err);
@@ -199,6 +198,16 @@ int jobs_get_locked(bri_jobs_store *s, int64_t id, bri_jobs_job *job, bri_error 
     rc = bri_error_set(err, BRI_ENOTFOUND, "%s: no job %lld", s->path, (long long)id);
   jobs_finalize(st);
   return rc;
+}
+
+int jobs_get_locked(bri_jobs_store *s, int64_t id, bri_jobs_job *job, bri_error *err) {
+  /* inside a write transaction the read locks the row where the backend
+   * has row locks (the transaction then updates it) */
+  return get_job(s, id, s->drv->row_lock, job, err);
+}
+
+int jobs_peek_locked(bri_jobs_store *s, int64_t id, bri_jobs_job *job, bri_error *err) {
+  return get_job(s, id, "", job, err);
 }
 
 int jobs_check_owned(bri_jobs_store *s, const bri_jobs_job *job, const char *what,

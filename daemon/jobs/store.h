@@ -85,6 +85,13 @@ typedef struct bri_jobs_options {
    * ~/.pgpass / PGPASSFILE or a trust/peer login); copied by open, never
    * printed. A password inside the path is refused. */
   const char *password;
+  /* A read connection: opened beside the store this process already opened
+   * on the same path (which created and migrated it), for the control
+   * reads (status, jobs, metrics), so that they never wait behind a
+   * worker's commit. No lock file, no migration, no recovery; every write
+   * is refused by the database (SQLite: opened read-only; PostgreSQL:
+   * read-only transactions). The schema must be this brid's. */
+  int read_only;
 } bri_jobs_options;
 
 void bri_jobs_options_init(bri_jobs_options *o);

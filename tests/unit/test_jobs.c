@@ -1868,6 +1868,49 @@ START_TEST(history_lists_counts_and_prunes) {
 }
 END_TEST
 
+/* A read connection (bri_jobs_options.read_only) beside the store: it sees
+ * every commit of the store at once, answers while the store's connection
+ * is inside a write transaction (a worker's commit), and the database
+ * refuses its writes; it cannot stand in for opening the store. */
+START_TEST(read_connection_reads_beside_the_store) {
+  bri_jobs_options o;
+  test_options(&o);
+  o.read_only = 1;
+  bri_error err = {0};
+  bri_jobs_store *r = NULL;
+  if (!pg_db) { /* SQLite: a store nobody created yet */
+    ck_assert_int_ne(bri_jobs_open(dbpath, &o, &r, &err), 0);
+    ck_assert_msg(strstr(err.msg, dbpath), "got: %s", err.msg);
+  }
+  bri_jobs_store *s = open_store();
+  r = open_with(&o);
+  int64_t t = add_table(s, "/data/a.lance");
+  int64_t a = enqueue(s, t, BRI_JOB_COMPACT, 0, 0);
+  uint64_t counts[BRI_JOB_NSTATES + 1];
+  ck_assert_int_eq(bri_jobs_count_states(r, 0, counts, &err), 0);
+  ck_assert_int_eq(counts[BRI_JOB_QUEUED], 1);
+  ck_assert_int_eq(claim(s), a);
+  /* the store's connection holds a write transaction open, as a worker's
+   * journal write does; the reader still answers, with the last commit */
+  bri_jobs_job inside, seen;
+  ck_assert_int_eq(jobs_job_begin(s, a, NULL, 0, "holding", &inside, &err), 0);
+  ck_assert_msg(bri_jobs_get(r, a, &seen, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(seen.state, BRI_JOB_RUNNING);
+  bri_jobs_job_clear(&seen);
+  ck_assert_int_eq(bri_jobs_count_states(r, 0, counts, &err), 0);
+  ck_assert_int_eq(counts[BRI_JOB_RUNNING], 1);
+  ck_assert_int_eq(jobs_job_end(s, 0, 0, "holding", &inside, &err), 0);
+  /* writes through the reader are refused by the database */
+  int64_t id;
+  ck_assert_int_ne(bri_jobs_enqueue(r, t, BRI_JOB_CLEANUP, 0, NULL, 0, &id, NULL, &err), 0);
+  ck_assert_msg(strstr(err.msg, "read") || strstr(err.msg, "READ"), "got: %s", err.msg);
+  ck_assert_int_eq(bri_jobs_count_states(s, 0, counts, &err), 0);
+  ck_assert_int_eq(counts[BRI_JOB_QUEUED], 0);
+  bri_jobs_close(r);
+  bri_jobs_close(s);
+}
+END_TEST
+
 START_TEST(names_and_parsing) {
   bri_error err;
   bri_job_kind k;
@@ -2338,6 +2381,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, dead_instances_of_this_machine_are_buried);
   tcase_add_test(tc, concurrent_claims_never_double_claim);
   tcase_add_test(tc, history_lists_counts_and_prunes);
+  tcase_add_test(tc, read_connection_reads_beside_the_store);
   tcase_add_test(tc, names_and_parsing);
   tcase_add_test(tc, sql_failures_name_file_and_step);
   suite_add_tcase(s, tc);
@@ -2352,6 +2396,7 @@ static Suite *suite(void) {
   tcase_add_checked_fixture(pg, setup_pg, teardown);
   /* the backend-neutral cases of "core" */
   tcase_add_test(pg, unknown_kinds_wait);
+  tcase_add_test(pg, read_connection_reads_beside_the_store);
   tcase_add_test(pg, tables_state);
   tcase_add_test(pg, enqueue_dedupes_queued_jobs);
   tcase_add_test(pg, claim_order_priority_then_time);
