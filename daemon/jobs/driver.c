@@ -104,6 +104,4 @@ void jobs_rollback(bri_jobs_store *s) {
   s->drv->rollback(s);
 }
 
-int jobs_sync_full(bri_jobs_store *s, int full, bri_error *err) {
-  return s->drv->sync_full(s, full, err);
-}
+int jobs_make_durable(bri_jobs_store *s, bri_error *err) { return s->drv->make_durable(s, err); }

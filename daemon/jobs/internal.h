@@ -78,7 +78,9 @@ struct jobs_driver {
   int (*begin)(bri_jobs_store *s, const char *step, bri_error *err);
   int (*commit)(bri_jobs_store *s, const char *step, bri_error *err);
   void (*rollback)(bri_jobs_store *s);
-  int (*sync_full)(bri_jobs_store *s, int full, bri_error *err);
+  /* Makes every commit so far durable against a power loss; called
+   * without the store's mutex (safe beside the other calls). */
+  int (*make_durable)(bri_jobs_store *s, bri_error *err);
   /* 1 when the store answers, 0 when not; last_error gets the last
    * connection failure ("" when none). */
   int (*health)(bri_jobs_store *s, char *last_error, size_t cap);
@@ -156,9 +158,10 @@ int jobs_exec(bri_jobs_store *s, const char *sql, const char *step, bri_error *e
 int jobs_begin(bri_jobs_store *s, const char *step, bri_error *err);
 int jobs_commit(bri_jobs_store *s, const char *step, bri_error *err);
 void jobs_rollback(bri_jobs_store *s);
-/* Makes the next commits durable against a power loss (full) or against a
- * process crash only (outside transactions; see store.h, Durability). */
-int jobs_sync_full(bri_jobs_store *s, int full, bri_error *err);
+/* Makes every commit so far durable against a power loss (see store.h,
+ * Durability); without the store's mutex, so that the syncs of two workers
+ * overlap and nobody waits behind them. */
+int jobs_make_durable(bri_jobs_store *s, bri_error *err);
 
 /* ---- on top of the driver (store.c) ------------------------------------- */
 
@@ -223,16 +226,16 @@ int jobs_check_lease(bri_jobs_store *s, const bri_jobs_job *job, const char *wha
                      bri_error *err);
 
 /* One write transaction on one job, under the store's mutex.
- * jobs_job_begin takes the mutex, switches to synchronous=FULL when durable
- * (the COMMIT then fsyncs the WAL before returning), opens the transaction
- * and loads job_id into *job; what non-NULL also checks that the job runs
- * under this session (jobs_check_owned; what names the action in the
- * message). jobs_job_end follows every jobs_job_begin, whatever it returned,
- * with the code so far: it commits when rc is 0 and rolls back otherwise,
- * restores NORMAL after a durable transaction, releases the mutex, clears
- * *job and returns the final code. Between the two the mutex is held. */
-int jobs_job_begin(bri_jobs_store *s, int64_t job_id, const char *what, int durable,
-                   const char *step, bri_jobs_job *job, bri_error *err);
+ * jobs_job_begin takes the mutex, opens the transaction and loads job_id
+ * into *job; what non-NULL also checks that the job runs under this session
+ * (jobs_check_owned; what names the action in the message). jobs_job_end
+ * follows every jobs_job_begin, whatever it returned, with the code so far:
+ * it commits when rc is 0 and rolls back otherwise, releases the mutex,
+ * then, when durable, makes the commit durable (jobs_make_durable: the call
+ * returns once it is), clears *job and returns the final code. Between the
+ * two the mutex is held. */
+int jobs_job_begin(bri_jobs_store *s, int64_t job_id, const char *what, const char *step,
+                   bri_jobs_job *job, bri_error *err);
 int jobs_job_end(bri_jobs_store *s, int rc, int durable, const char *step, bri_jobs_job *job,
                  bri_error *err);
 

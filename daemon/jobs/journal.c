@@ -1,9 +1,9 @@
 /* journal.c: the output journal and commit intent of running jobs (see
  * journal.h). The two writes a worker acts on (an entry before creating the
- * file, an intent before committing) switch the connection to
- * synchronous=FULL for their transaction, so the WAL is fsynced before the
- * call returns; everything else stays at NORMAL because recovery repairs
- * what a power loss could undo there. */
+ * file, an intent before committing) are durable transactions
+ * (jobs_job_end's durable: the WAL is fdatasynced before the call
+ * returns); everything else is not, because recovery repairs what a power
+ * loss could undo there. */
 #include "jobs/journal.h"
 
 #include <stdlib.h>
@@ -28,7 +28,7 @@ int bri_jobs_journal_add(bri_jobs_store *s, int64_t job_id, const char *path, co
   bri_jobs_job job;
   int rc = bri_failpoint("jobs.before_journal_add", err);
   if (rc) return bri_error_wrap(err, "%s: journaling %s for job %lld", s->path, path, (long long)job_id);
-  rc = jobs_job_begin(s, job_id, "journal an output of", 1, step, &job, err);
+  rc = jobs_job_begin(s, job_id, "journal an output of", step, &job, err);
   if (!rc)
     rc = jobs_run(s, step, err,
                   "INSERT INTO job_outputs (job_id, path, kind, attempt, created_at) "
@@ -51,7 +51,7 @@ int bri_jobs_set_commit_intent(bri_jobs_store *s, int64_t job_id, const char *tx
                          s->path, (long long)job_id, (unsigned long long)read_version);
   const char *step = "recording a commit intent";
   bri_jobs_job job;
-  int rc = jobs_job_begin(s, job_id, "record a commit intent of", 1, step, &job, err);
+  int rc = jobs_job_begin(s, job_id, "record a commit intent of", step, &job, err);
   if (!rc) rc = jobs_check_lease(s, &job, "record a commit intent of", jobs_now_locked(s), err);
   if (!rc)
     rc = jobs_run(s, step, err,

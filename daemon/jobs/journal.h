@@ -3,7 +3,7 @@
  * Contract for a worker (the rule that makes a crash recoverable):
  *   1. bri_jobs_journal_add(path) BEFORE creating the file at path (a data
  *      file, a deletion file, a hard link, a staging or transaction file...).
- *      The entry is durable (synchronous=FULL) when the call returns, so no
+ *      The entry is durable (the WAL fdatasynced) when the call returns, so no
  *      file of the job can exist on disk without its entry.
  *   2. bri_jobs_set_commit_intent(uuid) BEFORE committing the table version
  *      whose transaction carries that uuid (the same uuid on every commit

@@ -426,8 +426,8 @@ static int pg_commit(bri_jobs_store *s, const char *step, bri_error *err) {
 }
 
 /* Commits are durable at COMMIT on PostgreSQL (synchronous_commit). */
-static int pg_sync_full(bri_jobs_store *s, int full, bri_error *err) {
-  (void)s, (void)full, (void)err;
+static int pg_make_durable(bri_jobs_store *s, bri_error *err) {
+  (void)s, (void)err;
   return 0;
 }
 
@@ -620,7 +620,7 @@ const jobs_driver jobs_pg_driver = {
     .begin = pg_begin,
     .commit = pg_commit,
     .rollback = pg_rollback,
-    .sync_full = pg_sync_full,
+    .make_durable = pg_make_durable,
     .health = pg_health,
     .conflict = pg_conflict,
     .request_expr = "(coalesce(%s, '{}')::jsonb - 'trigger')",

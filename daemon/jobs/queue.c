@@ -250,7 +250,7 @@ int bri_jobs_finish(bri_jobs_store *s, int64_t job_id, const bri_jobs_outcome *o
     return bri_error_wrap(err, "%s: finishing job %lld", s->path, (long long)job_id);
   const char *step = "finishing a job";
   bri_jobs_job job;
-  rc = jobs_job_begin(s, job_id, "finish", 0, step, &job, err);
+  rc = jobs_job_begin(s, job_id, "finish", step, &job, err);
   int64_t now = jobs_now_locked(s);
   if (!rc)
     rc = jobs_end_locked(s, &job, o->state, o->result_json, o->error, o->bytes_written,
@@ -336,7 +336,7 @@ int bri_jobs_retry_later(bri_jobs_store *s, int64_t job_id, const char *error,
   bri_jobs_job job;
   bri_job_state ns = 0;
   int64_t nb = 0;
-  int rc = jobs_job_begin(s, job_id, "retry", 0, step, &job, err);
+  int rc = jobs_job_begin(s, job_id, "retry", step, &job, err);
   int64_t now = jobs_now_locked(s);
   if (!rc) rc = jobs_requeue_locked(s, &job, error, "retried", 1, now, &ns, &nb, err);
   rc = jobs_job_end(s, rc, 0, step, &job, err);
@@ -379,7 +379,7 @@ int bri_jobs_defer(bri_jobs_store *s, int64_t job_id, int64_t delay_ms, const ch
   const char *step = "deferring a job";
   bri_jobs_job job;
   bri_job_state ns = BRI_JOB_QUEUED;
-  int rc = jobs_job_begin(s, job_id, "defer", 0, step, &job, err);
+  int rc = jobs_job_begin(s, job_id, "defer", step, &job, err);
   int64_t now = jobs_now_locked(s), next = now + (delay_ms > 0 ? delay_ms : 0);
   if (!rc) rc = defer_locked(s, &job, why, next, now, &ns, err);
   rc = jobs_job_end(s, rc, 0, step, &job, err);
@@ -392,7 +392,7 @@ int bri_jobs_cancel(bri_jobs_store *s, int64_t job_id, bri_job_state *state_afte
   const char *step = "cancelling a job";
   bri_jobs_job job;
   bri_job_state after = 0;
-  int rc = jobs_job_begin(s, job_id, NULL, 0, step, &job, err);
+  int rc = jobs_job_begin(s, job_id, NULL, step, &job, err);
   int64_t now = jobs_now_locked(s);
   if (rc) goto out;
   switch (job.state) {

@@ -49,7 +49,7 @@ static int settle(bri_jobs_store *s, const bri_jobs_job *seen, const char *was, 
                   uint64_t version, bri_jobs_recovery_report *rep, bri_error *err) {
   const char *step = "settling a recovered job";
   bri_jobs_job job;
-  int rc = jobs_job_begin(s, seen->id, NULL, 0, step, &job, err);
+  int rc = jobs_job_begin(s, seen->id, NULL, step, &job, err);
   int64_t now = jobs_now_locked(s);
   if (rc) goto out;
   /* Still the attempt we looked at? (Nothing else should have moved it;

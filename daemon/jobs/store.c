@@ -240,12 +240,11 @@ int jobs_check_lease(bri_jobs_store *s, const bri_jobs_job *job, const char *wha
   return 0;
 }
 
-int jobs_job_begin(bri_jobs_store *s, int64_t job_id, const char *what, int durable,
-                   const char *step, bri_jobs_job *job, bri_error *err) {
+int jobs_job_begin(bri_jobs_store *s, int64_t job_id, const char *what, const char *step,
+                   bri_jobs_job *job, bri_error *err) {
   memset(job, 0, sizeof *job);
   pthread_mutex_lock(&s->mu);
-  int rc = durable ? jobs_sync_full(s, 1, err) : 0;
-  if (!rc) rc = jobs_begin(s, step, err);
+  int rc = jobs_begin(s, step, err);
   if (!rc) rc = jobs_get_locked(s, job_id, job, err);
   if (!rc && what) rc = jobs_check_owned(s, job, what, err);
   return rc;
@@ -255,15 +254,8 @@ int jobs_job_end(bri_jobs_store *s, int rc, int durable, const char *step, bri_j
                  bri_error *err) {
   if (!rc) rc = jobs_commit(s, step, err);
   if (rc) jobs_rollback(s);
-  if (durable) {
-    bri_error e2;
-    int rc2 = jobs_sync_full(s, 0, &e2);
-    if (!rc && rc2) { /* the write is durable; the connection is not back to NORMAL */
-      rc = rc2;
-      if (err) *err = e2;
-    }
-  }
   pthread_mutex_unlock(&s->mu);
+  if (!rc && durable) rc = jobs_make_durable(s, err);
   bri_jobs_job_clear(job);
   return rc;
 }

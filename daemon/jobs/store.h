@@ -26,11 +26,12 @@
  * Durability (SQLite; a PostgreSQL commit is durable when it returns):
  * synchronous=NORMAL (a commit survives a process crash, which
  * is what kill -9 tests; a power loss may undo the last commits), except the
- * two writes that must never be lost once the caller acts on them, which
- * run with synchronous=FULL (the WAL is fsynced at commit): a journal entry,
+ * two writes that must never be lost once the caller acts on them, whose
+ * call returns only after an fdatasync of the WAL (made outside the store's
+ * mutex, so that other calls do not wait behind it): a journal entry,
  * which must be on disk before the file it names is created, and a commit
- * intent, which must be on disk before the table commit it announces (a
- * FULL commit syncs every earlier WAL frame too, so the claim that preceded
+ * intent, which must be on disk before the table commit it announces (the
+ * sync covers every earlier WAL frame too, so the claim that preceded
  * a durable journal entry is durable with it). Every
  * other write that a power loss could undo is repaired by recovery (a lost
  * "succeeded" becomes a crashed job whose commit is found to have landed; a
