@@ -73,14 +73,7 @@ copy lance; copy brid; copy strace "$STRACE_N"
 sync
 find "$WORK/lance" "$WORK/brid" -type f | xargs cat >/dev/null
 
-# same_scan A B: the two brictl scan JSON files agree in rows and hashes.
-same_scan() {
-  node -e '
-    const [a, b] = process.argv.slice(1).map((f) => JSON.parse(require("fs").readFileSync(f)));
-    if (a.rows !== b.rows) { console.error(`rows changed: ${a.rows} -> ${b.rows}`); process.exit(1); }
-    for (const [k, v] of Object.entries(a.columns))
-      if (!b.columns[k] || v.sha256 !== b.columns[k].sha256) { console.error("hash changed:", k); process.exit(1); }' "$1" "$2"
-}
+. bench/lib.sh
 # check COPY: the sample tables of COPY read as the source did, in one fragment.
 check() {
   local f frags i

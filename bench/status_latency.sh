@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/status_latency.sh: how long brid takes to answer while a worker
 # commits: a compaction that links N sidecars journals each link durably
-# first (one synchronous=FULL SQLite commit, an fsync, per file), and a job
+# first (one SQLite commit and an fdatasync of its WAL per file), and a job
 # store that serializes every call behind those fsyncs makes whatever calls
 # it wait. Two clients: one sends `status` and `tables.list` back to back
 # (each reads the store), the other sends lines that are not JSON, which
