@@ -7,6 +7,13 @@
 #
 #   bench/compact_s3.sh [BLOB_BATCHES]     (default 100:1:5M,100:10:200K:
 #                                          200 fragments, ~0.7 GB of payload)
+#   bench/compact_s3.sh 400:4:100K         400 fragments of four 100 KB blobs
+#                                          (packed), ~160 MB: the request floor
+#
+# BLOB_BATCHES is lance_make.mjs's --blob-batches (APPENDS:ROWS:SIZE, one
+# fragment per append). BLOB_DELETE (env) is its --blob-delete, the rows
+# deleted after the appends [lance_make's: id % 5 = 2 OR id = 21, which
+# gives most fragments a deletion file]; BLOB_DELETE= (empty) deletes none.
 #
 # Three tables are written by LanceDB with the same seed (same values, own
 # files) under s3://$BRI_S3_BUCKET/bench-PID/{optimize,bri,copy}/blobs.lance
@@ -14,10 +21,14 @@
 # For each run: wall time; for brictl also the bytes that passed through it
 # (its report's storage block: bytes in + out over the network) and the bytes
 # the server copied, against the table's payload (LanceDB's fetchBlobs
-# total). Checks: LanceDB reads the optimize and copy tables with the values
+# total), and the requests it sent to the store: in all, per source
+# fragment, and by kind (get, head, put, list, delete, copy, the multipart
+# kinds; docs/api.md). Checks: LanceDB reads the optimize and copy tables with the values
 # it read before; brictl scan of the bri table equals that too. Targets (issue
 # 15): bri wall <= 1/20 of optimize's with <= 1% of the payload through brid;
-# copy ~0 payload bytes through brid and wall <= optimize's. Prints a table and
+# copy ~0 payload bytes through brid and wall <= optimize's; issue MANY: bri
+# about one request per object a source fragment has (its data file, its
+# deletion file if any). Prints a table and
 # writes $WORK/results.json (WORK: a temp dir, or $WORK).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,13 +43,15 @@ case ${BENCH_STORE:-s3} in
   *) echo "BENCH_STORE: s3 or azure, not ${BENCH_STORE}" >&2; exit 2 ;;
 esac
 WORK=${WORK:-$(mktemp -d /tmp/brid-bench-${BENCH_STORE:-s3}.XXXXXX)}
+mkdir -p "$WORK"
 IGN=ms,table,fragmentRows,schemaFields,version,fragments
 jf() { node -e 'let d=JSON.parse(require("fs").readFileSync(0,"utf8"));for(const k of process.argv[1].split("."))d=d[k];console.log(d)' "$1"; }
 now() { date +%s.%N; }
 
 for run in optimize bri copy; do
   echo "writing $P/$run/blobs.lance ($BATCHES)..." >&2
-  node tests/interop/lance_make.mjs --out "$P/$run" --tables blobs --blob-batches "$BATCHES" >/dev/null
+  node tests/interop/lance_make.mjs --out "$P/$run" --tables blobs --blob-batches "$BATCHES" \
+    ${BLOB_DELETE+--blob-delete "$BLOB_DELETE"} >/dev/null
 done
 node tests/interop/lance_read.mjs "$P/optimize/blobs.lance" --json >"$WORK/before.json"
 payload=$(node -e 'const d=JSON.parse(require("fs").readFileSync(0,"utf8"));
@@ -64,17 +77,25 @@ node tests/interop/lance_read.mjs "$P/copy/blobs.lance" --json >"$WORK/copy.read
 bash -c ". tests/interop/lib.sh; json_eq '$WORK/before.json' '$WORK/copy.read.json' --ignore $IGN" ||
   { echo "LanceDB reads other values after compact copy" >&2; exit 1; }
 
+# "get=722 head=1 ..." of a report's storage.requests_by_kind
+by_kind() { node -e 'const d=JSON.parse(require("fs").readFileSync(0,"utf8")).storage.requests_by_kind;
+  console.log(Object.entries(d).map(([k,v])=>k+"="+v).join(" "))'; }
 row() { # row NAME WALL REPORT_JSON|-
-  local through=- server=- pct=-
+  local through=- server=- pct=- req=- per=- kinds=
   if [ "$3" != - ]; then
     through=$(( $(jf storage.bytes_read <"$3") + $(jf storage.bytes_written <"$3") ))
     server=$(jf storage.bytes_copied_server <"$3")
     pct=$(echo "scale=3; 100 * $through / $payload" | bc)
+    req=$(jf storage.requests <"$3")
+    per=$(echo "scale=2; $req / $(jf fragments_before <"$3")" | bc)
+    kinds=$(by_kind <"$3")
   fi
-  printf '%-10s %9.2f %8s %14s %7s %14s\n' "$1" "$2" "$(echo "scale=1; $opt_wall / $2" | bc)x" "$through" "$pct" "$server"
+  printf '%-10s %9.2f %8s %14s %7s %14s %8s %8s  %s\n' "$1" "$2" "$(echo "scale=1; $opt_wall / $2" | bc)x" \
+    "$through" "$pct" "$server" "$req" "$per" "$kinds"
 }
 {
-  printf '%-10s %9s %9s %14s %7s %14s\n' run wall_s speedup through_brid "% pay" server_copied
+  printf '%-10s %9s %9s %14s %7s %14s %8s %8s  %s\n' run wall_s speedup through_brid "% pay" server_copied \
+    requests req/frag by_kind
   row optimize "$opt_wall" -
   row bri "$bri_wall" "$WORK/bri.json"
   row copy "$copy_wall" "$WORK/copy.json"
@@ -84,6 +105,9 @@ const fs=require("fs"), w=process.argv[1];
 const r={payload:+process.argv[2], optimize:{wall_s:+process.argv[3]},
   bri:{wall_s:+process.argv[4], report:JSON.parse(fs.readFileSync(w+"/bri.json"))},
   copy:{wall_s:+process.argv[5], report:JSON.parse(fs.readFileSync(w+"/copy.json"))}};
-for (const k of ["bri","copy"]) delete r[k].report.plan;
+for (const k of ["bri","copy"]) {
+  delete r[k].report.plan;
+  r[k].requests_per_fragment = r[k].report.storage.requests / r[k].report.fragments_before;
+}
 fs.writeFileSync(w+"/results.json", JSON.stringify(r,null,1));' "$WORK" "$payload" "$opt_wall" "$bri_wall" "$copy_wall"
 echo "results: $WORK/results.json" >&2
