@@ -42,6 +42,11 @@ static void age_file(const char *path, int64_t seconds_ago) {
   ck_assert_int_eq(utimes(path, tv), 0);
 }
 
+static void set_mtime(const char *path, time_t when) {
+  struct timeval tv[2] = {{.tv_sec = when}, {.tv_sec = when}};
+  ck_assert_int_eq(utimes(path, tv), 0);
+}
+
 static bri_cleanup_policy now_policy(void) {
   bri_cleanup_policy p;
   bri_cleanup_policy_default(&p);
@@ -144,8 +149,12 @@ START_TEST(test_grace_and_links) {
   char *stray_new = bri_strdupf("%s/data/new-stray.lance", root);
   bri_write_bytes(stray_old, "x", 1);
   bri_write_bytes(stray_new, "y", 1);
-  age_file(stray_old, 30 * 24 * 3600);
-  age_file(stray_new, 3 * 24 * 3600);
+  /* Dated absolutely, so that the case does not age: both strays are older
+   * than the fixture's versions (files newer than the oldest recent
+   * version are never deleted), one from 1970 (beyond the grace period
+   * below), one from 2000 (within it). */
+  set_mtime(stray_old, 86400);
+  set_mtime(stray_new, 946684800);
   /* links pointing out of the table: never followed, never deleted */
   char *outside = bri_path_join(tmp, "outside");
   mkdir(outside, 0755);
@@ -156,6 +165,7 @@ START_TEST(test_grace_and_links) {
   ck_assert_int_eq(symlink(victim, link1), 0);
   ck_assert_int_eq(symlink(outside, link2), 0);
   bri_cleanup_policy p = now_policy();
+  p.grace_sec = p.now - 365 * 86400; /* young: anything after 1971 */
   bri_cleanup_stats st;
   bri_error err;
   ck_assert_msg(bri_cleanup_run(root, &p, NULL, &st, &err) == 0, "%s", err.msg);
