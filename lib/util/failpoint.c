@@ -106,6 +106,9 @@ static const bri_failpoint_info REGISTRY[] = {
     {"watch.no_inotify", "daemon/brid/svc_watch.c", "brid", BRI_FP_SWITCH,
      "a switch: brid watches no _versions/ directory, as on a filesystem without inotify, and "
      "finds new commits by its periodic sweep alone"},
+    {"watch.inotify_exhausted", "daemon/brid/svc_watch.c", "brid", BRI_FP_SWITCH,
+     "a switch: every table watch fails with ENOSPC, as when fs.inotify.max_user_watches is exhausted; "
+     "brid finds those tables' commits by its periodic sweep and counts them in status (tables.sweep_only)"},
     /* the power-loss canary: lib/storage/local.c, local_put */
     {"canary.no_put_dir_fsync", "lib/storage/local.c", "compact,materialize,clone,gen", BRI_FP_SWITCH,
      "a switch for the power-loss harness's canary (tests/powerloss): a put (manifest, transaction "
