@@ -482,6 +482,8 @@ static void disc_free(disc_req *r) {
  * batch in one transaction, and hands them to the loop. */
 static void register_batch(disc_req *r) {
   size_t n = 0, end = r->n_tables;
+  bri_error fp;
+  (void)bri_failpoint("watch.register_batch", &fp);
   const char **roots = malloc((end - r->n_registered + 1) * sizeof *roots);
   bri_jobs_registered *got = calloc(end - r->n_registered + 1, sizeof *got);
   for (size_t i = r->n_registered; roots && i < end; i++)
