@@ -2,7 +2,7 @@
 # DAEMON start-up over thousands of tables (one brictl gen table hard-linked
 # 4,000 times under 4 directories):
 #  - the control socket answers while the discovery still walks (each batch
-#    of new tables held 150 ms by the timing failpoint watch.register_batch),
+#    of new tables held 200 ms by the timing failpoint watch.register_batch),
 #    status saying discovery.running with the tables registered so far, which
 #    grow batch by batch; "ready" is logged once every table is registered;
 #  - every table ends up watched (one inotify watch each), and checked once
@@ -23,7 +23,7 @@ st() { "$BRICTL" status --json --socket "$TMPD/s.sock" 2>/dev/null; }
 
 # 1. the socket answers during the discovery
 SOCK=$TMPD/s.sock BRID_LOG=$TMPD/s.log
-BRI_FAILPOINTS=watch.register_batch=delay:150 "$BRID" --root "$TMPD/root" --socket "$SOCK" --state "$TMPD/s.db" \
+BRI_FAILPOINTS=watch.register_batch=delay:200 "$BRID" --root "$TMPD/root" --socket "$SOCK" --state "$TMPD/s.db" \
   --workers 2 --debounce 1s 2>"$BRID_LOG" &
 BRID_PID=$!
 wait_until 10 st || fail "the socket did not answer within 10 s"
@@ -32,14 +32,12 @@ while :; do
   st >"$TMPD/st.json" || fail "status failed during the discovery"
   [ "$(jget 'd["discovery"]["startup_done_at"] is None' <"$TMPD/st.json")" = True ] || break
   [ "$(jget 'd["discovery"]["running"]' <"$TMPD/st.json")" = True ] || fail "discovery not running before ready"
-  w=$(jget 'd["tables"]["watched"]' <"$TMPD/st.json")
-  [ "$w" -lt "$N" ] || fail "all $N tables watched before the discovery ended"
-  seen="$seen $w"
+  seen="$seen $(jget 'd["tables"]["watched"]' <"$TMPD/st.json")"
   sleep 0.2
 done
 log_has "ready:" || fail "no ready line after the discovery ended"
 echo "watched during the discovery:$seen"
-python3 -c 'import sys; v = list(map(int, sys.argv[1:])); sys.exit(0 if len(v) >= 3 and max(v) > 0 and v == sorted(v) else 1)' $seen ||
+python3 -c 'import sys; v = list(map(int, sys.argv[1:])); sys.exit(0 if len(v) >= 3 and 0 < v[1] < '$N' and v == sorted(v) else 1)' $seen ||
   fail "status did not show the tables registered batch by batch:$seen"
 wait_until 60 sh -c "'$BRICTL' status --json --socket '$SOCK' | grep -q '\"first_sweep_done\": *true'" ||
   fail "no first sweep within 60 s: $(st | jget 'd["discovery"]')"
