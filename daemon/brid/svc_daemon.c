@@ -284,6 +284,7 @@ static void reload(brid *d) {
 
 void svc_daemon_ready(brid *d) {
   if (d->draining || d->handles_closed) return;
+  svc_sched_cleanup_tick(d); /* the cleanup schedule of the tables it found */
   svc_notify_ready();
   svc_status_update(d, true);
   log_notice("brid %s ready: %zu table(s) under %zu root(s), %d worker(s), socket %s, store %s (discovery took %.1f s)",
@@ -370,8 +371,7 @@ int svc_daemon_run(brid *d) {
     uint64_t every = d->watchdog_usec / 2000;
     uv_timer_start(&d->watchdog_timer, on_watchdog, every ? every : 1, every ? every : 1);
   }
-  svc_sched_kick(d);
-  svc_sched_cleanup_tick(d);
+  svc_sched_kick(d); /* jobs queued before the restart run while the discovery walks */
   log_notice("brid %s starting: socket %s answers; discovering the tables under %zu root(s)", BRID_VERSION,
              d->cfg.socket_path, d->cfg.n_roots);
   uv_run(&d->loop, UV_RUN_DEFAULT);
