@@ -412,8 +412,12 @@ static brid_table *lookup(const brid *d, const char *root) {
 /* ------------------------------------------------------------ discovery
  *
  * A discovery walks the roots on libuv's thread pool (readdir, lstat) and
- * registers the new tables in the job store there; the loop then takes
- * the result in memory: new tables, their watches and timers, tables gone.
+ * registers the new tables in the job store there, REGISTER_BATCH per
+ * transaction; the loop takes each batch as it is registered (the
+ * discovery of every root or of the local ones: new tables, their watches
+ * and timers, while the walk goes on, so 100,000 tables never hold the
+ * loop or the socket), and the result when the walk ends: tables gone,
+ * directory watches. The first one, at start-up, makes brid ready.
  * At most one runs at a time; a request meanwhile runs another after it,
  * and whoever waits for a discovery (a control request naming a table not
  * registered yet) is called when one that started after the request ends. */
@@ -788,6 +792,7 @@ static void discover_done(uv_work_t *req, int status) {
  * of SCOPE_ONE); NULL out of memory. */
 static disc_req *discover_req(brid *d, disc_scope scope, const char *only) {
   disc_req *r = calloc(1, sizeof *r);
+  if (r) pthread_mutex_init(&r->mu, NULL); /* disc_free destroys it */
   size_t n = d->cfg.n_roots + 1;
   bool ok = r && (r->roots = calloc(n, sizeof *r->roots)) && (r->canon = calloc(n, sizeof *r->canon)) &&
             (r->root_rc = calloc(n, sizeof *r->root_rc)) && (r->root_why = calloc(n, sizeof *r->root_why));
@@ -805,7 +810,6 @@ static disc_req *discover_req(brid *d, disc_scope scope, const char *only) {
     return NULL;
   }
   bri_strset_freeze(&r->known);
-  pthread_mutex_init(&r->mu, NULL);
   r->req.data = r;
   r->d = d;
   r->store = d->store;
