@@ -82,6 +82,14 @@ static int cmd_status(const cli_args *a) {
   json_t *t = json_object_get(s, "tables"), *w = json_object_get(s, "workers"), *j = json_object_get(s, "jobs");
   printf("tables:  %lld watched (%lld paused, %lld inotify watches)\n", cli_int(t, "watched"), cli_int(t, "paused"),
          cli_int(t, "inotify_watches"));
+  if (cli_int(t, "sweep_only"))
+    printf("         %lld not watched, found by the sweep only: %s\n", cli_int(t, "sweep_only"),
+           cli_str(t, "watch_error"));
+  json_t *disc = json_object_get(s, "discovery");
+  if (json_is_object(disc) && !json_is_true(json_object_get(disc, "first_sweep_done")))
+    printf("start-up: %s; %lld table(s) not checked yet\n",
+           json_is_integer(json_object_get(disc, "startup_done_at")) ? "discovery done" : "discovering",
+           cli_int(disc, "unchecked_tables"));
   printf("workers: %lld of %lld busy\n", cli_int(w, "busy"), cli_int(w, "total"));
   printf("jobs:    %lld queued, %lld running, %lld succeeded, %lld failed, %lld cancelled\n", cli_int(j, "queued"),
          cli_int(j, "running"), cli_int(j, "succeeded"), cli_int(j, "failed"), cli_int(j, "cancelled"));

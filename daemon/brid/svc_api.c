@@ -268,6 +268,39 @@ static json_t *store_json(const svc_view *v, bri_jobs_store *store, const char *
   return o;
 }
 
+static int cmp_id(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The present tables paused (by brictl pause or the configuration): the
+ * store's paused ids, usually few, looked up among the view's present ids
+ * (sorted here, off the loop), instead of reading every table row. */
+static int count_paused(bri_jobs_store *store, const svc_view *v, size_t *paused, bri_error *err) {
+  int64_t *ids = NULL;
+  size_t n = 0;
+  *paused = 0;
+  int rc = bri_jobs_table_paused_ids(store, &ids, &n, err);
+  if (rc) return rc;
+  if (n) qsort(v->present_ids, v->n_present, sizeof *v->present_ids, cmp_id);
+  for (size_t i = 0; i < n; i++)
+    *paused += bsearch(&ids[i], v->present_ids, v->n_present, sizeof *v->present_ids, cmp_id) != NULL;
+  free(ids);
+  return 0;
+}
+
+/* Where the discovery stands (docs/api.md, status): whether a walk is in
+ * flight, when the start-up discovery ended (every local table registered
+ * and watched: READY=1), and when its first sweep did (every table it found
+ * checked once by the planner). */
+static json_t *discovery_json(const svc_view *v) {
+  json_t *o = json_pack("{s:b, s:o, s:b, s:o, s:I}", "running", v->discovering, "startup_done_at",
+                        ms_or_null(v->discovered_ms), "first_sweep_done", v->first_sweep_ms != 0,
+                        "first_sweep_done_at", ms_or_null(v->first_sweep_ms), "unchecked_tables",
+                        (json_int_t)v->n_unchecked);
+  return o;
+}
+
 static json_t *m_status(call *c) {
   const svc_view *v = c->view;
   bri_error err;
@@ -275,26 +308,19 @@ static json_t *m_status(call *c) {
   const char *store_error = NULL;
   uint64_t counts[BRI_JOB_NSTATES + 1] = {0};
   if (bri_jobs_count_states(c->store, 0, counts, &err)) store_error = err.msg;
-  size_t present = 0, paused = 0;
-  bri_jobs_table *rows = NULL;
-  size_t n = 0;
+  size_t paused = 0;
   bri_error err2;
-  if (!store_error && bri_jobs_table_list(c->store, &rows, &n, &err2)) store_error = err2.msg;
+  if (!store_error && count_paused(c->store, v, &paused, &err2)) store_error = err2.msg;
   /* a table brid cannot read, or a root it cannot reach, makes the daemon
    * degraded, as a failed unit makes systemd's state degraded: running, but
    * not doing all its work */
   json_t *unreadable = json_array();
-  for (size_t i = 0; i < n; i++) {
-    const svc_table_view *t = svc_view_table(v, rows[i].root);
-    if (t && t->present) {
-      present++;
-      paused += rows[i].paused != 0;
-      if (t->check_error && !t->root_unreachable) /* the root's own error says it */
-        json_array_append_new(unreadable, json_pack("{s:s, s:s, s:o}", "table", t->root, "error", t->check_error,
-                                                     "since", ms_or_null(t->last_check_ms)));
-    }
+  for (size_t i = 0; i < v->n_tables; i++) {
+    const svc_table_view *t = &v->tables[i];
+    if (t->present && t->check_error && !t->root_unreachable) /* the root's own error says it */
+      json_array_append_new(unreadable, json_pack("{s:s, s:s, s:o}", "table", t->root, "error", t->check_error,
+                                                   "since", ms_or_null(t->last_check_ms)));
   }
-  bri_jobs_table_list_free(rows, n);
   json_t *jobs = json_object();
   for (int s = 1; s <= BRI_JOB_NSTATES; s++)
     json_object_set_new(jobs, bri_job_state_name(s), json_integer((json_int_t)counts[s]));
@@ -316,9 +342,12 @@ static json_t *m_status(call *c) {
   json_object_set_new(o, "instances", store_error ? json_null() : instances_json(c->store, now));
   json_object_set_new(o, "workers", json_pack("{s:i, s:i}", "total", svc_pool_size(c->pool), "busy",
                                               svc_pool_size(c->pool) - svc_pool_idle(c->pool)));
-  json_object_set_new(o, "tables", json_pack("{s:I, s:I, s:I}", "watched", (json_int_t)present, "paused",
-                                             (json_int_t)paused, "inotify_watches",
-                                             (json_int_t)v->inotify_watches));
+  json_object_set_new(o, "tables", json_pack("{s:I, s:I, s:I, s:I, s:o}", "watched", (json_int_t)v->n_present,
+                                             "paused", (json_int_t)paused, "inotify_watches",
+                                             (json_int_t)v->inotify_watches, "sweep_only",
+                                             (json_int_t)v->sweep_only, "watch_error",
+                                             str_or_null(v->watch_error)));
+  json_object_set_new(o, "discovery", discovery_json(v));
   json_object_set_new(o, "jobs", jobs);
   json_object_set_new(o, "running", svc_pool_running(c->pool));
   json_object_set_new(o, "checks_in_flight", json_integer((json_int_t)v->checks_inflight));
@@ -609,7 +638,7 @@ svc_call *svc_api_prepare(brid *d, const rpc_req *req, const svc_peer *peer, int
 int svc_api_refresh(brid *d, svc_call *c) {
   svc_pool_collect(d->pool); /* a job seen to have ended shows its table's new state */
   svc_view_free(c->view);
-  c->view = svc_view_take(d);
+  c->view = svc_view_take(d, c->r.method != SVC_M_STATUS); /* status counts, it lists no table */
   return c->view ? 0 : -1;
 }
 

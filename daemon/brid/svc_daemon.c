@@ -7,7 +7,8 @@
  * store (its lock keeps a second daemon out), recovery of a previous crash
  * (before any worker can claim a job), control socket, HTTP listener (if
  * metrics_listen; it answers from snapshots the loop renders once it runs),
- * discovery, workers, and only then READY=1. Shutdown is a drain: SIGTERM stops new work at
+ * discovery (off the loop: the socket answers while it walks), workers,
+ * and READY=1 once the discovery of the local roots has ended. Shutdown is a drain: SIGTERM stops new work at
  * once, running jobs get drain_timeout to finish, then are asked to stop at
  * their next safe point (they go back to the queue), and if a job still
  * does not stop, brid exits anyway and the next start's recovery rolls it
@@ -281,6 +282,16 @@ static void reload(brid *d) {
 
 /* ------------------------------------------------------------- start-up */
 
+void svc_daemon_ready(brid *d) {
+  if (d->draining || d->handles_closed) return;
+  svc_sched_cleanup_tick(d); /* the cleanup schedule of the tables it found */
+  svc_notify_ready();
+  svc_status_update(d, true);
+  log_notice("brid %s ready: %zu table(s) under %zu root(s), %d worker(s), socket %s, store %s (discovery took %.1f s)",
+             BRID_VERSION, d->n_tables, d->cfg.n_roots, d->cfg.workers, d->cfg.socket_path, d->cfg.state_path,
+             (double)(bri_now_ms() - d->started_ms) / 1000);
+}
+
 int svc_daemon_run(brid *d) {
   d->started_ms = bri_now_ms();
   int exit_code = 1;
@@ -363,18 +374,17 @@ int svc_daemon_run(brid *d) {
     uint64_t every = d->watchdog_usec / 2000;
     uv_timer_start(&d->watchdog_timer, on_watchdog, every ? every : 1, every ? every : 1);
   }
-  svc_sched_kick(d);
-  svc_sched_cleanup_tick(d);
-  svc_notify_ready();
-  svc_status_update(d, true);
-  log_notice("brid %s ready: %zu table(s) under %zu root(s), %d worker(s), socket %s, store %s", BRID_VERSION,
-             d->n_tables, d->cfg.n_roots, d->cfg.workers, d->cfg.socket_path, d->cfg.state_path);
+  svc_sched_kick(d); /* jobs queued before the restart run while the discovery walks */
+  log_notice("brid %s starting: socket %s answers; discovering the tables under %zu root(s)", BRID_VERSION,
+             d->cfg.socket_path, d->cfg.n_roots);
   uv_run(&d->loop, UV_RUN_DEFAULT);
   exit_code = d->exit_code;
 
 out_loop:
   if (!d->handles_closed) {
-    /* start-up failed after the loop existed: close what was opened */
+    /* start-up failed after the loop existed: close what was opened (a
+     * discovery in flight ends without registering anything) */
+    d->handles_closed = true;
     svc_lease_stop(d->lease);
     if (d->pool) svc_pool_stop(d->pool);
     svc_control_close(d->ctl);

@@ -82,6 +82,7 @@ typedef struct brid_table {
   /* scheduling (svc_sched.c) */
   int64_t cleanup_enqueued_ms;
   bool paused_by_config;
+  bool checked; /* a planner check of it ended (or it went away) since it was registered */
 } brid_table;
 
 /* A directory under a root that is not a table, watched so that tables
@@ -140,6 +141,13 @@ struct brid {
   size_t n_dirs, cap_dirs;
   bri_strmap dir_index;
   bool discovering, discover_again; /* svc_watch.c: one discovery at a time */
+  struct disc_req *streaming;       /* that discovery: the loop registers its tables batch by batch */
+  uv_async_t discovery_async;       /* its walk has a batch for the loop */
+  int64_t discovered_ms;            /* the start-up discovery of the local roots ended (wall clock) */
+  int64_t first_sweep_ms;           /* and every table it found was checked once */
+  size_t n_unchecked;               /* registered tables with no check ended yet */
+  bool watch_failing;               /* a table watch failed (logged once until one succeeds) */
+  char watch_error[160];            /* why the last one failed */
   brid_poll **polls;                /* svc_poll.c: S3 roots */
   size_t n_polls, polls_inflight;
   brid_root **root_states;          /* svc_roots.c: every root's reachability */
@@ -194,6 +202,10 @@ int svc_daemon_reload_apply(brid *d, int rc, svc_config *loaded, const bri_error
 /* svc_daemon.c: starts the drain (SIGTERM): no new jobs, running ones get
  * drain_timeout to finish, then the loop ends. */
 void svc_daemon_shutdown(brid *d);
+
+/* svc_daemon.c: the start-up discovery has registered and watched every
+ * local table: READY=1, and the "ready" log line. */
+void svc_daemon_ready(brid *d);
 
 /* svc_daemon.c: called by the pool when a worker becomes idle, so a
  * draining daemon can finish. */

@@ -194,7 +194,7 @@ static void start_render(svc_http *h) {
   brid *d = h->d;
   render_req *r = calloc(1, sizeof *r);
   svc_pool_collect(d->pool); /* a job seen to have ended shows its table's new state */
-  if (!r || !(r->view = svc_view_take(d))) {
+  if (!r || !(r->view = svc_view_take(d, true))) {
     free(r);
     landed(h, NULL, NULL, 0, "out of memory");
     return;

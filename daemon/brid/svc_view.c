@@ -1,7 +1,7 @@
 /* svc_view.c: taking and reading views of the loop's state (see
  * svc_view.h). Taking one copies every registered table (strings
- * included) and the scalars; nothing in it points back into the loop's
- * structures. */
+ * included; a summary only the unreadable ones) and the scalars; nothing
+ * in it points back into the loop's structures. */
 #include "svc_view.h"
 
 #include <limits.h>
@@ -15,13 +15,24 @@
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
-svc_view *svc_view_take(brid *d) {
+svc_view *svc_view_take(brid *d, bool every_table) {
   svc_view *v = calloc(1, sizeof *v);
   if (!v) return NULL;
-  bool ok = (v->tables = calloc(d->n_tables + 1, sizeof *v->tables)) &&
+  bool ok = (v->tables = calloc(every_table ? d->n_tables + 1 : 1, sizeof *v->tables)) &&
+            (v->present_ids = calloc(d->n_tables + 1, sizeof *v->present_ids)) &&
             (v->roots = calloc(d->cfg.n_roots + 1, sizeof *v->roots));
+  size_t cap = every_table ? d->n_tables : 0;
   for (size_t i = 0; ok && i < d->n_tables; i++) {
     const brid_table *t = d->tables[i];
+    if (t->present) v->present_ids[v->n_present++] = t->id;
+    v->inotify_watches += t->watching;
+    v->sweep_only += t->present && !t->s3 && !t->watching;
+    if (!every_table && !(t->present && t->check_error)) continue;
+    if (v->n_tables == cap) {
+      svc_table_view *a = realloc(v->tables, (cap = cap * 2 + 8) * sizeof *a);
+      if (!(ok = a != NULL)) break;
+      v->tables = a;
+    }
     svc_table_view *tv = &v->tables[v->n_tables];
     *tv = (svc_table_view){.id = t->id, .present = t->present, .watching = t->watching, .polled = t->s3,
                            .paused_by_config = t->paused_by_config, .has_latest = t->has_latest,
@@ -70,7 +81,10 @@ svc_view *svc_view_take(brid *d) {
   v->checks_inflight = d->checks_inflight;
   v->checks_waiting = d->checks_waiting;
   v->connections = svc_control_connections(d->ctl);
-  v->inotify_watches = svc_watch_count_watching(d);
+  v->watch_error = d->watch_failing ? strdup(d->watch_error) : NULL;
+  ok = ok && (!d->watch_failing || v->watch_error);
+  v->discovering = d->discovering;
+  v->discovered_ms = d->discovered_ms, v->first_sweep_ms = d->first_sweep_ms, v->n_unchecked = d->n_unchecked;
   v->n_fs_events = d->n_fs_events, v->n_checks = d->n_checks, v->n_triggers = d->n_triggers;
   v->n_requests = d->n_requests, v->n_request_errors = d->n_request_errors;
   v->n_peers_refused = d->n_peers_refused, v->n_connections_refused = d->n_connections_refused;
@@ -95,6 +109,8 @@ void svc_view_free(svc_view *v) {
   free(v->polls);
   free(v->config_file), free(v->socket_path), free(v->readonly_socket), free(v->state_path), free(v->http_address);
   free(v->last_reload_error);
+  free(v->present_ids);
+  free(v->watch_error);
   free(v);
 }
 

@@ -51,8 +51,10 @@ typedef struct svc_root_view {
 } svc_root_view;
 
 typedef struct svc_view {
-  svc_table_view *tables;
+  svc_table_view *tables; /* every registered table, or (a summary) the present ones whose check failed */
   size_t n_tables;
+  int64_t *present_ids;   /* the ids of the present tables, in registration order */
+  size_t n_present;
   bri_strmap by_root; /* root -> index (a) */
   char **roots;       /* the configured roots */
   size_t n_roots;
@@ -66,14 +68,23 @@ typedef struct svc_view {
   int64_t draining_ms, started_ms, last_reload_ms;
   char *last_reload_error;
   size_t checks_inflight, checks_waiting, connections, inotify_watches;
+  size_t sweep_only;   /* present local tables without a watch: found by the sweep alone */
+  char *watch_error;   /* why the last table watch failed, while none has succeeded since; or NULL */
+  bool discovering;    /* a discovery walk of the roots is in flight */
+  int64_t discovered_ms, first_sweep_ms; /* svc_daemon.h; 0 = not yet */
+  size_t n_unchecked;
   svc_store_health store; /* whether the job store answers (svc_lease.h) */
   uint64_t store_statements; /* statements the job store ran, its read connection's included */
   uint64_t n_fs_events, n_checks, n_triggers, n_requests, n_request_errors, n_peers_refused,
       n_connections_refused, n_sweeps, n_check_errors;
 } svc_view;
 
-/* On the loop thread: a copy of d's state (NULL when out of memory). */
-svc_view *svc_view_take(brid *d);
+/* On the loop thread: a copy of d's state (NULL when out of memory):
+ * every table when every_table, else a summary (the status method's: with
+ * 100,000 tables a full copy costs the loop milliseconds per call) whose
+ * tables are the present ones with a check error, the others counted
+ * (present_ids, inotify_watches, sweep_only). */
+svc_view *svc_view_take(brid *d, bool every_table);
 /* Any thread. */
 void svc_view_free(svc_view *v);
 /* The table registered under its canonical root, or NULL. */

@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -27,6 +28,10 @@
 #include "svc_sched.h"
 
 #define RESCAN_DELAY_MS 1000
+/* A discovery registers new tables in the job store this many per
+ * transaction, and hands each batch to the loop (which watches them and
+ * plans their first check) while it walks on. */
+#define REGISTER_BATCH 256
 
 static bool has_versions_dir(const char *dir) {
   char p[PATH_MAX];
@@ -91,9 +96,6 @@ static void check_work(uv_work_t *req) {
                    &c->res);
 }
 
-/* True when the table's latest compaction already ran at this version and
- * found nothing to commit: the planner's cheap check (no pack survey) may
- * see work the full compaction does not, and re-queueing would loop. */
 /* True when the table's latest compaction already ran at this version and
  * found nothing to commit: the planner's cheap check (no pack survey) may
  * see work the full compaction does not, and re-queueing would loop. */
@@ -192,6 +194,22 @@ static void wait_for_slot(brid_table *t, bool force) {
   d->checks_waiting++;
 }
 
+/* The first sweep is done once the start-up discovery has ended and every
+ * table registered has been checked once. */
+static void first_sweep_maybe_done(brid *d) {
+  if (d->first_sweep_ms || !d->discovered_ms || d->n_unchecked) return;
+  d->first_sweep_ms = bri_now_ms();
+  log_notice("first sweep done: %zu table(s) discovered and checked once, %.1f s after start", d->n_tables,
+             (double)(d->first_sweep_ms - d->started_ms) / 1000);
+}
+
+static void mark_checked(brid_table *t) {
+  if (t->checked) return;
+  t->checked = true;
+  t->d->n_unchecked--;
+  first_sweep_maybe_done(t->d);
+}
+
 /* Starts waiting checks while slots are free. */
 static void start_waiting(brid *d) {
   while (d->checks_head && d->checks_inflight < SVC_CHECKS_MAX && !d->draining) {
@@ -213,6 +231,7 @@ static void check_done(uv_work_t *req, int status) {
   d->checks_inflight--;
   d->n_checks++;
   if (status == 0) svc_watch_apply(t, &c->res);
+  mark_checked(t);
   bool again = t->check_again, force = t->check_again_force;
   t->check_again = t->check_again_force = false;
   free(c->root);
@@ -309,16 +328,30 @@ static void on_dir_event(uv_fs_event_t *h, const char *name, int events, int sta
   if (status >= 0) schedule_rescan(w->d);
 }
 
+/* A table brid cannot watch (ENOSPC: fs.inotify.max_user_watches is
+ * exhausted) is found by the periodic sweep instead, which also tries to
+ * watch it again. One warning until a watch succeeds again, not one per
+ * table: 100,000 tables over the limit would flood the journal. */
 static void watch_table(brid_table *t) {
   if (t->s3 || t->watching || bri_failpoint_armed("watch.no_inotify")) return; /* S3: polled */
+  brid *d = t->d;
   char p[PATH_MAX];
   snprintf(p, sizeof p, "%s/_versions", t->root);
-  int e = uv_fs_event_start(&t->ev, on_table_event, p, 0);
+  int e = bri_failpoint_armed("watch.inotify_exhausted") ? UV_ENOSPC : uv_fs_event_start(&t->ev, on_table_event, p, 0);
   if (e) {
-    /* ENOSPC: fs.inotify.max_user_watches is exhausted; the sweep still works */
-    log_warn("%s: cannot watch %s: %s; relying on the periodic sweep", t->root, p, uv_strerror(e));
+    snprintf(d->watch_error, sizeof d->watch_error, "%s%s", uv_strerror(e),
+             e == UV_ENOSPC ? " (fs.inotify.max_user_watches is exhausted)" : "");
+    if (!d->watch_failing) {
+      char every[48];
+      bri_duration_format(d->cfg.sweep_sec, every, sizeof every);
+      log_warn("%s: cannot watch %s: %s; it and any other table brid cannot watch rely on the periodic sweep "
+               "(every %s; status: tables.sweep_only)", t->root, p, d->watch_error, every);
+    }
+    d->watch_failing = true;
     return;
   }
+  if (d->watch_failing) log_notice("%s: watched again; tables still unwatched: see status (tables.sweep_only)", t->root);
+  d->watch_failing = false;
   t->watching = true;
 }
 
@@ -379,8 +412,12 @@ static brid_table *lookup(const brid *d, const char *root) {
 /* ------------------------------------------------------------ discovery
  *
  * A discovery walks the roots on libuv's thread pool (readdir, lstat) and
- * registers the new tables in the job store there; the loop then takes
- * the result in memory: new tables, their watches and timers, tables gone.
+ * registers the new tables in the job store there, REGISTER_BATCH per
+ * transaction; the loop takes each batch as it is registered (the
+ * discovery of every root or of the local ones: new tables, their watches
+ * and timers, while the walk goes on, so 100,000 tables never hold the
+ * loop or the socket), and the result when the walk ends: tables gone,
+ * directory watches. The first one, at start-up, makes brid ready.
  * At most one runs at a time; a request meanwhile runs another after it,
  * and whoever waits for a discovery (a control request naming a table not
  * registered yet) is called when one that started after the request ends. */
@@ -422,6 +459,12 @@ typedef struct disc_req {
   bri_strset known; /* registered roots: no store call for them */
   disc_table *tables;
   size_t n_tables, cap_tables;
+  size_t n_registered; /* the walk's: tables before this one are registered in the store */
+  pthread_mutex_t mu;  /* tables (the walk appends) and n_published */
+  size_t n_published;  /* registered and handed to the loop (d->streaming) */
+  size_t n_applied;    /* the loop's: tables before this one it has registered */
+  bool stream;         /* the loop takes the batches as they come (d->streaming) */
+  bool startup;        /* the start-up discovery: brid is ready when it ends */
   char **dirs;
   size_t n_dirs, cap_dirs;
   disc_waiter *waiters;
@@ -431,6 +474,7 @@ static void disc_free(disc_req *r) {
   for (size_t i = 0; i < r->n_roots; i++) free(r->roots[i]), free(r->canon[i]), free(r->root_why[i]);
   free(r->roots), free(r->canon), free(r->root_rc), free(r->root_why);
   bri_strset_free(&r->known);
+  pthread_mutex_destroy(&r->mu);
   for (size_t i = 0; i < r->n_tables; i++) free(r->tables[i].root);
   free(r->tables);
   for (size_t i = 0; i < r->n_dirs; i++) free(r->dirs[i]);
@@ -438,40 +482,61 @@ static void disc_free(disc_req *r) {
   free(r);
 }
 
-/* A table the walk passed; registered in the store when it is new (a
- * prefix an S3 walk could not tell about is only kept if known). */
+/* On the walk's thread: registers the new tables found since the last
+ * batch in one transaction, and hands them to the loop. */
+static void register_batch(disc_req *r) {
+  size_t n = 0, end = r->n_tables;
+  bri_error fp;
+  (void)bri_failpoint("watch.register_batch", &fp);
+  const char **roots = malloc((end - r->n_registered + 1) * sizeof *roots);
+  bri_jobs_registered *got = calloc(end - r->n_registered + 1, sizeof *got);
+  for (size_t i = r->n_registered; roots && i < end; i++)
+    if (r->tables[i].fresh) roots[n++] = r->tables[i].root;
+  bri_error err;
+  int rc = roots && got ? bri_jobs_tables_register(r->store, roots, n, got, &err)
+                        : bri_error_set(&err, BRI_ENOMEM, "out of memory");
+  if (rc && n) log_err("%s and %zu other new table(s): cannot register them: %s", roots ? roots[0] : "?", n - 1, err.msg);
+  for (size_t i = r->n_registered, k = 0; i < end; i++) {
+    disc_table *t = &r->tables[i];
+    if (!t->fresh) continue;
+    t->failed = rc != 0;
+    if (rc) continue;
+    t->id = got[k].id, t->created = got[k].created;
+    t->has_seen = got[k].has_seen_version, t->seen = got[k].last_seen_version;
+    k++;
+  }
+  free(roots);
+  free(got);
+  r->n_registered = end;
+  pthread_mutex_lock(&r->mu);
+  r->n_published = end;
+  pthread_mutex_unlock(&r->mu);
+  if (r->stream) uv_async_send(&r->d->discovery_async);
+}
+
+/* A table the walk passed; registered in the store, in batches, when it is
+ * new (a prefix an S3 walk could not tell about is only kept if known). */
 static void found_table(disc_req *r, const char *root, bool s3, svc_poll_kind kind, uint64_t version) {
   bool known = bri_strset_has(&r->known, root);
   if (s3 && kind == SVC_POLL_UNKNOWN && !known) return;
+  char *copy = strdup(root);
+  if (!copy) return;
+  pthread_mutex_lock(&r->mu); /* the loop may be reading the published tables */
   if (r->n_tables == r->cap_tables) {
     size_t cap = r->cap_tables ? r->cap_tables * 2 : 64;
     disc_table *a = realloc(r->tables, cap * sizeof *a);
-    if (!a) return;
+    if (!a) {
+      pthread_mutex_unlock(&r->mu);
+      free(copy);
+      return;
+    }
     r->tables = a, r->cap_tables = cap;
   }
-  disc_table *t = &r->tables[r->n_tables];
-  memset(t, 0, sizeof *t);
-  if (!(t->root = strdup(root))) return;
-  r->n_tables++;
-  t->s3 = s3;
-  t->has_version = s3 && kind == SVC_POLL_TABLE;
-  t->version = version;
-  if (known) return;
-  t->fresh = true;
-  bri_error err;
-  int created = 0;
-  bri_jobs_table row;
-  memset(&row, 0, sizeof row);
-  if (bri_jobs_table_upsert(r->store, root, &t->id, &created, &err) ||
-      bri_jobs_table_get(r->store, t->id, &row, &err)) {
-    log_err("%s: cannot register the table: %s", root, err.msg);
-    t->failed = true;
-    return;
-  }
-  t->created = created;
-  t->has_seen = row.has_seen_version;
-  t->seen = row.last_seen_version;
-  bri_jobs_table_clear(&row);
+  disc_table *t = &r->tables[r->n_tables++];
+  *t = (disc_table){.root = copy, .s3 = s3, .has_version = s3 && kind == SVC_POLL_TABLE, .version = version,
+                    .fresh = !known};
+  pthread_mutex_unlock(&r->mu);
+  if (r->n_tables - r->n_registered >= REGISTER_BATCH) register_batch(r);
 }
 
 static void found_dir(disc_req *r, const char *path) {
@@ -538,6 +603,7 @@ static void discover_work(uv_work_t *req) {
       r->root_why[i] = strdup(err.msg);
     }
   }
+  register_batch(r);
 }
 
 /* The index of the walked root path lies under, or -1. */
@@ -604,6 +670,7 @@ static void register_table(brid *d, const disc_table *f) {
   t->ev.data = t;
   t->debounce.data = t;
   d->tables[d->n_tables++] = t;
+  d->n_unchecked++;
   log_info("%s: %s table (id %lld)", f->root, f->created ? "new" : "watching", (long long)f->id);
   svc_watch_apply_pause(t);
   watch_table(t);
@@ -649,10 +716,24 @@ static bool in_scope(const disc_req *r, const brid_table *t) {
   return r->full;
 }
 
+/* The async handle: the streaming discovery's walk registered a batch of
+ * tables in the store; the loop registers, watches and schedules them now,
+ * not when the whole walk of 100,000 tables ends. */
+static void on_discovery_batch(uv_async_t *h) {
+  brid *d = h->data;
+  disc_req *r = d->streaming;
+  if (!r || d->handles_closed) return;
+  pthread_mutex_lock(&r->mu);
+  for (; r->n_applied < r->n_published; r->n_applied++)
+    if (r->tables[r->n_applied].fresh) register_table(d, &r->tables[r->n_applied]);
+  pthread_mutex_unlock(&r->mu);
+}
+
 static void discover_done(uv_work_t *req, int status) {
   disc_req *r = req->data;
   brid *d = r->d;
   if (!r->done) d->discovering = false;
+  if (d->streaming == r) d->streaming = NULL;
   if (status == 0 && !d->handles_closed) {
     for (size_t i = 0; i < d->n_tables; i++) d->tables[i]->found = !in_scope(r, d->tables[i]);
     if (r->all_local)
@@ -669,6 +750,7 @@ static void discover_done(uv_work_t *req, int status) {
         log_info("%s: table is gone (or no longer under a root); not watched any more", t->root);
         unwatch_table(t);
         t->present = false;
+        mark_checked(t);
       }
     }
     for (size_t i = 0; r->all_local && i < d->n_dirs; i++) {
@@ -692,7 +774,13 @@ static void discover_done(uv_work_t *req, int status) {
     disc_free(r);
     return;
   }
+  bool startup = r->startup;
   disc_free(r);
+  if (startup) {
+    d->discovered_ms = bri_now_ms();
+    svc_daemon_ready(d);
+    first_sweep_maybe_done(d);
+  }
   if (d->discover_again) {
     d->discover_again = false;
     svc_watch_discover(d);
@@ -704,6 +792,7 @@ static void discover_done(uv_work_t *req, int status) {
  * of SCOPE_ONE); NULL out of memory. */
 static disc_req *discover_req(brid *d, disc_scope scope, const char *only) {
   disc_req *r = calloc(1, sizeof *r);
+  if (r) pthread_mutex_init(&r->mu, NULL); /* disc_free destroys it */
   size_t n = d->cfg.n_roots + 1;
   bool ok = r && (r->roots = calloc(n, sizeof *r->roots)) && (r->canon = calloc(n, sizeof *r->canon)) &&
             (r->root_rc = calloc(n, sizeof *r->root_rc)) && (r->root_why = calloc(n, sizeof *r->root_why));
@@ -734,6 +823,19 @@ static disc_req *discover_req(brid *d, disc_scope scope, const char *only) {
   return r;
 }
 
+/* Starts r, the one discovery of every root or of the local ones, whose
+ * batches the loop takes as they come. */
+static void queue_discovery(brid *d, disc_req *r) {
+  d->discovering = true;
+  d->streaming = r;
+  r->stream = true;
+  int e = uv_queue_work(&d->loop, &r->req, discover_work, discover_done);
+  if (e) {
+    log_err("discovery: %s", uv_strerror(e));
+    discover_done(&r->req, e);
+  }
+}
+
 /* A discovery of every root (scope SCOPE_ALL) or of the local ones. */
 static void discover(brid *d, disc_scope scope) {
   if (d->draining) return;
@@ -746,12 +848,7 @@ static void discover(brid *d, disc_scope scope) {
     log_err("discovery: out of memory");
     return;
   }
-  d->discovering = true;
-  int e = uv_queue_work(&d->loop, &r->req, discover_work, discover_done);
-  if (e) {
-    log_err("discovery: %s", uv_strerror(e));
-    discover_done(&r->req, e);
-  }
+  queue_discovery(d, r);
 }
 
 void svc_watch_discover(brid *d) { discover(d, SCOPE_ALL); }
@@ -816,6 +913,7 @@ static void on_sweep(uv_timer_t *h) {
     /* S3 tables: their polls see new versions; re-checked here only when
      * the last check failed or none has read them yet */
     if (t->present && (!t->s3 || t->check_error || !t->loaded)) svc_watch_check(t, false);
+    if (t->present && !t->watching) watch_table(t); /* the watch limit may have room again */
   }
   svc_sched_cleanup_tick(d);
   prune_req *p = calloc(1, sizeof *p);
@@ -836,16 +934,19 @@ static void start_sweep(brid *d) {
 int svc_watch_start(brid *d, bri_error *err) {
   uv_timer_init(&d->loop, &d->sweep_timer);
   uv_timer_init(&d->loop, &d->rescan_timer);
+  uv_async_init(&d->loop, &d->discovery_async, on_discovery_batch);
   d->sweep_timer.data = d;
   d->rescan_timer.data = d;
-  /* the first discovery before the loop serves anything: brid is not
-   * ready until it knows its local tables (S3 roots: their first poll
-   * comes right after, off the loop, so that a store that does not answer
+  d->discovery_async.data = d;
+  /* the first discovery of the local roots runs off the loop like any
+   * other, so that the control socket answers from the first second; brid
+   * is ready (READY=1, the "ready" log line) when it ends (S3 roots: their
+   * first poll comes right after, so that a store that does not answer
    * cannot hold start-up) */
   disc_req *r = discover_req(d, SCOPE_LOCAL, NULL);
   if (!r) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  discover_work(&r->req);
-  discover_done(&r->req, 0);
+  r->startup = true;
+  queue_discovery(d, r);
   start_sweep(d);
   return 0;
 }
@@ -879,6 +980,7 @@ void svc_watch_close(brid *d) {
   svc_watch_stop(d);
   uv_close((uv_handle_t *)&d->sweep_timer, NULL);
   uv_close((uv_handle_t *)&d->rescan_timer, NULL);
+  uv_close((uv_handle_t *)&d->discovery_async, NULL);
   for (size_t i = 0; i < d->n_tables; i++) {
     uv_close((uv_handle_t *)&d->tables[i]->ev, NULL);
     uv_close((uv_handle_t *)&d->tables[i]->debounce, NULL);
@@ -906,8 +1008,3 @@ void svc_watch_free(brid *d) {
   bri_strmap_free(&d->dir_index);
 }
 
-size_t svc_watch_count_watching(const brid *d) {
-  size_t n = 0;
-  for (size_t i = 0; i < d->n_tables; i++) n += d->tables[i]->watching;
-  return n;
-}

@@ -90,6 +90,4 @@ void svc_watch_stop(brid *d);
 void svc_watch_close(brid *d);
 void svc_watch_free(brid *d);
 
-size_t svc_watch_count_watching(const brid *d);
-
 #endif

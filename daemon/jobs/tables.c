@@ -55,38 +55,83 @@ static int read_table(bri_jobs_store *s, jobs_stmt *st, bri_jobs_table *t, bri_e
   return 0;
 }
 
-int bri_jobs_table_upsert(bri_jobs_store *s, const char *root, int64_t *id, int *created,
-                          bri_error *err) {
-  if (!root || !*root)
-    return bri_error_set(err, BRI_EINVAL, "%s: a table needs a non-empty root path", s->path);
+int bri_jobs_tables_register(bri_jobs_store *s, const char *const *roots, size_t n,
+                              bri_jobs_registered *out, bri_error *err) {
   static const char ins[] =
       "INSERT INTO tables (root, created_at) VALUES (?, ?) ON CONFLICT (root) DO NOTHING";
-  static const char sel[] = "SELECT id FROM tables WHERE root = ?";
-  const char *step = "adding a table";
+  static const char sel[] = "SELECT id, last_seen_version FROM tables WHERE root = ?";
+  const char *step = "registering tables";
+  for (size_t i = 0; i < n; i++)
+    if (!roots[i] || !*roots[i])
+      return bri_error_set(err, BRI_EINVAL, "%s: a table needs a non-empty root path", s->path);
   jobs_stmt *st = NULL;
-  int added = 0;
   pthread_mutex_lock(&s->mu);
-  int rc = jobs_begin(s, step, err);
-  if (rc) goto out;
-  if ((rc = jobs_prepare(s, ins, &st, step, err))) goto out;
-  jobs_bind_text(st, 1, root);
-  jobs_bind_i64(st, 2, jobs_now_locked(s));
-  if ((rc = jobs_step(s, st, step, err)) < 0) goto out;
-  added = jobs_changes(s) > 0;
+  int rc = n ? jobs_begin(s, step, err) : 0;
+  int64_t now = jobs_now_locked(s);
+  for (size_t i = 0; !rc && i < n; i++) {
+    memset(&out[i], 0, sizeof out[i]);
+    if ((rc = jobs_prepare(s, ins, &st, step, err))) break;
+    jobs_bind_text(st, 1, roots[i]);
+    jobs_bind_i64(st, 2, now);
+    if ((rc = jobs_step(s, st, step, err)) < 0) break;
+    out[i].created = jobs_changes(s) > 0;
+    jobs_finalize(st);
+    st = NULL;
+    if ((rc = jobs_prepare(s, sel, &st, step, err))) break;
+    jobs_bind_text(st, 1, roots[i]);
+    rc = jobs_step(s, st, step, err);
+    if (rc == 0) rc = bri_error_set(err, BRI_EIO, "%s: table %s vanished while added", s->path, roots[i]);
+    if (rc < 0) break;
+    out[i].id = jobs_col_i64(st, 0);
+    out[i].has_seen_version = !jobs_col_null(st, 1);
+    out[i].last_seen_version = (uint64_t)jobs_col_i64(st, 1);
+    jobs_finalize(st);
+    st = NULL;
+    rc = 0;
+  }
   jobs_finalize(st);
-  if ((rc = jobs_prepare(s, sel, &st, step, err))) goto out;
-  jobs_bind_text(st, 1, root);
-  rc = jobs_step(s, st, step, err);
-  if (rc == 0) rc = bri_error_set(err, BRI_EIO, "%s: table %s vanished while added", s->path, root);
-  if (rc < 0) goto out;
-  *id = jobs_col_i64(st, 0);
-  rc = jobs_commit(s, step, err);
-out:
-  jobs_finalize(st);
-  if (rc) jobs_rollback(s);
+  if (!rc && n) rc = jobs_commit(s, step, err);
+  if (rc && n) jobs_rollback(s);
   pthread_mutex_unlock(&s->mu);
-  if (!rc && created) *created = added;
   return rc;
+}
+
+int bri_jobs_table_upsert(bri_jobs_store *s, const char *root, int64_t *id, int *created,
+                          bri_error *err) {
+  bri_jobs_registered r;
+  int rc = bri_jobs_tables_register(s, &root, 1, &r, err);
+  if (rc) return rc;
+  *id = r.id;
+  if (created) *created = r.created;
+  return 0;
+}
+
+int bri_jobs_table_paused_ids(bri_jobs_store *s, int64_t **ids, size_t *n, bri_error *err) {
+  *ids = NULL;
+  *n = 0;
+  int64_t *v = NULL;
+  size_t len = 0, cap = 0;
+  jobs_stmt *st = NULL;
+  pthread_mutex_lock(&s->mu);
+  int rc = jobs_prepare(s, "SELECT id FROM tables WHERE paused <> 0 ORDER BY id", &st,
+                        "listing paused tables", err);
+  while (!rc && (rc = jobs_step(s, st, "listing paused tables", err)) == 1) {
+    if (jobs_grow((void **)&v, &cap, len, sizeof *v)) {
+      rc = bri_error_set(err, BRI_ENOMEM, "%s: out of memory listing paused tables", s->path);
+      break;
+    }
+    v[len++] = jobs_col_i64(st, 0);
+    rc = 0;
+  }
+  jobs_finalize(st);
+  pthread_mutex_unlock(&s->mu);
+  if (rc < 0) {
+    free(v);
+    return rc;
+  }
+  *ids = v;
+  *n = len;
+  return 0;
 }
 
 static int get_where(bri_jobs_store *s, const char *where, int64_t id, const char *root,

@@ -39,6 +39,25 @@ void bri_jobs_table_list_free(bri_jobs_table *ts, size_t n);
 int bri_jobs_table_upsert(bri_jobs_store *s, const char *root, int64_t *id, int *created,
                           bri_error *err);
 
+/* What bri_jobs_tables_register found for one root. */
+typedef struct bri_jobs_registered {
+  int64_t id;
+  int created; /* the store did not know the root */
+  int has_seen_version;
+  uint64_t last_seen_version;
+} bri_jobs_registered;
+
+/* bri_jobs_table_upsert for n roots in one transaction (a discovery of
+ * many tables registers them a few hundred at a time, not one commit
+ * each), with each row's last seen version: out[i] for roots[i]. On an
+ * error nothing is registered. */
+int bri_jobs_tables_register(bri_jobs_store *s, const char *const *roots, size_t n,
+                             bri_jobs_registered *out, bri_error *err);
+
+/* The ids of the paused tables, ascending (*ids NULL when there are none):
+ * a status counts them without reading every row. */
+int bri_jobs_table_paused_ids(bri_jobs_store *s, int64_t **ids, size_t *n, bri_error *err);
+
 /* One table by id or by root: BRI_ENOTFOUND when there is none. */
 int bri_jobs_table_get(bri_jobs_store *s, int64_t id, bri_jobs_table *out, bri_error *err);
 int bri_jobs_table_find(bri_jobs_store *s, const char *root, bri_jobs_table *out,

@@ -106,6 +106,9 @@ static const bri_failpoint_info REGISTRY[] = {
     {"watch.no_inotify", "daemon/brid/svc_watch.c", "brid", BRI_FP_SWITCH,
      "a switch: brid watches no _versions/ directory, as on a filesystem without inotify, and "
      "finds new commits by its periodic sweep alone"},
+    {"watch.inotify_exhausted", "daemon/brid/svc_watch.c", "brid", BRI_FP_SWITCH,
+     "a switch: every table watch fails with ENOSPC, as when fs.inotify.max_user_watches is exhausted; "
+     "brid finds those tables' commits by its periodic sweep and counts them in status (tables.sweep_only)"},
     /* the power-loss canary: lib/storage/local.c, local_put */
     {"canary.no_put_dir_fsync", "lib/storage/local.c", "compact,materialize,clone,gen", BRI_FP_SWITCH,
      "a switch for the power-loss harness's canary (tests/powerloss): a put (manifest, transaction "
@@ -119,6 +122,9 @@ static const bri_failpoint_info REGISTRY[] = {
     {"http.render", "daemon/brid/svc_http.c", "brid", BRI_FP_TIMING,
      "a timing point on libuv's pool: the loop asked for a new metrics snapshot for an HTTP request, which "
      "waits for it at most 2 s before it is served the previous one"},
+    {"watch.register_batch", "daemon/brid/svc_watch.c", "brid", BRI_FP_TIMING,
+     "a timing point on libuv's pool: a discovery has found a batch of new tables and not yet "
+     "registered them in the job store (a slow walk, for tests of what answers meanwhile)"},
     {"http.loop_answer", "daemon/brid/svc_http.c", "brid", BRI_FP_TIMING,
      "a timing point on the loop thread (a stuck loop): an HTTP request's ask has reached the loop, which "
      "has not answered it yet"},
