@@ -168,6 +168,20 @@ static int connect_now(bri_jobs_store *s, bri_error *err) {
   c->up = 1;
   c->retry_delay_ms = 0;
   c->conn_error[0] = '\0';
+  /* a read connection (bri_jobs_options.read_only): the server refuses its
+   * writes, in every session a reconnect opens too */
+  if (s->opt.read_only) {
+    PGresult *r = PQexec(c->pg, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY");
+    int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    if (!ok) copy_message(c->conn_error, sizeof c->conn_error, PQerrorMessage(c->pg));
+    PQclear(r);
+    if (!ok) {
+      c->up = 0;
+      c->retry_at_ms = now + PG_RETRY_FIRST_MS;
+      return bri_error_set(err, BRI_EIO, "%s: making the read connection read-only: %s", s->path,
+                           c->conn_error);
+    }
+  }
   return 0;
 }
 
@@ -356,6 +370,17 @@ static int pg_step(bri_jobs_store *s, jobs_stmt *base, const char *step, bri_err
     if (rc) return rc;
     PGresult *res = execute(conn(s), st);
     ExecStatusType rs = PQresultStatus(res);
+    if (rs != PGRES_TUPLES_OK && rs != PGRES_COMMAND_OK && s->opt.read_only &&
+        PQstatus(conn(s)->pg) != CONNECTION_OK) {
+      /* a read connection lost its server (a restart): a read is safe to
+       * run again, so reconnect at once rather than fail this one call */
+      PQclear(res);
+      conn(s)->up = 0;
+      conn(s)->retry_at_ms = 0;
+      if ((rc = connect_now(s, err))) return rc;
+      res = execute(conn(s), st);
+      rs = PQresultStatus(res);
+    }
     if (rs != PGRES_TUPLES_OK && rs != PGRES_COMMAND_OK) {
       record_failure(s, res);
       PQclear(res);
@@ -584,10 +609,6 @@ static int pg_open(bri_jobs_store *s, bri_error *err) {
   if (!rc) rc = check_and_migrate(s, err);
   if (!rc) rc = pg_commit(s, "opening the job store", err);
   if (rc) pg_rollback(s);
-  /* a read connection (bri_jobs_options.read_only): the server refuses
-   * its writes */
-  if (!rc && s->opt.read_only)
-    rc = pg_exec(s, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY", "opening a read connection", err);
   return rc;
 }
 

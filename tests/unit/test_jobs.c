@@ -1907,6 +1907,18 @@ START_TEST(read_connection_reads_beside_the_store) {
   ck_assert_msg(strstr(err.msg, "read") || strstr(err.msg, "READ"), "got: %s", err.msg);
   ck_assert_int_eq(bri_jobs_count_states(s, 0, counts, &err), 0);
   ck_assert_int_eq(counts[BRI_JOB_QUEUED], 0);
+  if (pg_db) {
+    /* the server drops the reader's session (as a restart does): the next
+     * read reconnects at once, and the new session is read-only too */
+    ck_assert_int_eq(raw_exec("DO $$ BEGIN PERFORM pg_terminate_backend(pid) FROM pg_stat_activity "
+                              "WHERE datname = current_database() AND pid <> pg_backend_pid(); END $$",
+                              NULL, 0),
+                     0);
+    ck_assert_msg(bri_jobs_count_states(r, 0, counts, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(counts[BRI_JOB_RUNNING], 1);
+    ck_assert_int_ne(bri_jobs_enqueue(r, t, BRI_JOB_CLEANUP, 0, NULL, 0, &id, NULL, &err), 0);
+    ck_assert_msg(strstr(err.msg, "read-only"), "got: %s", err.msg);
+  }
   bri_jobs_close(r);
   bri_jobs_close(s);
 }
