@@ -296,18 +296,17 @@ int bri_store_put_new(bri_store *st, const char *path, const void *data, size_t 
 /* Writes path with these bytes, replacing what is there: readers see the
  * old object or the new one, never a mix (local: a staging file renamed
  * over it). Durable, name included; failures and warnings as put_new
- * (steps.publish: right before the rename). For files Lance itself
- * replaces (latest_version_hint.json), never for anything a version
+ * (steps.publish: right before the rename). Never for anything a version
  * references. */
 int bri_store_put(bri_store *st, const char *path, const void *data, size_t len,
                   const bri_store_steps *steps, bri_error *err);
 
-/* bri_store_put without durability: readers see the old object or the new
- * one, never a mix, but after a power loss the path may hold the old
- * bytes, the new ones or (local) none at all. Local: no fsync of the file
- * nor of its directory. Only for a file that no reader trusts:
- * latest_version_hint.json on a local table, which Lance does not read
- * there (docs/format/table.md 3). */
+/* bri_store_put without the durability a local disk makes a step of its
+ * own: readers see the old object or the new one, never a mix. Local: no
+ * fsync of the file nor of its directory, so after a power loss the path
+ * may hold the old bytes, the new ones or none at all; object stores: a
+ * plain PUT, durable when it returns. For latest_version_hint.json, which
+ * Lance does not read on a local table (docs/format/table.md 3). */
 int bri_store_put_volatile(bri_store *st, const char *path, const void *data, size_t len,
                            const bri_store_steps *steps, bri_error *err);
 

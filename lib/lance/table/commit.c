@@ -89,9 +89,9 @@ void bri_manifest_derive_flags(Lance__Table__Manifest *m) {
 /* Replaces _versions/latest_version_hint.json with {"version":v} unless it
  * already names a newer version. Best effort: the hint is an optimisation
  * for readers, never the source of truth, so a failure is not a commit
- * failure. On a local table it is written without fsyncs: Lance does not
- * read it there, and reads and writes a table whose hint is stale, empty
- * or garbled (docs/format/table.md 3; tests/interop/test_hint.sh). */
+ * failure. Written without fsyncs on a local table (bri_store_put_volatile):
+ * Lance does not read it there, and reads and writes a table whose hint is
+ * stale, empty or garbled (docs/format/table.md 3; tests/interop/test_hint.sh). */
 static void update_hint(bri_table *t, const char *vdir, uint64_t v) {
   char *hint = bri_path_join(vdir, "latest_version_hint.json");
   uint8_t *old;
@@ -107,10 +107,7 @@ static void update_hint(bri_table *t, const char *vdir, uint64_t v) {
     int n = snprintf(body, sizeof body, "{\"version\":%llu}", (unsigned long long)v);
     static const bri_store_steps steps = {.publish = "commit.before_hint_rename",
                                           .published = "commit.after_hint_rename"};
-    if (bri_store_caps(t->store) & BRI_STORE_CAP_LOCAL)
-      (void)bri_store_put_volatile(t->store, hint, body, (size_t)n, &steps, NULL);
-    else
-      (void)bri_store_put(t->store, hint, body, (size_t)n, &steps, NULL);
+    (void)bri_store_put_volatile(t->store, hint, body, (size_t)n, &steps, NULL);
   }
   free(hint);
 }

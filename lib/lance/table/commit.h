@@ -6,7 +6,7 @@
  * fsynced and published with link(2); on S3 a PUT with If-None-Match: *),
  * which fails when another writer already took that version: a conflict,
  * never an overwrite (docs/format/table.md section 4). latest_version_hint.json is
- * then replaced (bri_store_put; on a local table bri_store_put_volatile).
+ * then replaced (bri_store_put_volatile: no fsync on a local table).
  *
  * Building the manifest content (which fragments, which transaction) is the
  * caller's job; this module only stamps what every commit must carry:
