@@ -623,7 +623,7 @@ svc_call *svc_api_prepare(brid *d, const rpc_req *req, const svc_peer *peer, int
   /* the request's strings (params.table) live in its message */
   c->msg_ref = json_incref(req->msg);
   c->peer = *peer;
-  c->store = rpc_method_reads_only(req->method) && d->reader ? d->reader : d->store;
+  c->store = rpc_method_reads_only(req->method) ? svc_daemon_reads(d) : d->store;
   c->pool = d->pool;
   c->reload_ov = d->ov;
   if (svc_api_refresh(d, c)) {

@@ -282,6 +282,8 @@ static void reload(brid *d) {
 
 /* ------------------------------------------------------------- start-up */
 
+bri_jobs_store *svc_daemon_reads(const brid *d) { return d->reader ? d->reader : d->store; }
+
 void svc_daemon_ready(brid *d) {
   if (d->draining || d->handles_closed) return;
   svc_sched_cleanup_tick(d); /* the cleanup schedule of the tables it found */

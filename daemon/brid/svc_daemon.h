@@ -207,6 +207,10 @@ void svc_daemon_shutdown(brid *d);
  * local table: READY=1, and the "ready" log line. */
 void svc_daemon_ready(brid *d);
 
+/* svc_daemon.c: the connection the control reads go through: the read connection, or the
+ * store's own when that could not be opened. */
+bri_jobs_store *svc_daemon_reads(const brid *d);
+
 /* svc_daemon.c: called by the pool when a worker becomes idle, so a
  * draining daemon can finish. */
 void svc_daemon_worker_idle(brid *d);

@@ -156,7 +156,7 @@ static void render_work(uv_work_t *req) {
   brid *d = r->h->d;
   bri_error err;
   (void)bri_failpoint("http.render", &err);
-  bri_jobs_store *reads = d->reader ? d->reader : d->store;
+  bri_jobs_store *reads = svc_daemon_reads(d);
   r->metrics = svc_metrics_text(r->view, reads, d->pool);
   r->not_ready = not_ready(r->view, reads);
 }

@@ -399,7 +399,7 @@ void svc_status_update(brid *d, bool force) {
   if (!r) return;
   r->req.data = r;
   r->d = d;
-  r->store = d->reader ? d->reader : d->store;
+  r->store = svc_daemon_reads(d);
   d->status_running = true;
   int e = uv_queue_work(&d->loop, &r->req, status_work, status_done);
   if (e) {

@@ -9,15 +9,15 @@
 
 #include "jobs/internal.h"
 
+#define LIST_DEFAULT 100
+#define LIST_MAX 10000
+
 int bri_jobs_get(bri_jobs_store *s, int64_t id, bri_jobs_job *job, bri_error *err) {
   pthread_mutex_lock(&s->mu);
   int rc = jobs_peek_locked(s, id, job, err);
   pthread_mutex_unlock(&s->mu);
   return rc;
 }
-
-#define LIST_DEFAULT 100
-#define LIST_MAX 10000
 
 void bri_jobs_list_free(bri_jobs_job *jobs, size_t n) {
   for (size_t i = 0; jobs && i < n; i++) bri_jobs_job_clear(&jobs[i]);

@@ -204,7 +204,7 @@ static int sq_exec(bri_jobs_store *s, const char *sql, const char *step, bri_err
 }
 
 /* Runs one statement without rows through the statement cache (the
- * transaction and sync statements every job runs). */
+ * transaction statements every job runs). */
 static int exec_cached(bri_jobs_store *s, const char *sql, const char *step, bri_error *err) {
   jobs_stmt *st;
   int rc = sq_prepare(s, sql, &st, step, err);
