@@ -5,7 +5,8 @@
  * some system calls and a decode; on an object store every read is a round
  * trip of tens of milliseconds. The engine runs a caller's function (open a
  * fragment, read its descriptor pages: any reads through lib/storage, whose
- * stores are thread-safe) over items 0..n-1 on `depth` worker threads, at
+ * stores are thread-safe) over items 0..n-1 on `depth` helper threads (of
+ * a process-wide pool, kept between engines), at
  * most BRI_READAHEAD_WINDOW x depth items ahead of the consumer, and hands
  * the results back in item order. So up to `depth` requests overlap, the
  * work of opening (decoding protobuf) runs beside the consumer's, and
@@ -32,7 +33,7 @@ typedef void (*bri_readahead_drop_fn)(void *ctx, void *item);
 
 typedef struct bri_readahead bri_readahead;
 
-/* Largest depth (threads) an engine runs. */
+/* Largest depth (helper threads) an engine runs. */
 #define BRI_READAHEAD_MAX 64
 /* Items made ahead per thread at most: workers that run ahead by a few
  * items each sleep and wake rarely, not once per item. */
@@ -40,7 +41,8 @@ typedef struct bri_readahead bri_readahead;
 
 /* Starts producing items 0..n-1, depth ahead (0: in the consumer's thread;
  * above BRI_READAHEAD_MAX: that many). Fails only out of resources
- * (memory, threads). */
+ * (memory). Helpers that cannot be started leave their items to the
+ * consumer, which makes what no helper claimed. */
 int bri_readahead_start(size_t n, size_t depth, bri_readahead_fn fn, bri_readahead_drop_fn drop,
                         void *ctx, bri_readahead **out, bri_error *err);
 
