@@ -160,7 +160,8 @@ struct bri_store_ops {
               unsigned flags, bool *linked, uint64_t *bytes, bri_error *err);
   int (*link)(bri_store *src, const char *src_key, bri_store *dst, const char *dst_key,
               uint64_t *bytes, bri_error *err);
-  int (*mkdir)(bri_store *st, const char *key, bri_error *err);
+  /* durable: the parent directory synced (the new name durable) */
+  int (*mkdir)(bri_store *st, const char *key, bool durable, bri_error *err);
   int (*sync)(bri_store *st, const char *dir, bri_error *err);
 
   int (*delete_one)(bri_store *st, const char *key, bri_error *err);

@@ -64,6 +64,24 @@ static bri_entry_kind kind_of(mode_t m) {
 
 /* ------------------------------------------------------------ store */
 
+/* The canonical path of the directory open at fd, into abs: what the
+ * kernel names it (one readlink of /proc/self/fd, where realpath(3) reads
+ * every component of the path), or realpath's answer where /proc cannot
+ * tell (not mounted, the directory removed meanwhile). NULL when neither
+ * can. */
+static const char *canonical_of(int fd, const char *path, char abs[PATH_MAX]) {
+  char proc[64];
+  snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(proc, abs, PATH_MAX - 1);
+  static const char deleted[] = " (deleted)";
+  if (n > 0 && abs[0] == '/') {
+    abs[n] = '\0';
+    size_t d = sizeof deleted - 1;
+    if ((size_t)n < d || strcmp(abs + n - d, deleted) != 0) return abs;
+  }
+  return realpath(path, abs);
+}
+
 static int local_open(const char *uri, unsigned flags, bri_store **out, bri_error *err) {
   *out = NULL;
   const char *path = *uri ? uri : ".";
@@ -89,9 +107,8 @@ static int local_open(const char *uri, unsigned flags, bri_store **out, bri_erro
   char abs[PATH_MAX];
   int rc = bri_dir_open(path, &s->fd, err);
   if (!rc)
-    rc = bri_store_base_init(&s->base, &bri_local_store_ops, path,
-                             realpath(path, abs) ? abs : NULL,
-                             LOCAL_CAPS, err);
+    rc = bri_store_base_init(&s->base, &bri_local_store_ops, path, canonical_of(s->fd, path, abs), LOCAL_CAPS,
+                             err);
   if (rc) {
     if (s->fd >= 0) close(s->fd);
     free(s);
@@ -422,7 +439,7 @@ static int local_link(bri_store *src, const char *src_key, bri_store *dst, const
   return bri_link_beneath(ls(src)->fd, src->uri, src_key, ls(dst)->fd, dst->uri, dst_key, bytes, err);
 }
 
-static int local_mkdir(bri_store *st, const char *key, bri_error *err) {
+static int local_mkdir(bri_store *st, const char *key, bool durable, bri_error *err) {
   int rc = bri_mkdir_beneath(ls(st)->fd, st->uri, key, err);
   if (rc == BRI_EIO && errno == EEXIST) {
     struct stat sb;
@@ -435,7 +452,7 @@ static int local_mkdir(bri_store *st, const char *key, bri_error *err) {
    * own entry durable (tests/powerloss, docs/reliability.md) */
   int parent = -1;
   const char *name;
-  if (!rc && !(rc = own_parent(st, key, &parent, &name, err))) {
+  if (!rc && durable && !(rc = own_parent(st, key, &parent, &name, err))) {
     char *dir = dir_path(st, key, name);
     rc = dir ? sync_dirfd(parent, dir, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
     free(dir);

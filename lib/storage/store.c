@@ -706,11 +706,17 @@ int bri_store_link(bri_store *src, const char *src_path, bri_store *dst, const c
   return dst->ops->link(src, skey, dst, dkey, bytes, err);
 }
 
-int bri_store_mkdir(bri_store *st, const char *path, bri_error *err) {
+static int make_dir(bri_store *st, const char *path, bool durable, bri_error *err) {
   const char *key;
   int rc = key_of(st, path, &key, err);
   if (rc) return rc;
-  return st->ops->mkdir ? st->ops->mkdir(st, key, err) : 0;
+  return st->ops->mkdir ? st->ops->mkdir(st, key, durable, err) : 0;
+}
+
+int bri_store_mkdir(bri_store *st, const char *path, bri_error *err) { return make_dir(st, path, true, err); }
+
+int bri_store_mkdir_unsynced(bri_store *st, const char *path, bri_error *err) {
+  return make_dir(st, path, false, err);
 }
 
 int bri_store_sync(bri_store *st, const char *dir, bri_error *err) {
