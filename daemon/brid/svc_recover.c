@@ -113,12 +113,36 @@ static bool refs_has(const refs *r, const char *path) {
   return false;
 }
 
+/* The files directly in a tree the job created (a new data file's sidecar
+ * directory: sidecars only, no sub-directories), removed before the
+ * directory itself. Anything else found in it (a directory, a link)
+ * stays, and so does the directory then. */
+static int empty_tree(bri_store *st, const char *dir, bri_error *err) {
+  bri_store_entry *e = NULL;
+  size_t n = 0;
+  int rc = bri_store_list(st, dir, 0, &e, &n, err);
+  if (rc == BRI_ENOTFOUND) return 0;
+  const char **files = rc ? NULL : calloc(n + 1, sizeof *files);
+  if (!rc && !files) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  size_t k = 0;
+  for (size_t i = 0; !rc && i < n; i++) {
+    if (e[i].info.kind == BRI_ENTRY_DIR) continue;
+    if (!(files[k] = bri_path_join(dir, e[i].name))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    else k++;
+  }
+  if (!rc && k) rc = bri_store_delete_many(st, files, k, NULL, err);
+  for (size_t i = 0; i < k; i++) free((char *)files[i]);
+  free(files);
+  bri_store_entries_free(e, n);
+  return rc;
+}
+
 /* Paths journaled by brid are inside the table; anything else is refused
  * rather than removed. The removal goes through the table's store, which
  * resolves the path beneath the root without following links
  * (storage/store.h), so that a directory swapped for a link since the
- * crash cannot send it elsewhere. */
-static int remove_path(const char *root, const char *path, bri_error *err) {
+ * crash cannot send it elsewhere. A tree goes with what is in it. */
+static int remove_path(const char *root, const char *path, bool tree, bri_error *err) {
   bri_store *st;
   int rc = bri_store_open(root, 0, &st, err);
   if (rc) return rc == BRI_ENOTFOUND ? 0 : rc; /* the table is gone, and its outputs with it */
@@ -126,7 +150,7 @@ static int remove_path(const char *root, const char *path, bri_error *err) {
   if (!key || !*key)
     rc = bri_error_set(err, BRI_EINVAL, "journaled output %s is not inside its table %s: left in place",
                        path, root);
-  else
+  else if (!tree || !(rc = empty_tree(st, path, err)))
     rc = bri_store_delete(st, path, err);
   if (rc == BRI_ENOTEMPTY) {
     /* a directory the job created holds files it did not journal: keep
@@ -150,6 +174,9 @@ static bool output_exists(const char *root, const char *path) {
   bri_store_close(st);
   return there;
 }
+
+/* A directory journaled whole (util/hooks.h BRI_JOURNAL_TREE). */
+static bool is_tree(const bri_jobs_output *o) { return !strcmp(o->kind, "tree"); }
 
 static int64_t since_of(const bri_jobs_job *job) {
   return job->started_at > SLACK_MS ? job->started_at - SLACK_MS : 0;
@@ -187,7 +214,7 @@ static int cb_is_referenced(void *user, const bri_jobs_job *job, const bri_jobs_
 
 static int cb_remove(void *user, const bri_jobs_job *job, const bri_jobs_output *o, bri_error *err) {
   (void)user;
-  int rc = remove_path(job->root, o->path, err);
+  int rc = remove_path(job->root, o->path, is_tree(o), err);
   if (!rc) log_info("recovery: job %lld: removed %s (%s, written by a crashed attempt)", (long long)job->id,
                     o->path, o->kind);
   return rc;
@@ -255,7 +282,7 @@ int svc_recover_outputs(bri_jobs_store *s, const bri_jobs_job *job, size_t *remo
     rc = cb_is_referenced(&x, job, &outs[i], &ref, err);
     if (!rc && !ref) {
       bool existed = output_exists(job->root, outs[i].path);
-      rc = remove_path(job->root, outs[i].path, err);
+      rc = remove_path(job->root, outs[i].path, is_tree(&outs[i]), err);
       if (!rc && existed && removed) (*removed)++;
     } else if (!rc && kept) {
       (*kept)++;

@@ -43,6 +43,14 @@ struct svc_worker {
    * third of lease_ttl to spare): set at hand-over, moved on by each
    * heartbeat that renewed it (svc_lease.c). Past it the job stops. */
   atomic_llong lease_ok_mono;
+  int64_t woke_ms;     /* under pool->mu: when progress last woke the loop */
+  /* the worker's own: outputs reserved for the commit intent to journal */
+  bri_jobs_reserved *reserved;
+  size_t n_reserved, cap_reserved;
+  /* the worker's own: the table after the job's commit, until its end
+   * records the version seen */
+  svc_check committed;
+  bool has_committed;
   svc_check post;      /* under pool->mu: the table after the job's commit */
   char *post_root;     /* under pool->mu: its table, set while post waits to be collected */
 };
@@ -59,17 +67,31 @@ struct svc_pool {
   uv_async_t async;
   bool async_open;
   atomic_bool store_failed; /* a job's end could not be recorded */
-  int64_t last_status_ms;
 };
 
 /* ------------------------------------------------------ progress (worker) */
+
+/* Status and the API read progress under the pool's mutex whenever they
+ * are asked; the loop is woken by it only for the STATUS line, which it
+ * refreshes once a second at most: so at most once a second per worker
+ * (a fleet of small tables runs jobs of a few milliseconds, and a wake-up
+ * per phase cost more than the rest of the loop's work on them). Called
+ * under the pool's mutex; true when the caller is to wake the loop. */
+#define PROGRESS_WAKE_MS 1000
+
+static bool progress_wakes(svc_worker *w) {
+  if (w->prog.updated_ms - w->woke_ms < PROGRESS_WAKE_MS) return false;
+  w->woke_ms = w->prog.updated_ms;
+  return true;
+}
 
 static void set_phase(svc_worker *w, const char *phase) {
   pthread_mutex_lock(&w->pool->mu);
   w->prog.phase = phase;
   w->prog.updated_ms = bri_now_ms();
+  bool wake = progress_wakes(w);
   pthread_mutex_unlock(&w->pool->mu);
-  uv_async_send(&w->pool->async);
+  if (wake) uv_async_send(&w->pool->async);
 }
 
 static void on_progress(void *user, uint64_t rows_done, uint64_t rows_total, uint64_t bytes) {
@@ -81,8 +103,9 @@ static void on_progress(void *user, uint64_t rows_done, uint64_t rows_total, uin
   w->prog.phase = "writing";
   w->prog.updated_ms = bri_now_ms();
   if (!w->prog.writing_ms) w->prog.writing_ms = w->prog.updated_ms;
+  bool wake = progress_wakes(w);
   pthread_mutex_unlock(&w->pool->mu);
-  uv_async_send(&w->pool->async);
+  if (wake) uv_async_send(&w->pool->async);
 }
 
 static bool on_cancelled(void *user) {
@@ -93,24 +116,53 @@ static bool on_cancelled(void *user) {
   return atomic_load(&w->cancel) != 0;
 }
 
-/* Before each batch of deletes: the job's lease holds, in the store. */
+/* Before a step that cannot be taken back (a commit, a batch of deletes):
+ * the job's lease holds, in the store. */
 static int on_confirm(void *user, bri_error *err) {
   svc_worker *w = user;
-  return bri_jobs_lease_confirm(w->pool->store, w->job.id, "delete files for", err);
+  return bri_jobs_lease_confirm(w->pool->store, w->job.id, "go on with", err);
 }
 
-/* The commit intent (daemon/jobs/journal.h): durable before the commit, so that
- * recovery can tell a commit that landed from one that did not. */
+static void drop_reserved(svc_worker *w) {
+  for (size_t i = 0; i < w->n_reserved; i++) free((char *)w->reserved[i].path);
+  w->n_reserved = 0;
+}
+
+/* The commit intent (daemon/jobs/journal.h): durable before the job's first
+ * output, so that recovery can tell a commit that landed from one that did
+ * not; the outputs reserved before it are journaled in its transaction. */
 static int on_commit_intent(void *user, const char *txn_uuid, uint64_t read_version, bri_error *err) {
   svc_worker *w = user;
-  return bri_jobs_set_commit_intent(w->pool->store, w->job.id, txn_uuid, read_version, err);
+  int rc = bri_jobs_set_commit_intent(w->pool->store, w->job.id, txn_uuid, read_version, w->reserved,
+                                      w->n_reserved, err);
+  drop_reserved(w);
+  return rc;
 }
 
-/* The journal contract (daemon/jobs/journal.h): durable before the file. */
-static int on_journal(void *user, const char *path, bri_error *err) {
+/* Keeps a reserved output for the commit intent (util/hooks.h: nothing is
+ * created before the intent is recorded). */
+static int reserve(svc_worker *w, const char *path, const char *kind, bri_error *err) {
+  if (w->n_reserved == w->cap_reserved) {
+    size_t cap = w->cap_reserved ? 2 * w->cap_reserved : 8;
+    bri_jobs_reserved *g = realloc(w->reserved, cap * sizeof *g);
+    if (!g) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+    w->reserved = g, w->cap_reserved = cap;
+  }
+  char *p = strdup(path);
+  if (!p) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  w->reserved[w->n_reserved++] = (bri_jobs_reserved){p, kind};
+  return 0;
+}
+
+/* The journal contract (daemon/jobs/journal.h): durable before the file;
+ * a reserved output with the commit intent that follows. */
+static int on_journal(void *user, const char *path, unsigned flags, bri_error *err) {
   svc_worker *w = user;
   size_t n = strlen(path);
-  const char *kind = n > 6 && !strcmp(path + n - 6, ".lance") ? "data" : "sidecar";
+  const char *kind = flags & BRI_JOURNAL_TREE                   ? "tree"
+                     : n > 6 && !strcmp(path + n - 6, ".lance") ? "data"
+                                                                : "sidecar";
+  if (flags & BRI_JOURNAL_RESERVED) return reserve(w, path, kind, err);
   return bri_jobs_journal_add(w->pool->store, w->job.id, path, kind, err);
 }
 
@@ -154,17 +206,23 @@ static bool recorded(svc_worker *w, int rc, int try, const char *what, const bri
   return true;
 }
 
-static void finish(svc_worker *w, bri_job_state st, json_t *result, const char *error,
+/* Records the job's end; a succeeded job's with the table's version after
+ * its commit (w->committed), when it has one. True when it was recorded. */
+static bool finish(svc_worker *w, bri_job_state st, json_t *result, const char *error,
                    uint64_t written, uint64_t reused) {
   bri_jobs_store *s = w->pool->store;
   char *res = result ? json_dumps(result, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+  bool seen = st == BRI_JOB_SUCCEEDED && w->has_committed && w->committed.loaded;
   bri_jobs_outcome o = {.state = st, .result_json = res, .error = error, .bytes_written = written,
-                        .bytes_reused = reused};
+                        .bytes_reused = reused, .has_seen_version = seen,
+                        .seen_version = seen ? w->committed.latest : 0};
   bri_error err;
-  for (int try = 0; !recorded(w, bri_jobs_finish(s, w->job.id, &o, &err), try, "its end", &err); try++) {
+  int rc;
+  for (int try = 0; !recorded(w, rc = bri_jobs_finish(s, w->job.id, &o, &err), try, "its end", &err); try++) {
   }
   free(res);
   json_decref(result);
+  return rc == 0;
 }
 
 /* Errors worth another attempt after the backoff: a concurrent writer won,
@@ -228,30 +286,34 @@ static void end_unsucceeded(svc_worker *w, int rc, const bri_error *err) {
   }
 }
 
-static void clear_journal(svc_worker *w) {
-  bri_error err;
-  if (bri_jobs_journal_clear(w->pool->store, w->job.id, &err))
-    log_err("job %lld: clearing its journal: %s", (long long)w->job.id, err.msg);
-}
-
 /* ------------------------------------------------ the job API (svc_kinds) */
 
 static void job_phase(void *user, const char *phase) { set_phase(user, phase); }
 
-/* After a commit: the table is checked again on this thread (and its
- * store part settled here), and the loop takes the result
+/* After a commit: the table is checked again on this thread (a job queued
+ * here if it still has work); the version it found is recorded with the
+ * job's end (finish), and then the loop takes the result
  * (svc_pool_collect) before it shows the table again. */
 static void job_committed(void *user) {
   svc_worker *w = user;
-  svc_check c;
-  svc_watch_probe(w->job.root, &w->policy, true, false, 0, &c);
-  svc_watch_settle(w->pool->store, w->job.table_id, w->job.root, w->policy.auto_compact, false, 0, &c);
+  svc_check *c = &w->committed;
+  svc_watch_probe(w->job.root, &w->policy, true, false, 0, c);
+  /* seen = latest: the version is left to finish to record */
+  svc_watch_settle(w->pool->store, w->job.table_id, w->job.root, w->policy.auto_compact, true, c->latest, c);
+  w->has_committed = true;
+}
+
+/* Hands the table after the commit to the loop (svc_pool_collect). */
+static void publish_committed(svc_worker *w, bool seen_recorded) {
+  if (!w->has_committed) return;
+  w->has_committed = false;
+  w->committed.seen_recorded = seen_recorded && w->committed.loaded;
   char *root = strdup(w->job.root);
   pthread_mutex_lock(&w->pool->mu);
   if (root) {
     free(w->post_root);
     w->post_root = root;
-    w->post = c;
+    w->post = w->committed;
   }
   pthread_mutex_unlock(&w->pool->mu);
 }
@@ -265,8 +327,8 @@ static void job_count(void *user, uint64_t items) {
 }
 
 static void job_succeed(void *user, json_t *result, uint64_t written, uint64_t reused) {
-  clear_journal(user);
-  finish(user, BRI_JOB_SUCCEEDED, result, NULL, written, reused);
+  svc_worker *w = user;
+  publish_committed(w, finish(w, BRI_JOB_SUCCEEDED, result, NULL, written, reused));
 }
 
 static void job_fail(void *user, json_t *result, const char *msg) {
@@ -341,6 +403,8 @@ static void run_job(svc_worker *w) {
   } else {
     k->run(&j, &o);
   }
+  publish_committed(w, false); /* a commit whose job did not end succeeded */
+  drop_reserved(w);
   json_decref(params);
 }
 
@@ -463,7 +527,7 @@ void svc_pool_run(svc_pool *p, bri_jobs_job *job, const svc_policy *pol) {
     w->policy = *pol;
     memset(&w->prog, 0, sizeof w->prog);
     w->prog.started_ms = bri_now_ms();
-    w->prog.updated_ms = w->prog.started_ms;
+    w->prog.updated_ms = w->woke_ms = w->prog.started_ms;
     w->prog.phase = "starting";
     atomic_store(&w->cancel, 0);
     atomic_store(&w->lease_ok_mono, bri_mono_ms() + 2 * bri_jobs_lease_ttl_ms(p->store) / 3);
@@ -609,6 +673,8 @@ void svc_pool_free(svc_pool *p) {
   if (!p) return;
   for (int i = 0; i < p->n; i++) {
     bri_jobs_job_clear(&p->w[i].job);
+    drop_reserved(&p->w[i]);
+    free(p->w[i].reserved);
     free(p->w[i].post_root);
     pthread_cond_destroy(&p->w[i].cv);
   }

@@ -1,9 +1,9 @@
 /* journal.c: the output journal and commit intent of running jobs (see
  * journal.h). The two writes a worker acts on (an entry before creating the
- * file, an intent before committing) are durable transactions
- * (jobs_job_end's durable: the WAL is fdatasynced before the call
- * returns); everything else is not, because recovery repairs what a power
- * loss could undo there. */
+ * file, an intent with the outputs it reserves before the first of them
+ * and the commit) are durable transactions (jobs_job_end's durable: the
+ * WAL is fdatasynced before the call returns); everything else is not,
+ * because recovery repairs what a power loss could undo there. */
 #include "jobs/journal.h"
 
 #include <stdlib.h>
@@ -19,6 +19,19 @@ void bri_jobs_journal_free(bri_jobs_output *o, size_t n) {
   free(o);
 }
 
+/* Inserts one entry of job (running under this session), in a transaction
+ * the caller holds. */
+static int insert_entry(bri_jobs_store *s, const bri_jobs_job *job, const char *path, const char *kind,
+                        const char *step, bri_error *err) {
+  if (!path || !*path || !kind || !*kind)
+    return bri_error_set(err, BRI_EINVAL, "%s: journaling for job %lld: empty path or kind", s->path,
+                         (long long)job->id);
+  return jobs_run(s, step, err,
+                  "INSERT INTO job_outputs (job_id, path, kind, attempt, created_at) "
+                  "VALUES (?, ?, ?, ?, ?) ON CONFLICT (job_id, path) DO NOTHING",
+                  "ittii", job->id, path, kind, (int64_t)job->attempts, jobs_now_locked(s));
+}
+
 int bri_jobs_journal_add(bri_jobs_store *s, int64_t job_id, const char *path, const char *kind,
                          bri_error *err) {
   if (!path || !*path || !kind || !*kind)
@@ -29,11 +42,7 @@ int bri_jobs_journal_add(bri_jobs_store *s, int64_t job_id, const char *path, co
   int rc = bri_failpoint("jobs.before_journal_add", err);
   if (rc) return bri_error_wrap(err, "%s: journaling %s for job %lld", s->path, path, (long long)job_id);
   rc = jobs_job_begin(s, job_id, "journal an output of", step, &job, err);
-  if (!rc)
-    rc = jobs_run(s, step, err,
-                  "INSERT INTO job_outputs (job_id, path, kind, attempt, created_at) "
-                  "VALUES (?, ?, ?, ?, ?) ON CONFLICT (job_id, path) DO NOTHING",
-                  "ittii", job_id, path, kind, (int64_t)job.attempts, jobs_now_locked(s));
+  if (!rc) rc = insert_entry(s, &job, path, kind, step, err);
   rc = jobs_job_end(s, rc, 1, step, &job, err);
   if (!rc && (rc = bri_failpoint("jobs.after_journal_add", err)) != 0)
     bri_error_wrap(err, "%s: journaled %s for job %lld", s->path, path, (long long)job_id);
@@ -41,7 +50,8 @@ int bri_jobs_journal_add(bri_jobs_store *s, int64_t job_id, const char *path, co
 }
 
 int bri_jobs_set_commit_intent(bri_jobs_store *s, int64_t job_id, const char *txn_uuid,
-                               uint64_t read_version, bri_error *err) {
+                               uint64_t read_version, const bri_jobs_reserved *outputs, size_t n_outputs,
+                               bri_error *err) {
   if (!txn_uuid || !*txn_uuid)
     return bri_error_set(err, BRI_EINVAL, "%s: commit intent for job %lld: empty uuid", s->path,
                          (long long)job_id);
@@ -53,6 +63,8 @@ int bri_jobs_set_commit_intent(bri_jobs_store *s, int64_t job_id, const char *tx
   bri_jobs_job job;
   int rc = jobs_job_begin(s, job_id, "record a commit intent of", step, &job, err);
   if (!rc) rc = jobs_check_lease(s, &job, "record a commit intent of", jobs_now_locked(s), err);
+  for (size_t i = 0; !rc && i < n_outputs; i++)
+    rc = insert_entry(s, &job, outputs[i].path, outputs[i].kind, step, err);
   if (!rc)
     rc = jobs_run(s, step, err,
                   "UPDATE jobs SET commit_uuid = ?, commit_read_version = ? WHERE id = ?", "tii",

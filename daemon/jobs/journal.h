@@ -4,13 +4,18 @@
  *   1. bri_jobs_journal_add(path) BEFORE creating the file at path (a data
  *      file, a deletion file, a hard link, a staging or transaction file...).
  *      The entry is durable (the WAL fdatasynced) when the call returns, so no
- *      file of the job can exist on disk without its entry.
+ *      file of the job can exist on disk without its entry. A "tree"
+ *      entry is a directory the job creates and fills alone: it covers
+ *      everything the job creates in it.
  *   2. bri_jobs_set_commit_intent(uuid) BEFORE committing the table version
  *      whose transaction carries that uuid (the same uuid on every commit
- *      retry of the attempt), also durable.
- *   3. After the commit landed: bri_jobs_journal_clear, then finish.
- *      After a failure: remove the files that no committed version
- *      references, bri_jobs_journal_remove (or clear), then finish or retry.
+ *      retry of the attempt), also durable. A compaction records it before
+ *      its first output, with the outputs it reserves (its data files and
+ *      their sidecar trees) in the same transaction: one durable write.
+ *   3. After the commit landed: finish the job succeeded (queue.h), which
+ *      clears its journal in the same transaction. After a failure: remove
+ *      the files that no committed version references,
+ *      bri_jobs_journal_remove (or clear), then finish or retry.
  * Only the job's own outputs are journaled: never a file it reuses.
  * Paths are opaque text to the store (brid journals absolute paths); the
  * kind is a short free-form label ("data", "deletion", "link", "txn"...)
@@ -49,10 +54,17 @@ int bri_jobs_journal_remove(bri_jobs_store *s, int64_t job_id, const char *path,
 /* Drops every entry of the job. */
 int bri_jobs_journal_clear(bri_jobs_store *s, int64_t job_id, bri_error *err);
 
-/* Records that the running job is about to commit a transaction with this
- * uuid on top of read_version. Durable on return. Recovery hands both to
- * the commit_landed callback to learn whether the commit happened. */
+/* An output journaled with the commit intent. */
+typedef struct bri_jobs_reserved {
+  const char *path, *kind;
+} bri_jobs_reserved;
+
+/* Records that the running job will commit a transaction with this uuid
+ * on top of read_version, and journals outputs[0..n_outputs) with it, in
+ * one transaction. Durable on return. Recovery hands the uuid and version
+ * to the commit_landed callback to learn whether the commit happened. */
 int bri_jobs_set_commit_intent(bri_jobs_store *s, int64_t job_id, const char *txn_uuid,
-                               uint64_t read_version, bri_error *err);
+                               uint64_t read_version, const bri_jobs_reserved *outputs, size_t n_outputs,
+                               bri_error *err);
 
 #endif

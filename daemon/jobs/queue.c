@@ -252,9 +252,17 @@ int bri_jobs_finish(bri_jobs_store *s, int64_t job_id, const bri_jobs_outcome *o
   bri_jobs_job job;
   rc = jobs_job_begin(s, job_id, "finish", step, &job, err);
   int64_t now = jobs_now_locked(s);
+  if (!rc && o->has_seen_version && o->seen_version > INT64_MAX)
+    rc = bri_error_set(err, BRI_EINVAL, "%s: finishing job %lld: version %llu does not fit the store", s->path,
+                       (long long)job_id, (unsigned long long)o->seen_version);
   if (!rc)
     rc = jobs_end_locked(s, &job, o->state, o->result_json, o->error, o->bytes_written,
                          o->bytes_reused, bri_job_state_name(o->state), now, err);
+  if (!rc && o->state == BRI_JOB_SUCCEEDED)
+    rc = jobs_run(s, step, err, "DELETE FROM job_outputs WHERE job_id = ?", "i", job_id);
+  if (!rc && o->has_seen_version)
+    rc = jobs_run(s, step, err, "UPDATE tables SET last_seen_version = ? WHERE id = ?", "ii",
+                  (int64_t)o->seen_version, job.table_id);
   return jobs_job_end(s, rc, 0, step, &job, err);
 }
 

@@ -21,6 +21,7 @@
 #ifndef BRI_JOBS_QUEUE_H
 #define BRI_JOBS_QUEUE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -86,14 +87,18 @@ typedef struct bri_jobs_outcome {
   const char *error;       /* message for failed/cancelled, or NULL */
   uint64_t bytes_written;  /* payload and metadata bytes the job wrote */
   uint64_t bytes_reused;   /* payload bytes it referenced instead of copying */
+  bool has_seen_version;   /* the table's latest version as the job left it, */
+  uint64_t seen_version;   /* recorded as bri_jobs_table_set_seen_version does */
 } bri_jobs_outcome;
 
-/* Ends a running job owned by this session. Adds the attempt's run time and
- * bytes to the table's counters; a succeeded compact/cleanup sets the
- * table's last compaction/cleanup time, a failed job sets the table's last
- * error ("<kind> job <id>: <error>"). The output journal is not touched:
- * the worker clears it after its commit (journal.h); entries left behind are
- * handled by the next recovery. */
+/* Ends a running job owned by this session, in one transaction. Adds the
+ * attempt's run time and bytes to the table's counters; a succeeded
+ * compact/cleanup sets the table's last compaction/cleanup time, a failed
+ * job sets the table's last error ("<kind> job <id>: <error>"). A succeeded
+ * job's output journal is cleared with it (its outputs belong to the
+ * version it committed, journal.h); another job's is not touched: the
+ * worker rolled it back, and entries left behind are handled by the next
+ * recovery. */
 int bri_jobs_finish(bri_jobs_store *s, int64_t job_id, const bri_jobs_outcome *o,
                     bri_error *err);
 

@@ -87,14 +87,20 @@ int bri_blob_out_open(const bri_table *t, const Lance__Table__Manifest *m, const
   return 0;
 }
 
-static int journal(bri_blob_out *o, const char *path, bri_error *err) {
-  return bri_outputs_add(o->outs, path, err);
+/* Records an output created in the tree (rolled back with the run's). */
+static int record(bri_blob_out *o, const char *path, bri_error *err) {
+  return bri_outputs_add(o->outs, path, 0, err);
 }
 
+/* The data file's own directory, a tree (util/hooks.h): the sidecars
+ * linked, copied or packed into it need no journal entries of their own.
+ * (A compaction reserves it before writing: then it is recorded already.)
+ * Its name becomes durable when the data file beside it is finished, which
+ * syncs data/ after this (bri_blob_out_open's contract). */
 static int ensure_dir(bri_blob_out *o, bri_error *err) {
   if (o->dir_made) return 0;
-  int rc = journal(o, o->own_dir, err);
-  if (!rc) rc = bri_store_mkdir(o->t->store, o->own_dir, err);
+  int rc = bri_outputs_add(o->outs, o->own_dir, BRI_JOURNAL_TREE, err);
+  if (!rc) rc = bri_store_mkdir_unsynced(o->t->store, o->own_dir, err);
   if (!rc) o->dir_made = true;
   return rc;
 }
@@ -152,7 +158,7 @@ static int copy_packed(bri_blob_out *o, const char *src, uint64_t pos, uint64_t 
     if (!(rc = ensure_dir(o, err)) && !(rc = new_id(o, &o->pack_id, err))) {
       p = sidecar(o, o->pack_id);
       if (!p) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-      else if (!(rc = journal(o, p, err)) && !(rc = bri_store_create(o->t->store, p, NULL, &o->pack, err)))
+      else if (!(rc = record(o, p, err)) && !(rc = bri_store_create(o->t->store, p, NULL, &o->pack, err)))
         o->stats.sidecars++;
     }
     free(p);
@@ -218,7 +224,7 @@ static int reuse_object(bri_blob_out *o, const bri_blob_terminal *term, const ch
   } else {
     char *dst = NULL;
     bri_store *st = NULL;
-    if (!(rc = ensure_dir(o, err)) && (dst = sidecar(o, id)) && !(rc = journal(o, dst, err)) &&
+    if (!(rc = ensure_dir(o, err)) && (dst = sidecar(o, id)) && !(rc = record(o, dst, err)) &&
         !(rc = source_store(o, src, &st, err))) {
       uint64_t bytes;
       if (!copy) {

@@ -58,7 +58,9 @@ typedef struct bri_blob_out_stats {
 
 /* t: the table (and m the manifest the sources come from); own_dir: the
  * output data file's sidecar directory ({root}/data/{stem}); it is created
- * (and recorded in outs) only when something must live there. Sources are
+ * (and recorded in outs, as a tree) only when something must live there,
+ * with no sync of data/: the caller finishes the data file, which syncs
+ * data/, after the last rewrite and before committing. Sources are
  * read, copied and linked through the store that reaches them (the
  * table's, or their base's), never following a symbolic link. repack: paths
  * of packs to repack under the bri strategy (may be NULL). sizes: the

@@ -119,7 +119,7 @@ static int write_deletions(bri_table *t, uint64_t latest_version, Lance__Table__
   Lance__Table__DeletionFile *d = malloc(sizeof *d);
   int rc = path && d ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
   if (!rc && (rc = bri_store_mkdir(t->store, dir, err)) == BRI_ETAKEN) rc = 0; /* Lance made it before */
-  if (!rc) rc = bri_outputs_add(out, path, err);
+  if (!rc) rc = bri_outputs_add(out, path, 0, err);
   if (!rc) rc = bri_deletion_write_bin(t->store, path, offs, n, err); /* durable, name included */
   if (!rc) {
     lance__table__deletion_file__init(d);

@@ -72,8 +72,6 @@ typedef struct run {
 
 static bool cancelled(run *r) { return bri_hooks_cancelled(r->hooks); }
 
-/* A read-ahead thread ends: what it moved through object stores counts in
- * the job's report (store counters are per thread, util/readahead.h). */
 /* bri_readahead_start with the run's depth. */
 static int read_ahead(run *r, size_t n, bri_readahead_fn fn, bri_readahead_drop_fn drop,
                       bri_readahead **out) {
@@ -980,12 +978,10 @@ static int note_rows(bri_fragment_reader *fr, const Lance__Table__DataFragment *
 
 /* Writes one bin into a new data file; fills *frag (id 0) and, without
  * stable row ids, *changed (the serialized changed row addresses). */
-static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment **frag,
+static int write_bin(run *r, const bri_plan_bin *bin, const char *stem, Lance__Table__DataFragment **frag,
                      bool *any_versions, uint8_t **changed, size_t *changed_len) {
   const Lance__Table__Manifest *m = r->m->pb;
   bri_error *err = r->err;
-  char stem[BRI_STEM_LEN];
-  bri_new_datafile_stem(stem);
   char *path = bri_strdupf("%s/data/%s.lance", r->t->root, stem);
   char *own_dir = bri_strdupf("%s/data/%s", r->t->root, stem);
   bin_ctx b = {.r = r};
@@ -1008,7 +1004,6 @@ static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment
   else if (m->data_format && m->data_format->version && strcmp(m->data_format->version, "2.2"))
     rc = bri_error_set(err, BRI_EUNSUPPORTED, "%s: data storage version %s is not supported (2.1 and 2.2 are)",
                        r->t->root, m->data_format->version);
-  if (!rc) rc = bri_outputs_add(&r->out, path, err);
   if (!rc) rc = bri_file_writer_open(r->t->store, path, minor, m->fields, m->n_fields, NULL, &b.w, err);
   if (!rc) rc = bri_blob_out_open(r->t, m, own_dir, r->req->strategy, &r->repack, r->sizes, &r->out, &b.out, err);
   uint64_t batch = r->req->batch_rows ? r->req->batch_rows : 16384;
@@ -1049,6 +1044,7 @@ static int write_bin(run *r, const bri_plan_bin *bin, Lance__Table__DataFragment
     pre_free(b.pre, b.n_pre);
     b.pre = NULL, b.n_pre = 0;
   }
+  /* durable with data/ synced: the sidecar directory's name too (blobout.h) */
   if (!rc) rc = bri_file_writer_finish(b.w, &res, err);
   if (!rc && parts) rc = bri_treemap_encode(parts, n_parts, changed, changed_len, err);
   bri_treemap_free(parts, n_parts);
@@ -1233,6 +1229,29 @@ static void plan_report(run *r, const bri_compact_request *q, const bri_plan *pl
   *packs = NULL;
 }
 
+/* Reserves every bin's outputs before the first is created: its data file
+ * and, in a table with blob columns, the sidecar directory beside it (a
+ * tree: the sidecars made in it are covered). The entries ride on the
+ * commit intent that follows (util/hooks.h: BRI_JOURNAL_RESERVED), so a
+ * compaction makes one durable journal write, whatever its bins and
+ * sidecars; without an intent hook each entry is durable by itself. */
+static int reserve_outputs(run *r, size_t n_bins, char (*stems)[BRI_STEM_LEN], const char *uuid) {
+  const bri_hooks *h = r->hooks;
+  unsigned reserved = h && h->commit_intent ? BRI_JOURNAL_RESERVED : 0;
+  int rc = 0;
+  for (size_t k = 0; !rc && k < n_bins; k++) {
+    bri_new_datafile_stem(stems[k]);
+    char *path = bri_strdupf("%s/data/%s.lance", r->t->root, stems[k]);
+    char *own_dir = bri_strdupf("%s/data/%s", r->t->root, stems[k]);
+    rc = path && own_dir ? bri_outputs_add(&r->out, path, reserved, r->err)
+                         : bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+    if (!rc && r->n_blob_tops) rc = bri_outputs_add(&r->out, own_dir, BRI_JOURNAL_TREE | reserved, r->err);
+    free(path), free(own_dir);
+  }
+  if (!rc && reserved) rc = h->commit_intent(h->user, uuid, r->m->pb->version, r->err);
+  return rc;
+}
+
 int bri_compact_table(const char *root, const bri_compact_request *req,
                       const bri_hooks *hooks, bri_compact_report *rep, bri_error *err) {
   memset(rep, 0, sizeof *rep);
@@ -1248,6 +1267,7 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   uint64_t *old_ids = NULL;
   uint8_t **changed = NULL;
   size_t *order = NULL;
+  char (*stems)[BRI_STEM_LEN] = NULL;
   json_t *packs = NULL;
   int rc = bri_sidecar_sizes_new(&r.sizes, err);
   if (!rc) rc = bri_table_open(root, &r.t, err);
@@ -1304,12 +1324,20 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   for (size_t k = 0, o = 0; k < plan->n_bins; k++)
     for (size_t i = 0; i < plan->bins[k].count; i++) order[o++] = plan->bins[k].first + i;
   r.order = order;
+  char uuid[37];
+  bri_uuid_v4(uuid);
+  if (!(stems = calloc(plan->n_bins, sizeof *stems))) {
+    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    goto out;
+  }
+  /* (neither creates a file: nothing to roll back when they fail) */
+  if ((rc = reserve_outputs(&r, plan->n_bins, stems, uuid)) != 0) goto out;
   rc = read_ahead(&r, rep->fragments_rewritten, open_fragment, close_fragment, &r.opened);
   if (rc) goto out;
   bool any_versions = false;
   size_t o = 0;
   for (size_t k = 0; !rc && k < plan->n_bins; k++) {
-    rc = write_bin(&r, &plan->bins[k], &news[k], &any_versions, &changed[k], &groups[k].changed_len);
+    rc = write_bin(&r, &plan->bins[k], stems[k], &news[k], &any_versions, &changed[k], &groups[k].changed_len);
     groups[k].changed_row_addrs = changed[k];
     if (!rc) rc = bri_failpoint("compact.after_bin", err);
     groups[k].old_ids = old_ids + o;
@@ -1323,9 +1351,7 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   /* stream mode: every fragment was surveyed, the plan's report is whole */
   if (r.stream) plan_report(&r, &q, plan, repack_wanted, bytes, &packs);
   if (!rc) rc = bri_failpoint("compact.before_commit", err);
-  char uuid[37];
-  bri_uuid_v4(uuid);
-  if (!rc && hooks && hooks->commit_intent) rc = hooks->commit_intent(hooks->user, uuid, m->version, err);
+  if (!rc && hooks && hooks->confirm) rc = hooks->confirm(hooks->user, err);
   if (!rc) {
     /* each bin's new fragment holds its old fragments' live rows in order:
      * deletions committed meanwhile can be carried over (carry.h) */
@@ -1362,7 +1388,7 @@ out:
   for (size_t i = 0; r.fs && r.m && i < r.m->pb->n_fragments; i++) frag_survey_free(r.fs[i]);
   free(r.fs);
   free(r.blob_tops);
-  free(changed), free(news), free(groups), free(old_ids), free(order), free(repack_wanted), free(bytes);
+  free(changed), free(news), free(groups), free(old_ids), free(order), free(stems), free(repack_wanted), free(bytes);
   bri_plan_free(plan);
   bri_outputs_free(&r.out);
   bri_strset_free(&r.repack);

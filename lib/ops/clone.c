@@ -46,7 +46,7 @@ typedef struct run {
   bri_sidecar_sizes *sizes;         /* the source sidecars' sizes, as checked (blob/sizes.h) */
 } run;
 
-static int journal(run *r, const char *path) { return bri_outputs_add(&r->out, path, r->err); }
+static int journal(run *r, const char *path) { return bri_outputs_add(&r->out, path, 0, r->err); }
 
 /* Creates dir and any missing parents, all inside the clone's root. */
 static int make_dirs(run *r, const char *dir) {

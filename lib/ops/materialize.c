@@ -52,7 +52,7 @@ typedef struct run {
   bri_sidecar_sizes *sizes;        /* the sources' sizes, as checked (blob/sizes.h) */
 } run;
 
-static int journal(run *r, const char *path) { return bri_outputs_add(&r->out, path, r->err); }
+static int journal(run *r, const char *path) { return bri_outputs_add(&r->out, path, 0, r->err); }
 
 /* ------------------------------------------------------------ file placement */
 

@@ -16,6 +16,8 @@
 typedef struct bri_outputs {
   char **paths;
   size_t n, cap;
+  size_t *trees; /* indices in paths of the BRI_JOURNAL_TREE directories */
+  size_t n_trees, cap_trees;
   const bri_hooks *hooks; /* its journal hears of each path (may be NULL) */
   bri_store *store; /* where the paths are (borrowed): removed through it, so
                        that no link on the way is followed and a directory
@@ -24,8 +26,12 @@ typedef struct bri_outputs {
                        root) is removed as a local path */
 } bri_outputs;
 
-/* Records path (call it before creating the file or directory). */
-int bri_outputs_add(bri_outputs *o, const char *path, bri_error *err);
+/* Records path (call it before creating the file or directory) and
+ * journals it with flags (BRI_JOURNAL_*, util/hooks.h). A path inside a
+ * directory recorded as a tree is recorded without a journal entry of its
+ * own (its tree's entry covers it); the tree itself again is not recorded
+ * twice. */
+int bri_outputs_add(bri_outputs *o, const char *path, unsigned flags, bri_error *err);
 /* Removes every recorded path, newest first, and forgets them. */
 void bri_outputs_roll_back(bri_outputs *o);
 /* The same for the paths recorded after the first `mark` (an earlier o->n):

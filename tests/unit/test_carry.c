@@ -2,7 +2,7 @@
  * to its new fragments (lib/compact/carry.h). A real compaction of a table
  * brid generated (3 fragments x 100 rows, ids 0..299; with and without
  * stable row ids) meets a concurrent Delete committed just before its commit
- * (the commit_intent hook): rows deleted in one old fragment, another old
+ * (the confirm hook, asked just before it): rows deleted in one old fragment, another old
  * fragment removed whole. The compaction commits anyway, its new fragment
  * carries a deletion file in Lance's format, and it reads exactly the rows
  * the writer left (row ids kept, verify whole). It gives way, leaving nothing
@@ -50,8 +50,7 @@ typedef struct writer {
   bool new_file;        /* fragment 1's data file replaced by a copy */
 } writer;
 
-static int concurrent_delete(void *user, const char *uuid, uint64_t read_version, bri_error *err) {
-  (void)uuid, (void)read_version;
+static int concurrent_delete(void *user, bri_error *err) {
   const writer *w = user;
   bri_table *t;
   bri_manifest *m;
@@ -113,7 +112,7 @@ static int compact(writer *w, bri_compact_report *rep, bri_error *err) {
   bri_compact_request q;
   bri_compact_request_default(&q);
   q.strategy = BRI_STRATEGY_LINK;
-  bri_hooks h = {.commit_intent = concurrent_delete, .user = w};
+  bri_hooks h = {.confirm = concurrent_delete, .user = w};
   int rc = bri_compact_table(root, &q, &h, rep, err);
   json_decref(rep->plan);
   return rc;

@@ -390,7 +390,8 @@ typedef struct jstate {
   size_t n, fail_at;
 } jstate;
 
-static int failing_journal(void *user, const char *path, bri_error *err) {
+static int failing_journal(void *user, const char *path, unsigned flags, bri_error *err) {
+  (void)flags;
   jstate *j = user;
   if (j->n++ == j->fail_at) return bri_error_set(err, BRI_EIO, "journal refused %s", path);
   return 0;

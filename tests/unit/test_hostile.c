@@ -753,11 +753,11 @@ START_TEST(test_outputs_roll_back_stays_beneath) {
   bri_store *store;
   ck_assert_int_eq(bri_store_open(root, 0, &store, &err), 0);
   o.store = store;
-  ck_assert_int_eq(bri_outputs_add(&o, plain, &err), 0);
+  ck_assert_int_eq(bri_outputs_add(&o, plain, 0, &err), 0);
   bri_write_bytes(plain, "y", 1);
-  ck_assert_int_eq(bri_outputs_add(&o, dir, &err), 0);
+  ck_assert_int_eq(bri_outputs_add(&o, dir, BRI_JOURNAL_TREE, &err), 0);
   ck_assert_int_eq(mkdir(dir, 0755), 0);
-  ck_assert_int_eq(bri_outputs_add(&o, file, &err), 0);
+  ck_assert_int_eq(bri_outputs_add(&o, file, 0, &err), 0);
   bri_write_bytes(file, "payload", 7);
   char *moved = swap_for_link(dir, "out_x");
   char *victim = bri_path_join(moved, "a.blob");

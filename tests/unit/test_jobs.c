@@ -982,8 +982,15 @@ START_TEST(finish_rules_and_counters) {
   bri_jobs_outcome badjson = {.state = BRI_JOB_SUCCEEDED, .result_json = "{oops"};
   ck_assert_int_eq(bri_jobs_finish(s, c, &badjson, &err), BRI_EINVAL);
   fake_now = T0 + 2500;
+  /* a succeeded job's journal goes with its end, and the version it saw is recorded */
+  ck_assert_int_eq(bri_jobs_journal_add(s, c, "/t/a/data/c.lance", "data", &err), 0);
+  o.has_seen_version = true, o.seen_version = 9;
   ck_assert_int_eq(bri_jobs_finish(s, c, &o, &err), 0);
   ck_assert_int_eq(bri_jobs_finish(s, c, &o, &err), BRI_ELEASE); /* only once */
+  bri_jobs_output *outs;
+  size_t n_outs;
+  ck_assert_int_eq(bri_jobs_journal_list(s, c, &outs, &n_outs, &err), 0);
+  ck_assert_uint_eq(n_outs, 0);
   bri_jobs_job j = get_job(s, c);
   ck_assert_int_eq(j.state, BRI_JOB_SUCCEEDED);
   ck_assert_str_eq(j.result, "{\"version\": 9}");
@@ -1001,10 +1008,17 @@ START_TEST(finish_rules_and_counters) {
   int64_t f = enqueue(s, t, BRI_JOB_COMPACT, 0, 0);
   ck_assert_int_eq(claim(s), f);
   fake_now = T0 + 3100;
+  ck_assert_int_eq(bri_jobs_journal_add(s, f, "/t/a/data/f.lance", "data", &err), 0);
   finish(s, f, BRI_JOB_FAILED, "bad page in x.lance");
+  /* a failed job's journal is left to recovery */
+  ck_assert_int_eq(bri_jobs_journal_list(s, f, &outs, &n_outs, &err), 0);
+  ck_assert_uint_eq(n_outs, 1);
+  bri_jobs_journal_free(outs, n_outs);
 
   bri_jobs_table tb;
   ck_assert_int_eq(bri_jobs_table_get(s, t, &tb, &err), 0);
+  ck_assert_int_eq(tb.has_seen_version, 1);
+  ck_assert_uint_eq(tb.last_seen_version, 9);
   ck_assert_int_eq(tb.last_compaction_at, T0 + 2500);
   ck_assert_int_eq(tb.last_cleanup_at, T0 + 3000);
   char *want = bri_strdupf("compact job %lld: bad page in x.lance", (long long)f);
@@ -1089,18 +1103,23 @@ START_TEST(journal_is_durable_and_survives_reopen) {
   fake_now += 1;
   ck_assert_int_eq(bri_jobs_journal_add(s, j, "/t/a/_deletions/1-2-3.bin", "deletion", &err), 0);
   ck_assert_int_eq(bri_jobs_journal_add(s, j, "/t/a/data/x.lance", "data", &err), 0); /* again */
-  ck_assert_int_eq(bri_jobs_set_commit_intent(s, j, "5a0e5a0e-1111-4222-8333-944445555666", 12,
+  /* the intent journals the outputs reserved with it, in its transaction */
+  const bri_jobs_reserved res[] = {{"/t/a/data/y.lance", "data"}, {"/t/a/data/y", "tree"}};
+  ck_assert_int_eq(bri_jobs_set_commit_intent(s, j, "5a0e5a0e-1111-4222-8333-944445555666", 12, res, 2,
                                               &err),
                    0);
   ck_assert_int_eq(bri_jobs_journal_add(s, j, "", "data", &err), BRI_EINVAL);
-  ck_assert_int_eq(bri_jobs_set_commit_intent(s, j, "", 12, &err), BRI_EINVAL);
+  ck_assert_int_eq(bri_jobs_set_commit_intent(s, j, "", 12, NULL, 0, &err), BRI_EINVAL);
+  const bri_jobs_reserved bad[] = {{"", "data"}};
+  ck_assert_int_eq(bri_jobs_set_commit_intent(s, j, "5a0e5a0e-1111-4222-8333-944445555667", 13, bad, 1, &err),
+                   BRI_EINVAL);
   bri_jobs_close(s); /* no finish: as if the daemon died */
 
   s = open_store();
   bri_jobs_output *o;
   size_t n;
   ck_assert_int_eq(bri_jobs_journal_list(s, j, &o, &n, &err), 0);
-  ck_assert_uint_eq(n, 2);
+  ck_assert_uint_eq(n, 4);
   ck_assert_str_eq(o[0].path, "/t/a/data/x.lance");
   ck_assert_str_eq(o[0].kind, "data");
   ck_assert_int_eq(o[0].attempt, 1);
@@ -1108,6 +1127,9 @@ START_TEST(journal_is_durable_and_survives_reopen) {
   ck_assert_str_eq(o[1].path, "/t/a/_deletions/1-2-3.bin");
   ck_assert_str_eq(o[1].kind, "deletion");
   ck_assert_int_lt(o[0].seq, o[1].seq);
+  ck_assert_str_eq(o[2].path, "/t/a/data/y.lance");
+  ck_assert_str_eq(o[3].path, "/t/a/data/y");
+  ck_assert_str_eq(o[3].kind, "tree");
   bri_jobs_journal_free(o, n);
   bri_jobs_job job = get_job(s, j);
   ck_assert_str_eq(job.commit_uuid, "5a0e5a0e-1111-4222-8333-944445555666");
@@ -1120,7 +1142,7 @@ START_TEST(journal_is_durable_and_survives_reopen) {
   ck_assert_int_eq(bri_jobs_journal_remove(s, j, "/t/a/data/x.lance", &err), 0);
   ck_assert_int_eq(bri_jobs_journal_remove(s, j, "/t/a/data/x.lance", &err), 0);
   ck_assert_int_eq(bri_jobs_journal_list(s, j, &o, &n, &err), 0);
-  ck_assert_uint_eq(n, 1);
+  ck_assert_uint_eq(n, 3);
   bri_jobs_journal_free(o, n);
   ck_assert_int_eq(bri_jobs_journal_clear(s, j, &err), 0);
   ck_assert_int_eq(bri_jobs_journal_list(s, j, &o, &n, &err), 0);
@@ -1194,7 +1216,7 @@ static void crash_child(int with_intent) {
   touch(a);
   if (bri_jobs_journal_add(s, j.id, b, "data", &err)) _exit(13);
   touch(b);
-  if (with_intent && bri_jobs_set_commit_intent(s, j.id, "uuid-1", 3, &err)) _exit(14);
+  if (with_intent && bri_jobs_set_commit_intent(s, j.id, "uuid-1", 3, NULL, 0, &err)) _exit(14);
   if (bri_jobs_journal_add(s, j.id, c, "txn", &err)) _exit(15);
   kill(getpid(), SIGKILL);
   _exit(16);
@@ -1355,7 +1377,7 @@ START_TEST(leases_renew_fence_and_expire) {
 
   /* 25 s later: 5 s left, less than a third: no commit, no deletes */
   fake_now = T0 + 25000;
-  ck_assert_int_eq(bri_jobs_set_commit_intent(s, j, "uuid-9", 3, &err), BRI_ELEASE);
+  ck_assert_int_eq(bri_jobs_set_commit_intent(s, j, "uuid-9", 3, NULL, 0, &err), BRI_ELEASE);
   ck_assert_msg(strstr(err.msg, "its lease ends in 5000 ms") && strstr(err.msg, "lease_ttl 30000 ms"), "%s", err.msg);
   ck_assert_int_eq(bri_jobs_lease_confirm(s, j, "delete files for", &err), BRI_ELEASE);
   job = get_job(s, j);
@@ -1368,7 +1390,7 @@ START_TEST(leases_renew_fence_and_expire) {
   ck_assert_int_eq(renewed, 1);
   ck_assert_int_eq(until, T0 + 55000);
   ck_assert_int_eq(bri_jobs_lease_confirm(s, j, "delete files for", &err), 0);
-  ck_assert_msg(bri_jobs_set_commit_intent(s, j, "uuid-9", 3, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_jobs_set_commit_intent(s, j, "uuid-9", 3, NULL, 0, &err) == 0, "%s", err.msg);
 
   /* no heartbeat for longer than the lease: recovery takes the job, unless
    * this process says it still runs it */
@@ -1468,7 +1490,7 @@ START_TEST(pg_lease_decides_between_instances) {
   ck_assert_msg(bri_jobs_recover(b, &ops, &rep, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(rep.interrupted, 1);
   ck_assert_uint_eq(rep.requeued, 1);
-  ck_assert_int_eq(bri_jobs_set_commit_intent(a, j, "uuid-a", 1, &err), BRI_ELEASE);
+  ck_assert_int_eq(bri_jobs_set_commit_intent(a, j, "uuid-a", 1, NULL, 0, &err), BRI_ELEASE);
   bri_jobs_outcome oc = {.state = BRI_JOB_SUCCEEDED};
   ck_assert_int_eq(bri_jobs_finish(a, j, &oc, &err), BRI_ELEASE);
   /* b runs it now */

@@ -364,7 +364,8 @@ static void concurrent_rewrite(void) {
   bri_table_close(t);
 }
 
-static int test_journal(void *user, const char *path, bri_error *err) {
+static int test_journal(void *user, const char *path, unsigned flags, bri_error *err) {
+  (void)flags;
   jstate *j = user;
   if (j->fail_after >= 0 && (int)j->n == j->fail_after)
     return bri_error_set(err, BRI_EIO, "journal refused %s", path);

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "storage/outputs.h"
 #include "storage/store.h"
 #include "testutil.h"
 #include "util/failpoint.h"
@@ -446,6 +447,63 @@ START_TEST(test_readv_list_first_and_counters) {
 }
 END_TEST
 
+/* The outputs' records (storage/outputs.h): a tree's entry covers what is
+ * made in it (one journal call, with the caller's flags), the tree is not
+ * recorded twice, and the rollback removes the tree's files before the
+ * tree and everything else newest first. */
+typedef struct jcalls {
+  int n;
+  char paths[4][256];
+  unsigned flags[4];
+} jcalls;
+
+static int count_journal(void *user, const char *path, unsigned flags, bri_error *e) {
+  (void)e;
+  jcalls *j = user;
+  if (j->n < 4) snprintf(j->paths[j->n], sizeof j->paths[0], "%s", path), j->flags[j->n] = flags;
+  j->n++;
+  return 0;
+}
+
+START_TEST(test_outputs_tree_journaled_once) {
+  jcalls j = {0};
+  bri_hooks h = {.journal = count_journal, .user = &j};
+  bri_outputs o = {.hooks = &h, .store = st};
+  char *data = bri_path_join(root, "data/s.lance"), *dir = bri_path_join(root, "data/s");
+  char *a = bri_path_join(dir, "1.blob"), *b = bri_path_join(dir, "2.blob");
+  char *other = bri_path_join(root, "data/s2");
+  ck_assert_int_eq(mkdir(bri_path_join(root, "data"), 0755), 0);
+  ck_assert_int_eq(bri_outputs_add(&o, data, BRI_JOURNAL_RESERVED, &err), 0);
+  ck_assert_int_eq(bri_outputs_add(&o, dir, BRI_JOURNAL_TREE | BRI_JOURNAL_RESERVED, &err), 0);
+  bri_write_bytes(data, "d", 1);
+  ck_assert_int_eq(bri_outputs_add(&o, dir, BRI_JOURNAL_TREE, &err), 0); /* again: nothing */
+  ck_assert_int_eq(mkdir(dir, 0755), 0);
+  ck_assert_int_eq(bri_outputs_add(&o, a, 0, &err), 0);
+  bri_write_bytes(a, "a", 1);
+  ck_assert_int_eq(bri_outputs_add(&o, b, 0, &err), 0);
+  bri_write_bytes(b, "b", 1);
+  ck_assert_int_eq(bri_outputs_add(&o, other, 0, &err), 0); /* a sibling with the tree's prefix */
+  ck_assert_int_eq(j.n, 3);
+  ck_assert_str_eq(j.paths[0], data);
+  ck_assert_uint_eq(j.flags[0], BRI_JOURNAL_RESERVED);
+  ck_assert_str_eq(j.paths[1], dir);
+  ck_assert_uint_eq(j.flags[1], BRI_JOURNAL_TREE | BRI_JOURNAL_RESERVED);
+  ck_assert_str_eq(j.paths[2], other);
+  ck_assert_uint_eq(o.n, 5);
+  bri_outputs_roll_back(&o);
+  struct stat sb;
+  ck_assert_int_eq(lstat(dir, &sb), -1);
+  ck_assert_int_eq(lstat(data, &sb), -1);
+  ck_assert_uint_eq(o.n, 0);
+  ck_assert_uint_eq(o.n_trees, 0);
+  /* after a rollback nothing is covered any more */
+  ck_assert_int_eq(bri_outputs_add(&o, a, 0, &err), 0);
+  ck_assert_int_eq(j.n, 4);
+  bri_outputs_free(&o);
+  free(data), free(dir), free(a), free(b), free(other);
+}
+END_TEST
+
 static Suite *store_suite(void) {
   Suite *s = suite_create("store");
   TCase *tc = tcase_create("local");
@@ -457,6 +515,7 @@ static Suite *store_suite(void) {
   tcase_add_test(tc, test_put_new_failpoints);
   tcase_add_test(tc, test_writer_append_copy_finish_abort);
   tcase_add_test(tc, test_copy_link);
+  tcase_add_test(tc, test_outputs_tree_journaled_once);
   tcase_add_test(tc, test_dirs_and_deletes);
   tcase_add_test(tc, test_null_store_is_a_plain_local_path);
   tcase_add_test(tc, test_open_create_and_schemes);
