@@ -472,8 +472,18 @@ static void check_version(vrun *r, const bri_manifest *bm) {
   if (m->transaction_file && *m->transaction_file) {
     p = bri_strdupf("%s/_transactions/%s", r->t->root, m->transaction_file);
     if (p && !seen(r, "txn", p)) {
-      r->rep->transaction_files++;
-      check_file(r, p, 0, "transaction file");
+      /* a version whose manifest embeds its transaction needs no .txn
+       * file: the embedded copy is the one Lance reads, and the file may
+       * be short or gone after a power loss (brid writes it without an
+       * fsync, as Lance does; docs/format/table.md 4) */
+      bri_store *st;
+      bri_store_info info;
+      bool present = !bm->txn || bri_table_store_of(r->t, m, p, &st, &e) != 0 ||
+                     bri_store_stat(st, p, &info, &e) != BRI_ENOTFOUND;
+      if (present) {
+        r->rep->transaction_files++;
+        if (!bm->txn) check_file(r, p, 0, "transaction file");
+      }
     }
     free(p);
   }

@@ -22,10 +22,10 @@
  * with this list. */
 static const bri_failpoint_info REGISTRY[] = {
     /* commit: lib/lance/table/commit.c, bri_commit */
-    {"commit.before_txn_fsync", "lib/lance/table/commit.c", "compact,materialize,clone,gen",
-     BRI_FP_EIO_FAILS, "the transaction file is written in _transactions/, not yet fsynced"},
-    {"commit.after_txn_fsync", "lib/lance/table/commit.c", "compact,materialize,clone,gen",
-     BRI_FP_EIO_FAILS, "the transaction file and _transactions/ are fsynced; no manifest yet"},
+    {"commit.before_txn_rename", "lib/lance/table/commit.c", "compact,materialize,clone,gen",
+     BRI_FP_EIO_FAILS, "the transaction file is written in _transactions/ under a staging name"},
+    {"commit.after_txn_rename", "lib/lance/table/commit.c", "compact,materialize,clone,gen",
+     BRI_FP_EIO_FAILS, "the transaction file has its name (not synced: the manifest holds the copy Lance reads); no manifest yet"},
     {"commit.before_manifest_fsync", "lib/lance/table/commit.c", "compact,materialize,clone,gen",
      BRI_FP_EIO_FAILS, "the staging manifest _versions/.tmp_* is written, not yet fsynced"},
     {"commit.after_manifest_fsync", "lib/lance/table/commit.c", "compact,materialize,clone,gen",

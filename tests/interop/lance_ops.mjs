@@ -14,6 +14,11 @@
 //                           for those ids.  blobs: N id slots with the "mixed" sizes (the
 //                           uri slot is skipped).  largelist cannot be appended from JS.
 //   delete SQL              delete the rows matching the predicate
+//   stale-delete SQL CMD    a writer the table moves under: opens the table, runs the
+//                           shell command CMD (which commits versions meanwhile) and
+//                           then deletes the rows matching SQL through the handle it
+//                           opened first, so that LanceDB's commit must rebase over
+//                           what CMD committed (it reads those versions' transactions)
 //   optimize [--cleanup]    LanceDB optimize() (see lance_optimize.mjs)
 //   tag NAME [VERSION]      create tag NAME for VERSION [the current version]
 //   untag NAME              delete tag NAME (LanceDB's cleanup refuses to remove tagged
@@ -28,6 +33,7 @@
 // --cleanup, plus lance_make's generator options (e.g. --blobnest-inline-threshold).
 // Output: one JSON object on stdout.
 
+import { execSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { openTable, parseOptions, isMain, runMain, toJson, isRemote } from "./lance_common.mjs";
@@ -81,7 +87,7 @@ async function append(tbl, name, n, a) {
   return { op: "append", kind, start, rows: data.numRows };
 }
 
-const USAGE = "usage: lance_ops.mjs PATH/name.lance info|append N|delete SQL|optimize|tag NAME [VERSION]|untag NAME|read|versions|restore VERSION|add-column NAME SQL [options]";
+const USAGE = "usage: lance_ops.mjs PATH/name.lance info|append N|delete SQL|stale-delete SQL CMD|optimize|tag NAME [VERSION]|untag NAME|read|versions|restore VERSION|add-column NAME SQL [options]";
 
 async function main() {
   const defaults = {
@@ -105,6 +111,15 @@ async function main() {
       const before = await tbl.countRows();
       await tbl.delete(args[0]);
       out = { op, predicate: args[0], deleted: before - (await tbl.countRows()) };
+      break;
+    }
+    case "stale-delete": {
+      need(2);
+      const opened = await tbl.version();
+      const before = await tbl.countRows();
+      execSync(args[1], { stdio: ["ignore", "ignore", "inherit"] });
+      await tbl.delete(args[0]);
+      out = { op, predicate: args[0], opened, deleted: before - (await tbl.countRows()) };
       break;
     }
     case "optimize":

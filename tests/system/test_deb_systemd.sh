@@ -318,17 +318,20 @@ echo "ok sandbox: /etc /usr /var/log /var/lib /home /root /srv /boot read-only e
 # ------------------------------------------------------------ stop drains a running job
 cat >"$ROOT/etc/systemd/system/brid.service.d/slow.conf" <<EOF
 [Service]
-Environment=BRI_FAILPOINTS=compact.after_rows=delay:250
+Environment=BRI_FAILPOINTS=compact.after_rows=delay:1500
 EOF
 cin sed -i 's|^#batch_rows = 0$|batch_rows = 1|' /etc/brid/brid.conf
 cin sed -i 's|^debounce = 1s$|debounce = 1h|' /etc/brid/brid.conf # the test starts this job itself
 cin systemctl daemon-reload
 cin systemctl restart brid
 MAIN=$(cin systemctl show -p MainPID --value brid)
-cin journalctl _PID="$MAIN" -o cat | grep -q "failpoints armed (BRI_FAILPOINTS=compact.after_rows=delay:250)" ||
+cin journalctl _PID="$MAIN" -o cat | grep -q "failpoints armed (BRI_FAILPOINTS=compact.after_rows=delay:1500)" ||
   fail "the drop-in's Environment= did not reach brid: $(cin journalctl _PID="$MAIN" -o cat | head -5)"
 grep -qx 'batch_rows = 1' "$ROOT/etc/brid/brid.conf" || fail "could not set batch_rows = 1 in brid.conf"
-for _ in 1 2 3; do # fragments for the job to merge (and rows: a quarter of a second each)
+# fragments for the job to merge: a second and a half after each (its rows are
+# copied a fragment at a time), so that it runs for seconds, long enough for a
+# loaded machine's polls below to see it running
+for _ in 1 2 3; do
   as_app "node '$INTEROP_DIR/lance_ops.mjs' '$ROOT/srv/lance/blobs.lance' append 3" >/dev/null || fail "append as lanceapp"
 done
 K=$(cin brictl compact --daemon /srv/lance/blobs.lance --json | jget 'd["job"]')

@@ -330,7 +330,7 @@ static void expect_injected(int rc, const bri_error *err, const char *name) {
 }
 
 START_TEST(test_commit_eio_leaves_nothing) {
-  static const char *before[] = {"commit.before_txn_fsync", "commit.after_txn_fsync",
+  static const char *before[] = {"commit.before_txn_rename", "commit.after_txn_rename",
                                  "commit.before_manifest_fsync", "commit.after_manifest_fsync",
                                  "commit.before_link"};
   bri_fixture_table("tables/plain.lance", &tmp, &root);
@@ -545,7 +545,7 @@ START_TEST(test_materialize_eio_removes_outputs) {
   char *listing = bri_tree_listing(root);
   static const char *specs[] = {"materialize.after_place=eio", "materialize.after_place=eio@2",
                                 "materialize.before_commit=eio", "outputs.after_record=eio@2",
-                                "commit.before_txn_fsync=enospc"};
+                                "commit.before_txn_rename=enospc"};
   for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
     arm(specs[i]);
     bri_materialize_report mr;

@@ -191,20 +191,15 @@ int bri_commit(bri_table *t, Lance__Table__Manifest *m, Lance__Table__Transactio
     lance__table__transaction__pack(txn, tbuf);
     rc = bri_store_mkdir(t->store, tdir, err);
     if (rc && rc != BRI_ETAKEN) goto out;
-    static const bri_store_steps txn_steps = {.written = "commit.before_txn_fsync"};
-    bri_error e = {0};
-    if ((rc = bri_store_put_new(t->store, tpath, tbuf, tlen, &txn_steps, &e)) != 0) {
-      if (err) *err = e;
-      goto out;
-    }
+    /* Without an fsync: the manifest carries the same transaction (its
+     * transaction section, written and synced with it), which is the copy
+     * Lance 12 reads; the file is for readers that look for it, and after
+     * a power loss it may be short or gone, as Lance's own are (Lance syncs
+     * nothing). docs/format/table.md 4, tests/interop/test_txn_file.sh. */
+    static const bri_store_steps txn_steps = {.written = "commit.before_txn_rename"};
+    if ((rc = bri_store_put_volatile(t->store, tpath, tbuf, tlen, &txn_steps, err)) != 0) goto out;
     txn_written = true;
-    /* not synced into its directory: nothing names it yet, so it fails */
-    if (e.code) {
-      rc = e.code;
-      if (err) *err = e;
-      goto out;
-    }
-    if ((rc = bri_failpoint("commit.after_txn_fsync", err)) != 0) goto out;
+    if ((rc = bri_failpoint("commit.after_txn_rename", err)) != 0) goto out;
     if (txn_path) *txn_path = strdup(tpath);
     if (m->transaction_file && m->transaction_file != protobuf_c_empty_string) free(m->transaction_file);
     m->transaction_file = strdup(txn_name);

@@ -59,8 +59,10 @@ void bri_manifest_derive_flags(Lance__Table__Manifest *m);
  * visible version references. That failure is left in err as a warning
  * (err->code BRI_EIO, the message says the version may not survive a power
  * loss); err->code is otherwise not touched on success.
- * Failpoints (util/failpoint.h): commit.before_txn_fsync,
- * commit.after_txn_fsync, commit.before_manifest_fsync,
+ * The transaction file is written without an fsync: the manifest embeds
+ * the same transaction, durably (docs/format/table.md 4).
+ * Failpoints (util/failpoint.h): commit.before_txn_rename,
+ * commit.after_txn_rename, commit.before_manifest_fsync,
  * commit.after_manifest_fsync, commit.before_link, commit.after_link,
  * commit.before_hint_rename, commit.after_hint_rename. */
 int bri_commit(bri_table *t, Lance__Table__Manifest *m, Lance__Table__Transaction *txn,
