@@ -61,6 +61,7 @@ typedef struct run {
   const size_t *order;   /* the bins' fragments in writing order (manifest indices) */
   bri_readahead *opened; /* opens them ahead of write_bin (open_fragment) */
   size_t read_ahead;     /* reads in flight (bri_compact_request.read_ahead resolved) */
+  bool local_default;    /* read_ahead is a local disk's default: none for few items (execute.h) */
   const struct survey *survey; /* whose packs stat_pack measures */
   bri_sidecar_sizes *sizes; /* sidecar sizes: the survey's and the damage checks' (blob/sizes.h) */
   bool *repack_wanted;   /* per fragment: it references a pack below the threshold */
@@ -72,10 +73,12 @@ typedef struct run {
 
 static bool cancelled(run *r) { return bri_hooks_cancelled(r->hooks); }
 
-/* bri_readahead_start with the run's depth. */
+/* bri_readahead_start with the run's depth (none for few items on a local
+ * disk by default). */
 static int read_ahead(run *r, size_t n, bri_readahead_fn fn, bri_readahead_drop_fn drop,
                       bri_readahead **out) {
-  return bri_readahead_start(n, r->read_ahead, fn, drop, r, out, r->err);
+  size_t depth = r->local_default && n < BRI_COMPACT_READ_AHEAD_LOCAL_MIN ? 0 : r->read_ahead;
+  return bri_readahead_start(n, depth, fn, drop, r, out, r->err);
 }
 
 /* ------------------------------------------------------- descriptor walking */
@@ -1277,9 +1280,9 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   const Lance__Table__Manifest *m = r.m->pb;
   /* reads of fragments and packs overlap, bounded (no whole-table prefetch:
    * memory stays with the reads in flight, whatever the table's size) */
+  r.local_default = !req->read_ahead && (bri_store_caps(r.t->store) & BRI_STORE_CAP_LOCAL);
   r.read_ahead = req->read_ahead ? req->read_ahead
-                 : bri_store_caps(r.t->store) & BRI_STORE_CAP_LOCAL ? BRI_COMPACT_READ_AHEAD_LOCAL
-                                                                   : BRI_COMPACT_READ_AHEAD_REMOTE;
+                 : r.local_default ? BRI_COMPACT_READ_AHEAD_LOCAL : BRI_COMPACT_READ_AHEAD_REMOTE;
   bri_compact_request q = *req;
   if ((rc = bri_compact_options_from_config(r.m, &q.options, err)) != 0) goto out;
   /* auto never turns a table stock Lance reads into one it refuses, and
