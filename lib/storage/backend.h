@@ -138,8 +138,8 @@ struct bri_store_ops {
   int (*list_first_many)(bri_store *st, bri_store_listing *dirs, const char *const *keys,
                          size_t count, unsigned flags, size_t n, bri_error *err);
 
-  /* how: BRI_PUT_IF_ABSENT (put_new), BRI_PUT_VOLATILE (put_volatile), or
-   * 0 (put) */
+  /* how: BRI_PUT_IF_ABSENT (put_new), BRI_PUT_VOLATILE (put_volatile),
+   * both (put_new_volatile), or 0 (put) */
   int (*put)(bri_store *st, const char *key, const void *data, size_t len, unsigned how,
              const bri_store_steps *steps, bri_error *err);
 

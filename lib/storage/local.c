@@ -286,9 +286,34 @@ static char *dir_path(bri_store *st, const char *key, const char *name) {
   return name == key ? strdup(st->uri) : bri_strdupf("%s/%.*s", st->uri, (int)(name - key - 1), key);
 }
 
+/* put_new_volatile: the file is made under its own name (O_EXCL) and
+ * written, with no staging name and no fsync (store.h). */
+static int put_direct(bri_store *st, const char *key, const void *data, size_t len, const bri_store_steps *steps,
+                      bri_error *err) {
+  int parent = -1, fd = -1;
+  const char *name;
+  char *full = bri_store_path(st, key);
+  int rc = full ? own_parent(st, key, &parent, &name, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!rc && (fd = openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
+    rc = errno == EEXIST ? bri_error_set(err, BRI_ETAKEN, "%s already exists; brid never overwrites", full)
+                         : bri_error_errno(err, "create", full);
+  bool made = !rc;
+  if (!rc) {
+    bri_adopt_parent_mode(fd, parent, false);
+    if (!(rc = write_all(fd, data, len, full, err))) rc = step(steps->written, err);
+  }
+  if (fd >= 0 && close(fd) != 0 && !rc) rc = bri_error_errno(err, "close", full);
+  if (rc && made) unlinkat(parent, name, 0); /* a failed put leaves nothing */
+  if (!rc) rc = step(steps->published, err);
+  if (parent >= 0) close(parent);
+  free(full);
+  return rc;
+}
+
 static int local_put(bri_store *st, const char *key, const void *data, size_t len, unsigned how,
                      const bri_store_steps *steps, bri_error *err) {
   bool if_absent = how & BRI_PUT_IF_ABSENT, durable = !(how & BRI_PUT_VOLATILE);
+  if (if_absent && !durable) return put_direct(st, key, data, len, steps, err);
   int parent = -1, fd = -1;
   const char *name;
   char staging[NAME_MAX + 1];

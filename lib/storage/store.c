@@ -570,6 +570,11 @@ int bri_store_put_volatile(bri_store *st, const char *path, const void *data, si
   return put(st, path, data, len, BRI_PUT_VOLATILE, steps, err);
 }
 
+int bri_store_put_new_volatile(bri_store *st, const char *path, const void *data, size_t len,
+                               const bri_store_steps *steps, bri_error *err) {
+  return put(st, path, data, len, BRI_PUT_IF_ABSENT | BRI_PUT_VOLATILE, steps, err);
+}
+
 int bri_store_create(bri_store *st, const char *path, const bri_store_steps *steps,
                      bri_swriter **out, bri_error *err) {
   *out = NULL;

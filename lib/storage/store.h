@@ -310,6 +310,17 @@ int bri_store_put(bri_store *st, const char *path, const void *data, size_t len,
 int bri_store_put_volatile(bri_store *st, const char *path, const void *data, size_t len,
                            const bri_store_steps *steps, bri_error *err);
 
+/* Creates path with these bytes only if nothing is there (BRI_ETAKEN
+ * otherwise), without the durability nor the all-or-nothing visibility of
+ * put_new. Local: the file is made under its own name and written, with no
+ * staging name and no fsync, so a crash may leave it short, and a power
+ * loss short or gone (steps.written, then steps.published once it is
+ * closed); object stores: put_new. For a file nothing names until a later
+ * durable commit that does not need it: a transaction file, whose
+ * transaction the manifest embeds (docs/format/table.md 4). */
+int bri_store_put_new_volatile(bri_store *st, const char *path, const void *data, size_t len,
+                               const bri_store_steps *steps, bri_error *err);
+
 /* A writer: a new object streamed from first byte to last. create never
  * overwrites (BRI_ETAKEN). Local: the file exists under its name from
  * create on (a crash leaves it partial; callers journal it first); S3: a

@@ -22,10 +22,10 @@
  * with this list. */
 static const bri_failpoint_info REGISTRY[] = {
     /* commit: lib/lance/table/commit.c, bri_commit */
-    {"commit.before_txn_rename", "lib/lance/table/commit.c", "compact,materialize,clone,gen",
-     BRI_FP_EIO_FAILS, "the transaction file is written in _transactions/ under a staging name"},
-    {"commit.after_txn_rename", "lib/lance/table/commit.c", "compact,materialize,clone,gen",
-     BRI_FP_EIO_FAILS, "the transaction file has its name (not synced: the manifest holds the copy Lance reads); no manifest yet"},
+    {"commit.txn_written", "lib/lance/table/commit.c", "compact,materialize,clone,gen",
+     BRI_FP_EIO_FAILS, "the transaction file is written in _transactions/, not closed"},
+    {"commit.after_txn_written", "lib/lance/table/commit.c", "compact,materialize,clone,gen",
+     BRI_FP_EIO_FAILS, "the transaction file is in place (never synced: the manifest holds the copy Lance reads); no manifest yet"},
     {"commit.before_manifest_fsync", "lib/lance/table/commit.c", "compact,materialize,clone,gen",
      BRI_FP_EIO_FAILS, "the staging manifest _versions/.tmp_* is written, not yet fsynced"},
     {"commit.after_manifest_fsync", "lib/lance/table/commit.c", "compact,materialize,clone,gen",
@@ -36,12 +36,6 @@ static const bri_failpoint_info REGISTRY[] = {
      BRI_FP_EIO_IGNORED,
      "the version is published (linked); the staging name still exists and _versions/ is not "
      "fsynced; eio here stands for a failed directory fsync: the commit stands"},
-    {"commit.before_hint_rename", "lib/lance/table/commit.c", "compact,materialize,clone,gen",
-     BRI_FP_EIO_IGNORED,
-     "the version is committed; the new hint is written in _versions/.tmp_hint_*, not renamed "
-     "(the hint is best effort: eio leaves the old hint)"},
-    {"commit.after_hint_rename", "lib/lance/table/commit.c", "compact,materialize,clone,gen",
-     BRI_FP_EIO_IGNORED, "the version is committed and latest_version_hint.json names it"},
     /* data file writer: lib/lance/file/writer.c */
     {"writer.write", "lib/lance/file/writer.c", "compact,gen", BRI_FP_EIO_FAILS,
      "before each write(2) into a new data file (eio/enospc: a write that fails part way; the "
@@ -111,9 +105,9 @@ static const bri_failpoint_info REGISTRY[] = {
      "brid finds those tables' commits by its periodic sweep and counts them in status (tables.sweep_only)"},
     /* the power-loss canary: lib/storage/local.c, local_put */
     {"canary.no_put_dir_fsync", "lib/storage/local.c", "compact,materialize,clone,gen", BRI_FP_SWITCH,
-     "a switch for the power-loss harness's canary (tests/powerloss): a put (manifest, transaction "
-     "file, version hint) skips the fsync of its directory after linking or renaming the new "
-     "name, so the name is not durable; brid must never run so"},
+     "a switch for the power-loss harness's canary (tests/powerloss): a durable put (a manifest) "
+     "skips the fsync of its directory after linking or renaming the new name, so the name is not "
+     "durable; brid must never run so"},
     /* brid: daemon/brid/svc_sched.c */
     {"sched.after_claim", "daemon/brid/svc_sched.c", "brid", BRI_FP_TIMING,
      "a timing point: a claim has taken the jobs due and found when the next falls due; the "

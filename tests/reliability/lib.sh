@@ -193,7 +193,7 @@ check_state() {
 }
 
 write_fp() { # failpoints where an injected error is a failed write
-  case $1 in writer.write|writer.before_fsync|blobout.before_copy|commit.before_txn_rename|commit.before_manifest_fsync) return 0 ;; esac
+  case $1 in writer.write|writer.before_fsync|blobout.before_copy|commit.txn_written|commit.before_manifest_fsync) return 0 ;; esac
   return 1
 }
 repeat_fp() { # failpoints passed many times by one command

@@ -330,7 +330,7 @@ static void expect_injected(int rc, const bri_error *err, const char *name) {
 }
 
 START_TEST(test_commit_eio_leaves_nothing) {
-  static const char *before[] = {"commit.before_txn_rename", "commit.after_txn_rename",
+  static const char *before[] = {"commit.txn_written", "commit.after_txn_written",
                                  "commit.before_manifest_fsync", "commit.after_manifest_fsync",
                                  "commit.before_link"};
   bri_fixture_table("tables/plain.lance", &tmp, &root);
@@ -367,7 +367,7 @@ END_TEST
 
 START_TEST(test_commit_after_link_eio_commits) {
   bri_fixture_table("tables/plain.lance", &tmp, &root);
-  arm("commit.after_link=eio,commit.before_hint_rename=eio");
+  arm("commit.after_link=eio");
   bri_table *t;
   bri_error err = {0};
   ck_assert_int_eq(bri_table_open(root, &t, &err), 0);
@@ -381,7 +381,7 @@ START_TEST(test_commit_after_link_eio_commits) {
   ck_assert_int_eq(err.code, BRI_EIO);
   ck_assert_msg(strstr(err.msg, "is committed, but it may not survive a power loss: failpoint "
                                 "commit.after_link: injected I/O error"), "%s", err.msg);
-  /* the hint is best effort: the failed rename left the old one, and no temp file */
+  /* a local table's hint is Lance's (not replaced), and no temp file is left */
   uint8_t *hint1 = bri_slurp(hint, &hl);
   ck_assert_str_eq((char *)hint1, (char *)hint0);
   char *cmd = bri_strdupf("ls -A '%s/_versions' | grep -c '^\\.tmp' || true", root);
@@ -443,7 +443,6 @@ START_TEST(test_compact_eio_removes_outputs) {
   /* past the point of no return the compaction stands */
   compact_with("compact.after_commit=eio", BRI_STRATEGY_BRI, false);
   compact_with("commit.after_link=eio", BRI_STRATEGY_LINK, false);
-  compact_with("commit.after_hint_rename=eio", BRI_STRATEGY_COPY, false);
 }
 END_TEST
 
@@ -545,7 +544,7 @@ START_TEST(test_materialize_eio_removes_outputs) {
   char *listing = bri_tree_listing(root);
   static const char *specs[] = {"materialize.after_place=eio", "materialize.after_place=eio@2",
                                 "materialize.before_commit=eio", "outputs.after_record=eio@2",
-                                "commit.before_txn_rename=enospc"};
+                                "commit.txn_written=enospc"};
   for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
     arm(specs[i]);
     bri_materialize_report mr;

@@ -175,6 +175,21 @@ START_TEST(test_put_new_is_put_if_absent) {
   ck_assert_str_eq(t, "22");
   free(t);
   ck_assert_uint_eq(count_tmp(at("_versions")), 0);
+  /* put_new_volatile: made under its own name, never over another's */
+  ck_assert_int_eq(mkdir(at("_transactions"), 0755), 0);
+  ck_assert_int_eq(bri_store_put_new_volatile(st, at("_transactions/1-u.txn"), "txn", 3, NULL, &err), 0);
+  ck_assert_int_eq(bri_store_put_new_volatile(st, at("_transactions/1-u.txn"), "other", 5, NULL, &err),
+                   BRI_ETAKEN);
+  t = read_text("_transactions/1-u.txn");
+  ck_assert_str_eq(t, "txn");
+  free(t);
+  ck_assert_uint_eq(count_tmp(at("_transactions")), 0);
+  /* a write that fails leaves nothing */
+  bri_failpoint_configure("commit.txn_written=eio", NULL);
+  static const bri_store_steps steps = {.written = "commit.txn_written"};
+  ck_assert_int_eq(bri_store_put_new_volatile(st, at("_transactions/2-u.txn"), "txn", 3, &steps, &err), BRI_EIO);
+  struct stat sb;
+  ck_assert_int_eq(lstat(at("_transactions/2-u.txn"), &sb), -1);
 }
 END_TEST
 

@@ -87,12 +87,15 @@ void bri_manifest_derive_flags(Lance__Table__Manifest *m) {
 }
 
 /* Replaces _versions/latest_version_hint.json with {"version":v} unless it
- * already names a newer version. Best effort: the hint is an optimisation
- * for readers, never the source of truth, so a failure is not a commit
- * failure. Written without fsyncs on a local table (bri_store_put_volatile):
- * Lance does not read it there, and reads and writes a table whose hint is
- * stale, empty or garbled (docs/format/table.md 3; tests/interop/test_hint.sh). */
+ * already names a newer version, on an object store. Best effort: the hint
+ * is an optimisation for readers, never the source of truth, so a failure
+ * is not a commit failure. Not on a local table: Lance does not read it
+ * there, and reads and writes a table whose hint is stale, empty or garbled
+ * (docs/format/table.md 3; tests/interop/test_hint.sh), so its replacement
+ * (a file made, renamed over the old one, whose inode is freed) was a cost
+ * for nobody. */
 static void update_hint(bri_table *t, const char *vdir, uint64_t v) {
+  if (bri_store_caps(t->store) & BRI_STORE_CAP_LOCAL) return;
   char *hint = bri_path_join(vdir, "latest_version_hint.json");
   uint8_t *old;
   size_t len;
@@ -105,9 +108,7 @@ static void update_hint(bri_table *t, const char *vdir, uint64_t v) {
   if (hint && cur <= v) {
     char body[64];
     int n = snprintf(body, sizeof body, "{\"version\":%llu}", (unsigned long long)v);
-    static const bri_store_steps steps = {.publish = "commit.before_hint_rename",
-                                          .published = "commit.after_hint_rename"};
-    (void)bri_store_put_volatile(t->store, hint, body, (size_t)n, &steps, NULL);
+    (void)bri_store_put_volatile(t->store, hint, body, (size_t)n, NULL, NULL);
   }
   free(hint);
 }
@@ -196,10 +197,10 @@ int bri_commit(bri_table *t, Lance__Table__Manifest *m, Lance__Table__Transactio
      * Lance 12 reads; the file is for readers that look for it, and after
      * a power loss it may be short or gone, as Lance's own are (Lance syncs
      * nothing). docs/format/table.md 4, tests/interop/test_txn_file.sh. */
-    static const bri_store_steps txn_steps = {.written = "commit.before_txn_rename"};
-    if ((rc = bri_store_put_volatile(t->store, tpath, tbuf, tlen, &txn_steps, err)) != 0) goto out;
+    static const bri_store_steps txn_steps = {.written = "commit.txn_written"};
+    if ((rc = bri_store_put_new_volatile(t->store, tpath, tbuf, tlen, &txn_steps, err)) != 0) goto out;
     txn_written = true;
-    if ((rc = bri_failpoint("commit.after_txn_rename", err)) != 0) goto out;
+    if ((rc = bri_failpoint("commit.after_txn_written", err)) != 0) goto out;
     if (txn_path) *txn_path = strdup(tpath);
     if (m->transaction_file && m->transaction_file != protobuf_c_empty_string) free(m->transaction_file);
     m->transaction_file = strdup(txn_name);

@@ -1,12 +1,14 @@
 /* commit.h: publishing a new table version.
  *
- * A commit writes the transaction file, then the manifest under the table's
- * naming scheme with put-if-absent (bri_store_put_new: locally a staging
- * file in _versions/ named .tmp_*, which Lance's cleanup also reclaims,
- * fsynced and published with link(2); on S3 a PUT with If-None-Match: *),
- * which fails when another writer already took that version: a conflict,
- * never an overwrite (docs/format/table.md section 4). latest_version_hint.json is
- * then replaced (bri_store_put_volatile: no fsync on a local table).
+ * A commit writes the transaction file (not synced: the manifest embeds the
+ * transaction), then the manifest under the table's naming scheme with
+ * put-if-absent (bri_store_put_new: locally a staging file in _versions/
+ * named .tmp_*, which Lance's cleanup also reclaims, fsynced and published
+ * with link(2); on S3 a PUT with If-None-Match: *), which fails when
+ * another writer already took that version: a conflict, never an overwrite
+ * (docs/format/table.md section 4). On an object store
+ * latest_version_hint.json is then replaced; a local table's is left to
+ * Lance, which does not read it there (docs/format/table.md section 3).
  *
  * Building the manifest content (which fragments, which transaction) is the
  * caller's job; this module only stamps what every commit must carry:
@@ -61,10 +63,9 @@ void bri_manifest_derive_flags(Lance__Table__Manifest *m);
  * loss); err->code is otherwise not touched on success.
  * The transaction file is written without an fsync: the manifest embeds
  * the same transaction, durably (docs/format/table.md 4).
- * Failpoints (util/failpoint.h): commit.before_txn_rename,
- * commit.after_txn_rename, commit.before_manifest_fsync,
- * commit.after_manifest_fsync, commit.before_link, commit.after_link,
- * commit.before_hint_rename, commit.after_hint_rename. */
+ * Failpoints (util/failpoint.h): commit.txn_written,
+ * commit.after_txn_written, commit.before_manifest_fsync,
+ * commit.after_manifest_fsync, commit.before_link, commit.after_link. */
 int bri_commit(bri_table *t, Lance__Table__Manifest *m, Lance__Table__Transaction *txn,
                const Lance__Table__IndexSection *idx, uint64_t version, char **txn_path,
                bri_error *err);
