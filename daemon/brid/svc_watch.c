@@ -316,8 +316,11 @@ static void on_table_event(uv_fs_event_t *h, const char *name, int events, int s
     return;
   }
   (void)events;
-  /* something else changed in _versions/ (it may be gone, with the table):
-   * the rescan, off the loop, tells */
+  /* a writer's staging file or the version hint (every commit of brid's
+   * and of Lance's makes and renames them): nothing a check would see */
+  if (name && (!strncmp(name, ".tmp", 4) || !strcmp(name, "latest_version_hint.json"))) return;
+  /* something else changed in _versions/ (it may be gone, with the table;
+   * libuv names the directory itself then): the rescan, off the loop, tells */
   schedule_rescan(d);
 }
 
