@@ -33,6 +33,15 @@ export BRID=$PWD/$BUILD/bin/brid
 export ORACLE_NODE_DIR=$PWD/.deps/node
 export LANCEDB_LOG=error
 export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-120}
+# The tests run python3 thousands of times, many of them in loops that poll a
+# running job: Debian's (a python3 the deps install), not a version manager's
+# shim first in PATH (pyenv's costs half a second a call, 60 ms for the
+# interpreter itself, and starved those polls).
+if [ -x /usr/bin/python3 ] && [ "$(command -v python3)" != /usr/bin/python3 ]; then
+  mkdir -p "$BUILD/testbin"
+  ln -sf /usr/bin/python3 "$BUILD/testbin/python3"
+  export PATH=$PWD/$BUILD/testbin:$PATH
+fi
 pass=0; fail=0; skipped=0; failed=()
 # The S3 tests run against a real radosgw (scripts/s3-server.sh, about 2 s to
 # start; AWS_* and BRI_S3_BUCKET), the Azure tests against Azurite

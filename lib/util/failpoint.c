@@ -88,8 +88,8 @@ static const bri_failpoint_info REGISTRY[] = {
      "a queued job is marked running with its attempt recorded, not yet committed (eio: the "
      "claim is rolled back and the job stays queued)"},
     {"jobs.after_commit_intent", "daemon/jobs/journal.c", "jobs", BRI_FP_EIO_FAILS,
-     "a compaction's commit intent (transaction uuid, read version) is durable; its Rewrite is "
-     "not committed yet"},
+     "a compaction's commit intent (transaction uuid, read version) and the outputs it reserves "
+     "(data files, sidecar trees) are durable; none of them exists yet"},
     {"jobs.before_journal_add", "daemon/jobs/journal.c", "jobs", BRI_FP_EIO_FAILS,
      "about to journal an output path (nothing recorded yet)"},
     {"jobs.after_journal_add", "daemon/jobs/journal.c", "jobs", BRI_FP_EIO_FAILS,

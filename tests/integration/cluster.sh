@@ -8,7 +8,8 @@
 # from 5 of them throughout. The instances run with lease_ttl = 6s. During
 # the run:
 #  - instance a is killed -9 in the middle of a compaction (a failpoint
-#    holds its compactions for 4 s after their data files are written);
+#    holds its compactions for 15 s after their data files are written, long
+#    enough for this test to see one journaled on a loaded machine);
 #  - instance b is stopped (SIGSTOP) in the middle of a job for longer than
 #    its lease, then continued: it must neither commit nor delete after that;
 #  - the PostgreSQL server is restarted once.
@@ -106,7 +107,7 @@ await_job() { # await_job NAME SECONDS: prints the id of a compaction NAME is ru
 }
 sql() { psql -X -A -t -q "$STORE" -c "$1"; }
 
-start a "compact.after_bin=delay:4000"
+start a "compact.after_bin=delay:15000"
 start b "compact.after_bin=delay:2500"
 start c
 echo "three instances on one store"
@@ -120,7 +121,7 @@ done
 
 # kill -9 a in the middle of a compaction: its data files written, not committed
 JA=$(await_job a 60) || fail "brid-a ran no compaction within 60 s"
-# its outputs journaled (then written; the failpoint holds it 4 s after that)
+# its outputs journaled (then written; the failpoint holds it 15 s after that)
 journaled() { [ -n "$(sql "SELECT path FROM job_outputs WHERE job_id = $JA LIMIT 1")" ]; }
 wait_until 30 journaled || fail "brid-a's job $JA journaled nothing within 30 s"
 sleep 0.5

@@ -8,7 +8,9 @@
 #    compaction, verify passes, and no file of the killed attempt remains.
 # Run for the bri strategy (no sidecar output) and the copy strategy (a new
 # sidecar directory and packs), stopped by a failpoint after 10 batches, and
-# for copy stopped between journaling its 3rd output and creating it.
+# for copy stopped before its 3rd copied range: the sidecar directory, a
+# journaled tree, then holds a pack the journal does not name one by one,
+# and recovery removes it with the directory.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_oracle
@@ -19,7 +21,7 @@ mkdir -p "$TMPD/src"
 make_tables "$TMPD/src" --tables blobs --blob-batches 4:4:16K,10:4:100K >/dev/null
 lance_read "$TMPD/src/blobs.lance" --json >"$TMPD/lance_before.json"
 
-for case in bri:compact.after_rows=stop@10 copy:compact.after_rows=stop@10 copy:jobs.after_journal_add=stop@3; do
+for case in bri:compact.after_rows=stop@10 copy:compact.after_rows=stop@10 copy:blobout.before_copy=stop@3; do
   strategy=${case%%:*} fp=${case#*:}
   root=$TMPD/$strategy.${fp%%=*}
   mkdir -p "$root"
@@ -46,8 +48,12 @@ EOF
   existing=0
   while read -r p; do [ -e "$p" ] && existing=$((existing + 1)); done <"$TMPD/outputs.txt"
   [ $existing -ge 1 ] || fail "$name: no journaled output exists yet"
-  if [ $name = copy.compact.after_rows ]; then
+  if [ $strategy = copy ]; then
     grep -qv '\.lance$' "$TMPD/outputs.txt" || fail "copy: no sidecar output journaled: $(cat "$TMPD/outputs.txt")"
+  fi
+  if [ $name = copy.blobout.before_copy ]; then
+    tree=$(ctl job "$J" --json | jget '[o["path"] for o in d["journal"] if o["kind"] == "tree"][0]')
+    [ -n "$(ls -A "$tree")" ] || fail "$name: the journaled tree $tree holds nothing yet"
   fi
   brid_kill9
   n=0

@@ -3,7 +3,9 @@
 #  - bytes written count the blob payload copied, not only the data file;
 #  - a rate and an ETA appear once the job has written for a second;
 #  - `brictl job ID` on the running copy counts its journaled outputs by
-#    kind instead of listing each one (--json has every path).
+#    kind instead of listing each one (--json has every path): its data file
+#    and the sidecar directory it fills, one tree entry for every copy made
+#    in it.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -29,10 +31,11 @@ while :; do
   read -r st rows bytes rate eta n < <(sample)
   [ "$st" = running ] || [ "$st" = queued ] || break
   echo "$rows $bytes $rate $eta" >>"$TMPD/samples"
-  if [ $shown = 0 ] && [ "$rate" = 1 ] && [ "$n" -gt 10 ]; then
+  if [ $shown = 0 ] && [ "$rate" = 1 ]; then
+    [ "$n" = 2 ] || fail "the running copy journaled $n outputs, not its data file and its sidecar tree"
     ctl job "$J" >"$TMPD/job.txt"
     if grep -q "^  state:      running" "$TMPD/job.txt"; then
-      grep -q "^  journaled:  [0-9]* output(s) (.*sidecar" "$TMPD/job.txt" || fail "brictl job does not count the journal: $(cat "$TMPD/job.txt")"
+      grep -q "^  journaled:  2 output(s) (1 data, 1 tree)" "$TMPD/job.txt" || fail "brictl job does not count the journal: $(cat "$TMPD/job.txt")"
       [ "$(grep -c "$T/data/" "$TMPD/job.txt" || true)" -lt 3 ] ||
         fail "brictl job lists the journal's $n paths: $(cat "$TMPD/job.txt")"
       grep -q "progress:   writing .*/s, ETA " "$TMPD/job.txt" || fail "brictl job: no rate or ETA: $(cat "$TMPD/job.txt")"
