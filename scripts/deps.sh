@@ -17,10 +17,12 @@ BUILD_PKGS=(build-essential pkg-config
 # the tests: Check, the fuzzers' clang, valgrind, systemd-analyze, the man
 # pages' groff, sqlite3's shell, the S3 server (radosgw), promtool (prometheus),
 # make deb and its test under real systemd (debhelper, lintian, mmdebstrap,
-# systemd-nspawn), xxd for the Azure server script's signed requests
+# systemd-nspawn), xxd for the Azure server script's signed requests, boto3
+# for the S3 tests' own object tool (tests/s3/objects.py: the tests run
+# Debian's python3, scripts/run-tests.sh)
 TEST_PKGS=(check clang libclang-rt-14-dev sqlite3 valgrind systemd groff-base
   radosgw ceph-mon ceph-osd prometheus postgresql
-  dpkg-dev debhelper lintian mmdebstrap systemd-container xxd)
+  dpkg-dev debhelper lintian mmdebstrap systemd-container xxd python3-boto3)
 APT_PKGS=("${BUILD_PKGS[@]}")
 [ "$WHAT" = build ] || APT_PKGS+=("${TEST_PKGS[@]}")
 LANCEDB_VERSION=0.39.0

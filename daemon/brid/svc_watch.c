@@ -33,15 +33,30 @@
  * plans their first check) while it walks on. */
 #define REGISTER_BATCH 256
 
-static bool has_versions_dir(const char *dir) {
+/* Whether dir holds a _versions/ directory; *changed_ms (when not NULL) is
+ * when its entries last changed (a commit, a cleanup), from its mtime. */
+static bool has_versions_dir(const char *dir, int64_t *changed_ms) {
   char p[PATH_MAX];
   struct stat st;
-  return snprintf(p, sizeof p, "%s/_versions", dir) < (int)sizeof p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+  if (snprintf(p, sizeof p, "%s/_versions", dir) >= (int)sizeof p || stat(p, &st) != 0 || !S_ISDIR(st.st_mode))
+    return false;
+  if (changed_ms) *changed_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+  return true;
 }
 
 static int64_t debounce_ms(const brid_table *t) {
   int64_t s = t->policy.debounce_sec >= 0 ? t->policy.debounce_sec : t->d->cfg.debounce_sec;
   return s * 1000;
+}
+
+/* The wait before the first check of a table brid has just found: the
+ * debounce counts from its last commit (a writer may be busy right now),
+ * not from brid's start, so that a restart over 100,000 quiet tables does
+ * not wait the debounce before checking them. changed_ms 0: not known (an
+ * object store's table): the whole debounce. */
+static uint64_t first_check_ms(const brid_table *t, int64_t changed_ms) {
+  int64_t wait = debounce_ms(t), quiet = changed_ms > 0 ? bri_now_ms() - changed_ms : 0;
+  return (uint64_t)(quiet >= wait ? 0 : quiet > 0 ? wait - quiet : wait);
 }
 
 /* ---------------------------------------------------------------- checks */
@@ -122,13 +137,16 @@ void svc_watch_settle(bri_jobs_store *store, int64_t table_id, const char *root,
                       uint64_t seen, svc_check *c) {
   bri_error err;
   if (c->rc || !c->loaded) return;
-  if (!has_seen || seen != c->latest) {
+  bool queue = c->bins && auto_compact && !noop_at(store, table_id, c->latest);
+  /* a table given a compaction has its version recorded at the job's end
+   * (the one it leaves), not here: one write fewer for each */
+  if (!queue && (!has_seen || seen != c->latest)) {
     if (bri_jobs_table_set_seen_version(store, table_id, c->latest, &err))
       log_err("%s: recording version %llu: %s", root, (unsigned long long)c->latest, err.msg);
     else
       c->seen_recorded = true;
   }
-  if (c->bins && auto_compact && !noop_at(store, table_id, c->latest)) {
+  if (queue) {
     int dup = 0;
     if (bri_jobs_enqueue(store, table_id, BRI_JOB_COMPACT, SVC_PRIO_AUTO, "{\"trigger\":\"auto\"}", 0, &c->job,
                          &dup, &err))
@@ -435,6 +453,7 @@ typedef struct disc_table {
   bool s3;          /* under an S3 root: polled */
   bool has_version; /* the walk listed its latest version (S3) */
   uint64_t version;
+  int64_t changed_ms; /* when its _versions/ last changed (local), else 0 */
 } disc_table;
 
 typedef struct disc_waiter {
@@ -519,7 +538,8 @@ static void register_batch(disc_req *r) {
 
 /* A table the walk passed; registered in the store, in batches, when it is
  * new (a prefix an S3 walk could not tell about is only kept if known). */
-static void found_table(disc_req *r, const char *root, bool s3, svc_poll_kind kind, uint64_t version) {
+static void found_table(disc_req *r, const char *root, bool s3, svc_poll_kind kind, uint64_t version,
+                        int64_t changed_ms) {
   bool known = bri_strset_has(&r->known, root);
   if (s3 && kind == SVC_POLL_UNKNOWN && !known) return;
   char *copy = strdup(root);
@@ -537,7 +557,7 @@ static void found_table(disc_req *r, const char *root, bool s3, svc_poll_kind ki
   }
   disc_table *t = &r->tables[r->n_tables++];
   *t = (disc_table){.root = copy, .s3 = s3, .has_version = s3 && kind == SVC_POLL_TABLE, .version = version,
-                    .fresh = !known};
+                    .fresh = !known, .changed_ms = changed_ms};
   pthread_mutex_unlock(&r->mu);
   if (r->n_tables - r->n_registered >= REGISTER_BATCH) register_batch(r);
 }
@@ -553,8 +573,9 @@ static void found_dir(disc_req *r, const char *path) {
 }
 
 static void walk(disc_req *r, const char *path, int depth) {
-  if (has_versions_dir(path)) {
-    found_table(r, path, false, SVC_POLL_TABLE, 0);
+  int64_t changed_ms;
+  if (has_versions_dir(path, &changed_ms)) {
+    found_table(r, path, false, SVC_POLL_TABLE, 0, changed_ms);
     return; /* a table's inside is the table's business */
   }
   found_dir(r, path);
@@ -580,7 +601,7 @@ static void walk(disc_req *r, const char *path, int depth) {
 }
 
 static void s3_found(void *ctx, const char *table, svc_poll_kind kind, uint64_t version) {
-  found_table(ctx, table, true, kind, version);
+  found_table(ctx, table, true, kind, version, 0);
 }
 
 static void discover_work(uv_work_t *req) {
@@ -637,7 +658,7 @@ static void register_table(brid *d, const disc_table *f) {
       log_info("%s: table is back", f->root);
       t->present = true;
       watch_table(t);
-      uv_timer_start(&t->debounce, on_debounce, (uint64_t)debounce_ms(t), 0);
+      uv_timer_start(&t->debounce, on_debounce, first_check_ms(t, f->changed_ms), 0);
     }
     polled(t, f);
     return;
@@ -677,8 +698,7 @@ static void register_table(brid *d, const disc_table *f) {
   log_info("%s: %s table (id %lld)", f->root, f->created ? "new" : "watching", (long long)f->id);
   svc_watch_apply_pause(t);
   watch_table(t);
-  /* first look after the debounce: a writer may be busy right now */
-  uv_timer_start(&t->debounce, on_debounce, (uint64_t)debounce_ms(t), 0);
+  uv_timer_start(&t->debounce, on_debounce, first_check_ms(t, f->changed_ms), 0);
 }
 
 static void watch_dir(brid *d, const char *path) {

@@ -49,10 +49,11 @@ typedef struct svc_check {
  * the planner would compact. */
 void svc_watch_probe(const char *root, const svc_policy *pol, bool force, bool has_seen, uint64_t seen,
                      svc_check *out);
-/* The store's part of a check, on the same thread as the probe: records
- * the version as seen, and queues a compaction when there is work,
- * auto_compact (false while draining) and the last compaction at this
- * version did not find nothing to commit. */
+/* The store's part of a check, on the same thread as the probe: queues a
+ * compaction when there is work, auto_compact (false while draining) and
+ * the last compaction at this version did not find nothing to commit;
+ * else records the version as seen (a compaction records the version it
+ * leaves when it ends). */
 void svc_watch_settle(bri_jobs_store *store, int64_t table_id, const char *root, bool auto_compact, bool has_seen,
                       uint64_t seen, svc_check *c);
 /* On the loop thread, memory only: t's state becomes what c found

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # DAEMON TRIGGERS: a real brid on tables LanceDB writes.
-#  - a table found at start-up is compacted after the debounce;
+#  - a table found at start-up is compacted once it has been quiet for the
+#    debounce, counted from its last commit (not from brid's start);
 #  - two LanceDB appends in a row trigger ONE compaction, queued no sooner
 #    than the debounce after the last commit; the values LanceDB reads stay
 #    those of a table written in one go;
@@ -34,6 +35,11 @@ cleanup_interval = 4s
 cleanup_older_than = 0
 cleanup_grace = 0
 EOF
+# the table's last commit (its manifest's time): brid starts more than the
+# debounce after it, so the first check comes at once
+t1=$(find "$T/_versions" -name '*.manifest' -printf '%T@\n' | sort -n | tail -1 |
+  python3 -c 'import sys; print(int(float(sys.stdin.read()) * 1000))')
+while [ $(($(now_ms) - t1)) -lt 1500 ]; do sleep 0.1; done
 brid_start trig --config "$TMPD/brid.conf" --debounce 1s
 started=$(ctl status --json | jget 'd["started_at"]')
 
@@ -44,7 +50,9 @@ ctl job "$J" --json >"$TMPD/j.json"
 [ "$(jget 'd["params"]["trigger"]' <"$TMPD/j.json")" = auto ] || fail "start-up job: trigger"
 [ "$(jget 'd["result"]["fragments_before"], d["result"]["fragments_after"]' <"$TMPD/j.json")" = "(3, 1)" ] ||
   fail "start-up job: fragments $(jget 'd["result"]' <"$TMPD/j.json")"
-[ $(($(jget 'd["created_at"]' <"$TMPD/j.json") - started)) -ge 900 ] || fail "start-up job queued before the debounce"
+[ $(($(jget 'd["created_at"]' <"$TMPD/j.json") - t1)) -ge 900 ] || fail "start-up job queued before the debounce after the last commit"
+[ $(($(jget 'd["created_at"]' <"$TMPD/j.json") - started)) -lt 900 ] ||
+  fail "the start-up job of a table quiet for more than the debounce waited for another debounce after brid's start"
 lance_read "$T" --json >"$TMPD/after1.json"
 same "$TMPD/before.json" "$TMPD/after1.json" || fail "values changed by the start-up compaction"
 echo "ok start-up trigger"
