@@ -67,7 +67,7 @@ static void beat(svc_lease *l) {
   if (rc) return;
   svc_pool_leases(d->pool, ids, renewed, n, sent + ttl - ttl / 3);
   for (size_t i = 0; i < n; i++)
-    if (!renewed[i]) log_warn("job %lld: its lease was taken over by another instance; stopping it", (long long)ids[i]);
+    if (!renewed[i]) log_warn("job %lld: its lease ran out or was taken over; stopping it", (long long)ids[i]);
   bri_jobs_recovery_report rep = {0};
   rc = svc_recover_jobs(d->store, d->pool, &rep, &err);
   if (rc) log_err("recovery of jobs whose lease expired left %zu job(s) as they were: %s", rep.stuck, err.msg);

@@ -266,15 +266,20 @@ static void roll_back(svc_worker *w) {
 
 /* The end of an attempt that did not succeed (its outputs rolled back): a
  * cancellation for shutdown and transient errors go back to the queue, a
- * cancellation on request ends the job cancelled, anything else fails it. */
+ * lost lease leaves the job to recovery, a cancellation on request ends the
+ * job cancelled, anything else fails it. */
 static void end_unsucceeded(svc_worker *w, int rc, const bri_error *err) {
   const char *kind = bri_job_kind_name(w->job.kind);
   if (rc == BRI_ECANCELLED && atomic_load(&w->cancel) == CANCEL_SHUTDOWN) {
     retry(w, "interrupted: brid is shutting down");
   } else if ((rc == BRI_ECANCELLED && atomic_load(&w->cancel) == CANCEL_LEASE) || rc == BRI_ELEASE) {
-    log_warn("job %lld (%s %s): stopped: its lease could not be confirmed in time (%s)", (long long)w->job.id,
-             kind, w->job.root, rc == BRI_ELEASE ? err->msg : "the job store did not answer the heartbeats");
-    retry(w, "interrupted: its lease could not be confirmed");
+    /* not requeued from here: once the lease has run out the job is
+     * recovery's (of this instance or another), which takes it over in one
+     * statement; a requeue racing it would record a second end */
+    log_warn("job %lld (%s %s): stopped: its lease could not be confirmed in time (%s); recovery requeues it "
+             "once the lease has run out",
+             (long long)w->job.id, kind, w->job.root,
+             rc == BRI_ELEASE ? err->msg : "the job store did not answer the heartbeats");
   } else if (rc == BRI_ECANCELLED) {
     log_notice("job %lld (%s %s): cancelled", (long long)w->job.id, kind, w->job.root);
     finish(w, BRI_JOB_CANCELLED, NULL, "cancelled on request", 0, 0);

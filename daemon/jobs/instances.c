@@ -122,8 +122,9 @@ int bri_jobs_heartbeat(bri_jobs_store *s, const int64_t *job_ids, size_t n, int 
                        s->path, s->instance, s->session);
   for (size_t i = 0; !rc && i < n; i++) {
     rc = jobs_run(s, step, err,
-                  "UPDATE jobs SET lease_expires_at = ? WHERE id = ? AND state = 'running' AND owner = ?",
-                  "iit", until, job_ids[i], s->session);
+                  "UPDATE jobs SET lease_expires_at = ? WHERE id = ? AND state = 'running' AND owner = ? "
+                  "AND lease_expires_at > ?",
+                  "iiti", until, job_ids[i], s->session, now);
     if (!rc && renewed) renewed[i] = jobs_changes(s) == 1;
   }
   if (!rc) rc = jobs_commit(s, step, err);

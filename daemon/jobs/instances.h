@@ -54,8 +54,9 @@ int bri_jobs_instance_stop(bri_jobs_store *s, bri_error *err);
  * n jobs job_ids (running under this session) renewed to now + lease_ttl,
  * in one transaction. renewed[i] (may be NULL) is 1 when job i's lease was
  * renewed, 0 when the job is no longer this session's (another instance
- * recovered it): its worker must stop. *lease_until (may be NULL) is the
- * new expiry. */
+ * recovered it) or its lease has already run out (recovery, of any
+ * instance, may be taking it over: an expired lease is never revived): its
+ * worker must stop. *lease_until (may be NULL) is the new expiry. */
 int bri_jobs_heartbeat(bri_jobs_store *s, const int64_t *job_ids, size_t n, int *renewed,
                        int64_t *lease_until, bri_error *err);
 

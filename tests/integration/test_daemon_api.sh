@@ -119,6 +119,7 @@ max_request_bytes = 4K
 log_level = debug
 retry_base = 1s
 [defaults]
+auto_compact = no
 cleanup_interval = 0
 [table $TMPD/root/blobs.lance]
 batch_rows = 1

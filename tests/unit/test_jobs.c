@@ -1345,8 +1345,9 @@ END_TEST
 /* A claim holds its table for lease_ttl; a heartbeat renews the leases it
  * is given; before an irreversible step the job needs a third of the lease
  * left (BRI_ELEASE, the commit intent not recorded); once the lease has
- * expired, recovery takes the job over unless the caller says it still
- * runs it, and the worker that lost it can no longer end it. */
+ * expired, its holder's heartbeat no longer renews it, recovery takes the
+ * job over unless the caller says it still runs it, and the worker that
+ * lost it can no longer end it. */
 static int64_t in_flight_id;
 static int cb_in_flight(void *user, int64_t job_id) {
   (void)user;
@@ -1395,6 +1396,10 @@ START_TEST(leases_renew_fence_and_expire) {
   /* no heartbeat for longer than the lease: recovery takes the job, unless
    * this process says it still runs it */
   fake_now = T0 + 56000;
+  /* an expired lease is not revived by a late heartbeat of its holder */
+  ck_assert_int_eq(bri_jobs_heartbeat(s, &j, 1, &renewed, NULL, &err), 0);
+  ck_assert_int_eq(renewed, 0);
+  ck_assert_int_eq(bri_jobs_lease_confirm(s, j, "go on with", &err), BRI_ELEASE);
   fake_table f = {0};
   bri_jobs_recovery_ops ops = {.is_referenced = cb_is_referenced, .remove = cb_remove,
                                .commit_landed = cb_commit_landed, .in_flight = cb_in_flight, .user = &f};
