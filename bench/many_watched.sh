@@ -19,7 +19,8 @@
 #   first sweep  seconds until status says discovery.first_sweep_done (every
 #              table discovered and checked once by the planner)
 #   status     latency of `status` (one connection, a request every 100 ms
-#              from the start until the first sweep is done): count, p50, p99, max
+#              from the start until the first sweep is done): count, p50, p99, max;
+#              the three slowest with their time from exec
 #   idle CPU   brid's utime+stime (/proc/PID/stat) over 30 s after that
 #   RSS        VmRSS and VmHWM (/proc/PID/status) at the end
 # Work dir under TMPDIR (default /var/tmp, a real disk), removed at the end.
@@ -92,7 +93,7 @@ while first_reply is None:
     try:
         ms, r = status()
         first_reply = time.monotonic() - t0
-        lat = [ms]
+        lat = [(ms, first_reply)]
     except (FileNotFoundError, ConnectionRefusedError):
         conn = None
         time.sleep(0.01)
@@ -100,7 +101,7 @@ ready = None
 while True:
     time.sleep(0.1)
     ms, r = status()
-    lat.append(ms)
+    lat.append((ms, time.monotonic() - t0))
     if ready is None and "ready:" in open(log.name).read():
         ready = time.monotonic() - t0
     if r["discovery"]["first_sweep_done"]: break
@@ -114,8 +115,9 @@ print("ready            %6.2f s  (every table registered and watched)" % ready)
 print("first sweep done %6.2f s  (every table checked once; brid says %.2f s)" %
       (swept, (d["first_sweep_done_at"] - r["started_at"]) / 1000))
 lat.sort()
-q = lambda x: lat[min(len(lat) - 1, int(x * len(lat)))]
-print("status latency   %d requests  p50 %.1f ms  p99 %.1f ms  max %.1f ms" % (len(lat), q(0.5), q(0.99), lat[-1]))
+q = lambda x: lat[min(len(lat) - 1, int(x * len(lat)))][0]
+print("status latency   %d requests  p50 %.1f ms  p99 %.1f ms  max %.1f ms" % (len(lat), q(0.5), q(0.99), lat[-1][0]))
+print("slowest          %s" % ", ".join("%.1f ms at %.2f s" % l for l in lat[:-4:-1]))
 conn[0].close()
 c0 = cpu()
 time.sleep(30)

@@ -213,8 +213,8 @@ void svc_sched_kick(brid *d) {
 /* ----------------------------------------------------------- the cleanups */
 
 typedef struct tick_table {
-  char *root;
   int64_t id, every_ms, enqueued_ms;
+  size_t slot; /* its index in d->tables when the tick started */
   bool queued;
 } tick_table;
 
@@ -222,25 +222,32 @@ typedef struct tick_req {
   uv_work_t req;
   brid *d;
   bri_jobs_store *store;
-  tick_table *t;
+  tick_table *t; /* sorted by id on the pool thread */
   size_t n;
-  bri_strmap index; /* root -> t[a] */
   int64_t now, next;
   int rc;
   bri_error err;
   bool queued;
 } tick_req;
 
+static int by_id(const void *a, const void *b) {
+  int64_t x = ((const tick_table *)a)->id, y = ((const tick_table *)b)->id;
+  return (x > y) - (x < y);
+}
+
+/* Runs on the pool: the store's tables (in id order) against the scheduled
+ * ones (sorted here, not on the loop: 100,000 tables at start-up). */
 static void tick_work(uv_work_t *req) {
   tick_req *k = req->data;
   bri_jobs_table *rows = NULL;
   size_t n = 0;
   bri_error err;
   if ((k->rc = bri_jobs_table_list(k->store, &rows, &n, &k->err))) return;
-  for (size_t i = 0; i < n; i++) {
-    bri_strmap_entry *e = bri_strmap_get(&k->index, rows[i].root);
-    if (!e) continue;
-    tick_table *t = &k->t[e->a];
+  qsort(k->t, k->n, sizeof *k->t, by_id);
+  for (size_t i = 0, j = 0; i < n && j < k->n; i++) {
+    while (j < k->n && k->t[j].id < rows[i].id) j++;
+    if (j == k->n || k->t[j].id != rows[i].id) continue;
+    tick_table *t = &k->t[j];
     int64_t base = rows[i].last_cleanup_at;
     if (rows[i].created_at > base) base = rows[i].created_at;
     if (t->enqueued_ms > base) base = t->enqueued_ms;
@@ -250,9 +257,9 @@ static void tick_work(uv_work_t *req) {
       int dup = 0;
       if (bri_jobs_enqueue(k->store, t->id, BRI_JOB_CLEANUP, SVC_PRIO_SCHEDULED, "{\"trigger\":\"schedule\"}", 0, &id,
                            &dup, &err))
-        log_err("%s: queueing a scheduled cleanup: %s", t->root, err.msg);
+        log_err("%s: queueing a scheduled cleanup: %s", rows[i].root, err.msg);
       else if (!dup)
-        log_info("%s: scheduled cleanup queued as job %lld", t->root, (long long)id);
+        log_info("%s: scheduled cleanup queued as job %lld", rows[i].root, (long long)id);
       t->queued = k->queued = true;
       due = k->now + t->every_ms;
     }
@@ -266,8 +273,10 @@ static void tick_done(uv_work_t *req, int status) {
   brid *d = k->d;
   d->ticking = false;
   for (size_t i = 0; i < k->n; i++) {
-    brid_table *t = k->t[i].queued ? svc_watch_find_known(d, k->t[i].root) : NULL;
-    if (t) t->cleanup_enqueued_ms = k->now;
+    const tick_table *x = &k->t[i];
+    /* tables are only ever appended to d->tables: the slot still holds it */
+    if (x->queued && x->slot < d->n_tables && d->tables[x->slot]->id == x->id)
+      d->tables[x->slot]->cleanup_enqueued_ms = k->now;
   }
   if (!d->handles_closed && !d->draining) {
     uv_timer_stop(&d->cleanup_timer);
@@ -280,9 +289,7 @@ static void tick_done(uv_work_t *req, int status) {
     }
     if (k->queued) svc_sched_kick(d);
   }
-  for (size_t i = 0; i < k->n; i++) free(k->t[i].root);
   free(k->t);
-  bri_strmap_free(&k->index);
   free(k);
   if (d->tick_again) {
     d->tick_again = false;
@@ -298,25 +305,16 @@ void svc_sched_cleanup_tick(brid *d) {
     return;
   }
   tick_req *k = calloc(1, sizeof *k);
-  bool ok = k && (k->t = calloc(d->n_tables + 1, sizeof *k->t));
-  for (size_t i = 0; ok && i < d->n_tables; i++) {
-    const brid_table *t = d->tables[i];
-    if (!t->present || t->policy.cleanup_interval_sec <= 0 || svc_roots_table_unreachable(d, t->root)) continue;
-    tick_table *x = &k->t[k->n];
-    *x = (tick_table){.id = t->id, .every_ms = t->policy.cleanup_interval_sec * 1000,
-                      .enqueued_ms = t->cleanup_enqueued_ms};
-    ok = (x->root = strdup(t->root)) && bri_strmap_put(&k->index, t->root, k->n, 0);
-    if (x->root) k->n++;
-  }
-  if (!ok) {
-    if (k) {
-      for (size_t i = 0; i < k->n; i++) free(k->t[i].root);
-      free(k->t);
-      bri_strmap_free(&k->index);
-    }
+  if (!k || !(k->t = calloc(d->n_tables + 1, sizeof *k->t))) {
     free(k);
     log_err("cleanup schedule: out of memory");
     return;
+  }
+  for (size_t i = 0; i < d->n_tables; i++) {
+    const brid_table *t = d->tables[i];
+    if (!t->present || t->policy.cleanup_interval_sec <= 0 || svc_roots_table_unreachable(d, t->root)) continue;
+    k->t[k->n++] = (tick_table){.id = t->id, .every_ms = t->policy.cleanup_interval_sec * 1000,
+                                .enqueued_ms = t->cleanup_enqueued_ms, .slot = i};
   }
   k->req.data = k;
   k->d = d;

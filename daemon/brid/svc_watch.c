@@ -454,6 +454,7 @@ typedef struct disc_table {
   bool has_version; /* the walk listed its latest version (S3) */
   uint64_t version;
   int64_t changed_ms; /* when its _versions/ last changed (local), else 0 */
+  struct brid_table *placed; /* the loop's table, once a batch registered it */
 } disc_table;
 
 typedef struct disc_waiter {
@@ -650,26 +651,33 @@ static void polled(brid_table *t, const disc_table *f) {
   uv_timer_start(&t->debounce, on_debounce, (uint64_t)debounce_ms(t), 0);
 }
 
-static void register_table(brid *d, const disc_table *f) {
-  brid_table *t = lookup(d, f->root);
-  if (t) {
-    t->found = true;
-    if (!t->present) {
-      log_info("%s: table is back", f->root);
-      t->present = true;
-      watch_table(t);
-      uv_timer_start(&t->debounce, on_debounce, first_check_ms(t, f->changed_ms), 0);
-    }
-    polled(t, f);
-    return;
+/* A walk found table t, which the loop knows already. */
+static void found_known(brid_table *t, const disc_table *f) {
+  t->found = true;
+  if (!t->present) {
+    log_info("%s: table is back", f->root);
+    t->present = true;
+    watch_table(t);
+    uv_timer_start(&t->debounce, on_debounce, first_check_ms(t, f->changed_ms), 0);
   }
-  if (!f->fresh || f->failed) return; /* registered and gone again meanwhile, or no id */
+  polled(t, f);
+}
+
+/* The table a walk found, known or new: watched and its first check timed.
+ * Returns it (NULL: not registered). */
+static brid_table *register_table(brid *d, const disc_table *f) {
+  brid_table *t = f->placed ? f->placed : lookup(d, f->root);
+  if (t) {
+    found_known(t, f);
+    return t;
+  }
+  if (!f->fresh || f->failed) return NULL; /* registered and gone again meanwhile, or no id */
   if (d->n_tables == d->cap_tables) {
     size_t cap = d->cap_tables ? d->cap_tables * 2 : 64;
     brid_table **a = realloc(d->tables, cap * sizeof *a);
     if (!a) {
       log_err("%s: out of memory", f->root);
-      return;
+      return NULL;
     }
     d->tables = a, d->cap_tables = cap;
   }
@@ -678,7 +686,7 @@ static void register_table(brid *d, const disc_table *f) {
     if (t) free(t->root);
     free(t);
     log_err("%s: out of memory", f->root);
-    return;
+    return NULL;
   }
   t->d = d;
   t->id = f->id;
@@ -699,6 +707,7 @@ static void register_table(brid *d, const disc_table *f) {
   svc_watch_apply_pause(t);
   watch_table(t);
   uv_timer_start(&t->debounce, on_debounce, first_check_ms(t, f->changed_ms), 0);
+  return t;
 }
 
 static void watch_dir(brid *d, const char *path) {
@@ -747,8 +756,10 @@ static void on_discovery_batch(uv_async_t *h) {
   disc_req *r = d->streaming;
   if (!r || d->handles_closed) return;
   pthread_mutex_lock(&r->mu);
-  for (; r->n_applied < r->n_published; r->n_applied++)
-    if (r->tables[r->n_applied].fresh) register_table(d, &r->tables[r->n_applied]);
+  for (; r->n_applied < r->n_published; r->n_applied++) {
+    disc_table *f = &r->tables[r->n_applied];
+    if (f->fresh) f->placed = register_table(d, f);
+  }
   pthread_mutex_unlock(&r->mu);
 }
 
