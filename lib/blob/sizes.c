@@ -10,7 +10,9 @@
  * delimiter instead of one per directory below it); a directory below a
  * primed tree counts as listed. The lock
  * is not held while the store answers: two workers may then ask for the
- * same directory, and the second listing only finds its entries present. */
+ * same directory, and the second listing only finds its entries present.
+ * A tree may also be listed on a thread of its own while the fragments are
+ * read: a lookup below it waits for that listing. */
 #include "blob/sizes.h"
 
 #include <pthread.h>
@@ -26,21 +28,32 @@ enum kind { MISSING = 0, REGULAR, LINK, OTHER };
 
 struct bri_sidecar_sizes {
   pthread_mutex_t mu;
+  pthread_cond_t primed; /* the pending tree's listing ended */
   bri_strmap files; /* path -> a: size, b: what is there (enum kind) */
   bri_strmap dirs;  /* directories listed (object stores) */
   char **trees;     /* directories listed with everything below them */
   size_t n_trees;
+  /* a tree being listed on its own thread (bri_sidecar_sizes_prime_start):
+   * a lookup below it waits for the listing rather than list its directory */
+  char *pending;
+  bri_store *pending_store;
+  pthread_t lister;
+  bool listing;
 };
 
 int bri_sidecar_sizes_new(bri_sidecar_sizes **out, bri_error *err) {
   *out = calloc(1, sizeof **out);
   if (!*out) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   pthread_mutex_init(&(*out)->mu, NULL);
+  pthread_cond_init(&(*out)->primed, NULL);
   return 0;
 }
 
 void bri_sidecar_sizes_free(bri_sidecar_sizes *s) {
   if (!s) return;
+  if (s->listing) pthread_join(s->lister, NULL);
+  free(s->pending);
+  pthread_cond_destroy(&s->primed);
   pthread_mutex_destroy(&s->mu);
   for (size_t i = 0; i < s->n_trees; i++) free(s->trees[i]);
   free(s->trees);
@@ -88,12 +101,15 @@ static int list_dir(bri_sidecar_sizes *s, bri_store *st, const char *dir, bri_er
   return rc;
 }
 
+static bool below(const char *dir, const char *tree) {
+  size_t n = strlen(tree);
+  return !strncmp(dir, tree, n) && (dir[n] == '/' || !dir[n]);
+}
+
 /* Whether dir lies in a primed tree (under the lock). */
 static bool in_tree(const bri_sidecar_sizes *s, const char *dir) {
-  for (size_t i = 0; i < s->n_trees; i++) {
-    size_t n = strlen(s->trees[i]);
-    if (!strncmp(dir, s->trees[i], n) && (dir[n] == '/' || !dir[n])) return true;
-  }
+  for (size_t i = 0; i < s->n_trees; i++)
+    if (below(dir, s->trees[i])) return true;
   return false;
 }
 
@@ -118,9 +134,37 @@ int bri_sidecar_sizes_prime(bri_sidecar_sizes *s, bri_store *st, const char *dir
   return rc;
 }
 
+static void *prime_main(void *arg) {
+  bri_sidecar_sizes *s = arg;
+  bri_error ignored; /* out of memory: nothing primed, each directory is listed when asked */
+  (void)bri_sidecar_sizes_prime(s, s->pending_store, s->pending, &ignored);
+  pthread_mutex_lock(&s->mu);
+  free(s->pending);
+  s->pending = NULL;
+  pthread_cond_broadcast(&s->primed);
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+int bri_sidecar_sizes_prime_start(bri_sidecar_sizes *s, bri_store *st, const char *dir, bri_error *err) {
+  if (s->listing) return bri_sidecar_sizes_prime(s, st, dir, err); /* one at a time */
+  pthread_mutex_lock(&s->mu);
+  s->pending = strdup(dir);
+  s->pending_store = st;
+  pthread_mutex_unlock(&s->mu);
+  if (s->pending && pthread_create(&s->lister, NULL, prime_main, s) == 0) {
+    s->listing = true;
+    return 0;
+  }
+  free(s->pending);
+  s->pending = NULL;
+  return bri_sidecar_sizes_prime(s, st, dir, err);
+}
+
 /* Looks path up: 1 when known (*size, *k), 0 when the store must be asked. */
 static int lookup(bri_sidecar_sizes *s, const char *path, const char *dir, uint64_t *size, enum kind *k) {
   pthread_mutex_lock(&s->mu);
+  while (dir && s->pending && below(dir, s->pending)) pthread_cond_wait(&s->primed, &s->mu);
   bri_strmap_entry *e = bri_strmap_get(&s->files, path);
   int known = e || (dir && (bri_strmap_get(&s->dirs, dir) || in_tree(s, dir)));
   if (e) *size = e->a, *k = (enum kind)e->b;

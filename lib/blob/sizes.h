@@ -40,6 +40,13 @@ int bri_sidecar_sizes_get(bri_sidecar_sizes *s, bri_store *st, const char *path,
  * otherwise. */
 #define BRI_SIDECAR_PRIME_PAGES 8
 int bri_sidecar_sizes_prime(bri_sidecar_sizes *s, bri_store *st, const char *dir, bri_error *err);
+/* The same listing on a thread of its own, so that the caller's requests
+ * go out meanwhile: a size asked below dir before it ends waits for it
+ * (and a listing that fails then leaves each directory to be listed when
+ * asked). Without a thread (or while another listing runs) it primes
+ * before returning. st must outlive s: bri_sidecar_sizes_free joins the
+ * thread. */
+int bri_sidecar_sizes_prime_start(bri_sidecar_sizes *s, bri_store *st, const char *dir, bri_error *err);
 
 /* After a copy or link of path moved `bytes`: BRI_ECORRUPT when the cache
  * knows path with another size (it changed between the check and the

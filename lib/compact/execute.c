@@ -1176,10 +1176,11 @@ static int survey_and_plan(run *r, const bri_compact_request *q, bool *repack_wa
   for (size_t i = 0; i < m->n_fields; i++) blobs |= bri_field_is_blob_v2(m->fields[i]);
   if (!blobs) return bri_compact_plan(r->t, r->m, &q->options, NULL, plan, r->err);
   /* an object store: the sizes of every fragment's sidecars from one
-   * listing of data/ rather than one listing per fragment's directory */
+   * listing of data/ rather than one listing per fragment's directory,
+   * listed while the fragments' data files are read */
   if (!(bri_store_caps(r->t->store) & BRI_STORE_CAP_LOCAL) && m->n_fragments >= PRIME_MIN_FRAGMENTS) {
     char *data = bri_path_join(bri_store_uri(r->t->store), "data");
-    int prc = data ? bri_sidecar_sizes_prime(r->sizes, r->t->store, data, r->err)
+    int prc = data ? bri_sidecar_sizes_prime_start(r->sizes, r->t->store, data, r->err)
                    : bri_error_set(r->err, BRI_ENOMEM, "out of memory");
     free(data);
     if (prc) return prc;

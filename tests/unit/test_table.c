@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "lance/table/sidecar.h"
 #include "lance/table/table.h"
@@ -76,6 +77,41 @@ START_TEST(test_v1_naming_and_mixed_schemes) {
   ck_assert_int_eq(bri_table_open(root, &t, &err), BRI_ECORRUPT);
   ck_assert_msg(strstr(err.msg, "both V1") != NULL, "%s", err.msg);
   free(v2), free(p);
+  bri_rmtree(tmp);
+  free(tmp), free(src), free(root);
+}
+END_TEST
+
+/* A version noted after a commit joins the list in order, under the
+ * table's naming, once; listing the directory again finds the same. */
+START_TEST(test_note_version) {
+  char *tmp = bri_tmpdir(), *src = bri_fixture("tables/v21.lance");
+  char *root = bri_path_join(tmp, "t");
+  bri_copytree(src, root);
+  char *oldest = bri_strdupf("%s/_versions/18446744073709551614.manifest", root); /* version 1 */
+  ck_assert_int_eq(unlink(oldest), 0);
+  free(oldest);
+  bri_table *t;
+  bri_error err;
+  ck_assert_int_eq(bri_table_open(root, &t, &err), 0);
+  size_t n = t->n_versions;
+  uint64_t latest = bri_table_latest_version(t), first = t->versions[0].version;
+  ck_assert_int_eq(bri_table_note_version(t, latest + 1, &err), 0);
+  ck_assert_int_eq(bri_table_note_version(t, latest + 1, &err), 0); /* already there */
+  ck_assert_uint_eq(t->n_versions, n + 1);
+  ck_assert_uint_eq(bri_table_latest_version(t), latest + 1);
+  char *name = bri_version_file_name(latest + 1, t->naming);
+  ck_assert_str_eq(t->versions[n].file, name);
+  free(name);
+  ck_assert_uint_eq(first, 2);
+  ck_assert_int_eq(bri_table_note_version(t, 1, &err), 0); /* below the oldest listed: first */
+  ck_assert_uint_eq(t->versions[0].version, 1);
+  ck_assert_uint_eq(t->versions[1].version, 2);
+  for (size_t i = 1; i < t->n_versions; i++) ck_assert_uint_lt(t->versions[i - 1].version, t->versions[i].version);
+  ck_assert_int_eq(bri_table_refresh(t, &err), 0); /* nothing was written: the directory's own list */
+  ck_assert_uint_eq(t->n_versions, n);
+  ck_assert_uint_eq(bri_table_latest_version(t), latest);
+  bri_table_close(t);
   bri_rmtree(tmp);
   free(tmp), free(src), free(root);
 }
@@ -210,6 +246,7 @@ static Suite *table_suite(void) {
   TCase *tc = tcase_create("table");
   tcase_add_test(tc, test_parse_names);
   tcase_add_test(tc, test_v1_naming_and_mixed_schemes);
+  tcase_add_test(tc, test_note_version);
   tcase_add_test(tc, test_not_a_table);
   tcase_add_test(tc, test_paths_and_bases);
   tcase_add_test(tc, test_branches_and_bad_refs);

@@ -234,8 +234,9 @@ int bri_commit(bri_table *t, Lance__Table__Manifest *m, Lance__Table__Transactio
     bri_error_set(err, warn.code, "%s: version %llu is committed, but it may not survive a power "
                   "loss: %s", t->root, (unsigned long long)version, warn.msg);
   update_hint(t, vdir, version);
-  /* 3. refresh the version list */
-  (void)bri_table_refresh(t, NULL);
+  /* 3. the version list: ours added (listing again cost an object store a
+   * LIST request a commit) */
+  if (bri_table_note_version(t, version, NULL)) (void)bri_table_refresh(t, NULL);
 out:
   /* a failed attempt leaves nothing: no manifest names these files */
   if (rc && txn_written) {

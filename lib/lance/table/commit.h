@@ -50,8 +50,9 @@ void bri_manifest_assign_fragment_ids(Lance__Table__Manifest *m,
 void bri_manifest_derive_flags(Lance__Table__Manifest *m);
 
 /* Commits m as version `version` of table t. txn->read_version must be set;
- * txn->uuid is filled if empty. On success t's version list is refreshed
- * and *txn_path (when txn_path is non-NULL) names the transaction file.
+ * txn->uuid is filled if empty. On success version is in t's version list
+ * (added, not listed again: another writer's later commits are not) and
+ * *txn_path (when txn_path is non-NULL) names the transaction file.
  * Any failure before the link (BRI_ETAKEN: that version exists already;
  * I/O errors) removes the transaction and staging files again (*txn_path
  * NULL): a failed commit leaves nothing behind but what a crash would, and

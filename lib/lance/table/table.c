@@ -116,6 +116,23 @@ int bri_table_refresh(bri_table *t, bri_error *err) {
   return 0;
 }
 
+int bri_table_note_version(bri_table *t, uint64_t version, bri_error *err) {
+  size_t at = t->n_versions;
+  while (at > 0 && t->versions[at - 1].version > version) at--;
+  if (at > 0 && t->versions[at - 1].version == version) return 0;
+  char *file = bri_version_file_name(version, t->naming);
+  bri_version_entry *v = file ? realloc(t->versions, (t->n_versions + 1) * sizeof *v) : NULL;
+  if (!v) {
+    free(file);
+    return bri_error_set(err, BRI_ENOMEM, "%s: out of memory", t->root);
+  }
+  memmove(v + at + 1, v + at, (t->n_versions - at) * sizeof *v);
+  v[at] = (bri_version_entry){.version = version, .file = file};
+  t->versions = v;
+  t->n_versions++;
+  return 0;
+}
+
 /* The local path of a base (file:// dropped), or NULL for another scheme. */
 static const char *base_local(const Lance__Table__BasePath *b) {
   const char *p = b->path ? b->path : "";

@@ -59,9 +59,12 @@ int bri_table_store_of(const bri_table *t, const Lance__Table__Manifest *m, cons
  * itself reads here what it moved, whatever threads did the work. */
 void bri_table_store_stats(const bri_table *t, bri_store_stats *out);
 
-/* Lists the versions of the table again (after a commit, or to see other
- * writers' commits). */
+/* Lists the versions of the table again (to see other writers' commits). */
 int bri_table_refresh(bri_table *t, bri_error *err);
+/* Adds version (committed by this process under the table's naming) to
+ * the version list, in order, without listing again: a commit knows what it
+ * published. */
+int bri_table_note_version(bri_table *t, uint64_t version, bri_error *err);
 
 uint64_t bri_table_latest_version(const bri_table *t);
 /* Path of version v's manifest (malloc'd), or NULL when v does not exist. */
