@@ -18,7 +18,8 @@
 # Three tables are written by LanceDB with the same seed (same values, own
 # files) under s3://$BRI_S3_BUCKET/bench-PID/{optimize,bri,copy}/blobs.lance
 # (az://$BRI_AZ_CONTAINER/bench-PID/... on Azure).
-# For each run: wall time; for brictl also the bytes that passed through it
+# Each timed run starts once the server is idle (settle, below). For each
+# run: wall time; for brictl also the bytes that passed through it
 # (its report's storage block: bytes in + out over the network) and the bytes
 # the server copied, against the table's payload (LanceDB's fetchBlobs
 # total), and the requests it sent to the store: in all, per source
@@ -38,8 +39,10 @@ BRICTL=$PWD/$BUILD/bin/brictl
 export ORACLE_NODE_DIR=${ORACLE_NODE_DIR:-$PWD/.deps/node} LANCEDB_LOG=error
 [ -x "$BRICTL" ] || { echo "build first: make" >&2; exit 1; }
 case ${BENCH_STORE:-s3} in
-  s3) eval "$(scripts/s3-server.sh start)"; P=s3://$BRI_S3_BUCKET/bench-$$ ;;
-  azure) eval "$(scripts/azurite-server.sh start)"; P=az://$BRI_AZ_CONTAINER/bench-$$ ;;
+  s3) eval "$(scripts/s3-server.sh start)"; P=s3://$BRI_S3_BUCKET/bench-$$
+      SERVER_PIDS=$(cat "${BRI_S3_DIR:-${TMPDIR:-/tmp}/bri-s3-$(id -u)}"/run/*.pid 2>/dev/null || true) ;;
+  azure) eval "$(scripts/azurite-server.sh start)"; P=az://$BRI_AZ_CONTAINER/bench-$$
+      SERVER_PIDS=$(cat "${BRI_AZ_DIR:-${TMPDIR:-/tmp}/bri-az-$(id -u)}"/pid 2>/dev/null || true) ;;
   *) echo "BENCH_STORE: s3 or azure, not ${BENCH_STORE}" >&2; exit 2 ;;
 esac
 WORK=${WORK:-$(mktemp -d /tmp/brid-bench-${BENCH_STORE:-s3}.XXXXXX)}
@@ -47,6 +50,20 @@ mkdir -p "$WORK"
 IGN=ms,table,fragmentRows,schemaFields,version,fragments
 jf() { node -e 'let d=JSON.parse(require("fs").readFileSync(0,"utf8"));for(const k of process.argv[1].split("."))d=d[k];console.log(d)' "$1"; }
 now() { date +%s.%N; }
+# settle: waits (at most 60 s) until the store's server processes used less
+# than a tenth of a core over a second: after writing or rewriting a GB the
+# OSD works on for seconds, and a run timed meanwhile measures that too.
+# Every timed run (optimize() and brictl's) starts settled.
+ticks() { local t=0 p; for p in $SERVER_PIDS; do [ -r /proc/$p/stat ] &&
+  t=$((t + $(awk '{print $14 + $15}' /proc/$p/stat))); done; echo $t; }
+settle() {
+  local a b hz; hz=$(getconf CLK_TCK)
+  for _ in $(seq 60); do
+    a=$(ticks); sleep 1; b=$(ticks)
+    [ $(( (b - a) * 10 )) -lt "$hz" ] && return 0
+  done
+  echo "the store's server did not settle within 60 s: timing anyway" >&2
+}
 
 for run in optimize bri copy; do
   echo "writing $P/$run/blobs.lance ($BATCHES)..." >&2
@@ -58,6 +75,7 @@ payload=$(node -e 'const d=JSON.parse(require("fs").readFileSync(0,"utf8"));
   let n=0; for (const c of Object.values(d.columns)) if (c.payloadBytes) n+=Number(c.payloadBytes); console.log(n)' <"$WORK/before.json")
 echo "payload: $payload bytes" >&2
 
+settle
 t0=$(now)
 node tests/interop/lance_optimize.mjs "$P/optimize/blobs.lance" --json >"$WORK/optimize.json"
 opt_wall=$(echo "$(now) - $t0" | bc)
@@ -66,6 +84,7 @@ bash -c ". tests/interop/lib.sh; json_eq '$WORK/before.json' '$WORK/optimize.rea
   { echo "LanceDB reads other values after its optimize()" >&2; exit 1; }
 
 for s in bri copy; do
+  settle
   t0=$(now)
   "$BRICTL" compact "$P/$s/blobs.lance" --strategy "$s" --json >"$WORK/$s.json"
   eval "${s}_wall=$(echo "$(now) - $t0" | bc)"
