@@ -213,8 +213,9 @@ int jobs_stats_add_locked(bri_jobs_store *s, int64_t table_id, bri_job_kind kind
                           const char *counter, int64_t run_ms, uint64_t bytes_written,
                           uint64_t bytes_reused, bri_error *err);
 
-/* Checks that job is running under this session (the only jobs whose
- * state this session may move on); BRI_ELEASE when it is not (any more). */
+/* Checks that job is running under this session with a lease that has not
+ * run out (the only jobs whose state this session may move on); BRI_ELEASE
+ * when it is not (any more): an expired lease is recovery's to settle. */
 int jobs_check_owned(bri_jobs_store *s, const bri_jobs_job *job, const char *what,
                      bri_error *err);
 

@@ -222,6 +222,14 @@ int jobs_check_owned(bri_jobs_store *s, const bri_jobs_job *job, const char *wha
                          "not this one (%s); an interrupted job is recovered, not finished",
                          s->path, what, (long long)job->id, job->owner ? job->owner : "?",
                          job->instance ? job->instance : "?", s->session);
+  /* ours, but its lease ran out: recovery (any instance's) may be taking it
+   * over, and it alone ends it now */
+  int64_t over = jobs_now_locked(s) - job->lease_expires_at;
+  if (over >= 0)
+    return bri_error_set(err, BRI_ELEASE,
+                         "%s: cannot %s job %lld: its lease ran out %lld ms ago; an interrupted job is "
+                         "recovered, not finished",
+                         s->path, what, (long long)job->id, (long long)over);
   return 0;
 }
 

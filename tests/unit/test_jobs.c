@@ -120,6 +120,16 @@ static bri_jobs_store *open_store(void) {
   return open_with(&o);
 }
 
+/* A store whose leases outlast the seconds a test moves its clock on by:
+ * its jobs are finished by a worker that still holds them (a lease that
+ * ran out is recovery's to end). */
+static bri_jobs_store *open_store_held(void) {
+  bri_jobs_options o;
+  test_options(&o);
+  o.lease_ttl_ms = 60000;
+  return open_with(&o);
+}
+
 static int64_t add_table(bri_jobs_store *s, const char *root) {
   int64_t id;
   bri_error err;
@@ -968,7 +978,7 @@ START_TEST(cancellation) {
 END_TEST
 
 START_TEST(finish_rules_and_counters) {
-  bri_jobs_store *s = open_store();
+  bri_jobs_store *s = open_store_held();
   bri_error err;
   int64_t t = add_table(s, "/t/a");
   int64_t c = enqueue(s, t, BRI_JOB_COMPACT, 0, 0);
@@ -1400,6 +1410,11 @@ START_TEST(leases_renew_fence_and_expire) {
   ck_assert_int_eq(bri_jobs_heartbeat(s, &j, 1, &renewed, NULL, &err), 0);
   ck_assert_int_eq(renewed, 0);
   ck_assert_int_eq(bri_jobs_lease_confirm(s, j, "go on with", &err), BRI_ELEASE);
+  /* nor does it end the job itself, even before anyone took it over */
+  bri_jobs_outcome late = {.state = BRI_JOB_SUCCEEDED};
+  ck_assert_int_eq(bri_jobs_finish(s, j, &late, &err), BRI_ELEASE);
+  ck_assert_msg(strstr(err.msg, "its lease ran out 1000 ms ago"), "%s", err.msg);
+  ck_assert_int_eq(bri_jobs_retry_later(s, j, "transient", NULL, NULL, &err), BRI_ELEASE);
   fake_table f = {0};
   bri_jobs_recovery_ops ops = {.is_referenced = cb_is_referenced, .remove = cb_remove,
                                .commit_landed = cb_commit_landed, .in_flight = cb_in_flight, .user = &f};
@@ -1798,7 +1813,7 @@ END_TEST
 /* ---- history ----------------------------------------------------------- */
 
 START_TEST(history_lists_counts_and_prunes) {
-  bri_jobs_store *s = open_store();
+  bri_jobs_store *s = open_store_held();
   bri_error err;
   int64_t t = add_table(s, "/t/a"), u = add_table(s, "/t/b");
   int64_t ids[6];
