@@ -50,8 +50,13 @@ pass=0; fail=0; skipped=0; failed=()
 # PostgreSQL (scripts/pg-server.sh; BRI_TEST_PG): each started here unless
 # one is running, its variables exported, and stopped at the end when this
 # run started it (BRI_S3_KEEP=1, BRI_AZ_KEEP=1, BRI_PG_KEEP=1 leave them
-# running). A server that does not start is a
-# failure, never a skip.
+# running). Each run has servers of its own (state dirs named after its pid,
+# free ports), so that two runs on one machine never stop each other's; a
+# BRI_S3_DIR, BRI_AZ_DIR or BRI_PG_DIR set by the caller names one to share.
+# A server that does not start is a failure, never a skip.
+export BRI_S3_DIR=${BRI_S3_DIR:-${TMPDIR:-/tmp}/bri-s3-$(id -u)-run$$}
+export BRI_AZ_DIR=${BRI_AZ_DIR:-${TMPDIR:-/tmp}/bri-az-$(id -u)-run$$}
+export BRI_PG_DIR=${BRI_PG_DIR:-${TMPDIR:-/tmp}/bri-pg-$(id -u)-run$$}
 to_stop=()
 stop_servers() {
   local s
