@@ -486,8 +486,8 @@ START_TEST(test_outputs_tree_journaled_once) {
   bri_outputs o = {.hooks = &h, .store = st};
   char *data = bri_path_join(root, "data/s.lance"), *dir = bri_path_join(root, "data/s");
   char *a = bri_path_join(dir, "1.blob"), *b = bri_path_join(dir, "2.blob");
-  char *other = bri_path_join(root, "data/s2");
-  ck_assert_int_eq(mkdir(bri_path_join(root, "data"), 0755), 0);
+  char *other = bri_path_join(root, "data/s2"), *data_dir = bri_path_join(root, "data");
+  ck_assert_int_eq(mkdir(data_dir, 0755), 0);
   ck_assert_int_eq(bri_outputs_add(&o, data, BRI_JOURNAL_RESERVED, &err), 0);
   ck_assert_int_eq(bri_outputs_add(&o, dir, BRI_JOURNAL_TREE | BRI_JOURNAL_RESERVED, &err), 0);
   bri_write_bytes(data, "d", 1);
@@ -515,7 +515,7 @@ START_TEST(test_outputs_tree_journaled_once) {
   ck_assert_int_eq(bri_outputs_add(&o, a, 0, &err), 0);
   ck_assert_int_eq(j.n, 4);
   bri_outputs_free(&o);
-  free(data), free(dir), free(a), free(b), free(other);
+  free(data), free(dir), free(a), free(b), free(other), free(data_dir);
 }
 END_TEST
 
