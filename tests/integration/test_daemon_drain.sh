@@ -57,9 +57,10 @@ after=$(cd "$TMPD/root/b.lance" && find . -type f ! -name .brid.lock | sort) # t
 [ "$before" = "$after" ] ||
   fail "the interrupted job left files: $(comm -13 <(echo "$before") <(echo "$after"))"
 brid_start drain --config "$TMPD/d.conf"
-[ "$(ctl job "$K" --json | jget '[a["outcome"] for a in d["attempt_log"]]')" = '["retried"]' ] ||
-  fail "attempts: $(ctl job "$K" --json | jget 'd["attempt_log"]')"
 wait_until 20 state_is "$K" succeeded || fail "job $K did not succeed after the restart"
+# (the restarted brid may run it before the first look: judge the whole log)
+[ "$(ctl job "$K" --json | jget '[a["outcome"] for a in d["attempt_log"]]')" = '["retried", "succeeded"]' ] ||
+  fail "attempts: $(ctl job "$K" --json | jget 'd["attempt_log"]')"
 brid_stop || fail "brid exited non-zero"
 echo "ok drain: job requeued and finished after the restart"
 
