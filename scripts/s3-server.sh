@@ -31,6 +31,9 @@
 # (paxos_propose_interval): radosgw creates its pools one map change at a
 # time. The gateway sets TCP_NODELAY (tcp_nodelay=1): without it a GET's
 # body waits for the client's delayed ACK of the headers, 40 ms a request.
+# The daemons log errors only (debug_* = 0/0): Ceph's defaults (debug_rgw
+# and debug_osd 1/5) write a few lines to the log file and format more in
+# memory for every request, CPU the server shares with what it serves.
 set -euo pipefail
 
 D=${BRI_S3_DIR:-${TMPDIR:-/tmp}/bri-s3-$(id -u)}
@@ -121,6 +124,13 @@ osd_pool_default_pg_num = 1
 osd_pool_default_pgp_num = 1
 osd_pool_default_pg_autoscale_mode = off
 mon_max_pg_per_osd = 1000
+debug_rgw = 0/0
+debug_osd = 0/0
+debug_bluestore = 0/0
+debug_objecter = 0/0
+debug_rados = 0/0
+debug_objclass = 0/0
+debug_monc = 0/0
 run_dir = $D/run
 admin_socket = $D/run/\$name.asok
 pid_file = $D/run/\$name.pid
