@@ -5,8 +5,9 @@
 # BENCH_STORE=azure on Azure Blob Storage (Azurite, scripts/azurite-server.sh:
 # bench/compact_azure.sh).
 #
-#   bench/compact_s3.sh [BLOB_BATCHES]     (default 100:1:5M,100:10:200K:
-#                                          200 fragments, ~0.7 GB of payload)
+#   bench/compact_s3.sh [BLOB_BATCHES]     (default 200:1:5M,200:10:200K:
+#                                          400 fragments, 1.16 GB of payload,
+#                                          issue MANY's bri <= 1/50 of optimize())
 #   bench/compact_s3.sh 400:4:100K         400 fragments of four 100 KB blobs
 #                                          (packed), ~160 MB: the request floor
 #
@@ -34,7 +35,7 @@
 # writes $WORK/results.json (WORK: a temp dir, or $WORK).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BATCHES=${1:-100:1:5M,100:10:200K}
+BATCHES=${1:-200:1:5M,200:10:200K}
 BUILD=${BUILD:-build}
 BRICTL=$PWD/$BUILD/bin/brictl
 export ORACLE_NODE_DIR=${ORACLE_NODE_DIR:-$PWD/.deps/node} LANCEDB_LOG=error
