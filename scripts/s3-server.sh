@@ -110,7 +110,7 @@ start() {
   URL=http://127.0.0.1:$PORT
   echo "$PORT $MONPORT" >"$D/ports"
   local fsid; fsid=$(cat /proc/sys/kernel/random/uuid)
-  local RGW_THREADS=$(( $(nproc) * 2 ))
+  local rgw_threads=$(( $(nproc) * 2 ))
   cat >"$D/ceph.conf" <<CONF
 [global]
 fsid = $fsid
@@ -154,7 +154,7 @@ osd_memory_target = 1073741824
 rgw_frontends = beast endpoint=127.0.0.1:$PORT tcp_nodelay=1
 rgw_data = $D/rgw
 rgw_dns_name = localhost
-rgw_thread_pool_size = $RGW_THREADS
+rgw_thread_pool_size = $rgw_threads
 rgw_dynamic_resharding = false
 rgw_enable_lc_threads = false
 CONF
