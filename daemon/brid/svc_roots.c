@@ -135,6 +135,12 @@ bool svc_roots_table_unreachable(const brid *d, const char *table_root) {
   return r && r->known && !r->up;
 }
 
+bool svc_roots_all_listed(const brid *d) {
+  for (size_t i = 0; i < d->n_root_states; i++)
+    if (d->root_states[i]->configured && !d->root_states[i]->known) return false;
+  return true;
+}
+
 size_t svc_roots_unreachable(const brid *d, const brid_root **first) {
   size_t n = 0;
   if (first) *first = NULL;

@@ -53,6 +53,9 @@ int svc_roots_local_listable(const char *dir, bri_error *err);
 const brid_root *svc_roots_of_table(const brid *d, const char *table_root);
 /* Whether the table's root is known to be unreachable. */
 bool svc_roots_table_unreachable(const brid *d, const char *table_root);
+/* Whether every configured root was listed (or failed to be) at least once:
+ * until then a table brid does not know may just not be discovered yet. */
+bool svc_roots_all_listed(const brid *d);
 /* How many configured roots are known to be unreachable; *first (may be
  * NULL) the first of them. */
 size_t svc_roots_unreachable(const brid *d, const brid_root **first);

@@ -29,6 +29,8 @@
 
 /* after a failed claim (a busy or failing job store) */
 #define CLAIM_RETRY_MS 1000
+/* how long a job whose table no listing has reached yet waits, queued */
+#define UNDISCOVERED_DEFER_MS 1000
 
 static bool notify_enabled;
 
@@ -73,12 +75,14 @@ static void claim_work(uv_work_t *req) {
 }
 
 /* Claimed jobs the loop does not hand to a worker: a table gone (or no
- * longer under a root: the job is cancelled), a table whose root cannot be
- * reached now (kept for when it is back), a daemon that began to drain
- * meanwhile (back to the queue as if never claimed). The loop decides,
+ * longer under a root: the job is cancelled), a table not discovered yet
+ * while a root's first listing still runs (a job queued before a restart,
+ * claimed while the start-up discovery walks: it waits, queued), a table
+ * whose root cannot be reached now (kept for when it is back), a daemon
+ * that began to drain meanwhile (back to the queue as if never claimed). The loop decides,
  * from its own table list, when the claim comes back; the store writes
  * run here, on the thread pool. */
-typedef enum { SETTLE_GONE, SETTLE_UNREACHABLE, SETTLE_STOPPING } settle_why;
+typedef enum { SETTLE_GONE, SETTLE_UNDISCOVERED, SETTLE_UNREACHABLE, SETTLE_STOPPING } settle_why;
 
 typedef struct settle_req {
   uv_work_t req;
@@ -100,6 +104,9 @@ static void settle_work(uv_work_t *req) {
                             .error = "the table is gone or no longer under a configured root"};
       log_notice("job %lld (%s %s): %s", (long long)job->id, bri_job_kind_name(job->kind), job->root, o.error);
       rc = bri_jobs_finish(u->store, job->id, &o, &err);
+    } else if (u->why[i] == SETTLE_UNDISCOVERED) {
+      rc = bri_jobs_defer(u->store, job->id, UNDISCOVERED_DEFER_MS, "brid's discovery has not reached the table yet",
+                          NULL, &err);
     } else if (u->why[i] == SETTLE_UNREACHABLE) {
       rc = bri_jobs_defer(u->store, job->id, SVC_ROOT_DEFER_MS, "the table's root cannot be reached", NULL, &err);
     } else {
@@ -143,6 +150,7 @@ static void claim_done(uv_work_t *req, int status) {
     brid_table *t = svc_watch_find_known(d, c->jobs[i].root);
     settle_why why;
     if (d->draining) why = SETTLE_STOPPING;
+    else if (!t && !svc_roots_all_listed(d)) why = SETTLE_UNDISCOVERED;
     else if (!t || !t->present) why = SETTLE_GONE;
     else if (svc_roots_table_unreachable(d, t->root)) why = SETTLE_UNREACHABLE;
     else {

@@ -10,7 +10,10 @@
 #  - when table watches fail (failpoint watch.inotify_exhausted: ENOSPC, as
 #    with fs.inotify.max_user_watches exhausted) brid still starts, logs one
 #    warning (not one per table), counts the tables in tables.sweep_only with
-#    the reason, and its sweep finds an append to one of them.
+#    the reason, and its sweep finds an append to one of them;
+#  - a job queued before a restart and claimed while the discovery still
+#    walks (held 2 s) waits for its table to be found and then runs: it is
+#    not cancelled as a table that is gone.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -65,4 +68,21 @@ compacted() { ctl jobs --kind compact --state succeeded --table "$T" --json | jg
 wait_until 30 compacted || fail "the sweep did not find the append to an unwatched table"
 brid_stop || fail "brid exited non-zero"
 echo "ok watch limit"
+
+# 3. a job queued before a restart, claimed during the next discovery
+T=$TMPD/later/t.lance
+"$BRICTL" gen "$T" --fragments 4 --rows 5 >/dev/null
+BRI_FAILPOINTS=jobs.before_claim=exit brid_start later --root "$TMPD/later" --debounce 1h
+ctl compact "$T" >/dev/null 2>&1 || true # brid may exit before it replies
+rc=0; brid_wait || rc=$?
+[ $rc = 99 ] || fail "brid did not exit at the claim of the job (exit $rc)"
+BRI_FAILPOINTS=watch.register_batch=delay:2000 brid_start later --root "$TMPD/later" --debounce 1h
+J=$(ctl jobs --kind compact --table "$T" --json | jget 'd["jobs"][0]["id"]')
+ended() { ctl job "$J" --json | jget 'd["state"] in ("succeeded", "failed", "cancelled")' | grep -q True; }
+wait_until 30 ended || fail "job $J did not end after the restart: $(ctl job "$J" --json)"
+ctl job "$J" --json >"$TMPD/j.json"
+[ "$(jget 'd["state"], d["result"]["fragments_after"]' <"$TMPD/j.json")" = "('succeeded', 1)" ] ||
+  fail "job $J after the restart: $(jget '[d["state"], d["error"], d["result"]]' <"$TMPD/j.json")"
+brid_stop || fail "brid exited non-zero"
+echo "ok a job queued before a restart waits for its table's discovery"
 pass
