@@ -16,10 +16,12 @@
 # matches it. BRI_TEST_ONCE=0 (make check SANITIZE=1 sets it) leaves out the
 # tests that .ci/run runs once, with the plain build: tests/system (it
 # installs the package, built without sanitizers), tests/powerloss (its
-# preloaded recorder cannot go into an ASan process) and the three-brid
+# preloaded recorder cannot go into an ASan process), the three-brid
 # cluster runs (integration/test_cluster_*.sh, minutes of LanceDB writers
-# and lease timeouts; their store and lease code runs under ASan in
-# test_jobs and the PostgreSQL daemon tests).
+# and lease timeouts) and the crash matrix on PostgreSQL
+# (integration/test_daemon_crash_matrix_pg.sh: the SQLite matrix runs the
+# same cases under ASan); their store and lease code runs under ASan in
+# test_jobs and the PostgreSQL daemon tests.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:?build dir}
@@ -93,7 +95,7 @@ add() { [ -z "$ONLY" ] || grep -qE -- "$ONLY" <<<"$1" || return 0; names+=("$1")
 TIMEOUT=${BRI_TEST_TIMEOUT:-1800}
 run_one() { case $1 in *.sh) timeout -k 30 "$TIMEOUT" bash "$1" ;; *) timeout -k 30 "$TIMEOUT" "$1" ;; esac; }
 if [ "$ONCE" = 0 ]; then
-  echo "(tests/system, tests/powerloss and integration/test_cluster_*: run by the plain build's make check only)"
+  echo "(tests/system, tests/powerloss, integration/test_cluster_* and test_daemon_crash_matrix_pg: run by the plain build's make check only)"
 elif [ "$WHICH" = all ] || [ "$WHICH" = system ]; then
   for t in tests/system/test_*.sh; do [ -f "$t" ] && add "system/$(basename "$t")" "$t"; done
 fi
@@ -105,7 +107,7 @@ if { [ "$WHICH" = all ] || [ "$WHICH" = powerloss ]; } && [ "$ONCE" = 1 ]; then
 fi
 if [ "$WHICH" = all ] || [ "$WHICH" = integration ]; then
   for t in tests/integration/test_*.sh; do
-    [ "$ONCE" = 0 ] && [[ $t == */test_cluster_* ]] && continue
+    [ "$ONCE" = 0 ] && [[ $t == */test_cluster_* || $t == */test_daemon_crash_matrix_pg.sh ]] && continue
     [ -f "$t" ] && add "integration/$(basename "$t")" "$t"
   done
 fi
