@@ -79,9 +79,9 @@ static void claim_work(uv_work_t *req) {
  * while a root's first listing still runs (a job queued before a restart,
  * claimed while the start-up discovery walks: it waits, queued), a table
  * whose root cannot be reached now (kept for when it is back), a daemon
- * that began to drain meanwhile (back to the queue as if never claimed). The loop decides,
- * from its own table list, when the claim comes back; the store writes
- * run here, on the thread pool. */
+ * that began to drain meanwhile (back to the queue as if never claimed).
+ * The loop decides, from its own table list, when the claim comes back;
+ * the store writes run here, on the thread pool. */
 typedef enum { SETTLE_GONE, SETTLE_UNDISCOVERED, SETTLE_UNREACHABLE, SETTLE_STOPPING } settle_why;
 
 typedef struct settle_req {

@@ -163,11 +163,11 @@ wait_until() {
 
 log_has() { grep -Eq -- "$1" "$BRID_LOG"; }
 
-# table_shape TABLE: brid's view of TABLE, "(fragments, polled, watching)"
-table_shape() {
-  ctl tables --json | jget '[(t["fragments"], t["polled"], t["watching"]) for t in d["tables"] if t["root"] == "'"$1"'"][0]'
+# table_shape_is SHAPE TABLE: brid's view of TABLE, "(fragments, polled,
+# watching)", is SHAPE
+table_shape_is() {
+  [ "$(ctl tables --json | jget '[(t["fragments"], t["polled"], t["watching"]) for t in d["tables"] if t["root"] == "'"$2"'"][0]')" = "$1" ]
 }
-table_shape_is() { [ "$(table_shape "$2")" = "$1" ]; } # table_shape_is SHAPE TABLE
 
 brid_http_addr() {
   sed -n 's|.*http: serving /metrics, /healthz and /readyz on http://\(.*\)$|\1|p' "$BRID_LOG" | tail -1
