@@ -29,8 +29,9 @@
 #include "lance/dataset/reader.h"
 #include "lance/file/writer.h"
 #include "lance/table/commit.h"
-#include "lance/table/foreign.h"
+#include "lance/table/fields.h"
 #include "lance/table/flags.h"
+#include "lance/table/frag_reuse.h"
 #include "lance/table/rowids.h"
 #include "lance/core/schema.h"
 #include "util/failpoint.h"
@@ -1308,12 +1309,11 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
     rep->fragments_rewritten += plan->bins[k].count;
     r.rows_total += plan->bins[k].rows;
   }
-  /* fields a newer Lance put in what this removes or lays out anew (foreign.h) */
-  if (plan->n_bins) rc = bri_foreign_check_pointers(m, r.m->path, err);
+  /* fields a newer Lance put in what this removes or rebuilds (fields.h) */
   for (size_t k = 0; k < plan->n_bins && !rc; k++)
     for (size_t i = 0; i < plan->bins[k].count && !rc; i++)
-      rc = bri_foreign_check_removed(m->fragments[plan->bins[k].first + i], r.m->path, err);
-  if (!rc && plan->n_bins) rc = bri_foreign_check_fri(r.m->indices, r.m->path, err);
+      rc = bri_fields_check_removed(m->fragments[plan->bins[k].first + i], r.m->path, err);
+  if (!rc && plan->n_bins && r.m->indices) rc = bri_fields_check_fri(bri_fri_find(r.m->indices), r.m->path, err);
   if (rc) goto out;
   if (req->dry_run || plan->n_bins == 0) goto report;
   news = calloc(plan->n_bins, sizeof *news);

@@ -15,7 +15,7 @@
 #include "compact/fri.h"
 #include "lance/table/commit.h"
 #include "lance/table/conflict.h"
-#include "lance/table/foreign.h"
+#include "lance/table/fields.h"
 #include "util/bytes.h"
 #include "util/fsutil.h"
 #include "util/pbcheck.h"
@@ -107,7 +107,7 @@ static int check_winners(bri_table *t, const bri_rewrite *rw, const bri_manifest
   for (uint64_t v = w->checked + 1; v <= latest; v++) {
     Lance__Table__Transaction *theirs;
     int rc = bri_table_load_transaction(t, v, &theirs, err);
-    if (!rc) rc = bri_foreign_check_txn(theirs, t->root, err);
+    if (!rc) rc = bri_fields_check_txn(theirs, t->root, err);
     if (!rc)
       rc = bri_conflict_check(ours, base->pb, rw->carry_deletions ? BRI_CONFLICT_CARRY_DELETIONS : 0, theirs, v, err);
     if (theirs) lance__table__transaction__free_unpacked(theirs, NULL);
@@ -179,7 +179,7 @@ static int attempt(bri_table *t, bri_rewrite *rw, const bri_manifest *base, cons
    * (after every fragment it left alone: its ids are the highest) */
   for (size_t i = 0; i < saved_n && !rc; i++)
     if (!is_old(olds, saved[i]->id)) frags[nf++] = saved[i];
-    else rc = bri_foreign_check_removed(saved[i], m->path, err); /* foreign.h */
+    else rc = bri_fields_check_removed(saved[i], m->path, err); /* fields.h */
   if (rc) goto out;
   for (size_t k = 0; k < nn; k++) frags[nf++] = all_new[k];
   pb->fragments = frags;

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "lance/table/foreign.h"
+#include "lance/table/fields.h"
 #include "lance/table/reach.h"
 #include "lance/table/sidecar.h"
 #include "lance/table/table.h"
@@ -444,8 +444,8 @@ int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, const bri_hoo
   /* phase 2: references */
   for (size_t i = 0; i < nv && !rc; i++) {
     if (!ms[i]) continue;
-    /* a retained version's unknown fields may name files (foreign.h) */
-    if (keep[i] && (rc = bri_foreign_check_files(ms[i]->pb, ms[i]->indices, BRI_FOREIGN_CLEANUP,
+    /* a retained version's unknown fields may name files (fields.h) */
+    if (keep[i] && (rc = bri_fields_check_files(ms[i]->pb, ms[i]->indices, BRI_FIELDS_CLEANUP,
                                                  ms[i]->path, err)) != 0) {
       bri_error_wrap(err, "nothing was deleted");
       break;

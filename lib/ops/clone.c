@@ -22,7 +22,7 @@
 #include "blob/sizes.h"
 #include "blob/walk.h"
 #include "lance/table/bri.h"
-#include "lance/table/foreign.h"
+#include "lance/table/fields.h"
 #include "lance/table/frag_reuse.h"
 #include "lance/table/sidecar.h"
 #include "ops/materialize.h"
@@ -437,22 +437,8 @@ int bri_clone_table(const char *src, const char *dst, const bri_clone_options *o
   if ((rc = pick_version(&r, &v)) || (rc = bri_table_load(r.src, v, &bm, err))) goto out;
   r.m = bm->pb;
   rep->version = v;
-  if ((rc = bri_foreign_check_pointers(bm->pb, bm->path, err)) ||
-      (rc = bri_foreign_check_files(bm->pb, bm->indices, BRI_FOREIGN_CLONE, bm->path, err)))
+  if ((rc = bri_fields_check_files(bm->pb, bm->indices, BRI_FIELDS_CLONE, bm->path, err)))
     goto out;
-  for (size_t i = 0; i < bm->pb->n_fragments; i++) {
-    const Lance__Table__DataFragment *f = bm->pb->fragments[i];
-    if (f->row_id_sequence_case == LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_EXTERNAL_ROW_IDS ||
-        f->last_updated_at_version_sequence_case ==
-            LANCE__TABLE__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_EXTERNAL_LAST_UPDATED_AT_VERSIONS ||
-        f->created_at_version_sequence_case ==
-            LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_EXTERNAL_CREATED_AT_VERSIONS) {
-      rc = bri_error_set(err, BRI_EUNSUPPORTED, "%s: fragment %llu keeps row ids or row versions in "
-                         "an external file (a legacy layout); brid does not clone it",
-                         bm->path, (unsigned long long)f->id);
-      goto out;
-    }
-  }
   if ((rc = prepare_dst(&r, dst))) goto out;
   c = (Lance__Table__Manifest *)bri_pb_copy(&bm->pb->base);
   idx = bm->indices ? (Lance__Table__IndexSection *)bri_pb_copy(&bm->indices->base) : NULL;

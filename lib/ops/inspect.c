@@ -12,7 +12,8 @@
 #include "lance/core/schema.h"
 #include "lance/table/bri.h"
 #include "lance/table/flags.h"
-#include "lance/table/foreign.h"
+#include "lance/table/fields.h"
+#include "lance/table/frag_reuse.h"
 #include "lance/table/roaring_strict.h"
 #include "lance/table/rowids.h"
 #include "lance/table/sidecar.h"
@@ -189,7 +190,7 @@ static json_t *fragments_json(const bri_table *t, const bri_manifest *bm, totals
     json_int_t deleted = d ? (json_int_t)d->num_deleted_rows : 0;
     const char *row_ids =
         f->row_id_sequence_case == LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS ? "inline"
-        : f->row_id_sequence_case == LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_EXTERNAL_ROW_IDS ? "external"
+        : f->row_id_sequence_case == LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_COLUMN_ROW_IDS ? "column"
         : NULL;
     json_array_append_new(
         frags, json_pack("{s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "id", (json_int_t)f->id,
@@ -289,7 +290,7 @@ static void add_unique(json_t *a, json_t *v) {
 }
 
 /* What brid can do with this version, and the Lance features it uses: the
- * same checks the operations make before they write (flags.h, foreign.h),
+ * same checks the operations make before they write (flags.h, fields.h),
  * so the answer cannot drift from what they do. */
 static json_t *compat_json(const bri_manifest *bm) {
   const Lance__Table__Manifest *m = bm->pb;
@@ -307,17 +308,15 @@ static json_t *compat_json(const bri_manifest *bm) {
   if (base) snprintf(e.msg, sizeof e.msg, "%s", bm->unsupported);
   int rc_c = base, rc_cl = base, rc_cu = base;
   if (base) c = cl = cu = e;
-  if (!rc_c) rc_c = bri_foreign_check_pointers(m, bm->path, &c);
-  for (size_t i = 0; !rc_c && i < m->n_fragments; i++) rc_c = bri_foreign_check_removed(m->fragments[i], bm->path, &c);
-  if (!rc_c) rc_c = bri_foreign_check_fri(bm->indices, bm->path, &c);
-  if (!rc_cl) rc_cl = bri_foreign_check_pointers(m, bm->path, &cl);
-  if (!rc_cl) rc_cl = bri_foreign_check_files(m, bm->indices, BRI_FOREIGN_CLONE, bm->path, &cl);
-  if (!rc_cu) rc_cu = bri_foreign_check_files(m, bm->indices, BRI_FOREIGN_CLEANUP, bm->path, &cu);
+  for (size_t i = 0; !rc_c && i < m->n_fragments; i++) rc_c = bri_fields_check_removed(m->fragments[i], bm->path, &c);
+  if (!rc_c && bm->indices) rc_c = bri_fields_check_fri(bri_fri_find(bm->indices), bm->path, &c);
+  if (!rc_cl) rc_cl = bri_fields_check_files(m, bm->indices, BRI_FIELDS_CLONE, bm->path, &cl);
+  if (!rc_cu) rc_cu = bri_fields_check_files(m, bm->indices, BRI_FIELDS_CLEANUP, bm->path, &cu);
   uint64_t used = m->reader_feature_flags | m->writer_feature_flags;
   return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "tested_with",
                    "Lance 12.0.0 (LanceDB 0.39.0)", "features", flag_names(used), "file_versions", files,
                    "index_kinds", kinds, "compact", verdict(rc_c, &c), "materialize",
-                   verdict(base ? base : bri_foreign_check_pointers(m, bm->path, &e), &e), "clone",
+                   verdict(base, &e), "clone",
                    verdict(rc_cl, &cl), "cleanup", verdict(rc_cu, &cu), "verify", verdict(base, &e));
 }
 

@@ -26,7 +26,7 @@
 #include "lance/table/sidecar.h"
 #include "lance/table/commit.h"
 #include "lance/table/conflict.h"
-#include "lance/table/foreign.h"
+#include "lance/table/fields.h"
 #include "lance/table/rowids.h"
 #include "lance/table/table.h"
 #include "util/bytes.h"
@@ -292,7 +292,7 @@ static int attempt(run *r, uint64_t read_version, repl *g, size_t n, uint64_t *v
   for (uint64_t v = read_version + 1; !rc && v <= latest; v++) {
     Lance__Table__Transaction *theirs;
     rc = bri_table_load_transaction(r->t, v, &theirs, err);
-    if (!rc) rc = bri_foreign_check_txn(theirs, r->t->root, err);
+    if (!rc) rc = bri_fields_check_txn(theirs, r->t->root, err);
     if (!rc) rc = bri_conflict_check(&txn, NULL, 0, theirs, v, err);
     if (theirs) lance__table__transaction__free_unpacked(theirs, NULL);
   }
@@ -358,7 +358,6 @@ static int round_once(run *r, int *attempts) {
   bri_error *err = r->err;
   bri_manifest *m;
   int rc = bri_table_load(r->t, 0, &m, err);
-  if (!rc && (rc = bri_foreign_check_pointers(m->pb, m->path, err))) bri_manifest_free(m);
   if (rc) return rc;
   uint64_t read_version = m->pb->version;
   if (!r->rep->read_version) r->rep->read_version = read_version;

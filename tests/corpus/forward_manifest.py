@@ -9,8 +9,9 @@ CASE is one of the names in CASES below, or extra-global-buffer or
 column-foreign (which also rewrite a data file). The manifest file keeps Lance's
 layout ([u32 len][IndexSection] [u32 len][Transaction] [u32 len][Manifest],
 then [u64 manifest_pos][u16 0][u16 2]"LANC"); the sections are laid out
-again and the Manifest's index_section (6) and transaction_section (21)
-offsets follow them. Protobuf is handled by hand (no packages needed): a
+again and the Manifest's index_section (6) and transaction pointers (21,
+which Lance 12 and 13 write, and 23, which Lance 14 writes; whichever the
+manifest has) follow them. Protobuf is handled by hand (no packages needed): a
 message is a list of (field, wire type, raw value), unknown fields are
 appended after the known ones as a newer writer would.
 """
@@ -164,20 +165,21 @@ def flags(reader, writer):
 
 
 def pointer(m, sections):
-    """A varint field holding the transaction section's offset: Lance 14's
-    moved pointer. Filled in by write() once the layout is known."""
+    """A varint field unknown to brid holding the transaction section's
+    offset, as a later Lance might move a pointer again. Filled in by
+    write() once the layout is known."""
     m.append((97, 0, "txn-offset"))
 
 
-def tree(m, sections):
-    m[:] = [f for f in m if f[0] != 2]
-    m.append((96, 2, encode([(1, 2, b"_fragment_tree/0.lance")])))
-    flags(1 << 12, 1 << 12)(m, sections)
-
-
 def tree_unflagged(m, sections):
+    """Lance 14's fragment tree (Manifest field 22) in place of the list."""
     m[:] = [f for f in m if f[0] != 2]
-    m.append((96, 2, encode([(1, 2, b"_fragment_tree/0.lance")])))
+    m.append((22, 2, encode([(1, 2, encode([(2, 2, b"0123456789abcdef")]))])))
+
+
+def tree(m, sections):
+    tree_unflagged(m, sections)
+    flags(1 << 12, 1 << 12)(m, sections)
 
 
 def extra_global_buffer(m, sections, table):
@@ -282,6 +284,7 @@ def flags_both(bit):
 PROBES = {
     "manifest-varint": lambda m, s: VARINT in m,
     "manifest-ld": lambda m, s: LENGTH in m,
+    "pointer": lambda m, s: any(f == 97 for f, _, _ in m),
     "fragment-varint": lambda m, s: any(VARINT in f for f in fragments(m)),
     "datafile-varint": lambda m, s: any(VARINT in d for d in datafiles(m)),
     "datafile-ld": lambda m, s: any(LENGTH in d for d in datafiles(m)),
@@ -290,6 +293,7 @@ PROBES = {
     "deletion-varint": lambda m, s: any(VARINT in parse(v) for fr in fragments(m) for f, _, v in fr if f == 3),
     "index-varint": lambda m, s: any(VARINT in x for x in indices(s)),
     "flag-mixed-both": flags_both(1 << 8),
+    "flag-managed-both": flags_both(1 << 14),
 }
 
 
@@ -320,7 +324,8 @@ def main():
         n = struct.unpack_from("<I", buf, off)[0]
         return buf[off + 4:off + 4 + n]
 
-    sections = {"idx": section(6), "txn": section(21)}
+    txn_field = 23 if get(m, 23) is not None else 21
+    sections = {"idx": section(6), "txn": section(txn_field)}
     if probe:  # 2: no probe for this case
         sys.exit(2 if case not in PROBES else 0 if PROBES[case](m, sections) else 1)
     if case == "extra-global-buffer":
@@ -334,9 +339,11 @@ def main():
         put(m, 6, 0, len(out))
         out += struct.pack("<I", len(sections["idx"])) + sections["idx"]
     if sections["txn"] is not None:
-        put(m, 21, 0, len(out))
+        for num in (21, 23):
+            if get(m, num) is not None or num == txn_field:
+                put(m, num, 0, len(out))
         out += struct.pack("<I", len(sections["txn"])) + sections["txn"]
-    txn_off = get(m, 21, 0)
+    txn_off = get(m, txn_field, 0)
     m = [(f, w_, txn_off if v == "txn-offset" else v) for f, w_, v in m]
     body = encode(m)
     mpos = len(out)

@@ -14,7 +14,6 @@
 
 #include "lance/table/bri.h"
 #include "lance/table/flags.h"
-#include "lance/table/foreign.h"
 #include "lance/table/rules.h"
 #include "util/failpoint.h"
 #include "util/fsutil.h"
@@ -65,7 +64,7 @@ void bri_manifest_assign_fragment_ids(Lance__Table__Manifest *m,
 }
 
 void bri_manifest_derive_flags(Lance__Table__Manifest *m) {
-  uint64_t f = 0;
+  uint64_t f = 0, w = 0;
   for (size_t i = 0; i < m->n_fragments; i++) {
     if (m->fragments[i]->deletion_file) f |= BRI_FLAG_DELETION_FILES;
     if (m->fragments[i]->row_id_sequence_case !=
@@ -76,11 +75,14 @@ void bri_manifest_derive_flags(Lance__Table__Manifest *m) {
   f |= m->reader_feature_flags & BRI_FLAG_STABLE_ROW_IDS;
   /* sticky bits stay set on every later version (flags.h); a paired one is
    * set in both words, and the manifest read had it in both or neither */
-  f |= m->reader_feature_flags & m->writer_feature_flags & BRI_FLAGS_STICKY;
+  f |= m->reader_feature_flags & m->writer_feature_flags & BRI_FLAGS_STICKY_READER;
+  w |= m->writer_feature_flags & BRI_FLAGS_STICKY_WRITER;
   if (m->n_base_paths) f |= BRI_FLAG_BASE_PATHS;
+  if (bri_manifest_blobs_managed(m)) f |= BRI_FLAG_MANAGED_BLOBS; /* the opt-in, in both words */
   if (bri_manifest_has_bri(m)) f |= BRI_FLAG_BLOB_REUSE_INDEX;
-  uint64_t w = f | (m->writer_feature_flags & BRI_FLAG_DISABLE_TRANSACTION_FILE);
+  w |= f | (m->writer_feature_flags & BRI_FLAG_DISABLE_TRANSACTION_FILE);
   if (m->n_config) w |= BRI_FLAG_TABLE_CONFIG;
+  if (m->has_max_allocated_field_id) w |= BRI_FLAG_NON_REUSABLE_FIELD_IDS; /* goes with field 24 */
   m->reader_feature_flags = f;
   m->writer_feature_flags = w;
   m->has_reader_feature_flags = m->has_writer_feature_flags = 1;
@@ -169,8 +171,6 @@ int bri_commit(bri_table *t, Lance__Table__Manifest *m, Lance__Table__Transactio
   w->library = strdup(BRI_WRITER_LIBRARY);
   w->version = strdup(BRI_WRITER_VERSION);
   w->prerelease = w->build_metadata = NULL;
-  /* an unknown pointer into the file being replaced would go stale (foreign.h) */
-  if ((rc = bri_foreign_check_pointers(m, t->root, err)) != 0) goto out;
   bri_manifest_derive_flags(m);
   /* Lance's build_manifest sorts every commit's fragments by id; a manifest
    * that breaks one of Lance's invariants is never published (rules.h) */

@@ -44,9 +44,11 @@ void bri_manifest_assign_fragment_ids(Lance__Table__Manifest *m,
                                       Lance__Table__DataFragment *const *new_frags, size_t n);
 
 /* Re-derives the feature flags Lance derives from content (deletion files,
- * stable row ids, table config, base paths) and the BRI bit, keeping
- * disable_transaction_file as it was and carrying the sticky bits brid
- * implements (BRI_FLAGS_STICKY: mixed_data_file_versions) into both words. */
+ * stable row ids, table config, base paths, the Managed blobs opt-in,
+ * non_reusable_field_ids with field 24) and the BRI bit, keeping
+ * disable_transaction_file as it was and carrying the sticky bits
+ * (flags.h: the paired ones in both words, non_reusable_field_ids in the
+ * writer word). */
 void bri_manifest_derive_flags(Lance__Table__Manifest *m);
 
 /* Commits m as version `version` of table t. txn->read_version must be set;

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "lance/table/bri.h"
+#include "lance/table/fields.h"
 #include "lance/table/flags.h"
-#include "lance/table/foreign.h"
 #include "lance/table/rowids.h"
 #include "util/bytes.h"
 #include "util/fsutil.h"
@@ -70,12 +70,47 @@ static int cmp_ref(const void *a, const void *b) {
   return bri_cmp_u64(&((const bri_fragment_ref *)a)->id, &((const bri_fragment_ref *)b)->id);
 }
 
+/* The schema metadata value of key, or NULL. */
+static const ProtobufCBinaryData *schema_meta(const Lance__Table__Manifest *m, const char *key) {
+  for (size_t i = 0; i < m->n_schema_metadata; i++)
+    if (m->schema_metadata[i]->key && !strcmp(m->schema_metadata[i]->key, key))
+      return &m->schema_metadata[i]->value;
+  return NULL;
+}
+
+static bool meta_is(const ProtobufCBinaryData *v, const char *s) {
+  return v && v->len == strlen(s) && !memcmp(v->data, s, v->len);
+}
+
+bool bri_manifest_blobs_managed(const Lance__Table__Manifest *m) {
+  return meta_is(schema_meta(m, BRI_MANAGED_BLOBS_KEY), "true") ||
+         (m->reader_feature_flags & BRI_FLAG_MANAGED_BLOBS);
+}
+
+/* What Lance 14 checks of the flags before it opens a version: the opt-in
+ * to Managed blobs is "true", "false" or absent; writer flag
+ * non_reusable_field_ids goes with field 24 (max_allocated_field_id). */
+static int check_opt_ins(const Lance__Table__Manifest *m, const char *path, bri_error *err) {
+  const ProtobufCBinaryData *v = schema_meta(m, BRI_MANAGED_BLOBS_KEY);
+  if (v && !meta_is(v, "true") && !meta_is(v, "false"))
+    return bri_error_set(err, BRI_ECORRUPT, "%s: schema metadata %s is \"%.*s\"; Lance accepts only \"true\" or "
+                         "\"false\"", path, BRI_MANAGED_BLOBS_KEY, (int)(v->len > 64 ? 64 : v->len),
+                         (const char *)v->data);
+  bool bit = (m->writer_feature_flags & BRI_FLAG_NON_REUSABLE_FIELD_IDS) != 0;
+  if (bit != (bool)m->has_max_allocated_field_id)
+    return bri_error_set(err, BRI_ECORRUPT, "%s: writer flag non_reusable_field_ids is %s but "
+                         "max_allocated_field_id (field 24) is %s; Lance 14 requires both or neither",
+                         path, bit ? "set" : "not set", m->has_max_allocated_field_id ? "present" : "absent");
+  return 0;
+}
+
 /* Checks what brid relies on, and indexes the fragments by id. */
 static int validate(bri_manifest *bm, bri_error *err) {
   const Lance__Table__Manifest *m = bm->pb;
   const char *path = bm->path;
   int rc = bri_flags_check(m->reader_feature_flags, m->writer_feature_flags, path, err);
-  if (!rc) rc = bri_foreign_check_tree(m, path, err);
+  if (!rc) rc = check_opt_ins(m, path, err);
+  if (!rc) rc = bri_fields_check_manifest(m, bm->indices, path, err);
   if (rc && !(bm->opts & BRI_MANIFEST_ANY_FEATURES)) return rc;
   if (rc) { /* kept for the report: brid will not act on this version */
     snprintf(bm->unsupported, sizeof bm->unsupported, "%s", err ? err->msg : "unsupported");
@@ -93,12 +128,7 @@ static int validate(bri_manifest *bm, bri_error *err) {
   for (size_t i = 0; i < m->n_fragments && !rc; i++) {
     const Lance__Table__DataFragment *f = m->fragments[i];
     ids[i] = (bri_fragment_ref){f->id, f};
-    for (size_t u = 0; u < f->base.n_unknown_fields; u++)
-      if (f->base.unknown_fields[u].tag == 11)
-        rc = bri_error_set(err, BRI_EUNSUPPORTED,
-                           "%s: fragment %llu has data overlay files (field 11), not supported",
-                           path, (unsigned long long)f->id);
-    if (!rc && m->has_max_fragment_id && f->id > m->max_fragment_id)
+    if (m->has_max_fragment_id && f->id > m->max_fragment_id)
       rc = bri_error_set(err, BRI_ECORRUPT, "%s: fragment id %llu is above max_fragment_id %u",
                          path, (unsigned long long)f->id, m->max_fragment_id);
     for (size_t k = 0; k < f->n_files && !rc; k++) {
@@ -195,8 +225,10 @@ int bri_manifest_parse_opts(const uint8_t *buf, size_t len, const char *path, un
   bm->opts = opts;
   int rc = bri_pb_unpack(&lance__table__manifest__descriptor, buf + pos + 4, mlen, pos + 4, path,
                          "manifest", (ProtobufCMessage **)&bm->pb, err);
-  if (!rc && bm->pb->has_transaction_section)
-    rc = read_section(buf, pos, bm->pb->transaction_section, path, "transaction",
+  /* the inline transaction: Lance 14's field 23, else the older writers' 21 */
+  uint64_t txn_at = 0;
+  if (!rc && bri_manifest_transaction_offset(bm->pb, &txn_at))
+    rc = read_section(buf, pos, txn_at, path, "transaction",
                       &lance__table__transaction__descriptor, (ProtobufCMessage **)&bm->txn, err);
   if (!rc && bm->pb->has_index_section)
     rc = read_section(buf, pos, bm->pb->index_section, path, "index section",
@@ -234,19 +266,33 @@ static void put_section(uint8_t *buf, size_t *pos, const ProtobufCMessage *msg, 
   *pos += 4 + len;
 }
 
+bool bri_manifest_transaction_offset(const Lance__Table__Manifest *m, uint64_t *off) {
+  if (m->has_transaction_section) *off = m->transaction_section;
+  else if (m->has_transaction_section_deprecated) *off = m->transaction_section_deprecated;
+  else return false;
+  return true;
+}
+
 int bri_manifest_serialize(Lance__Table__Manifest *m, const Lance__Table__Transaction *txn,
                            const Lance__Table__IndexSection *idx, uint8_t **out, size_t *len,
                            bri_error *err) {
   *out = NULL;
   *len = 0;
+  /* a field Lance 14 does not define could be a position in the file this
+   * manifest was read from: dropped, as Lance's own writers drop it (fields.h) */
+  bri_fields_drop_unknown(m);
   size_t idx_len = idx ? lance__table__index_section__get_packed_size(idx) : 0;
   size_t txn_len = txn ? lance__table__transaction__get_packed_size(txn) : 0;
   size_t pos = 0;
+  m->has_version_aux_data = 0;
+  m->version_aux_data = 0;
   m->has_index_section = idx != NULL;
   m->index_section = 0;
   if (idx) pos += 4 + idx_len;
-  m->has_transaction_section = txn != NULL;
-  m->transaction_section = txn ? pos : 0;
+  /* both transaction pointers, to the same bytes: Lance 14 reads 23, Lance
+   * 12 and 13 read 21 (docs/format/table.md 2) */
+  m->has_transaction_section = m->has_transaction_section_deprecated = txn != NULL;
+  m->transaction_section = m->transaction_section_deprecated = txn ? pos : 0;
   if (txn) pos += 4 + txn_len;
   size_t man_len = lance__table__manifest__get_packed_size(m);
   if (idx_len > UINT32_MAX || txn_len > UINT32_MAX || man_len > UINT32_MAX)
@@ -289,8 +335,8 @@ int bri_fragment_row_ids(const char *root, const Lance__Table__DataFragment *f, 
   *n = 0;
   if (f->row_id_sequence_case != LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS)
     return bri_error_set(err, BRI_EUNSUPPORTED, "%s: fragment %llu keeps %s", root, (unsigned long long)f->id,
-                         f->row_id_sequence_case == LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_EXTERNAL_ROW_IDS
-                             ? "its row ids outside the manifest, which brid does not read"
+                         f->row_id_sequence_case == LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_COLUMN_ROW_IDS
+                             ? "its row ids in a hidden column (spilled row lineage), which brid does not read"
                              : "no row ids");
   Lance__Table__RowIdSequence *seq = NULL;
   int rc = bri_u64seq_unpack(f->inline_row_ids.data, f->inline_row_ids.len, &seq, err);

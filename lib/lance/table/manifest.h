@@ -9,6 +9,7 @@
 #ifndef BRI_MANIFEST_H
 #define BRI_MANIFEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,13 +63,28 @@ void bri_manifest_free(bri_manifest *m);
  * be swapped for a while, its elements not freed). */
 const Lance__Table__DataFragment *bri_manifest_fragment(const bri_manifest *m, uint64_t id);
 
-/* Lays out a manifest file the way Lance 12 does: [u32 len][IndexSection]
- * (if idx), [u32 len][Transaction] (if txn), [u32 len][Manifest], tail. Sets
- * m's index_section / transaction_section to the offsets it used. The result
- * is malloc'd. Re-serializing what bri_manifest_parse read gives the same bytes. */
+/* Lays out a manifest file the way Lance does: [u32 len][IndexSection]
+ * (if idx, at offset 0), [u32 len][Transaction] (if txn), [u32 len][Manifest],
+ * tail. Sets m's index_section and both transaction pointers (fields 21 and
+ * 23, for every Lance) to the offsets it used, clears version_aux_data and
+ * drops m's unknown fields (fields.h: none may be carried into a new file,
+ * where it could be a stale offset). The result is malloc'd. */
 int bri_manifest_serialize(Lance__Table__Manifest *m, const Lance__Table__Transaction *txn,
                            const Lance__Table__IndexSection *idx, uint8_t **out, size_t *len,
                            bri_error *err);
+
+/* The offset of the inline transaction: field 23 (Lance 14), else field 21
+ * (Lance 12 and 13), as Lance 14 reads it. false when neither is set. */
+bool bri_manifest_transaction_offset(const Lance__Table__Manifest *m, uint64_t *off);
+
+/* Schema metadata key of the Managed blobs opt-in (Lance 14): "true" turns
+ * the table's blob columns to Managed descriptors (kinds 4 and 5) and sets
+ * flag managed_blobs in both words, for good. */
+#define BRI_MANAGED_BLOBS_KEY "lance.blob.managed"
+
+/* True when m's blobs are Managed: the opt-in says "true", or the (sticky)
+ * flag is set. */
+bool bri_manifest_blobs_managed(const Lance__Table__Manifest *m);
 
 /* Largest manifest file brid reads (Lance manifests are KiB to a few MiB). */
 #define BRI_MANIFEST_MAX_BYTES ((size_t)1 << 30)

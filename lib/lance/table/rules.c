@@ -138,7 +138,7 @@ static void check_row_ids(checker *c, const Lance__Table__Manifest *m) {
       }
       continue;
     }
-    if (kind == LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_EXTERNAL_ROW_IDS) continue; /* in another file */
+    if (kind == LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_COLUMN_ROW_IDS) continue; /* in a data file */
     if (kind != LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS) {
       broke(c, BRI_RULE_ROW_IDS, "fragment %llu has no row ids, but the table has stable row ids", U(f->id));
       return;
