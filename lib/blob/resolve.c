@@ -356,8 +356,40 @@ static const char *kind_name(uint8_t k) {
   case BRI_BLOB_PACKED: return "packed";
   case BRI_BLOB_DEDICATED: return "dedicated";
   case BRI_BLOB_EXTERNAL: return "external";
+  case BRI_BLOB_MANAGED:
+  case BRI_BLOB_MANAGED_BASE: return "managed";
   default: return "unknown";
   }
+}
+
+/* Lance 14's validate_managed_reference: a canonical relative object path. */
+static bool managed_uri_ok(const char *u, size_t n) {
+  if (n == 0 || u[0] == '/' || u[n - 1] == '/' || memchr(u, 0, n) || memchr(u, '\\', n)) return false;
+  for (size_t i = 0; i + 2 < n; i++)
+    if (u[i] == ':' && u[i + 1] == '/' && u[i + 2] == '/') return false;
+  for (size_t i = 0; i < n;) {
+    const char *e = memchr(u + i, '/', n - i);
+    size_t len = e ? (size_t)(e - (u + i)) : n - i;
+    if (len == 0 || (len == 1 && u[i] == '.') || (len == 2 && u[i] == '.' && u[i + 1] == '.')) return false;
+    i += len + 1;
+  }
+  return true;
+}
+
+int bri_blob_managed_path(bri_blob_resolver *r, const bri_blob_desc *d, char **out, bri_error *err) {
+  *out = NULL;
+  if (!managed_uri_ok(d->uri, d->uri_len))
+    return bri_error_set(err, BRI_ECORRUPT, "%s: managed blob_uri \"%.*s\" is not a canonical relative "
+                         "path (empty, absolute, a URI, or with an empty, '.' or '..' component)",
+                         r->datafile, (int)(d->uri_len > 200 ? 200 : d->uri_len), d->uri ? d->uri : "");
+  bool has_base = d->kind == BRI_BLOB_MANAGED_BASE || r->df->has_base_id;
+  uint32_t base = d->kind == BRI_BLOB_MANAGED_BASE ? d->blob_id : r->df->base_id;
+  char *root;
+  int rc = bri_table_base_root(r->t, r->m, has_base, base, &root, err);
+  if (rc) return bri_error_wrap(err, "managed blob of data file %s", r->datafile);
+  *out = bri_strdupf("%s/%.*s", root, (int)d->uri_len, d->uri);
+  free(root);
+  return *out ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
 }
 
 /* Validates d and opens the file holding its payload. *slot is NULL for an
@@ -368,7 +400,7 @@ static int locate(bri_blob_resolver *r, const bri_blob_desc *d, file_slot **slot
   *off = *len = 0;
   int rc = 0;
   char *path = NULL;
-  uint64_t end;
+  uint64_t end = 0;
   switch (d->kind) {
   case BRI_BLOB_INLINE:
     /* An empty blob's position is the writer's offset at the time, not a
@@ -453,10 +485,32 @@ static int locate(bri_blob_resolver *r, const bri_blob_desc *d, file_slot **slot
     *slot = &r->slot[1];
     *off = d->position;
     return 0;
+  case BRI_BLOB_MANAGED:
+  case BRI_BLOB_MANAGED_BASE:
+    rc = bri_blob_managed_path(r, d, &path, err);
+    if (rc) return rc;
+    if (!bri_add_ok(d->position, d->size, &end))
+      rc = bri_error_set(err, BRI_ECORRUPT, "%s: managed blob range [%llu, +%llu) overflows", path,
+                         (unsigned long long)d->position, (unsigned long long)d->size);
+    /* an empty range reads nothing: Lance does not look the object up either */
+    if (!rc && d->size > 0 && (rc = slot_open(r, &r->slot[1], path, "managed blob object", false, err)) != 0)
+      bri_error_wrap(err, "managed blob of data file %s", r->datafile);
+    if (!rc && d->size > 0 && end > r->slot[1].size)
+      rc = bri_error_set(err, BRI_ECORRUPT,
+                         "%s: managed blob [%llu, +%llu) runs past the end of the object (%llu bytes; "
+                         "data file %s)",
+                         path, (unsigned long long)d->position, (unsigned long long)d->size,
+                         (unsigned long long)r->slot[1].size, r->datafile);
+    free(path);
+    if (rc || d->size == 0) return rc;
+    *slot = &r->slot[1];
+    *off = d->position;
+    *len = d->size;
+    return 0;
   default:
     return bri_error_set(err, BRI_ECORRUPT,
                          "%s: blob descriptor has unknown kind %u (expected 0 inline, 1 packed, "
-                         "2 dedicated or 3 external)",
+                         "2 dedicated, 3 external, 4 or 5 managed)",
                          r->datafile, d->kind);
   }
 }

@@ -22,12 +22,16 @@
 #include "util/arrow_c.h"
 #include "util/error.h"
 
-/* Descriptor kinds (docs/format/blob.md section 2). */
+/* Descriptor kinds (docs/format/blob.md sections 2 and 8). Managed (4, 5)
+ * are Lance 14's: blob_uri names an object relative to a base's root,
+ * the data file's own (4) or base blob_id (5). */
 enum {
   BRI_BLOB_INLINE = 0,
   BRI_BLOB_PACKED = 1,
   BRI_BLOB_DEDICATED = 2,
   BRI_BLOB_EXTERNAL = 3,
+  BRI_BLOB_MANAGED = 4,
+  BRI_BLOB_MANAGED_BASE = 5,
 };
 
 /* One stored descriptor. uri points at uri_len bytes (not NUL-terminated),
@@ -95,11 +99,21 @@ typedef struct bri_blob_terminal {
 } bri_blob_terminal;
 void bri_blob_terminal_of(const bri_blob_resolver *r, uint32_t local_id, bri_blob_terminal *out);
 
+/* The object a Managed descriptor (kind 4 or 5) names: its blob_uri, a
+ * canonical relative path (no empty, "." or ".." component, no leading or
+ * trailing '/', no "://", no backslash: Lance 14's rule, anything else is
+ * BRI_ECORRUPT), joined to the root of its base (the data file's for kind
+ * 4, base blob_id for kind 5, which the manifest must define). Into *out,
+ * malloc'd. */
+int bri_blob_managed_path(bri_blob_resolver *r, const bri_blob_desc *d, char **out, bri_error *err);
+
 /* Validates d and says where its payload is: kind known, sidecar or object
  * present, range inside the file (Dedicated: sidecar length == size),
  * External URI local (absolute path or file://, or relative to a base path
- * without ".." components). Errors: BRI_ECORRUPT (bad descriptor, missing or
- * short file), BRI_EUNSUPPORTED (remote URI scheme), BRI_EIO. */
+ * without ".." components), Managed object inside its base (an empty
+ * Managed range is not looked up, as Lance does not). Errors: BRI_ECORRUPT
+ * (bad descriptor, missing or short file), BRI_EUNSUPPORTED (remote URI
+ * scheme), BRI_EIO. */
 int bri_blob_locate(bri_blob_resolver *r, const bri_blob_desc *d, bri_blob_location *loc,
                     bri_error *err);
 void bri_blob_location_free(bri_blob_location *loc);

@@ -54,14 +54,14 @@ struct bri_blob_out {
   bri_blob_out_stats stats;
 };
 
-static const char *const STRATEGY_NAMES[] = {"bri", "link", "copy", "auto"};
+static const char *const STRATEGY_NAMES[] = {"bri", "link", "copy", "auto", "managed"};
 
 const char *bri_strategy_name(bri_strategy s) {
   return (unsigned)s < sizeof STRATEGY_NAMES / sizeof STRATEGY_NAMES[0] ? STRATEGY_NAMES[s] : "?";
 }
 
 int bri_strategy_parse(const char *s, bri_strategy *out, bri_error *err) {
-  for (size_t i = 0; i < sizeof STRATEGY_NAMES / sizeof STRATEGY_NAMES[0]; i++)
+  for (size_t i = 0; i < BRI_STRATEGY_MANAGED; i++)
     if (!strcmp(s, STRATEGY_NAMES[i])) {
       *out = (bri_strategy)i;
       return 0;

@@ -40,10 +40,12 @@ typedef enum bri_strategy {
   BRI_STRATEGY_LINK,
   BRI_STRATEGY_COPY,
   BRI_STRATEGY_AUTO,
+  BRI_STRATEGY_MANAGED, /* what every strategy does on a Managed table (compact/managed.h) */
 } bri_strategy;
 
 const char *bri_strategy_name(bri_strategy s);
-/* "auto", "bri", "link" or "copy"; anything else is BRI_EINVAL. */
+/* "auto", "bri", "link" or "copy"; anything else is BRI_EINVAL ("managed"
+ * is reported, not asked for: a Managed table gets it whatever is asked). */
 int bri_strategy_parse(const char *s, bri_strategy *out, bri_error *err);
 
 typedef struct bri_blob_out bri_blob_out;

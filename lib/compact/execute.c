@@ -22,6 +22,7 @@
 #include "blob/resolve.h"
 #include "lance/table/bri.h"
 #include "lance/table/sidecar.h"
+#include "compact/managed.h"
 #include "compact/rewrite.h"
 #include "lance/encoding/page.h"
 #include "lance/file/arrow_build.h"
@@ -67,6 +68,7 @@ typedef struct run {
   bri_sidecar_sizes *sizes; /* sidecar sizes: the survey's and the damage checks' (blob/sizes.h) */
   bool *repack_wanted;   /* per fragment: it references a pack below the threshold */
   bool stream;           /* the survey rides along with the writing (can_stream) */
+  bool managed;          /* the table's blobs are Managed (compact/managed.h) */
   struct frag_survey **fs; /* per fragment (manifest order): what the survey found */
   const size_t *survey_idx; /* the fragments survey_fragment reads */
 } run;
@@ -114,9 +116,10 @@ static int desc_columns(const struct ArrowSchema *s, struct ArrowArray *a, desc_
 }
 
 /* Calls fn on every non-null descriptor of the Blob v2 fields below manifest
- * field fi (whose decoded array is s/a); fn may change the values. */
+ * field fi (whose decoded array is s/a); fn may change the values, and mo
+ * (may be NULL) the blob_uri of each descriptor array afterwards. */
 static int walk_blobs(const Lance__Table__Manifest *m, size_t fi, const struct ArrowSchema *s,
-                      struct ArrowArray *a, desc_fn fn, void *ctx, bri_error *err) {
+                      struct ArrowArray *a, desc_fn fn, void *ctx, bri_managed_out *mo, bri_error *err) {
   const Lance__File__Field *f = m->fields[fi];
   if (bri_field_is_blob_v2(f)) {
     desc_cols d;
@@ -130,13 +133,13 @@ static int walk_blobs(const Lance__Table__Manifest *m, size_t fi, const struct A
       uint32_t *id = (uint32_t *)d.c[3]->buffers[1] + d.c[3]->offset + j;
       rc = fn(ctx, f->id, (uint64_t)i, kind, pos, size, id, err);
     }
-    return rc;
+    return !rc && mo ? bri_managed_apply_arrow(mo, s, a, err) : rc;
   }
   size_t kids[256];
   size_t n = children_of(m, fi, kids, 256);
   if (!n || (int64_t)n != s->n_children || s->n_children != a->n_children) return 0;
   for (size_t k = 0; k < n; k++) {
-    int rc = walk_blobs(m, kids[k], s->children[k], a->children[k], fn, ctx, err);
+    int rc = walk_blobs(m, kids[k], s->children[k], a->children[k], fn, ctx, mo, err);
     if (rc) return rc;
   }
   return 0;
@@ -350,7 +353,7 @@ static int survey_reader(run *r, bri_fragment_reader *fr, const pre_col *pre, si
     rc = bri_fragment_read_field(w.fr, r->blob_tops[k], &a, &sc, err);
     if (rc) break;
     rc = walk_blobs(m, (size_t)bri_field_index(m->fields, m->n_fields, r->blob_tops[k]), &sc, &a,
-                    survey_desc, &w, err);
+                    survey_desc, &w, NULL, err);
     a.release(&a);
     sc.release(&sc);
   }
@@ -677,7 +680,8 @@ typedef struct bin_ctx {
   resolvers rs;
   pre_col *pre; /* decoded ahead (open_fragment), or NULL */
   size_t n_pre;
-  bri_blob_out *out;
+  bri_blob_out *out;         /* where Packed/Dedicated payloads go, by strategy; or */
+  bri_managed_out *managed;  /* a Managed table's descriptors */
   bri_file_writer *w;
   uint64_t inline_bytes;
   /* where the values being rewritten sit, for a refusal's message: the
@@ -692,11 +696,15 @@ typedef struct bin_ctx {
 static int rewrite_desc(void *ctx, int32_t field_id, uint64_t i, uint8_t *kind, uint64_t *position,
                         uint64_t *size, uint32_t *blob_id, bri_error *err) {
   bin_ctx *b = ctx;
-  if (*kind != 1 && *kind != 2) return 0; /* Inline: the writer copies; External: unchanged */
+  if (b->managed ? *kind == 0 || *kind == 3 : *kind != 1 && *kind != 2)
+    return 0; /* Inline: the writer copies; External: unchanged */
   bri_blob_resolver *res;
   bri_value_ref where = {b->r->t->root, b->frag_id, BRI_VALUE_ROW_UNKNOWN};
   if (i < b->n_rows) where.row = b->row_of ? b->row_of[b->row_base + i] : b->row_base + i;
   int rc = resolver_for(b->r, &b->rs, b->fr, field_id, &res, err);
+  if (!rc && b->managed)
+    return bri_managed_rewrite(b->managed, res, bri_fragment_field_datafile(b->fr, field_id), i, kind, position,
+                               *size, blob_id, &where, err);
   return rc ? rc : bri_blob_out_rewrite(b->out, res, *kind, blob_id, position, *size, &where, err);
 }
 
@@ -788,7 +796,7 @@ static int append_decoded(run *r, bin_ctx *b, const size_t *top, size_t n_top,
       if (rc) break;
       aptr[got] = &arrays[got];
       b->row_base = start, b->n_rows = count, b->row_of = bri_fragment_row_offsets(b->fr);
-      rc = walk_blobs(m, top[got], &schemas[got], &arrays[got], rewrite_desc, b, err);
+      rc = walk_blobs(m, top[got], &schemas[got], &arrays[got], rewrite_desc, b, b->managed, err);
       if (rc) {
         got++;
         break;
@@ -832,7 +840,7 @@ static int rewrite_page_descriptors(bin_ctx *b, int32_t field_id, bri_leaf_page 
   int rc = 0;
   for (uint64_t i = 0; !rc && i < v->n; i++)
     rc = rewrite_desc(b, field_id, i, &kind[i], &pos[i], &size[i], &id[i], err);
-  return rc;
+  return !rc && b->managed ? bri_managed_apply_values(b->managed, v, err) : rc;
 }
 
 /* Pages of fewer rows than this (on average in a column) are not copied
@@ -1009,7 +1017,8 @@ static int write_bin(run *r, const bri_plan_bin *bin, const char *stem, Lance__T
     rc = bri_error_set(err, BRI_EUNSUPPORTED, "%s: data storage version %s is not supported (2.1 and 2.2 are)",
                        r->t->root, m->data_format->version);
   if (!rc) rc = bri_file_writer_open(r->t->store, path, minor, m->fields, m->n_fields, NULL, &b.w, err);
-  if (!rc) rc = bri_blob_out_open(r->t, m, own_dir, r->req->strategy, &r->repack, r->sizes, &r->out, &b.out, err);
+  if (!rc && r->managed) rc = bri_managed_out_new(r->t, m, r->sizes, &b.managed, err);
+  else if (!rc) rc = bri_blob_out_open(r->t, m, own_dir, r->req->strategy, &r->repack, r->sizes, &r->out, &b.out, err);
   uint64_t batch = r->req->batch_rows ? r->req->batch_rows : 16384;
   for (size_t k = 0; !rc && k < bin->count; k++) {
     const Lance__Table__DataFragment *f = m->fragments[bin->first + k];
@@ -1077,7 +1086,7 @@ static int write_bin(run *r, const bri_plan_bin *bin, const char *stem, Lance__T
       nf->has_physical_rows = 1, nf->physical_rows = res.num_rows;
       r->rep->data_bytes_written += res.file_size;
       r->rep->rows += res.num_rows;
-      rc = bri_blob_out_finish(b.out, df, err);
+      if (b.out) rc = bri_blob_out_finish(b.out, df, err);
     }
   }
   if (!rc && stable) {
@@ -1104,6 +1113,12 @@ static int write_bin(run *r, const bri_plan_bin *bin, const char *stem, Lance__T
     r->rep->links += st->links;
     r->rep->links_refused |= st->links_refused;
   }
+  if (b.managed) {
+    const bri_managed_stats *st = bri_managed_out_stats(b.managed);
+    r->rep->managed_kept += st->kept;
+    r->rep->managed_adopted += st->adopted;
+    r->rep->payload_bytes_reused += st->adopted_bytes;
+  }
   r->rep->inline_bytes_copied += b.inline_bytes;
   if (rc && nf) {
     lance__table__data_fragment__free_unpacked(nf, NULL);
@@ -1114,6 +1129,7 @@ static int write_bin(run *r, const bri_plan_bin *bin, const char *stem, Lance__T
   resolvers_close(&b.rs);
   pre_free(b.pre, b.n_pre);
   bri_blob_out_close(b.out);
+  bri_managed_out_free(b.managed);
   bri_file_writer_free(b.w);
   bri_file_result_free(&res);
   free(ids.v), free(created.v), free(updated.v);
@@ -1290,6 +1306,9 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   /* auto never turns a table stock Lance reads into one it refuses, and
    * keeps a table that already carries a BRI on bri (blobout.h) */
   if (q.strategy == BRI_STRATEGY_AUTO && bri_manifest_has_bri(m)) q.strategy = BRI_STRATEGY_BRI;
+  /* a Managed table is compacted as Lance 14 does it, whatever was asked:
+   * descriptors kept, old sidecars adopted, no payload read (managed.h) */
+  if ((r.managed = bri_manifest_blobs_managed(m))) q.strategy = BRI_STRATEGY_MANAGED;
   rep->strategy = q.strategy;
   r.req = &q;
   rep->read_version = m->version;
@@ -1336,6 +1355,12 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   }
   /* (neither creates a file: nothing to roll back when they fail) */
   if ((rc = reserve_outputs(&r, plan->n_bins, stems, uuid)) != 0) goto out;
+  /* a shallow clone has no data/ of its own until its first rewrite */
+  char *data_dir = bri_path_join(r.t->root, "data");
+  rc = data_dir ? bri_store_mkdir(r.t->store, data_dir, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  free(data_dir);
+  if (rc == BRI_ETAKEN) rc = 0;
+  if (rc) goto out;
   rc = read_ahead(&r, rep->fragments_rewritten, open_fragment, close_fragment, &r.opened);
   if (rc) goto out;
   bool any_versions = false;

@@ -53,7 +53,8 @@ typedef struct bri_compact_request {
 void bri_compact_request_default(bri_compact_request *r);
 
 typedef struct bri_compact_report {
-  bri_strategy strategy;          /* what ran: auto resolved to bri for a BRI table, else as requested */
+  bri_strategy strategy;          /* what ran: managed for a Managed table, auto resolved to bri for
+                                     a BRI table, else as requested */
   bool links_refused;             /* auto: the filesystem refused a link, payload was copied from then on */
   uint64_t read_version, version; /* version: what was committed (0: nothing) */
   uint64_t fragments_before, fragments_after, bins, fragments_rewritten;
@@ -63,7 +64,9 @@ typedef struct bri_compact_report {
   uint64_t data_bytes_written;    /* new .lance files */
   uint64_t payload_bytes_copied;  /* sidecar payload written (copy, repack) */
   uint64_t inline_bytes_copied;   /* Inline payload copied into new data files */
-  uint64_t payload_bytes_reused;  /* Packed/Dedicated payload left in place */
+  uint64_t payload_bytes_reused;  /* Packed/Dedicated payload left in place (adopted ones included) */
+  uint64_t managed_kept;          /* Managed descriptors carried (compact/managed.h) */
+  uint64_t managed_adopted;       /* Packed/Dedicated values adopted as Managed descriptors */
   uint64_t links;
   uint64_t packs_below_threshold;
   double seconds;

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "blob/managed.h"
 #include "lance/table/fields.h"
 #include "lance/table/reach.h"
 #include "lance/table/sidecar.h"
@@ -39,7 +40,7 @@ void bri_cleanup_policy_default(bri_cleanup_policy *p) {
 
 const char *bri_cleanup_kind_name(bri_cleanup_kind k) {
   static const char *names[] = {"manifest", "data", "sidecar", "deletion",
-                                "transaction", "index", "staging"};
+                                "transaction", "index", "staging", "managed_blob"};
   return k < BRI_CLEAN_KINDS ? names[k] : "?";
 }
 
@@ -65,6 +66,7 @@ typedef struct run {
   bri_error *err;
   bri_table *t;          /* its store: every listing and delete goes through it */
   refs live, verified;
+  bri_managed_refs *managed; /* what Managed descriptors name, per fragment read once */
   int64_t now, cutoff;   /* nanoseconds; files modified after cutoff are never deleted */
   doomed *queue;         /* decided, not deleted yet: up to batch files */
   size_t queued, batch;
@@ -99,9 +101,17 @@ static int add_ref(void *user, bri_reach_kind kind, const char *path, bri_error 
   return ok ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory collecting references");
 }
 
-/* Everything one manifest references. */
+/* Everything one manifest references: its files (lance/table/reach.h) and
+ * the objects its Managed descriptors name (blob/managed.h). Those of a
+ * version being deleted only make files "verified"; when its data files
+ * cannot be read, its objects are merely unverified (kept for the grace
+ * period), while a retained version's must be known. */
 static int collect(run *r, const bri_manifest *bm, refs *into) {
-  return bri_reach_manifest(r->t, bm, add_ref, into, r->err);
+  int rc = bri_reach_manifest(r->t, bm, add_ref, into, r->err);
+  if (rc) return rc;
+  bri_error e = {0};
+  rc = bri_managed_reach(r->managed, r->t, bm, add_ref, into, into == &r->live ? r->err : &e);
+  return into == &r->live ? rc : (rc == BRI_ENOMEM ? bri_error_set(r->err, rc, "%s", e.msg) : 0);
 }
 
 /* Waits so that deletes stay under the configured rate: the batch after
@@ -370,7 +380,7 @@ int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, const bri_hoo
   bri_ref *tags = NULL, *branches = NULL;
   size_t n_tags = 0, n_branches = 0;
   bri_error load_err;
-  if (!ms || !keep || !r.queue) {
+  if (!ms || !keep || !r.queue || bri_managed_refs_new(&r.managed, err)) {
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
     goto out;
   }
@@ -379,7 +389,7 @@ int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, const bri_hoo
    * deletes outside the table, so the run stops before the first delete
    * (the message up front; a link swapped in later is refused by the
    * delete itself). Below them, links are neither followed nor deleted. */
-  static const char *own[] = {"_versions", "data", "_deletions", "_transactions", "_indices", "tree"};
+  static const char *own[] = {"_versions", "data", "_deletions", "_transactions", "_indices", "tree", "_blobs"};
   for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
     char *d = bri_path_join(r.t->root, own[i]);
     rc = d ? bri_store_check_dir(r.t->store, d, true, err)
@@ -490,8 +500,10 @@ int bri_cleanup_run(const char *root, const bri_cleanup_policy *p, const bri_hoo
     rc = vdir ? bri_store_sync(r.t->store, vdir, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
   free(vdir);
   if (!rc && !p->dry_run) rc = bri_failpoint("cleanup.before_files", err);
-  static const sweep_arg deletions = {BRI_CLEAN_DELETION, false}, txns = {BRI_CLEAN_TRANSACTION, false};
+  static const sweep_arg deletions = {BRI_CLEAN_DELETION, false}, txns = {BRI_CLEAN_TRANSACTION, false},
+                         managed = {BRI_CLEAN_MANAGED, false};
   if (!rc && ((rc = sweep(&r, "data", data_entry, NULL)) ||
+              (rc = sweep(&r, "_blobs", sweep_one, &managed)) ||
               (rc = sweep(&r, "_deletions", sweep_one, &deletions)) ||
               (rc = sweep(&r, "_transactions", sweep_one, &txns)) ||
               (rc = sweep(&r, "_indices", index_entry, NULL)) ||
@@ -507,6 +519,7 @@ out:
   bri_refs_free(branches, n_branches);
   bri_strset_free(&r.live.files), bri_strset_free(&r.live.dirs);
   bri_strset_free(&r.verified.files), bri_strset_free(&r.verified.dirs);
+  bri_managed_refs_free(r.managed);
   bri_table_close(r.t);
   return rc;
 }

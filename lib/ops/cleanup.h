@@ -47,6 +47,7 @@ typedef enum bri_cleanup_kind {
   BRI_CLEAN_TRANSACTION,
   BRI_CLEAN_INDEX,
   BRI_CLEAN_STAGING,
+  BRI_CLEAN_MANAGED, /* _blobs/ objects of Managed blobs (blob/managed.h) */
   BRI_CLEAN_KINDS
 } bri_cleanup_kind;
 

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "blob/managed.h"
 #include "blob/sizes.h"
 #include "blob/walk.h"
 #include "lance/table/bri.h"
@@ -146,6 +147,7 @@ static void drop_string(char **s) {
 /* ------------------------------------------------------------ deep */
 
 typedef struct deep {
+  bri_strmap managed; /* Managed objects copied (copy_managed) */
   bri_strmap dirs;  /* "base|blob_dir" of a BRI source -> index in names */
   bri_strmap used;  /* names taken in the clone's data/ */
   char **names;
@@ -241,6 +243,37 @@ static int deep_bri(run *r, deep *d, const bri_manifest *bm, const Lance__Table_
   return rc;
 }
 
+/* The objects the Managed descriptors of a fragment's rows name (blob/
+ * managed.h). Kind 4 names its object relative to its data file's base;
+ * the clone's copy of the data file is its own, so the object is copied to
+ * the same relative path below the clone's root (once, whatever names it),
+ * and must hold the range. Kind 5 names a base the clone keeps in its base
+ * paths: it reads from there, as the source does. */
+typedef struct managed_copy {
+  run *r;
+  bri_strmap *done; /* clone paths copied -> their size */
+} managed_copy;
+
+static int copy_managed(void *ctx, const bri_blob_desc *d, const char *path, bri_error *err) {
+  managed_copy *mc = ctx;
+  run *r = mc->r;
+  if (d->kind != BRI_BLOB_MANAGED) return 0;
+  char *to = bri_strdupf("%s/%.*s", r->dst->root, (int)d->uri_len, d->uri);
+  if (!to) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  bri_strmap_entry *e = bri_strmap_get(mc->done, to);
+  uint64_t bytes = e ? e->a : 0;
+  int rc = e ? 0 : copy_file(r, path, to, "a Managed blob object", &bytes);
+  if (!rc && !e) {
+    r->rep->sidecars++;
+    if (!bri_strmap_put(mc->done, to, bytes, 0)) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
+  if (!rc && (d->position > bytes || d->size > bytes - d->position))
+    rc = bri_error_set(err, BRI_ECORRUPT, "%s: a Managed blob [%llu, +%llu) lies past its %llu bytes", path,
+                       (unsigned long long)d->position, (unsigned long long)d->size, (unsigned long long)bytes);
+  free(to);
+  return rc;
+}
+
 static int deep_copy(run *r, const bri_manifest *bm, Lance__Table__Manifest *c,
                      Lance__Table__IndexSection *idx) {
   const Lance__Table__Manifest *m = bm->pb;
@@ -248,7 +281,7 @@ static int deep_copy(run *r, const bri_manifest *bm, Lance__Table__Manifest *c,
   int rc = 0;
   /* the source's own directories must be its own: a link could lead the
    * copies to read anything outside it */
-  static const char *own[] = {"data", "_deletions", "_indices"};
+  static const char *own[] = {"data", "_deletions", "_indices", "_blobs"};
   for (size_t i = 0; i < sizeof own / sizeof own[0] && !rc; i++) {
     char *dir = bri_path_join(r->src->root, own[i]);
     rc = dir ? bri_store_check_dir(r->src->store, dir, true, r->err)
@@ -273,6 +306,8 @@ static int deep_copy(run *r, const bri_manifest *bm, Lance__Table__Manifest *c,
     /* a damaged source is refused before it is copied: every value the
      * clone will reference lies within its sidecar (blob/sizes.h) */
     rc = bri_blob_check_fragment(r->src, bm, f, NULL, r->sizes, r->err);
+    managed_copy mc = {r, &d.managed};
+    if (!rc && bri_manifest_blobs_managed(m)) rc = bri_managed_fragment(r->src, bm, f, copy_managed, &mc, r->err);
     for (size_t k = 0; k < f->n_files && !rc; k++) {
       const Lance__Table__DataFile *was = f->files[k];
       Lance__Table__DataFile *df = cf->files[k];
@@ -316,6 +351,7 @@ static int deep_copy(run *r, const bri_manifest *bm, Lance__Table__Manifest *c,
       r->rep->index_dirs++;
     free(from), free(to);
   }
+  bri_strmap_free(&d.managed);
   bri_strmap_free(&d.dirs);
   bri_strmap_free(&d.used);
   for (size_t i = 0; i < d.n_names; i++) free(d.names[i]);

@@ -405,9 +405,9 @@ static int leaf_blob(shred *s, const struct ArrowArray *a, uint64_t i0, uint64_t
         if (!ch[4]->buffers[2]) return bad_array(s, "blob_uri has no data buffer", err);
         uri = (const uint8_t *)ch[4]->buffers[2] + uo[j];
       }
-      if (kind > 3)
+      if (kind > 5) /* 0-3 Lance 12's kinds, 4 and 5 Lance 14's Managed ones */
         return bri_error_set(err, BRI_EINVAL,
-                             "file writer: column %zu (%s): descriptor %llu has kind %u (0..3 "
+                             "file writer: column %zu (%s): descriptor %llu has kind %u (0..5 "
                              "expected)",
                              s->col, s->c->path, (unsigned long long)i, kind);
     }

@@ -11,8 +11,8 @@
 
 const char *bri_reach_kind_name(bri_reach_kind k) {
   static const char *names[] = {"data", "sidecar-dir", "bri-sidecar", "bri-dir",
-                                "deletion", "transaction", "index-dir"};
-  return k <= BRI_REACH_INDEX_DIR ? names[k] : "?";
+                                "deletion", "transaction", "index-dir", "managed"};
+  return k <= BRI_REACH_MANAGED ? names[k] : "?";
 }
 
 typedef struct walk {

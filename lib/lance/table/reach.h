@@ -25,6 +25,8 @@ typedef enum bri_reach_kind {
   BRI_REACH_DELETION,    /* a deletion file */
   BRI_REACH_TRANSACTION, /* the version's transaction file */
   BRI_REACH_INDEX_DIR,   /* an index directory, whole */
+  BRI_REACH_MANAGED,     /* an object a Managed blob descriptor names (blob/managed.h,
+                            which reads data files to find them: this walk does not) */
 } bri_reach_kind;
 
 const char *bri_reach_kind_name(bri_reach_kind k);

@@ -302,11 +302,11 @@ static const Lance__Table__BasePath *find_base(const Lance__Table__Manifest *m, 
   return NULL;
 }
 
-int bri_table_data_dir(const bri_table *t, const Lance__Table__Manifest *m, bool has_base,
-                       uint32_t base_id, char **out, bri_error *err) {
+int bri_table_base_root(const bri_table *t, const Lance__Table__Manifest *m, bool has_base,
+                        uint32_t base_id, char **out, bri_error *err) {
   *out = NULL;
   if (!has_base) {
-    *out = bri_path_join(t->root, "data");
+    *out = strdup(t->root);
   } else {
     const Lance__Table__BasePath *b = find_base(m, base_id);
     if (!b) return bri_error_set(err, BRI_ECORRUPT, "%s: base id %u is not defined", t->root, base_id);
@@ -318,8 +318,19 @@ int bri_table_data_dir(const bri_table *t, const Lance__Table__Manifest *m, bool
     if (p[0] != '/')
       return bri_error_set(err, BRI_ECORRUPT, "%s: base %u path \"%s\" is not absolute", t->root,
                            base_id, p);
-    *out = b->is_dataset_root ? bri_path_join(p, "data") : strdup(p);
+    *out = strdup(p);
   }
+  return *out ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+}
+
+int bri_table_data_dir(const bri_table *t, const Lance__Table__Manifest *m, bool has_base,
+                       uint32_t base_id, char **out, bri_error *err) {
+  char *root;
+  int rc = bri_table_base_root(t, m, has_base, base_id, &root, err);
+  if (rc) return rc;
+  /* the table root and dataset-root bases keep data files in data/ */
+  *out = !has_base || find_base(m, base_id)->is_dataset_root ? bri_path_join(root, "data") : strdup(root);
+  free(root);
   return *out ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
 }
 

@@ -83,6 +83,11 @@ int bri_table_load_opts(const bri_table *t, uint64_t v, unsigned opts, bri_manif
 int bri_table_load_transaction(const bri_table *t, uint64_t v, Lance__Table__Transaction **out,
                                bri_error *err);
 
+/* The root of base id (has_base false: the table root), which Managed blob
+ * references are relative to: the base's path, file:// stripped; other URI
+ * schemes are BRI_EUNSUPPORTED. */
+int bri_table_base_root(const bri_table *t, const Lance__Table__Manifest *m, bool has_base,
+                        uint32_t base_id, char **out, bri_error *err);
 /* Directory that holds data files of base id (has_base false = the table
  * root): {root}/data, {path}/data for dataset-root bases, {path} otherwise.
  * file:// prefixes are stripped; other URI schemes are BRI_EUNSUPPORTED. */
