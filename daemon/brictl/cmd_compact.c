@@ -114,6 +114,11 @@ static int compact_offline(const cli_args *a) {
            (unsigned long long)r.data_bytes_written, (unsigned long long)r.payload_bytes_copied,
            (unsigned long long)r.inline_bytes_copied, (unsigned long long)r.payload_bytes_reused,
            (unsigned long long)r.links, r.seconds);
+    if (r.managed_kept || r.managed_adopted)
+      printf("  Managed blobs: %llu descriptors kept, %llu values adopted in place (%llu payload bytes, "
+             "none read)\n",
+             (unsigned long long)r.managed_kept, (unsigned long long)r.managed_adopted,
+             (unsigned long long)r.payload_bytes_reused);
     if (r.deletions_carried)
       printf("  carried %llu rows deleted meanwhile by other writers over to the new fragments\n",
              (unsigned long long)r.deletions_carried);

@@ -8,6 +8,23 @@
 #include "bri/ops.h"
 #include "cli.h"
 
+/* "Lance 12, 13 and 14" from the readers' names ("Lance 12.0.0 (...)"), or
+ * "brid only" when no stock Lance reads it. */
+static void print_readers(json_t *a) {
+  size_t i, n = json_array_size(a);
+  json_t *e;
+  if (!n) {
+    printf("brid only (every stock Lance refuses it by flag)");
+    return;
+  }
+  printf("Lance");
+  json_array_foreach(a, i, e) {
+    int major = 0;
+    sscanf(json_string_value(e), "Lance %d", &major);
+    printf("%s %d", i == 0 ? "" : i + 1 == n ? " and" : ",", major);
+  }
+}
+
 static const cli_opt OPTS[] = {
     {.name = "version", .type = CLI_UINT, .value = "N", .min = 1, .help = "describe table version N",
      .def_note = "the latest"},
@@ -44,14 +61,30 @@ static void print_text(json_t *r) {
   char *feat = json_dumps(json_object_get(c, "features"), JSON_COMPACT);
   char *fv = json_dumps(json_object_get(c, "file_versions"), JSON_COMPACT);
   char *ik = json_dumps(json_object_get(c, "index_kinds"), JSON_COMPACT);
-  printf("lance     features %s, file versions %s, index kinds %s (brid is tested with %s)\n", feat,
-         fv, ik, str(c, "tested_with"));
+  printf("lance     features %s, file versions %s, index kinds %s\n", feat, fv, ik);
   free(feat), free(fv), free(ik);
+  printf("readers   ");
+  print_readers(json_object_get(c, "readers"));
+  printf(" (tested: Lance 12.0.0, 13.0.0, 14.0.3)\n");
   static const char *ops[] = {"compact", "materialize", "clone", "cleanup", "verify"};
   for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
     json_t *o = json_object_get(c, ops[k]);
-    printf("  %-11s %s%s%s\n", ops[k], json_is_true(json_object_get(o, "ok")) ? "yes" : "no",
-           json_is_true(json_object_get(o, "ok")) ? "" : ": ", json_is_true(json_object_get(o, "ok")) ? "" : str(o, "reason"));
+    if (!json_is_true(json_object_get(o, "ok"))) {
+      printf("  %-11s no: %s\n", ops[k], str(o, "reason"));
+      continue;
+    }
+    printf("  %-11s yes", ops[k]);
+    json_t *rd = json_object_get(o, "readers");
+    if (rd) {
+      printf("; then read by ");
+      print_readers(rd);
+    }
+    json_t *rb = json_object_get(o, "readers_bri");
+    if (rb && !json_equal(rb, rd)) {
+      printf("; with --strategy bri by ");
+      print_readers(rb);
+    }
+    printf("\n");
   }
   printf("\nschema\n  %4s %6s  %-24s %-28s %s\n", "id", "parent", "path", "type", "nullable");
   json_array_foreach(json_object_get(r, "schema"), i, e)

@@ -77,6 +77,8 @@ static int cmd_status(const cli_args *a) {
   json_t *u;
   json_array_foreach(json_object_get(s, "unreadable_tables"), k, u)
     printf("unreadable: %s: %s\n", cli_str(u, "table"), cli_str(u, "error"));
+  json_array_foreach(json_object_get(s, "unsupported_tables"), k, u)
+    printf("unsupported: %s: %s\n", cli_str(u, "table"), cli_str(u, "error"));
   print_store(json_object_get(s, "store_status"), json_object_get(s, "instances"));
   cli_print_roots(json_object_get(s, "roots"));
   json_t *t = json_object_get(s, "tables"), *w = json_object_get(s, "workers"), *j = json_object_get(s, "jobs");

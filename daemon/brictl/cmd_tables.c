@@ -48,7 +48,9 @@ static void detail(const json_t *t) {
   cli_fmt_bytes((uint64_t)cli_int(t, "bytes_written"), w, sizeof w);
   cli_fmt_bytes((uint64_t)cli_int(t, "bytes_reused"), r, sizeof r);
   printf("bytes:            %s written, %s reused\n", w, r);
-  if (json_is_string(json_object_get(t, "check_error"))) printf("cannot plan:      %s\n", cli_str(t, "check_error"));
+  if (json_is_string(json_object_get(t, "check_error")))
+    printf("%s%s\n", strcmp(cli_str(t, "state"), "unsupported") ? "cannot plan:      " : "unsupported:      ",
+           cli_str(t, "check_error"));
   if (json_is_string(json_object_get(t, "last_error"))) {
     cli_fmt_time(json_object_get(t, "last_error_at"), buf, sizeof buf);
     printf("last error:       %s (%s)\n", cli_str(t, "last_error"), buf);
@@ -107,6 +109,8 @@ static int cmd_tables(const cli_args *a) {
       if (json_is_integer(json_object_get(t, "fragments"))) snprintf(fr, sizeof fr, "%lld", cli_int(t, "fragments"));
       else snprintf(fr, sizeof fr, "-");
       printf("%-4lld %-9s %-6s %-11s %-25s %10s %10s  %s\n", cli_int(t, "id"), ver, fr, st, when, w, r, cli_str(t, "root"));
+      if (!strcmp(cli_str(t, "state"), "unsupported"))
+        printf("     unsupported: %s\n", cli_str(t, "check_error"));
       if (json_is_string(json_object_get(t, "last_error")))
         printf("     last error: %s\n", cli_str(t, "last_error"));
     }

@@ -153,15 +153,17 @@ json_t *svc_api_job_json(bri_jobs_store *store, svc_pool *pool, const bri_jobs_j
 
 /* One word for a table's state, most urgent first: gone (no longer
  * watched), running (a job), unreachable (its root cannot be listed now:
- * the table keeps its state and gets no job), unreadable (the last check
- * could not read it), paused, queued (a job waits), pending (the latest version has work
+ * the table keeps its state and gets no job), unsupported (the last check
+ * found something brid will not act on: a Lance feature or field it
+ * refuses, named in check_error), unreadable (the last check could not
+ * read it), paused, queued (a job waits), pending (the latest version has work
  * but no job is queued: auto_compact is off, or a dry run planned it),
  * idle. */
 static const char *table_state(const svc_table_view *t, const bri_jobs_table *row) {
   if (!t || !t->present) return "gone";
   if (row->running_job) return "running";
   if (t->root_unreachable) return "unreachable";
-  if (t->check_error) return "unreadable";
+  if (t->check_error) return t->check_unsupported ? "unsupported" : "unreadable";
   if (row->paused) return "paused";
   if (row->queued_jobs) return "queued";
   if (t->has_work) return "pending";
@@ -313,13 +315,15 @@ static json_t *m_status(call *c) {
   if (!store_error && count_paused(c->store, v, &paused, &err2)) store_error = err2.msg;
   /* a table brid cannot read, or a root it cannot reach, makes the daemon
    * degraded, as a failed unit makes systemd's state degraded: running, but
-   * not doing all its work */
-  json_t *unreadable = json_array();
+   * not doing all its work; a table brid will not act on (a Lance feature
+   * it refuses) is listed apart and degrades nothing: that is a choice */
+  json_t *unreadable = json_array(), *unsupported = json_array();
   for (size_t i = 0; i < v->n_tables; i++) {
     const svc_table_view *t = &v->tables[i];
     if (t->present && t->check_error && !t->root_unreachable) /* the root's own error says it */
-      json_array_append_new(unreadable, json_pack("{s:s, s:s, s:o}", "table", t->root, "error", t->check_error,
-                                                   "since", ms_or_null(t->last_check_ms)));
+      json_array_append_new(t->check_unsupported ? unsupported : unreadable,
+                            json_pack("{s:s, s:s, s:o}", "table", t->root, "error", t->check_error, "since",
+                                      ms_or_null(t->last_check_ms)));
   }
   json_t *jobs = json_object();
   for (int s = 1; s <= BRI_JOB_NSTATES; s++)
@@ -337,6 +341,7 @@ static json_t *m_status(call *c) {
   json_object_set_new(o, "draining_since", ms_or_null(v->draining ? v->draining_ms : 0));
   json_object_set_new(o, "metrics_listen", str_or_null(v->http_address));
   json_object_set_new(o, "unreadable_tables", unreadable);
+  json_object_set_new(o, "unsupported_tables", unsupported);
   json_object_set_new(o, "roots", roots_json(v));
   json_object_set_new(o, "store_status", store);
   json_object_set_new(o, "instances", store_error ? json_null() : instances_json(c->store, now));

@@ -75,6 +75,7 @@ typedef struct brid_table {
   uint64_t seen_version; /* mirrors the store's last seen version */
   int64_t last_check_ms, last_event_ms;
   char *check_error;
+  bool check_unsupported; /* check_error is a refusal: a table brid will not act on (BRI_EUNSUPPORTED) */
   /* tables under an S3 root: polled, not watched (svc_poll.c) */
   bool s3;
   bool has_polled;

@@ -169,16 +169,21 @@ json_t *svc_metrics_json(const svc_view *v, bri_jobs_store *store, svc_pool *poo
   bri_jobs_table *rows = NULL;
   size_t n = 0;
   if (bri_jobs_table_list(store, &rows, &n, &err) != 0) rows = NULL, n = 0;
-  size_t present = 0, paused = 0, unreadable = 0;
+  size_t present = 0, paused = 0, unreadable = 0, unsupported = 0;
   for (size_t i = 0; i < n; i++) {
     const svc_table_view *t = svc_view_table(v, rows[i].root);
-    if (t && t->present) present++, paused += rows[i].paused != 0, unreadable += t->check_error != NULL;
+    if (!t || !t->present) continue;
+    present++, paused += rows[i].paused != 0;
+    if (t->check_error) t->check_unsupported ? unsupported++ : unreadable++;
   }
   sample(family(all, "brid_tables", "gauge", "Tables watched."), NULL, num(present));
   sample(family(all, "brid_tables_paused", "gauge", "Watched tables that are paused."), NULL, num(paused));
   sample(family(all, "brid_tables_unreadable", "gauge",
                 "Watched tables whose last check could not read them (status: degraded)."),
          NULL, num(unreadable));
+  sample(family(all, "brid_tables_unsupported", "gauge",
+                "Watched tables brid leaves alone: they use a Lance feature it refuses (status lists why)."),
+         NULL, num(unsupported));
   sample(family(all, "brid_inotify_watches", "gauge", "Tables with a live inotify watch on _versions/."), NULL,
          num(v->inotify_watches));
 

@@ -39,6 +39,7 @@ svc_view *svc_view_take(brid *d, bool every_table) {
                            .loaded = t->loaded, .has_work = t->has_work, .latest_version = t->latest_version,
                            .fragments = t->fragments, .last_check_ms = t->last_check_ms,
                            .cleanup_enqueued_ms = t->cleanup_enqueued_ms, .policy = t->policy,
+                           .check_unsupported = t->check_unsupported,
                            .root_unreachable = svc_roots_table_unreachable(d, t->root)};
     ok = (tv->root = strdup(t->root)) && (!t->check_error || (tv->check_error = strdup(t->check_error)));
     if (ok) ok = bri_strmap_put(&v->by_root, tv->root, v->n_tables, 0);

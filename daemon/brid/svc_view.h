@@ -31,6 +31,7 @@ typedef struct svc_table_view {
   bool has_latest, loaded, has_work;
   uint64_t latest_version, fragments;
   char *check_error; /* NULL when the last check read the table */
+  bool check_unsupported; /* check_error is a refusal (brid will not act on the table) */
   int64_t last_check_ms, cleanup_enqueued_ms;
   svc_policy policy;
 } svc_table_view;

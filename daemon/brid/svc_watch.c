@@ -166,15 +166,18 @@ void svc_watch_apply(brid_table *t, const svc_check *c) {
   t->last_check_ms = bri_now_ms();
   if (c->rc) {
     d->n_check_errors++;
+    bool unsupported = c->rc == BRI_EUNSUPPORTED;
     if (!t->check_error || strcmp(t->check_error, c->err.msg) != 0)
-      log_warn("%s: cannot plan: %s", t->root, c->err.msg);
+      log_warn("%s: %s: %s", t->root, unsupported ? "unsupported, left alone" : "cannot plan", c->err.msg);
     free(t->check_error);
     t->check_error = strdup(c->err.msg);
+    t->check_unsupported = unsupported;
     return;
   }
-  if (t->check_error) log_info("%s: readable again", t->root);
+  if (t->check_error) log_info("%s: %s again", t->root, t->check_unsupported ? "supported" : "readable");
   free(t->check_error);
   t->check_error = NULL;
+  t->check_unsupported = false;
   if (!c->empty) {
     t->has_latest = true;
     t->latest_version = c->latest;

@@ -274,9 +274,42 @@ static json_t *config_json(const Lance__Table__Manifest *m) {
   return o;
 }
 
-/* {"ok": true} or {"ok": false, "reason": msg} from one check's verdict. */
-static json_t *verdict(int rc, const bri_error *e) {
-  return rc ? json_pack("{s:b, s:s}", "ok", 0, "reason", e->msg) : json_pack("{s:b, s:n}", "ok", 1, "reason");
+/* The Lance releases brid is tested with (tests/interop), oldest first. */
+static const struct {
+  int major;
+  const char *name;
+} TESTED[] = {
+    {12, "Lance 12.0.0 (LanceDB 0.39.0, npm)"},
+    {13, "Lance 13.0.0 (LanceDB 0.40.0, Python)"},
+    {14, "Lance 14.0.3 (pylance 14.0.3)"},
+};
+
+/* The oldest Lance that reads a version with these reader flags: 14 for
+ * Managed blobs (Lance 12 and 13 refuse flag 16384), none (0) for a Blob
+ * Reuse Index (every Lance refuses bit 40), else 12, the oldest tested. */
+static int oldest_reader(uint64_t reader_flags) {
+  if (reader_flags & BRI_FLAG_BLOB_REUSE_INDEX) return 0;
+  if (reader_flags & BRI_FLAG_MANAGED_BLOBS) return 14;
+  return 12;
+}
+
+/* The tested Lance releases that read a version with these reader flags. */
+static json_t *readers(uint64_t reader_flags) {
+  json_t *a = json_array();
+  int oldest = oldest_reader(reader_flags);
+  for (size_t i = 0; oldest && i < sizeof TESTED / sizeof TESTED[0]; i++)
+    if (TESTED[i].major >= oldest) json_array_append_new(a, json_string(TESTED[i].name));
+  return a;
+}
+
+/* {"ok": true, "readers": [...]} or {"ok": false, "reason": msg} from one
+ * check's verdict; readers: who reads the table after the operation (a
+ * reader flag word), or none for an operation that writes nothing. */
+static json_t *verdict(int rc, const bri_error *e, const uint64_t *after) {
+  if (rc) return json_pack("{s:b, s:s}", "ok", 0, "reason", e->msg);
+  json_t *v = json_pack("{s:b, s:n}", "ok", 1, "reason");
+  if (after) json_object_set_new(v, "readers", readers(*after));
+  return v;
 }
 
 static void add_unique(json_t *a, json_t *v) {
@@ -312,12 +345,22 @@ static json_t *compat_json(const bri_manifest *bm) {
   if (!rc_c && bm->indices) rc_c = bri_fields_check_fri(bri_fri_find(bm->indices), bm->path, &c);
   if (!rc_cl) rc_cl = bri_fields_check_files(m, bm->indices, BRI_FIELDS_CLONE, bm->path, &cl);
   if (!rc_cu) rc_cu = bri_fields_check_files(m, bm->indices, BRI_FIELDS_CLEANUP, bm->path, &cu);
-  uint64_t used = m->reader_feature_flags | m->writer_feature_flags;
-  return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "tested_with",
-                   "Lance 12.0.0 (LanceDB 0.39.0)", "features", flag_names(used), "file_versions", files,
-                   "index_kinds", kinds, "compact", verdict(rc_c, &c), "materialize",
-                   verdict(base, &e), "clone",
-                   verdict(rc_cl, &cl), "cleanup", verdict(rc_cu, &cu), "verify", verdict(base, &e));
+  uint64_t used = m->reader_feature_flags | m->writer_feature_flags, now = m->reader_feature_flags;
+  /* what each operation leaves: a Managed table stays Managed whatever the
+   * strategy; auto keeps a BRI table on bri; materialize removes the BRI */
+  bool managed = bri_manifest_blobs_managed(m), bri = now & BRI_FLAG_BLOB_REUSE_INDEX;
+  uint64_t compacted = managed ? now | BRI_FLAG_MANAGED_BLOBS : now;
+  uint64_t with_bri = managed ? compacted : now | BRI_FLAG_BLOB_REUSE_INDEX;
+  uint64_t materialized = now & ~BRI_FLAG_BLOB_REUSE_INDEX;
+  json_t *tested = json_array();
+  for (size_t i = 0; i < sizeof TESTED / sizeof TESTED[0]; i++) json_array_append_new(tested, json_string(TESTED[i].name));
+  json_t *cj = verdict(rc_c, &c, bri ? &with_bri : &compacted);
+  if (!rc_c) json_object_set_new(cj, "readers_bri", readers(with_bri));
+  return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "tested_with", tested,
+                   "readers", readers(now), "features", flag_names(used), "file_versions", files,
+                   "index_kinds", kinds, "compact", cj, "materialize", verdict(base, &e, &materialized),
+                   "clone", verdict(rc_cl, &cl, &now), "cleanup", verdict(rc_cu, &cu, &now), "verify",
+                   verdict(base, &e, NULL));
 }
 
 int bri_inspect_table(const char *root, uint64_t version, json_t **out, bri_error *err) {
