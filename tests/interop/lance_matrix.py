@@ -37,6 +37,11 @@
 #   W/K/OP/pylance     pylance 14's compact_files + cleanup_old_versions succeeded
 #   W/K/OP/lancedb     LanceDB 0.40's optimize() succeeded
 #   W/K/OP/manifest    the result's latest manifest, as for the source
+#   W/K/cleanup/blobs  (Managed kinds) brid's compaction + cleanup leaves exactly the
+#                      payload objects (_blobs/*, data/<stem>/*.blob) that Lance's own
+#                      compact_files() + cleanup_old_versions() leave on a copy; and
+#                      every compaction of a Managed table (W/K/OP/brid) reports
+#                      payload_bytes_copied 0
 #   W/K/OP/R           R reads the result exactly as it read the source: rows,
 #                      countRows, every column hash, on indexed tables every query
 #                      answer (after opt13: exact vector answers, FTS matches, counts,
@@ -78,9 +83,9 @@ READERS = ["lance12", "lance13", "lance14"]
 KINDS = {
     "lance12": ["blob", "deleted", "stable", "indexed"],
     "lance13": ["blob", "deleted", "stable", "indexed"],
-    "lance14": ["blob", "deleted", "stable", "indexed", "managed", "switched", "v23"],
+    "lance14": ["blob", "deleted", "stable", "indexed", "managed", "manageddel", "switched", "v23"],
 }
-MANAGED = {"managed", "switched"}
+MANAGED = {"managed", "manageddel", "switched"}
 OPS = ["auto", "link", "copy", "bri", "materialize", "cleanup", "shallow", "deep", "py", "matpy", "opt13"]
 CANON = ["plain", "blobs", "types", "nested", "blobnest", "extras", "largelist"]
 FLAG_BRI = 1 << 40
@@ -93,6 +98,8 @@ def op_slots(kind, op):
         return ["brid", "pylance", "manifest", "lance14"]
     if op == "opt13":
         return ["brid", "lancedb", "manifest", "lance13", "lance14"]
+    if op == "cleanup" and kind in MANAGED:
+        return ["brid", "manifest", "blobs"] + READERS
     return ["brid", "manifest"] + READERS
 
 
@@ -135,6 +142,16 @@ def files_of(path):
             p = os.path.join(root, n)
             st = os.lstat(p)
             out[os.path.relpath(p, path)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def payload_objects(table):
+    """The Blob v2 payload objects of a table: _blobs/* and data/<stem>/*.blob."""
+    out = set()
+    for sub in ("_blobs", "data"):
+        for root, _, names in os.walk(os.path.join(table, sub)):
+            out |= {os.path.relpath(os.path.join(root, n), table) for n in names
+                    if sub == "_blobs" or n.endswith(".blob")}
     return out
 
 
@@ -323,13 +340,21 @@ class Matrix:
         subprocess.run(["cp", "-a", s, d], check=True)
         before = files_of(d)
         strategy = {"materialize": "bri", "matpy": "bri", "cleanup": "auto", "py": "link", "opt13": "link"}.get(op, op)
-        argv = ["compact", d, "--strategy", strategy, "--offline"]
+        argv = ["compact", d, "--strategy", strategy, "--offline", "--json"]
         if op in ("py", "matpy", "opt13"):
             # leave Lance's own compaction something to merge
             argv += ["--target-rows", "100" if k == "indexed" else "20"]
         ok, out = self.brictl(*argv)
         if not ok:
             return False, f"brictl {' '.join(x for x in argv if x != d)}: {last_line(out)}", False, before != files_of(d)
+        if k in MANAGED:
+            # Managed blobs: every strategy keeps the descriptors and copies no payload
+            try:
+                copied = json.loads(out[out.index("{"):out.rindex("}") + 1]).get("payload_bytes_copied")
+            except ValueError:
+                copied = "?"
+            if copied != 0:
+                return False, f"brictl compact --strategy {strategy} of a Managed table copied {copied} payload bytes", True, False
         if op in ("materialize", "matpy"):
             ok, out = self.brictl("materialize", d, "--offline")
             if not ok:
@@ -338,6 +363,9 @@ class Matrix:
             ok, out = self.brictl("cleanup", d, "--older-than", "0", "--grace", "0", "--offline")
             if not ok:
                 return False, f"brictl cleanup: {last_line(out)}", True, False
+            left = [n for n in os.listdir(os.path.join(d, "_versions")) if n.endswith(".manifest")]
+            if len(left) != 1:
+                return False, f"brictl cleanup --older-than 0 left {len(left)} versions", True, False
         ok, out = self.brictl("verify", d, "--offline")
         return ok, ("" if ok else f"brictl verify: {last_line(out, 600)}"), True, False
 
@@ -380,6 +408,16 @@ class Matrix:
         if self.refs:
             batch([PY, LANCE_PY, "compact", "--target-rows", "100", "--defer-index-remap"], list(self.refs.values()),
                   "lance_py.py compact")
+        # Managed tables: which payload objects Lance's own compact_files() and
+        # cleanup_old_versions() leave, for the cleanup/blobs cells
+        self.blob_refs = {}
+        for (w, k, op), (ok, _, readable) in self.outcome.items():
+            if k in MANAGED and op == "cleanup" and ok:
+                self.blob_refs[(w, k)] = r = os.path.join(self.work, "ref-cleanup", w, f"{k}.lance")
+                os.makedirs(os.path.dirname(r), exist_ok=True)
+                subprocess.run(["cp", "-a", self.src(w, k), r], check=True)
+        for c in ["compact", "cleanup"] if self.blob_refs else []:
+            batch([PY, LANCE_PY, c], list(self.blob_refs.values()), f"lance_py.py {c}")
         for op, cmds in (("py", ["compact", "cleanup"]), ("matpy", ["compact", "cleanup"]), ("opt13", ["optimize"])):
             refs = [r for (w, k, o), r in self.refs.items() if o == op]
             for c in cmds if refs else []:
@@ -517,6 +555,13 @@ class Matrix:
                     if e:
                         continue
                 self.manifest_cell(f"{w}/{k}/{op}/manifest", d)
+                if (w, k) in self.blob_refs and op == "cleanup":
+                    mine, lances = payload_objects(d), payload_objects(self.blob_refs[(w, k)])
+                    self.cell(f"{w}/{k}/{op}/blobs", mine == lances,
+                              f"{len(mine)} payload objects left, as Lance's own compact_files + cleanup_old_versions"
+                              if mine == lances else
+                              f"brid left {sorted(mine - lances) or 'no more'} beyond Lance's and deleted "
+                              f"{sorted(lances - mine) or 'nothing more'} that Lance keeps")
                 man = self.manifests.get(d) or {}
                 for r in op_slots(k, op):
                     if r not in READERS:

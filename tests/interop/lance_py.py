@@ -46,6 +46,9 @@
 #             partitions, 4 sub-vectors) before append 20, FTS (INVERTED) on text before
 #             append 30: each index covers a different prefix.
 #   managed   (lance14) blob, with schema metadata lance.blob.managed=true from the start.
+#   manageddel (lance14) managed, then delete every row of appends 1 and 3 (their _blobs/
+#             objects are then named by no live row) and id % 8 = 5 (70 KB values) in
+#             the others.
 #   switched  (lance14) 6 appends of deleted's rows without the delete (the third with
 #             blob's sizes, ids 1020-1029, so that a 4.5 MiB dedicated sidecar is there
 #             too), then update_schema_metadata(lance.blob.managed=true) and
@@ -541,7 +544,8 @@ def indexed_batch(pa, start, n):
 
 INDEXED_APPENDS, INDEXED_ROWS = 32, 50
 INDEX_AT = {10: "num", 20: "vpq", 30: "text"}
-DELETES = {"deleted": "id % 4 = 1 OR id = 6", "stable": "id % 5 = 3"}
+DELETES = {"deleted": "id % 4 = 1 OR id = 6", "stable": "id % 5 = 3",
+           "manageddel": "(id >= 8 AND id < 16) OR (id >= 24 AND id < 32) OR id % 8 = 5"}
 
 
 class Writer14:
@@ -579,12 +583,13 @@ class Writer14:
                                     mode="create" if k == 0 else "append", data_storage_version="2.2")
             return lance.dataset(path)
         appends, rows, version = 6, 10, "2.2"
-        if kind in ("blob", "managed"):
+        if kind in ("blob", "managed", "manageddel"):
             rows = 8
         if kind == "v23":
             appends, version = 3, "2.3"
         for k in range(appends):
-            data = self.blob_table(kind, k * rows, rows, k in (1, 4), managed=(kind == "managed"))
+            data = self.blob_table("blob" if kind == "manageddel" else kind, k * rows, rows, k in (1, 4),
+                                   managed=kind in ("managed", "manageddel"))
             if kind == "switched" and k == 2:   # one dedicated sidecar to adopt
                 data = self.blob_table("blob", 1000 + k * rows, rows, True)
             lance.write_dataset(data, path, mode="create" if k == 0 else "append",
