@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what brid's build and tests need on Debian 12 with apt, then the
-# LanceDB oracle (npm) into .deps/node and Azurite (npm, the Azure Blob
-# emulator of the Azure tests) into .deps/azurite. Idempotent: when everything is
-# present it only checks, in well under a second.
+# LanceDB oracle (npm) into .deps/node, Azurite (npm, the Azure Blob
+# emulator of the Azure tests) into .deps/azurite, and current Lance for
+# Python (pylance, and LanceDB whose native core is the Lance before it) into
+# a venv of Debian's python3 in .deps/py (tests/interop/lance_py.py).
+# Idempotent: when everything is present it only checks, in well under a second.
 #   scripts/deps.sh          everything make check needs
 #   scripts/deps.sh build    only what building brid and brictl needs (make demo)
 set -euo pipefail
@@ -19,10 +21,12 @@ BUILD_PKGS=(build-essential pkg-config
 # make deb and its test under real systemd (debhelper, lintian, mmdebstrap,
 # systemd-nspawn), xxd for the Azure server script's signed requests, boto3
 # for the S3 tests' own object tool (tests/s3/objects.py: the tests run
-# Debian's python3, scripts/run-tests.sh)
+# Debian's python3, scripts/run-tests.sh), python3-venv for the venv of
+# pylance and LanceDB below
 TEST_PKGS=(check clang libclang-rt-14-dev sqlite3 valgrind systemd groff-base
   radosgw ceph-mon ceph-osd prometheus postgresql
-  dpkg-dev debhelper lintian mmdebstrap systemd-container xxd python3-boto3)
+  dpkg-dev debhelper lintian mmdebstrap systemd-container xxd python3-boto3
+  python3-venv)
 APT_PKGS=("${BUILD_PKGS[@]}")
 [ "$WHAT" = build ] || APT_PKGS+=("${TEST_PKGS[@]}")
 LANCEDB_VERSION=0.39.0
@@ -30,6 +34,10 @@ ARROW_VERSION=18.1.0
 NODE_DIR=.deps/node
 AZURITE_VERSION=3.37.0
 AZURITE_DIR=.deps/azurite
+# pylance 14.0.3 is Lance 14; lancedb 0.40.0 bundles Lance 13.0.0 (pyarrow: the
+# version both were tested with here, pinned with them)
+PY_DIR=.deps/py
+PY_PKGS=(pylance==14.0.3 lancedb==0.40.0 pyarrow==26.0.1)
 
 missing=()
 for p in "${APT_PKGS[@]}"; do
@@ -61,4 +69,21 @@ if [ "$(node -p "require('./$AZURITE_DIR/node_modules/azurite/package.json').ver
   mkdir -p "$AZURITE_DIR"
   [ -f "$AZURITE_DIR/package.json" ] || echo '{"name":"brid-azurite","private":true}' > "$AZURITE_DIR/package.json"
   (cd "$AZURITE_DIR" && npm install --no-audit --no-fund --loglevel=error -E "azurite@$AZURITE_VERSION" >/dev/null)
+fi
+# the venv: Debian's python3 (not a version manager's), the pinned versions
+py_have() {
+  [ -x "$PY_DIR/bin/python" ] && grep -qx 'home = /usr/bin' "$PY_DIR/pyvenv.cfg" 2>/dev/null &&
+    "$PY_DIR/bin/python" - "${PY_PKGS[@]}" 2>/dev/null <<'EOF'
+import sys
+from importlib.metadata import version
+sys.exit(any(version(p.split("==")[0]) != p.split("==")[1] for p in sys.argv[1:]))
+EOF
+}
+if ! py_have; then
+  echo "deps: installing ${PY_PKGS[*]} into $PY_DIR"
+  if ! grep -qx 'home = /usr/bin' "$PY_DIR/pyvenv.cfg" 2>/dev/null; then
+    rm -rf "$PY_DIR"
+    /usr/bin/python3 -m venv "$PY_DIR"
+  fi
+  "$PY_DIR/bin/pip" install --quiet --disable-pip-version-check "${PY_PKGS[@]}"
 fi

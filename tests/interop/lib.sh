@@ -8,6 +8,8 @@
 #   INTEROP_DIR     this directory
 #   ORACLE_NODE_DIR node_modules home of @lancedb/lancedb 0.39.0 + apache-arrow 18.1.0
 #                   [$REPO/.deps/node, installed by scripts/deps.sh]
+#   LANCE_PY        python of the venv with pylance 14.0.3 and lancedb 0.40.0 that
+#                   lance_py.py runs in [$REPO/.deps/py/bin/python, scripts/deps.sh]
 #   BRI_BUILD       build directory [$REPO/build] (scripts/run-tests.sh sets it)
 #   BRICTL          brid's command line tool [$BRI_BUILD/bin/brictl]
 #   TMPD            a fresh temporary directory, removed when the shell exits
@@ -24,6 +26,7 @@
 #                             ($.path: left != right) to stderr and returns 1; returns 2
 #                             when an argument is not JSON
 #   need_oracle               skip the test (exit 77) when node or LanceDB is missing
+#   need_lance_py             skip the test (exit 77) when the venv of LANCE_PY is missing
 #   need_s3 NAME              need_oracle, and fail without the test radosgw; sets
 #                             S3_PREFIX=s3://$BRI_S3_BUCKET/NAME-<unique>
 #   need_azure NAME           need_oracle, and fail without the test Azurite; sets
@@ -44,7 +47,8 @@ ORACLE_NODE_DIR=${ORACLE_NODE_DIR:-$REPO/.deps/node}
 BRI_BUILD=${BRI_BUILD:-$REPO/build}
 BRICTL=${BRICTL:-$BRI_BUILD/bin/brictl}
 LANCEDB_LOG=${LANCEDB_LOG:-error}
-export REPO INTEROP_DIR ORACLE_NODE_DIR BRI_BUILD BRICTL LANCEDB_LOG
+LANCE_PY=${LANCE_PY:-$REPO/.deps/py/bin/python}
+export REPO INTEROP_DIR ORACLE_NODE_DIR BRI_BUILD BRICTL LANCEDB_LOG LANCE_PY
 
 TEST_NAME=$(basename "${0:-interop}")
 
@@ -67,6 +71,11 @@ need_oracle() {
   command -v node >/dev/null 2>&1 || skip "node is not installed"
   [ -f "$ORACLE_NODE_DIR/node_modules/@lancedb/lancedb/package.json" ] ||
     skip "LanceDB is not installed in $ORACLE_NODE_DIR (run scripts/deps.sh)"
+}
+
+need_lance_py() {
+  "$LANCE_PY" -c 'import lance, lancedb' >/dev/null 2>&1 ||
+    skip "pylance and lancedb are not installed in ${LANCE_PY%/bin/python} (run scripts/deps.sh)"
 }
 
 # need_s3 NAME: the oracle and the test radosgw (scripts/run-tests.sh starts it
