@@ -14,12 +14,15 @@
  * compaction commit, written whenever a rewritten fragment is covered by an
  * index (or by an earlier FRI version); index files and bitmaps stay as they
  * are, and Lance applies the map when it loads them. That holds only for index
- * types Lance 12 remaps through the FRI, checked against LanceDB: BTREE,
- * BITMAP, LABEL_LIST, INVERTED (FTS) and the vector indices (IVF_FLAT,
- * IVF_PQ, IVF_SQ, IVF_HNSW_*). The fragments an index of any other type
- * covers are held back, as Lance's own planner holds back what it cannot
- * remap. Versions every index has caught up with are trimmed by Lance's rule
- * when brid appends one.
+ * types Lance remaps through the FRI and keeps remapping right when it
+ * compacts the table itself later, checked against LanceDB 0.39 (Lance 12),
+ * 0.40 (Lance 13) and pylance 14: BITMAP, LABEL_LIST and the vector indices
+ * (IVF_FLAT, IVF_PQ, IVF_SQ, IVF_HNSW_*). BTREE and INVERTED (FTS) are read
+ * right through the FRI by every Lance, but Lance 13 and 14 lose every row
+ * of them in their own next compaction (fri.c). The fragments an index of any
+ * other type covers are held back, as Lance's own planner holds back what it
+ * cannot remap. Versions every index has caught up with are trimmed by
+ * Lance's rule when brid appends one.
  *
  * One exception, found with LanceDB: an IVF_HNSW_* index keeps its graph
  * beside its vector storage, and Lance drops the rows the FRI maps to

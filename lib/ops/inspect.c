@@ -253,7 +253,7 @@ static json_t *versions_json(const bri_table *t) {
     bri_manifest *bm;
     bri_error err;
     json_t *e = json_pack("{s:I}", "version", (json_int_t)t->versions[i].version);
-    if (bri_table_load(t, t->versions[i].version, &bm, &err) == 0) {
+    if (bri_table_load_opts(t, t->versions[i].version, BRI_MANIFEST_ANY_FEATURES, &bm, &err) == 0) {
       json_object_set_new(e, "timestamp", iso_time(bm->pb->timestamp));
       bri_manifest_free(bm);
     } else {
@@ -284,19 +284,27 @@ static const struct {
     {14, "Lance 14.0.3 (pylance 14.0.3)"},
 };
 
-/* The oldest Lance that reads a version with these reader flags: 14 for
- * Managed blobs (Lance 12 and 13 refuse flag 16384), none (0) for a Blob
- * Reuse Index (every Lance refuses bit 40), else 12, the oldest tested. */
-static int oldest_reader(uint64_t reader_flags) {
-  if (reader_flags & BRI_FLAG_BLOB_REUSE_INDEX) return 0;
-  if (reader_flags & BRI_FLAG_MANAGED_BLOBS) return 14;
+/* What decides which Lance reads a version: its reader flags, and whether
+ * a data file is of version 2.3 (Lance 12 and 13 open such a table and
+ * fail at its first page: "expected /lance.encodings21.PageLayout"). */
+typedef struct shape {
+  uint64_t reader_flags;
+  bool v23;
+} shape;
+
+/* The oldest Lance that reads a version of that shape: 14 for Managed
+ * blobs (Lance 12 and 13 refuse flag 16384) or 2.3 files, none (0) for a
+ * Blob Reuse Index (every Lance refuses bit 40), else 12, the oldest tested. */
+static int oldest_reader(shape s) {
+  if (s.reader_flags & BRI_FLAG_BLOB_REUSE_INDEX) return 0;
+  if ((s.reader_flags & BRI_FLAG_MANAGED_BLOBS) || s.v23) return 14;
   return 12;
 }
 
-/* The tested Lance releases that read a version with these reader flags. */
-static json_t *readers(uint64_t reader_flags) {
+/* The tested Lance releases that read a version of that shape. */
+static json_t *readers(shape s) {
   json_t *a = json_array();
-  int oldest = oldest_reader(reader_flags);
+  int oldest = oldest_reader(s);
   for (size_t i = 0; oldest && i < sizeof TESTED / sizeof TESTED[0]; i++)
     if (TESTED[i].major >= oldest) json_array_append_new(a, json_string(TESTED[i].name));
   return a;
@@ -305,7 +313,7 @@ static json_t *readers(uint64_t reader_flags) {
 /* {"ok": true, "readers": [...]} or {"ok": false, "reason": msg} from one
  * check's verdict; readers: who reads the table after the operation (a
  * reader flag word), or none for an operation that writes nothing. */
-static json_t *verdict(int rc, const bri_error *e, const uint64_t *after) {
+static json_t *verdict(int rc, const bri_error *e, const shape *after) {
   if (rc) return json_pack("{s:b, s:s}", "ok", 0, "reason", e->msg);
   json_t *v = json_pack("{s:b, s:n}", "ok", 1, "reason");
   if (after) json_object_set_new(v, "readers", readers(*after));
@@ -328,10 +336,13 @@ static void add_unique(json_t *a, json_t *v) {
 static json_t *compat_json(const bri_manifest *bm) {
   const Lance__Table__Manifest *m = bm->pb;
   json_t *files = json_array(), *kinds = json_array();
+  bool v23 = false;
   for (size_t i = 0; i < m->n_fragments; i++)
-    for (size_t k = 0; k < m->fragments[i]->n_files; k++)
-      add_unique(files, json_sprintf("%u.%u", m->fragments[i]->files[k]->file_major_version,
-                                     m->fragments[i]->files[k]->file_minor_version));
+    for (size_t k = 0; k < m->fragments[i]->n_files; k++) {
+      const Lance__Table__DataFile *df = m->fragments[i]->files[k];
+      add_unique(files, json_sprintf("%u.%u", df->file_major_version, df->file_minor_version));
+      v23 |= df->file_major_version == 2 && df->file_minor_version == 3;
+    }
   for (size_t i = 0; bm->indices && i < bm->indices->n_indices; i++) {
     const Google__Protobuf__Any *d = bm->indices->indices[i]->index_details;
     add_unique(kinds, json_string(d && d->type_url ? d->type_url : ""));
@@ -345,13 +356,14 @@ static json_t *compat_json(const bri_manifest *bm) {
   if (!rc_c && bm->indices) rc_c = bri_fields_check_fri(bri_fri_find(bm->indices), bm->path, &c);
   if (!rc_cl) rc_cl = bri_fields_check_files(m, bm->indices, BRI_FIELDS_CLONE, bm->path, &cl);
   if (!rc_cu) rc_cu = bri_fields_check_files(m, bm->indices, BRI_FIELDS_CLEANUP, bm->path, &cu);
-  uint64_t used = m->reader_feature_flags | m->writer_feature_flags, now = m->reader_feature_flags;
+  uint64_t used = m->reader_feature_flags | m->writer_feature_flags, flags = m->reader_feature_flags;
   /* what each operation leaves: a Managed table stays Managed whatever the
    * strategy; auto keeps a BRI table on bri; materialize removes the BRI */
-  bool managed = bri_manifest_blobs_managed(m), bri = now & BRI_FLAG_BLOB_REUSE_INDEX;
-  uint64_t compacted = managed ? now | BRI_FLAG_MANAGED_BLOBS : now;
-  uint64_t with_bri = managed ? compacted : now | BRI_FLAG_BLOB_REUSE_INDEX;
-  uint64_t materialized = now & ~BRI_FLAG_BLOB_REUSE_INDEX;
+  bool managed = bri_manifest_blobs_managed(m), bri = flags & BRI_FLAG_BLOB_REUSE_INDEX;
+  shape now = {flags, v23};
+  shape compacted = {managed ? flags | BRI_FLAG_MANAGED_BLOBS : flags, v23};
+  shape with_bri = {managed ? compacted.reader_flags : flags | BRI_FLAG_BLOB_REUSE_INDEX, v23};
+  shape materialized = {flags & ~BRI_FLAG_BLOB_REUSE_INDEX, v23};
   json_t *tested = json_array();
   for (size_t i = 0; i < sizeof TESTED / sizeof TESTED[0]; i++) json_array_append_new(tested, json_string(TESTED[i].name));
   json_t *cj = verdict(rc_c, &c, bri ? &with_bri : &compacted);

@@ -19,7 +19,10 @@
 #                      something to merge), then pylance 14's compact_files() and
 #                      cleanup_old_versions(older_than=0, delete_unverified=True); read
 #                      by lance14 only (the last writer)
-#   matpy              bri + materialize, then the same pylance 14 operations
+#   matpy              bri + materialize + brictl cleanup --older-than 0 (Lance's own
+#                      cleanup reads every listed manifest and refuses the BRI versions
+#                      a materialize leaves in the history), then the same pylance 14
+#                      operations
 #   opt13              link (as py), then LanceDB 0.40's native optimize() (Lance 13, cleanup of
 #                      every older version); read by lance13 and lance14 (not on
 #                      Managed tables, which Lance 13 cannot open)
@@ -359,6 +362,10 @@ class Matrix:
             ok, out = self.brictl("materialize", d, "--offline")
             if not ok:
                 return False, f"brictl materialize: {last_line(out)}", True, False
+        if op == "matpy":
+            ok, out = self.brictl("cleanup", d, "--older-than", "0", "--grace", "0", "--offline")
+            if not ok:
+                return False, f"brictl cleanup: {last_line(out)}", True, False
         if op == "cleanup":
             ok, out = self.brictl("cleanup", d, "--older-than", "0", "--grace", "0", "--offline")
             if not ok:

@@ -29,6 +29,8 @@
 //   restore VERSION         commit a new version whose content is VERSION's
 //   add-column NAME SQL     addColumns([{name, valueSql: SQL}]): every fragment gets one
 //                           more data file holding the new column
+//   drop-index NAME         dropIndex(NAME)
+//   bitmap-index COL        createIndex(COL) as a BITMAP index (named COL_idx)
 // Options: --kind K, --seed N [42], --start ID, --times K [1], --version V, --key COL, --no-blob-bytes,
 // --cleanup, plus lance_make's generator options (e.g. --blobnest-inline-threshold).
 // Output: one JSON object on stdout.
@@ -36,7 +38,7 @@
 import { execSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { openTable, parseOptions, isMain, runMain, toJson, isRemote } from "./lance_common.mjs";
+import { lancedb, openTable, parseOptions, isMain, runMain, toJson, isRemote } from "./lance_common.mjs";
 import { TABLES, DEFAULTS as MAKE_DEFAULTS, MIXED, blobsBatch } from "./lance_make.mjs";
 import { readTable } from "./lance_read.mjs";
 import { optimizeTable } from "./lance_optimize.mjs";
@@ -155,6 +157,16 @@ async function main() {
       need(2);
       await tbl.addColumns([{ name: args[0], valueSql: args[1] }]);
       out = { op, column: args[0], sql: args[1] };
+      break;
+    case "drop-index":
+      need(1);
+      await tbl.dropIndex(args[0]);
+      out = { op, index: args[0] };
+      break;
+    case "bitmap-index":
+      need(1);
+      await tbl.createIndex(args[0], { config: lancedb.Index.bitmap() });
+      out = { op, column: args[0] };
       break;
     default:
       throw new Error(`unknown op ${op}\n${USAGE}`);

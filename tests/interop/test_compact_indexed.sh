@@ -2,9 +2,12 @@
 # COMPACT indexed tables (REALTABLES 2): LanceDB tables of 40 appends x 200 rows
 # whose indexes were built part-way through (BITMAP, BTREE, LABEL_LIST, IVF_PQ,
 # IVF_FLAT, FTS, IVF_HNSW_SQ, each after a different append; lance_indexed.mjs):
-#  - brictl compact (link, copy, bri + materialize) reaches the fragment count of
-#    LanceDB's optimize() on an identical copy (+-1), reports every index carried,
-#    and LanceDB then gives exactly the answers it gave before: vector top-10 ids
+#  - brictl compact (link, copy, bri + materialize) reports every index carried
+#    (without stable row ids: by the fragment reuse index, but BTREE and FTS, whose
+#    fragments are held back because Lance 13 and 14 lose them in their own next
+#    compaction, docs/indexes.md), leaves exactly the held-back fragments and one per
+#    bin (with stable row ids: the fragment count of LanceDB's optimize() on an
+#    identical copy, +-1), and LanceDB then gives exactly the answers it gave before: vector top-10 ids
 #    and distances with and without where, every FTS match with its score, where
 #    counts on the indexed columns, listIndices/indexStats, full-scan hashes;
 #  - after a LanceDB optimize() and then an append and a delete on both the
@@ -27,8 +30,11 @@ IX=$INTEROP_DIR/lance_indexed.mjs
 answers() { node "$IX" answers "$1" >"$2" || fail "LanceDB cannot answer on $1"; }
 same() { json_eq "$1" "$2" --ignore "version,fragments${4:+,$4}" || fail "$3"; }
 frags() { node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).fragments)' "$1"; }
-# report FILE EXPECTED_CARRY: every index is carried that way, none held back,
-# and a fragment reuse index version was written iff EXPECTED is fragment_reuse_index
+# report FILE EXPECTED_CARRY: every index is carried that way (with the fragment
+# reuse index: BTREE and FTS held back instead, holding what they cover), nothing
+# else held back, no fragment reuse index version unless EXPECTED is
+# fragment_reuse_index (then one unless every rewritten fragment is outside the
+# carried indexes); prints the fragments the compaction leaves (held back + bins)
 report() {
   node - "$1" "$2" <<'JS' || fail "$1: the compaction report is not as expected"
 const fs = require("fs");
@@ -36,10 +42,20 @@ const [f, want] = process.argv.slice(2);
 const r = JSON.parse(fs.readFileSync(f)), p = r.plan;
 const bad = (m) => { console.error(m); process.exit(1); };
 if (!p.indices.length) bad("no indices reported");
-for (const x of p.indices) if (x.carried !== want || x.holds) bad(`index ${x.name}: ${JSON.stringify(x)}`);
-if (p.held_back.length) bad(`held back: ${p.held_back}`);
+const heldTypes = want === "fragment_reuse_index" ? ["BTree", "Inverted"] : [];
+let holds = 0;
+for (const x of p.indices) {
+  const held = heldTypes.includes(x.type);
+  if (x.carried !== (held ? "held_back" : want) || (!held && x.holds)) bad(`index ${x.name}: ${JSON.stringify(x)}`);
+  if (held && x.holds !== x.fragments) bad(`index ${x.name} holds ${x.holds} of its ${x.fragments} fragments`);
+  holds = Math.max(holds, x.holds);
+}
+if (p.held_back.length !== holds) bad(`held back: ${p.held_back} (the widest held index holds ${holds})`);
 const fri = p.index_update && p.index_update.fragment_reuse_index;
-if ((want === "fragment_reuse_index") !== !!fri) bad(`index_update: ${JSON.stringify(p.index_update)}`);
+const carriedCover = Math.max(0, ...p.indices.filter((x) => x.carried === want).map((x) => x.fragments));
+if (fri ? want !== "fragment_reuse_index" : want === "fragment_reuse_index" && carriedCover > holds)
+  bad(`index_update: ${JSON.stringify(p.index_update)}`);
+console.log(p.held_back.length + p.bins.length);
 JS
 }
 
@@ -58,14 +74,18 @@ run_table() { # NAME STRATEGIES MAKE-OPTIONS... : the whole cycle on one table
     local c=$d/$s.lance
     cp -a "$d/base.lance" "$c"
     "$BRICTL" compact "$c" --strategy "$s" --json >"$d/$s.report.json" || fail "$n/$s: compact failed"
-    report "$d/$s.report.json" "$carry"
+    local expect; expect=$(report "$d/$s.report.json" "$carry")
     [ "$s" = bri ] && { "$BRICTL" materialize "$c" >/dev/null || fail "$n/bri: materialize failed"; }
     "$BRICTL" verify "$c" >/dev/null || fail "$n/$s: verify: $("$BRICTL" verify "$c")"
     answers "$c" "$d/$s.a1.json"
     same "$d/a0.json" "$d/$s.a1.json" "$n/$s: LanceDB answers differently after the compaction"
     local got; got=$(frags "$d/$s.a1.json")
-    [ $((got - want_frags)) -le 1 ] && [ $((want_frags - got)) -le 1 ] ||
-      fail "$n/$s: $got fragments, LanceDB's optimize() reached $want_frags"
+    if [ "$carry" = row_ids ]; then
+      [ $((got - want_frags)) -le 1 ] && [ $((want_frags - got)) -le 1 ] ||
+        fail "$n/$s: $got fragments, LanceDB's optimize() reached $want_frags"
+    else
+      [ "$got" = "$expect" ] || fail "$n/$s: $got fragments, the report says $expect (held back + bins)"
+    fi
     echo "ok $n/$s: $got fragments (LanceDB $want_frags), answers unchanged"
   done
   # LanceDB keeps working on brid's output as on its own: optimize, append, delete

@@ -1,6 +1,9 @@
 /* test_fri.c: indices through a compaction (compact/fri.c), on copies of
  * tests/fixtures/tables/plain.lance (LanceDB's BTree index on every
  * fragment, rows deleted in all three) and stable.lance (stable row ids):
+ *  - without stable row ids a BTree index holds its fragments back (Lance 13
+ *    and 14 lose its rows when they compact after an FRI), so the FRI cases
+ *    relabel it as a Bitmap index, a type the FRI carries;
  *  - without stable row ids the commit appends a fragment reuse index version
  *    whose groups are the bins, whose changed row addresses are exactly the
  *    surviving rows (all offsets minus the deletion files), index bitmaps
@@ -74,6 +77,28 @@ static void add_entry(Lance__Table__IndexMetadata *extra) {
   bri_table_close(t);
 }
 
+/* Relabels the latest version's first index (plain.lance's BTree id_idx)
+ * as a Bitmap index, in a new version: the FRI carries that type. */
+static void relabel_as_bitmap(void) {
+  bri_table *t;
+  bri_manifest *m = latest(&t);
+  Google__Protobuf__Any *d = m->indices->indices[0]->index_details;
+  free(d->type_url);
+  d->type_url = strdup("/lance.table.BitmapIndexDetails");
+  Lance__Table__Transaction txn;
+  Lance__Table__Transaction__CreateIndex ci;
+  lance__table__transaction__init(&txn);
+  lance__table__transaction__create_index__init(&ci);
+  txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_CREATE_INDEX;
+  txn.create_index = &ci;
+  txn.read_version = m->pb->version, txn.has_read_version = 1;
+  bri_error err;
+  ck_assert_msg(bri_commit(t, m->pb, &txn, m->indices, m->pb->version + 1, NULL, &err) == 0, "%s", err.msg);
+  free(txn.uuid);
+  bri_manifest_free(m);
+  bri_table_close(t);
+}
+
 /* A one-version FRI entry for fragments that no longer exist (90 -> 91). */
 static Lance__Table__IndexMetadata *old_fri(bri_fri_content *c, bri_fri_version *v,
                                             bri_fri_group *g, bri_fri_digest *d,
@@ -140,6 +165,7 @@ static void fri_cycle(uint64_t planted_version, size_t want_versions, size_t wan
   bri_fri_version v0, *vp0;
   bri_fri_group g0, *gp0;
   bri_fri_digest d0[2], *dp0[2];
+  relabel_as_bitmap();
   if (planted_version) {
     Lance__Table__IndexMetadata *x = old_fri(&c0, &v0, &g0, d0, &vp0, &gp0, dp0, planted_version);
     add_entry(x);
@@ -161,7 +187,7 @@ static void fri_cycle(uint64_t planted_version, size_t want_versions, size_t wan
   bri_manifest *after = latest(&t);
   const Lance__Table__IndexMetadata *x = bri_fri_find(after->indices);
   ck_assert_ptr_nonnull(x);
-  /* Lance's shape: the FRI entry last, the BTree entry unchanged */
+  /* Lance's shape: the FRI entry last, the index entry unchanged */
   ck_assert_ptr_eq(x, after->indices->indices[after->indices->n_indices - 1]);
   ck_assert_uint_eq(x->dataset_version, before->pb->version);
   const Lance__Table__IndexMetadata *bt = after->indices->indices[0];
@@ -206,6 +232,26 @@ static void fri_cycle(uint64_t planted_version, size_t want_versions, size_t wan
 START_TEST(test_fri_written) { fri_cycle(0, 1, 0); }
 END_TEST
 
+/* plain.lance as LanceDB wrote it: its BTree index covers every fragment
+ * and holds them all back; nothing is written, the report says why */
+START_TEST(test_btree_held_back) {
+  char *listing = bri_tree_listing(root);
+  bri_compact_report rep;
+  compact(&rep);
+  ck_assert_uint_eq(rep.version, 0);
+  ck_assert_uint_eq(rep.fragments_after, 3);
+  json_t *x = json_array_get(json_object_get(rep.plan, "indices"), 0);
+  ck_assert_str_eq(json_string_value(json_object_get(x, "type")), "BTree");
+  ck_assert_str_eq(json_string_value(json_object_get(x, "carried")), "held_back");
+  ck_assert_int_eq(json_integer_value(json_object_get(x, "holds")), 3);
+  ck_assert_uint_eq(json_array_size(json_object_get(rep.plan, "held_back")), 3);
+  json_decref(rep.plan);
+  char *after = bri_tree_listing(root);
+  ck_assert_str_eq(listing, after);
+  free(listing), free(after);
+}
+END_TEST
+
 START_TEST(test_fri_version_kept) {
   /* the BTree index (built from version 4) predates the planted version 9 */
   fri_cycle(9, 2, 0);
@@ -224,6 +270,7 @@ START_TEST(test_corrupt_fri_refused) {
   bri_fri_version v0, *vp0;
   bri_fri_group g0, *gp0;
   bri_fri_digest d0[2], *dp0[2];
+  relabel_as_bitmap();
   Lance__Table__IndexMetadata *x = old_fri(&c0, &v0, &g0, d0, &vp0, &gp0, dp0, 2);
   /* flip the treemap's first key in the packed details: fragment 90 -> 92 */
   uint8_t *p = x->index_details->value.data;
@@ -301,6 +348,7 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("plain");
   tcase_add_checked_fixture(tc, setup_plain, teardown);
   tcase_add_test(tc, test_fri_written);
+  tcase_add_test(tc, test_btree_held_back);
   tcase_add_test(tc, test_fri_version_kept);
   tcase_add_test(tc, test_fri_version_trimmed);
   tcase_add_test(tc, test_corrupt_fri_refused);

@@ -104,6 +104,23 @@ static int check_opt_ins(const Lance__Table__Manifest *m, const char *path, bri_
   return 0;
 }
 
+/* Lance 14's unstable file version 2.3 (lance.encodings23 pages) and
+ * anything newer: brid reads neither, so it acts on no version that holds
+ * one (older versions, 2.0 and v1, are refused when such a file is opened). */
+static int check_file_versions(const Lance__Table__Manifest *m, const char *path, bri_error *err) {
+  for (size_t i = 0; i < m->n_fragments; i++)
+    for (size_t k = 0; k < m->fragments[i]->n_files; k++) {
+      const Lance__Table__DataFile *df = m->fragments[i]->files[k];
+      if (df->file_major_version > 2 || (df->file_major_version == 2 && df->file_minor_version > 2))
+        return bri_error_set(err, BRI_EUNSUPPORTED,
+                             "%s: fragment %llu: data file %s is Lance file version %u.%u%s; brid reads 2.1 "
+                             "and 2.2 only", path, (unsigned long long)m->fragments[i]->id, df->path,
+                             df->file_major_version, df->file_minor_version,
+                             df->file_major_version == 2 && df->file_minor_version == 3 ? " (unstable in Lance 14)" : "");
+    }
+  return 0;
+}
+
 /* Checks what brid relies on, and indexes the fragments by id. */
 static int validate(bri_manifest *bm, bri_error *err) {
   const Lance__Table__Manifest *m = bm->pb;
@@ -111,6 +128,7 @@ static int validate(bri_manifest *bm, bri_error *err) {
   int rc = bri_flags_check(m->reader_feature_flags, m->writer_feature_flags, path, err);
   if (!rc) rc = check_opt_ins(m, path, err);
   if (!rc) rc = bri_fields_check_manifest(m, bm->indices, path, err);
+  if (!rc) rc = check_file_versions(m, path, err);
   if (rc && !(bm->opts & BRI_MANIFEST_ANY_FEATURES)) return rc;
   if (rc) { /* kept for the report: brid will not act on this version */
     snprintf(bm->unsupported, sizeof bm->unsupported, "%s", err ? err->msg : "unsupported");
