@@ -19,6 +19,12 @@ cd "$ROOT"
 # Layer order of lib/, lowest first.
 ORDER=(util proto storage lance/core lance/encoding lance/file lance/table lance/dataset
   blob scan compact ops gen)
+# Inside lib/lance/table, the modules' own order, lowest first (a module may
+# include only modules of a lower tier): the leaves (flags, the field rules,
+# row id sequences, bitmaps, naming), the checks built on them, the
+# manifest codec, the table, what walks a table, the commit.
+declare -A TABLE_TIER=([flags]=0 [fields]=0 [rowids]=0 [roaring_strict]=0 [sidecar]=0 [version]=0
+  [bri]=1 [conflict]=1 [deletion]=1 [rules]=1 [manifest]=2 [table]=3 [frag_reuse]=4 [reach]=4 [commit]=5)
 # The folders of daemon/ each folder of daemon/ may include besides its own.
 declare -A DAEMON_USES=([rpc]="" [jobs]="rpc" [brictl]="rpc" [brid]="rpc jobs")
 
@@ -41,6 +47,18 @@ folder_of() {
 bad=0
 report() { echo "$1: includes \"$2\": $3" >&2; bad=$((bad + 1)); }
 
+# An include between two modules of lib/lance/table: only downwards in TABLE_TIER.
+check_table_module() {
+  local file=$1 inc=$2 mod to
+  mod=$(basename "${file%.*}") to=$(basename "${inc%.h}")
+  [ "$mod" != "$to" ] || return 0
+  if [ -z "${TABLE_TIER[$mod]-}" ] || [ -z "${TABLE_TIER[$to]-}" ]; then
+    report "$file" "$inc" "lance/table/$([ -z "${TABLE_TIER[$mod]-}" ] && echo "$mod" || echo "$to") is not in the module order (TABLE_TIER, scripts/check-layers.sh)"
+  elif [ "${TABLE_TIER[$to]}" -ge "${TABLE_TIER[$mod]}" ]; then
+    report "$file" "$inc" "lance/table/$to is not below lance/table/$mod in the module order"
+  fi
+}
+
 check_lib_file() {
   local file=$1 own=$2 inc target
   local own_rank; own_rank=$(rank_of "$own")
@@ -49,6 +67,10 @@ check_lib_file() {
       bri/*) report "$file" "$inc" "include/bri is libbri's public door, for programs: lib includes its own headers"; continue ;;
     esac
     target=$(folder_of "$inc")
+    if [ "$own" = lance/table ] && [ "$target" = lance/table ]; then
+      check_table_module "$file" "$inc"
+      continue
+    fi
     [ -n "$target" ] && [ "$target" != "$own" ] || continue
     local t_rank; t_rank=$(rank_of "$target")
     if [ "$own_rank" -lt 0 ]; then

@@ -36,6 +36,7 @@
 #include "lance/table/rowids.h"
 #include "lance/core/schema.h"
 #include "util/failpoint.h"
+#include "util/random.h"
 #include "util/readahead.h"
 #include "util/fsutil.h"
 #include "util/strmap.h"

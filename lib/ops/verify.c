@@ -509,7 +509,7 @@ static void check_version(vrun *r, const bri_manifest *bm) {
       if (ok) check_file_rows(r, bm, f, p);
       whole &= ok;
       bri_ctx bc = {r, p};
-      if (bri_datafile_bri_paths(r->t, m, df, bm->path, bri_target_cb, &bc, &e) != 0)
+      if (bri_table_bri_paths(r->t, m, df, bm->path, bri_target_cb, &bc, &e) != 0)
         problem(r, bm->path, "%s", e.msg);
       char *k2 = key ? bri_strdupf("%s%s\n", key, p) : NULL;
       free(key);

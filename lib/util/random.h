@@ -10,4 +10,7 @@
  * O_EXCL and put-if-absent to catch the rare clash). */
 void bri_random_bytes(void *buf, size_t n);
 
+/* A fresh random (v4) UUID in its 36-character text form. */
+void bri_uuid_v4(char out[37]);
+
 #endif

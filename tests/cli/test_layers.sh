@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/check-layers.sh: the repository keeps its layer order, and the check
-# names each include that goes up a layer or between programs (brid's job
-# store is brid's alone), or past
+# names each include that goes up a layer, up the module order inside
+# lib/lance/table (the manifest codec below the table), or between programs
+# (brid's job store is brid's alone), or past
 # libbri's public headers (on a copy with such includes planted).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -19,6 +20,7 @@ echo '#include "ops/cleanup.h"' >>"$TMP/daemon/brictl/cli.h"
 echo '#include "table.pb-c.h"' >>"$TMP/daemon/brid/svc_api.h"
 echo '#include "bri/nosuch.h"' >>"$TMP/daemon/brid/svc_api.c"
 echo '#include "bri/table.h"' >>"$TMP/lib/ops/verify.h"
+echo '#include "lance/table/table.h"' >>"$TMP/lib/lance/table/manifest.c"
 printf 'int64_t brid_now_ms(void) {\n  return 0;\n}\n' >>"$TMP/daemon/brid/brid.c"
 set +e; out=$("$CHECK" "$TMP" 2>&1); rc=$?; set -e
 [ "$rc" -eq 1 ] || fail "check-layers exit $rc on planted includes: $out"
@@ -34,7 +36,8 @@ for needle in \
   'daemon/brid/svc_api.c: includes "bri/nosuch.h": no such public header: include/bri/nosuch.h' \
   'lib/ops/verify.h: includes "bri/table.h": include/bri is libbri'"'"'s public door, for programs' \
   'daemon/brid/brid.c: defines brid_now_ms(); only main lives in a program'"'"'s main file' \
-  'check-layers: 11 include(s) or definition(s) break the layer order'; do
+  'lib/lance/table/manifest.c: includes "lance/table/table.h": lance/table/table is not below lance/table/manifest in the module order' \
+  'check-layers: 12 include(s) or definition(s) break the layer order'; do
   grep -qF -- "$needle" <<<"$out" || fail "'$needle' not in: $out"
 done
 echo ok

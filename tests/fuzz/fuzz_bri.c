@@ -5,7 +5,7 @@
  * (serialize, then bri_manifest_parse, which validates), the resolver's BRI
  * loading in lib/blob/resolve.c (bri_blob_resolver_open, fed the manifest
  * whether it validated or not: the resolver re-checks what its lookups rely
- * on), its lookups, and bri_datafile_bri_paths (what cleanup keeps).
+ * on), its lookups, and bri_table_bri_paths (what cleanup keeps).
  *
  * Input: byte 0 = flags (bit 0: the data file has a base id, byte 1 % 4 picks
  * it: 0 undefined, 1 a dataset-root base, 2 a file:// base, 3 a remote one;
@@ -138,7 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   if (valid) {
     size_t n = 0;
-    bri_datafile_bri_paths(&t, &m, &df, "fuzz.manifest", count_path, &n, &err);
+    bri_table_bri_paths(&t, &m, &df, "fuzz.manifest", count_path, &n, &err);
   }
   for (size_t i = 0; i < n_unk; i++) free(unk[i].data);
   return 0;

@@ -39,6 +39,7 @@
 #include "lance/core/schema.h"
 #include "lance/table/table.h"
 #include "testutil.h"
+#include "util/random.h"
 #include "util/fsutil.h"
 
 typedef enum { RW_LEAF, RW_COPY, RW_ARROW } rw_mode;

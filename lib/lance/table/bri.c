@@ -8,7 +8,6 @@
 
 #include "lance/table/sidecar.h"
 #include "lance/table/flags.h"
-#include "lance/table/table.h"
 #include "util/bytes.h"
 #include "util/fsutil.h"
 #include "lance/table/rowids.h"
@@ -122,8 +121,7 @@ static int base_known(const Lance__Table__Manifest *m, uint32_t id) {
 
 /* Effective base of a source: its own base_id, else the data file's, else
  * the table root (-1). */
-static int64_t effective_base(const Lance__Table__BlobReuseSource *s,
-                              const Lance__Table__DataFile *df) {
+int64_t bri_source_base(const Lance__Table__BlobReuseSource *s, const Lance__Table__DataFile *df) {
   if (s->has_base_id) return s->base_id;
   if (df->has_base_id) return df->base_id;
   return -1;
@@ -143,12 +141,12 @@ static int check_one(const Lance__Table__Manifest *m, const Lance__Table__DataFi
     if (!plain_component(s->blob_dir))
       FAIL("%s: data file %s: BRI source %zu: blob_dir \"%s\" is not one plain path component "
            "(docs/format/bri.md rule 7)", path, f, i, s->blob_dir ? s->blob_dir : "");
-    int64_t base = effective_base(s, df);
+    int64_t base = bri_source_base(s, df);
     if (base >= 0 && !base_known(m, (uint32_t)base))
       FAIL("%s: data file %s: BRI source %zu: base id %lld is not in base_paths (docs/format/bri.md "
            "rule 3)", path, f, i, (long long)base);
     for (size_t j = 0; j < i; j++)
-      if (effective_base(b->sources[j], df) == base && !strcmp(b->sources[j]->blob_dir, s->blob_dir))
+      if (bri_source_base(b->sources[j], df) == base && !strcmp(b->sources[j]->blob_dir, s->blob_dir))
         FAIL("%s: data file %s: BRI sources %zu and %zu both name blob_dir \"%s\" on the same base "
              "(docs/format/bri.md rule 2)", path, f, j, i, s->blob_dir);
     if (!s->local_ids)
@@ -238,30 +236,3 @@ int bri_manifest_check_bri(const Lance__Table__Manifest *m, const char *path, br
   return 0;
 }
 
-int bri_datafile_bri_paths(const bri_table *t, const Lance__Table__Manifest *m,
-                           const Lance__Table__DataFile *df, const char *mpath,
-                           int (*fn)(void *user, const char *path), void *user, bri_error *err) {
-  Lance__Table__BlobReuseIndex *b;
-  int rc = bri_datafile_get_bri(df, mpath, &b, err);
-  if (rc <= 0) return rc;
-  rc = 0;
-  for (size_t i = 0; i < b->n_sources && !rc; i++) {
-    const Lance__Table__BlobReuseSource *s = b->sources[i];
-    int64_t base = effective_base(s, df);
-    char *dir = NULL;
-    uint64_t *phys = NULL;
-    size_t n = 0;
-    rc = bri_table_data_dir(t, m, base >= 0, (uint32_t)(base >= 0 ? base : 0), &dir, err);
-    if (!rc) rc = bri_u64array_decode(s->physical_ids, BRI_MAX_IDS_PER_FILE, &phys, &n, err);
-    for (size_t k = 0; k < n && !rc; k++) {
-      char name[BRI_BLOB_NAME_LEN];
-      bri_blob_file_name((uint32_t)phys[k], name);
-      char *p = bri_strdupf("%s/%s/%s", dir, s->blob_dir, name);
-      rc = p ? fn(user, p) : bri_error_set(err, BRI_ENOMEM, "out of memory");
-      free(p);
-    }
-    free(dir), free(phys);
-  }
-  lance__table__blob_reuse_index__free_unpacked(b, NULL);
-  return rc;
-}

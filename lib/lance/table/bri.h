@@ -31,15 +31,9 @@ int bri_datafile_get_bri(const Lance__Table__DataFile *df, const char *path,
 int bri_datafile_set_bri(Lance__Table__DataFile *df, const Lance__Table__BlobReuseIndex *b,
                          bri_error *err);
 
-struct bri_table;
-
-/* Calls fn(user, path) for every sidecar file df's BRI names, as the
- * absolute path of the object holding the bytes (docs/format/bri.md 4): the
- * source's base data directory / blob_dir / name(physical id). fn returning
- * non-zero stops the walk with that code. No BRI: no calls. */
-int bri_datafile_bri_paths(const struct bri_table *t, const Lance__Table__Manifest *m,
-                           const Lance__Table__DataFile *df, const char *mpath,
-                           int (*fn)(void *user, const char *path), void *user, bri_error *err);
+/* The base a BRI source's sidecars live in: its own base_id, else the data
+ * file's, else -1 (the table root). */
+int64_t bri_source_base(const Lance__Table__BlobReuseSource *s, const Lance__Table__DataFile *df);
 
 /* True when some DataFile of the manifest carries a BRI (wire type 2 field 8). */
 int bri_manifest_has_bri(const Lance__Table__Manifest *m);

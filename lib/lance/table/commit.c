@@ -19,26 +19,6 @@
 #include "util/fsutil.h"
 #include "util/random.h"
 
-void bri_uuid_v4(char out[37]) {
-  uint8_t u[16];
-  bri_random_bytes(u, sizeof u);
-  u[6] = (uint8_t)((u[6] & 0x0f) | 0x40);
-  u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);
-  snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
-           u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
-           u[15]);
-}
-
-void bri_new_datafile_stem(char out[BRI_STEM_LEN]) {
-  uint8_t b[16];
-  bri_random_bytes(b, sizeof b);
-  int p = 0;
-  for (int i = 0; i < 3; i++)
-    for (int bit = 7; bit >= 0; bit--) out[p++] = (char)('0' + ((b[i] >> bit) & 1));
-  for (int i = 3; i < 16; i++) p += snprintf(out + p, (size_t)(BRI_STEM_LEN - p), "%02x", b[i]);
-  out[p] = 0;
-}
-
 void bri_manifest_assign_fragment_ids(Lance__Table__Manifest *m,
                                       Lance__Table__DataFragment *const *new_frags, size_t n) {
   uint64_t max = m->has_max_fragment_id ? m->max_fragment_id : 0;

@@ -29,14 +29,6 @@
 #define BRI_WRITER_LIBRARY "brid"
 #define BRI_WRITER_VERSION "0.1.0"
 
-/* A fresh random (v4) UUID in its 36-character text form. */
-void bri_uuid_v4(char out[37]);
-
-/* A fresh data file stem named the way Lance names them: 24 binary digits
- * of 3 random bytes, then 26 hex digits of 13 more (docs/format/table.md 1). */
-#define BRI_STEM_LEN 51
-void bri_new_datafile_stem(char out[BRI_STEM_LEN]);
-
 /* Gives every fragment whose id is 0 and that is listed in new_frags a fresh
  * id above max_fragment_id (the manifest's, or the highest existing id), and
  * raises max_fragment_id accordingly. */

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "lance/table/commit.h"
+#include "util/random.h"
 #include "util/bytes.h"
 #include "util/fsutil.h"
 

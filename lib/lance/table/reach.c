@@ -1,5 +1,5 @@
 /* reach.c: the references of one manifest (see reach.h). Paths come from
- * the same resolvers readers use (bri_table_*_path, bri_datafile_bri_paths),
+ * the same resolvers readers use (bri_table_*_path, bri_table_bri_paths),
  * so the walk cannot name a file other than the one a reader opens. */
 #include "lance/table/reach.h"
 
@@ -58,7 +58,7 @@ int bri_reach_manifest(const bri_table *t, const bri_manifest *bm, bri_reach_fn 
       if (!(rc = bri_table_datafile_path(t, m, df, &p, err))) rc = emit(&w, BRI_REACH_DATA, p);
       if (!rc && !(rc = bri_table_sidecar_dir(t, m, df, &p, err)))
         rc = emit(&w, BRI_REACH_SIDECAR_DIR, p);
-      if (!rc && (rc = bri_datafile_bri_paths(t, m, df, bm->path, bri_cb, &w, err)) && w.rc)
+      if (!rc && (rc = bri_table_bri_paths(t, m, df, bm->path, bri_cb, &w, err)) && w.rc)
         rc = w.rc; /* the callback's own code, not the BRI walk's */
     }
     if (!rc && f->deletion_file && !(rc = bri_table_deletion_path(t, m, f, &p, err)))

@@ -1,4 +1,5 @@
-/* sidecar.h: where Blob v2 payloads live on disk.
+/* sidecar.h: where Blob v2 payloads live on disk, and the names of the
+ * data files they sit beside.
  *
  * Packed and Dedicated payloads of data file {stem}.lance sit in
  * {data dir}/{stem}/{name(id)}.blob, where name(id) is the 32 binary digits
@@ -19,5 +20,10 @@ int bri_blob_file_id(const char *name, uint32_t *id);
 
 /* The stem of a data file path ("a/b/xyz.lance" -> "xyz"), malloc'd. */
 char *bri_datafile_stem(const char *datafile_path);
+
+/* A fresh data file stem named the way Lance names them: 24 binary digits
+ * of 3 random bytes, then 26 hex digits of 13 more (docs/format/table.md 1). */
+#define BRI_STEM_LEN 51
+void bri_new_datafile_stem(char out[BRI_STEM_LEN]);
 
 #endif

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lance/table/bri.h"
+#include "lance/table/rowids.h"
 #include "lance/table/sidecar.h"
 #include "util/fsutil.h"
 #include "util/pbcheck.h"
@@ -495,4 +497,31 @@ void bri_refs_free(bri_ref *refs, size_t count) {
     free(refs[i].branch);
   }
   free(refs);
+}
+
+int bri_table_bri_paths(const bri_table *t, const Lance__Table__Manifest *m, const Lance__Table__DataFile *df,
+                        const char *mpath, int (*fn)(void *user, const char *path), void *user, bri_error *err) {
+  Lance__Table__BlobReuseIndex *b;
+  int rc = bri_datafile_get_bri(df, mpath, &b, err);
+  if (rc <= 0) return rc;
+  rc = 0;
+  for (size_t i = 0; i < b->n_sources && !rc; i++) {
+    const Lance__Table__BlobReuseSource *s = b->sources[i];
+    int64_t base = bri_source_base(s, df);
+    char *dir = NULL;
+    uint64_t *phys = NULL;
+    size_t n = 0;
+    rc = bri_table_data_dir(t, m, base >= 0, (uint32_t)(base >= 0 ? base : 0), &dir, err);
+    if (!rc) rc = bri_u64array_decode(s->physical_ids, BRI_MAX_IDS_PER_FILE, &phys, &n, err);
+    for (size_t k = 0; k < n && !rc; k++) {
+      char name[BRI_BLOB_NAME_LEN];
+      bri_blob_file_name((uint32_t)phys[k], name);
+      char *p = bri_strdupf("%s/%s/%s", dir, s->blob_dir, name);
+      rc = p ? fn(user, p) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+      free(p);
+    }
+    free(dir), free(phys);
+  }
+  lance__table__blob_reuse_index__free_unpacked(b, NULL);
+  return rc;
 }

@@ -98,6 +98,13 @@ int bri_table_datafile_path(const bri_table *t, const Lance__Table__Manifest *m,
                             const Lance__Table__DataFile *df, char **out, bri_error *err);
 int bri_table_sidecar_dir(const bri_table *t, const Lance__Table__Manifest *m,
                           const Lance__Table__DataFile *df, char **out, bri_error *err);
+/* Calls fn(user, path) for every sidecar file df's BRI names, as the
+ * absolute path of the object holding the bytes (docs/format/bri.md 4): the
+ * source's base data directory / blob_dir / name(physical id). fn returning
+ * non-zero stops the walk with that code. No BRI: no calls. mpath names the
+ * manifest in messages. */
+int bri_table_bri_paths(const bri_table *t, const Lance__Table__Manifest *m, const Lance__Table__DataFile *df,
+                        const char *mpath, int (*fn)(void *user, const char *path), void *user, bri_error *err);
 /* Path of a fragment's deletion file (malloc'd). */
 int bri_table_deletion_path(const bri_table *t, const Lance__Table__Manifest *m,
                             const Lance__Table__DataFragment *f, char **out, bri_error *err);
