@@ -22,9 +22,10 @@ ORDER=(util proto storage lance/core lance/encoding lance/file lance/table lance
 # Inside lib/lance/table, the modules' own order, lowest first (a module may
 # include only modules of a lower tier): the leaves (flags, the field rules,
 # row id sequences, bitmaps, naming), the checks built on them, the
-# manifest codec, the table, what walks a table, the commit.
+# manifest codec, the table and Lance's manifest invariants, what walks a
+# table, the commit.
 declare -A TABLE_TIER=([flags]=0 [fields]=0 [rowids]=0 [roaring_strict]=0 [sidecar]=0 [version]=0
-  [bri]=1 [conflict]=1 [deletion]=1 [rules]=1 [manifest]=2 [table]=3 [frag_reuse]=4 [reach]=4 [commit]=5)
+  [bri]=1 [conflict]=1 [deletion]=1 [manifest]=2 [rules]=3 [table]=3 [frag_reuse]=4 [reach]=4 [commit]=5)
 # The folders of daemon/ each folder of daemon/ may include besides its own.
 declare -A DAEMON_USES=([rpc]="" [jobs]="rpc" [brictl]="rpc" [brid]="rpc jobs")
 

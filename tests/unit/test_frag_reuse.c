@@ -149,7 +149,8 @@ static void make_fri(fake_fri *f) {
   f->g[0].has_changed_row_addrs = f->g[1].has_changed_row_addrs = 1;
   f->g[0].changed_row_addrs.data = f->bytes[0];
   f->g[0].changed_row_addrs.len = len;
-  dig(f, 0, 0, 4);
+  dig(f, 0, 0, 4)->has_num_deleted_rows = 1;
+  f->d[0].num_deleted_rows = 1;
   dig(f, 1, 1, 2);
   dig(f, 2, 5, 5);
   f->g[0].old_fragments = &f->dp[0], f->g[0].n_old_fragments = 2;
@@ -180,14 +181,31 @@ START_TEST(test_check) {
   fake_fri f;
   make_fri(&f);
   expect_check(&f.c, 0, NULL);
-  f.d[2].physical_rows = 6; /* 5 surviving rows for 6 new ones */
-  expect_check(&f.c, BRI_ECORRUPT, "5 surviving old rows but the new fragments hold 6 rows");
+  f.d[2].physical_rows = 6; /* 5 live old rows for 6 new ones */
+  expect_check(&f.c, BRI_ECORRUPT, "the old fragments hold 5 live rows but the new ones 6");
   f.d[2].physical_rows = 5;
-  f.d[0].physical_rows = 3; /* offset 3 of fragment 0 is out of range */
+  /* Lance 14's ledger: survivors match each source's live rows; no deletions
+   * in what a rewrite produced; produced and consumed once; sizes agree */
+  f.d[0].num_deleted_rows = 0, f.d[2].physical_rows = 6, f.d[3].physical_rows = 6, f.d[4].physical_rows = 6;
+  expect_check(&f.c, BRI_ECORRUPT, "3 surviving rows of old fragment 0, which has 4 live rows");
+  f.d[0].num_deleted_rows = 1, f.d[2].physical_rows = 5, f.d[3].physical_rows = 5, f.d[4].physical_rows = 5;
+  f.d[2].num_deleted_rows = 1;
+  expect_check(&f.c, BRI_ECORRUPT, "new fragment 5 records 1 deleted rows");
+  f.d[2].num_deleted_rows = 0;
+  f.d[3].physical_rows = 7; /* fragment 5 consumed with another size than produced */
+  expect_check(&f.c, BRI_ECORRUPT, "old fragment 5 has 7 rows, but was produced with 5");
+  f.d[3].physical_rows = 5;
+  f.d[4].id = 5; /* version 1 produces fragment 5 again */
+  expect_check(&f.c, BRI_ECORRUPT, "new fragment 5 was already produced");
+  f.d[4].id = 6;
+  f.g[1].n_old_fragments = 0;
+  expect_check(&f.c, BRI_ECORRUPT, "a group without old fragments");
+  f.g[1].n_old_fragments = 1;
+  f.d[0].physical_rows = 3, f.d[0].num_deleted_rows = 0; /* offset 3 of fragment 0 is out of range */
   expect_check(&f.c, BRI_ECORRUPT, "row offset 3 outside old fragment 0");
-  f.d[0].physical_rows = 4;
+  f.d[0].physical_rows = 4, f.d[0].num_deleted_rows = 1;
   f.d[1].id = 0; /* fragment 0 twice; fragment 1's rows then belong to no old fragment */
-  expect_check(&f.c, BRI_ECORRUPT, "more than once");
+  expect_check(&f.c, BRI_ECORRUPT, "old fragment 0 was already consumed");
   f.d[1].id = 1;
   f.d[4].id = (uint64_t)1 << 32;
   expect_check(&f.c, BRI_ECORRUPT, "outside the row-address range");
@@ -368,6 +386,7 @@ START_TEST(test_entry_external) {
       d[2 * k + j].has_id = d[2 * k + j].has_physical_rows = 1;
       d[2 * k + j].id = j ? 100000 + k : k;
       d[2 * k + j].physical_rows = j ? 40 : 4000;
+      d[2 * k + j].has_num_deleted_rows = !j, d[2 * k + j].num_deleted_rows = j ? 0 : 3960;
       dp[2 * k + j] = &d[2 * k + j];
     }
     bri_treemap_part p = part((uint32_t)k, offs, 40);

@@ -28,6 +28,9 @@ typedef struct mf {
   size_t n_owned;
   Lance__Table__IndexSection idx;
   Lance__Table__IndexMetadata ix, *ixp;
+  Lance__Table__UUID uuid;
+  uint8_t uuid_bytes[16];
+  Lance__File__Field field[3], *fieldp[3];
 } mf;
 
 static void build(mf *x) {
@@ -57,6 +60,9 @@ static void build(mf *x) {
   lance__table__index_section__init(&x->idx);
   lance__table__index_metadata__init(&x->ix);
   x->ix.name = "idx";
+  lance__table__uuid__init(&x->uuid);
+  x->uuid.has_uuid = 1, x->uuid.uuid.data = x->uuid_bytes, x->uuid.uuid.len = 16;
+  x->ix.uuid = &x->uuid;
   x->ixp = &x->ix;
   x->idx.indices = &x->ixp, x->idx.n_indices = 1;
 }
@@ -273,12 +279,61 @@ START_TEST(test_index_bitmap) {
 }
 END_TEST
 
+/* Lance 14 refuses to load an index without its uuid. */
+START_TEST(test_index_uuid) {
+  mf x;
+  build(&x);
+  x.uuid.uuid.len = 15;
+  expect_one(&x, BRI_RULE_INDEX_UUID, "index idx has no 16-byte uuid");
+  x.ix.uuid = NULL;
+  expect_one(&x, BRI_RULE_INDEX_UUID, "index idx has no 16-byte uuid");
+  unbuild(&x);
+}
+END_TEST
+
+/* Lance 14's rule for 2.1+ files: a leaf (or blob, or packed struct) has a
+ * column of its own, a parent none. Schema: 0 struct s {1 int a}, 2 blob. */
+START_TEST(test_column_indices_by_field) {
+  mf x;
+  build(&x);
+  const int32_t ids[3] = {0, 1, 2}, parents[3] = {-1, 0, -1};
+  for (int i = 0; i < 3; i++) {
+    lance__file__field__init(&x.field[i]);
+    x.field[i].id = ids[i], x.field[i].has_id = 1, x.field[i].parent_id = parents[i], x.field[i].has_parent_id = 1;
+    x.field[i].name = i == 0 ? "s" : i == 1 ? "a" : "b";
+    x.fieldp[i] = &x.field[i];
+  }
+  x.field[2].extension_name = "lance.blob.v2";
+  x.field[2].name = "blob";
+  x.m.fields = x.fieldp, x.m.n_fields = 3;
+  int32_t fields[3] = {0, 1, 2}, good[3] = {-1, 0, 1}, bad_parent[3] = {0, 1, 2}, bad_blob[3] = {-1, 0, -1};
+  for (int i = 0; i < NF; i++)
+    x.df[i].fields = fields, x.df[i].n_fields = 3, x.df[i].column_indices = good, x.df[i].n_column_indices = 3;
+  ck_assert_int_eq(check(&x).n, 0);
+  for (int i = 0; i < NF; i++) x.df[i].column_indices = bad_parent;
+  expect_one(&x, BRI_RULE_COLUMN_INDICES, "field s (id 0) column index 0, but a field with children has none");
+  for (int i = 0; i < NF; i++) x.df[i].column_indices = bad_blob;
+  expect_one(&x, BRI_RULE_COLUMN_INDICES, "field blob (id 2) column index -1, but a leaf, packed struct or blob");
+  unbuild(&x);
+}
+END_TEST
+
 START_TEST(test_feature_flags) {
   mf x;
   build(&x);
   x.f[0].deletion_file = &x.del;
   x.del.num_deleted_rows = 1;
   expect_one(&x, BRI_RULE_FEATURE_FLAGS, "deletion files but the deletion_files flag is not set");
+  x.f[0].deletion_file = NULL;
+  /* Lance 14's checks: paired bits in both words, bit 15 with field 24 */
+  x.m.writer_feature_flags = BRI_FLAG_MANAGED_BLOBS;
+  expect_one(&x, BRI_RULE_FEATURE_FLAGS, "a paired flag (16384) is set in one word only");
+  x.m.reader_feature_flags = BRI_FLAG_MANAGED_BLOBS;
+  ck_assert_int_eq(check(&x).n, 0);
+  x.m.writer_feature_flags |= BRI_FLAG_NON_REUSABLE_FIELD_IDS;
+  expect_one(&x, BRI_RULE_FEATURE_FLAGS, "non_reusable_field_ids and max_allocated_field_id");
+  x.m.has_max_allocated_field_id = 1;
+  ck_assert_int_eq(check(&x).n, 0);
 }
 END_TEST
 
@@ -343,6 +398,8 @@ static Suite *rules_suite(void) {
   tcase_add_test(tc, test_row_ids);
   tcase_add_test(tc, test_row_versions);
   tcase_add_test(tc, test_index_bitmap);
+  tcase_add_test(tc, test_index_uuid);
+  tcase_add_test(tc, test_column_indices_by_field);
   tcase_add_test(tc, test_feature_flags);
   tcase_add_test(tc, test_rewrite_applied);
   tcase_add_test(tc, test_high_water_marks);

@@ -14,9 +14,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "util/random.h"
 #include "util/bytes.h"
 #include "util/fsutil.h"
+#include "util/random.h"
+#include "util/strmap.h"
 
 static unsigned long long ull(uint64_t v) { return (unsigned long long)v; }
 
@@ -67,17 +68,35 @@ static bool ends_with(const char *s, const char *suffix) {
   return a >= b && !strcmp(s + a - b, suffix);
 }
 
-/* One group against Lance's remap rules; seen collects the version's old ids. */
-static int check_group(const bri_fri_group *g, const char *where, roaring_bitmap_t *seen,
-                       bri_error *err) {
-  uint64_t new_rows = 0;
+/* What the history so far produced and consumed (Lance 14 decodes every
+ * FRI history into a ledger and refuses one where a fragment is produced or
+ * consumed twice, or consumed with another size than it was produced with). */
+typedef struct ledger {
+  roaring_bitmap_t *consumed, *produced;
+  bri_strmap rows; /* produced fragment id -> its physical_rows */
+} ledger;
+
+/* One group against Lance's remap rules (Lance 12's remap and Lance 14's
+ * ledger decode); l collects the history's fragments. */
+static int check_group(const bri_fri_group *g, const char *where, ledger *l, bri_error *err) {
+  if (!g->n_old_fragments)
+    return bri_error_set(err, BRI_ECORRUPT, "%s: a group without old fragments", where);
+  uint64_t new_rows = 0, live_old = 0;
+  char key[24];
   for (size_t i = 0; i < g->n_new_fragments; i++) {
-    if (g->new_fragments[i]->id > UINT32_MAX || g->new_fragments[i]->physical_rows > UINT32_MAX)
+    const bri_fri_digest *d = g->new_fragments[i];
+    if (d->id > UINT32_MAX || d->physical_rows > UINT32_MAX)
       return bri_error_set(err, BRI_ECORRUPT,
                            "%s: new fragment %llu (%llu rows) is outside the row-address range",
-                           where, ull(g->new_fragments[i]->id),
-                           ull(g->new_fragments[i]->physical_rows));
-    new_rows += g->new_fragments[i]->physical_rows;
+                           where, ull(d->id), ull(d->physical_rows));
+    if (d->num_deleted_rows)
+      return bri_error_set(err, BRI_ECORRUPT, "%s: new fragment %llu records %llu deleted rows (a rewrite "
+                           "writes none)", where, ull(d->id), ull(d->num_deleted_rows));
+    if (!roaring_bitmap_add_checked(l->produced, (uint32_t)d->id))
+      return bri_error_set(err, BRI_ECORRUPT, "%s: new fragment %llu was already produced", where, ull(d->id));
+    snprintf(key, sizeof key, "%llu", ull(d->id));
+    if (!bri_strmap_put(&l->rows, key, d->physical_rows, 0)) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+    new_rows += d->physical_rows;
   }
   for (size_t i = 0; i < g->n_old_fragments; i++) {
     const bri_fri_digest *d = g->old_fragments[i];
@@ -85,11 +104,21 @@ static int check_group(const bri_fri_group *g, const char *where, roaring_bitmap
       return bri_error_set(err, BRI_ECORRUPT,
                            "%s: old fragment %llu (%llu rows) is outside the row-address range",
                            where, ull(d->id), ull(d->physical_rows));
-    if (!roaring_bitmap_add_checked(seen, (uint32_t)d->id))
-      return bri_error_set(err, BRI_ECORRUPT,
-                           "%s: old fragment %llu appears more than once in the version", where,
-                           ull(d->id));
+    if (d->num_deleted_rows > d->physical_rows)
+      return bri_error_set(err, BRI_ECORRUPT, "%s: old fragment %llu records %llu deleted of %llu rows", where,
+                           ull(d->id), ull(d->num_deleted_rows), ull(d->physical_rows));
+    if (!roaring_bitmap_add_checked(l->consumed, (uint32_t)d->id))
+      return bri_error_set(err, BRI_ECORRUPT, "%s: old fragment %llu was already consumed", where, ull(d->id));
+    snprintf(key, sizeof key, "%llu", ull(d->id));
+    const bri_strmap_entry *p = bri_strmap_get(&l->rows, key);
+    if (p && p->a != d->physical_rows)
+      return bri_error_set(err, BRI_ECORRUPT, "%s: old fragment %llu has %llu rows, but was produced with %llu",
+                           where, ull(d->id), ull(d->physical_rows), ull(p->a));
+    live_old += d->physical_rows - d->num_deleted_rows;
   }
+  if (live_old != new_rows)
+    return bri_error_set(err, BRI_ECORRUPT, "%s: the old fragments hold %llu live rows but the new ones %llu",
+                         where, ull(live_old), ull(new_rows));
   bri_treemap_part *parts;
   size_t n;
   int rc = bri_treemap_decode(g->changed_row_addrs.data, g->changed_row_addrs.len, where, &parts,
@@ -110,6 +139,10 @@ static int check_group(const bri_fri_group *g, const char *where, roaring_bitmap
                          "%s: row offset %u outside old fragment %u with physical_rows=%llu",
                          where, roaring_bitmap_maximum(parts[k].low), parts[k].high,
                          ull(d->physical_rows));
+    else if (roaring_bitmap_get_cardinality(parts[k].low) != d->physical_rows - d->num_deleted_rows)
+      rc = bri_error_set(err, BRI_ECORRUPT, "%s: %llu surviving rows of old fragment %u, which has %llu live rows",
+                         where, ull(roaring_bitmap_get_cardinality(parts[k].low)), parts[k].high,
+                         ull(d->physical_rows - d->num_deleted_rows));
     changed += roaring_bitmap_get_cardinality(parts[k].low);
   }
   if (!rc && changed != new_rows)
@@ -121,20 +154,19 @@ static int check_group(const bri_fri_group *g, const char *where, roaring_bitmap
 }
 
 int bri_fri_check(const bri_fri_content *c, const char *path, bri_error *err) {
-  for (size_t v = 0; v < c->n_versions; v++) {
-    roaring_bitmap_t *seen = roaring_bitmap_create();
-    if (!seen) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-    int rc = 0;
+  ledger l = {roaring_bitmap_create(), roaring_bitmap_create(), {0}};
+  int rc = l.consumed && l.produced ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  for (size_t v = 0; v < c->n_versions && !rc; v++)
     for (size_t g = 0; g < c->versions[v]->n_groups && !rc; g++) {
       char where[256];
       snprintf(where, sizeof where, "%s: fragment reuse index version %zu (dataset version %llu), "
                "group %zu", path, v, ull(c->versions[v]->dataset_version), g);
-      rc = check_group(c->versions[v]->groups[g], where, seen, err);
+      rc = check_group(c->versions[v]->groups[g], where, &l, err);
     }
-    roaring_bitmap_free(seen);
-    if (rc) return rc;
-  }
-  return 0;
+  if (l.consumed) roaring_bitmap_free(l.consumed);
+  if (l.produced) roaring_bitmap_free(l.produced);
+  bri_strmap_free(&l.rows);
+  return rc;
 }
 
 int bri_fri_load(const bri_table *t, const bri_manifest *m, const Lance__Table__IndexMetadata *x,

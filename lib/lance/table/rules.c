@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lance/table/flags.h"
+#include "lance/table/manifest.h"
 #include "lance/table/roaring_strict.h"
 #include "lance/table/rowids.h"
 #include "util/bytes.h"
@@ -98,6 +100,58 @@ static void check_rows(checker *c, const Lance__Table__Manifest *m) {
   }
 }
 
+static bool truthy(const ProtobufCBinaryData *v) {
+  static const char *const yes[] = {"true", "1", "yes", "on"};
+  for (size_t i = 0; i < 4; i++)
+    if (v->len == strlen(yes[i]) && !strncasecmp((const char *)v->data, yes[i], v->len)) return true;
+  return false;
+}
+
+/* Lance 14's rule for 2.1+ files: a leaf, a packed struct or a blob field
+ * has a column of its own; any other field (a struct or list parent) has
+ * none (column index -1). */
+static bool needs_column(const Lance__Table__Manifest *m, const Lance__File__Field *f) {
+  bool leaf = true;
+  for (size_t i = 0; i < m->n_fields && leaf; i++) leaf = m->fields[i]->parent_id != f->id;
+  if (leaf || (f->extension_name && !strcmp(f->extension_name, "lance.blob.v2"))) return true;
+  for (size_t i = 0; i < f->n_metadata; i++) {
+    const char *k = f->metadata[i]->key;
+    if (k && (!strcmp(k, "lance-encoding:blob") || !strcmp(k, "packed") || !strcmp(k, "lance-encoding:packed")) &&
+        truthy(&f->metadata[i]->value))
+      return true;
+    if (k && !strcmp(k, "ARROW:extension:name") && f->metadata[i]->value.len == 13 &&
+        !memcmp(f->metadata[i]->value.data, "lance.blob.v2", 13))
+      return true;
+  }
+  return false;
+}
+
+/* The field of m with this id, or NULL. */
+static const Lance__File__Field *field_by_id(const Lance__Table__Manifest *m, int32_t id) {
+  for (size_t i = 0; i < m->n_fields; i++)
+    if (m->fields[i]->id == id) return m->fields[i];
+  return NULL;
+}
+
+/* One data file's column indices against its fields (2.1 and later). */
+static bool columns_ok(checker *c, const Lance__Table__Manifest *m, uint64_t frag, const Lance__Table__DataFile *df) {
+  if (df->file_major_version < 2 || (df->file_major_version == 2 && df->file_minor_version == 0) ||
+      df->n_fields != df->n_column_indices)
+    return true;
+  for (size_t k = 0; k < df->n_fields; k++) {
+    const Lance__File__Field *f = field_by_id(m, df->fields[k]);
+    if (!f) continue;
+    bool needs = needs_column(m, f);
+    if (needs == (df->column_indices[k] != -1)) continue;
+    broke(c, BRI_RULE_COLUMN_INDICES, "fragment %llu: data file %s gives field %s (id %d) column index %d, "
+          "but %s", U(frag), df->path, f->name ? f->name : "?", f->id, df->column_indices[k],
+          needs ? "a leaf, packed struct or blob field has a column of its own"
+                : "a field with children has none (-1)");
+    return false;
+  }
+  return true;
+}
+
 /* Lance: check_storage_version and check_column_indices. With
  * mixed_data_file_versions (bit 8) each data file names its own version
  * and the table's is only the newest (docs/format/compatibility.md). */
@@ -121,6 +175,7 @@ static void check_files(checker *c, const Lance__Table__Manifest *m) {
         broke(c, BRI_RULE_COLUMN_INDICES, "fragment %llu: data file %s lists %zu fields but %zu column indices",
               U(m->fragments[i]->id), df->path, df->n_fields, df->n_column_indices);
       }
+      if (indices_ok) indices_ok = columns_ok(c, m, m->fragments[i]->id, df);
     }
 }
 
@@ -200,6 +255,9 @@ static void check_indices(checker *c, const Lance__Table__Manifest *m, const Lan
   for (size_t i = 0; i < m->n_fragments; i++) max = m->fragments[i]->id > max ? m->fragments[i]->id : max;
   for (size_t k = 0; idx && k < idx->n_indices; k++) {
     const Lance__Table__IndexMetadata *x = idx->indices[k];
+    /* Lance 14 refuses to load an index without its 16-byte uuid */
+    if (!x->uuid || !x->uuid->has_uuid || x->uuid->uuid.len != 16)
+      broke(c, BRI_RULE_INDEX_UUID, "index %s has no 16-byte uuid", x->name ? x->name : "?");
     if (!x->has_fragment_bitmap) continue;
     roaring_bitmap_t *b;
     bri_error e;
@@ -225,6 +283,14 @@ static void check_flags(checker *c, const Lance__Table__Manifest *m) {
     broke(c, BRI_RULE_FEATURE_FLAGS, "fragments have deletion files but the deletion_files flag is not set");
   if (row_ids && !(m->reader_feature_flags & BRI_FLAG_STABLE_ROW_IDS))
     broke(c, BRI_RULE_FEATURE_FLAGS, "fragments carry row ids but the stable_row_ids flag is not set");
+  uint64_t half = (m->reader_feature_flags ^ m->writer_feature_flags) & BRI_FLAGS_PAIRED;
+  if (half) broke(c, BRI_RULE_FEATURE_FLAGS, "a paired flag (%llu) is set in one word only", U(half));
+  bool managed = bri_manifest_blobs_managed(m);
+  if (managed && !(m->reader_feature_flags & m->writer_feature_flags & BRI_FLAG_MANAGED_BLOBS))
+    broke(c, BRI_RULE_FEATURE_FLAGS, "the schema opts in to Managed blobs but managed_blobs is not set in both words");
+  if (!m->has_max_allocated_field_id != !(m->writer_feature_flags & BRI_FLAG_NON_REUSABLE_FIELD_IDS))
+    broke(c, BRI_RULE_FEATURE_FLAGS, "writer flag non_reusable_field_ids and max_allocated_field_id (field 24) "
+          "are not both present or both absent");
 }
 
 size_t bri_rules_check_manifest(const Lance__Table__Manifest *m, const Lance__Table__IndexSection *idx,

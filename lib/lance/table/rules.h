@@ -35,6 +35,7 @@
 #define BRI_RULE_ROW_IDS "row-ids"
 #define BRI_RULE_ROW_VERSIONS "row-versions"
 #define BRI_RULE_INDEX_BITMAP "index-bitmap"
+#define BRI_RULE_INDEX_UUID "index-uuid"
 #define BRI_RULE_FEATURE_FLAGS "feature-flags"
 #define BRI_RULE_REWRITE_APPLIED "rewrite-applied"
 #define BRI_RULE_HIGH_WATER "high-water-marks"
