@@ -54,6 +54,8 @@
 #             too), then update_schema_metadata(lance.blob.managed=true) and
 #             compact_files() (the old packed and dedicated sidecars become Managed
 #             descriptors), then one more append (ids 2000-2009, payloads in _blobs/).
+#   switchonly (lance14) switched before pylance's compaction: the schema opts in, the
+#             old values are still Packed and Dedicated (what a compaction adopts).
 #   v23       (lance14) deleted's rows, 3 appends, data_storage_version 2.3.
 
 import hashlib
@@ -590,15 +592,16 @@ class Writer14:
         for k in range(appends):
             data = self.blob_table("blob" if kind == "manageddel" else kind, k * rows, rows, k in (1, 4),
                                    managed=kind in ("managed", "manageddel"))
-            if kind == "switched" and k == 2:   # one dedicated sidecar to adopt
+            if kind in ("switched", "switchonly") and k == 2:   # one dedicated sidecar to adopt
                 data = self.blob_table("blob", 1000 + k * rows, rows, True)
             lance.write_dataset(data, path, mode="create" if k == 0 else "append",
                                 data_storage_version=version, enable_stable_row_ids=(kind == "stable"))
         ds = lance.dataset(path)
         if kind in DELETES:
             ds.delete(DELETES[kind])
-        if kind == "switched":
+        if kind in ("switched", "switchonly"):
             ds.update_schema_metadata({"lance.blob.managed": "true"})
+        if kind == "switched":
             ds.optimize.compact_files()
             data = self.blob_table("deleted", 2000, rows, False, managed=True)
             lance.write_dataset(data, path, mode="append")

@@ -5,7 +5,11 @@
  * Reuse Index (root base and another base path), External objects (absolute
  * path, file:// URI, base-relative path), streaming in bounded chunks, and
  * every refusal (range past the end, missing sidecar, size mismatch, unknown
- * kind, remote scheme, ".." in a relative path) with the file it names. End
+ * kind, remote scheme, ".." in a relative path) with the file it names;
+ * Managed descriptors (Lance 14, kinds 4 and 5): objects below the data
+ * file's base root or base blob_id, empty ranges never looked up, and
+ * every blob_uri Lance refuses (absolute, "..", "://", empty components,
+ * backslash) refused as corrupt, naming the data file. End
  * to end: a copy of the table whose sidecars were moved to another directory
  * and whose manifest maps them back through a BRI hashes its blob column to
  * the same SHA-256 as the original (fragment reader + resolver + hasher). */
@@ -342,6 +346,56 @@ START_TEST(test_external) {
 }
 END_TEST
 
+START_TEST(test_managed) {
+  env e;
+  setup(&e);
+  char *blobs = bri_path_join(e.root, "_blobs");
+  ck_assert_int_eq(mkdir(blobs, 0755), 0);
+  char *obj = bri_path_join(blobs, "pack.blob");
+  bri_write_bytes(obj, "abcdefghij", 10);
+  char *other = bri_path_join(e.tmp, "other");
+  ck_assert_int_eq(mkdir(other, 0755), 0);
+  char *odir = bri_path_join(other, "_blobs");
+  ck_assert_int_eq(mkdir(odir, 0755), 0);
+  char *oobj = bri_path_join(odir, "x.blob");
+  bri_write_bytes(oobj, "XYZ", 3);
+  Lance__Table__BasePath bp, *bps[1] = {&bp};
+  lance__table__base_path__init(&bp);
+  bp.has_id = 1, bp.id = 3, bp.path = other, bp.has_is_dataset_root = 1, bp.is_dataset_root = 1;
+  e.m->pb->base_paths = bps;
+  e.m->pb->n_base_paths = 1;
+  bri_blob_resolver *r = resolver(&e, e.packed);
+  /* kind 4: below the data file's base root (the table's); kind 5: base 3 */
+  expect_bytes(r, desc(BRI_BLOB_MANAGED, 2, 4, 0, "_blobs/pack.blob"), (const uint8_t *)"cdef", 4);
+  expect_bytes(r, desc(BRI_BLOB_MANAGED_BASE, 1, 2, 3, "_blobs/x.blob"), (const uint8_t *)"YZ", 2);
+  char *path;
+  bri_error err;
+  bri_blob_desc d = desc(BRI_BLOB_MANAGED, 0, 1, 0, "_blobs/pack.blob");
+  ck_assert_int_eq(bri_blob_managed_path(r, &d, &path, &err), 0);
+  ck_assert_str_eq(path, obj);
+  free(path);
+  /* an empty range names nothing to read: a missing object is not looked up */
+  expect_bytes(r, desc(BRI_BLOB_MANAGED, 0, 0, 0, "_blobs/gone.blob"), NULL, 0);
+  expect_error(r, desc(BRI_BLOB_MANAGED, 8, 3, 0, "_blobs/pack.blob"), BRI_ECORRUPT,
+               "pack.blob: managed blob [8, +3) runs past the end of the object (10 bytes", PACKED_STEM);
+  expect_error(r, desc(BRI_BLOB_MANAGED, 0, 1, 0, "_blobs/gone.blob"), BRI_ECORRUPT,
+               "gone.blob: managed blob object does not exist", NULL);
+  expect_error(r, desc(BRI_BLOB_MANAGED_BASE, 0, 1, 9, "_blobs/x.blob"), BRI_ECORRUPT, "base id 9 is not defined",
+               PACKED_STEM);
+  static const char *const hostile[] = {"/etc/passwd", "_blobs/../../etc/passwd", "_blobs//x", "./x",
+                                        "s3://bucket/x", "_blobs\\x", "_blobs/", ""};
+  for (size_t i = 0; i < sizeof hostile / sizeof *hostile; i++)
+    expect_error(r, desc(BRI_BLOB_MANAGED, 0, 1, 0, hostile[i]), BRI_ECORRUPT,
+                 PACKED_STEM ".lance: managed blob_uri", "is not a canonical relative path");
+  expect_error(r, desc(6, 0, 1, 0, NULL), BRI_ECORRUPT, "unknown kind 6", "4 or 5 managed");
+  bri_blob_resolver_close(r);
+  e.m->pb->base_paths = NULL;
+  e.m->pb->n_base_paths = 0;
+  free(blobs), free(obj), free(other), free(odir), free(oobj);
+  teardown(&e);
+}
+END_TEST
+
 typedef struct sink {
   uint8_t *data;
   size_t len, chunks, max_chunk;
@@ -529,6 +583,7 @@ static Suite *resolve_suite(void) {
   tcase_add_test(tc, test_packed_dedicated);
   tcase_add_test(tc, test_bri_redirect);
   tcase_add_test(tc, test_external);
+  tcase_add_test(tc, test_managed);
   tcase_add_test(tc, test_stream);
   tcase_add_test(tc, test_bri_table_end_to_end);
   suite_add_tcase(s, tc);
