@@ -22,11 +22,11 @@ BUILD_PKGS=(build-essential pkg-config
 # systemd-nspawn), xxd for the Azure server script's signed requests, boto3
 # for the S3 tests' own object tool (tests/s3/objects.py: the tests run
 # Debian's python3, scripts/run-tests.sh), python3-venv for the venv of
-# pylance and LanceDB below
+# pylance and LanceDB below, jq for the benches' reports
 TEST_PKGS=(check clang libclang-rt-14-dev sqlite3 valgrind systemd groff-base
   radosgw ceph-mon ceph-osd prometheus postgresql
   dpkg-dev debhelper lintian mmdebstrap systemd-container xxd python3-boto3
-  python3-venv)
+  python3-venv jq)
 APT_PKGS=("${BUILD_PKGS[@]}")
 [ "$WHAT" = build ] || APT_PKGS+=("${TEST_PKGS[@]}")
 LANCEDB_VERSION=0.39.0
