@@ -392,6 +392,17 @@ int bri_blob_managed_path(bri_blob_resolver *r, const bri_blob_desc *d, char **o
   return *out ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
 }
 
+/* d's range lies inside the object held in slot 1 (path), else
+ * BRI_ECORRUPT naming it: "<path>: <what> [pos, +size) runs past ...". */
+static int range_in_object(const bri_blob_resolver *r, const char *path, const char *what, const bri_blob_desc *d,
+                           bri_error *err) {
+  uint64_t end;
+  if (bri_add_ok(d->position, d->size, &end) && end <= r->slot[1].size) return 0;
+  return bri_error_set(err, BRI_ECORRUPT, "%s: %s [%llu, +%llu) runs past the end of the object (%llu bytes; data file %s)",
+                       path, what, (unsigned long long)d->position, (unsigned long long)d->size,
+                       (unsigned long long)r->slot[1].size, r->datafile);
+}
+
 /* Validates d and opens the file holding its payload. *slot is NULL for an
  * empty inline blob. */
 static int locate(bri_blob_resolver *r, const bri_blob_desc *d, file_slot **slot, uint64_t *off,
@@ -472,12 +483,7 @@ static int locate(bri_blob_resolver *r, const bri_blob_desc *d, file_slot **slot
                            (unsigned long long)r->slot[1].size, r->datafile);
       *len = r->slot[1].size - (rc ? 0 : d->position);
     } else {
-      if (!bri_add_ok(d->position, d->size, &end) || end > r->slot[1].size)
-        rc = bri_error_set(err, BRI_ECORRUPT,
-                           "%s: external blob [%llu, +%llu) runs past the end of the object "
-                           "(%llu bytes; data file %s)",
-                           path, (unsigned long long)d->position, (unsigned long long)d->size,
-                           (unsigned long long)r->slot[1].size, r->datafile);
+      rc = range_in_object(r, path, "external blob", d, err);
       *len = d->size;
     }
     free(path);
@@ -495,12 +501,7 @@ static int locate(bri_blob_resolver *r, const bri_blob_desc *d, file_slot **slot
     /* an empty range reads nothing: Lance does not look the object up either */
     if (!rc && d->size > 0 && (rc = slot_open(r, &r->slot[1], path, "managed blob object", false, err)) != 0)
       bri_error_wrap(err, "managed blob of data file %s", r->datafile);
-    if (!rc && d->size > 0 && end > r->slot[1].size)
-      rc = bri_error_set(err, BRI_ECORRUPT,
-                         "%s: managed blob [%llu, +%llu) runs past the end of the object (%llu bytes; "
-                         "data file %s)",
-                         path, (unsigned long long)d->position, (unsigned long long)d->size,
-                         (unsigned long long)r->slot[1].size, r->datafile);
+    if (!rc && d->size > 0) rc = range_in_object(r, path, "managed blob", d, err);
     free(path);
     if (rc || d->size == 0) return rc;
     *slot = &r->slot[1];
