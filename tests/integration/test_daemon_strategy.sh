@@ -28,7 +28,7 @@ printf '[daemon]\nroot = %s\n[defaults]\nauto_compact = no\ncleanup_interval = 0
 brid_start s --config "$TMPD/s.conf"
 
 result() { ctl jobs --table "$1" --kind compact --limit 1 --json | jget "d['jobs'][0]['result']['$2']"; }
-has_bri() { "$BRICTL" inspect "$1" --json | grep -q '"blob_reuse_index": {'; }
+has_bri() { grep -q '"blob_reuse_index": {' <<<"$("$BRICTL" inspect "$1" --json)"; } # no pipe: grep -q would close it under pipefail
 
 ctl tables "$TMPD/root/plain.lance" --json | jget 'd["policy"]["strategy"]' | grep -qx auto ||
   fail "the built-in strategy is not auto"
