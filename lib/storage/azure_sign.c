@@ -13,7 +13,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "storage/s3_sign.h"
 #include "util/strbuf.h"
 
 void bri_azure_date(time_t t, char out[32]) {
@@ -33,13 +32,13 @@ static const char *header(const bri_azure_sign_request *r, const char *name) {
 }
 
 static int cmp_pair(const void *a, const void *b) {
-  return strcmp(((const bri_azure_pair *)a)->name, ((const bri_azure_pair *)b)->name);
+  return strcmp(((const bri_http_pair *)a)->name, ((const bri_http_pair *)b)->name);
 }
 
 /* pairs with lowercased names (malloc'd names), sorted; x_ms: only the
  * x-ms- ones. */
-static bri_azure_pair *lowered(const bri_azure_pair *p, size_t n, bool x_ms, size_t *count) {
-  bri_azure_pair *out = calloc(n + 1, sizeof *out);
+static bri_http_pair *lowered(const bri_http_pair *p, size_t n, bool x_ms, size_t *count) {
+  bri_http_pair *out = calloc(n + 1, sizeof *out);
   *count = 0;
   if (!out) return NULL;
   for (size_t i = 0; i < n; i++) {
@@ -51,13 +50,13 @@ static bri_azure_pair *lowered(const bri_azure_pair *p, size_t n, bool x_ms, siz
       return NULL;
     }
     for (char *c = l; *c; c++) *c = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
-    out[(*count)++] = (bri_azure_pair){l, p[i].value};
+    out[(*count)++] = (bri_http_pair){l, p[i].value};
   }
   qsort(out, *count, sizeof *out, cmp_pair);
   return out;
 }
 
-static void free_pairs(bri_azure_pair *p, size_t n) {
+static void free_pairs(bri_http_pair *p, size_t n) {
   for (size_t i = 0; p && i < n; i++) free((char *)p[i].name);
   free(p);
 }
@@ -77,8 +76,8 @@ char *bri_azure_string_to_sign(const bri_azure_sign_request *r, bri_error *err) 
     bri_strbuf_puts(&b, "\n");
   }
   size_t nh, nq;
-  bri_azure_pair *h = lowered(r->headers, r->n_headers, true, &nh);
-  bri_azure_pair *q = lowered(r->query, r->n_query, false, &nq);
+  bri_http_pair *h = lowered(r->headers, r->n_headers, true, &nh);
+  bri_http_pair *q = lowered(r->query, r->n_query, false, &nq);
   for (size_t i = 0; h && i < nh; i++) {
     const char *v = h[i].value;
     while (*v == ' ') v++;

@@ -11,23 +11,19 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "storage/http_encode.h"
 #include "util/error.h"
 
 /* The service version every request names (x-ms-version). */
 #define BRI_AZURE_VERSION "2021-08-06"
 
-typedef struct bri_azure_pair {
-  const char *name;
-  const char *value;
-} bri_azure_pair;
-
 typedef struct bri_azure_sign_request {
   const char *method;
   const char *account;
   const char *path; /* the request's path as sent (encoded), account included when path-style */
-  const bri_azure_pair *query; /* raw (decoded) names and values */
+  const bri_http_pair *query; /* raw (decoded) names and values */
   size_t n_query;
-  const bri_azure_pair *headers; /* every header sent (x-ms-date, x-ms-version included) */
+  const bri_http_pair *headers; /* every header sent (x-ms-date, x-ms-version included) */
   size_t n_headers;
   uint64_t content_length; /* of the body (0: the field stays empty) */
 } bri_azure_sign_request;

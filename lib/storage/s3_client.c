@@ -373,30 +373,25 @@ static void req_location(const bri_s3_client *c, const s3_req *r, bri_strbuf *ho
 /* Azure: the headers to send (x-ms-date and x-ms-version first), the URL
  * (the SAS token appended when there is no key) and the Shared Key
  * Authorization (NULL with a SAS). */
-static int azure_prepare(bri_s3_client *c, s3_req *r, bri_sigv4_pair *h, size_t *nh, char *date,
+static int azure_prepare(bri_s3_client *c, s3_req *r, bri_http_pair *h, size_t *nh, char *date,
                          bri_strbuf *url, char **auth) {
   bri_azure_date(time(NULL), date);
   *nh = 0;
-  h[(*nh)++] = (bri_sigv4_pair){"x-ms-date", date};
-  h[(*nh)++] = (bri_sigv4_pair){"x-ms-version", BRI_AZURE_VERSION};
-  for (size_t i = 0; i < r->n_headers; i++) h[(*nh)++] = (bri_sigv4_pair){r->hname[i], r->hval[i]};
-  bri_sigv4_pair q[MAX_QUERY];
-  bri_azure_pair aq[MAX_QUERY], ah[MAX_HEADERS + 2];
-  for (size_t i = 0; i < r->n_query; i++) {
-    q[i] = (bri_sigv4_pair){r->qname[i], r->qval[i]};
-    aq[i] = (bri_azure_pair){r->qname[i], r->qval[i]};
-  }
-  for (size_t i = 0; i < *nh; i++) ah[i] = (bri_azure_pair){h[i].name, h[i].value};
+  h[(*nh)++] = (bri_http_pair){"x-ms-date", date};
+  h[(*nh)++] = (bri_http_pair){"x-ms-version", BRI_AZURE_VERSION};
+  for (size_t i = 0; i < r->n_headers; i++) h[(*nh)++] = (bri_http_pair){r->hname[i], r->hval[i]};
+  bri_http_pair q[MAX_QUERY];
+  for (size_t i = 0; i < r->n_query; i++) q[i] = (bri_http_pair){r->qname[i], r->qval[i]};
   bri_strbuf path = BRI_STRBUF_INIT;
   bri_strbuf_printf(&path, "%s/%s%s%s", c->az_path, r->bucket, r->key ? "/" : "", r->key ? r->key : "");
   char *epath = path.oom ? NULL : bri_uri_encode(path.data, false);
-  char *query = bri_sigv4_query(q, r->n_query);
+  char *query = bri_http_query(q, r->n_query);
   int rc = BRI_ENOMEM;
   if (epath && query) {
     const char *sas = c->az->key ? NULL : c->az->sas;
     bri_strbuf_printf(url, "%s://%s%s%s%s%s%s", c->scheme, c->host, epath, *query || sas ? "?" : "", query,
                       *query && sas ? "&" : "", sas ? sas : "");
-    bri_azure_sign_request sr = {r->method, c->az->account, epath, aq, r->n_query, ah, *nh,
+    bri_azure_sign_request sr = {r->method, c->az->account, epath, q, r->n_query, h, *nh,
                                  strcmp(r->method, "PUT") && strcmp(r->method, "POST") ? 0 : r->body_len};
     rc = url->oom ? BRI_ENOMEM
          : c->az->key ? bri_azure_shared_key(&sr, c->az->key, c->az->key_len, auth, &r->err) : 0;
@@ -412,7 +407,7 @@ static int req_start(bri_s3_client *c, s3_req *r, CURLM *m) {
   char date[32];
   bri_strbuf host = BRI_STRBUF_INIT, path = BRI_STRBUF_INIT, url = BRI_STRBUF_INIT;
   char *query = NULL, *epath = NULL, *auth = NULL;
-  bri_sigv4_pair q[MAX_QUERY], h[MAX_HEADERS + 4];
+  bri_http_pair q[MAX_QUERY], h[MAX_HEADERS + 4];
   size_t nh = 0;
   if (c->az) {
     if ((rc = azure_prepare(c, r, h, &nh, date, &url, &auth)) != 0) goto out;
@@ -423,17 +418,17 @@ static int req_start(bri_s3_client *c, s3_req *r, CURLM *m) {
   req_location(c, r, &host, &path);
   if (host.oom || path.oom) goto out;
 
-  for (size_t i = 0; i < r->n_query; i++) q[i] = (bri_sigv4_pair){r->qname[i], r->qval[i]};
-  h[nh++] = (bri_sigv4_pair){"host", host.data};
-  h[nh++] = (bri_sigv4_pair){"x-amz-date", date};
-  h[nh++] = (bri_sigv4_pair){"x-amz-content-sha256", r->payload_hash};
-  if (c->cfg.session_token) h[nh++] = (bri_sigv4_pair){"x-amz-security-token", c->cfg.session_token};
-  for (size_t i = 0; i < r->n_headers; i++) h[nh++] = (bri_sigv4_pair){r->hname[i], r->hval[i]};
+  for (size_t i = 0; i < r->n_query; i++) q[i] = (bri_http_pair){r->qname[i], r->qval[i]};
+  h[nh++] = (bri_http_pair){"host", host.data};
+  h[nh++] = (bri_http_pair){"x-amz-date", date};
+  h[nh++] = (bri_http_pair){"x-amz-content-sha256", r->payload_hash};
+  if (c->cfg.session_token) h[nh++] = (bri_http_pair){"x-amz-security-token", c->cfg.session_token};
+  for (size_t i = 0; i < r->n_headers; i++) h[nh++] = (bri_http_pair){r->hname[i], r->hval[i]};
   bri_sigv4_request sr = {r->method, path.data, q, r->n_query, h, nh, r->payload_hash, date,
                           c->cfg.region, "s3", c->cfg.access_key_id, c->cfg.secret_access_key};
   if ((rc = bri_sigv4_authorization(&sr, &auth, &r->err)) != 0) goto out;
   rc = BRI_ENOMEM;
-  if (!(query = bri_sigv4_query(q, r->n_query)) || !(epath = bri_uri_encode(path.data, false))) {
+  if (!(query = bri_http_query(q, r->n_query)) || !(epath = bri_uri_encode(path.data, false))) {
     goto out;
   }
   bri_strbuf_printf(&url, "%s://%s%s%s%s", c->scheme, host.data, epath, *query ? "?" : "", query);
@@ -1535,7 +1530,7 @@ static int azure_batch_body(bri_s3_client *c, const char *bucket, const char *co
                             const char *boundary, bri_strbuf *body, bri_error *err) {
   char date[32];
   bri_azure_date(time(NULL), date);
-  bri_azure_pair h[] = {{"x-ms-date", date}};
+  bri_http_pair h[] = {{"x-ms-date", date}};
   for (size_t i = 0; i < n; i++) {
     bri_strbuf path = BRI_STRBUF_INIT;
     bri_strbuf_printf(&path, "%s/%s/%s", c->az_path, bucket, keys[i]);

@@ -12,90 +12,11 @@
 
 #include <ctype.h>
 #include <openssl/hmac.h>
-#include <openssl/sha.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/strbuf.h"
-
-const char bri_sha256_empty_hex[BRI_SHA256_HEX_LEN + 1] =
-    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
-
-static void hex(const unsigned char *p, size_t n, char *out) {
-  static const char digits[] = "0123456789abcdef";
-  for (size_t i = 0; i < n; i++) {
-    out[2 * i] = digits[p[i] >> 4];
-    out[2 * i + 1] = digits[p[i] & 15];
-  }
-  out[2 * n] = '\0';
-}
-
-void bri_sha256_hex(const void *data, size_t len, char out[BRI_SHA256_HEX_LEN + 1]) {
-  unsigned char md[SHA256_DIGEST_LENGTH];
-  SHA256(data, len, md);
-  hex(md, sizeof md, out);
-}
-
-static bool unreserved(unsigned char c) {
-  return isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~';
-}
-
-static void encode_into(bri_strbuf *b, const char *s, bool encode_slash) {
-  static const char digits[] = "0123456789ABCDEF";
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (unreserved(*p) || (*p == '/' && !encode_slash)) {
-      bri_strbuf_putc(b, (char)*p);
-    } else {
-      char e[3] = {'%', digits[*p >> 4], digits[*p & 15]};
-      bri_strbuf_add(b, e, 3);
-    }
-  }
-}
-
-char *bri_uri_encode(const char *s, bool encode_slash) {
-  bri_strbuf b = BRI_STRBUF_INIT;
-  bri_strbuf_puts(&b, "");
-  encode_into(&b, s, encode_slash);
-  return bri_strbuf_take(&b);
-}
-
-typedef struct enc_pair {
-  char *name;
-  char *value;
-} enc_pair;
-
-static int cmp_pair(const void *a, const void *b) {
-  const enc_pair *x = a, *y = b;
-  int c = strcmp(x->name, y->name);
-  return c ? c : strcmp(x->value, y->value);
-}
-
-char *bri_sigv4_query(const bri_sigv4_pair *query, size_t n) {
-  if (!n) return strdup("");
-  enc_pair *pairs = calloc(n, sizeof *pairs);
-  char *out = NULL;
-  if (!pairs) return NULL;
-  for (size_t i = 0; i < n; i++) {
-    pairs[i].name = bri_uri_encode(query[i].name, true);
-    pairs[i].value = bri_uri_encode(query[i].value ? query[i].value : "", true);
-    if (!pairs[i].name || !pairs[i].value) goto out;
-  }
-  qsort(pairs, n, sizeof *pairs, cmp_pair);
-  bri_strbuf b = BRI_STRBUF_INIT;
-  for (size_t i = 0; i < n; i++) {
-    if (i) bri_strbuf_putc(&b, '&');
-    bri_strbuf_printf(&b, "%s=%s", pairs[i].name, pairs[i].value);
-  }
-  out = bri_strbuf_take(&b);
-out:
-  for (size_t i = 0; i < n; i++) {
-    free(pairs[i].name);
-    free(pairs[i].value);
-  }
-  free(pairs);
-  return out;
-}
 
 typedef struct canon_header {
   char *name;  /* lowercase */
@@ -135,9 +56,10 @@ static int canonical(const bri_sigv4_request *r, bri_strbuf *b, char **signed_ou
   int rc = BRI_ENOMEM;
   size_t n = r->n_headers;
   canon_header *h = calloc(n ? n : 1, sizeof *h);
-  char *query = bri_sigv4_query(r->query, r->n_query);
+  char *query = bri_http_query(r->query, r->n_query);
+  char *path = bri_uri_encode(r->path, false);
   bri_strbuf sh = BRI_STRBUF_INIT;
-  if (!h || !query) goto out;
+  if (!h || !query || !path) goto out;
   for (size_t i = 0; i < n; i++) {
     h[i].name = lower(r->headers[i].name);
     h[i].value = trimall(r->headers[i].value);
@@ -150,9 +72,7 @@ static int canonical(const bri_sigv4_request *r, bri_strbuf *b, char **signed_ou
       goto out;
     }
   }
-  bri_strbuf_printf(b, "%s\n", r->method);
-  encode_into(b, r->path, false);
-  bri_strbuf_printf(b, "\n%s\n", query);
+  bri_strbuf_printf(b, "%s\n%s\n%s\n", r->method, path, query);
   for (size_t i = 0; i < n; i++) {
     bri_strbuf_printf(b, "%s:%s\n", h[i].name, h[i].value);
     if (i) bri_strbuf_putc(&sh, ';');
@@ -170,6 +90,7 @@ out:
   }
   free(h);
   free(query);
+  free(path);
   bri_strbuf_clear(&sh);
   return rc;
 }
@@ -223,7 +144,7 @@ int bri_sigv4_authorization(const bri_sigv4_request *r, char **out, bri_error *e
   hmac(k, 32, "aws4_request", k);
   hmac(k, 32, sts.data, sig);
   char sig_hex[65];
-  hex(sig, 32, sig_hex);
+  bri_hex(sig, 32, sig_hex);
   OPENSSL_cleanse(k, sizeof k);
   bri_strbuf a = BRI_STRBUF_INIT;
   bri_strbuf_printf(&a,

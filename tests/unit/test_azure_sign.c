@@ -24,7 +24,7 @@ static void setup(void) {
 
 START_TEST(test_put_if_absent) {
   /* headers in any order and case; Content-Length from the body */
-  bri_azure_pair h[] = {{"x-ms-version", BRI_AZURE_VERSION}, {"If-None-Match", "*"},
+  bri_http_pair h[] = {{"x-ms-version", BRI_AZURE_VERSION}, {"If-None-Match", "*"},
                         {"X-MS-Date", DATE}, {"x-ms-blob-type", "BlockBlob"}};
   bri_azure_sign_request r = {"PUT", ACCOUNT, "/devstoreaccount1/brid/p/_versions/1.manifest", NULL, 0, h, 4, 11};
   char *auth = NULL;
@@ -41,8 +41,8 @@ END_TEST
 START_TEST(test_list_query_sorted) {
   /* query names sorted and lowercased in the resource; an empty body leaves
    * Content-Length empty */
-  bri_azure_pair q[] = {{"prefix", "p/"}, {"delimiter", "/"}, {"Comp", "list"}};
-  bri_azure_pair h[] = {{"x-ms-date", DATE}, {"x-ms-version", BRI_AZURE_VERSION}};
+  bri_http_pair q[] = {{"prefix", "p/"}, {"delimiter", "/"}, {"Comp", "list"}};
+  bri_http_pair h[] = {{"x-ms-date", DATE}, {"x-ms-version", BRI_AZURE_VERSION}};
   bri_azure_sign_request r = {"GET", ACCOUNT, "/devstoreaccount1/brid", q, 3, h, 2, 0};
   char *auth = NULL;
   bri_error err;

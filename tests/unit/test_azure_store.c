@@ -324,9 +324,9 @@ static void lease(const char *rel) {
   int origin = (int)(epath ? (size_t)(epath - cfg.endpoint) : strlen(cfg.endpoint)); /* scheme://host[:port] */
   snprintf(url, sizeof url, "%.*s%s?comp=lease", origin, cfg.endpoint, path);
   bri_azure_date(time(NULL), date);
-  bri_azure_pair h[] = {{"x-ms-date", date}, {"x-ms-version", BRI_AZURE_VERSION}, {"x-ms-lease-action", "acquire"},
+  bri_http_pair h[] = {{"x-ms-date", date}, {"x-ms-version", BRI_AZURE_VERSION}, {"x-ms-lease-action", "acquire"},
                         {"x-ms-lease-duration", "-1"}};
-  bri_azure_pair q[] = {{"comp", "lease"}};
+  bri_http_pair q[] = {{"comp", "lease"}};
   bri_azure_sign_request sr = {"PUT", cfg.account, path, q, 1, h, 4, 0};
   char *auth;
   ck_assert_msg(bri_azure_shared_key(&sr, cfg.key, cfg.key_len, &auth, &err) == 0, "%s", err.msg);
