@@ -25,7 +25,7 @@
 
 #include "storage/azure_sign.h"
 #include "storage/s3_sign.h"
-#include "storage/s3_xml.h"
+#include "storage/xml.h"
 #include "util/fsutil.h"
 #include "util/strbuf.h"
 

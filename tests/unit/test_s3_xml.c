@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "storage/s3_xml.h"
+#include "storage/xml.h"
 #include "testutil.h"
 
 static const char listing[] =

@@ -1,8 +1,8 @@
-/* s3_xml.c: expat into a tree of names and text (see s3_xml.h). The tree is
+/* xml.c: expat into a tree of names and text (see xml.h). The tree is
  * built on a stack of open elements; character data is appended to the
  * innermost open element. Limits (depth, size) keep a hostile or broken
  * server from making us allocate without bound. */
-#include "storage/s3_xml.h"
+#include "storage/xml.h"
 
 #include <expat.h>
 #include <stdbool.h>

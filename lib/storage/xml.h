@@ -1,14 +1,14 @@
-/* s3_xml.h: the XML S3 speaks, read into a small tree and written with
- * escaping.
+/* xml.h: the XML object stores speak, read into a small tree and written
+ * with escaping.
  *
- * S3 answers (ListObjectsV2, errors, multipart results, DeleteObjects
- * results) are small, flat documents, so they are parsed (expat) into a tree
- * of element names and text, and read with child lookups; namespaces are
+ * Their answers (listing pages, errors, multipart results, delete results)
+ * are small, flat documents, so they are parsed (expat) into a tree of
+ * element names and text, and read with child lookups; namespaces are
  * dropped from names ("ListBucketResult", not the xmlns URI). A document
- * deeper than 32 levels or over 64 MiB is refused: nothing S3 sends comes
- * close. */
-#ifndef BRI_S3_XML_H
-#define BRI_S3_XML_H
+ * deeper than 32 levels or over 64 MiB is refused: nothing a store sends
+ * comes close. */
+#ifndef BRI_STORAGE_XML_H
+#define BRI_STORAGE_XML_H
 
 #include <stddef.h>
 
