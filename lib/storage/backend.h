@@ -186,6 +186,6 @@ void bri_store_base_clear(bri_store *st);
 /* The registered backends (store.c). */
 extern const bri_store_ops bri_local_store_ops;
 extern const bri_store_ops bri_s3_store_ops;    /* s3_store.c */
-extern const bri_store_ops bri_azure_store_ops; /* s3_store.c, on the client's Azure dialect */
+extern const bri_store_ops bri_azure_store_ops; /* s3_store.c, on the Azure client */
 
 #endif

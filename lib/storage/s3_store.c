@@ -38,9 +38,9 @@
  * front rolls up into the registered root's (backend.h). */
 #include "storage/s3_store.h"
 
-#include "storage/azure_config.h"
+#include "storage/azure_client.h"
+#include "storage/http_encode.h"
 #include "storage/s3_client.h"
-#include "storage/s3_sign.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -56,7 +56,7 @@
 /* ------------------------------------------------------------ clients */
 
 typedef struct s3_conn {
-  bri_s3_client *client;
+  bri_obj_client *client;
   char *id; /* endpoint, region, addressing, key id, secret: what makes clients differ */
   _Atomic int refs;
   struct s3_conn *next;
@@ -85,7 +85,7 @@ static void conn_unref(s3_conn *c) {
     }
   }
   pthread_mutex_unlock(&registry_lock);
-  bri_s3_client_free(c->client);
+  bri_obj_client_free(c->client);
   explicit_bzero(c->id, strlen(c->id));
   free(c->id);
   free(c);
@@ -208,8 +208,8 @@ int bri_azure_store_configure(const char *prefix_uri, const bri_azure_settings *
 
 /* The shared client of id (made from cfg by make when there is none yet);
  * consumes id. */
-static int conn_shared(char *id, const void *cfg, const bri_s3_options *opt,
-                       int (*make)(const void *, const bri_s3_options *, bri_s3_client **, bri_error *),
+static int conn_shared(char *id, const void *cfg, const bri_obj_options *opt,
+                       int (*make)(const void *, const bri_obj_options *, bri_obj_client **, bri_error *),
                        s3_conn **out, bri_error *err) {
   int rc = 0;
   pthread_mutex_lock(&registry_lock);
@@ -242,17 +242,17 @@ static int conn_shared(char *id, const void *cfg, const bri_s3_options *opt,
   return rc;
 }
 
-static int make_s3(const void *cfg, const bri_s3_options *opt, bri_s3_client **out, bri_error *err) {
+static int make_s3(const void *cfg, const bri_obj_options *opt, bri_obj_client **out, bri_error *err) {
   return bri_s3_client_new(cfg, opt, out, err);
 }
 
-static int make_azure(const void *cfg, const bri_s3_options *opt, bri_s3_client **out, bri_error *err) {
-  return bri_s3_client_new_azure(cfg, opt, out, err);
+static int make_azure(const void *cfg, const bri_obj_options *opt, bri_obj_client **out, bri_error *err) {
+  return bri_azure_client_new(cfg, opt, out, err);
 }
 
 /* The settings of the longest registered prefix of uri, and the client
  * options of its limits (registry_lock held). */
-static const s3_setting *best_setting(const char *uri, bri_s3_options *opt) {
+static const s3_setting *best_setting(const char *uri, bri_obj_options *opt) {
   const s3_setting *best = NULL;
   for (const s3_setting *s = settings; s; s = s->next) {
     size_t n = strlen(s->prefix);
@@ -275,7 +275,7 @@ static const s3_setting *best_setting(const char *uri, bri_s3_options *opt) {
 static int conn_for_azure(const char *uri, const char *account_hint, s3_conn **out, bri_error *err) {
   *out = NULL;
   bri_azure_config cfg;
-  bri_s3_options opt = {0};
+  bri_obj_options opt = {0};
   char *id = NULL;
   pthread_mutex_lock(&registry_lock);
   const s3_setting *best = best_setting(uri, &opt);
@@ -298,7 +298,7 @@ static int conn_for_azure(const char *uri, const char *account_hint, s3_conn **o
 static int conn_for(const char *uri, s3_conn **out, bri_error *err) {
   *out = NULL;
   bri_aws_config cfg;
-  bri_s3_options opt = {0};
+  bri_obj_options opt = {0};
   int rc;
   pthread_mutex_lock(&registry_lock);
   const s3_setting *best = best_setting(uri, &opt);
@@ -520,11 +520,11 @@ static bri_store_counts *writer_tally(bri_swriter *w) { return w->st ? &w->st->c
 static int has_children(s3_store *s, const char *key, bool *yes, bri_error *err) {
   char *p = dir_prefix(s, key);
   if (!p) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  bri_s3_list_args a = {.prefix = p, .max_keys = 1};
-  bri_s3_listing l;
-  int rc = bri_s3_list_page(s->conn->client, store_tally(s), s->bucket, &a, &l, err);
+  bri_obj_list_args a = {.prefix = p, .max_keys = 1};
+  bri_obj_listing l;
+  int rc = bri_obj_list_page(s->conn->client, store_tally(s), s->bucket, &a, &l, err);
   *yes = rc == 0 && (l.n_objects || l.n_prefixes);
-  if (rc == 0) bri_s3_listing_clear(&l);
+  if (rc == 0) bri_obj_listing_clear(&l);
   free(p);
   return rc;
 }
@@ -557,7 +557,7 @@ static int s3_open_file(bri_store *st, const char *key, const char *path, bri_sf
   uint64_t size = 0;
   int rc = 0;
   if (!cache_get(s, k, &tail, &tail_len, &size)) {
-    rc = bri_s3_get_suffix(s->conn->client, store_tally(s), s->bucket, k, TAIL, &tail, &tail_len, &size, err);
+    rc = bri_obj_get_suffix(s->conn->client, store_tally(s), s->bucket, k, TAIL, &tail, &tail_len, &size, err);
     if (rc == BRI_ENOTFOUND) rc = bri_error_set(err, BRI_ENOTFOUND, "%s: no such file", path);
     uint8_t *copy = rc ? NULL : malloc(tail_len ? tail_len : 1);
     if (copy) {
@@ -600,11 +600,11 @@ static int s3_read(bri_sfile *bf, uint64_t offset, void *buf, size_t len, bri_er
     memcpy(buf, f->tail + (offset - tail_off), len);
     return 0;
   }
-  bri_s3_batch *b = bri_s3_batch_new(f->conn->client, file_tally(bf));
+  bri_obj_batch *b = bri_obj_batch_new(f->conn->client, file_tally(bf));
   if (!b) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  int rc = bri_s3_batch_get_range(b, f->bucket, f->key, offset, len, buf, err);
-  if (rc == 0) rc = bri_s3_batch_run(b, err);
-  bri_s3_batch_free(b);
+  int rc = bri_obj_batch_get_range(b, f->bucket, f->key, offset, len, buf, err);
+  if (rc == 0) rc = bri_obj_batch_run(b, err);
+  bri_obj_batch_free(b);
   return rc;
 }
 
@@ -612,15 +612,15 @@ static int s3_read(bri_sfile *bf, uint64_t offset, void *buf, size_t len, bri_er
 static int s3_readv(bri_sfile *bf, const bri_sread *reads, size_t n, bri_error *err) {
   s3_file *f = (s3_file *)bf;
   uint64_t tail_off = bf->size - f->tail_len;
-  bri_s3_batch *b = bri_s3_batch_new(f->conn->client, file_tally(bf));
+  bri_obj_batch *b = bri_obj_batch_new(f->conn->client, file_tally(bf));
   if (!b) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   int rc = 0;
   for (size_t i = 0; rc == 0 && i < n; i++) {
     if (reads[i].offset >= tail_off) memcpy(reads[i].buf, f->tail + (reads[i].offset - tail_off), reads[i].len);
-    else rc = bri_s3_batch_get_range(b, f->bucket, f->key, reads[i].offset, reads[i].len, reads[i].buf, err);
+    else rc = bri_obj_batch_get_range(b, f->bucket, f->key, reads[i].offset, reads[i].len, reads[i].buf, err);
   }
-  if (rc == 0) rc = bri_s3_batch_run(b, err);
-  bri_s3_batch_free(b);
+  if (rc == 0) rc = bri_obj_batch_run(b, err);
+  bri_obj_batch_free(b);
   return rc;
 }
 
@@ -645,7 +645,7 @@ static int s3_stat(bri_store *st, const char *key, bri_store_info *out, bri_erro
   }
   char *k = full_key(s, key);
   if (!k) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  bri_s3_object o = {0};
+  bri_obj_info o = {0};
   int rc = 0;
   if (cache_stat(s, k, &o.size, &o.mtime)) {
     out->kind = BRI_ENTRY_FILE;
@@ -654,7 +654,7 @@ static int s3_stat(bri_store *st, const char *key, bri_store_info *out, bri_erro
     free(k);
     return 0;
   }
-  rc = bri_s3_head(s->conn->client, store_tally(s), s->bucket, k, &o, err);
+  rc = bri_obj_head(s->conn->client, store_tally(s), s->bucket, k, &o, err);
   if (rc == 0) {
     out->kind = BRI_ENTRY_FILE;
     out->size = o.size;
@@ -665,14 +665,14 @@ static int s3_stat(bri_store *st, const char *key, bri_store_info *out, bri_erro
     if (rc == 0 && dir) out->kind = BRI_ENTRY_DIR;
     else if (rc == 0) rc = bri_error_set(err, BRI_ENOTFOUND, "%s/%s: no such file or directory", st->uri, key);
   }
-  bri_s3_object_clear(&o);
+  bri_obj_info_clear(&o);
   free(k);
   return rc;
 }
 
 /* The entries of a listing of prefix p: objects, and common prefixes
  * under "/" (their trailing "/" dropped). */
-static int entries_of(const char *p, const bri_s3_listing *l, bri_store_entry **out, size_t *count,
+static int entries_of(const char *p, const bri_obj_listing *l, bri_store_entry **out, size_t *count,
                       bri_error *err) {
   *out = NULL;
   *count = 0;
@@ -704,8 +704,8 @@ static int entries_of(const char *p, const bri_s3_listing *l, bri_store_entry **
 
 /* ListObjectsV2 of directory p with delimiter "/": n > 0 one page of
  * max-keys n (S3 gives keys and prefixes in name order), n == 0 all. */
-static bri_s3_list_args dir_args(const char *p, size_t n) {
-  return (bri_s3_list_args){.prefix = p, .delimiter = "/", .max_keys = n > 1000 ? 1000 : (int)n};
+static bri_obj_list_args dir_args(const char *p, size_t n) {
+  return (bri_obj_list_args){.prefix = p, .delimiter = "/", .max_keys = n > 1000 ? 1000 : (int)n};
 }
 
 /* The immediate children of dir, from one page (n > 0) or every page. */
@@ -715,13 +715,13 @@ static int list_dir(s3_store *s, const char *dir, size_t n, bri_store_entry **ou
   *count = 0;
   char *p = dir_prefix(s, dir);
   if (!p) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  bri_s3_list_args a = dir_args(p, n);
-  bri_s3_listing l;
-  int rc = n ? bri_s3_list_page(s->conn->client, store_tally(s), s->bucket, &a, &l, err)
-             : bri_s3_list_all(s->conn->client, store_tally(s), s->bucket, &a, &l, err);
+  bri_obj_list_args a = dir_args(p, n);
+  bri_obj_listing l;
+  int rc = n ? bri_obj_list_page(s->conn->client, store_tally(s), s->bucket, &a, &l, err)
+             : bri_obj_list_all(s->conn->client, store_tally(s), s->bucket, &a, &l, err);
   if (rc == 0) {
     rc = entries_of(p, &l, out, count, err);
-    bri_s3_listing_clear(&l);
+    bri_obj_listing_clear(&l);
   }
   free(p);
   return rc;
@@ -745,11 +745,11 @@ static int s3_list_tree(bri_store *st, const char *dir, size_t max_pages, bri_st
       rc = bri_error_set(err, BRI_EUNSUPPORTED, "%s/%s: more than %zu pages of names", st->uri, dir, max_pages);
       break;
     }
-    bri_s3_list_args a = {.prefix = p, .continuation_token = token};
-    bri_s3_listing l;
+    bri_obj_list_args a = {.prefix = p, .continuation_token = token};
+    bri_obj_listing l;
     bri_store_entry *e = NULL;
     size_t n = 0;
-    if ((rc = bri_s3_list_page(s->conn->client, store_tally(s), s->bucket, &a, &l, err)) != 0) break;
+    if ((rc = bri_obj_list_page(s->conn->client, store_tally(s), s->bucket, &a, &l, err)) != 0) break;
     rc = entries_of(p, &l, &e, &n, err);
     bri_store_entry *all = rc || !n ? *out : realloc(*out, (*count + n) * sizeof *all);
     if (!rc && !all && n) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
@@ -763,7 +763,7 @@ static int s3_list_tree(bri_store *st, const char *dir, size_t max_pages, bri_st
     free(token);
     token = l.truncated ? l.next_token : NULL; /* the next page's, taken */
     if (token) l.next_token = NULL;
-    bri_s3_listing_clear(&l);
+    bri_obj_listing_clear(&l);
     if (!token) break;
   }
   free(token), free(p);
@@ -786,24 +786,24 @@ static int s3_list_first_many(bri_store *st, bri_store_listing *dirs, const char
                               size_t count, unsigned flags, size_t n, bri_error *err) {
   (void)flags;
   s3_store *s = (s3_store *)st;
-  bri_s3_batch *b = bri_s3_batch_new(s->conn->client, store_tally(s));
+  bri_obj_batch *b = bri_obj_batch_new(s->conn->client, store_tally(s));
   char **p = calloc(count + 1, sizeof *p);
-  bri_s3_listing *l = calloc(count + 1, sizeof *l);
+  bri_obj_listing *l = calloc(count + 1, sizeof *l);
   int rc = b && p && l ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
   for (size_t i = 0; rc == 0 && i < count; i++) {
-    bri_s3_list_args a = dir_args(p[i] = dir_prefix(s, keys[i]), n ? n : 1);
+    bri_obj_list_args a = dir_args(p[i] = dir_prefix(s, keys[i]), n ? n : 1);
     if (!p[i]) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-    else rc = bri_s3_batch_list(b, s->bucket, &a, &l[i], &dirs[i].rc, &dirs[i].err, err);
+    else rc = bri_obj_batch_list(b, s->bucket, &a, &l[i], &dirs[i].rc, &dirs[i].err, err);
   }
   bri_error ignored; /* each listing has its own outcome */
-  if (rc == 0) bri_s3_batch_run(b, &ignored);
+  if (rc == 0) bri_obj_batch_run(b, &ignored);
   for (size_t i = 0; rc == 0 && i < count; i++) {
     if (dirs[i].rc == 0) dirs[i].rc = entries_of(p[i], &l[i], &dirs[i].entries, &dirs[i].count, &dirs[i].err);
   }
-  for (size_t i = 0; l && i < count; i++) bri_s3_listing_clear(&l[i]);
+  for (size_t i = 0; l && i < count; i++) bri_obj_listing_clear(&l[i]);
   for (size_t i = 0; p && i < count; i++) free(p[i]);
   free(p), free(l);
-  bri_s3_batch_free(b);
+  bri_obj_batch_free(b);
   return rc;
 }
 
@@ -825,7 +825,7 @@ static int s3_put(bri_store *st, const char *key, const void *data, size_t len, 
     return rc;
   }
   cache_drop(s, k);
-  rc = bri_s3_put(s->conn->client, store_tally(s), s->bucket, k, data, len, how & BRI_PUT_IF_ABSENT ? BRI_S3_PUT_IF_ABSENT : 0, err);
+  rc = bri_obj_put(s->conn->client, store_tally(s), s->bucket, k, data, len, how & BRI_PUT_IF_ABSENT ? BRI_OBJ_PUT_IF_ABSENT : 0, err);
   if (rc == BRI_ETAKEN) rc = bri_error_set(err, BRI_ETAKEN, "%s/%s: exists", st->uri, key);
   if (rc == 0) {
     bri_error warn;
@@ -842,7 +842,7 @@ typedef struct s3_writer {
   char *bucket;
   char *key;       /* the object's */
   char *upload_id; /* NULL until the first part */
-  bri_s3_part *parts;
+  bri_obj_part *parts;
   size_t n_parts, cap_parts;
   uint8_t *buf; /* PART_SIZE bytes */
   size_t buf_len;
@@ -868,9 +868,9 @@ static void writer_free(s3_writer *w) {
 /* Refuses a name that exists (see the top of the file for why a HEAD). */
 static int check_absent(s3_conn *c, bri_store_counts *tally, const char *bucket, const char *key,
                         const char *what, bri_error *err) {
-  bri_s3_object o;
-  int rc = bri_s3_head(c->client, tally, bucket, key, &o, err);
-  bri_s3_object_clear(&o);
+  bri_obj_info o;
+  int rc = bri_obj_head(c->client, tally, bucket, key, &o, err);
+  bri_obj_info_clear(&o);
   if (rc == 0) return bri_error_set(err, BRI_ETAKEN, "%s: exists", what);
   return rc == BRI_ENOTFOUND ? 0 : rc;
 }
@@ -903,18 +903,18 @@ static int s3_create(bri_store *st, const char *key, bri_swriter **out, bri_erro
 
 static int add_part_slot(s3_writer *w, bri_error *err) {
   if (!w->upload_id) {
-    int rc = bri_s3_mpu_create(w->conn->client, writer_tally(&w->base), w->bucket, w->key, &w->upload_id, err);
+    int rc = bri_obj_mpu_create(w->conn->client, writer_tally(&w->base), w->bucket, w->key, &w->upload_id, err);
     if (rc) return rc;
   }
   if (w->n_parts == w->cap_parts) {
     size_t cap = w->cap_parts ? w->cap_parts * 2 : 16;
-    bri_s3_part *grown = realloc(w->parts, cap * sizeof *grown);
+    bri_obj_part *grown = realloc(w->parts, cap * sizeof *grown);
     if (!grown) return bri_error_set(err, BRI_ENOMEM, "out of memory");
     w->parts = grown;
     w->cap_parts = cap;
   }
-  bri_s3_shape shape;
-  bri_s3_client_shape(w->conn->client, &shape);
+  bri_obj_shape shape;
+  bri_obj_client_shape(w->conn->client, &shape);
   if (w->n_parts == shape.max_parts) {
     return bri_error_set(err, BRI_EUNSUPPORTED, "%s: more than the service's %zu parts", w->base.path,
                          shape.max_parts);
@@ -926,12 +926,12 @@ static int add_part_slot(s3_writer *w, bri_error *err) {
 static int flush_part(s3_writer *w, bri_error *err) {
   int rc = add_part_slot(w, err);
   if (rc) return rc;
-  bri_s3_batch *b = bri_s3_batch_new(w->conn->client, writer_tally(&w->base));
+  bri_obj_batch *b = bri_obj_batch_new(w->conn->client, writer_tally(&w->base));
   if (!b) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  rc = bri_s3_batch_put_part(b, w->bucket, w->key, w->upload_id, (int)w->n_parts + 1, w->buf,
+  rc = bri_obj_batch_put_part(b, w->bucket, w->key, w->upload_id, (int)w->n_parts + 1, w->buf,
                              w->buf_len, &w->parts[w->n_parts], err);
-  if (rc == 0) rc = bri_s3_batch_run(b, err);
-  bri_s3_batch_free(b);
+  if (rc == 0) rc = bri_obj_batch_run(b, err);
+  bri_obj_batch_free(b);
   if (rc == 0) {
     w->n_parts++;
     w->buf_len = 0;
@@ -963,7 +963,7 @@ static int append_read(s3_writer *w, const char *bucket, const char *key, uint64
   while (len) {
     size_t n = PART_SIZE - w->buf_len < len ? PART_SIZE - w->buf_len : (size_t)len;
     size_t got = 0;
-    int rc = bri_s3_get_range(w->conn->client, writer_tally(&w->base), bucket, key, off, n, w->buf + w->buf_len, &got, NULL, err);
+    int rc = bri_obj_get_range(w->conn->client, writer_tally(&w->base), bucket, key, off, n, w->buf + w->buf_len, &got, NULL, err);
     if (rc == 0 && got != n) {
       rc = bri_error_set(err, BRI_EIO, "%s://%s/%s: ends before byte %llu (copying into %s)",
                          w->scheme, bucket, key, (unsigned long long)(off + n), w->base.path);
@@ -987,8 +987,8 @@ static bool same_conn(const s3_conn *a, const s3_conn *b) { return a == b || !st
 static int copy_range(s3_writer *w, const char *bucket, const char *key, uint64_t offset,
                       uint64_t len, bool last, bri_error *err) {
   int rc;
-  bri_s3_shape shape;
-  bri_s3_client_shape(w->conn->client, &shape);
+  bri_obj_shape shape;
+  bri_obj_client_shape(w->conn->client, &shape);
   if (len < shape.part_min && !last) return append_read(w, bucket, key, offset, len, err);
   if (w->buf_len) { /* top the buffer up to a valid part from the head of the range */
     uint64_t top = w->buf_len < shape.part_min ? shape.part_min - w->buf_len : 0;
@@ -1000,25 +1000,25 @@ static int copy_range(s3_writer *w, const char *bucket, const char *key, uint64_
     if (len < shape.part_min && !last) return append_read(w, bucket, key, offset, len, err);
   }
   uint64_t pieces = (len + shape.part_max - 1) / shape.part_max, each = len / pieces;
-  bri_s3_batch *b = bri_s3_batch_new(w->conn->client, writer_tally(&w->base));
+  bri_obj_batch *b = bri_obj_batch_new(w->conn->client, writer_tally(&w->base));
   if (!b) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   size_t first = w->n_parts;
   rc = 0;
   for (uint64_t i = 0; rc == 0 && i < pieces; i++) {
     uint64_t n = i + 1 == pieces ? len - each * i : each;
     if ((rc = add_part_slot(w, err)) == 0) {
-      rc = bri_s3_batch_copy_part(b, w->bucket, w->key, w->upload_id, (int)w->n_parts + 1, bucket,
+      rc = bri_obj_batch_copy_part(b, w->bucket, w->key, w->upload_id, (int)w->n_parts + 1, bucket,
                                   key, offset + each * i, n, &w->parts[w->n_parts], err);
       if (rc == 0) w->n_parts++;
     }
   }
-  if (rc == 0) rc = bri_s3_batch_run(b, err);
+  if (rc == 0) rc = bri_obj_batch_run(b, err);
   if (rc) {
     w->n_parts = first;
     bri_error_wrap(err, "copying bytes %llu-%llu of %s://%s/%s", (unsigned long long)offset,
                    (unsigned long long)(offset + len - 1), w->scheme, bucket, key);
   }
-  bri_s3_batch_free(b);
+  bri_obj_batch_free(b);
   return rc;
 }
 
@@ -1061,7 +1061,7 @@ static void s3_abort(bri_swriter *bw) {
   s3_writer *w = (s3_writer *)bw;
   if (w->upload_id) {
     bri_error ignored;
-    bri_s3_mpu_abort(w->conn->client, writer_tally(&w->base), w->bucket, w->key, w->upload_id, &ignored);
+    bri_obj_mpu_abort(w->conn->client, writer_tally(&w->base), w->bucket, w->key, w->upload_id, &ignored);
   }
   writer_free(w);
 }
@@ -1071,13 +1071,13 @@ static int s3_finish(bri_swriter *bw, bri_error *err) {
   int rc = flush_pending(w, true, err);
   if (rc == 0 && !w->upload_id) {
     if ((rc = pass(bw->steps.written, err)) == 0) {
-      rc = bri_s3_put(w->conn->client, writer_tally(&w->base), w->bucket, w->key, w->buf, w->buf_len, BRI_S3_PUT_IF_ABSENT, err);
+      rc = bri_obj_put(w->conn->client, writer_tally(&w->base), w->bucket, w->key, w->buf, w->buf_len, BRI_OBJ_PUT_IF_ABSENT, err);
       if (rc == BRI_ETAKEN) rc = bri_error_set(err, BRI_ETAKEN, "%s: exists", bw->path);
     }
   } else if (rc == 0) {
     if (w->buf_len) rc = flush_part(w, err);
     if (rc == 0) rc = pass(bw->steps.written, err);
-    if (rc == 0) rc = bri_s3_mpu_complete(w->conn->client, writer_tally(&w->base), w->bucket, w->key, w->upload_id, w->parts, w->n_parts, err);
+    if (rc == 0) rc = bri_obj_mpu_complete(w->conn->client, writer_tally(&w->base), w->bucket, w->key, w->upload_id, w->parts, w->n_parts, err);
   }
   if (rc) {
     s3_abort(bw);
@@ -1098,18 +1098,18 @@ static int s3_copy(bri_store *src, const char *src_key, bri_store *dst, const ch
   char *sk = full_key(s, src_key), *dk = full_key(d, dst_key);
   char *spath = bri_strdupf("%s/%s", src->uri, src_key), *dpath = bri_strdupf("%s/%s", dst->uri, dst_key);
   int rc = 0;
-  bri_s3_object o = {0};
+  bri_obj_info o = {0};
   if (!sk || !dk || !spath || !dpath) {
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
     goto out;
   }
-  rc = bri_s3_head(s->conn->client, store_tally(d), s->bucket, sk, &o, err);
+  rc = bri_obj_head(s->conn->client, store_tally(d), s->bucket, sk, &o, err);
   if (rc == BRI_ENOTFOUND) rc = bri_error_set(err, BRI_ENOTFOUND, "%s: no such file", spath);
   if (rc || (rc = check_absent(d->conn, store_tally(d), d->bucket, dk, dpath, err))) goto out;
-  bri_s3_shape shape;
-  bri_s3_client_shape(s->conn->client, &shape);
+  bri_obj_shape shape;
+  bri_obj_client_shape(s->conn->client, &shape);
   if (o.size <= shape.copy_max) {
-    rc = bri_s3_copy(s->conn->client, store_tally(d), s->bucket, sk, d->bucket, dk, o.size, err);
+    rc = bri_obj_copy(s->conn->client, store_tally(d), s->bucket, sk, d->bucket, dk, o.size, err);
   } else {
     bri_swriter *w;
     if ((rc = s3_create(dst, dst_key, &w, err)) == 0) {
@@ -1124,7 +1124,7 @@ static int s3_copy(bri_store *src, const char *src_key, bri_store *dst, const ch
   }
   if (rc == 0) *bytes = o.size;
 out:
-  bri_s3_object_clear(&o);
+  bri_obj_info_clear(&o);
   free(sk);
   free(dk);
   free(spath);
@@ -1138,9 +1138,9 @@ static int s3_delete_one(bri_store *st, const char *key, bri_error *err) {
   s3_store *s = (s3_store *)st;
   char *k = full_key(s, key);
   if (!k) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  bri_s3_object o;
-  int rc = bri_s3_head(s->conn->client, store_tally(s), s->bucket, k, &o, err);
-  bri_s3_object_clear(&o);
+  bri_obj_info o;
+  int rc = bri_obj_head(s->conn->client, store_tally(s), s->bucket, k, &o, err);
+  bri_obj_info_clear(&o);
   if (rc == BRI_ENOTFOUND) { /* a prefix ("directory") deletes nothing */
     bool dir = false;
     rc = has_children(s, key, &dir, err);
@@ -1149,7 +1149,7 @@ static int s3_delete_one(bri_store *st, const char *key, bri_error *err) {
     size_t deleted;
     const char *keys[] = {k};
     cache_drop(s, k);
-    rc = bri_s3_delete(s->conn->client, store_tally(s), s->bucket, keys, 1, NULL, &deleted, err);
+    rc = bri_obj_delete(s->conn->client, store_tally(s), s->bucket, keys, 1, NULL, &deleted, err);
   }
   free(k);
   return rc;
@@ -1164,7 +1164,7 @@ static int s3_delete_many(bri_store *st, const char *const *keys, size_t n, int 
     else cache_drop(s, full[i]);
   }
   size_t deleted;
-  if (rc == 0) rc = bri_s3_delete(s->conn->client, store_tally(s), s->bucket, (const char *const *)full, n, rcs, &deleted, err);
+  if (rc == 0) rc = bri_obj_delete(s->conn->client, store_tally(s), s->bucket, (const char *const *)full, n, rcs, &deleted, err);
   for (size_t i = 0; full && i < n; i++) free(full[i]);
   free(full);
   return rc;
@@ -1175,12 +1175,12 @@ static int s3_delete_many(bri_store *st, const char *const *keys, size_t n, int 
 static void s3_prefetch(bri_store *st, const char *const *keys, size_t n, unsigned flags) {
   s3_store *s = (s3_store *)st;
   bool stat = flags & BRI_PREFETCH_STAT;
-  bri_s3_batch *b = bri_s3_batch_new(s->conn->client, store_tally(s));
+  bri_obj_batch *b = bri_obj_batch_new(s->conn->client, store_tally(s));
   char **full = calloc(n, sizeof *full);
   uint8_t **data = calloc(n, sizeof *data);
   size_t *len = calloc(n, sizeof *len);
   uint64_t *size = calloc(n, sizeof *size);
-  bri_s3_object *heads = calloc(n, sizeof *heads);
+  bri_obj_info *heads = calloc(n, sizeof *heads);
   int *rcs = calloc(n, sizeof *rcs);
   bri_error ignored;
   bool ok = b && full && data && len && size && heads && rcs;
@@ -1195,19 +1195,19 @@ static void s3_prefetch(bri_store *st, const char *const *keys, size_t n, unsign
       if (!stat) free(hit);
       continue;
     }
-    if (stat ? bri_s3_batch_head(b, s->bucket, full[i], &heads[i], &rcs[i], &ignored)
-             : bri_s3_batch_get_suffix(b, s->bucket, full[i], TAIL, &data[i], &len[i], &size[i], &rcs[i], &ignored))
+    if (stat ? bri_obj_batch_head(b, s->bucket, full[i], &heads[i], &rcs[i], &ignored)
+             : bri_obj_batch_get_suffix(b, s->bucket, full[i], TAIL, &data[i], &len[i], &size[i], &rcs[i], &ignored))
       break;
   }
-  if (ok) bri_s3_batch_run(b, &ignored);
+  if (ok) bri_obj_batch_run(b, &ignored);
   for (size_t i = 0; ok && i < n; i++) {
     if (rcs[i] == 0 && stat) cache_put(s, full[i], NULL, 0, heads[i].size, heads[i].mtime);
     else if (rcs[i] == 0) cache_put(s, full[i], data[i], len[i], size[i], 0);
     else free(data[i]);
-    bri_s3_object_clear(&heads[i]);
+    bri_obj_info_clear(&heads[i]);
     free(full[i]);
   }
-  bri_s3_batch_free(b);
+  bri_obj_batch_free(b);
   free(full);
   free(data);
   free(len);
@@ -1312,8 +1312,8 @@ const bri_store_ops bri_s3_store_ops = {
     .scheme = "s3", .open = s3_open, .canonical = s3_canonical, .setting_names = S3_SETTINGS,
     .setting_secret = S3_SECRET, .configure = s3_configure, OBJECT_STORE_OPS};
 
-/* Azure Blob Storage: the same store over the client's Azure dialect
- * (s3_client.h); az:// is canonical, azure://, adl:// and abfs[s]:// name
+/* Azure Blob Storage: the same store over the Azure client
+ * (azure_client.h); az:// is canonical, azure://, adl:// and abfs[s]:// name
  * the same containers (azure_config.h). */
 const bri_store_ops bri_azure_store_ops = {
     .scheme = "az",

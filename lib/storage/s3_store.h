@@ -1,6 +1,6 @@
 /* s3_store.h: the S3 backend of the storage interface (s3://BUCKET/PREFIX;
- * Azure's az://CONTAINER/PREFIX is the same store over the client's Azure
- * dialect, with settings of its own below;
+ * Azure's az://CONTAINER/PREFIX is the same store over the Azure client,
+ * storage/azure_client.h, with settings of its own below;
  * its ops are in storage/backend.h), and its per-root settings by type
  * (bri_store_configure_root, store.h, maps a daemon's named settings onto
  * these; brid itself names no backend).

@@ -20,7 +20,7 @@
 #include "blob/sizes.h"
 #include "storage/azure_config.h"
 #include "storage/azure_sign.h"
-#include "storage/s3_client.h"
+#include "storage/azure_client.h"
 #include "storage/s3_store.h"
 #include "storage/store.h"
 #include "testutil.h"
@@ -61,21 +61,21 @@ START_TEST(test_list_pages) {
   /* two per page: NextMarker joins four pages */
   bri_azure_config cfg;
   ck_assert_msg(bri_azure_config_load(NULL, NULL, &cfg, &err) == 0, "%s", err.msg);
-  bri_s3_client *c;
-  ck_assert(bri_s3_client_new_azure(&cfg, NULL, &c, &err) == 0);
+  bri_obj_client *c;
+  ck_assert(bri_azure_client_new(&cfg, NULL, &c, &err) == 0);
   bri_azure_config_clear(&cfg);
   char p[256];
   snprintf(p, sizeof p, "%s/data/", prefix);
-  bri_s3_list_args a = {.prefix = p, .delimiter = "/", .max_keys = 2};
-  bri_s3_listing l;
-  ck_assert_msg(bri_s3_list_all(c, NULL, container, &a, &l, &err) == 0, "%s", err.msg);
+  bri_obj_list_args a = {.prefix = p, .delimiter = "/", .max_keys = 2};
+  bri_obj_listing l;
+  ck_assert_msg(bri_obj_list_all(c, NULL, container, &a, &l, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(l.n_objects, 7);
   ck_assert_uint_eq(l.n_prefixes, 1);
   ck_assert(strstr(l.prefixes[0], "/data/sub/"));
   ck_assert_uint_eq(l.objects[6].size, 1);
   ck_assert(l.objects[6].mtime > 1577836800);
-  bri_s3_listing_clear(&l);
-  bri_s3_client_free(c);
+  bri_obj_listing_clear(&l);
+  bri_obj_client_free(c);
   /* the store's listing: files and the sub-directory, sorted */
   bri_store_entry *e;
   size_t n;
