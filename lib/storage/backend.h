@@ -15,7 +15,7 @@
  * Counters: see bri_store_counts below and counts_itself.
  *
  * Objects: a backend allocates its own structs with the public one as the
- * first member (struct s3_store { bri_store base; ... }) and fills the base
+ * first member (struct obj_store { bri_store base; ... }) and fills the base
  * with bri_store_init / the front's fields below; the front frees the
  * base's own strings (bri_store_base_clear), the backend the rest. */
 #ifndef BRI_STORAGE_BACKEND_H
@@ -186,6 +186,6 @@ void bri_store_base_clear(bri_store *st);
 /* The registered backends (store.c). */
 extern const bri_store_ops bri_local_store_ops;
 extern const bri_store_ops bri_s3_store_ops;    /* s3_store.c */
-extern const bri_store_ops bri_azure_store_ops; /* s3_store.c, on the Azure client */
+extern const bri_store_ops bri_azure_store_ops; /* azure_store.c */
 
 #endif

@@ -21,7 +21,7 @@
 #include "storage/azure_config.h"
 #include "storage/azure_sign.h"
 #include "storage/azure_client.h"
-#include "storage/s3_store.h"
+#include "storage/azure_store.h"
 #include "storage/store.h"
 #include "testutil.h"
 #include "util/bytes.h"
@@ -382,7 +382,7 @@ START_TEST(test_configured_prefix) {
   char bad[300];
   snprintf(bad, sizeof bad, "azure://%s/%s/", container, prefix);
   bri_azure_settings set = {.account_key = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="};
-  bri_s3_limits lim = {.max_requests_in_flight = 1};
+  bri_store_limits lim = {.max_requests_in_flight = 1};
   ck_assert_msg(bri_azure_store_configure(bad, &set, &lim, &err) == 0, "%s", err.msg);
   bri_store *b;
   ck_assert(bri_store_open(root, 0, &b, &err) == 0);
