@@ -423,7 +423,7 @@ static const bri_http_pair BLOCK_BLOB = {"x-ms-blob-type", "BlockBlob"};
 
 static const bri_obj_dialect AZURE_DIALECT = {
     .scheme = "az",
-    .shape = {1, (uint64_t)100 << 20, 50000, (uint64_t)256 << 20},
+    .size_limits = {1, (uint64_t)100 << 20, 50000, (uint64_t)256 << 20},
     .sign = azure_sign,
     .code_header = "x-ms-error-code",
     .transient_codes = AZURE_TRANSIENT,

@@ -13,7 +13,7 @@
 
 #include "storage/object_http.h"
 
-void bri_obj_client_shape(const bri_obj_client *c, bri_obj_shape *out) { *out = c->dialect->shape; }
+void bri_obj_client_size_limits(const bri_obj_client *c, bri_obj_size_limits *out) { *out = c->dialect->size_limits; }
 
 void bri_obj_client_free(bri_obj_client *c) {
   if (!c) return;

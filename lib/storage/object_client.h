@@ -67,14 +67,14 @@ typedef struct bri_obj_options {
 } bri_obj_options;
 
 /* What the client's store allows of multipart writes and copies. */
-typedef struct bri_obj_shape {
+typedef struct bri_obj_size_limits {
   uint64_t part_min; /* every part but the last */
   uint64_t part_max; /* one part, and one part copy */
   size_t max_parts;
   uint64_t copy_max; /* one whole-object copy */
-} bri_obj_shape;
+} bri_obj_size_limits;
 
-void bri_obj_client_shape(const bri_obj_client *c, bri_obj_shape *out);
+void bri_obj_client_size_limits(const bri_obj_client *c, bri_obj_size_limits *out);
 /* Frees c and what it holds (its dialect's configuration, its connections). */
 void bri_obj_client_free(bri_obj_client *c);
 

@@ -62,9 +62,13 @@ typedef struct bri_obj_listing_shape {
   const char *next;
 } bri_obj_listing_shape;
 
+/* A dialect's delete of keys[0..n) (see bri_obj_delete). */
+typedef int (*bri_http_delete_fn)(bri_obj_client *c, bri_store_counts *tally, const char *bucket,
+                                  const char *const *keys, size_t n, int *rcs, size_t *deleted, bri_error *err);
+
 typedef struct bri_obj_dialect {
   const char *scheme; /* of its locations, for messages: "s3" */
-  bri_obj_shape shape;
+  bri_obj_size_limits size_limits;
 
   /* ---- each attempt ---- */
   /* Writes r's URL (bri_http_attempt_url) and every header it sends,
@@ -94,8 +98,7 @@ typedef struct bri_obj_dialect {
   /* ---- operations of its own ---- */
   int (*get_suffix)(bri_obj_client *c, bri_store_counts *tally, const char *bucket, const char *key, size_t n,
                     uint8_t **data, size_t *len, uint64_t *size, bri_error *err);
-  int (*delete_keys)(bri_obj_client *c, bri_store_counts *tally, const char *bucket, const char *const *keys,
-                     size_t n, int *rcs, size_t *deleted, bri_error *err);
+  bri_http_delete_fn delete_keys;
   int (*mpu_create)(bri_obj_client *c, bri_store_counts *tally, const char *bucket, const char *key,
                     char **upload_id, bri_error *err);
   int (*mpu_complete)(bri_obj_client *c, bri_store_counts *tally, const char *bucket, const char *key,
@@ -217,9 +220,6 @@ int bri_http_run(bri_obj_client *c, bri_store_counts *tally, bri_http_req *r, br
 int bri_http_run_xml(bri_obj_client *c, bri_store_counts *tally, bri_http_req *r, const char *what,
                      bri_xml_node **root, bri_error *err);
 
-/* A dialect's delete of keys[0..n) (see bri_obj_delete). */
-typedef int (*bri_http_delete_fn)(bri_obj_client *c, bri_store_counts *tally, const char *bucket,
-                                  const char *const *keys, size_t n, int *rcs, size_t *deleted, bri_error *err);
 /* keys[0..n) deleted by calls of delete, at most group keys each: every
  * call is made, the first failure returned. */
 int bri_http_delete_in_groups(bri_obj_client *c, bri_store_counts *tally, const char *bucket,

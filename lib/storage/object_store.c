@@ -780,11 +780,11 @@ static int add_part_slot(obj_writer *w, bri_error *err) {
     w->parts = grown;
     w->cap_parts = cap;
   }
-  bri_obj_shape shape;
-  bri_obj_client_shape(w->conn->client, &shape);
-  if (w->n_parts == shape.max_parts) {
+  bri_obj_size_limits limits;
+  bri_obj_client_size_limits(w->conn->client, &limits);
+  if (w->n_parts == limits.max_parts) {
     return bri_error_set(err, BRI_EUNSUPPORTED, "%s: more than the service's %zu parts", w->base.path,
-                         shape.max_parts);
+                         limits.max_parts);
   }
   return 0;
 }
@@ -854,19 +854,19 @@ static bool same_conn(const obj_conn *a, const obj_conn *b) { return a == b || !
 static int copy_range(obj_writer *w, const char *bucket, const char *key, uint64_t offset,
                       uint64_t len, bool last, bri_error *err) {
   int rc;
-  bri_obj_shape shape;
-  bri_obj_client_shape(w->conn->client, &shape);
-  if (len < shape.part_min && !last) return append_read(w, bucket, key, offset, len, err);
+  bri_obj_size_limits limits;
+  bri_obj_client_size_limits(w->conn->client, &limits);
+  if (len < limits.part_min && !last) return append_read(w, bucket, key, offset, len, err);
   if (w->buf_len) { /* top the buffer up to a valid part from the head of the range */
-    uint64_t top = w->buf_len < shape.part_min ? shape.part_min - w->buf_len : 0;
+    uint64_t top = w->buf_len < limits.part_min ? limits.part_min - w->buf_len : 0;
     if (top >= len) return append_read(w, bucket, key, offset, len, err);
     if ((rc = append_read(w, bucket, key, offset, top, err))) return rc;
     offset += top;
     len -= top;
     if (w->buf_len && (rc = flush_part(w, err))) return rc;
-    if (len < shape.part_min && !last) return append_read(w, bucket, key, offset, len, err);
+    if (len < limits.part_min && !last) return append_read(w, bucket, key, offset, len, err);
   }
-  uint64_t pieces = (len + shape.part_max - 1) / shape.part_max, each = len / pieces;
+  uint64_t pieces = (len + limits.part_max - 1) / limits.part_max, each = len / pieces;
   bri_obj_batch *b = bri_obj_batch_new(w->conn->client, writer_tally(&w->base));
   if (!b) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   size_t first = w->n_parts;
@@ -973,9 +973,9 @@ int bri_obj_store_copy(bri_store *src, const char *src_key, bri_store *dst, cons
   rc = bri_obj_head(s->conn->client, store_tally(d), s->bucket, sk, &o, err);
   if (rc == BRI_ENOTFOUND) rc = bri_error_set(err, BRI_ENOTFOUND, "%s: no such file", spath);
   if (rc || (rc = check_absent(d->conn, store_tally(d), d->bucket, dk, dpath, err))) goto out;
-  bri_obj_shape shape;
-  bri_obj_client_shape(s->conn->client, &shape);
-  if (o.size <= shape.copy_max) {
+  bri_obj_size_limits limits;
+  bri_obj_client_size_limits(s->conn->client, &limits);
+  if (o.size <= limits.copy_max) {
     rc = bri_obj_copy(s->conn->client, store_tally(d), s->bucket, sk, d->bucket, dk, o.size, err);
   } else {
     bri_swriter *w;

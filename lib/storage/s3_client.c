@@ -402,7 +402,7 @@ static const char *const S3_TRANSIENT[] = {"InternalError", "SlowDown", "Service
 
 static const bri_obj_dialect S3_DIALECT = {
     .scheme = "s3",
-    .shape = {BRI_S3_PART_MIN, BRI_S3_PART_MAX, 10000, BRI_S3_PART_MAX},
+    .size_limits = {BRI_S3_PART_MIN, BRI_S3_PART_MAX, 10000, BRI_S3_PART_MAX},
     .sign = s3_sign,
     .transient_codes = S3_TRANSIENT,
     .listing = &S3_LISTING,

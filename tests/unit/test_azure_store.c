@@ -1,5 +1,5 @@
-/* test_azure_store.c: the storage interface on the Azure backend (the S3
- * store over the client's Azure dialect), against Azurite
+/* test_azure_store.c: the storage interface on the Azure backend (the
+ * object store over the Azure client), against Azurite
  * (scripts/run-tests.sh starts it): listing pages joined by NextMarker,
  * tails of empty and small blobs (Azure has no suffix ranges: prefetched,
  * a HEAD and a range; opened alone, a first range that says the size), put-if-absent (409 is "taken"), a writer
