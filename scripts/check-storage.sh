@@ -8,6 +8,9 @@
 # not a table's (the job store's lock file) says so with the marker
 #   /* storage: not a table file */
 # on that line.
+# Fails too when a file of one object-store dialect in lib/storage/ names
+# another store (code or comment): each dialect is its own file set, and
+# what the dialects share lives in the object_* and http_* files.
 #   scripts/check-storage.sh [ROOT]     (ROOT defaults to the repository)
 set -euo pipefail
 ROOT=${1:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -45,8 +48,31 @@ while IFS= read -r f; do
              grep -nE "$PATTERN" || true)
 done < <(find lib -name '*.c' -not -path 'lib/storage/*' -not -path 'lib/util/*' | sort)
 
+# The dialects: the files of each (globs in lib/storage/) and the words that
+# name its store (grep -iE). A new dialect adds a line to both.
+declare -A DIALECT_FILES=([s3]='s3_* aws_*' [azure]='azure_*')
+declare -A DIALECT_NAMES=([s3]='(^|[^a-z0-9])(s3|aws|amz|sigv4)' [azure]='azure|(^|[^a-z0-9])az://|x-ms-')
+mixed=0
+for d in "${!DIALECT_FILES[@]}"; do
+  for other in "${!DIALECT_NAMES[@]}"; do
+    [ "$other" != "$d" ] || continue
+    for glob in ${DIALECT_FILES[$d]}; do
+      for f in lib/storage/$glob; do
+        [ -f "$f" ] || continue
+        while IFS=: read -r line _; do
+          echo "$f:$line: names $other: the $d dialect's files speak of their own store alone (what dialects share: lib/storage/object_*)" >&2
+          mixed=$((mixed + 1))
+        done < <(grep -niE "${DIALECT_NAMES[$other]}" "$f" || true)
+      done
+    done
+  done
+done
+
 if ((bad)); then
   echo "check-storage: $bad call(s) bypass the storage interface (docs/architecture.md)" >&2
-  exit 1
 fi
+if ((mixed)); then
+  echo "check-storage: $mixed line(s) of a dialect's files name another store (docs/architecture.md)" >&2
+fi
+((bad || mixed)) && exit 1
 echo "check-storage: ok"
