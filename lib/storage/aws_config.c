@@ -1,154 +1,22 @@
 /* aws_config.c: resolving S3 endpoint, region and credentials (see
- * aws_config.h). The shared files are INI as the AWS CLI writes them: "[section]",
- * "key = value", comments after # or ; at the start of a line, and one level
- * of nesting ("s3 =" followed by indented "key = value" lines, read here as
- * "s3.key"). They are read whole (they are small) into a list of entries. */
+ * aws_config.h). The shared files are INI as the AWS CLI writes them
+ * (util/ini.h; the nested "s3 =" block's keys read as "s3.key"). */
 #include "storage/aws_config.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/ini.h"
 #include "util/strbuf.h"
-
-typedef struct ini_entry {
-  char *section;
-  char *key;
-  char *value;
-} ini_entry;
-
-typedef struct ini_file {
-  char *path; /* NULL when the file does not exist */
-  ini_entry *entries;
-  size_t n;
-} ini_file;
-
-static void ini_clear(ini_file *f) {
-  for (size_t i = 0; i < f->n; i++) {
-    free(f->entries[i].section);
-    free(f->entries[i].key);
-    free(f->entries[i].value);
-  }
-  free(f->entries);
-  free(f->path);
-  memset(f, 0, sizeof *f);
-}
-
-static char *trim_dup(const char *s, size_t n) {
-  while (n && isspace((unsigned char)*s)) s++, n--;
-  while (n && isspace((unsigned char)s[n - 1])) n--;
-  return strndup(s, n);
-}
-
-static int ini_add(ini_file *f, const char *section, char *key, char *value, bri_error *err) {
-  ini_entry *grown = realloc(f->entries, (f->n + 1) * sizeof *grown);
-  char *sec = strdup(section);
-  if (!grown || !sec || !key || !value) {
-    if (grown) f->entries = grown;
-    free(sec);
-    free(key);
-    free(value);
-    return bri_error_set(err, BRI_ENOMEM, "reading %s: out of memory", f->path);
-  }
-  f->entries = grown;
-  f->entries[f->n++] = (ini_entry){sec, key, value};
-  return 0;
-}
-
-/* Parses text into f; a line that is neither a section, a key = value, a
- * comment nor blank is refused with its line number. */
-static int ini_parse(ini_file *f, char *text, bri_error *err) {
-  char section[256] = "";
-  char nest[128] = ""; /* open "key =" block, for indented lines */
-  int lineno = 0;
-  for (char *line = text, *next; line && *line; line = next) {
-    lineno++;
-    next = strchr(line, '\n');
-    if (next) *next++ = '\0';
-    size_t len = strlen(line);
-    if (len && line[len - 1] == '\r') line[--len] = '\0';
-    bool indented = len && isspace((unsigned char)line[0]);
-    char *p = line;
-    while (isspace((unsigned char)*p)) p++;
-    if (!*p || *p == '#' || *p == ';') continue;
-    if (*p == '[') {
-      char *close = strchr(p, ']');
-      if (!close) {
-        return bri_error_set(err, BRI_EINVAL, "%s line %d: section without ]", f->path, lineno);
-      }
-      char *name = trim_dup(p + 1, (size_t)(close - p - 1));
-      if (!name) return bri_error_set(err, BRI_ENOMEM, "reading %s: out of memory", f->path);
-      snprintf(section, sizeof section, "%s", name);
-      free(name);
-      nest[0] = '\0';
-      continue;
-    }
-    char *eq = strchr(p, '=');
-    if (!eq) {
-      return bri_error_set(err, BRI_EINVAL, "%s line %d: expected key = value", f->path,
-                           lineno);
-    }
-    char *key = trim_dup(p, (size_t)(eq - p));
-    char *value = trim_dup(eq + 1, strlen(eq + 1));
-    if (indented && nest[0] && key) {
-      bri_strbuf k = BRI_STRBUF_INIT;
-      bri_strbuf_printf(&k, "%s.%s", nest, key);
-      free(key);
-      key = bri_strbuf_take(&k);
-    } else if (key && value && !*value) {
-      snprintf(nest, sizeof nest, "%s", key);
-    } else {
-      nest[0] = '\0';
-    }
-    int rc = ini_add(f, section, key, value, err);
-    if (rc) return rc;
-  }
-  return 0;
-}
-
-/* Reads the file at path into f; a missing file is an empty one. */
-static int ini_read(const char *path, ini_file *f, bri_error *err) {
-  memset(f, 0, sizeof *f);
-  FILE *fp = fopen(path, "r");
-  if (!fp) {
-    if (errno == ENOENT) return 0;
-    return bri_error_errno(err, "opening", path);
-  }
-  f->path = strdup(path);
-  bri_strbuf b = BRI_STRBUF_INIT;
-  char chunk[4096];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0) bri_strbuf_add(&b, chunk, n);
-  int failed = ferror(fp);
-  fclose(fp);
-  char *text = bri_strbuf_take(&b);
-  int rc = 0;
-  if (failed) rc = bri_error_set(err, BRI_EIO, "reading %s failed", path);
-  else if (!text || !f->path) rc = bri_error_set(err, BRI_ENOMEM, "reading %s: out of memory", path);
-  else rc = ini_parse(f, text, err);
-  free(text);
-  if (rc) ini_clear(f);
-  return rc;
-}
-
-static const char *ini_get(const ini_file *f, const char *section, const char *key) {
-  for (size_t i = 0; i < f->n; i++) {
-    if (!strcmp(f->entries[i].section, section) && !strcmp(f->entries[i].key, key)) {
-      return f->entries[i].value;
-    }
-  }
-  return NULL;
-}
 
 /* A setting of the profile in the config file: [profile NAME], or [default]
  * for the default profile. */
-static const char *config_get(const ini_file *cfg, const char *profile, const char *key) {
+static const char *config_get(const bri_ini *cfg, const char *profile, const char *key) {
   char section[300];
   snprintf(section, sizeof section, "profile %s", profile);
-  const char *v = ini_get(cfg, section, key);
-  if (!v && !strcmp(profile, "default")) v = ini_get(cfg, "default", key);
+  const char *v = bri_ini_get(cfg, section, key);
+  if (!v && !strcmp(profile, "default")) v = bri_ini_get(cfg, "default", key);
   return v;
 }
 
@@ -219,15 +87,15 @@ int bri_aws_config_load(const bri_aws_settings *explicit_settings, bri_aws_confi
   static const bri_aws_settings none;
   const bri_aws_settings *s = explicit_settings ? explicit_settings : &none;
   memset(c, 0, sizeof *c);
-  ini_file creds, cfg;
+  bri_ini creds, cfg;
   memset(&creds, 0, sizeof creds);
   memset(&cfg, 0, sizeof cfg);
   char *creds_path = shared_path("AWS_SHARED_CREDENTIALS_FILE", "credentials");
   char *cfg_path = shared_path("AWS_CONFIG_FILE", "config");
   const char *profile = first(s->profile, first(env("AWS_PROFILE"), "default"));
   int rc = 0;
-  if ((creds_path && (rc = ini_read(creds_path, &creds, err))) ||
-      (cfg_path && (rc = ini_read(cfg_path, &cfg, err)))) {
+  if ((creds_path && (rc = bri_ini_read(creds_path, &creds, err))) ||
+      (cfg_path && (rc = bri_ini_read(cfg_path, &cfg, err)))) {
     goto out;
   }
 
@@ -239,16 +107,16 @@ int bri_aws_config_load(const bri_aws_settings *explicit_settings, bri_aws_confi
     rc = set_credentials(c, env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY"),
                          env("AWS_SESSION_TOKEN"), "the environment (AWS_ACCESS_KEY_ID)", err);
   } else {
-    const char *ak = ini_get(&creds, profile, "aws_access_key_id");
-    const ini_file *src = &creds;
-    if (!ak && !ini_get(&creds, profile, "aws_secret_access_key")) src = &cfg;
+    const char *ak = bri_ini_get(&creds, profile, "aws_access_key_id");
+    const bri_ini *src = &creds;
+    if (!ak && !bri_ini_get(&creds, profile, "aws_secret_access_key")) src = &cfg;
     bri_strbuf from = BRI_STRBUF_INIT;
     bri_strbuf_printf(&from, "profile %s of %s", profile,
                       src->path ? src->path : (creds_path ? creds_path : "~/.aws/credentials"));
     char *from_s = bri_strbuf_take(&from);
     if (src == &creds) {
-      rc = set_credentials(c, ak, ini_get(&creds, profile, "aws_secret_access_key"),
-                           ini_get(&creds, profile, "aws_session_token"), from_s ? from_s : "", err);
+      rc = set_credentials(c, ak, bri_ini_get(&creds, profile, "aws_secret_access_key"),
+                           bri_ini_get(&creds, profile, "aws_session_token"), from_s ? from_s : "", err);
     } else {
       rc = set_credentials(c, config_get(&cfg, profile, "aws_access_key_id"),
                            config_get(&cfg, profile, "aws_secret_access_key"),
@@ -318,8 +186,8 @@ int bri_aws_config_load(const bri_aws_settings *explicit_settings, bri_aws_confi
   }
 out:
   if (rc) bri_aws_config_clear(c);
-  ini_clear(&creds);
-  ini_clear(&cfg);
+  bri_ini_clear(&creds);
+  bri_ini_clear(&cfg);
   free(creds_path);
   free(cfg_path);
   return rc;

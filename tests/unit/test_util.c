@@ -1,4 +1,4 @@
-/* test_util.c: small utilities: durations, string sets, string buffers, error wrapping. */
+/* test_util.c: small utilities: durations, string sets, string buffers, error wrapping, the INI reader. */
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,6 +13,7 @@
 #include "util/readahead.h"
 #include "util/error.h"
 #include "util/fsutil.h"
+#include "util/ini.h"
 #include "util/strbuf.h"
 #include "util/strset.h"
 
@@ -237,6 +238,36 @@ START_TEST(test_path_join_and_strdupf) {
 }
 END_TEST
 
+START_TEST(test_ini) {
+  char *dir = bri_tmpdir(), *path = bri_path_join(dir, "config");
+  bri_ini ini;
+  bri_error err;
+  ck_assert_int_eq(bri_ini_read(path, &ini, &err), 0); /* missing: empty */
+  ck_assert_ptr_null(ini.path);
+  ck_assert_uint_eq(ini.n, 0);
+  const char *text = "# comment\n[default]\nregion = eu-west-1 \r\n; another\n\n[ profile dev ]\n"
+                     "s3 =\n  addressing_style = path\n  endpoint_url=http://h:1\nregion=us-east-2\n"
+                     "  indented = after a value, not nested\n";
+  bri_write_bytes(path, text, strlen(text));
+  ck_assert_msg(bri_ini_read(path, &ini, &err) == 0, "%s", err.msg);
+  ck_assert_str_eq(bri_ini_get(&ini, "default", "region"), "eu-west-1");
+  ck_assert_str_eq(bri_ini_get(&ini, "profile dev", "s3.addressing_style"), "path");
+  ck_assert_str_eq(bri_ini_get(&ini, "profile dev", "s3.endpoint_url"), "http://h:1");
+  ck_assert_str_eq(bri_ini_get(&ini, "profile dev", "region"), "us-east-2");
+  ck_assert_str_eq(bri_ini_get(&ini, "profile dev", "indented"), "after a value, not nested");
+  ck_assert_ptr_null(bri_ini_get(&ini, "default", "s3.addressing_style"));
+  bri_ini_clear(&ini);
+  text = "[default]\nregion = x\njust words\n";
+  bri_write_bytes(path, text, strlen(text));
+  ck_assert_int_eq(bri_ini_read(path, &ini, &err), BRI_EINVAL);
+  ck_assert_msg(strstr(err.msg, "config line 3: expected key = value"), "%s", err.msg);
+  ck_assert_ptr_null(ini.entries);
+  bri_rmtree(dir);
+  free(dir);
+  free(path);
+}
+END_TEST
+
 static Suite *util_suite(void) {
   Suite *s = suite_create("util");
   TCase *tc = tcase_create("util");
@@ -248,6 +279,7 @@ static Suite *util_suite(void) {
   tcase_add_test(tc, test_path_join_and_strdupf);
   tcase_add_test(tc, test_error_wrap_truncates_safely);
   tcase_add_test(tc, test_arrow_validity);
+  tcase_add_test(tc, test_ini);
   suite_add_tcase(s, tc);
   return s;
 }
