@@ -40,7 +40,7 @@ typedef struct bri_compact_request {
  * (a fragment costs a GET or two of ~20 ms on S3: 400 fragments through a
  * proxy adding 20 ms, 1.30 s at 16, 0.81 s at 32, 0.59 s at 64). Memory:
  * up to BRI_READAHEAD_WINDOW x this fragments open, each with at most
- * 256 KiB of its data file's tail (storage/s3_store.c). */
+ * 256 KiB of its data file's tail (storage/object_store.c). */
 #define BRI_COMPACT_READ_AHEAD_LOCAL 8
 #define BRI_COMPACT_READ_AHEAD_REMOTE 64 /* util/readahead.h's BRI_READAHEAD_MAX */
 /* On a local disk fewer items than this are read in the consumer's thread
