@@ -48,6 +48,14 @@ int bri_sidecar_sizes_prime(bri_sidecar_sizes *s, bri_store *st, const char *dir
  * thread. */
 int bri_sidecar_sizes_prime_start(bri_sidecar_sizes *s, bri_store *st, const char *dir, bri_error *err);
 
+/* *bytes: the total size of the files directly in directory dir (a data
+ * file's sidecar directory: its packs and dedicated blobs), from the
+ * listing of dir (one per directory, on every store), or of a primed tree
+ * above it; 0 when dir is missing. The files are entered as by
+ * bri_sidecar_sizes_get, so a later check of one asks nothing. */
+int bri_sidecar_sizes_dir_bytes(bri_sidecar_sizes *s, bri_store *st, const char *dir, uint64_t *bytes,
+                                bri_error *err);
+
 /* After a copy or link of path moved `bytes`: BRI_ECORRUPT when the cache
  * knows path with another size (it changed between the check and the
  * copy), else 0 (also when path was never checked: nothing is asked). */
