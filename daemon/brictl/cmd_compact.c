@@ -1,5 +1,5 @@
 /* cmd_compact.c: `brictl compact TABLE [--strategy auto|bri|link|copy] [--dry-run]
- * [--target-rows N] [--repack-threshold F]`: compacts a table in-process
+ * [--target-rows N] [--target-bytes SIZE] [--repack-threshold F]`: compacts a table in-process
  * (lib/compact) and reports fragments before and after, rows, bytes written
  * and reused, and the time taken. --dry-run prints the plan: bins, rows, and
  * the payload bytes each would reuse, copy or repack. With --wait, --daemon
@@ -23,12 +23,38 @@ static const cli_opt OPTS[] = {
      .param = "target_rows_per_fragment",
      .help = "fragments with fewer rows are merged with their neighbours (the table's "
              "lance.compaction.target_rows_per_fragment wins)"},
+    {.name = "target-bytes", .type = CLI_SIZE, .value = "SIZE", .min = 1, .param = "target_fragment_bytes",
+     .help = "fragments this size or larger are left alone unless rows were deleted: their data files, plus "
+             "under copy the payload it would copy; smaller ones merge up to it (256M, 1G)",
+     .def_note = "1G; through brid, the table's policy"},
     {.name = "repack-threshold", .type = CLI_NUMBER, .value = "F", .min = 0, .max = 1, .def = "0.3",
      .flags = CLI_OFFLINE_ONLY,
      .help = "blob packs whose live share is below F are copied compactly instead of reused"},
     CLI_SUBMIT_OPTS,
     {0},
 };
+
+/* One line per reason the plan held fragments back (plan.h): how many, their
+ * bytes as the size rule counts them, the first ids. */
+static void print_held(json_t *plan) {
+  static const bri_hold reasons[] = {BRI_HOLD_AT_TARGET, BRI_HOLD_LARGER, BRI_HOLD_INDEX};
+  for (size_t r = 0; r < sizeof reasons / sizeof reasons[0]; r++) {
+    const char *why = bri_hold_name(reasons[r]);
+    size_t i, n = 0;
+    long long bytes = 0;
+    char ids[96] = "";
+    json_t *h;
+    json_array_foreach(json_object_get(plan, "held_back"), i, h) {
+      if (strcmp(json_string_value(json_object_get(h, "reason")), why)) continue;
+      bytes += (long long)json_integer_value(json_object_get(h, "size_bytes"));
+      size_t len = strlen(ids);
+      if (n++ < 8) snprintf(ids + len, sizeof ids - len, "%s%lld", len ? " " : "",
+                            (long long)json_integer_value(json_object_get(h, "fragment")));
+      else if (n == 9) snprintf(ids + len, sizeof ids - len, " ...");
+    }
+    if (n) printf("  held back (%s): %zu fragments, %lld bytes: %s\n", why, n, bytes, ids);
+  }
+}
 
 /* One line per index: how the compaction keeps it answering (compact/fri.h),
  * then the fragment reuse index version the commit appended, if any. */
@@ -68,6 +94,7 @@ static int compact_offline(const cli_args *a) {
     return cli_usage(a, "%s", err.msg);
   q.dry_run = cli_flag(a, "dry-run");
   q.options.target_rows_per_fragment = cli_uint(a, "target-rows");
+  if (cli_given(a, "target-bytes")) q.options.target_fragment_bytes = cli_uint(a, "target-bytes");
   q.options.repack_threshold = cli_number(a, "repack-threshold");
   bri_compact_report r;
   int rc = bri_compact_table(root, &q, NULL, &r, &err);
@@ -98,10 +125,12 @@ static int compact_offline(const cli_args *a) {
              (long long)json_integer_value(json_object_get(p, "dedicated")),
              json_is_true(json_object_get(p, "repacks_low_utilization_packs")) ? " (repacks)" : "");
     }
+    print_held(r.plan);
     print_indices(r.plan);
   } else if (r.version == 0) {
     printf("nothing to compact in %s (version %llu, %llu fragments)\n", root,
            (unsigned long long)r.read_version, (unsigned long long)r.fragments_before);
+    print_held(r.plan);
   } else {
     json_t *j = bri_compact_report_json(root, &q, &r);
     printf("compacted %s: version %llu -> %llu, fragments %llu -> %llu, %llu rows (strategy %s)\n", root,
@@ -114,6 +143,7 @@ static int compact_offline(const cli_args *a) {
            (unsigned long long)r.data_bytes_written, (unsigned long long)r.payload_bytes_copied,
            (unsigned long long)r.inline_bytes_copied, (unsigned long long)r.payload_bytes_reused,
            (unsigned long long)r.links, r.seconds);
+    print_held(r.plan);
     if (r.deletions_carried)
       printf("  carried %llu rows deleted meanwhile by other writers over to the new fragments\n",
              (unsigned long long)r.deletions_carried);
