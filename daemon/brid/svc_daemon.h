@@ -62,9 +62,11 @@ typedef struct brid_table {
   bool watching;    /* ev started */
   uv_fs_event_t ev; /* on root/_versions */
   uv_timer_t debounce;
-  /* planner checks (svc_watch.c) */
-  bool check_running, check_again, check_again_force;
-  bool check_waiting, check_waiting_force; /* in d's queue of checks waiting for a slot */
+  /* planner checks (svc_watch.c): one runs at a time; a request meanwhile
+   * is kept (again) and made when it ends, a QUIET one if any was asked
+   * (quiet), else a COUNT one */
+  bool check_running, check_again, check_again_force, check_again_quiet;
+  bool check_waiting, check_waiting_force, check_waiting_quiet; /* in d's queue of checks waiting for a slot */
   struct brid_table *check_next;           /* the next one in that queue */
   bool has_latest;
   uint64_t latest_version;
@@ -74,6 +76,10 @@ typedef struct brid_table {
   bool has_seen;
   uint64_t seen_version; /* mirrors the store's last seen version */
   int64_t last_check_ms, last_event_ms;
+  int64_t pending_ms;    /* the first commit since the last QUIET check began (0: none): max_delay */
+  uint64_t new_after;    /* fragments with a larger id are new to the COUNT trigger (0 until planned) */
+  bool job_running;      /* a worker runs a job of it (its commits are brid's own) */
+  uint64_t job_event_version; /* the newest version a commit event named while it ran */
   char *check_error;
   /* tables under an S3 root: polled, not watched (svc_poll.c) */
   bool s3;
