@@ -79,6 +79,8 @@ typedef struct brid_table {
   int64_t pending_ms;    /* the first commit since the last QUIET check began (0: none): max_delay */
   uint64_t new_after;    /* fragments with a larger id are new to the COUNT trigger (0 until planned) */
   bool job_running;      /* a worker runs a job of it (its commits are brid's own) */
+  bool busy;             /* polled: seen moving, looked at every SVC_BUSY_POLL_MS (svc_poll.c) */
+  int64_t busy_moved_ms; /* ... until SVC_BUSY_IDLE_MS after it was last seen moving */
   uint64_t job_event_version; /* the newest version a commit event named while it ran */
   char *check_error;
   /* tables under an S3 root: polled, not watched (svc_poll.c) */
@@ -156,6 +158,10 @@ struct brid {
   char watch_error[160];            /* why the last one failed */
   brid_poll **polls;                /* svc_poll.c: S3 roots */
   size_t n_polls, polls_inflight;
+  brid_table **busy;                /* svc_poll.c: polled tables seen moving */
+  size_t n_busy, cap_busy;
+  uv_timer_t busy_timer;            /* looks at them between the root's polls */
+  bool busy_timer_init;
   brid_root **root_states;          /* svc_roots.c: every root's reachability */
   size_t n_root_states;
   bool claiming, kick_again;        /* svc_sched.c: one claim at a time */

@@ -301,6 +301,7 @@ static void mark_checked(brid_table *t) {
 }
 
 static void check_as(brid_table *t, svc_trigger trigger, bool force);
+static void note_commit(brid_table *t);
 
 /* Starts waiting checks while slots are free. */
 static void start_waiting(brid *d) {
@@ -322,7 +323,18 @@ static void check_done(uv_work_t *req, int status) {
   t->check_running = false;
   d->checks_inflight--;
   d->n_checks++;
+  uint64_t before = t->has_latest ? t->latest_version : 0;
   if (status == 0) svc_watch_apply(t, &c->res);
+  /* a busy polled table moves on (a commit), or rests (svc_poll.h) */
+  if (t->busy && status == 0 && !c->res.rc && !c->res.empty) {
+    int64_t now = bri_now_ms();
+    if (c->res.latest > before) {
+      t->busy_moved_ms = now;
+      note_commit(t);
+    } else if (now - t->busy_moved_ms >= SVC_BUSY_IDLE_MS) {
+      t->busy = false;
+    }
+  }
   if (c->how.trigger == SVC_TRIGGER_QUIET || c->res.planned) mark_checked(t);
   bool again = t->check_again, force = t->check_again_force, quiet = t->check_again_quiet;
   t->check_again = t->check_again_force = t->check_again_quiet = false;
@@ -379,17 +391,17 @@ static void check_as(brid_table *t, svc_trigger trigger, bool force) {
 
 void svc_watch_check(brid_table *t, bool force) { check_as(t, SVC_TRIGGER_QUIET, force); }
 
+void svc_watch_count(brid_table *t) { check_as(t, SVC_TRIGGER_COUNT, false); }
+
 /* ---------------------------------------------------------- fs events */
 
 static void on_debounce(uv_timer_t *h) { svc_watch_check(h->data, false); }
 
 static int64_t max_delay_ms(const brid_table *t) { return t->policy.max_delay_sec * 1000; }
 
-/* A commit of version v (an inotify event, a poll that saw the version
- * move): the QUIET check waits for the debounce, or until max_delay after
- * the first commit it has not covered, whichever comes first; the COUNT
- * check runs now (svc_watch.h). */
-static void commit_seen(brid_table *t, uint64_t v) {
+/* A commit: the QUIET check waits for the debounce, or until max_delay
+ * after the first commit it has not covered, whichever comes first. */
+static void note_commit(brid_table *t) {
   int64_t now = bri_now_ms();
   t->last_event_ms = now;
   if (!t->pending_ms) t->pending_ms = now;
@@ -397,7 +409,14 @@ static void commit_seen(brid_table *t, uint64_t v) {
   int64_t wait = debounce_ms(t), left = t->pending_ms + max_delay_ms(t) - now;
   if (max_delay_ms(t) > 0 && left < wait) wait = left > 0 ? left : 0;
   uv_timer_start(&t->debounce, on_debounce, (uint64_t)wait, 0);
-  if (!t->policy.max_new_fragments || !t->policy.auto_compact) return;
+}
+
+/* A commit of version v (an inotify event, a poll that saw the version
+ * move): the QUIET check's timer (note_commit), and the COUNT check now
+ * (svc_watch.h). */
+static void commit_seen(brid_table *t, uint64_t v) {
+  note_commit(t);
+  if (t->d->draining || !t->policy.max_new_fragments || !t->policy.auto_compact) return;
   /* while a job of brid's runs on the table, a commit is most likely its
    * own: the count waits for the job's end (svc_watch_job_ended), not a
    * manifest read per compaction */
@@ -407,6 +426,8 @@ static void commit_seen(brid_table *t, uint64_t v) {
 
 void svc_watch_job_ended(brid_table *t) {
   t->job_running = false;
+  /* no look ran meanwhile (svc_poll.c): the job's end restarts the idle window */
+  if (t->busy) t->busy_moved_ms = bri_now_ms();
   /* the job's own check after its commit saw up to latest_version; a
    * commit named after it is another writer's */
   bool newer = t->job_event_version && (!t->has_latest || t->job_event_version > t->latest_version);
@@ -758,6 +779,7 @@ static void polled(brid_table *t, const disc_table *f) {
   if (!moved || !t->present || t->d->draining) return;
   log_debug("%s: version %llu (polled)", t->root, (unsigned long long)f->version);
   commit_seen(t, f->version);
+  svc_poll_busy(t);
 }
 
 /* A walk found table t, which the loop knows already. */

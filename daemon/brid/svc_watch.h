@@ -112,6 +112,10 @@ void svc_watch_discover_then(brid *d, void (*cb)(void *user), void *user);
 /* Asks the planner about t now (force: plan even if the version did not
  * move, e.g. after a policy change). */
 void svc_watch_check(brid_table *t, bool force);
+/* A COUNT check of t now (a busy polled table between polls, svc_poll.c):
+ * a version it finds newer counts as a commit, an unchanged one ends t's
+ * busy state. */
+void svc_watch_count(brid_table *t);
 /* On the loop: a worker's job of t ended (commits seen while it ran
  * started no COUNT check: most were its own; one newer than what the job
  * saw after its commit starts it now). */
