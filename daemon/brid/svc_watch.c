@@ -86,7 +86,8 @@ static int check_payloads(bri_table *t, const bri_manifest *m, const svc_policy 
   int rc = payload ? bri_sidecar_sizes_new(&sizes, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
   if (!rc && !(bri_store_caps(t->store) & BRI_STORE_CAP_LOCAL)) {
     char *data = bri_path_join(bri_store_uri(t->store), "data");
-    rc = data ? bri_sidecar_sizes_prime(sizes, t->store, data, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+    rc = data ? bri_sidecar_sizes_prime(sizes, t->store, data, BRI_SIDECAR_PRIME_ALL, err)
+              : bri_error_set(err, BRI_ENOMEM, "out of memory");
     free(data);
   }
   if (!rc) rc = bri_fragment_payloads(t, m, o, sizes, payload, err);

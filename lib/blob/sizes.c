@@ -40,6 +40,7 @@ struct bri_sidecar_sizes {
    * a lookup below it waits for the listing rather than list its directory */
   char *pending;
   bri_store *pending_store;
+  size_t pending_pages;
   pthread_t lister;
   bool listing;
 };
@@ -131,11 +132,12 @@ static bool in_tree(const bri_sidecar_sizes *s, const char *dir) {
   return false;
 }
 
-int bri_sidecar_sizes_prime(bri_sidecar_sizes *s, bri_store *st, const char *dir, bri_error *err) {
+int bri_sidecar_sizes_prime(bri_sidecar_sizes *s, bri_store *st, const char *dir, size_t max_pages,
+                            bri_error *err) {
   bri_store_entry *e = NULL;
   size_t n = 0;
   bri_error ignored;
-  if (bri_store_list_tree(st, dir, BRI_SIDECAR_PRIME_PAGES, &e, &n, &ignored) != 0) return 0; /* asked per directory */
+  if (bri_store_list_tree(st, dir, max_pages, &e, &n, &ignored) != 0) return 0; /* asked per directory */
   int rc = 0;
   pthread_mutex_lock(&s->mu);
   for (size_t i = 0; i < n && !rc; i++) {
@@ -162,7 +164,7 @@ int bri_sidecar_sizes_prime(bri_sidecar_sizes *s, bri_store *st, const char *dir
 static void *prime_main(void *arg) {
   bri_sidecar_sizes *s = arg;
   bri_error ignored; /* out of memory: nothing primed, each directory is listed when asked */
-  (void)bri_sidecar_sizes_prime(s, s->pending_store, s->pending, &ignored);
+  (void)bri_sidecar_sizes_prime(s, s->pending_store, s->pending, s->pending_pages, &ignored);
   pthread_mutex_lock(&s->mu);
   free(s->pending);
   s->pending = NULL;
@@ -171,11 +173,13 @@ static void *prime_main(void *arg) {
   return NULL;
 }
 
-int bri_sidecar_sizes_prime_start(bri_sidecar_sizes *s, bri_store *st, const char *dir, bri_error *err) {
-  if (s->listing) return bri_sidecar_sizes_prime(s, st, dir, err); /* one at a time */
+int bri_sidecar_sizes_prime_start(bri_sidecar_sizes *s, bri_store *st, const char *dir, size_t max_pages,
+                                  bri_error *err) {
+  if (s->listing) return bri_sidecar_sizes_prime(s, st, dir, max_pages, err); /* one at a time */
   pthread_mutex_lock(&s->mu);
   s->pending = strdup(dir);
   s->pending_store = st;
+  s->pending_pages = max_pages;
   pthread_mutex_unlock(&s->mu);
   if (s->pending && pthread_create(&s->lister, NULL, prime_main, s) == 0) {
     s->listing = true;
@@ -183,7 +187,7 @@ int bri_sidecar_sizes_prime_start(bri_sidecar_sizes *s, bri_store *st, const cha
   }
   free(s->pending);
   s->pending = NULL;
-  return bri_sidecar_sizes_prime(s, st, dir, err);
+  return bri_sidecar_sizes_prime(s, st, dir, max_pages, err);
 }
 
 /* Looks path up: 1 when known (*size, *k), 0 when the store must be asked. */

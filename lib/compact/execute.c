@@ -1184,10 +1184,13 @@ static int survey_and_plan(run *r, const bri_compact_request *q, bool *repack_wa
   bri_plan_hints flags = {.repack_wanted = repack_wanted}, none = {0};
   /* an object store: the sizes of every fragment's sidecars from one
    * listing of data/ rather than one listing per fragment's directory,
-   * listed while the fragments' data files are read */
+   * listed while the fragments' data files are read; whole when the size
+   * rule asks every fragment's payload (fragsize.h) */
+  bool payload = bri_compact_counts_payload(q->strategy, r->t, m);
   if (!(bri_store_caps(r->t->store) & BRI_STORE_CAP_LOCAL) && m->n_fragments >= PRIME_MIN_FRAGMENTS) {
     char *data = bri_path_join(bri_store_uri(r->t->store), "data");
-    int prc = data ? bri_sidecar_sizes_prime_start(r->sizes, r->t->store, data, r->err)
+    int prc = data ? bri_sidecar_sizes_prime_start(r->sizes, r->t->store, data,
+                                                   payload ? BRI_SIDECAR_PRIME_ALL : BRI_SIDECAR_PRIME_PAGES, r->err)
                    : bri_error_set(r->err, BRI_ENOMEM, "out of memory");
     free(data);
     if (prc) return prc;
@@ -1197,7 +1200,7 @@ static int survey_and_plan(run *r, const bri_compact_request *q, bool *repack_wa
   size_t *idx = calloc(m->n_fragments + 1, sizeof *idx), n = 0;
   int rc = r->blob_tops && r->fs && idx ? 0 : bri_error_set(r->err, BRI_ENOMEM, "out of memory");
   /* the size rule counts what a copy writes (fragsize.h) */
-  if (!rc && bri_compact_counts_payload(q->strategy, r->t, m)) {
+  if (!rc && payload) {
     if (!(r->payload = calloc(m->n_fragments + 1, sizeof *r->payload)))
       rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
     if (!rc) rc = bri_fragment_payloads(r->t, r->m, &q->options, r->sizes, r->payload, r->err);

@@ -15,6 +15,9 @@
  * dedicated blobs), through the sidecar size cache (blob/sizes.h, which the
  * compaction's damage checks then reuse: nothing is asked twice), scaled
  * by the fragment's live share (copy moves only what live rows reference).
+ * On an object store the caller primes the cache with the listing of the
+ * table's whole data/ first (BRI_SIDECAR_PRIME_ALL: a page of 1,000 names
+ * costs no more than one fragment's directory).
  * Not from the descriptors: reading them costs a read of every fragment,
  * while on an object store one listing of data/ serves the whole table. A
  * data file that carries a BRI has its payload in other files' directories
