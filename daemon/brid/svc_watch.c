@@ -1,5 +1,6 @@
-/* svc_watch.c: table discovery, inotify watches, debounce and planner
- * checks (see svc_watch.h).
+/* svc_watch.c: table discovery, inotify watches, the triggers (debounce,
+ * max_delay, the count of new small fragments) and planner checks (see
+ * svc_watch.h).
  *
  * Tables and watched directories live in arrays of pointers indexed by a
  * hash map from path to slot, and are never freed before shutdown, so a
@@ -8,7 +9,9 @@
  * reused. Checks run on libuv's thread pool; at most one per table is in
  * flight, and a trigger that arrives meanwhile is remembered and replayed
  * when the check ends (so no commit is ever missed, and no table is planned
- * twice at once). */
+ * twice at once); a QUIET check asked meanwhile wins over a COUNT one. One
+ * timer per table serves the debounce and max_delay: each commit sets it to
+ * whichever of the two comes first. */
 #include "svc_watch.h"
 
 #include <dirent.h>
