@@ -34,28 +34,6 @@ static const cli_opt OPTS[] = {
     {0},
 };
 
-/* One line per reason the plan held fragments back (plan.h): how many, their
- * bytes as the size rule counts them, the first ids. */
-static void print_held(json_t *plan) {
-  static const bri_hold reasons[] = {BRI_HOLD_AT_TARGET, BRI_HOLD_LARGER, BRI_HOLD_INDEX};
-  for (size_t r = 0; r < sizeof reasons / sizeof reasons[0]; r++) {
-    const char *why = bri_hold_name(reasons[r]);
-    size_t i, n = 0;
-    long long bytes = 0;
-    char ids[96] = "";
-    json_t *h;
-    json_array_foreach(json_object_get(plan, "held_back"), i, h) {
-      if (strcmp(json_string_value(json_object_get(h, "reason")), why)) continue;
-      bytes += (long long)json_integer_value(json_object_get(h, "size_bytes"));
-      size_t len = strlen(ids);
-      if (n++ < 8) snprintf(ids + len, sizeof ids - len, "%s%lld", len ? " " : "",
-                            (long long)json_integer_value(json_object_get(h, "fragment")));
-      else if (n == 9) snprintf(ids + len, sizeof ids - len, " ...");
-    }
-    if (n) printf("  held back (%s): %zu fragments, %lld bytes: %s\n", why, n, bytes, ids);
-  }
-}
-
 /* One line per index: how the compaction keeps it answering (compact/fri.h),
  * then the fragment reuse index version the commit appended, if any. */
 static void print_indices(json_t *plan) {
@@ -125,12 +103,12 @@ static int compact_offline(const cli_args *a) {
              (long long)json_integer_value(json_object_get(p, "dedicated")),
              json_is_true(json_object_get(p, "repacks_low_utilization_packs")) ? " (repacks)" : "");
     }
-    print_held(r.plan);
+    cli_print_held(r.plan);
     print_indices(r.plan);
   } else if (r.version == 0) {
     printf("nothing to compact in %s (version %llu, %llu fragments)\n", root,
            (unsigned long long)r.read_version, (unsigned long long)r.fragments_before);
-    print_held(r.plan);
+    cli_print_held(r.plan);
   } else {
     json_t *j = bri_compact_report_json(root, &q, &r);
     printf("compacted %s: version %llu -> %llu, fragments %llu -> %llu, %llu rows (strategy %s)\n", root,
@@ -143,7 +121,7 @@ static int compact_offline(const cli_args *a) {
            (unsigned long long)r.data_bytes_written, (unsigned long long)r.payload_bytes_copied,
            (unsigned long long)r.inline_bytes_copied, (unsigned long long)r.payload_bytes_reused,
            (unsigned long long)r.links, r.seconds);
-    print_held(r.plan);
+    cli_print_held(r.plan);
     if (r.deletions_carried)
       printf("  carried %llu rows deleted meanwhile by other writers over to the new fragments\n",
              (unsigned long long)r.deletions_carried);
