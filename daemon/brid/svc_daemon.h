@@ -190,7 +190,8 @@ struct brid {
   uint64_t watchdog_usec;
 
   /* counters for metrics */
-  uint64_t n_fs_events, n_checks, n_triggers, n_requests, n_request_errors, n_peers_refused,
+  uint64_t n_triggers[3]; /* compactions queued by checks, by svc_trigger (svc_watch.h) */
+  uint64_t n_fs_events, n_checks, n_requests, n_request_errors, n_peers_refused,
       n_connections_refused, n_sweeps, n_check_errors;
 };
 

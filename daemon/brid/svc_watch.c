@@ -262,7 +262,7 @@ void svc_watch_apply(brid_table *t, const svc_check *c) {
   log_debug("%s: version %llu, %llu fragments, %llu new small, %s %llu bins to compact", t->root,
             (unsigned long long)c->latest, (unsigned long long)c->fragments, (unsigned long long)c->new_small,
             c->planned ? "planned:" : "not planned", (unsigned long long)c->bins);
-  if (c->queued) d->n_triggers++;
+  if (c->queued) d->n_triggers[c->trigger]++;
   /* the commits a queued compaction covers wait no longer */
   if (c->waiting && c->trigger == SVC_TRIGGER_COUNT) t->pending_ms = 0;
   /* a job queued before by another instance is this one's to claim too */

@@ -6,7 +6,7 @@
 # only the trigger under test can queue a compaction:
 #  - max_new_fragments = 4: after a compaction, 3 appends (separate commits)
 #    queue nothing; the 4th queues one at once (its log says "4 new small
-#    fragments");
+#    fragments", brid_triggers_total{trigger="count"} counts it);
 #  - max_delay = 4s (count trigger off): a writer appending twice a second
 #    for 10 s, never quiet, gets a compaction queued about 4 s after its
 #    first commit, while it still writes; its rows stay exactly its own.
@@ -49,6 +49,8 @@ wait_until 20 at_least 2 || fail "the 4th new fragment queued no compaction: $(t
 [ "$(newest '["params"]["trigger"]')" = auto ] || fail "the count trigger's job: $(newest '')"
 log_has "plain.lance: version [0-9]+ has 1 bin\\(s\\) to compact \\(4 new small fragments\\): queued job" ||
   fail "the count trigger was not logged"
+[ "$(ctl metrics | sed -n 's/^brid_triggers_total{trigger="count"} //p')" = 1 ] ||
+  fail "brid_triggers_total{trigger=\"count\"}: $(ctl metrics | grep brid_triggers_total)"
 echo "ok count trigger: 3 new fragments wait, the 4th queues a compaction"
 brid_stop || fail "brid exited non-zero"
 
@@ -73,6 +75,8 @@ wait_ms=$((queued - first))
 echo "max_delay 4s: the compaction was queued ${wait_ms} ms after the writer's first commit"
 [ "$wait_ms" -ge 3500 ] && [ "$wait_ms" -le 8000 ] || fail "queued ${wait_ms} ms after the first commit, max_delay is 4 s"
 wait_until 30 at_least $((n0 + 1)) || fail "the max_delay compaction did not succeed"
+[ "$(ctl metrics | sed -n 's/^brid_triggers_total{trigger="quiet"} //p')" -ge 1 ] ||
+  fail "brid_triggers_total{trigger=\"quiet\"}: $(ctl metrics | grep brid_triggers_total)"
 node "$INTEROP_DIR/lance_rowset.mjs" "$T" "$TMPD/writer.json" 320 || fail "the rows are not the writer's" # 300 made, 20 appended in 1.
 brid_stop || fail "brid exited non-zero"
 echo "ok max_delay"
