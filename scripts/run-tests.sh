@@ -18,7 +18,8 @@
 # installs the package, built without sanitizers), tests/powerloss (its
 # preloaded recorder cannot go into an ASan process), the three-brid
 # cluster runs (integration/test_cluster_*.sh, minutes of LanceDB writers
-# and lease timeouts) and the crash matrix on PostgreSQL
+# and lease timeouts), the busy writers (integration/test_daemon_busy*.sh,
+# a minute of LanceDB writes each, locally and on S3) and the crash matrix on PostgreSQL
 # (integration/test_daemon_crash_matrix_pg.sh: the SQLite matrix runs the
 # same cases under ASan); their store and lease code runs under ASan in
 # test_jobs and the PostgreSQL daemon tests.
@@ -95,7 +96,7 @@ add() { [ -z "$ONLY" ] || grep -qE -- "$ONLY" <<<"$1" || return 0; names+=("$1")
 TIMEOUT=${BRI_TEST_TIMEOUT:-1800}
 run_one() { case $1 in *.sh) timeout -k 30 "$TIMEOUT" bash "$1" ;; *) timeout -k 30 "$TIMEOUT" "$1" ;; esac; }
 if [ "$ONCE" = 0 ]; then
-  echo "(tests/system, tests/powerloss, integration/test_cluster_* and test_daemon_crash_matrix_pg: run by the plain build's make check only)"
+  echo "(tests/system, tests/powerloss, integration/test_cluster_*, test_daemon_busy* and test_daemon_crash_matrix_pg: run by the plain build's make check only)"
 elif [ "$WHICH" = all ] || [ "$WHICH" = system ]; then
   for t in tests/system/test_*.sh; do [ -f "$t" ] && add "system/$(basename "$t")" "$t"; done
 fi
@@ -107,7 +108,7 @@ if { [ "$WHICH" = all ] || [ "$WHICH" = powerloss ]; } && [ "$ONCE" = 1 ]; then
 fi
 if [ "$WHICH" = all ] || [ "$WHICH" = integration ]; then
   for t in tests/integration/test_*.sh; do
-    [ "$ONCE" = 0 ] && [[ $t == */test_cluster_* || $t == */test_daemon_crash_matrix_pg.sh ]] && continue
+    [ "$ONCE" = 0 ] && [[ $t == */test_cluster_* || $t == */test_daemon_crash_matrix_pg.sh || $t == */test_daemon_busy* ]] && continue
     [ -f "$t" ] && add "integration/$(basename "$t")" "$t"
   done
 fi

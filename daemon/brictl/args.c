@@ -192,6 +192,9 @@ void cli_value_kind(const cli_opt *o, char *out, size_t cap) {
     else if (o->min > 1) snprintf(out, cap, "an integer of at least %.0f", o->min);
     else snprintf(out, cap, "a non-negative integer");
     break;
+  case CLI_SIZE:
+    snprintf(out, cap, "a size (bytes, or a number with K, M, G or T) of at least %.0f bytes", o->min);
+    break;
   case CLI_NUMBER:
     if (o->max > 0) snprintf(out, cap, "a number from %g to %g", o->min, o->max);
     else snprintf(out, cap, "a number of at least %g", o->min);
@@ -241,6 +244,10 @@ static bool parse_value(const cli_opt *o, const char *text, cli_value *v) {
     if (!cli_parse_u64(text, &u) || !in_bounds(o, (double)u)) return false;
     v->u = u;
     return true;
+  }
+  case CLI_SIZE: {
+    bri_error err;
+    return bri_size_parse(text, o->name, &v->u, &err) == 0 && in_bounds(o, (double)v->u);
   }
   case CLI_NUMBER:
     errno = 0;

@@ -27,6 +27,7 @@ typedef enum cli_type {
   CLI_FLAG,     /* no value */
   CLI_STRING,   /* any non-empty text */
   CLI_UINT,     /* a decimal integer within [min, max] */
+  CLI_SIZE,     /* bytes, util/size.h ("65536", "256M", "1G"), within [min, max] */
   CLI_NUMBER,   /* a decimal number within [min, max] */
   CLI_DURATION, /* util/duration.h with a unit ("90s", "7d"); seconds within [min, max] */
   CLI_CHOICE,   /* one of the words in choices ("bri|link|copy") */
@@ -53,7 +54,7 @@ typedef struct cli_opt {
   const char *def;      /* applied when the option is not given; shown as its default */
   const char *def_note; /* a default decided elsewhere (shown only), e.g. "the table's policy" */
   const char *choices;  /* CLI_CHOICE: "bri|link|copy" */
-  double min, max;      /* bounds of CLI_UINT, CLI_NUMBER, CLI_DURATION; max 0 = none */
+  double min, max;      /* bounds of CLI_UINT, CLI_SIZE, CLI_NUMBER, CLI_DURATION; max 0 = none */
   const char *excludes; /* another option of the command that cannot be given with it */
   const char *param;    /* the JSON-RPC parameter brid takes it as (cmd_submit.c), or NULL */
   unsigned flags;
@@ -73,7 +74,7 @@ typedef struct cli_value {
   bool given;       /* on the command line */
   bool set;         /* given, or its default applied */
   const char *text; /* as written, or the default */
-  uint64_t u;       /* CLI_UINT */
+  uint64_t u;       /* CLI_UINT, CLI_SIZE */
   double d;         /* CLI_NUMBER */
   int64_t secs;     /* CLI_DURATION */
 } cli_value;

@@ -33,7 +33,7 @@ json_t *cli_params(const cli_args *a) {
     if (!v->given || !o->param) continue;
     char path[4096];
     json_t *j = o->type == CLI_FLAG       ? json_true()
-                : o->type == CLI_UINT     ? json_integer((json_int_t)v->u)
+                : o->type == CLI_UINT || o->type == CLI_SIZE ? json_integer((json_int_t)v->u)
                 : o->type == CLI_DURATION ? json_integer((json_int_t)v->secs)
                 : o->type == CLI_NUMBER   ? json_real(v->d)
                 : o->value && !strcmp(o->value, "TABLE") ? json_string(cli_table_path(v->text, path, sizeof path))

@@ -1,5 +1,5 @@
 /* cmd_compact.c: `brictl compact TABLE [--strategy auto|bri|link|copy] [--dry-run]
- * [--target-rows N] [--repack-threshold F]`: compacts a table in-process
+ * [--target-rows N] [--target-bytes SIZE] [--repack-threshold F]`: compacts a table in-process
  * (lib/compact) and reports fragments before and after, rows, bytes written
  * and reused, and the time taken. --dry-run prints the plan: bins, rows, and
  * the payload bytes each would reuse, copy or repack. With --wait, --daemon
@@ -23,6 +23,10 @@ static const cli_opt OPTS[] = {
      .param = "target_rows_per_fragment",
      .help = "fragments with fewer rows are merged with their neighbours (the table's "
              "lance.compaction.target_rows_per_fragment wins)"},
+    {.name = "target-bytes", .type = CLI_SIZE, .value = "SIZE", .min = 1, .param = "target_fragment_bytes",
+     .help = "fragments this size or larger are left alone unless rows were deleted: their data files, plus "
+             "under copy the payload it would copy; smaller ones merge up to it (256M, 1G)",
+     .def_note = "1G; through brid, the table's policy"},
     {.name = "repack-threshold", .type = CLI_NUMBER, .value = "F", .min = 0, .max = 1, .def = "0.3",
      .flags = CLI_OFFLINE_ONLY,
      .help = "blob packs whose live share is below F are copied compactly instead of reused"},
@@ -68,6 +72,7 @@ static int compact_offline(const cli_args *a) {
     return cli_usage(a, "%s", err.msg);
   q.dry_run = cli_flag(a, "dry-run");
   q.options.target_rows_per_fragment = cli_uint(a, "target-rows");
+  if (cli_given(a, "target-bytes")) q.options.target_fragment_bytes = cli_uint(a, "target-bytes");
   q.options.repack_threshold = cli_number(a, "repack-threshold");
   bri_compact_report r;
   int rc = bri_compact_table(root, &q, NULL, &r, &err);
@@ -98,10 +103,12 @@ static int compact_offline(const cli_args *a) {
              (long long)json_integer_value(json_object_get(p, "dedicated")),
              json_is_true(json_object_get(p, "repacks_low_utilization_packs")) ? " (repacks)" : "");
     }
+    cli_print_held(r.plan);
     print_indices(r.plan);
   } else if (r.version == 0) {
     printf("nothing to compact in %s (version %llu, %llu fragments)\n", root,
            (unsigned long long)r.read_version, (unsigned long long)r.fragments_before);
+    cli_print_held(r.plan);
   } else {
     json_t *j = bri_compact_report_json(root, &q, &r);
     printf("compacted %s: version %llu -> %llu, fragments %llu -> %llu, %llu rows (strategy %s)\n", root,
@@ -119,6 +126,7 @@ static int compact_offline(const cli_args *a) {
              "none read)\n",
              (unsigned long long)r.managed_kept, (unsigned long long)r.managed_adopted,
              (unsigned long long)r.payload_bytes_reused);
+    cli_print_held(r.plan);
     if (r.deletions_carried)
       printf("  carried %llu rows deleted meanwhile by other writers over to the new fragments\n",
              (unsigned long long)r.deletions_carried);

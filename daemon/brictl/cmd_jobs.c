@@ -116,6 +116,7 @@ void cli_print_job(const json_t *j) {
       printf("    %-24s %s\n", k, s ? s : "?");
       free(s);
     }
+    cli_print_held(json_object_get(res, "plan"));
   }
   size_t i;
   json_t *a;

@@ -104,6 +104,7 @@ static void summary(const json_t *j) {
       printf("  %s at version %lld (%lld fragments, %lld bin(s) planned)\n",
              json_is_true(json_object_get(r, "dry_run")) ? "dry run" : "nothing to compact", cli_int(r, "read_version"),
              cli_int(r, "fragments_before"), cli_int(r, "bins"));
+    cli_print_held(json_object_get(r, "plan")); /* either way */
   } else if (!strcmp(kind, "cleanup")) {
     cli_fmt_bytes((uint64_t)cli_int(r, "bytes"), w, sizeof w);
     printf("  %s %lld files (%s); %lld versions retained\n", json_is_true(json_object_get(r, "dry_run")) ? "would delete" : "deleted",

@@ -39,7 +39,7 @@ static void usage(FILE *f) {
           "  --store URI        PostgreSQL job store instead, a libpq URI or conninfo,\n"
           "                     e.g. postgresql://brid@db.example/brid?sslmode=verify-full\n"
           "                     (no password in it: store_password_file, docs/cluster.md)\n"
-          "  --workers N        worker threads [2]\n"
+          "  --workers N        worker threads [4 per CPU, 2 to 32]\n"
           "  --debounce DUR     quiet time after a commit before planning, e.g. 30s [30s]\n"
           "  --log-level LEVEL  error, warning, notice, info or debug [info]\n"
           "  --metrics-listen ADDR:PORT\n"

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <pwd.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -100,7 +101,10 @@ static const key KEYS[] = {
     P("auto_compact", T_BOOL, auto_compact, 0, 0),
     P("paused", T_BOOL, paused, 0, 0),
     P("debounce", T_DUR, debounce_sec, 0, 86400),
+    P("max_delay", T_DUR, max_delay_sec, 0, 7 * 86400),
+    P("max_new_fragments", T_U64, max_new_fragments, 0, 1e6),
     P("target_rows_per_fragment", T_U64, compact.target_rows_per_fragment, 1, 1e15),
+    P("target_fragment_bytes", T_SIZE, compact.target_fragment_bytes, 1, 1e18),
     P("materialize_deletions", T_BOOL, compact.materialize_deletions, 0, 0),
     P("materialize_deletions_threshold", T_DOUBLE, compact.materialize_deletions_threshold, 0, 1),
     P("repack_threshold", T_DOUBLE, compact.repack_threshold, 0, 1),
@@ -138,6 +142,8 @@ void svc_policy_default(svc_policy *p) {
   p->strategy = BRI_STRATEGY_AUTO; /* never leaves a table stock Lance refuses (execute.h) */
   p->auto_compact = true;
   p->debounce_sec = -1;
+  p->max_delay_sec = SVC_DEFAULT_MAX_DELAY;
+  p->max_new_fragments = SVC_DEFAULT_MAX_NEW_FRAGMENTS;
   bri_compact_options_default(&p->compact);
   p->batch_rows = 0;
   p->cleanup_interval_sec = 86400;
@@ -189,10 +195,17 @@ const svc_root *svc_config_root(const svc_config *c, const char *uri) {
   return &defaults;
 }
 
+int svc_default_workers(void) {
+  cpu_set_t set;
+  int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  int n = SVC_WORKERS_PER_CPU * (cpus > 0 ? cpus : 1);
+  return n < SVC_WORKERS_MIN ? SVC_WORKERS_MIN : n > SVC_WORKERS_MAX ? SVC_WORKERS_MAX : n;
+}
+
 void svc_config_init(svc_config *c) {
   memset(c, 0, sizeof *c);
   c->socket_mode = 0660;
-  c->workers = 2;
+  c->workers = svc_default_workers();
   c->debounce_sec = 30;
   c->sweep_sec = 600;
   c->drain_sec = 60;
@@ -277,26 +290,6 @@ static bool parse_u64(const char *s, uint64_t *out) {
   char *end;
   if (!leading_u64(s, &v, &end) || *end) return false;
   *out = v;
-  return true;
-}
-
-static bool parse_size(const char *s, uint64_t *out) {
-  unsigned long long v;
-  char *end;
-  if (!leading_u64(s, &v, &end)) return false;
-  int shift = 0;
-  switch (toupper((unsigned char)*end)) {
-  case 0: break;
-  case 'K': shift = 10; end++; break;
-  case 'M': shift = 20; end++; break;
-  case 'G': shift = 30; end++; break;
-  case 'T': shift = 40; end++; break;
-  default: return false;
-  }
-  if (shift && (!strcasecmp(end, "iB") || !strcasecmp(end, "B"))) end += strlen(end);
-  if (*end) return false;
-  if (shift && v > (UINT64_MAX >> shift)) return false;
-  *out = (uint64_t)v << shift;
   return true;
 }
 
@@ -432,7 +425,7 @@ static int set_value(parse_ctx *x, const key *k, void *base, const char *sect, c
   case T_U64:
   case T_SIZE: {
     uint64_t u;
-    bool ok = k->type == T_SIZE ? parse_size(v, &u) : parse_u64(v, &u);
+    bool ok = k->type == T_SIZE ? bri_size_parse(v, k->name, &u, &err) == 0 : parse_u64(v, &u);
     if (!ok)
       return fail(x, "[%s] %s: \"%s\" is not %s", sect, k->name, v,
                   k->type == T_SIZE ? "a size (bytes, or a number with K, M, G or T)" : "a non-negative integer");
@@ -1016,10 +1009,12 @@ json_t *svc_policy_to_json(const svc_policy *p) {
   const bri_compact_options *o = &p->compact;
   const bri_cleanup_policy *c = &p->cleanup;
   return json_pack(
-      "{s:s, s:b, s:b, s:o, s:I, s:b, s:f, s:f, s:I, s:I, s:I, s:I, s:o, s:o, s:I, s:o, s:f}", "strategy",
-      bri_strategy_name(p->strategy), "auto_compact", p->auto_compact, "paused", p->paused, "debounce",
-      p->debounce_sec < 0 ? json_null() : dur(p->debounce_sec), "target_rows_per_fragment",
-      (json_int_t)o->target_rows_per_fragment, "materialize_deletions", o->materialize_deletions,
+      "{s:s, s:b, s:b, s:o, s:o, s:I, s:I, s:I, s:b, s:f, s:f, s:I, s:I, s:I, s:I, s:o, s:o, s:I, s:o, s:f}",
+      "strategy", bri_strategy_name(p->strategy), "auto_compact", p->auto_compact, "paused", p->paused,
+      "debounce", p->debounce_sec < 0 ? json_null() : dur(p->debounce_sec), "max_delay", dur(p->max_delay_sec),
+      "max_new_fragments", (json_int_t)p->max_new_fragments, "target_rows_per_fragment",
+      (json_int_t)o->target_rows_per_fragment, "target_fragment_bytes", (json_int_t)o->target_fragment_bytes,
+      "materialize_deletions", o->materialize_deletions,
       "materialize_deletions_threshold", o->materialize_deletions_threshold, "repack_threshold",
       o->repack_threshold, "max_source_fragments", (json_int_t)o->max_source_fragments,
       "max_source_rows", (json_int_t)o->max_source_rows, "max_source_bytes",

@@ -42,6 +42,8 @@ typedef struct svc_policy {
   bool auto_compact;           /* enqueue compactions when the planner finds work */
   bool paused;                 /* no job of this table is started */
   int64_t debounce_sec;        /* -1: the daemon's debounce */
+  int64_t max_delay_sec;       /* commits are checked at the latest this long after the first (0: no limit) */
+  uint64_t max_new_fragments;  /* a compaction once this many new small fragments wait (0: no count trigger) */
   bri_compact_options compact; /* planner thresholds and per-job budgets */
   uint64_t batch_rows;         /* rows decoded per batch (0: the library's) */
   int64_t cleanup_interval_sec; /* 0: no scheduled cleanup */
@@ -133,6 +135,22 @@ typedef struct svc_overrides {
 } svc_overrides;
 
 #define SVC_DEFAULT_STATE "/var/lib/brid/jobs.db"
+/* The default worker count: SVC_WORKERS_PER_CPU per CPU brid may run on
+ * (its affinity mask), within [SVC_WORKERS_MIN, SVC_WORKERS_MAX]. A job
+ * of a small table spends most of its time waiting for fsync (about 5 a
+ * job, 0.7-1.2 ms each, against 2 ms of CPU), so four jobs per CPU keep
+ * the CPUs busy; larger jobs wait on reads and copies the same way. The
+ * cap bounds the I/O brid adds to a machine it shares (brid.conf(5)). */
+#define SVC_WORKERS_PER_CPU 4
+#define SVC_WORKERS_MIN 2
+#define SVC_WORKERS_MAX 32
+int svc_default_workers(void);
+
+/* The triggers' defaults (svc_watch.h; brid.conf(5) says why): a table
+ * whose writer never pauses for the debounce is checked at least every 5
+ * minutes, and compacted once 32 new small fragments wait. */
+#define SVC_DEFAULT_MAX_DELAY (5 * 60)
+#define SVC_DEFAULT_MAX_NEW_FRAGMENTS 32
 
 /* The built-in policy ([defaults] with no key set). */
 void svc_policy_default(svc_policy *p);

@@ -62,9 +62,11 @@ typedef struct brid_table {
   bool watching;    /* ev started */
   uv_fs_event_t ev; /* on root/_versions */
   uv_timer_t debounce;
-  /* planner checks (svc_watch.c) */
-  bool check_running, check_again, check_again_force;
-  bool check_waiting, check_waiting_force; /* in d's queue of checks waiting for a slot */
+  /* planner checks (svc_watch.c): one runs at a time; a request meanwhile
+   * is kept (again) and made when it ends, a QUIET one if any was asked
+   * (quiet), else a COUNT one */
+  bool check_running, check_again, check_again_force, check_again_quiet;
+  bool check_waiting, check_waiting_force, check_waiting_quiet; /* in d's queue of checks waiting for a slot */
   struct brid_table *check_next;           /* the next one in that queue */
   bool has_latest;
   uint64_t latest_version;
@@ -74,6 +76,12 @@ typedef struct brid_table {
   bool has_seen;
   uint64_t seen_version; /* mirrors the store's last seen version */
   int64_t last_check_ms, last_event_ms;
+  int64_t pending_ms;    /* the first commit since the last QUIET check began (0: none): max_delay */
+  uint64_t new_after;    /* fragments with a larger id are new to the COUNT trigger (0 until planned) */
+  bool job_running;      /* a worker runs a job of it (its commits are brid's own) */
+  bool busy;             /* polled: seen moving, looked at every SVC_BUSY_POLL_MS (svc_poll.c) */
+  int64_t busy_moved_ms; /* ... until SVC_BUSY_IDLE_MS after it was last seen moving */
+  uint64_t job_event_version; /* the newest version a commit event named while it ran */
   char *check_error;
   bool check_unsupported; /* check_error is a refusal: a table brid will not act on (BRI_EUNSUPPORTED) */
   /* tables under an S3 root: polled, not watched (svc_poll.c) */
@@ -151,6 +159,10 @@ struct brid {
   char watch_error[160];            /* why the last one failed */
   brid_poll **polls;                /* svc_poll.c: S3 roots */
   size_t n_polls, polls_inflight;
+  brid_table **busy;                /* svc_poll.c: polled tables seen moving */
+  size_t n_busy, cap_busy;
+  uv_timer_t busy_timer;            /* looks at them between the root's polls */
+  bool busy_timer_init;
   brid_root **root_states;          /* svc_roots.c: every root's reachability */
   size_t n_root_states;
   bool claiming, kick_again;        /* svc_sched.c: one claim at a time */
@@ -179,7 +191,8 @@ struct brid {
   uint64_t watchdog_usec;
 
   /* counters for metrics */
-  uint64_t n_fs_events, n_checks, n_triggers, n_requests, n_request_errors, n_peers_refused,
+  uint64_t n_triggers[3]; /* compactions queued by checks, by svc_trigger (svc_watch.h) */
+  uint64_t n_fs_events, n_checks, n_requests, n_request_errors, n_peers_refused,
       n_connections_refused, n_sweeps, n_check_errors;
 };
 

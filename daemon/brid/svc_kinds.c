@@ -86,6 +86,7 @@ static int compact_parse(const json_t *params, const svc_policy *pol, svc_opts *
     return bad(&a, "params.strategy must be auto, bri, link or copy");
   if (v) keep(&a, "strategy", json_string(json_string_value(v)));
   if (flag(&a, "dry_run", &q->dry_run)) return -1;
+  if (integer(&a, "target_fragment_bytes", 1, &q->options.target_fragment_bytes)) return -1;
   return integer(&a, "target_rows_per_fragment", 1, &q->options.target_rows_per_fragment);
 }
 

@@ -15,7 +15,7 @@
  *   brid_bytes_reused_total{table,kind}, brid_table_last_error_timestamp_seconds{table,message},
  *   brid_table_last_compaction_timestamp_seconds{table}, brid_table_last_cleanup_timestamp_seconds{table},
  *   brid_table_fragments{table}, brid_table_version{table},
- *   brid_fs_events_total, brid_checks_total, brid_check_errors_total, brid_triggers_total,
+ *   brid_fs_events_total, brid_checks_total, brid_check_errors_total, brid_triggers_total{trigger},
  *   brid_sweeps_total, brid_requests_total, brid_request_errors_total, brid_peers_refused_total,
  *   brid_connections_refused_total, brid_connections,
  *   brid_storage_requests_total{root,kind,status}, brid_storage_retries_total{root},
@@ -277,7 +277,6 @@ json_t *svc_metrics_json(const svc_view *v, bri_jobs_store *store, svc_pool *poo
       {"brid_fs_events_total", "inotify events received.", v->n_fs_events},
       {"brid_checks_total", "Planner checks run.", v->n_checks},
       {"brid_check_errors_total", "Planner checks that could not read a table.", v->n_check_errors},
-      {"brid_triggers_total", "Compactions queued by a planner check.", v->n_triggers},
       {"brid_sweeps_total", "Periodic sweeps.", v->n_sweeps},
       {"brid_requests_total", "Control requests received.", v->n_requests},
       {"brid_request_errors_total", "Control requests answered with an error.", v->n_request_errors},
@@ -285,6 +284,12 @@ json_t *svc_metrics_json(const svc_view *v, bri_jobs_store *store, svc_pool *poo
       {"brid_connections_refused_total", "Control connections refused by max_connections.", v->n_connections_refused},
   };
   for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) sample(family(all, c[k].name, "counter", c[k].help), NULL, num(c[k].v));
+  /* by what fired the check: the debounce or max_delay (quiet), the count of new small fragments, or what
+   * a job's budget left (svc_watch.h's SVC_TRIGGER_QUIET, _COUNT, _AFTER) */
+  static const char *const triggers[] = {"quiet", "count", "budget"};
+  json_t *tr = family(all, "brid_triggers_total", "counter", "Compactions queued by a planner check, by trigger.");
+  for (size_t k = 0; k < sizeof triggers / sizeof triggers[0]; k++)
+    sample(tr, json_pack("{s:s}", "trigger", triggers[k]), num(v->n_triggers[k]));
   sample(family(all, "brid_connections", "gauge", "Open control connections."), NULL,
          num(v->connections));
   storage_families(all, v);

@@ -1,5 +1,5 @@
-/* svc_poll.c: roots on object stores (S3, Azure): settings, walks and
- * poll timers (see svc_poll.h).
+/* svc_poll.c: roots on object stores (S3, Azure): settings, walks, poll
+ * timers and the looks at busy tables between polls (see svc_poll.h).
  *
  * A walk lists the root level by level through a store rooted at the root
  * (bri_store_list: S3's ListObjectsV2, Azure's List Blobs, with delimiter
@@ -159,6 +159,47 @@ static void on_poll(uv_timer_t *h) {
   svc_watch_discover_root(d, p->root, poll_done, p);
 }
 
+/* Every SVC_BUSY_POLL_MS: a COUNT check of each busy table (its check
+ * says whether it still moves, svc_watch.c); one whose job runs waits
+ * for the job's end, as an inotify event does. Tables no longer busy
+ * leave the list. */
+static void on_busy(uv_timer_t *h) {
+  brid *d = h->data;
+  size_t k = 0;
+  for (size_t i = 0; i < d->n_busy; i++) {
+    brid_table *t = d->busy[i];
+    if (!t->busy || !t->present) {
+      t->busy = false;
+      continue;
+    }
+    d->busy[k++] = t;
+    if (!t->job_running) svc_watch_count(t);
+  }
+  d->n_busy = k;
+  if (!k) uv_timer_stop(h);
+}
+
+void svc_poll_busy(brid_table *t) {
+  brid *d = t->d;
+  if (t->busy || d->draining) return;
+  if (d->n_busy == d->cap_busy) {
+    size_t cap = d->cap_busy ? d->cap_busy * 2 : 16;
+    brid_table **a = realloc(d->busy, cap * sizeof *a);
+    if (!a) return; /* looked at at the root's next poll instead */
+    d->busy = a, d->cap_busy = cap;
+  }
+  d->busy[d->n_busy++] = t;
+  t->busy = true;
+  t->busy_moved_ms = bri_now_ms();
+  if (!d->busy_timer_init) {
+    uv_timer_init(&d->loop, &d->busy_timer);
+    d->busy_timer.data = d;
+    d->busy_timer_init = true;
+  }
+  if (!uv_is_active((uv_handle_t *)&d->busy_timer))
+    uv_timer_start(&d->busy_timer, on_busy, SVC_BUSY_POLL_MS, SVC_BUSY_POLL_MS);
+}
+
 static brid_poll *poll_of(brid *d, const char *root) {
   for (size_t i = 0; i < d->n_polls; i++)
     if (!strcmp(d->polls[i]->root, root)) return d->polls[i];
@@ -198,10 +239,12 @@ void svc_poll_apply_config(brid *d) {
 
 void svc_poll_stop(brid *d) {
   for (size_t i = 0; i < d->n_polls; i++) uv_timer_stop(&d->polls[i]->timer);
+  if (d->busy_timer_init) uv_timer_stop(&d->busy_timer);
 }
 
 void svc_poll_close(brid *d) {
   for (size_t i = 0; i < d->n_polls; i++) uv_close((uv_handle_t *)&d->polls[i]->timer, NULL);
+  if (d->busy_timer_init) uv_close((uv_handle_t *)&d->busy_timer, NULL);
 }
 
 void svc_poll_free(brid *d) {
@@ -212,4 +255,7 @@ void svc_poll_free(brid *d) {
   free(d->polls);
   d->polls = NULL;
   d->n_polls = 0;
+  free(d->busy);
+  d->busy = NULL;
+  d->n_busy = d->cap_busy = 0;
 }

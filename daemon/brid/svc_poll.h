@@ -14,6 +14,14 @@
  * table's debounce as an inotify event does locally, and the planner check
  * after it is the same as for a local table.
  *
+ * A table a poll saw move is busy: until it has not moved for
+ * SVC_BUSY_IDLE_MS it is looked at every SVC_BUSY_POLL_MS between the
+ * root's polls, by a COUNT check of its
+ * own (svc_watch.h: a listing of its _versions/, and its manifest when it
+ * moved, what an inotify event costs locally), so that the count trigger
+ * and the debounce see a busy writer within seconds rather than at the
+ * next poll_interval. An idle table costs nothing more.
+ *
  * Main design choice: a poll is a discovery of one root, so new tables,
  * vanished tables and new versions come from the same requests, and what
  * a root costs is predictable: 1 + (tables) requests per poll_interval,
@@ -48,6 +56,19 @@ typedef void (*svc_poll_found_fn)(void *ctx, const char *table, svc_poll_kind ki
  * (and every prefix it could not tell about), in the order of the
  * listing. Fails (nothing found) when the root itself cannot be listed. */
 int svc_poll_walk(const char *root, int max_depth, svc_poll_found_fn found, void *ctx, bri_error *err);
+
+/* How often a busy table is looked at between polls: 2 s, the count
+ * trigger's resolution under an object-store root; it costs the table one
+ * LIST (and one GET when it moved) every 2 s, while its writer sends
+ * several requests for each of its commits. */
+#define SVC_BUSY_POLL_MS 2000
+/* A busy table no look has seen move for this long is busy no more (a
+ * writer pausing between batches stays busy; one written once costs 5
+ * looks). */
+#define SVC_BUSY_IDLE_MS (5 * SVC_BUSY_POLL_MS)
+
+/* Polled table t was seen moving: it is busy (loop thread). */
+void svc_poll_busy(brid_table *t);
 
 /* The poll timers of the configured polled roots (started, or after a reload
  * adjusted: new roots get one, removed ones stop). Loop thread. */

@@ -154,6 +154,7 @@ static void claim_done(uv_work_t *req, int status) {
     else if (!t || !t->present) why = SETTLE_GONE;
     else if (svc_roots_table_unreachable(d, t->root)) why = SETTLE_UNREACHABLE;
     else {
+      t->job_running = true; /* until svc_watch_job_ended */
       svc_pool_run(d->pool, &c->jobs[i], &t->policy); /* takes the job */
       continue;
     }

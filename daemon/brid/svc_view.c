@@ -86,7 +86,8 @@ svc_view *svc_view_take(brid *d, bool every_table) {
   ok = ok && (!d->watch_failing || v->watch_error);
   v->discovering = d->discovering;
   v->discovered_ms = d->discovered_ms, v->first_sweep_ms = d->first_sweep_ms, v->n_unchecked = d->n_unchecked;
-  v->n_fs_events = d->n_fs_events, v->n_checks = d->n_checks, v->n_triggers = d->n_triggers;
+  v->n_fs_events = d->n_fs_events, v->n_checks = d->n_checks;
+  memcpy(v->n_triggers, d->n_triggers, sizeof v->n_triggers);
   v->n_requests = d->n_requests, v->n_request_errors = d->n_request_errors;
   v->n_peers_refused = d->n_peers_refused, v->n_connections_refused = d->n_connections_refused;
   v->n_sweeps = d->n_sweeps, v->n_check_errors = d->n_check_errors;

@@ -76,7 +76,8 @@ typedef struct svc_view {
   size_t n_unchecked;
   svc_store_health store; /* whether the job store answers (svc_lease.h) */
   uint64_t store_statements; /* statements the job store ran, its read connection's included */
-  uint64_t n_fs_events, n_checks, n_triggers, n_requests, n_request_errors, n_peers_refused,
+  uint64_t n_triggers[3]; /* by svc_trigger */
+  uint64_t n_fs_events, n_checks, n_requests, n_request_errors, n_peers_refused,
       n_connections_refused, n_sweeps, n_check_errors;
 } svc_view;
 

@@ -1,5 +1,6 @@
-/* svc_watch.c: table discovery, inotify watches, debounce and planner
- * checks (see svc_watch.h).
+/* svc_watch.c: table discovery, inotify watches, the triggers (debounce,
+ * max_delay, the count of new small fragments) and planner checks (see
+ * svc_watch.h).
  *
  * Tables and watched directories live in arrays of pointers indexed by a
  * hash map from path to slot, and are never freed before shutdown, so a
@@ -8,7 +9,9 @@
  * reused. Checks run on libuv's thread pool; at most one per table is in
  * flight, and a trigger that arrives meanwhile is remembered and replayed
  * when the check ends (so no commit is ever missed, and no table is planned
- * twice at once). */
+ * twice at once); a QUIET check asked meanwhile wins over a COUNT one. One
+ * timer per table serves the debounce and max_delay: each commit sets it to
+ * whichever of the two comes first. */
 #include "svc_watch.h"
 
 #include <dirent.h>
@@ -67,18 +70,60 @@ typedef struct check_req {
   char *root;
   int64_t table_id;
   svc_policy policy;
-  bool force, has_seen, draining;
-  uint64_t seen;
+  svc_probe how;
+  bool draining;
   bri_jobs_store *store;
   svc_check res;
 } check_req;
 
-void svc_watch_probe(const char *root, const svc_policy *pol, bool force, bool has_seen, uint64_t seen,
-                     svc_check *c) {
+/* The payload each fragment of m would copy, when pol's strategy counts it
+ * (*out NULL otherwise): what the compaction's planner will count
+ * (compact/fragsize.h), so that a check queues no job that then finds its
+ * fragments at target size. An object store's data/ is listed once. */
+static int check_payloads(bri_table *t, const bri_manifest *m, const svc_policy *pol, const bri_compact_options *o,
+                          uint64_t **out, bri_error *err) {
+  *out = NULL;
+  if (!bri_compact_counts_payload(pol->strategy, t, m->pb)) return 0;
+  bri_sidecar_sizes *sizes = NULL;
+  uint64_t *payload = calloc(m->pb->n_fragments + 1, sizeof *payload);
+  int rc = payload ? bri_sidecar_sizes_new(&sizes, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!rc && !(bri_store_caps(t->store) & BRI_STORE_CAP_LOCAL)) {
+    char *data = bri_path_join(bri_store_uri(t->store), "data");
+    rc = data ? bri_sidecar_sizes_prime(sizes, t->store, data, BRI_SIDECAR_PRIME_ALL, err)
+              : bri_error_set(err, BRI_ENOMEM, "out of memory");
+    free(data);
+  }
+  if (!rc) rc = bri_fragment_payloads(t, m, o, sizes, payload, err);
+  bri_sidecar_sizes_free(sizes);
+  if (rc) free(payload);
+  else *out = payload;
+  return rc;
+}
+
+/* The fragments of m above id after that are small by their data files
+ * and rows (what the COUNT trigger counts: no payload is measured for
+ * it); *max_id: the highest id m has used. */
+static uint64_t count_new_small(const Lance__Table__Manifest *m, const bri_compact_options *o, uint64_t after,
+                                uint64_t *max_id) {
+  uint64_t n = 0, top = m->has_max_fragment_id ? m->max_fragment_id : 0;
+  for (size_t i = 0; i < m->n_fragments; i++) {
+    const Lance__Table__DataFragment *f = m->fragments[i];
+    if (f->id > top) top = f->id;
+    if (f->id > after && f->physical_rows < o->target_rows_per_fragment &&
+        bri_fragment_data_bytes(f) < o->target_fragment_bytes)
+      n++;
+  }
+  *max_id = top;
+  return n;
+}
+
+void svc_watch_probe(const char *root, const svc_policy *pol, const svc_probe *how, svc_check *c) {
   memset(c, 0, sizeof *c);
+  c->trigger = how->trigger;
   bri_table *t = NULL;
   bri_manifest *m = NULL;
   bri_plan *plan = NULL;
+  uint64_t *payload = NULL;
   c->rc = bri_table_open(root, &t, &c->err);
   if (c->rc == BRI_ENOTFOUND) { /* a directory with an empty _versions/ */
     c->rc = 0;
@@ -87,18 +132,26 @@ void svc_watch_probe(const char *root, const svc_policy *pol, bool force, bool h
   }
   if (c->rc) return;
   c->latest = bri_table_latest_version(t);
-  if (!force && has_seen && c->latest == seen) goto out; /* nothing new: no manifest read */
+  if (!how->force && how->has_seen && c->latest == how->seen) goto out; /* nothing new: no manifest read */
   bri_compact_options o = pol->compact;
   c->rc = bri_table_load(t, c->latest, &m, &c->err);
   if (!c->rc) c->rc = bri_compact_options_from_config(m, &o, &c->err);
-  if (!c->rc) c->rc = bri_compact_plan(t, m, &o, NULL, &plan, &c->err);
+  if (c->rc) goto out;
+  c->loaded = true;
+  c->fragments = m->pb->n_fragments;
+  c->new_small = count_new_small(m->pb, &o, how->new_after, &c->max_fragment_id);
+  if (how->trigger == SVC_TRIGGER_COUNT && (!pol->max_new_fragments || c->new_small < pol->max_new_fragments))
+    goto out; /* not yet */
+  c->rc = check_payloads(t, m, pol, &o, &payload, &c->err);
+  bri_plan_hints h = {.payload_bytes = payload};
+  if (!c->rc) c->rc = bri_compact_plan(t, m, &o, &h, &plan, &c->err);
   if (!c->rc) {
-    c->loaded = true;
-    c->fragments = m->pb->n_fragments;
+    c->planned = true;
     c->bins = plan->n_bins;
     c->budget_exhausted = plan->budget_exhausted;
   }
 out:
+  free(payload);
   bri_plan_free(plan);
   bri_manifest_free(m);
   bri_table_close(t);
@@ -106,9 +159,9 @@ out:
 
 static void check_work(uv_work_t *req) {
   check_req *c = req->data;
-  svc_watch_probe(c->root, &c->policy, c->force, c->has_seen, c->seen, &c->res);
-  svc_watch_settle(c->store, c->table_id, c->root, c->policy.auto_compact && !c->draining, c->has_seen, c->seen,
-                   &c->res);
+  svc_watch_probe(c->root, &c->policy, &c->how, &c->res);
+  svc_watch_settle(c->store, c->table_id, c->root, c->policy.auto_compact && !c->draining, c->how.has_seen,
+                   c->how.seen, &c->res);
 }
 
 /* True when the table's latest compaction already ran at this version and
@@ -133,11 +186,26 @@ static bool noop_at(bri_jobs_store *store, int64_t table_id, uint64_t version) {
   return noop;
 }
 
+/* What the log line says triggered a queued compaction. */
+static const char *trigger_words(const svc_check *c, char *buf, size_t cap) {
+  switch (c->trigger) {
+  case SVC_TRIGGER_COUNT:
+    snprintf(buf, cap, " (%llu new small fragments)", (unsigned long long)c->new_small);
+    return buf;
+  case SVC_TRIGGER_AFTER: return " (left by the last job's budget)";
+  default: return "";
+  }
+}
+
 void svc_watch_settle(bri_jobs_store *store, int64_t table_id, const char *root, bool auto_compact, bool has_seen,
                       uint64_t seen, svc_check *c) {
   bri_error err;
-  if (c->rc || !c->loaded) return;
-  bool queue = c->bins && auto_compact && !noop_at(store, table_id, c->latest);
+  if (c->rc || !c->planned) return;
+  /* right after brid's own commit only what a budget left is queued: what
+   * writers added meanwhile waits for the triggers (the commit's own event
+   * starts them), not for a compaction after every compaction */
+  bool wanted = c->bins && (c->trigger != SVC_TRIGGER_AFTER || c->budget_exhausted);
+  bool queue = wanted && auto_compact && !noop_at(store, table_id, c->latest);
   /* a table given a compaction has its version recorded at the job's end
    * (the one it leaves), not here: one write fewer for each */
   if (!queue && (!has_seen || seen != c->latest)) {
@@ -154,9 +222,10 @@ void svc_watch_settle(bri_jobs_store *store, int64_t table_id, const char *root,
     else
       c->waiting = true;
     if (c->waiting && !dup) {
+      char why[64];
       c->queued = true;
-      log_info("%s: version %llu has %llu bin(s) to compact: queued job %lld", root, (unsigned long long)c->latest,
-               (unsigned long long)c->bins, (long long)c->job);
+      log_info("%s: version %llu has %llu bin(s) to compact%s: queued job %lld", root, (unsigned long long)c->latest,
+               (unsigned long long)c->bins, trigger_words(c, why, sizeof why), (long long)c->job);
     }
   }
 }
@@ -185,14 +254,20 @@ void svc_watch_apply(brid_table *t, const svc_check *c) {
   if (!c->loaded) return;
   t->loaded = true;
   t->fragments = c->fragments;
-  t->has_work = c->bins > 0;
+  if (c->planned) {
+    t->has_work = c->bins > 0;
+    t->new_after = c->max_fragment_id; /* planned: what comes next is new */
+  }
   if (c->seen_recorded) {
     t->has_seen = true;
     t->seen_version = c->latest;
   }
-  log_debug("%s: version %llu, %llu fragments, %llu bins to compact", t->root, (unsigned long long)c->latest,
-            (unsigned long long)c->fragments, (unsigned long long)c->bins);
-  if (c->queued) d->n_triggers++;
+  log_debug("%s: version %llu, %llu fragments, %llu new small, %s %llu bins to compact", t->root,
+            (unsigned long long)c->latest, (unsigned long long)c->fragments, (unsigned long long)c->new_small,
+            c->planned ? "planned:" : "not planned", (unsigned long long)c->bins);
+  if (c->queued) d->n_triggers[c->trigger]++;
+  /* the commits a queued compaction covers wait no longer */
+  if (c->waiting && c->trigger == SVC_TRIGGER_COUNT) t->pending_ms = 0;
   /* a job queued before by another instance is this one's to claim too */
   if (c->waiting) svc_sched_kick(d);
 }
@@ -203,9 +278,10 @@ void svc_watch_apply(brid_table *t, const svc_check *c) {
  * others wait in a FIFO, each table at most once. */
 #define SVC_CHECKS_MAX 2
 
-static void wait_for_slot(brid_table *t, bool force) {
+static void wait_for_slot(brid_table *t, svc_trigger trigger, bool force) {
   brid *d = t->d;
   t->check_waiting_force |= force;
+  t->check_waiting_quiet |= trigger == SVC_TRIGGER_QUIET;
   if (t->check_waiting) return;
   t->check_waiting = true;
   t->check_next = NULL;
@@ -231,6 +307,9 @@ static void mark_checked(brid_table *t) {
   first_sweep_maybe_done(t->d);
 }
 
+static void check_as(brid_table *t, svc_trigger trigger, bool force);
+static void note_commit(brid_table *t);
+
 /* Starts waiting checks while slots are free. */
 static void start_waiting(brid *d) {
   while (d->checks_head && d->checks_inflight < SVC_CHECKS_MAX && !d->draining) {
@@ -238,9 +317,9 @@ static void start_waiting(brid *d) {
     d->checks_head = t->check_next;
     if (!d->checks_head) d->checks_tail = NULL;
     d->checks_waiting--;
-    bool force = t->check_waiting_force;
-    t->check_waiting = t->check_waiting_force = false;
-    svc_watch_check(t, force);
+    bool force = t->check_waiting_force, quiet = t->check_waiting_quiet;
+    t->check_waiting = t->check_waiting_force = t->check_waiting_quiet = false;
+    check_as(t, quiet ? SVC_TRIGGER_QUIET : SVC_TRIGGER_COUNT, force);
   }
 }
 
@@ -251,28 +330,42 @@ static void check_done(uv_work_t *req, int status) {
   t->check_running = false;
   d->checks_inflight--;
   d->n_checks++;
+  uint64_t before = t->has_latest ? t->latest_version : 0;
   if (status == 0) svc_watch_apply(t, &c->res);
-  mark_checked(t);
-  bool again = t->check_again, force = t->check_again_force;
-  t->check_again = t->check_again_force = false;
+  /* a busy polled table moves on (a commit), or rests (svc_poll.h) */
+  if (t->busy && status == 0 && !c->res.rc && !c->res.empty) {
+    int64_t now = bri_now_ms();
+    if (c->res.latest > before) {
+      t->busy_moved_ms = now;
+      note_commit(t);
+    } else if (now - t->busy_moved_ms >= SVC_BUSY_IDLE_MS) {
+      t->busy = false;
+    }
+  }
+  if (c->how.trigger == SVC_TRIGGER_QUIET || c->res.planned) mark_checked(t);
+  bool again = t->check_again, force = t->check_again_force, quiet = t->check_again_quiet;
+  t->check_again = t->check_again_force = t->check_again_quiet = false;
   free(c->root);
   free(c);
-  if (again && !d->draining) svc_watch_check(t, force);
+  if (again && !d->draining) check_as(t, quiet ? SVC_TRIGGER_QUIET : SVC_TRIGGER_COUNT, force);
   start_waiting(d);
   svc_daemon_worker_idle(d); /* a draining daemon waits for checks too */
 }
 
-void svc_watch_check(brid_table *t, bool force) {
+/* Asks the planner about t now, for trigger (force: plan even if the
+ * version did not move). */
+static void check_as(brid_table *t, svc_trigger trigger, bool force) {
   brid *d = t->d;
   if (d->draining || !t->present) return;
   if (svc_roots_table_unreachable(d, t->root)) return; /* checked again when its root is back */
   if (t->check_running) {
     t->check_again = true;
     t->check_again_force |= force;
+    t->check_again_quiet |= trigger == SVC_TRIGGER_QUIET;
     return;
   }
   if (t->check_waiting || d->checks_inflight >= SVC_CHECKS_MAX) {
-    wait_for_slot(t, force);
+    wait_for_slot(t, trigger, force);
     return;
   }
   check_req *c = calloc(1, sizeof *c);
@@ -287,9 +380,9 @@ void svc_watch_check(brid_table *t, bool force) {
   c->store = d->store;
   c->draining = d->draining;
   c->policy = t->policy;
-  c->force = force || !t->loaded; /* after a restart: the fragments are not known yet */
-  c->has_seen = t->has_seen;
-  c->seen = t->seen_version;
+  /* after a restart the fragments are not known yet: read them */
+  c->how = (svc_probe){.trigger = trigger, .force = force || (trigger == SVC_TRIGGER_QUIET && !t->loaded),
+                       .has_seen = t->has_seen, .seen = t->seen_version, .new_after = t->new_after};
   int e = uv_queue_work(&d->loop, &c->req, check_work, check_done);
   if (e) {
     log_err("%s: cannot start a planner check: %s", t->root, uv_strerror(e));
@@ -299,11 +392,55 @@ void svc_watch_check(brid_table *t, bool force) {
   }
   t->check_running = true;
   d->checks_inflight++;
+  /* a QUIET check covers the commits so far: max_delay counts from the next */
+  if (trigger == SVC_TRIGGER_QUIET) t->pending_ms = 0;
 }
+
+void svc_watch_check(brid_table *t, bool force) { check_as(t, SVC_TRIGGER_QUIET, force); }
+
+void svc_watch_count(brid_table *t) { check_as(t, SVC_TRIGGER_COUNT, false); }
 
 /* ---------------------------------------------------------- fs events */
 
 static void on_debounce(uv_timer_t *h) { svc_watch_check(h->data, false); }
+
+static int64_t max_delay_ms(const brid_table *t) { return t->policy.max_delay_sec * 1000; }
+
+/* A commit: the QUIET check waits for the debounce, or until max_delay
+ * after the first commit it has not covered, whichever comes first. */
+static void note_commit(brid_table *t) {
+  int64_t now = bri_now_ms();
+  t->last_event_ms = now;
+  if (!t->pending_ms) t->pending_ms = now;
+  if (t->d->draining) return;
+  int64_t wait = debounce_ms(t), left = t->pending_ms + max_delay_ms(t) - now;
+  if (max_delay_ms(t) > 0 && left < wait) wait = left > 0 ? left : 0;
+  uv_timer_start(&t->debounce, on_debounce, (uint64_t)wait, 0);
+}
+
+/* A commit of version v (an inotify event, a poll that saw the version
+ * move): the QUIET check's timer (note_commit), and the COUNT check now
+ * (svc_watch.h). */
+static void commit_seen(brid_table *t, uint64_t v) {
+  note_commit(t);
+  if (t->d->draining || !t->policy.max_new_fragments || !t->policy.auto_compact) return;
+  /* while a job of brid's runs on the table, a commit is most likely its
+   * own: the count waits for the job's end (svc_watch_job_ended), not a
+   * manifest read per compaction */
+  if (!t->job_running) check_as(t, SVC_TRIGGER_COUNT, false);
+  else if (v > t->job_event_version) t->job_event_version = v;
+}
+
+void svc_watch_job_ended(brid_table *t) {
+  t->job_running = false;
+  /* no look ran meanwhile (svc_poll.c): the job's end restarts the idle window */
+  if (t->busy) t->busy_moved_ms = bri_now_ms();
+  /* the job's own check after its commit saw up to latest_version; a
+   * commit named after it is another writer's */
+  bool newer = t->job_event_version && (!t->has_latest || t->job_event_version > t->latest_version);
+  t->job_event_version = 0;
+  if (newer && t->policy.max_new_fragments && t->policy.auto_compact) check_as(t, SVC_TRIGGER_COUNT, false);
+}
 
 /* Which roots a discovery walks. */
 typedef enum { SCOPE_ALL, SCOPE_LOCAL, SCOPE_ONE } disc_scope;
@@ -331,9 +468,7 @@ static void on_table_event(uv_fs_event_t *h, const char *name, int events, int s
   uint64_t v;
   bri_naming scheme;
   if (name && bri_version_parse_name(name, &v, &scheme)) {
-    /* a commit: wait until the writer has been quiet for the debounce */
-    t->last_event_ms = bri_now_ms();
-    if (!d->draining) uv_timer_start(&t->debounce, on_debounce, (uint64_t)debounce_ms(t), 0);
+    commit_seen(t, v);
     return;
   }
   (void)events;
@@ -650,8 +785,8 @@ static void polled(brid_table *t, const disc_table *f) {
   t->polled_version = f->version;
   if (!moved || !t->present || t->d->draining) return;
   log_debug("%s: version %llu (polled)", t->root, (unsigned long long)f->version);
-  t->last_event_ms = bri_now_ms();
-  uv_timer_start(&t->debounce, on_debounce, (uint64_t)debounce_ms(t), 0);
+  commit_seen(t, f->version);
+  svc_poll_busy(t);
 }
 
 /* A walk found table t, which the loop knows already. */

@@ -6,9 +6,21 @@
  * holding _versions/ (a table; its inside is never walked) and watches every
  * other directory it passes, so a table created later is found within a
  * second. Each table's _versions/ gets an inotify watch (uv_fs_event); a new
- * manifest name (re)starts the table's debounce timer, and when the writer
- * has been quiet for the debounce the planner is asked, off the loop thread
- * (uv_queue_work), whether there is work; if so a compaction is queued. A
+ * manifest name is a commit (under an object-store root, a poll that sees
+ * the latest version move, svc_poll.h), and three triggers follow one:
+ *   - the debounce: when the writer has been quiet for it (a burst of
+ *     appends gives one compaction), the planner is asked, off the loop
+ *     thread (uv_queue_work), whether there is work; if so a compaction is
+ *     queued;
+ *   - max_delay: the same check comes at the latest max_delay after the
+ *     first commit not checked yet, writes or not (a table written every
+ *     few seconds is never quiet);
+ *   - max_new_fragments: each commit counts the table's new small
+ *     fragments (committed since brid last planned it, below the targets
+ *     by their data files and rows: one manifest read), and a compaction
+ *     is queued once they are that many (a busy writer's fragments stay
+ *     bounded, whatever the timers).
+ * A
  * periodic sweep rediscovers and re-checks every table whose latest
  * version moved, which is the whole mechanism on filesystems without
  * inotify (NFS, FUSE) and a safety net elsewhere.
@@ -27,13 +39,33 @@
 
 #include "svc_daemon.h"
 
+/* What asks the planner, and what it queues a compaction for. */
+typedef enum svc_trigger {
+  SVC_TRIGGER_QUIET, /* the debounce or max_delay ran out, a sweep, a policy change: any bins */
+  SVC_TRIGGER_COUNT, /* a commit: bins once max_new_fragments new small fragments wait */
+  SVC_TRIGGER_AFTER, /* right after brid's own commit: only bins a job's budget left */
+} svc_trigger;
+
+/* How a check asks. */
+typedef struct svc_probe {
+  svc_trigger trigger;
+  bool force;         /* plan even when the latest version is the one seen */
+  bool has_seen;
+  uint64_t seen;      /* the version seen last (a check with nothing newer reads no manifest) */
+  uint64_t new_after; /* COUNT: fragments with a larger id are new */
+} svc_probe;
+
 /* What a planner check found. */
 typedef struct svc_check {
   int rc;          /* 0, or why the table could not be read (err) */
   bri_error err;
+  svc_trigger trigger;
   bool empty;      /* no version yet (an empty _versions/) */
-  bool loaded;     /* the latest manifest was read: fragments and bins are known */
+  bool loaded;     /* the latest manifest was read: fragments are known */
+  bool planned;    /* ... and planned: bins are known (a COUNT check below its count plans nothing) */
   uint64_t latest, fragments, bins;
+  uint64_t new_small;       /* COUNT: new fragments below the targets by their data files and rows */
+  uint64_t max_fragment_id; /* the highest fragment id the latest version has used */
   bool budget_exhausted;
   /* svc_watch_settle */
   bool seen_recorded; /* the store now says latest is seen */
@@ -45,15 +77,17 @@ typedef struct svc_check {
 
 /* A planner check of the table at root with policy pol, on any thread
  * (libuv's pool, a worker): the latest version, and unless it is seen
- * (has_seen and equal to seen) and not force, its fragments and the bins
- * the planner would compact. */
-void svc_watch_probe(const char *root, const svc_policy *pol, bool force, bool has_seen, uint64_t seen,
-                     svc_check *out);
+ * and not how->force, its fragments and the bins the planner would
+ * compact (sizes as pol's strategy counts them, compact/fragsize.h). A
+ * COUNT check counts the new small fragments first and plans only when
+ * they reach pol->max_new_fragments. */
+void svc_watch_probe(const char *root, const svc_policy *pol, const svc_probe *how, svc_check *out);
 /* The store's part of a check, on the same thread as the probe: queues a
- * compaction when there is work, auto_compact (false while draining) and
- * the last compaction at this version did not find nothing to commit;
- * else records the version as seen (a compaction records the version it
- * leaves when it ends). */
+ * compaction when the check planned bins its trigger asks for,
+ * auto_compact (false while draining) and the last compaction at this
+ * version did not find nothing to commit; else records the version as
+ * seen when it planned (a compaction records the version it leaves when
+ * it ends). */
 void svc_watch_settle(bri_jobs_store *store, int64_t table_id, const char *root, bool auto_compact, bool has_seen,
                       uint64_t seen, svc_check *c);
 /* On the loop thread, memory only: t's state becomes what c found
@@ -78,6 +112,14 @@ void svc_watch_discover_then(brid *d, void (*cb)(void *user), void *user);
 /* Asks the planner about t now (force: plan even if the version did not
  * move, e.g. after a policy change). */
 void svc_watch_check(brid_table *t, bool force);
+/* A COUNT check of t now (a busy polled table between polls, svc_poll.c):
+ * a version it finds newer counts as a commit, an unchanged one ends t's
+ * busy state. */
+void svc_watch_count(brid_table *t);
+/* On the loop: a worker's job of t ended (commits seen while it ran
+ * started no COUNT check: most were its own; one newer than what the job
+ * saw after its commit starts it now). */
+void svc_watch_job_ended(brid_table *t);
 /* The registered table whose canonical root is root (no disk access), or NULL. */
 brid_table *svc_watch_find_known(const brid *d, const char *root);
 /* After a reload: policies, pauses, timers, roots. */

@@ -296,13 +296,14 @@ static void end_unsucceeded(svc_worker *w, int rc, const bri_error *err) {
 static void job_phase(void *user, const char *phase) { set_phase(user, phase); }
 
 /* After a commit: the table is checked again on this thread (a job queued
- * here if it still has work); the version it found is recorded with the
- * job's end (finish), and then the loop takes the result
- * (svc_pool_collect) before it shows the table again. */
+ * here if the job's budget left work, svc_watch_settle); the version it
+ * found is recorded with the job's end (finish), and then the loop takes
+ * the result (svc_pool_collect) before it shows the table again. */
 static void job_committed(void *user) {
   svc_worker *w = user;
   svc_check *c = &w->committed;
-  svc_watch_probe(w->job.root, &w->policy, true, false, 0, c);
+  svc_probe how = {.trigger = SVC_TRIGGER_AFTER, .force = true};
+  svc_watch_probe(w->job.root, &w->policy, &how, c);
   /* seen = latest: the version is left to finish to record */
   svc_watch_settle(w->pool->store, w->job.table_id, w->job.root, w->policy.auto_compact, true, c->latest, c);
   w->has_committed = true;
@@ -457,6 +458,8 @@ static void on_async(uv_async_t *h) {
   for (int i = 0; i < p->n; i++) {
     svc_worker *w = &p->w[i];
     if (w->state != W_DONE) continue;
+    brid_table *t = svc_watch_find_known(p->d, w->job.root);
+    if (t) svc_watch_job_ended(t); /* (its table's post-commit check was applied above) */
     bri_jobs_job_clear(&w->job);
     memset(&w->prog, 0, sizeof w->prog);
     atomic_store(&w->cancel, 0);

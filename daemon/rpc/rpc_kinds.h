@@ -32,7 +32,7 @@ typedef enum bri_job_stamp {
  *   read_only  never writes or removes a table file, whatever its params
  *   stamp      what its success records on the table */
 #define BRI_JOB_KINDS(X)                                                                      \
-  X(COMPACT, "compact", "strategy dry_run target_rows_per_fragment", 10, false,               \
+  X(COMPACT, "compact", "strategy dry_run target_rows_per_fragment target_fragment_bytes", 10, false, \
     BRI_STAMP_COMPACTION)                                                                     \
   X(CLEANUP, "cleanup", "older_than retain_versions grace dry_run", 10, false,                \
     BRI_STAMP_CLEANUP)                                                                        \

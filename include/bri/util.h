@@ -1,5 +1,6 @@
 /* bri/util.h: libbri's public API, small helpers programs share with the
- * library: durations with units and the wall clock (util/duration.h), path
+ * library: durations with units and the wall clock (util/duration.h), byte
+ * counts with units (util/size.h), path
  * joining and whole-file reads of files outside tables (util/fsutil.h),
  * string sets and maps (util/strset.h, util/strmap.h), the hook struct of
  * long operations (util/hooks.h), and failpoints (util/failpoint.h). */
@@ -11,6 +12,7 @@
 #include "util/failpoint.h"
 #include "util/fsutil.h"
 #include "util/hooks.h"
+#include "util/size.h"
 #include "util/strmap.h"
 #include "util/strset.h"
 

@@ -5,7 +5,9 @@
  * per file (a stat, never following a link; a negative answer is kept too).
  * An object store is asked per directory: the first miss in a directory
  * lists it with sizes (ListObjectsV2 carries them) and enters every object;
- * a path of a listed directory that is not in the map is missing. A whole
+ * a path of a listed directory that is not in the map is missing. A
+ * directory's total (the planner's payload of a data file, compact/fragsize.h)
+ * comes from a listing of it on every store, kept per directory. A whole
  * tree may be listed first (bri_sidecar_sizes_prime: one listing without a
  * delimiter instead of one per directory below it); a directory below a
  * primed tree counts as listed. The lock
@@ -30,13 +32,15 @@ struct bri_sidecar_sizes {
   pthread_mutex_t mu;
   pthread_cond_t primed; /* the pending tree's listing ended */
   bri_strmap files; /* path -> a: size, b: what is there (enum kind) */
-  bri_strmap dirs;  /* directories listed (object stores) */
+  bri_strmap dirs;  /* directories listed (object stores; any store for their bytes) */
+  bri_strmap dir_bytes; /* directory -> a: the bytes of the files directly in it, as listed */
   char **trees;     /* directories listed with everything below them */
   size_t n_trees;
   /* a tree being listed on its own thread (bri_sidecar_sizes_prime_start):
    * a lookup below it waits for the listing rather than list its directory */
   char *pending;
   bri_store *pending_store;
+  size_t pending_pages;
   pthread_t lister;
   bool listing;
 };
@@ -59,13 +63,25 @@ void bri_sidecar_sizes_free(bri_sidecar_sizes *s) {
   free(s->trees);
   bri_strmap_free(&s->files);
   bri_strmap_free(&s->dirs);
+  bri_strmap_free(&s->dir_bytes);
   free(s);
 }
 
-/* Enters path (absent so far) under the lock. */
-static int put_file(bri_sidecar_sizes *s, const char *path, uint64_t size, enum kind k) {
+/* Enters path (absent so far) under the lock; *added (may be NULL): it was. */
+static int put_file(bri_sidecar_sizes *s, const char *path, uint64_t size, enum kind k, bool *added) {
+  if (added) *added = false;
   if (bri_strmap_get(&s->files, path)) return 0;
-  return bri_strmap_put(&s->files, path, size, k) ? 0 : -1;
+  if (!bri_strmap_put(&s->files, path, size, k)) return -1;
+  if (added) *added = true;
+  return 0;
+}
+
+/* Adds bytes to directory dir's total (set: replaces it), under the lock. */
+static int dir_bytes_add(bri_sidecar_sizes *s, const char *dir, uint64_t bytes, bool set) {
+  bri_strmap_entry *e = bri_strmap_get(&s->dir_bytes, dir);
+  if (!e && !(e = bri_strmap_put(&s->dir_bytes, dir, 0, 0))) return -1;
+  e->a = set ? bytes : e->a + bytes;
+  return 0;
 }
 
 int bri_sidecar_sizes_copied(bri_sidecar_sizes *s, const char *path, uint64_t bytes, bri_error *err) {
@@ -88,13 +104,16 @@ static int list_dir(bri_sidecar_sizes *s, bri_store *st, const char *dir, bri_er
   if (rc == BRI_ENOTFOUND) rc = 0, n = 0; /* a missing directory: every sidecar of it is missing */
   if (rc) return rc;
   pthread_mutex_lock(&s->mu);
+  uint64_t total = 0;
   for (size_t i = 0; i < n && !rc; i++) {
     if (e[i].info.kind != BRI_ENTRY_FILE) continue;
     char *p = bri_path_join(dir, e[i].name);
-    if (!p || put_file(s, p, e[i].info.size, REGULAR)) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    if (!p || put_file(s, p, e[i].info.size, REGULAR, NULL)) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    total += e[i].info.size;
     free(p);
   }
-  if (!rc && !bri_strmap_get(&s->dirs, dir) && !bri_strmap_put(&s->dirs, dir, 0, 0))
+  if (!rc && ((!bri_strmap_get(&s->dirs, dir) && !bri_strmap_put(&s->dirs, dir, 0, 0)) ||
+              dir_bytes_add(s, dir, total, true)))
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
   pthread_mutex_unlock(&s->mu);
   bri_store_entries_free(e, n);
@@ -113,16 +132,24 @@ static bool in_tree(const bri_sidecar_sizes *s, const char *dir) {
   return false;
 }
 
-int bri_sidecar_sizes_prime(bri_sidecar_sizes *s, bri_store *st, const char *dir, bri_error *err) {
+int bri_sidecar_sizes_prime(bri_sidecar_sizes *s, bri_store *st, const char *dir, size_t max_pages,
+                            bri_error *err) {
   bri_store_entry *e = NULL;
   size_t n = 0;
   bri_error ignored;
-  if (bri_store_list_tree(st, dir, BRI_SIDECAR_PRIME_PAGES, &e, &n, &ignored) != 0) return 0; /* asked per directory */
+  if (bri_store_list_tree(st, dir, max_pages, &e, &n, &ignored) != 0) return 0; /* asked per directory */
   int rc = 0;
   pthread_mutex_lock(&s->mu);
   for (size_t i = 0; i < n && !rc; i++) {
     char *p = bri_path_join(dir, e[i].name);
-    if (!p || put_file(s, p, e[i].info.size, REGULAR)) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    bool added = false;
+    if (!p || put_file(s, p, e[i].info.size, REGULAR, &added)) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    /* the file's directory counts it (once: a directory listed before has it) */
+    char *slash = p ? strrchr(p, '/') : NULL;
+    if (!rc && added && slash) {
+      *slash = 0;
+      if (dir_bytes_add(s, p, e[i].info.size, false)) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+    }
     free(p);
   }
   char **t = rc ? NULL : realloc(s->trees, (s->n_trees + 1) * sizeof *t);
@@ -137,7 +164,7 @@ int bri_sidecar_sizes_prime(bri_sidecar_sizes *s, bri_store *st, const char *dir
 static void *prime_main(void *arg) {
   bri_sidecar_sizes *s = arg;
   bri_error ignored; /* out of memory: nothing primed, each directory is listed when asked */
-  (void)bri_sidecar_sizes_prime(s, s->pending_store, s->pending, &ignored);
+  (void)bri_sidecar_sizes_prime(s, s->pending_store, s->pending, s->pending_pages, &ignored);
   pthread_mutex_lock(&s->mu);
   free(s->pending);
   s->pending = NULL;
@@ -146,11 +173,13 @@ static void *prime_main(void *arg) {
   return NULL;
 }
 
-int bri_sidecar_sizes_prime_start(bri_sidecar_sizes *s, bri_store *st, const char *dir, bri_error *err) {
-  if (s->listing) return bri_sidecar_sizes_prime(s, st, dir, err); /* one at a time */
+int bri_sidecar_sizes_prime_start(bri_sidecar_sizes *s, bri_store *st, const char *dir, size_t max_pages,
+                                  bri_error *err) {
+  if (s->listing) return bri_sidecar_sizes_prime(s, st, dir, max_pages, err); /* one at a time */
   pthread_mutex_lock(&s->mu);
   s->pending = strdup(dir);
   s->pending_store = st;
+  s->pending_pages = max_pages;
   pthread_mutex_unlock(&s->mu);
   if (s->pending && pthread_create(&s->lister, NULL, prime_main, s) == 0) {
     s->listing = true;
@@ -158,7 +187,7 @@ int bri_sidecar_sizes_prime_start(bri_sidecar_sizes *s, bri_store *st, const cha
   }
   free(s->pending);
   s->pending = NULL;
-  return bri_sidecar_sizes_prime(s, st, dir, err);
+  return bri_sidecar_sizes_prime(s, st, dir, max_pages, err);
 }
 
 /* Looks path up: 1 when known (*size, *k), 0 when the store must be asked. */
@@ -193,7 +222,7 @@ int bri_sidecar_sizes_get(bri_sidecar_sizes *s, bri_store *st, const char *path,
                         : info.kind == BRI_ENTRY_LINK ? LINK : OTHER;
       if (!rc || rc == BRI_ENOTFOUND) {
         pthread_mutex_lock(&s->mu);
-        rc = put_file(s, path, found == REGULAR ? info.size : 0, found) ? bri_error_set(err, BRI_ENOMEM, "out of memory") : 0;
+        rc = put_file(s, path, found == REGULAR ? info.size : 0, found, NULL) ? bri_error_set(err, BRI_ENOMEM, "out of memory") : 0;
         pthread_mutex_unlock(&s->mu);
       }
     }
@@ -208,6 +237,21 @@ int bri_sidecar_sizes_get(bri_sidecar_sizes *s, bri_store *st, const char *path,
     return bri_error_set(err, BRI_ECORRUPT, "%s is a symbolic link, not a regular file (brid does not "
                          "follow links out of a table)", path);
   default: return bri_error_set(err, BRI_ECORRUPT, "%s is not a regular file", path);
+  }
+}
+
+int bri_sidecar_sizes_dir_bytes(bri_sidecar_sizes *s, bri_store *st, const char *dir, uint64_t *bytes,
+                                bri_error *err) {
+  for (int listed = 0;; listed++) {
+    pthread_mutex_lock(&s->mu);
+    while (s->pending && below(dir, s->pending)) pthread_cond_wait(&s->primed, &s->mu);
+    bool known = bri_strmap_get(&s->dirs, dir) || in_tree(s, dir);
+    bri_strmap_entry *e = bri_strmap_get(&s->dir_bytes, dir);
+    *bytes = e ? e->a : 0;
+    pthread_mutex_unlock(&s->mu);
+    if (known || listed) return 0;
+    int rc = list_dir(s, st, dir, err);
+    if (rc) return rc;
   }
 }
 

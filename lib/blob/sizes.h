@@ -16,6 +16,7 @@
 #define BRI_BLOB_SIZES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "storage/store.h"
@@ -32,21 +33,35 @@ int bri_sidecar_sizes_get(bri_sidecar_sizes *s, bri_store *st, const char *path,
                           bri_error *err);
 
 /* Object stores: lists everything below directory dir at once
- * (bri_store_list_tree, at most BRI_SIDECAR_PRIME_PAGES pages) and enters
- * every file, so that a sidecar there needs no listing of its own
- * directory (a table's data/: one listing for every fragment's sidecar
- * directory). A tree too large, a local store or a listing that fails
- * primes nothing (0: each directory is then listed when asked); BRI_ENOMEM
- * otherwise. */
+ * (bri_store_list_tree, at most max_pages pages) and enters every file, so
+ * that a sidecar there needs no listing of its own directory (a table's
+ * data/: one listing for every fragment's sidecar directory). A tree too
+ * large, a local store or a listing that fails primes nothing (0: each
+ * directory is then listed when asked); BRI_ENOMEM otherwise. max_pages:
+ * BRI_SIDECAR_PRIME_PAGES where a few directories may be asked (a
+ * compaction's checks of its bins' sidecars), BRI_SIDECAR_PRIME_ALL where
+ * every fragment's directory is (compact/fragsize.h: a page of names never
+ * costs more than the listing of a directory of its own per fragment). */
 #define BRI_SIDECAR_PRIME_PAGES 8
-int bri_sidecar_sizes_prime(bri_sidecar_sizes *s, bri_store *st, const char *dir, bri_error *err);
+#define BRI_SIDECAR_PRIME_ALL SIZE_MAX
+int bri_sidecar_sizes_prime(bri_sidecar_sizes *s, bri_store *st, const char *dir, size_t max_pages,
+                            bri_error *err);
 /* The same listing on a thread of its own, so that the caller's requests
  * go out meanwhile: a size asked below dir before it ends waits for it
  * (and a listing that fails then leaves each directory to be listed when
  * asked). Without a thread (or while another listing runs) it primes
  * before returning. st must outlive s: bri_sidecar_sizes_free joins the
  * thread. */
-int bri_sidecar_sizes_prime_start(bri_sidecar_sizes *s, bri_store *st, const char *dir, bri_error *err);
+int bri_sidecar_sizes_prime_start(bri_sidecar_sizes *s, bri_store *st, const char *dir, size_t max_pages,
+                                  bri_error *err);
+
+/* *bytes: the total size of the files directly in directory dir (a data
+ * file's sidecar directory: its packs and dedicated blobs), from the
+ * listing of dir (one per directory, on every store), or of a primed tree
+ * above it; 0 when dir is missing. The files are entered as by
+ * bri_sidecar_sizes_get, so a later check of one asks nothing. */
+int bri_sidecar_sizes_dir_bytes(bri_sidecar_sizes *s, bri_store *st, const char *dir, uint64_t *bytes,
+                                bri_error *err);
 
 /* After a copy or link of path moved `bytes`: BRI_ECORRUPT when the cache
  * knows path with another size (it changed between the check and the

@@ -23,6 +23,7 @@
 #include "lance/table/bri.h"
 #include "lance/table/sidecar.h"
 #include "compact/managed.h"
+#include "compact/fragsize.h"
 #include "compact/rewrite.h"
 #include "lance/encoding/page.h"
 #include "lance/file/arrow_build.h"
@@ -68,6 +69,7 @@ typedef struct run {
   const struct survey *survey; /* whose packs stat_pack measures */
   bri_sidecar_sizes *sizes; /* sidecar sizes: the survey's and the damage checks' (blob/sizes.h) */
   bool *repack_wanted;   /* per fragment: it references a pack below the threshold */
+  uint64_t *payload;     /* per fragment: the payload a copy writes (fragsize.h); NULL: not counted */
   bool stream;           /* the survey rides along with the writing (can_stream) */
   bool managed;          /* the table's blobs are Managed (compact/managed.h) */
   struct frag_survey **fs; /* per fragment (manifest order): what the survey found */
@@ -1171,7 +1173,8 @@ static json_t *bins_estimate(const bri_manifest *bm, const bri_plan *p, uint64_t
  * are repacked (no BRI in the table: a BRI lets files share packs), and the
  * plan cannot depend on the fragments it writes (no budgets: a budget
  * keeps whole bins in order, which flags elsewhere could reorder). A dry
- * run surveys everything for its report. */
+ * run surveys before it plans (bri) or after (the bins' fragments) for its
+ * report. */
 static bool can_stream(const run *r, const bri_compact_request *q) {
   const bri_compact_options *o = &q->options;
   return !q->dry_run && !bri_manifest_has_bri(r->m->pb) && !o->max_source_fragments &&
@@ -1179,11 +1182,14 @@ static bool can_stream(const run *r, const bri_compact_request *q) {
 }
 
 /* The survey and the plan. Outside stream mode every fragment is surveyed
- * first. In stream mode the plan is made without flags; the fragments none
- * of its bins holds are surveyed (a low pack can make them candidates and
- * grow a bin, docs/format/bri.md 6) and the plan made again when one is
- * flagged; the rest are surveyed while they are written. Both give the same
- * plan: a flag only matters for a fragment that no bin holds without it. */
+ * first under bri (packs shared through a BRI are measured before
+ * planning). Otherwise the plan is made without flags; under bri the
+ * fragments none of its bins holds are surveyed (a low pack can make them
+ * candidates and grow a bin, docs/format/bri.md 6) and the plan made again
+ * when one is flagged; the bins' fragments are surveyed while they are
+ * written (stream mode) or before (a dry run). Both give the same plan: a
+ * flag only matters for a fragment that no bin holds without it. Under
+ * copy the sizes come first (fragsize.h). */
 /* Fragments from which one listing of data/ is worth its pages (sizes.h). */
 #define PRIME_MIN_FRAGMENTS 8
 
@@ -1193,12 +1199,16 @@ static int survey_and_plan(run *r, const bri_compact_request *q, bool *repack_wa
   bool blobs = false;
   for (size_t i = 0; i < m->n_fields; i++) blobs |= bri_field_is_blob_v2(m->fields[i]);
   if (!blobs) return bri_compact_plan(r->t, r->m, &q->options, NULL, plan, r->err);
+  bri_plan_hints flags = {.repack_wanted = repack_wanted}, none = {0};
   /* an object store: the sizes of every fragment's sidecars from one
    * listing of data/ rather than one listing per fragment's directory,
-   * listed while the fragments' data files are read */
+   * listed while the fragments' data files are read; whole when the size
+   * rule asks every fragment's payload (fragsize.h) */
+  bool payload = bri_compact_counts_payload(q->strategy, r->t, m);
   if (!(bri_store_caps(r->t->store) & BRI_STORE_CAP_LOCAL) && m->n_fragments >= PRIME_MIN_FRAGMENTS) {
     char *data = bri_path_join(bri_store_uri(r->t->store), "data");
-    int prc = data ? bri_sidecar_sizes_prime_start(r->sizes, r->t->store, data, r->err)
+    int prc = data ? bri_sidecar_sizes_prime_start(r->sizes, r->t->store, data,
+                                                   payload ? BRI_SIDECAR_PRIME_ALL : BRI_SIDECAR_PRIME_PAGES, r->err)
                    : bri_error_set(r->err, BRI_ENOMEM, "out of memory");
     free(data);
     if (prc) return prc;
@@ -1207,31 +1217,44 @@ static int survey_and_plan(run *r, const bri_compact_request *q, bool *repack_wa
   r->fs = calloc(m->n_fragments + 1, sizeof *r->fs);
   size_t *idx = calloc(m->n_fragments + 1, sizeof *idx), n = 0;
   int rc = r->blob_tops && r->fs && idx ? 0 : bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  /* the size rule counts what a copy writes (fragsize.h) */
+  if (!rc && payload) {
+    if (!(r->payload = calloc(m->n_fragments + 1, sizeof *r->payload)))
+      rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+    if (!rc) rc = bri_fragment_payloads(r->t, r->m, &q->options, r->sizes, r->payload, r->err);
+  }
+  flags.payload_bytes = none.payload_bytes = r->payload;
   for (size_t fi = 0; !rc && fi < m->n_fields; fi++)
     if (m->fields[fi]->parent_id == -1 && subtree_has_blob(m, fi)) r->blob_tops[r->n_blob_tops++] = m->fields[fi]->id;
   r->stream = !rc && can_stream(r, q);
-  if (!rc && !r->stream) {
+  bool bri = q->strategy == BRI_STRATEGY_BRI;
+  if (!rc && !r->stream && bri) {
     for (size_t i = 0; i < m->n_fragments; i++) idx[n++] = i;
     rc = survey_fragments(r, idx, n);
     if (!rc) rc = survey_finish(r, repack_wanted, bytes, packs);
-    if (!rc) rc = bri_compact_plan(r->t, r->m, &q->options, repack_wanted, plan, r->err);
+    if (!rc) rc = bri_compact_plan(r->t, r->m, &q->options, &flags, plan, r->err);
     free(idx);
     return rc;
   }
-  if (!rc) rc = bri_compact_plan(r->t, r->m, &q->options, NULL, plan, r->err);
+  if (!rc) rc = bri_compact_plan(r->t, r->m, &q->options, &none, plan, r->err);
   bool *in_bin = rc ? NULL : calloc(m->n_fragments + 1, sizeof *in_bin);
   if (!rc && !in_bin) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
   for (size_t k = 0; !rc && k < (*plan)->n_bins; k++)
     for (size_t i = 0; i < (*plan)->bins[k].count; i++) in_bin[(*plan)->bins[k].first + i] = true;
+  /* only a bri compaction repacks: under link and copy no pack flags a
+   * fragment, so only the bins' fragments are surveyed (the others, at
+   * target size, are the table's bulk): now outside stream mode (a dry
+   * run's report), while they are written in it */
   for (size_t i = 0; !rc && i < m->n_fragments; i++)
-    if (!in_bin[i]) idx[n++] = i;
+    if (bri ? !in_bin[i] : !r->stream && in_bin[i]) idx[n++] = i;
   if (!rc) rc = survey_fragments(r, idx, n);
+  if (!rc && !r->stream) rc = survey_finish(r, repack_wanted, bytes, packs);
   bool flagged = false;
-  for (size_t k = 0; !rc && k < n; k++) flagged |= repack_wanted[idx[k]] = fragment_low_packs(r, r->fs[idx[k]], NULL);
+  for (size_t k = 0; !rc && bri && k < n; k++) flagged |= repack_wanted[idx[k]] = fragment_low_packs(r, r->fs[idx[k]], NULL);
   if (!rc && flagged) {
     bri_plan_free(*plan);
     *plan = NULL;
-    rc = bri_compact_plan(r->t, r->m, &q->options, repack_wanted, plan, r->err);
+    rc = bri_compact_plan(r->t, r->m, &q->options, &flags, plan, r->err);
   }
   free(in_bin), free(idx);
   return rc;
@@ -1418,6 +1441,7 @@ out:
   for (size_t i = 0; r.fs && r.m && i < r.m->pb->n_fragments; i++) frag_survey_free(r.fs[i]);
   free(r.fs);
   free(r.blob_tops);
+  free(r.payload);
   free(changed), free(news), free(groups), free(old_ids), free(order), free(stems), free(repack_wanted), free(bytes);
   bri_plan_free(plan);
   bri_outputs_free(&r.out);

@@ -4,7 +4,6 @@
  * sidecars, then its data file, then one commit. */
 #include "gen/gen.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include "lance/table/table.h"
 #include "util/bytes.h"
 #include "util/fsutil.h"
+#include "util/size.h"
 
 #define PACK_ROLL ((uint64_t)1 << 30)
 
@@ -47,14 +47,10 @@ int bri_gen_parse_blobs(const char *s, bri_gen_blob **out, size_t *n, bri_error 
       v[k++].null = true;
       continue;
     }
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(t, &end, 10);
-    uint64_t mul = !strcmp(end, "") ? 1 : !strcmp(end, "K") ? 1024 : !strcmp(end, "M") ? 1 << 20 : !strcmp(end, "G") ? 1 << 30 : 0;
-    if (errno || end == t || t[0] == '-' || !mul || x > UINT64_MAX / mul)
+    if (bri_size_parse(t, "blob size", &v[k].size, err))
       rc = bri_error_set(err, BRI_EINVAL, "blob size \"%s\" is not a size (e.g. 0, 1K, 100K, 5M) or null", t);
     else
-      v[k++].size = x * mul;
+      k++;
   }
   free(copy);
   if (!rc && k == 0) rc = bri_error_set(err, BRI_EINVAL, "empty blob size list");

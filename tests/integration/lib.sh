@@ -169,6 +169,13 @@ table_shape_is() {
   [ "$(ctl tables --json | jget '[(t["fragments"], t["polled"], t["watching"]) for t in d["tables"] if t["root"] == "'"$2"'"][0]')" = "$1" ]
 }
 
+# last_held_back TABLE: why the newest succeeded compaction of TABLE held
+# fragments back (its report's plan.held_back), one reason a line
+last_held_back() {
+  local j; j=$(ctl jobs --kind compact --state succeeded --table "$1" --json | jget 'd["jobs"][0]["id"]')
+  ctl job "$j" --json | jget '"\n".join(h["reason"] for h in d["result"]["plan"]["held_back"])'
+}
+
 brid_http_addr() {
   sed -n 's|.*http: serving /metrics, /healthz and /readyz on http://\(.*\)$|\1|p' "$BRID_LOG" | tail -1
 }

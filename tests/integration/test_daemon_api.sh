@@ -133,7 +133,9 @@ B=$TMPD/root/blobs.lance P=$TMPD/root/plain.lance V=$TMPD/root/v21.lance
 
 ctl status --json >"$TMPD/st.json" || fail "status failed"
 [ "$(jget 'd["state"]' <"$TMPD/st.json")" = running ] || fail "status: state"
-[ "$(jget 'd["workers"]["total"]' <"$TMPD/st.json")" = 2 ] || fail "status: workers"
+# the default: 4 per CPU brid may run on (nproc: its affinity), 2 to 32
+w=$((4 * $(nproc))); w=$((w < 2 ? 2 : w > 32 ? 32 : w))
+[ "$(jget 'd["workers"]["total"]' <"$TMPD/st.json")" = "$w" ] || fail "status: workers, $w expected"
 [ "$(jget 'd["tables"]["watched"]' <"$TMPD/st.json")" = 3 ] || fail "status: 3 tables expected"
 [ "$(jget 'd["tables"]["inotify_watches"]' <"$TMPD/st.json")" = 3 ] || fail "status: 3 watches expected"
 ctl status | grep -q "^tables:  3 watched" || fail "status: human output"

@@ -295,7 +295,7 @@ START_TEST(test_sizes_primed) {
   bri_sidecar_sizes *s;
   ck_assert(bri_sidecar_sizes_new(&s, &err) == 0);
   bri_store_stats before = stats();
-  ck_assert_msg(bri_sidecar_sizes_prime(s, st, at("data"), &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_sidecar_sizes_prime(s, st, at("data"), BRI_SIDECAR_PRIME_PAGES, &err) == 0, "%s", err.msg);
   ck_assert_uint_eq(stats().requests - before.requests, 1);
   uint64_t size;
   ck_assert(bri_sidecar_sizes_get(s, st, at("data/f1/a.blob"), &size, &err) == 0);

@@ -6,7 +6,10 @@
  * fragment too big to be a candidate whose pack falls below the repack
  * threshold once its large blob is deleted (5% of its rows: not enough to
  * compact it for deletions) must join the bin of its small neighbours, and
- * have its pack repacked. */
+ * have its pack repacked. And the size rule by strategy on a real table: a
+ * fragment whose payload reaches the target is held back by copy (which
+ * would copy it) and merged by bri, link and auto (link on a local disk),
+ * which leave payload in place. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -131,11 +134,56 @@ START_TEST(run_plans_as_dry_run) {
 }
 END_TEST
 
+/* The plan of a compaction of a table of one fragment with 12 MiB of
+ * payload and two of 40 KiB, target 1 MiB. */
+static json_t *sized_plan(bri_strategy s, bool dry, bri_compact_report *rep) {
+  bri_compact_request q;
+  bri_compact_request_default(&q);
+  q.strategy = s, q.dry_run = dry;
+  q.options.target_fragment_bytes = 1 << 20;
+  bri_error err;
+  ck_assert_msg(bri_compact_table(root, &q, NULL, rep, &err) == 0, "%s", err.msg);
+  return rep->plan;
+}
+
+START_TEST(size_rule_by_strategy) {
+  static const bri_strategy strategies[] = {BRI_STRATEGY_COPY, BRI_STRATEGY_BRI, BRI_STRATEGY_LINK, BRI_STRATEGY_AUTO};
+  for (int k = 0; k < 4; k++) {
+    tmp = bri_tmpdir();
+    root = bri_path_join(tmp, "t.lance");
+    gen(1, 4, "3M");
+    gen(2, 4, "10K");
+    bri_compact_report dry, run;
+    json_t *a = sized_plan(strategies[k], true, &dry), *b = sized_plan(strategies[k], false, &run);
+    char *x = plan_text(a), *y = plan_text(b);
+    ck_assert_str_eq(x, y);
+    bool copy = strategies[k] == BRI_STRATEGY_COPY;
+    json_t *bins = json_object_get(b, "bins"), *held = json_object_get(b, "held_back");
+    ck_assert_uint_eq(json_array_size(bins), 1);
+    ck_assert_uint_eq(json_array_size(json_object_get(json_array_get(bins, 0), "fragments")), copy ? 2 : 3);
+    ck_assert(json_is_true(json_object_get(b, "size_counts_payload")) == copy);
+    ck_assert_uint_eq(json_array_size(held), copy);
+    if (copy) {
+      json_t *h = json_array_get(held, 0);
+      ck_assert_str_eq(json_string_value(json_object_get(h, "reason")), "at target size");
+      ck_assert_int_ge(json_integer_value(json_object_get(h, "size_bytes")), 12 << 20);
+      /* it is left alone: only the two small fragments' payload is copied */
+      ck_assert_uint_lt(run.payload_bytes_copied, 1 << 20);
+    }
+    ck_assert_uint_eq(run.fragments_after, copy ? 2 : 1);
+    free(x), free(y);
+    json_decref(a), json_decref(b);
+    teardown();
+  }
+}
+END_TEST
+
 static Suite *execute_suite(void) {
   Suite *s = suite_create("execute");
   TCase *tc = tcase_create("survey");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, run_plans_as_dry_run);
+  tcase_add_test(tc, size_rule_by_strategy);
   suite_add_tcase(s, tc);
   return s;
 }
