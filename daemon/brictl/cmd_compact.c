@@ -1,4 +1,4 @@
-/* cmd_compact.c: `brictl compact TABLE [--strategy auto|bri|link|copy] [--dry-run]
+/* cmd_compact.c: `brictl compact TABLE [--strategy auto|bri|link|copy|managed] [--dry-run]
  * [--target-rows N] [--repack-threshold F]`: compacts a table in-process
  * (lib/compact) and reports fragments before and after, rows, bytes written
  * and reused, and the time taken. --dry-run prints the plan: bins, rows, and
@@ -13,10 +13,12 @@
 #include "cli.h"
 
 static const cli_opt OPTS[] = {
-    {.name = "strategy", .type = CLI_CHOICE, .choices = "auto|bri|link|copy", .param = "strategy",
+    {.name = "strategy", .type = CLI_CHOICE, .choices = "auto|bri|link|copy|managed", .param = "strategy",
      .help = "how blob payloads are kept: auto links where the filesystem allows, else copies (a table "
              "with a Blob Reuse Index stays bri), link hard-links the sidecars, copy copies them, bri records a "
-             "Blob Reuse Index (no payload byte written; stock Lance refuses the table until materialize)",
+             "Blob Reuse Index (no payload byte written; stock Lance refuses the table until materialize), "
+             "managed switches the table to Lance 14's Managed blobs and adopts the sidecars in place (no "
+             "payload byte written; Lance 14 reads the table, Lance 12 and 13 refuse it from then on)",
      .def_note = "auto; through brid, the table's policy"},
     {.name = "dry-run", .type = CLI_FLAG, .param = "dry_run", .help = "print the plan and change nothing"},
     {.name = "target-rows", .type = CLI_UINT, .value = "N", .min = 1, .def = "1048576",
@@ -99,11 +101,19 @@ static int compact_offline(const cli_args *a) {
              json_is_true(json_object_get(p, "repacks_low_utilization_packs")) ? " (repacks)" : "");
     }
     print_indices(r.plan);
+    if (r.managed_switch)
+      printf("  switches the table to Managed blobs first (Lance 12 and 13 refuse it from then on)\n");
   } else if (r.version == 0) {
     printf("nothing to compact in %s (version %llu, %llu fragments)\n", root,
            (unsigned long long)r.read_version, (unsigned long long)r.fragments_before);
+  } else if (r.version == r.managed_switch_version) {
+    printf("switched %s to Managed blobs: version %llu (nothing to compact; Lance 14 reads it, Lance 12 "
+           "and 13 refuse it)\n", root, (unsigned long long)r.version);
   } else {
     json_t *j = bri_compact_report_json(root, &q, &r);
+    if (r.managed_switch_version)
+      printf("switched %s to Managed blobs: version %llu (Lance 14 reads it, Lance 12 and 13 refuse it)\n",
+             root, (unsigned long long)r.managed_switch_version);
     printf("compacted %s: version %llu -> %llu, fragments %llu -> %llu, %llu rows (strategy %s)\n", root,
            (unsigned long long)r.read_version, (unsigned long long)r.version,
            (unsigned long long)r.fragments_before, (unsigned long long)r.fragments_after,

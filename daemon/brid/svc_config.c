@@ -467,7 +467,7 @@ static int set_value(parse_ctx *x, const key *k, void *base, const char *sect, c
   }
   case T_STRATEGY:
     if (bri_strategy_parse(v, (bri_strategy *)f, &err))
-      return fail(x, "[%s] %s: \"%s\" is not auto, bri, link or copy", sect, k->name, v);
+      return fail(x, "[%s] %s: \"%s\" is not auto, bri, link, copy or managed", sect, k->name, v);
     return 1;
   case T_MODE: {
     char *end;

@@ -83,7 +83,7 @@ static int compact_parse(const json_t *params, const svc_policy *pol, svc_opts *
   json_t *v = json_object_get(params, "strategy");
   bri_error err;
   if (v && (!json_is_string(v) || bri_strategy_parse(json_string_value(v), &q->strategy, &err)))
-    return bad(&a, "params.strategy must be auto, bri, link or copy");
+    return bad(&a, "params.strategy must be auto, bri, link, copy or managed");
   if (v) keep(&a, "strategy", json_string(json_string_value(v)));
   if (flag(&a, "dry_run", &q->dry_run)) return -1;
   return integer(&a, "target_rows_per_fragment", 1, &q->options.target_rows_per_fragment);

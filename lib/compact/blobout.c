@@ -61,12 +61,12 @@ const char *bri_strategy_name(bri_strategy s) {
 }
 
 int bri_strategy_parse(const char *s, bri_strategy *out, bri_error *err) {
-  for (size_t i = 0; i < BRI_STRATEGY_MANAGED; i++)
+  for (size_t i = 0; i < sizeof STRATEGY_NAMES / sizeof STRATEGY_NAMES[0]; i++)
     if (!strcmp(s, STRATEGY_NAMES[i])) {
       *out = (bri_strategy)i;
       return 0;
     }
-  return bri_error_set(err, BRI_EINVAL, "unknown strategy \"%s\" (auto, bri, link or copy)", s);
+  return bri_error_set(err, BRI_EINVAL, "unknown strategy \"%s\" (auto, bri, link, copy or managed)", s);
 }
 
 int bri_blob_out_open(const bri_table *t, const Lance__Table__Manifest *m, const char *own_dir,

@@ -23,6 +23,7 @@
 #include "lance/table/bri.h"
 #include "lance/table/sidecar.h"
 #include "compact/managed.h"
+#include "compact/optin.h"
 #include "compact/rewrite.h"
 #include "lance/encoding/page.h"
 #include "lance/file/arrow_build.h"
@@ -1274,6 +1275,23 @@ static int reserve_outputs(run *r, size_t n_bins, char (*stems)[BRI_STEM_LEN], c
   return rc;
 }
 
+/* Strategy managed on a table not Managed yet: the switch (optin.h) is
+ * committed first, and the compaction plans on the version it made; a dry
+ * run only says that it would switch. A table that carries a BRI is
+ * refused: its references become Managed descriptors by materialize
+ * (ops/materialize.h), all of them, not only those a compaction rewrites. */
+static int switch_to_managed(run *r, const bri_compact_request *q) {
+  if (!bri_managed_optin_applies(r->m->pb)) return 0;
+  if (bri_manifest_has_bri(r->m->pb))
+    return bri_error_set(r->err, BRI_EUNSUPPORTED, "%s: the table carries a Blob Reuse Index; brictl "
+                         "materialize --managed turns its references into Managed descriptors", r->t->root);
+  int rc = bri_managed_optin_check(r->t, r->m, r->err);
+  r->rep->managed_switch = true;
+  if (!rc && !q->dry_run)
+    rc = bri_managed_optin(r->t, &r->m, r->hooks, 0, &r->rep->managed_switch_version, r->err);
+  return rc;
+}
+
 int bri_compact_table(const char *root, const bri_compact_request *req,
                       const bri_hooks *hooks, bri_compact_report *rep, bri_error *err) {
   memset(rep, 0, sizeof *rep);
@@ -1307,9 +1325,12 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   /* auto never turns a table stock Lance reads into one it refuses, and
    * keeps a table that already carries a BRI on bri (blobout.h) */
   if (q.strategy == BRI_STRATEGY_AUTO && bri_manifest_has_bri(m)) q.strategy = BRI_STRATEGY_BRI;
+  if (q.strategy == BRI_STRATEGY_MANAGED && (rc = switch_to_managed(&r, &q)) != 0) goto out;
+  m = r.m->pb;
   /* a Managed table is compacted as Lance 14 does it, whatever was asked:
    * descriptors kept, old sidecars adopted, no payload read (managed.h) */
-  if ((r.managed = bri_manifest_blobs_managed(m))) q.strategy = BRI_STRATEGY_MANAGED;
+  if ((r.managed = bri_manifest_blobs_managed(m) || q.strategy == BRI_STRATEGY_MANAGED))
+    q.strategy = BRI_STRATEGY_MANAGED;
   rep->strategy = q.strategy;
   r.req = &q;
   rep->read_version = m->version;
@@ -1405,6 +1426,7 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
     bri_outputs_roll_back(&r.out);
   }
 report:
+  if (!rep->version) rep->version = rep->managed_switch_version; /* the switch alone */
   if (plan && !rep->plan) plan_report(&r, &q, plan, repack_wanted, bytes, &packs);
 out:
   json_decref(packs);

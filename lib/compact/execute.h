@@ -25,7 +25,8 @@
 
 typedef struct bri_compact_request {
   bri_compact_options options; /* the table's lance.compaction.* keys override these */
-  bri_strategy strategy;       /* default auto (blobout.h): bri for a table that carries a BRI, else link or copy */
+  bri_strategy strategy;       /* default auto (blobout.h): bri for a table that carries a BRI, else link or
+                                  copy; managed switches a table to Managed blobs first (optin.h) */
   bool dry_run;
   int max_commit_attempts;     /* commit attempts lost to other writers' versions; 0: 100 */
   uint64_t batch_rows;         /* rows decoded at a time; 0: 16384 */
@@ -56,7 +57,9 @@ typedef struct bri_compact_report {
   bri_strategy strategy;          /* what ran: managed for a Managed table, auto resolved to bri for
                                      a BRI table, else as requested */
   bool links_refused;             /* auto: the filesystem refused a link, payload was copied from then on */
-  uint64_t read_version, version; /* version: what was committed (0: nothing) */
+  uint64_t read_version, version; /* read_version: what the compaction planned on (after a switch,
+                                     the switch's version); version: the last one this run committed
+                                     (the switch's when no bin was written; 0: nothing) */
   uint64_t fragments_before, fragments_after, bins, fragments_rewritten;
   uint64_t fragments_page_copied; /* sources appended by page copy (no re-encode) */
   uint64_t rows;
@@ -67,6 +70,9 @@ typedef struct bri_compact_report {
   uint64_t payload_bytes_reused;  /* Packed/Dedicated payload left in place (adopted ones included) */
   uint64_t managed_kept;          /* Managed descriptors carried (compact/managed.h) */
   uint64_t managed_adopted;       /* Packed/Dedicated values adopted as Managed descriptors */
+  bool managed_switch;            /* strategy managed switched the table to Managed blobs (a dry
+                                     run: would switch it; compact/optin.h) */
+  uint64_t managed_switch_version; /* the version that switched it (0: none committed) */
   uint64_t links;
   uint64_t packs_below_threshold;
   double seconds;
