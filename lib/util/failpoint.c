@@ -62,12 +62,13 @@ static const bri_failpoint_info REGISTRY[] = {
     {"blobout.after_link", "lib/compact/blobout.c", "compact", BRI_FP_EIO_FAILS,
      "a source sidecar was hard-linked into the output file's own directory (link strategy)"},
     {"blobout.before_copy", "lib/compact/blobout.c", "compact", BRI_FP_EIO_FAILS,
-     "about to copy payload bytes into an output sidecar (copy strategy, repack); eio/enospc: "
-     "the copy fails"},
+     "about to copy payload bytes into an output sidecar or pack (copy strategy, repack, a Managed "
+     "repack into _blobs/); eio/enospc: the copy fails"},
     {"blobout.after_copy", "lib/compact/blobout.c", "compact", BRI_FP_EIO_FAILS,
      "a Dedicated sidecar was copied whole and fsynced (copy strategy)"},
-    {"blobout.after_pack", "lib/compact/blobout.c", "compact", BRI_FP_EIO_FAILS,
-     "an output pack (copied or repacked Packed values) was fsynced and closed"},
+    {"blobout.after_pack", "lib/compact/packer.c", "compact", BRI_FP_EIO_FAILS,
+     "an output pack (copied or repacked Packed values, or a Managed pack repacked into _blobs/) was "
+     "fsynced and closed"},
     /* cleanup: lib/ops/cleanup.c */
     {"cleanup.before_manifests", "lib/ops/cleanup.c", "cleanup", BRI_FP_EIO_FAILS,
      "the plan is made; nothing is deleted yet"},
