@@ -129,6 +129,11 @@ static int compact_offline(const cli_args *a) {
              "none read)\n",
              (unsigned long long)r.managed_kept, (unsigned long long)r.managed_adopted,
              (unsigned long long)r.payload_bytes_reused);
+    if (r.managed_repacked)
+      printf("  repacked %llu values of %llu packs below the repack threshold into new _blobs/ objects "
+             "(%llu bytes)\n",
+             (unsigned long long)r.managed_repacked, (unsigned long long)r.packs_below_threshold,
+             (unsigned long long)r.payload_bytes_copied);
     if (r.deletions_carried)
       printf("  carried %llu rows deleted meanwhile by other writers over to the new fragments\n",
              (unsigned long long)r.deletions_carried);

@@ -70,6 +70,8 @@ typedef struct bri_compact_report {
   uint64_t payload_bytes_reused;  /* Packed/Dedicated payload left in place (adopted ones included) */
   uint64_t managed_kept;          /* Managed descriptors carried (compact/managed.h) */
   uint64_t managed_adopted;       /* Packed/Dedicated values adopted as Managed descriptors */
+  uint64_t managed_repacked;      /* values of packs below the repack threshold copied into new
+                                     _blobs/ objects (their bytes: payload_bytes_copied) */
   bool managed_switch;            /* strategy managed switched the table to Managed blobs (a dry
                                      run: would switch it; compact/optin.h) */
   uint64_t managed_switch_version; /* the version that switched it (0: none committed) */

@@ -42,7 +42,7 @@ static json_t *storage(const bri_store_stats *io) {
 json_t *bri_compact_report_json(const char *root, const bri_compact_request *q, const bri_compact_report *r) {
   json_t *sw = r->managed_switch ? json_pack("{s:I}", "version", (json_int_t)r->managed_switch_version) : json_null();
   return json_pack("{s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-                   "s:I, s:I, s:I, s:o, s:f, s:o, s:O}",
+                   "s:I, s:I, s:I, s:I, s:o, s:f, s:o, s:O}",
                    "table", root, "strategy", bri_strategy_name(q->strategy), "strategy_used", strategy_used(r),
                    "dry_run", q->dry_run, "read_version", (json_int_t)r->read_version, "version",
                    (json_int_t)r->version, "fragments_before", (json_int_t)r->fragments_before, "fragments_after",
@@ -53,7 +53,8 @@ json_t *bri_compact_report_json(const char *root, const bri_compact_request *q, 
                    "payload_bytes_copied", (json_int_t)r->payload_bytes_copied, "inline_bytes_copied",
                    (json_int_t)r->inline_bytes_copied, "payload_bytes_reused", (json_int_t)r->payload_bytes_reused,
                    "links", (json_int_t)r->links, "managed_kept", (json_int_t)r->managed_kept, "managed_adopted",
-                   (json_int_t)r->managed_adopted, "packs_below_threshold", (json_int_t)r->packs_below_threshold,
+                   (json_int_t)r->managed_adopted, "managed_repacked", (json_int_t)r->managed_repacked,
+                   "packs_below_threshold", (json_int_t)r->packs_below_threshold,
                    "managed_switch", sw, "seconds", r->seconds, "storage", storage(&r->storage), "plan", r->plan ? r->plan : json_null());
 }
 

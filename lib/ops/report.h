@@ -23,7 +23,7 @@
  * dry_run, read_version, version (0: nothing committed), fragments_before/_after,
  * bins, fragments_rewritten, fragments_page_copied, rows, deletions_carried,
  * data_bytes_written, payload_bytes_copied, inline_bytes_copied,
- * payload_bytes_reused, links, managed_kept, managed_adopted,
+ * payload_bytes_reused, links, managed_kept, managed_adopted, managed_repacked,
  * packs_below_threshold, managed_switch (null, or {version}: the switch to
  * Managed blobs, version 0 in a dry run), seconds, storage, plan} */
 json_t *bri_compact_report_json(const char *root, const bri_compact_request *q, const bri_compact_report *r);
