@@ -137,7 +137,9 @@ static int copy_packed(bri_blob_out *o, const char *src, uint64_t pos, uint64_t 
                        uint32_t *blob_id, uint64_t *position, bri_error *err) {
   bri_store *st;
   uint64_t id, grown;
-  int rc = o->packer ? 0 : bri_packer_new(o->t->store, next_pack, o, &o->packer, err);
+  /* on an object store the server copies runs of the sources: no payload through brid */
+  bool runs = !(bri_store_caps(o->t->store) & BRI_STORE_CAP_LOCAL);
+  int rc = o->packer ? 0 : bri_packer_new(o->t->store, runs, next_pack, o, &o->packer, err);
   if (!rc) rc = source_store(o, src, &st, err);
   if (!rc) rc = bri_packer_copy(o->packer, st, src, pos, size, &id, position, &grown, err);
   if (!rc) *blob_id = (uint32_t)id, o->stats.copied_bytes += grown;

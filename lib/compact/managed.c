@@ -114,7 +114,9 @@ static int repack_value(bri_managed_out *o, const char *abs, uint64_t i, uint8_t
   int rc = bri_table_store_of(o->t, o->m, abs, &st, err);
   /* never a copy of bytes that are not there (blob/sizes.h) */
   if (!rc) rc = bri_sidecar_check(o->sizes, st, abs, BRI_BLOB_PACKED, *position, size, where, NULL, err);
-  if (!rc && !o->packer) rc = bri_packer_new(o->t->store, next_pack, o, &o->packer, err);
+  /* the live ranges only, whatever the store: dead bytes copied along
+   * would be kept another round (packer.h) */
+  if (!rc && !o->packer) rc = bri_packer_new(o->t->store, false, next_pack, o, &o->packer, err);
   if (!rc) rc = bri_packer_copy(o->packer, st, abs, *position, size, &id, &at, &grown, err);
   char *uri = rc ? NULL : strdup(o->packs[id]);
   if (!rc && !uri) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");

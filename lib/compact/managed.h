@@ -17,8 +17,9 @@
  * share is below the repack threshold (the survey's repack set: a Managed
  * object of the table's own root, or a Packed sidecar that would be
  * adopted) has the live ranges of the values at hand copied into a new
- * _blobs/<uuid>.blob object (packer.h: by the server on an object store)
- * and their descriptors point there, kind 4; once no retained version
+ * _blobs/<uuid>.blob object (packer.h: the live ranges only; on an object
+ * store by the server where a range can be a part of its own, else read
+ * through brid) and their descriptors point there, kind 4; once no retained version
  * names the old pack, cleanup deletes it (Lance keeps a Managed pack whole
  * while any row names any range of it). These are the only payload bytes
  * a Managed compaction writes. Each new object is recorded in the run's

@@ -1,8 +1,8 @@
 /* packer.c: new packs assembled from ranges of existing ones (see
  * packer.h). Ranges already copied are found by "path|position|size";
  * the run of the current pack (its last source and where its last range
- * ended there) decides, on an object store, whether a range continues the
- * pack or starts a new one. */
+ * ended there) decides, in runs mode, whether a range continues the pack
+ * or starts a new one. */
 #include "compact/packer.h"
 
 #include <stdbool.h>
@@ -18,7 +18,7 @@
 
 struct bri_packer {
   bri_store *dst;
-  bool object_store;
+  bool runs;
   bri_packer_next_fn next;
   void *ctx;
   bri_strmap ranges;     /* path|pos|size -> pack id (a), position (b) */
@@ -29,10 +29,10 @@ struct bri_packer {
   uint64_t packs;
 };
 
-int bri_packer_new(bri_store *dst, bri_packer_next_fn next, void *ctx, bri_packer **out, bri_error *err) {
+int bri_packer_new(bri_store *dst, bool runs, bri_packer_next_fn next, void *ctx, bri_packer **out,
+                   bri_error *err) {
   if (!(*out = calloc(1, sizeof **out))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  (*out)->dst = dst, (*out)->next = next, (*out)->ctx = ctx;
-  (*out)->object_store = !(bri_store_caps(dst) & BRI_STORE_CAP_LOCAL);
+  (*out)->dst = dst, (*out)->runs = runs, (*out)->next = next, (*out)->ctx = ctx;
   return 0;
 }
 
@@ -68,12 +68,12 @@ int bri_packer_copy(bri_packer *p, bri_store *st, const char *src, uint64_t pos,
     return 0;
   }
   int rc = 0;
-  bool new_source = p->object_store && p->pack && p->pack_src && strcmp(p->pack_src, src);
+  bool new_source = p->runs && p->pack && p->pack_src && strcmp(p->pack_src, src);
   if (p->pack && bri_swriter_size(p->pack) && (bri_swriter_size(p->pack) + size > PACK_ROLL || new_source))
     rc = bri_packer_finish(p, err);
   if (!rc && !p->pack) rc = open_pack(p, err);
   uint64_t start = p->pack ? bri_swriter_size(p->pack) : 0;
-  if (!rc && (rc = bri_failpoint("blobout.before_copy", err)) == 0 && p->object_store && p->pack_src &&
+  if (!rc && (rc = bri_failpoint("blobout.before_copy", err)) == 0 && p->runs && p->pack_src &&
       !strcmp(p->pack_src, src) && pos > p->pack_src_end && pos - p->pack_src_end <= OBJECT_GAP)
     rc = bri_swriter_append_copy(p->pack, st, src, p->pack_src_end, pos - p->pack_src_end, err);
   *at = p->pack ? bri_swriter_size(p->pack) : 0;

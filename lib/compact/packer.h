@@ -5,13 +5,16 @@
  *
  * Ranges are appended to the current pack, which rolls at 1 GiB as Lance's
  * do; the same source range asked twice is copied once. On an object store
- * a pack is assembled by the server (UploadPartCopy, Put Block From URL), so
- * no payload passes through brid; a part below S3's 5 MiB minimum can only
- * be the last one, so there a new source pack starts a new output pack, and
+ * a range is copied by the server (UploadPartCopy, Put Block From URL) when
+ * it can be a part of its own; a part below S3's 5 MiB minimum can only be
+ * the last one, and the store reads smaller ranges through brid
+ * (bri_swriter_append_copy). In runs mode (an object store where no payload
+ * should pass through brid) a new source pack starts a new output pack, and
  * the dead bytes between two live ranges of one source (rows deleted) are
  * copied along, up to 4 MiB: each output pack is then one run of its
- * source. No descriptor points at the dead bytes; a later repack drops
- * them.
+ * source, copied by the server. No descriptor points at the dead bytes; a
+ * later repack drops them. Without runs only the live ranges are copied
+ * (what reclaiming dead space needs).
  *
  * Where each pack goes is the caller's: a callback names it (and records
  * it in the caller's outputs, so that a failed or crashed run removes it)
@@ -20,6 +23,7 @@
 #ifndef BRI_COMPACT_PACKER_H
 #define BRI_COMPACT_PACKER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "storage/store.h"
@@ -32,8 +36,10 @@ typedef struct bri_packer bri_packer;
  * with each range placed in it. */
 typedef int (*bri_packer_next_fn)(void *ctx, char **path, uint64_t *id, bri_error *err);
 
-/* A packer writing packs through dst (borrowed; it must outlive the packer). */
-int bri_packer_new(bri_store *dst, bri_packer_next_fn next, void *ctx, bri_packer **out, bri_error *err);
+/* A packer writing packs through dst (borrowed; it must outlive the
+ * packer); runs: runs mode (above). */
+int bri_packer_new(bri_store *dst, bool runs, bri_packer_next_fn next, void *ctx, bri_packer **out,
+                   bri_error *err);
 
 /* Copies [pos, pos + size) of src (an object of store st) into the current
  * pack: *id names the pack, *at the range's position in it. *grown: the
