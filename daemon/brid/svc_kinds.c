@@ -175,7 +175,8 @@ static int materialize_parse(const json_t *params, const svc_policy *pol, svc_op
   args a = {params, norm, msg, cap};
   bri_materialize_options_default(&o->materialize);
   if (flag(&a, "dry_run", &o->materialize.dry_run)) return -1;
-  return flag(&a, "no_links", &o->materialize.no_links);
+  if (flag(&a, "no_links", &o->materialize.no_links)) return -1;
+  return flag(&a, "managed", &o->materialize.managed);
 }
 
 static void materialize_run(const svc_job *j, svc_opts *o) {

@@ -885,8 +885,8 @@ static int append_decoded(run *r, bin_ctx *b, const size_t *top, size_t n_top,
 /* Page copy applies to a fragment without deletions stored in one data file
  * of the output's version whose columns are the output's columns (docs/format/file.md
  * section 9); the bin's other fragments may still be decoded. */
-static bool copyable(bin_ctx *b, const Lance__Table__DataFragment *f, uint16_t minor) {
-  if ((f->deletion_file && f->deletion_file->num_deleted_rows) || f->n_files != 1) return false;
+static bool same_columns(bin_ctx *b, const Lance__Table__DataFragment *f, uint16_t minor) {
+  if (f->n_files != 1) return false;
   const Lance__Table__DataFile *df = f->files[0];
   size_t n = bri_file_writer_num_columns(b->w);
   if (df->file_major_version != 2 || df->file_minor_version != minor || df->n_fields != n ||
@@ -896,6 +896,10 @@ static bool copyable(bin_ctx *b, const Lance__Table__DataFragment *f, uint16_t m
     if (df->fields[c] != bri_file_writer_column_field(b->w, c) || df->column_indices[c] != (int32_t)c)
       return false;
   return true;
+}
+
+static bool copyable(bin_ctx *b, const Lance__Table__DataFragment *f, uint16_t minor) {
+  return !(f->deletion_file && f->deletion_file->num_deleted_rows) && same_columns(b, f, minor);
 }
 
 /* Rewrites the Blob v2 descriptors of a decoded page in place (slots of
@@ -1061,6 +1065,45 @@ static int note_rows(bri_fragment_reader *fr, const Lance__Table__DataFragment *
   return part->low ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
 }
 
+/* The output's file version: the table's data storage version. */
+static int output_minor(run *r, uint16_t *minor) {
+  const Lance__Table__Manifest *m = r->m->pb;
+  *minor = 2;
+  if (m->data_format && m->data_format->version && !strcmp(m->data_format->version, "2.1")) *minor = 1;
+  else if (m->data_format && m->data_format->version && strcmp(m->data_format->version, "2.2"))
+    return bri_error_set(r->err, BRI_EUNSUPPORTED, "%s: data storage version %s is not supported (2.1 and 2.2 "
+                         "are)", r->t->root, m->data_format->version);
+  return 0;
+}
+
+/* The DataFile of an output written as data/<stem>.lance (res: what the
+ * writer reported; its field lists are taken). */
+static Lance__Table__DataFile *output_datafile(bri_file_result *res, const char *stem) {
+  Lance__Table__DataFile *df = calloc(1, sizeof *df);
+  if (!df) return NULL;
+  lance__table__data_file__init(df);
+  if (!(df->path = bri_strdupf("%s.lance", stem))) {
+    free(df);
+    return NULL;
+  }
+  df->fields = res->fields, df->n_fields = res->n_columns, res->fields = NULL;
+  df->column_indices = res->column_indices, df->n_column_indices = res->n_columns, res->column_indices = NULL;
+  df->has_file_major_version = df->has_file_minor_version = df->has_file_size_bytes = 1;
+  df->file_major_version = res->major, df->file_minor_version = res->minor;
+  df->file_size_bytes = res->file_size;
+  return df;
+}
+
+/* A Managed output's counts into the run's report. */
+static void count_managed(run *r, const bri_managed_out *mo) {
+  const bri_managed_stats *st = bri_managed_out_stats(mo);
+  r->rep->managed_kept += st->kept;
+  r->rep->managed_adopted += st->adopted;
+  r->rep->payload_bytes_reused += st->adopted_bytes;
+  r->rep->managed_repacked += st->repacked;
+  r->rep->payload_bytes_copied += st->repacked_bytes;
+}
+
 /* Writes one bin into a new data file; fills *frag (id 0) and, without
  * stable row ids, *changed (the serialized changed row addresses). */
 static int write_bin(run *r, const bri_plan_bin *bin, const char *stem, Lance__Table__DataFragment **frag,
@@ -1084,11 +1127,8 @@ static int write_bin(run *r, const bri_plan_bin *bin, const char *stem, Lance__T
                ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
   for (size_t i = 0; i < m->n_fields; i++)
     if (m->fields[i]->parent_id == -1) top[n_top++] = i;
-  uint16_t minor = 2;
-  if (m->data_format && m->data_format->version && !strcmp(m->data_format->version, "2.1")) minor = 1;
-  else if (m->data_format && m->data_format->version && strcmp(m->data_format->version, "2.2"))
-    rc = bri_error_set(err, BRI_EUNSUPPORTED, "%s: data storage version %s is not supported (2.1 and 2.2 are)",
-                       r->t->root, m->data_format->version);
+  uint16_t minor;
+  if (!rc) rc = output_minor(r, &minor);
   if (!rc) rc = bri_file_writer_open(r->t->store, path, minor, m->fields, m->n_fields, NULL, &b.w, err);
   if (!rc && r->managed) rc = bri_managed_out_new(r->t, m, r->sizes, &r->repack, &r->out, &b.managed, err);
   else if (!rc) rc = bri_blob_out_open(r->t, m, own_dir, r->req->strategy, &r->repack, r->sizes, &r->out, &b.out, err);
@@ -1138,21 +1178,15 @@ static int write_bin(run *r, const bri_plan_bin *bin, const char *stem, Lance__T
   Lance__Table__DataFile *df = NULL;
   if (!rc) {
     nf = calloc(1, sizeof *nf);
-    df = calloc(1, sizeof *df);
+    df = output_datafile(&res, stem);
     Lance__Table__DataFile **files = calloc(1, sizeof *files);
     if (!nf || !df || !files) {
-      free(nf), free(df), free(files);
+      free(nf), free(files);
+      if (df) lance__table__data_file__free_unpacked(df, NULL);
       nf = NULL;
       rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
     } else {
       lance__table__data_fragment__init(nf);
-      lance__table__data_file__init(df);
-      df->path = bri_strdupf("%s.lance", stem);
-      df->fields = res.fields, df->n_fields = res.n_columns, res.fields = NULL;
-      df->column_indices = res.column_indices, df->n_column_indices = res.n_columns, res.column_indices = NULL;
-      df->has_file_major_version = df->has_file_minor_version = df->has_file_size_bytes = 1;
-      df->file_major_version = res.major, df->file_minor_version = res.minor;
-      df->file_size_bytes = res.file_size;
       files[0] = df;
       nf->files = files, nf->n_files = 1;
       nf->has_id = 1, nf->id = 0;
@@ -1187,14 +1221,7 @@ static int write_bin(run *r, const bri_plan_bin *bin, const char *stem, Lance__T
     r->rep->links += st->links;
     r->rep->links_refused |= st->links_refused;
   }
-  if (b.managed) {
-    const bri_managed_stats *st = bri_managed_out_stats(b.managed);
-    r->rep->managed_kept += st->kept;
-    r->rep->managed_adopted += st->adopted;
-    r->rep->payload_bytes_reused += st->adopted_bytes;
-    r->rep->managed_repacked += st->repacked;
-    r->rep->payload_bytes_copied += st->repacked_bytes;
-  }
+  if (b.managed) count_managed(r, b.managed);
   r->rep->inline_bytes_copied += b.inline_bytes;
   if (rc && nf) {
     lance__table__data_fragment__free_unpacked(nf, NULL);
@@ -1210,6 +1237,50 @@ static int write_bin(run *r, const bri_plan_bin *bin, const char *stem, Lance__T
   bri_file_result_free(&res);
   free(ids.v), free(created.v), free(updated.v);
   free(path), free(own_dir), free(top), free(arrays), free(schemas), free(aptr);
+  return rc;
+}
+
+/* ------------------------------------------------------ one data file, Managed */
+
+int bri_compact_refile_managed(bri_table *t, const bri_manifest *m, const Lance__Table__DataFragment *f,
+                               const char *stem, bri_sidecar_sizes *sizes, bri_outputs *outs,
+                               Lance__Table__DataFile **out, bri_compact_report *rep, bri_error *err) {
+  *out = NULL;
+  bri_compact_request q;
+  bri_compact_request_default(&q);
+  q.strategy = BRI_STRATEGY_MANAGED;
+  /* (a run that only reads m: no plan, no commit) */
+  run r = {.req = &q, .hooks = outs->hooks, .rep = rep, .err = err, .t = t, .m = (bri_manifest *)m, .sizes = sizes,
+           .managed = true};
+  bin_ctx b = {.r = &r, .frag_id = f->id};
+  bri_file_result res = {0};
+  char *path = bri_strdupf("%s/data/%s.lance", t->root, stem);
+  uint16_t minor;
+  int rc = path ? output_minor(&r, &minor) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!rc) rc = bri_outputs_add(outs, path, 0, err);
+  if (!rc) rc = bri_file_writer_open(t->store, path, minor, m->pb->fields, m->pb->n_fields, NULL, &b.w, err);
+  if (!rc) rc = bri_managed_out_new(t, m->pb, sizes, NULL, outs, &b.managed, err);
+  if (!rc) rc = bri_fragment_open(t, m, f, &b.fr, err);
+  /* every physical row, page by page: the fragment keeps its deletion file */
+  if (!rc && !same_columns(&b, f, minor))
+    rc = bri_error_set(err, BRI_EUNSUPPORTED, "%s: fragment %llu: its data files do not hold every field of "
+                       "the table in one file of version 2.%u; brid rewrites only such a file in place",
+                       t->root, (unsigned long long)f->id, minor);
+  if (!rc) rc = append_copied(&r, &b, f, minor);
+  if (!rc) rc = bri_file_writer_finish(b.w, &res, err);
+  if (!rc) rc = bri_managed_out_finish(b.managed, err);
+  if (!rc && !(*out = output_datafile(&res, stem))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!rc) {
+    rep->data_bytes_written += res.file_size;
+    rep->inline_bytes_copied += b.inline_bytes;
+    count_managed(&r, b.managed);
+  }
+  bri_fragment_close(b.fr);
+  resolvers_close(&b.rs);
+  bri_managed_out_free(b.managed);
+  bri_file_writer_free(b.w);
+  bri_file_result_free(&res);
+  free(path);
   return rc;
 }
 

@@ -83,6 +83,20 @@ typedef struct bri_compact_report {
   json_t *plan;                   /* the plan and its byte estimates (caller frees) */
 } bri_compact_report;
 
+/* Writes a copy of the one data file of fragment f (version m of table t)
+ * as data/<stem>.lance, every physical row (deleted ones too: the fragment
+ * keeps its row addresses and its deletion file), its columns page-copied
+ * where they can be, its Blob v2 descriptors as a Managed compaction writes
+ * them (managed.h: Packed and Dedicated values adopted in place, through
+ * the sizes checked, no payload byte read). The file is recorded in outs
+ * before it is created; *out is its DataFile; rep (compaction counts)
+ * accumulates what it wrote. A fragment whose data files do not hold every
+ * field of the table in one file of the table's version is refused
+ * (BRI_EUNSUPPORTED). For materialize --managed (ops/materialize.h). */
+int bri_compact_refile_managed(bri_table *t, const bri_manifest *m, const Lance__Table__DataFragment *f,
+                               const char *stem, bri_sidecar_sizes *sizes, bri_outputs *outs,
+                               Lance__Table__DataFile **out, bri_compact_report *rep, bri_error *err);
+
 /* Compacts the table at root. hooks (util/hooks.h, may be NULL): journal,
  * progress (rows), cancelled (between batches), commit_intent. Error codes:
  * BRI_ECONFLICT when a concurrent writer touched the planned fragments

@@ -32,9 +32,10 @@ json_t *bri_compact_report_json(const char *root, const bri_compact_request *q, 
  * files, bytes, dirs_removed, kept_too_young, by_kind: {kind: {files, bytes}}} */
 json_t *bri_cleanup_report_json(const char *root, const bri_cleanup_policy *p, const bri_cleanup_stats *st);
 
-/* {table, dry_run, no_links, read_version, version, commits, data_files,
- * sidecars, links, copies, bytes_linked, bytes_copied, bri_files_left,
- * seconds} */
+/* {table, dry_run, no_links, managed, read_version, version, commits,
+ * data_files, sidecars, links, copies, bytes_linked, bytes_copied,
+ * bri_files_left, values_adopted, bytes_adopted, managed_switch (null, or
+ * {version}: 0 in a dry run), seconds} */
 json_t *bri_materialize_report_json(const char *root, const bri_materialize_options *o,
                                     const bri_materialize_report *r);
 
