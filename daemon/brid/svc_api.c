@@ -388,6 +388,8 @@ static json_t *m_tables_get(call *c) {
   json_t *o = table_json(c->view, &row);
   bri_jobs_table_clear(&row);
   json_object_set_new(o, "policy", svc_policy_to_json(&t->policy));
+  /* the readers a switch to Managed blobs locks out, by the declaration */
+  json_object_set_new(o, "older_than_declared", bri_lance_releases_below((unsigned)t->policy.min_reader));
   bri_jobs_filter f = {.table_id = t->id, .limit = 10};
   bri_jobs_job *jobs = NULL;
   size_t n = 0;

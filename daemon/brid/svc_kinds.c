@@ -5,6 +5,7 @@
 #include "svc_kinds.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,6 +73,11 @@ static int duration(args *a, const char *name, int64_t *out) {
 
 /* ---------------------------------------------------------------- compact */
 
+/* (a counter the workers add to and /metrics reads: one atomic, no lock) */
+static _Atomic uint64_t managed_switches;
+
+uint64_t svc_kinds_managed_switches(void) { return atomic_load(&managed_switches); }
+
 static int compact_parse(const json_t *params, const svc_policy *pol, svc_opts *o, json_t *norm, char *msg,
                          size_t cap) {
   args a = {params, norm, msg, cap};
@@ -80,6 +86,7 @@ static int compact_parse(const json_t *params, const svc_policy *pol, svc_opts *
   q->options = pol->compact;
   q->strategy = pol->strategy;
   q->batch_rows = pol->batch_rows;
+  q->min_reader = (unsigned)pol->min_reader;
   json_t *v = json_object_get(params, "strategy");
   bri_error err;
   if (v && (!json_is_string(v) || bri_strategy_parse(json_string_value(v), &q->strategy, &err)))
@@ -111,6 +118,12 @@ static void compact_run(const svc_job *j, svc_opts *o) {
   else
     log_info("job %lld: %s: %s", (long long)j->id, j->root,
              q->dry_run ? "dry run planned" : "nothing to compact");
+  if (rep.managed_switch_version) {
+    atomic_fetch_add(&managed_switches, 1);
+    log_notice("job %lld: switched %s to Managed blobs (version %llu, strategy %s, min_reader %u): Lance 12 "
+               "and 13 refuse it from now on", (long long)j->id, j->root,
+               (unsigned long long)rep.managed_switch_version, bri_strategy_name(q->strategy), q->min_reader);
+  }
   if (rep.version) j->committed(j->hooks.user);
   json_t *res = bri_compact_report_json(j->root, q, &rep);
   json_decref(rep.plan);

@@ -1430,7 +1430,7 @@ static int switch_to_managed(run *r, const bri_compact_request *q) {
   if (bri_manifest_has_bri(r->m->pb))
     return bri_error_set(r->err, BRI_EUNSUPPORTED, "%s: the table carries a Blob Reuse Index; brictl "
                          "materialize --managed turns its references into Managed descriptors", r->t->root);
-  int rc = bri_managed_optin_check(r->t, r->m, r->err);
+  int rc = bri_managed_optin_check(r->t->root, r->m, r->err);
   r->rep->managed_switch = true;
   if (!rc && !q->dry_run)
     rc = bri_managed_optin(r->t, &r->m, r->hooks, 0, &r->rep->managed_switch_version, r->err);
@@ -1470,6 +1470,11 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   /* auto never turns a table stock Lance reads into one it refuses, and
    * keeps a table that already carries a BRI on bri (blobout.h) */
   if (q.strategy == BRI_STRATEGY_AUTO && bri_manifest_has_bri(m)) q.strategy = BRI_STRATEGY_BRI;
+  /* every reader is Lance 14 or newer, as the operator declared: auto
+   * switches a plain Blob v2 table to Managed blobs, on every store */
+  if (q.strategy == BRI_STRATEGY_AUTO && req->min_reader >= BRI_MANAGED_MIN_READER &&
+      bri_managed_optin_applies(m) && bri_managed_optin_check(root, r.m, NULL) == 0)
+    q.strategy = BRI_STRATEGY_MANAGED;
   if (q.strategy == BRI_STRATEGY_MANAGED && (rc = switch_to_managed(&r, &q)) != 0) goto out;
   m = r.m->pb;
   /* a Managed table is compacted as Lance 14 does it, whatever was asked:

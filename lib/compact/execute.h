@@ -28,6 +28,9 @@ typedef struct bri_compact_request {
   bri_strategy strategy;       /* default auto (blobout.h): bri for a table that carries a BRI, else link or
                                   copy; managed switches a table to Managed blobs first (optin.h) */
   bool dry_run;
+  unsigned min_reader;         /* the oldest Lance (major version) the operator declared reads the
+                                  table, 0: none; from BRI_MANAGED_MIN_READER on, auto switches a
+                                  table with Blob v2 fields to Managed blobs (optin.h) */
   int max_commit_attempts;     /* commit attempts lost to other writers' versions; 0: 100 */
   uint64_t batch_rows;         /* rows decoded at a time; 0: 16384 */
   size_t read_ahead;           /* fragments (and packs) opened ahead of use, that many at once

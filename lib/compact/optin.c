@@ -21,7 +21,7 @@ bool bri_managed_optin_applies(const Lance__Table__Manifest *m) {
   return false;
 }
 
-int bri_managed_optin_check(const bri_table *t, const bri_manifest *m, bri_error *err) {
+int bri_managed_optin_check(const char *where, const bri_manifest *m, bri_error *err) {
   if (!bri_managed_optin_applies(m->pb)) return 0;
   const char *v = m->pb->data_format && m->pb->data_format->version ? m->pb->data_format->version : "?";
   /* Lance 14 preserves Managed descriptors only when it writes 2.2 or 2.3
@@ -29,7 +29,7 @@ int bri_managed_optin_check(const bri_table *t, const bri_manifest *m, bri_error
   if (strcmp(v, "2.2"))
     return bri_error_set(err, BRI_EUNSUPPORTED, "%s: cannot switch to Managed blobs: the table's data "
                          "storage version is %s, and Lance 14 keeps Managed blobs only in files of 2.2 "
-                         "(brid writes 2.2 and reads 2.1 and 2.2)", t->root, v);
+                         "(brid writes 2.2 and reads 2.1 and 2.2)", where, v);
   return 0;
 }
 
@@ -94,7 +94,7 @@ int bri_managed_optin(bri_table *t, bri_manifest **m, const bri_hooks *hooks, in
     if (a == max_attempts)
       return bri_error_set(err, BRI_ECONFLICT, "%s: other writers took every version the switch to Managed "
                            "blobs tried (%d attempts); nothing was switched", t->root, max_attempts);
-    int rc = bri_managed_optin_check(t, *m, err);
+    int rc = bri_managed_optin_check(t->root, *m, err);
     if (!rc && hooks && hooks->confirm) rc = hooks->confirm(hooks->user, err);
     uint64_t v = (*m)->pb->version + 1;
     if (!rc) rc = commit_once(t, *m, err);

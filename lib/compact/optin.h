@@ -31,12 +31,16 @@
  * switch would change. */
 bool bri_managed_optin_applies(const Lance__Table__Manifest *m);
 
-/* Refuses (BRI_EUNSUPPORTED, naming the table and the reason) a version
- * that cannot be switched: a data storage version other than 2.2 (Lance 14
- * keeps Managed descriptors only in files of 2.2 and 2.3, and brid writes
- * 2.1 and 2.2). 0 otherwise, also for a version the switch would not
- * change. */
-int bri_managed_optin_check(const bri_table *t, const bri_manifest *m, bri_error *err);
+/* The oldest Lance (major version) that reads Managed blobs: an operator
+ * who declares it (brid.conf min_reader) lets auto switch tables. */
+#define BRI_MANAGED_MIN_READER 14
+
+/* Refuses (BRI_EUNSUPPORTED, naming where, the table or its manifest, and
+ * the reason) a version that cannot be switched: a data storage version
+ * other than 2.2 (Lance 14 keeps Managed descriptors only in files of 2.2
+ * and 2.3, and brid writes 2.1 and 2.2). 0 otherwise, also for a version
+ * the switch would not change. */
+int bri_managed_optin_check(const char *where, const bri_manifest *m, bri_error *err);
 
 /* Commits the switch on top of *m, the latest version of t as the caller
  * loaded it. When another writer takes that version first, the switch is

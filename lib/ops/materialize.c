@@ -453,7 +453,7 @@ static int switch_first(run *r, const bri_hooks *hooks) {
   if (rc) return rc;
   if (bri_manifest_has_bri(m->pb) && bri_managed_optin_applies(m->pb)) {
     r->rep->managed_switch = true;
-    rc = bri_managed_optin_check(r->t, m, r->err);
+    rc = bri_managed_optin_check(r->t->root, m, r->err);
     if (!rc && !r->o->dry_run) rc = bri_managed_optin(r->t, &m, hooks, r->o->max_attempts, &r->rep->managed_switch_version, r->err);
   }
   bri_manifest_free(m);

@@ -4,7 +4,8 @@
  * already or has no Blob v2 field; a lost race built again on the winner;
  * a data storage version Lance 14 keeps no Managed blobs in refused before
  * anything is written. Then strategy managed as a compaction: the switch,
- * then every Packed and Dedicated value adopted, no payload byte written. */
+ * then every Packed and Dedicated value adopted, no payload byte written;
+ * and auto under a declared min_reader of 14. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -209,6 +210,30 @@ START_TEST(strategy_managed_switches_and_adopts) {
 }
 END_TEST
 
+/* The operator's declaration: min_reader 14 makes auto switch a plain Blob
+ * v2 table; 13 leaves auto as it is (link locally, no switch). */
+START_TEST(min_reader_14_makes_auto_managed) {
+  gen("70K,5M");
+  bri_compact_request q;
+  bri_compact_request_default(&q);
+  q.min_reader = 13;
+  q.dry_run = true;
+  bri_compact_report rep;
+  bri_error err;
+  ck_assert_msg(bri_compact_table(root, &q, NULL, &rep, &err) == 0, "%s", err.msg);
+  json_decref(rep.plan);
+  ck_assert(!rep.managed_switch);
+  ck_assert_int_eq(rep.strategy, BRI_STRATEGY_AUTO);
+  q.min_reader = 14, q.dry_run = false;
+  ck_assert_msg(bri_compact_table(root, &q, NULL, &rep, &err) == 0, "%s", err.msg);
+  json_decref(rep.plan);
+  ck_assert_int_eq(rep.strategy, BRI_STRATEGY_MANAGED);
+  ck_assert_uint_eq(rep.managed_switch_version, 4);
+  ck_assert_uint_eq(rep.payload_bytes_copied, 0);
+  ck_assert_uint_eq(rep.links, 0);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("optin");
   TCase *tc = tcase_create("optin");
@@ -218,6 +243,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, lost_race_switches_on_the_winner);
   tcase_add_test(tc, refuses_other_storage_versions);
   tcase_add_test(tc, strategy_managed_switches_and_adopts);
+  tcase_add_test(tc, min_reader_14_makes_auto_managed);
   suite_add_tcase(s, tc);
   return s;
 }
