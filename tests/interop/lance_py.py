@@ -13,7 +13,8 @@
 #                                 table; --answers adds "answers" on indexed tables)
 #   answers --reader lance13|lance14 PATH...    query answers only (JSON line per table)
 #   compact [--target-rows N] [--defer-index-remap] PATH...
-#                                 pylance 14 ds.optimize.compact_files() (with
+#                                 pylance 14 ds.optimize.compact_files() ("seconds": the
+#                                 call alone, the dataset opened before; with
 #                                 target_rows_per_fragment=N, defer_index_remap=True:
 #                                 a fragment reuse index, as brid's compaction writes)
 #   cleanup PATH...               pylance 14 ds.cleanup_old_versions(older_than=0,
@@ -949,9 +950,11 @@ def main(argv):
 
         def one(p):
             ds = lance.dataset(p, storage_options=storage_options(p))
+            t0 = time.time()
             st = ds.optimize.compact_files(**kw)
+            seconds = time.time() - t0
             ds = lance.dataset(p, storage_options=storage_options(p))
-            return {"op": "compact_files", "lance": lance.__version__, "version": ds.version,
+            return {"op": "compact_files", "lance": lance.__version__, "seconds": seconds, "version": ds.version,
                     "fragmentsRemoved": st.fragments_removed, "fragmentsAdded": st.fragments_added,
                     "fragments": len(ds.get_fragments())}
         per_table(rest, one)

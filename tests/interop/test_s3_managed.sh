@@ -11,15 +11,7 @@ set -euo pipefail
 need_s3 s3managed
 need_lance_py
 . "$(dirname "$0")/managed_checks.sh"
-OBJECTS=s3_objects
-s3_objects() { /usr/bin/python3 - "$1" <<'PY'
-import os, sys, boto3
-bucket, prefix = sys.argv[1][5:].split("/", 1)
-s3 = boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL"], region_name=os.environ.get("AWS_REGION", "us-east-1"))
-for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix + "/"):
-    for o in page.get("Contents", []): print(o["Key"][len(prefix) + 1:], o["Size"])
-PY
-}
+OBJECTS="/usr/bin/python3 $INTEROP_DIR/objects.py"
 P=$S3_PREFIX
 lance_py make --writer lance14 media:6="$P/media.lance" deleted="$P/deleted.lance" deleted="$P/bri.lance" \
   managed80="$P/m80.lance" >"$TMPD/made.json"
