@@ -13,7 +13,8 @@
 # 5. for comparison, compacts a copy of the original table through brid with
 #    the copy strategy (what Lance's own compaction does: every payload byte
 #    rewritten), following it with brictl compact --wait;
-# 6. runs brictl verify through brid, and stops brid.
+# 6. runs brictl verify through brid, and stops brid;
+# then scripts/demo_managed.sh: a plain table switched to Lance 14's Managed blobs.
 # Everything lives in a temporary directory, removed at the end (KEEP=1 keeps it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -109,3 +110,4 @@ kill -TERM "$BRID_PID"
 wait "$BRID_PID" && echo "brid stopped cleanly"
 BRID_PID=
 echo; echo "brid's log:"; sed 's/^/  /' "$DEMO/brid.log"
+scripts/demo_managed.sh "$BUILD"
