@@ -446,12 +446,23 @@ static int round_once(run *r, int *attempts) {
 
 /* --managed: the switch to Managed blobs (compact/optin.h) before the
  * first round, when the latest version carries a BRI (a table without one
- * is left alone, as without --managed). */
+ * is left alone, as without --managed). A fragment whose BRI file is not
+ * its only data file (a column added since) is refused first, before
+ * anything is committed: the replacement rewrites one whole file of every
+ * field (compact/execute.h). */
 static int switch_first(run *r, const bri_hooks *hooks) {
   bri_manifest *m;
   int rc = bri_table_load(r->t, 0, &m, r->err);
   if (rc) return rc;
-  if (bri_manifest_has_bri(m->pb) && bri_managed_optin_applies(m->pb)) {
+  for (size_t i = 0; !rc && i < m->pb->n_fragments; i++) {
+    const Lance__Table__DataFragment *f = m->pb->fragments[i];
+    for (size_t k = 0; !rc && f->n_files > 1 && k < f->n_files; k++)
+      if (has_bri(f->files[k]))
+        rc = bri_error_set(r->err, BRI_EUNSUPPORTED, "%s: fragment %llu holds %zu data files, one with a BRI; "
+                           "materialize --managed rewrites only a fragment's one data file (materialize "
+                           "without --managed handles it)", m->path, (unsigned long long)f->id, f->n_files);
+  }
+  if (!rc && bri_manifest_has_bri(m->pb) && bri_managed_optin_applies(m->pb)) {
     r->rep->managed_switch = true;
     rc = bri_managed_optin_check(r->t->root, m, r->err);
     if (!rc && !r->o->dry_run) rc = bri_managed_optin(r->t, &m, hooks, r->o->max_attempts, &r->rep->managed_switch_version, r->err);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "lance/table/bri.h"
+#include "lance/table/commit.h"
 #include "blob/resolve.h"
 #include "lance/table/sidecar.h"
 #include "ops/materialize.h"
@@ -516,6 +517,46 @@ START_TEST(test_materialize_managed) {
 }
 END_TEST
 
+/* --managed on a fragment whose BRI file is one of two data files: refused
+ * before the switch, nothing written. */
+START_TEST(test_materialize_managed_refuses_two_files) {
+  copy_fixture("tables/blobs.lance");
+  compact(0.3);
+  bri_table *t;
+  bri_manifest *m = latest(&t);
+  Lance__Table__DataFragment *f = m->pb->fragments[0];
+  Lance__Table__DataFile extra = LANCE__TABLE__DATA_FILE__INIT, **files = calloc(2, sizeof *files);
+  extra.path = "extra.lance"; /* (a column added later, as far as the manifest tells) */
+  extra.has_file_major_version = extra.has_file_minor_version = 1;
+  extra.file_major_version = 2, extra.file_minor_version = 2;
+  files[0] = f->files[0], files[1] = &extra;
+  Lance__Table__DataFile **was = f->files;
+  f->files = files, f->n_files = 2;
+  Lance__Table__Transaction txn = LANCE__TABLE__TRANSACTION__INIT;
+  Lance__Table__Transaction__ReserveFragments rf = LANCE__TABLE__TRANSACTION__RESERVE_FRAGMENTS__INIT;
+  txn.has_read_version = 1, txn.read_version = m->pb->version;
+  txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_RESERVE_FRAGMENTS, txn.reserve_fragments = &rf;
+  bri_error err;
+  ck_assert_msg(bri_commit(t, m->pb, &txn, m->indices, m->pb->version + 1, NULL, &err) == 0, "%s", err.msg);
+  free(txn.uuid);
+  f->files = was, f->n_files = 1;
+  free(files);
+  bri_manifest_free(m);
+  bri_table_close(t);
+  char *l0 = bri_tree_listing(root);
+  bri_materialize_options o;
+  bri_materialize_options_default(&o);
+  o.managed = true;
+  bri_materialize_report rep;
+  ck_assert_int_eq(bri_materialize_table(root, &o, NULL, &rep, &err), BRI_EUNSUPPORTED);
+  ck_assert_msg(strstr(err.msg, "holds 2 data files") && strstr(err.msg, "_versions/"), "%s", err.msg);
+  char *l1 = bri_tree_listing(root);
+  ck_assert_str_eq(l0, l1);
+  free(l0), free(l1);
+  teardown();
+}
+END_TEST
+
 static Suite *materialize_suite(void) {
   Suite *s = suite_create("materialize");
   TCase *tc = tcase_create("materialize");
@@ -527,6 +568,7 @@ static Suite *materialize_suite(void) {
   tcase_add_test(tc, test_materialize_journal_failure_rolls_back);
   tcase_add_test(tc, test_materialize_conflict_replans);
   tcase_add_test(tc, test_materialize_managed);
+  tcase_add_test(tc, test_materialize_managed_refuses_two_files);
   suite_add_tcase(s, tc);
   return s;
 }
