@@ -178,6 +178,7 @@ static json_t *table_json(const svc_view *v, const bri_jobs_table *row) {
   json_object_set_new(o, "polled", json_boolean(t && t->polled));
   json_object_set_new(o, "state", json_string(table_state(t, row)));
   json_object_set_new(o, "auto_compact", json_boolean(!t || t->policy.auto_compact));
+  json_object_set_new(o, "min_reader", t && t->policy.min_reader ? json_integer(t->policy.min_reader) : json_null());
   json_object_set_new(o, "latest_version", t && t->has_latest ? json_integer((json_int_t)t->latest_version) : json_null());
   json_object_set_new(o, "seen_version", row->has_seen_version ? json_integer((json_int_t)row->last_seen_version) : json_null());
   json_object_set_new(o, "fragments", t && t->loaded ? json_integer((json_int_t)t->fragments) : json_null());

@@ -882,9 +882,8 @@ static int append_decoded(run *r, bin_ctx *b, const size_t *top, size_t n_top,
   return rc;
 }
 
-/* Page copy applies to a fragment without deletions stored in one data file
- * of the output's version whose columns are the output's columns (docs/format/file.md
- * section 9); the bin's other fragments may still be decoded. */
+/* Whether fragment f is stored in one data file of the output's version
+ * whose columns are the output's columns. */
 static bool same_columns(bin_ctx *b, const Lance__Table__DataFragment *f, uint16_t minor) {
   if (f->n_files != 1) return false;
   const Lance__Table__DataFile *df = f->files[0];
@@ -898,6 +897,8 @@ static bool same_columns(bin_ctx *b, const Lance__Table__DataFragment *f, uint16
   return true;
 }
 
+/* Page copy applies to such a fragment without deletions (docs/format/file.md
+ * section 9); the bin's other fragments may still be decoded. */
 static bool copyable(bin_ctx *b, const Lance__Table__DataFragment *f, uint16_t minor) {
   return !(f->deletion_file && f->deletion_file->num_deleted_rows) && same_columns(b, f, minor);
 }

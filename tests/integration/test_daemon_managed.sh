@@ -6,8 +6,8 @@
 #  - when the writer is done and brid has compacted its last appends, pylance reads
 #    exactly the rows the writer wrote (a local copy that got the same appends, never
 #    compacted, reads the same);
-#  - tables TABLE shows the declaration (policy min_reader 14) and the releases it
-#    leaves out (Lance 12 and 13);
+#  - tables shows the declaration (min_reader 14; with TABLE, in its policy and the
+#    releases it leaves out: Lance 12 and 13);
 #  - strategy managed beside a declared min_reader below 14 is a configuration error.
 # About 20 s.
 set -euo pipefail
@@ -58,6 +58,8 @@ grep -q '^brid_managed_switches_total 1$' "$TMPD/metrics.txt" || fail "metrics: 
 [ "$(lance14_rows "$T")" = "$(lance14_rows "$REF")" ] || fail "pylance reads other rows than the writer wrote"
 ctl tables "$T" >"$TMPD/table.txt"
 grep -q '^ *min_reader *14$' "$TMPD/table.txt" || fail "tables does not show the declaration: $(cat "$TMPD/table.txt")"
+[ "$(ctl tables --json | jget '[t["min_reader"] for t in d["tables"] if t["root"] == "'"$T"'"][0]')" = 14 ] ||
+  fail "tables --json does not show the declaration"
 out=$(ctl tables "$T" --json | jget 'd["older_than_declared"]')
 [[ $out == *"Lance 12.0.0"*"Lance 13.0.0"* ]] || fail "tables does not say which readers the declaration leaves out: $out"
 echo "ok: $(($(wc -l <"$TMPD/writer.jsonl") / 2)) rounds of two appends beside $(jget 'len(d["jobs"])' <"$TMPD/jobs.json")" \
