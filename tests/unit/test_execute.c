@@ -8,7 +8,8 @@
  * compact it for deletions) must join the bin of its small neighbours, and
  * have its pack repacked: into a new pack of its own under bri, into a
  * _blobs/ object under managed (compact/managed.h), which repacks its
- * Managed packs too once rows are deleted from them. */
+ * Managed packs too once rows are deleted from them (a new _blobs/ object
+ * journaled before it is made, and removed when the attempt fails). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +154,19 @@ static uint64_t only_blob(char **name) {
   return (uint64_t)st.st_size;
 }
 
+/* Hooks of a compaction whose commit is refused, recording what it journals. */
+static char journaled[4096];
+static int note_path(void *user, const char *path, unsigned flags, bri_error *err) {
+  (void)user, (void)flags, (void)err;
+  strncat(journaled, path, sizeof journaled - strlen(journaled) - 2);
+  strcat(journaled, "\n");
+  return 0;
+}
+static int refuse_commit(void *user, bri_error *err) {
+  (void)user;
+  return bri_error_set(err, BRI_ECONFLICT, "the lease is gone");
+}
+
 /* A Managed pack whose rows were mostly deleted is repacked too, its size
  * told by the ranges of its live and deleted rows (no stat of it), and a
  * Managed pack that is whole is kept where it is. */
@@ -176,6 +190,14 @@ START_TEST(managed_repacks_managed_packs) {
   bri_compact_request_default(&q);
   q.strategy = BRI_STRATEGY_AUTO; /* a Managed table: managed whatever is asked */
   bri_error err;
+  /* an attempt that fails at its commit: the new _blobs/ object was told to
+   * the journal before it was made, and is gone again */
+  journaled[0] = 0;
+  bri_hooks h = {.journal = note_path, .confirm = refuse_commit};
+  ck_assert_int_eq(bri_compact_table(root, &q, &h, &rep, &err), BRI_ECONFLICT);
+  json_decref(rep.plan);
+  ck_assert_msg(strstr(journaled, "/_blobs/"), "journaled: %s", journaled);
+  ck_assert_uint_eq(only_blob(NULL), 19 * 10240 + 8);
   ck_assert_msg(bri_compact_table(root, &q, NULL, &rep, &err) == 0, "%s", err.msg);
   ck_assert_int_eq(rep.strategy, BRI_STRATEGY_MANAGED);
   ck_assert_uint_eq(rep.packs_below_threshold, 1);
