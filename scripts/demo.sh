@@ -17,7 +17,8 @@
 #    ratio. The copies sit under a second root whose tables brid watches
 #    with auto_compact = no (brid.conf: [table .../compare/*.lance]), so
 #    that nothing compacts them before the demo asks;
-# 6. runs brictl verify through brid, and stops brid.
+# 6. runs brictl verify through brid, and stops brid;
+# then scripts/demo_managed.sh: a plain table switched to Lance 14's Managed blobs.
 # Everything lives in a temporary directory under TMPDIR, removed at the end
 # (KEEP=1 keeps it; tests/integration/test_demo.sh reads the two reports of
 # step 5 there, copy-job.json and bri-job.json).
@@ -136,3 +137,4 @@ kill -TERM "$BRID_PID"
 wait "$BRID_PID" && echo "brid stopped cleanly"
 BRID_PID=
 echo; echo "brid's log:"; sed 's/^/  /' "$DEMO/brid.log"
+scripts/demo_managed.sh "$BUILD"

@@ -1,4 +1,4 @@
-/* cmd_compact.c: `brictl compact TABLE [--strategy auto|bri|link|copy] [--dry-run]
+/* cmd_compact.c: `brictl compact TABLE [--strategy auto|bri|link|copy|managed] [--dry-run]
  * [--target-rows N] [--target-bytes SIZE] [--repack-threshold F]`: compacts a table in-process
  * (lib/compact) and reports fragments before and after, rows, bytes written
  * and reused, and the time taken. --dry-run prints the plan: bins, rows, and
@@ -13,10 +13,12 @@
 #include "cli.h"
 
 static const cli_opt OPTS[] = {
-    {.name = "strategy", .type = CLI_CHOICE, .choices = "auto|bri|link|copy", .param = "strategy",
+    {.name = "strategy", .type = CLI_CHOICE, .choices = "auto|bri|link|copy|managed", .param = "strategy",
      .help = "how blob payloads are kept: auto links where the filesystem allows, else copies (a table "
              "with a Blob Reuse Index stays bri), link hard-links the sidecars, copy copies them, bri records a "
-             "Blob Reuse Index (no payload byte written; stock Lance refuses the table until materialize)",
+             "Blob Reuse Index (no payload byte written; stock Lance refuses the table until materialize), "
+             "managed switches the table to Lance 14's Managed blobs and adopts the sidecars in place (no "
+             "payload byte written; Lance 14 reads the table, Lance 12 and 13 refuse it from then on)",
      .def_note = "auto; through brid, the table's policy"},
     {.name = "dry-run", .type = CLI_FLAG, .param = "dry_run", .help = "print the plan and change nothing"},
     {.name = "target-rows", .type = CLI_UINT, .value = "N", .min = 1, .def = "1048576",
@@ -105,12 +107,20 @@ static int compact_offline(const cli_args *a) {
     }
     cli_print_held(r.plan);
     print_indices(r.plan);
+    if (r.managed_switch)
+      printf("  switches the table to Managed blobs first (Lance 12 and 13 refuse it from then on)\n");
   } else if (r.version == 0) {
     printf("nothing to compact in %s (version %llu, %llu fragments)\n", root,
            (unsigned long long)r.read_version, (unsigned long long)r.fragments_before);
     cli_print_held(r.plan);
+  } else if (r.version == r.managed_switch_version) {
+    printf("switched %s to Managed blobs: version %llu (nothing to compact; Lance 14 reads it, Lance 12 "
+           "and 13 refuse it)\n", root, (unsigned long long)r.version);
   } else {
     json_t *j = bri_compact_report_json(root, &q, &r);
+    if (r.managed_switch_version)
+      printf("switched %s to Managed blobs: version %llu (Lance 14 reads it, Lance 12 and 13 refuse it)\n",
+             root, (unsigned long long)r.managed_switch_version);
     printf("compacted %s: version %llu -> %llu, fragments %llu -> %llu, %llu rows (strategy %s)\n", root,
            (unsigned long long)r.read_version, (unsigned long long)r.version,
            (unsigned long long)r.fragments_before, (unsigned long long)r.fragments_after,
@@ -126,6 +136,11 @@ static int compact_offline(const cli_args *a) {
              "none read)\n",
              (unsigned long long)r.managed_kept, (unsigned long long)r.managed_adopted,
              (unsigned long long)r.payload_bytes_reused);
+    if (r.managed_repacked)
+      printf("  repacked %llu values of %llu packs below the repack threshold into new _blobs/ objects "
+             "(%llu bytes)\n",
+             (unsigned long long)r.managed_repacked, (unsigned long long)r.packs_below_threshold,
+             (unsigned long long)r.payload_bytes_copied);
     cli_print_held(r.plan);
     if (r.deletions_carried)
       printf("  carried %llu rows deleted meanwhile by other writers over to the new fragments\n",

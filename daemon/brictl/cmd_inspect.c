@@ -1,9 +1,12 @@
-/* cmd_inspect.c: `brictl inspect TABLE [--version N]`: the description of
- * one table version (lib/ops/inspect.h) printed as JSON (keys documented in
- * docs/inspect.md) or as aligned text for people, both from one document. */
+/* cmd_inspect.c: `brictl inspect TABLE [--version N] [--min-reader N]`:
+ * the description of one table version (lib/ops/inspect.h) printed as JSON
+ * (keys documented in docs/inspect.md) or as aligned text for people, both
+ * from one document; with --min-reader, what that declaration of the
+ * oldest Lance reading the table (brid.conf min_reader) makes brid do. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bri/ops.h"
 #include "cli.h"
@@ -28,6 +31,10 @@ static void print_readers(json_t *a) {
 static const cli_opt OPTS[] = {
     {.name = "version", .type = CLI_UINT, .value = "N", .min = 1, .help = "describe table version N",
      .def_note = "the latest"},
+    {.name = "min-reader", .type = CLI_UINT, .value = "N", .min = 1, .max = 1000,
+     .help = "say what declaring N the oldest Lance that reads the table (brid.conf min_reader) makes a "
+             "compaction do, and which readers it locks out",
+     .def_note = "none"},
     {0},
 };
 
@@ -84,6 +91,25 @@ static void print_text(json_t *r) {
       printf("; with --strategy bri by ");
       print_readers(rb);
     }
+    json_t *mg = json_object_get(c, "compact_managed");
+    if (!strcmp(ops[k], "compact") && json_is_true(json_object_get(mg, "switches"))) {
+      printf("; with --strategy managed by ");
+      print_readers(json_object_get(mg, "readers"));
+      printf(" (locks out ");
+      print_readers(json_object_get(mg, "locks_out"));
+      printf(")");
+    }
+    printf("\n");
+  }
+  json_t *dc = json_object_get(r, "declared");
+  if (dc) {
+    printf("declared  min_reader %lld: ", num(dc, "min_reader"));
+    if (!strcmp(str(dc, "compact_auto"), "managed")) {
+      printf("compact (auto) switches the table to Managed blobs and locks out ");
+      print_readers(json_object_get(dc, "locks_out"));
+    } else {
+      printf("compact (auto) keeps the table's readers");
+    }
     printf("\n");
   }
   printf("\nschema\n  %4s %6s  %-24s %-28s %s\n", "id", "parent", "path", "type", "nullable");
@@ -127,6 +153,8 @@ static int cmd_inspect(const cli_args *a) {
   bri_error err;
   json_t *report = NULL;
   if (bri_inspect_table(a->pos[0], cli_uint(a, "version"), &report, &err)) return cli_fail(&err);
+  if (cli_given(a, "min-reader"))
+    json_object_set_new(report, "declared", bri_inspect_declared(report, (unsigned)cli_uint(a, "min-reader")));
   if (cli_flag(a, "json")) cli_print_json(report);
   else print_text(report);
   json_decref(report);

@@ -178,6 +178,7 @@ static json_t *table_json(const svc_view *v, const bri_jobs_table *row) {
   json_object_set_new(o, "polled", json_boolean(t && t->polled));
   json_object_set_new(o, "state", json_string(table_state(t, row)));
   json_object_set_new(o, "auto_compact", json_boolean(!t || t->policy.auto_compact));
+  json_object_set_new(o, "min_reader", t && t->policy.min_reader ? json_integer(t->policy.min_reader) : json_null());
   json_object_set_new(o, "latest_version", t && t->has_latest ? json_integer((json_int_t)t->latest_version) : json_null());
   json_object_set_new(o, "seen_version", row->has_seen_version ? json_integer((json_int_t)row->last_seen_version) : json_null());
   json_object_set_new(o, "fragments", t && t->loaded ? json_integer((json_int_t)t->fragments) : json_null());
@@ -388,6 +389,8 @@ static json_t *m_tables_get(call *c) {
   json_t *o = table_json(c->view, &row);
   bri_jobs_table_clear(&row);
   json_object_set_new(o, "policy", svc_policy_to_json(&t->policy));
+  /* the readers a switch to Managed blobs locks out, by the declaration */
+  json_object_set_new(o, "older_than_declared", bri_lance_releases_below((unsigned)t->policy.min_reader));
   bri_jobs_filter f = {.table_id = t->id, .limit = 10};
   bri_jobs_job *jobs = NULL;
   size_t n = 0;

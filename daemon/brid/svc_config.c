@@ -112,6 +112,7 @@ static const key KEYS[] = {
     P("max_source_rows", T_U64, compact.max_source_rows, 0, 1e18),
     P("max_source_bytes", T_SIZE, compact.max_source_bytes, 0, 1e18),
     P("batch_rows", T_U64, batch_rows, 0, 1 << 24),
+    P("min_reader", T_INT, min_reader, 0, 1000),
     P("cleanup_interval", T_DUR, cleanup_interval_sec, 0, 3650LL * 86400),
     P("cleanup_older_than", T_DUR, cleanup.older_than_sec, 0, 3650LL * 86400),
     P("cleanup_retain_versions", T_U64, cleanup.retain_versions, 0, 1e12),
@@ -460,7 +461,7 @@ static int set_value(parse_ctx *x, const key *k, void *base, const char *sect, c
   }
   case T_STRATEGY:
     if (bri_strategy_parse(v, (bri_strategy *)f, &err))
-      return fail(x, "[%s] %s: \"%s\" is not auto, bri, link or copy", sect, k->name, v);
+      return fail(x, "[%s] %s: \"%s\" is not auto, bri, link, copy or managed", sect, k->name, v);
     return 1;
   case T_MODE: {
     char *end;
@@ -851,6 +852,16 @@ static int validate_store(svc_config *c, bri_error *err) {
   return rc;
 }
 
+/* strategy managed locks out every Lance older than 14: a policy that
+ * declares such a reader (min_reader) and asks for it contradicts itself. */
+static int check_readers(const svc_policy *p, const char *where, bri_error *err) {
+  if (p->strategy == BRI_STRATEGY_MANAGED && p->min_reader && p->min_reader < BRI_MANAGED_MIN_READER)
+    return bri_error_set(err, BRI_EINVAL, "%s: strategy managed locks out the Lance %d readers min_reader "
+                         "= %d declares (Lance 12 and 13 refuse Managed blobs; declare 14, or choose another "
+                         "strategy)", where, p->min_reader, p->min_reader);
+  return 0;
+}
+
 static int validate(svc_config *c, bool roots_from_flags, bri_error *err) {
   if (c->n_roots == 0)
     return bri_error_set(err, BRI_EINVAL, "no table root configured: give --root DIR or root = DIR in [daemon]");
@@ -884,6 +895,9 @@ static int validate(svc_config *c, bool roots_from_flags, bri_error *err) {
   for (size_t i = 0; i < c->n_sections; i++)
     if (!utf8_ok(c->sections[i].canonical))
       return bri_error_set(err, BRI_EINVAL, "[table %s]: its real path is not UTF-8 text", c->sections[i].pattern);
+  if ((rc = check_readers(&c->defaults, "[defaults]", err)) != 0) return rc;
+  for (size_t i = 0; i < c->n_sections; i++)
+    if ((rc = check_readers(&c->sections[i].p, c->sections[i].pattern, err)) != 0) return rc;
   if (c->retry_max_sec < c->retry_base_sec)
     return bri_error_set(err, BRI_EINVAL, "retry_max (%llds) is shorter than retry_base (%llds)",
                          (long long)c->retry_max_sec, (long long)c->retry_base_sec);
@@ -1005,7 +1019,7 @@ static json_t *dur(int64_t seconds) {
   return json_string(buf);
 }
 
-json_t *svc_policy_to_json(const svc_policy *p) {
+static json_t *policy_json(const svc_policy *p) {
   const bri_compact_options *o = &p->compact;
   const bri_cleanup_policy *c = &p->cleanup;
   return json_pack(
@@ -1022,6 +1036,13 @@ json_t *svc_policy_to_json(const svc_policy *p) {
       dur(p->cleanup_interval_sec), "cleanup_older_than", dur(c->older_than_sec),
       "cleanup_retain_versions", (json_int_t)c->retain_versions, "cleanup_grace",
       dur(c->grace_sec), "cleanup_max_deletes_per_sec", c->max_deletes_per_sec);
+}
+
+/* With the readers declared (min_reader, null when not). */
+json_t *svc_policy_to_json(const svc_policy *p) {
+  json_t *o = policy_json(p);
+  json_object_set_new(o, "min_reader", p->min_reader ? json_integer(p->min_reader) : json_null());
+  return o;
 }
 
 static json_t *str_or_null(const char *s) { return s ? json_string(s) : json_null(); }

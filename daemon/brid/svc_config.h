@@ -46,6 +46,9 @@ typedef struct svc_policy {
   uint64_t max_new_fragments;  /* a compaction once this many new small fragments wait (0: no count trigger) */
   bri_compact_options compact; /* planner thresholds and per-job budgets */
   uint64_t batch_rows;         /* rows decoded per batch (0: the library's) */
+  int min_reader;              /* the oldest Lance (major version) reading the table, as the
+                                  operator declares it; 0: not declared. From 14 on, auto
+                                  switches plain Blob v2 tables to Managed blobs */
   int64_t cleanup_interval_sec; /* 0: no scheduled cleanup */
   bri_cleanup_policy cleanup;  /* retention of scheduled cleanups */
 } svc_policy;

@@ -5,6 +5,7 @@
 #include "svc_kinds.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,6 +73,11 @@ static int duration(args *a, const char *name, int64_t *out) {
 
 /* ---------------------------------------------------------------- compact */
 
+/* (a counter the workers add to and /metrics reads: one atomic, no lock) */
+static _Atomic uint64_t managed_switches;
+
+uint64_t svc_kinds_managed_switches(void) { return atomic_load(&managed_switches); }
+
 static int compact_parse(const json_t *params, const svc_policy *pol, svc_opts *o, json_t *norm, char *msg,
                          size_t cap) {
   args a = {params, norm, msg, cap};
@@ -80,10 +86,11 @@ static int compact_parse(const json_t *params, const svc_policy *pol, svc_opts *
   q->options = pol->compact;
   q->strategy = pol->strategy;
   q->batch_rows = pol->batch_rows;
+  q->min_reader = (unsigned)pol->min_reader;
   json_t *v = json_object_get(params, "strategy");
   bri_error err;
   if (v && (!json_is_string(v) || bri_strategy_parse(json_string_value(v), &q->strategy, &err)))
-    return bad(&a, "params.strategy must be auto, bri, link or copy");
+    return bad(&a, "params.strategy must be auto, bri, link, copy or managed");
   if (v) keep(&a, "strategy", json_string(json_string_value(v)));
   if (flag(&a, "dry_run", &q->dry_run)) return -1;
   if (integer(&a, "target_fragment_bytes", 1, &q->options.target_fragment_bytes)) return -1;
@@ -112,6 +119,12 @@ static void compact_run(const svc_job *j, svc_opts *o) {
   else
     log_info("job %lld: %s: %s", (long long)j->id, j->root,
              q->dry_run ? "dry run planned" : "nothing to compact");
+  if (rep.managed_switch_version) {
+    atomic_fetch_add(&managed_switches, 1);
+    log_notice("job %lld: switched %s to Managed blobs (version %llu, strategy %s, min_reader %u): Lance 12 "
+               "and 13 refuse it from now on", (long long)j->id, j->root,
+               (unsigned long long)rep.managed_switch_version, bri_strategy_name(q->strategy), q->min_reader);
+  }
   if (rep.version) j->committed(j->hooks.user);
   json_t *res = bri_compact_report_json(j->root, q, &rep);
   json_decref(rep.plan);
@@ -176,7 +189,8 @@ static int materialize_parse(const json_t *params, const svc_policy *pol, svc_op
   args a = {params, norm, msg, cap};
   bri_materialize_options_default(&o->materialize);
   if (flag(&a, "dry_run", &o->materialize.dry_run)) return -1;
-  return flag(&a, "no_links", &o->materialize.no_links);
+  if (flag(&a, "no_links", &o->materialize.no_links)) return -1;
+  return flag(&a, "managed", &o->materialize.managed);
 }
 
 static void materialize_run(const svc_job *j, svc_opts *o) {

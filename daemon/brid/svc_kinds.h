@@ -78,6 +78,10 @@ typedef struct svc_kind {
   void (*run)(const svc_job *j, svc_opts *o);
 } svc_kind;
 
+/* Tables compacting jobs switched to Managed blobs since brid started (the
+ * workers count them; /metrics shows brid_managed_switches_total). */
+uint64_t svc_kinds_managed_switches(void);
+
 /* The entry of kind k, or of the kind named name; NULL when there is none. */
 const svc_kind *svc_kind_of(bri_job_kind k);
 const svc_kind *svc_kind_named(const char *name);

@@ -17,7 +17,7 @@
  *   brid_table_fragments{table}, brid_table_version{table},
  *   brid_fs_events_total, brid_checks_total, brid_check_errors_total, brid_triggers_total{trigger},
  *   brid_sweeps_total, brid_requests_total, brid_request_errors_total, brid_peers_refused_total,
- *   brid_connections_refused_total, brid_connections,
+ *   brid_connections_refused_total, brid_managed_switches_total, brid_connections,
  *   brid_storage_requests_total{root,kind,status}, brid_storage_retries_total{root},
  *   brid_storage_bytes_read_total{root}, brid_storage_bytes_written_total{root},
  *   brid_storage_bytes_copied_total{root}, brid_polls_total{root}, brid_poll_failures_total{root},
@@ -34,6 +34,7 @@
 
 #include "bri/table.h"
 
+#include "svc_kinds.h"
 #include "svc_worker.h"
 
 /* ------------------------------------------------------------ building */
@@ -282,6 +283,8 @@ json_t *svc_metrics_json(const svc_view *v, bri_jobs_store *store, svc_pool *poo
       {"brid_request_errors_total", "Control requests answered with an error.", v->n_request_errors},
       {"brid_peers_refused_total", "Control connections refused by the credential check.", v->n_peers_refused},
       {"brid_connections_refused_total", "Control connections refused by max_connections.", v->n_connections_refused},
+      {"brid_managed_switches_total", "Tables compactions switched to Managed blobs (Lance 12 and 13 refuse them).",
+       svc_kinds_managed_switches()},
   };
   for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) sample(family(all, c[k].name, "counter", c[k].help), NULL, num(c[k].v));
   /* by what fired the check: the debounce or max_delay (quiet), the count of new small fragments, or what

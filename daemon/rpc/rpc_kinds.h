@@ -36,7 +36,7 @@ typedef enum bri_job_stamp {
     BRI_STAMP_COMPACTION)                                                                     \
   X(CLEANUP, "cleanup", "older_than retain_versions grace dry_run", 10, false,                \
     BRI_STAMP_CLEANUP)                                                                        \
-  X(MATERIALIZE, "materialize", "dry_run no_links", 10, false, BRI_STAMP_NONE)                \
+  X(MATERIALIZE, "materialize", "dry_run no_links managed", 10, false, BRI_STAMP_NONE)                \
   X(VERIFY, "verify", "all_versions skip_blobs", 10, true, BRI_STAMP_NONE)
 
 typedef enum bri_job_kind {

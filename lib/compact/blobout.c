@@ -1,6 +1,6 @@
 /* blobout.c: output-side blob handling of a compaction (see blobout.h).
- * Dedupe keys are strings: the terminal sidecar's path for whole objects,
- * path|position|size for copied ranges; the BRI groups its entries by
+ * Dedupe keys are strings: the terminal sidecar's path for whole objects
+ * (copied ranges are the packer's, packer.h); the BRI groups its entries by
  * (base, blob_dir) when the file is finished. Every source sidecar is read,
  * copied or linked through the store that reaches it (the table's, or its
  * base's: bri_table_store_of), and every output file is made through the
@@ -18,13 +18,11 @@
 #include "lance/table/commit.h"
 #include "lance/table/rowids.h"
 #include "lance/table/sidecar.h"
+#include "compact/packer.h"
 #include "util/bytes.h"
 #include "util/failpoint.h"
 #include "util/fsutil.h"
 #include "util/strmap.h"
-
-#define PACK_ROLL ((uint64_t)1 << 30) /* Lance rolls packs at 1 GiB */
-#define OBJECT_GAP ((uint64_t)4 << 20) /* dead bytes copied along on object stores */
 
 typedef struct bri_entry {
   uint32_t local, phys;
@@ -44,13 +42,9 @@ struct bri_blob_out {
   bri_outputs *outs;
   uint32_t next_id;
   bri_strmap objects; /* terminal path -> local id (a) */
-  bri_strmap ranges;  /* path|pos|size -> pack id (a), position (b) */
   bri_entry *entries;
   size_t n_entries, cap_entries;
-  bri_swriter *pack;
-  uint32_t pack_id;
-  char *pack_src;        /* the source pack of the current pack's last range */
-  uint64_t pack_src_end; /* where that range ends in its source */
+  bri_packer *packer; /* copied and repacked ranges (packer.h), made on first use */
   bri_blob_out_stats stats;
 };
 
@@ -61,12 +55,12 @@ const char *bri_strategy_name(bri_strategy s) {
 }
 
 int bri_strategy_parse(const char *s, bri_strategy *out, bri_error *err) {
-  for (size_t i = 0; i < BRI_STRATEGY_MANAGED; i++)
+  for (size_t i = 0; i < sizeof STRATEGY_NAMES / sizeof STRATEGY_NAMES[0]; i++)
     if (!strcmp(s, STRATEGY_NAMES[i])) {
       *out = (bri_strategy)i;
       return 0;
     }
-  return bri_error_set(err, BRI_EINVAL, "unknown strategy \"%s\" (auto, bri, link or copy)", s);
+  return bri_error_set(err, BRI_EINVAL, "unknown strategy \"%s\" (auto, bri, link, copy or managed)", s);
 }
 
 int bri_blob_out_open(const bri_table *t, const Lance__Table__Manifest *m, const char *own_dir,
@@ -122,70 +116,33 @@ static char *sidecar(const bri_blob_out *o, uint32_t id) {
   return bri_path_join(o->own_dir, name);
 }
 
-static int close_pack(bri_blob_out *o, bri_error *err) {
-  if (!o->pack) return 0;
-  bri_swriter *w = o->pack;
-  o->pack = NULL;
-  int rc = bri_swriter_finish(w, err);
-  return rc ? rc : bri_failpoint("blobout.after_pack", err);
+/* The packer's next pack: a sidecar of the output's own directory under a
+ * new local id (the directory, a tree, covers it in the journal). */
+static int next_pack(void *ctx, char **path, uint64_t *id, bri_error *err) {
+  bri_blob_out *o = ctx;
+  uint32_t local = 0;
+  int rc = ensure_dir(o, err);
+  if (!rc) rc = new_id(o, &local, err);
+  if (!rc && !(*path = sidecar(o, local))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!rc && (rc = record(o, *path, err)) != 0) {
+    free(*path);
+    *path = NULL;
+  }
+  *id = local;
+  return rc;
 }
 
 /* Appends a range of a source pack to the output's current pack. */
 static int copy_packed(bri_blob_out *o, const char *src, uint64_t pos, uint64_t size,
                        uint32_t *blob_id, uint64_t *position, bri_error *err) {
-  char *key = bri_strdupf("%s|%llu|%llu", src, (unsigned long long)pos, (unsigned long long)size);
-  if (!key) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  bri_strmap_entry *e = bri_strmap_get(&o->ranges, key);
-  int rc = 0;
-  if (e) {
-    *blob_id = (uint32_t)e->a, *position = e->b;
-    free(key);
-    return 0;
-  }
-  /* On an object store a pack is assembled from copied ranges by the server
-   * (UploadPartCopy); a range below S3's 5 MiB part minimum can be a part
-   * only as the last one. So a new source pack starts a new output pack
-   * there, and the dead bytes between two live ranges of the source (rows
-   * deleted) are copied along, up to OBJECT_GAP: each output pack is then
-   * one run of its source, copied by the server, never through brid. No
-   * descriptor points at the dead bytes; a later repack drops them. */
-  bool object_store = !(bri_store_caps(o->t->store) & BRI_STORE_CAP_LOCAL);
-  bool new_source = object_store && o->pack && o->pack_src && strcmp(o->pack_src, src);
-  if (o->pack && bri_swriter_size(o->pack) && (bri_swriter_size(o->pack) + size > PACK_ROLL || new_source))
-    rc = close_pack(o, err);
-  if (!rc && !o->pack) {
-    char *p = NULL;
-    if (!(rc = ensure_dir(o, err)) && !(rc = new_id(o, &o->pack_id, err))) {
-      p = sidecar(o, o->pack_id);
-      if (!p) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-      else if (!(rc = record(o, p, err)) && !(rc = bri_store_create(o->t->store, p, NULL, &o->pack, err)))
-        o->stats.sidecars++;
-    }
-    free(p);
-    free(o->pack_src); /* a fresh pack starts with no run */
-    o->pack_src = NULL;
-  }
   bri_store *st;
-  uint64_t start = o->pack ? bri_swriter_size(o->pack) : 0;
-  if (!rc && (rc = bri_failpoint("blobout.before_copy", err)) == 0 &&
-      (rc = source_store(o, src, &st, err)) == 0 && object_store && o->pack_src &&
-      !strcmp(o->pack_src, src) && pos > o->pack_src_end && pos - o->pack_src_end <= OBJECT_GAP)
-    rc = bri_swriter_append_copy(o->pack, st, src, o->pack_src_end, pos - o->pack_src_end, err);
-  uint64_t at = o->pack ? bri_swriter_size(o->pack) : 0;
-  if (!rc) rc = bri_swriter_append_copy(o->pack, st, src, pos, size, err);
-  if (rc && o->pack) bri_error_wrap(err, "copying into %s", bri_swriter_path(o->pack));
-  if (!rc && (!o->pack_src || strcmp(o->pack_src, src))) {
-    free(o->pack_src);
-    if (!(o->pack_src = strdup(src))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-  }
-  if (!rc) o->pack_src_end = pos + size;
-  if (!rc) {
-    *blob_id = o->pack_id, *position = at;
-    /* what the pack grew by: the range, and dead bytes copied along */
-    o->stats.copied_bytes += bri_swriter_size(o->pack) - start;
-    if (!bri_strmap_put(&o->ranges, key, *blob_id, *position)) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-  }
-  free(key);
+  uint64_t id, grown;
+  /* on an object store the server copies runs of the sources: no payload through brid */
+  bool runs = !(bri_store_caps(o->t->store) & BRI_STORE_CAP_LOCAL);
+  int rc = o->packer ? 0 : bri_packer_new(o->t->store, runs, next_pack, o, &o->packer, err);
+  if (!rc) rc = source_store(o, src, &st, err);
+  if (!rc) rc = bri_packer_copy(o->packer, st, src, pos, size, &id, position, &grown, err);
+  if (!rc) *blob_id = (uint32_t)id, o->stats.copied_bytes += grown;
   return rc;
 }
 
@@ -376,7 +333,8 @@ static int store_bri(bri_blob_out *o, Lance__Table__DataFile *df, bri_error *err
 }
 
 int bri_blob_out_finish(bri_blob_out *o, Lance__Table__DataFile *df, bri_error *err) {
-  int rc = close_pack(o, err);
+  int rc = bri_packer_finish(o->packer, err);
+  o->stats.sidecars += bri_packer_packs(o->packer);
   if (!rc && o->dir_made) rc = bri_store_sync(o->t->store, o->own_dir, err);
   if (!rc) rc = store_bri(o, df, err);
   return rc;
@@ -386,12 +344,10 @@ const bri_blob_out_stats *bri_blob_out_stats_of(const bri_blob_out *o) { return 
 
 void bri_blob_out_close(bri_blob_out *o) {
   if (!o) return;
-  bri_swriter_abort(o->pack); /* journaled: the rollback removes it too */
+  bri_packer_free(o->packer); /* a pack not finished is journaled: the rollback removes it */
   for (size_t i = 0; i < o->n_entries; i++) free(o->entries[i].blob_dir);
   free(o->entries);
   bri_strmap_free(&o->objects);
-  bri_strmap_free(&o->ranges);
   free(o->own_dir);
-  free(o->pack_src);
   free(o);
 }

@@ -19,6 +19,9 @@
  *         brid may not write): stock Lance reads the result either way.
  *         execute.h turns auto into bri for a table that already carries a
  *         BRI, before any output is opened.
+ *   managed  not this module's: Managed descriptors (compact/managed.h),
+ *         once the table is switched (compact/optin.h); stock Lance 14
+ *         reads the result, Lance 12 and 13 refuse it by flag.
  * Every file and directory it creates is handed to the journal callback
  * first, so that a crashed or failed job can remove exactly its own output. */
 #ifndef BRI_BLOBOUT_H
@@ -40,12 +43,12 @@ typedef enum bri_strategy {
   BRI_STRATEGY_LINK,
   BRI_STRATEGY_COPY,
   BRI_STRATEGY_AUTO,
-  BRI_STRATEGY_MANAGED, /* what every strategy does on a Managed table (compact/managed.h) */
+  BRI_STRATEGY_MANAGED, /* switches a table to Managed blobs (compact/optin.h); what every
+                           strategy does on a Managed table (compact/managed.h) */
 } bri_strategy;
 
 const char *bri_strategy_name(bri_strategy s);
-/* "auto", "bri", "link" or "copy"; anything else is BRI_EINVAL ("managed"
- * is reported, not asked for: a Managed table gets it whatever is asked). */
+/* "auto", "bri", "link", "copy" or "managed"; anything else is BRI_EINVAL. */
 int bri_strategy_parse(const char *s, bri_strategy *out, bri_error *err);
 
 typedef struct bri_blob_out bri_blob_out;

@@ -24,6 +24,7 @@
 #include "lance/table/sidecar.h"
 #include "compact/managed.h"
 #include "compact/fragsize.h"
+#include "compact/optin.h"
 #include "compact/rewrite.h"
 #include "lance/encoding/page.h"
 #include "lance/file/arrow_build.h"
@@ -97,9 +98,10 @@ static size_t children_of(const Lance__Table__Manifest *m, size_t fi, size_t *ou
   return n;
 }
 
-/* i: the value's index in the array walked (its row within the batch). */
+/* i: the value's index in the array walked (its row within the batch);
+ * uri/uri_len: a Managed descriptor's blob_uri (NULL, 0 for other kinds). */
 typedef int (*desc_fn)(void *ctx, int32_t field_id, uint64_t i, uint8_t *kind, uint64_t *position,
-                       uint64_t *size, uint32_t *blob_id, bri_error *err);
+                       uint64_t *size, uint32_t *blob_id, const char *uri, size_t uri_len, bri_error *err);
 
 /* Buffer pointers of a descriptor struct's children, found by name. */
 typedef struct desc_cols {
@@ -134,7 +136,10 @@ static int walk_blobs(const Lance__Table__Manifest *m, size_t fi, const struct A
       uint64_t *pos = (uint64_t *)d.c[1]->buffers[1] + d.c[1]->offset + j;
       uint64_t *size = (uint64_t *)d.c[2]->buffers[1] + d.c[2]->offset + j;
       uint32_t *id = (uint32_t *)d.c[3]->buffers[1] + d.c[3]->offset + j;
-      rc = fn(ctx, f->id, (uint64_t)i, kind, pos, size, id, err);
+      bri_blob_desc bd = {0};
+      bool null;
+      if (*kind == BRI_BLOB_MANAGED || *kind == BRI_BLOB_MANAGED_BASE) rc = bri_blob_desc_get(s, a, i, &bd, &null, err);
+      if (!rc) rc = fn(ctx, f->id, (uint64_t)i, kind, pos, size, id, bd.uri, bd.uri_len, err);
     }
     return !rc && mo ? bri_managed_apply_arrow(mo, s, a, err) : rc;
   }
@@ -194,7 +199,9 @@ static void resolvers_close(resolvers *rs) {
 
 /* ------------------------------------------------------------------- survey */
 
-typedef struct range { uint64_t lo, hi; } range;
+/* dead: a value of a deleted row, which tells where the pack's values lie
+ * but not what is live (Managed packs, survey_desc) */
+typedef struct range { uint64_t lo, hi; bool dead; } range;
 typedef struct pack_ranges {
   range *v;
   size_t n, cap;
@@ -214,9 +221,10 @@ typedef struct frag_survey {
   uint64_t bytes[4]; /* inline, packed, dedicated, external */
   char **paths;
   /* per path, in stream mode (measure_paths): the bytes the fragment's
-   * ranges cover, where the last ends, whether a value can be hidden from
-   * them, and the pack's size (or SIZE_UNMEASURED) */
-  struct path_use { uint64_t used, end, size; bool partial; } *use;
+   * live ranges cover, the bytes all its ranges cover and where the last
+   * ends, whether a value can be hidden from them, and the pack's size (or
+   * SIZE_UNMEASURED) */
+  struct path_use { uint64_t used, covered, end, size; bool partial; } *use;
   size_t n_paths;
   struct pack_ref { size_t path; range r; bool partial; } *refs;
   size_t n_refs, cap_refs;
@@ -245,26 +253,54 @@ typedef struct survey_walk {
   const pre_col *pre; /* blob pages decoded already (open_fragment) */
   size_t n_pre;
   bool deletions; /* the fragment hides rows of its data files */
+  bool sees_dead; /* the deleted rows' descriptors are walked too (dead) */
+  bool dead;      /* the descriptor at hand is a deleted row's */
   const Lance__Table__DataFile *own_df; /* the data file whose sidecar directory own_dir is */
   char *own_dir;
 } survey_walk;
 
+/* The object a Managed value of the run's own root lies in (kind 4 in a
+ * data file without a base; any other is another table's, never repacked):
+ * *path, or NULL. */
+static int managed_object(bri_blob_resolver *res, const Lance__Table__DataFile *df, uint8_t kind,
+                          uint64_t position, uint64_t size, const char *uri, size_t uri_len, char **path,
+                          bri_error *err) {
+  *path = NULL;
+  if (kind != BRI_BLOB_MANAGED || df->has_base_id || !size) return 0;
+  bri_blob_desc d = {kind, position, size, 0, uri, uri_len};
+  return bri_blob_managed_path(res, &d, path, err);
+}
+
+/* Records a Packed value's range in its pack, and under a Managed
+ * compaction (which repacks Managed packs too) a Managed value's in its
+ * object, the deleted rows' as dead ranges where the walk sees them: a
+ * Managed pack holds the values of one write, so the ranges of a
+ * fragment's rows, live and dead, that fill [0, end) tell its size (a pack
+ * that holds more, or is shared with another fragment, then looks fuller
+ * than it is and is left alone: never a wrong repack). */
 static int survey_desc(void *ctx, int32_t field_id, uint64_t row, uint8_t *kind, uint64_t *position,
-                       uint64_t *size, uint32_t *blob_id, bri_error *err) {
+                       uint64_t *size, uint32_t *blob_id, const char *uri, size_t uri_len, bri_error *err) {
   (void)row;
   survey_walk *w = ctx;
   frag_survey *fs = w->fs;
-  if (*kind <= 3) fs->bytes[*kind] += *size;
-  if (*kind != 1) return 0;
+  if (!w->dead && *kind <= 3) fs->bytes[*kind] += *size;
+  bool managed = w->r->managed && *kind == BRI_BLOB_MANAGED;
+  if ((*kind != BRI_BLOB_PACKED || w->dead) && !managed) return 0;
   bri_blob_resolver *res;
   int rc = resolver_for(w->r, &w->rs, w->fr, field_id, &res, err);
   if (rc) return rc;
+  const Lance__Table__DataFile *df = bri_fragment_field_datafile(w->fr, field_id);
+  char *path = NULL;
   bri_blob_terminal term;
-  bri_blob_terminal_of(res, *blob_id, &term);
-  char name[BRI_BLOB_NAME_LEN];
-  bri_blob_file_name(term.physical_id, name);
-  char *path = bri_path_join(term.dir, name);
-  if (!path) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (managed) {
+    if ((rc = managed_object(res, df, *kind, *position, *size, uri, uri_len, &path, err)) != 0 || !path)
+      return rc;
+  } else {
+    bri_blob_terminal_of(res, *blob_id, &term);
+    char name[BRI_BLOB_NAME_LEN];
+    bri_blob_file_name(term.physical_id, name);
+    if (!(path = bri_path_join(term.dir, name))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
+  }
   size_t p = fs->n_paths; /* the latest first: consecutive refs mostly share a pack */
   while (p > 0 && strcmp(fs->paths[p - 1], path)) p--;
   if (p) {
@@ -280,8 +316,7 @@ static int survey_desc(void *ctx, int32_t field_id, uint64_t row, uint8_t *kind,
     p = fs->n_paths;
     fs->paths[fs->n_paths++] = path;
   }
-  const Lance__Table__DataFile *df = bri_fragment_field_datafile(w->fr, field_id);
-  if (df != w->own_df) {
+  if (!managed && df != w->own_df) {
     free(w->own_dir);
     w->own_dir = NULL;
     w->own_df = df;
@@ -293,15 +328,25 @@ static int survey_desc(void *ctx, int32_t field_id, uint64_t row, uint8_t *kind,
     if (!g) return bri_error_set(err, BRI_ENOMEM, "out of memory");
     fs->refs = g, fs->cap_refs = cap;
   }
-  fs->refs[fs->n_refs++] = (struct pack_ref){p, {*position, *position + *size},
-                                             w->deletions || strcmp(term.dir, w->own_dir)};
+  bool partial = managed ? w->deletions && !w->sees_dead : w->deletions || strcmp(term.dir, w->own_dir);
+  fs->refs[fs->n_refs++] = (struct pack_ref){p, {*position, *position + *size, w->dead}, partial};
   return 0;
 }
 
+/* Slot i's blob_uri in a decoded descriptor page (NULL, 0: none). */
+static const char *page_uri(const bri_values *v, uint64_t i, size_t *len) {
+  *len = 0;
+  if (v->n_children < 5 || v->children[4].kind != BRI_LEAF_VARIABLE || !v->children[4].offsets) return NULL;
+  const bri_values *u = &v->children[4];
+  *len = (size_t)(u->offsets[i + 1] - u->offsets[i]);
+  return (const char *)u->data + u->offsets[i];
+}
+
 /* The descriptors of a top-level Blob v2 field, straight from its column's
- * pages (no Arrow arrays): rows the fragment deleted are skipped, and a
- * null blob's slot holds zeros (kind Inline, size 0), which counts nothing.
- * 1 when the field is not one plain column: the caller reads it whole. */
+ * pages (no Arrow arrays): rows the fragment deleted are skipped (walked as
+ * dead under a Managed compaction, survey_desc), and a null blob's slot
+ * holds zeros (kind Inline, size 0), which counts nothing. 1 when the field
+ * is not one plain column: the caller reads it whole. */
 static int survey_column(survey_walk *w, int32_t field_id, bri_error *err) {
   bri_datafile *df;
   size_t col;
@@ -317,20 +362,25 @@ static int survey_column(survey_walk *w, int32_t field_id, bri_error *err) {
   const pre_col *pre = NULL; /* pages open_fragment decoded already */
   for (size_t j = 0; j < w->n_pre && !pre; j++)
     if (w->pre[j].df == df && w->pre[j].col == col) pre = &w->pre[j];
-  for (size_t p = 0; !rc && p < c->n_pages && k < n_visible; p++) {
+  w->sees_dead = w->r->managed;
+  for (size_t p = 0; !rc && p < c->n_pages && (k < n_visible || w->sees_dead); p++) {
     bri_leaf_page lp, *page = pre ? &pre->pages[p] : &lp;
     if (!pre) rc = bri_page_decode(df, col, p, &type, &lp, err);
     const bri_values *v = &page->values;
     if (!rc && (v->kind != BRI_LEAF_STRUCT || v->n_children < 4 || v->n != c->pages[p].n_rows))
       rc = bri_error_set(err, BRI_ECORRUPT, "%s: page %zu of column %zu: no Blob v2 descriptors",
                          bri_datafile_path(df), p, col);
-    for (uint64_t i = 0; !rc && i < v->n && k < n_visible; i++, row++) {
-      if (visible[k] != row) continue; /* deleted */
-      k++;
+    for (uint64_t i = 0; !rc && i < v->n && (k < n_visible || w->sees_dead); i++, row++) {
+      w->dead = k >= n_visible || visible[k] != row;
+      if (w->dead && !w->sees_dead) continue; /* deleted */
+      if (!w->dead) k++;
+      size_t len;
+      const char *uri = page_uri(v, i, &len);
       rc = survey_desc(w, field_id, row, (uint8_t *)v->children[0].data + i,
                        (uint64_t *)v->children[1].data + i, (uint64_t *)v->children[2].data + i,
-                       (uint32_t *)v->children[3].data + i, err);
+                       (uint32_t *)v->children[3].data + i, uri, len, err);
     }
+    w->dead = false;
     if (!pre) bri_leaf_page_free(&lp);
   }
   return rc;
@@ -355,6 +405,7 @@ static int survey_reader(run *r, bri_fragment_reader *fr, const pre_col *pre, si
     struct ArrowSchema sc;
     rc = bri_fragment_read_field(w.fr, r->blob_tops[k], &a, &sc, err);
     if (rc) break;
+    w.sees_dead = false; /* the visible rows only */
     rc = walk_blobs(m, (size_t)bri_field_index(m->fields, m->n_fields, r->blob_tops[k]), &sc, &a,
                     survey_desc, &w, NULL, err);
     a.release(&a);
@@ -452,12 +503,16 @@ static int cmp_range(const void *a, const void *b) {
   return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* The bytes the ranges cover; *end: where the last one ends. */
-static uint64_t union_bytes(pack_ranges *pr, uint64_t *end) {
+/* The bytes the ranges cover (the live ones only, or all); *end: where
+ * the last one ends. */
+static uint64_t union_bytes(pack_ranges *pr, bool live_only, uint64_t *end) {
   qsort(pr->v, pr->n, sizeof *pr->v, cmp_range);
   uint64_t total = 0, lo = 0, hi = 0;
+  bool first = true;
   for (size_t i = 0; i < pr->n; i++) {
-    if (i == 0 || pr->v[i].lo > hi) {
+    if (live_only && pr->v[i].dead) continue;
+    if (first || pr->v[i].lo > hi) {
+      first = false;
       total += hi - lo;
       lo = pr->v[i].lo, hi = pr->v[i].hi;
     } else if (pr->v[i].hi > hi) {
@@ -468,29 +523,38 @@ static uint64_t union_bytes(pack_ranges *pr, uint64_t *end) {
   return total + (hi - lo);
 }
 
+/* Whether the run repacks packs below the repack threshold: bri, and a
+ * Managed compaction (its Managed packs and the Packed ones it would adopt). */
+static bool repacks(const run *r) {
+  return r->req->strategy == BRI_STRATEGY_BRI || r->req->strategy == BRI_STRATEGY_MANAGED;
+}
+
 /* Whether the survey must ask the store for a pack's size: a request per
  * pack on an object store, three system calls locally (at thousands of
  * fragments, a third of a compaction's). Not when the descriptors tell:
- * the visible ranges fill [0, end) and no value of the pack can be hidden
- * from them (a pack of the data file's own, every row visible: a pack
- * holds exactly its values, docs/format/blob.md 3), so the size is end and the
- * utilization 1. On an object store not either when the size decides
- * nothing: strategies other than bri never repack by utilization (the
- * size is only reported, as unknown), and ranges that cover less than the
- * threshold of [0, end) are below it whatever the size (size >= end). */
-static bool size_needed(const run *r, const bri_store *st, bool partial, uint64_t used, uint64_t end) {
-  if (!partial && used == end) return false;
+ * the ranges (live, and dead where seen: survey_desc) fill [0, end) and no
+ * value of the pack can be hidden from them (a pack of the data file's own,
+ * every row visible: a pack holds exactly its values, docs/format/blob.md
+ * 3), so the size is end. On an object store not either when the size
+ * decides nothing: strategies that do not repack never repack by
+ * utilization (the size is only reported, as unknown), and ranges that
+ * cover less than the threshold of [0, end) are below it whatever the size
+ * (size >= end). */
+static bool size_needed(const run *r, const bri_store *st, bool partial, uint64_t used, uint64_t covered,
+                        uint64_t end) {
+  if (!partial && covered == end) return false;
   if (bri_store_caps(st) & BRI_STORE_CAP_LOCAL) return true;
-  if (r->req->strategy != BRI_STRATEGY_BRI) return false;
+  if (!repacks(r)) return false;
   return !(end && (double)used < r->req->options.repack_threshold * (double)end);
 }
 
-/* A pack's utilization from its live bytes, the end of its last value,
- * whether a value can be hidden from them and its size (SIZE_UNMEASURED:
- * not asked, size_needed). *size: the size when known (measured, or end
- * for a pack known whole), else 0. */
-static double pack_utilization(bool partial, uint64_t used, uint64_t end, uint64_t measured, uint64_t *size) {
-  bool whole = !partial && used == end;
+/* A pack's utilization from its live bytes, the bytes all its known ranges
+ * cover, the end of its last value, whether a value can be hidden from
+ * them and its size (SIZE_UNMEASURED: not asked, size_needed). *size: the
+ * size when known (measured, or end for a pack known whole), else 0. */
+static double pack_utilization(bool partial, uint64_t used, uint64_t covered, uint64_t end, uint64_t measured,
+                               uint64_t *size) {
+  bool whole = !partial && covered == end;
   *size = measured != SIZE_UNMEASURED ? measured : whole ? end : 0;
   if (*size) return (double)used / (double)*size;
   return measured != SIZE_UNMEASURED || whole || !end ? 1.0 : (double)used / (double)end;
@@ -535,12 +599,14 @@ static int measure_paths(run *r, frag_survey *fs, bri_error *err) {
     pack_ranges pr;
     int rc = path_ranges(fs, k, &pr, err);
     if (rc) return rc;
-    u->used = union_bytes(&pr, &u->end);
+    u->used = union_bytes(&pr, true, &u->end);
+    u->covered = union_bytes(&pr, false, &u->end);
     u->partial = pr.partial;
     free(pr.v);
     rc = bri_table_store_of(r->t, r->m->pb, fs->paths[k], &st, err);
     u->size = SIZE_UNMEASURED;
-    if (!rc && size_needed(r, st, u->partial, u->used, u->end)) rc = pack_size(r, st, fs->paths[k], &u->size, err);
+    if (!rc && size_needed(r, st, u->partial, u->used, u->covered, u->end))
+      rc = pack_size(r, st, fs->paths[k], &u->size, err);
     if (rc) return bri_error_wrap(err, "measuring pack utilization");
   }
   return 0;
@@ -588,11 +654,12 @@ static int survey_fragments(run *r, const size_t *idx, size_t n) {
  * below the repack threshold; adds those to low (when not NULL). */
 static bool fragment_low_packs(run *r, const frag_survey *fs, bri_strset *low) {
   bool any = false;
-  if (r->req->strategy != BRI_STRATEGY_BRI || !fs) return false;
+  if (!repacks(r) || !fs) return false;
   for (size_t k = 0; k < fs->n_paths; k++) {
     const struct path_use *u = &fs->use[k];
     uint64_t size;
-    if (pack_utilization(u->partial, u->used, u->end, u->size, &size) < r->req->options.repack_threshold) {
+    if (pack_utilization(u->partial, u->used, u->covered, u->end, u->size, &size) <
+        r->req->options.repack_threshold) {
       any = true;
       if (low) (void)bri_strset_add(low, fs->paths[k]);
     }
@@ -614,22 +681,23 @@ static int survey_finish(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json
     if (r->fs[i]) rc = survey_merge(&s, i, r->fs[i], bytes, r->err);
   bool *low = calloc(s.n_packs + 1, sizeof *low);
   uint64_t *used = calloc(s.n_packs + 1, sizeof *used), *end = calloc(s.n_packs + 1, sizeof *end);
-  uint64_t *sizes = calloc(s.n_packs + 1, sizeof *sizes);
+  uint64_t *covered = calloc(s.n_packs + 1, sizeof *covered), *sizes = calloc(s.n_packs + 1, sizeof *sizes);
   s.measure = calloc(s.n_packs + 1, sizeof *s.measure);
-  if (!rc && (!low || !used || !end || !sizes || !s.measure))
+  if (!rc && (!low || !used || !end || !covered || !sizes || !s.measure))
     rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
   /* stream mode: each pack is one fragment's own, measured with it */
   for (size_t i = 0; !rc && r->stream && i < m->n_fragments; i++)
     for (size_t k = 0; r->fs[i] && k < r->fs[i]->n_paths; k++) {
       const struct path_use *u = &r->fs[i]->use[k];
       size_t p = bri_strmap_get(&s.by_path, r->fs[i]->paths[k])->a;
-      used[p] = u->used, end[p] = u->end, sizes[p] = u->size;
+      used[p] = u->used, covered[p] = u->covered, end[p] = u->end, sizes[p] = u->size;
     }
   for (size_t p = 0; !rc && !r->stream && p < s.n_packs; p++) {
     bri_store *st;
-    used[p] = union_bytes(&s.ranges[p], &end[p]);
+    used[p] = union_bytes(&s.ranges[p], true, &end[p]);
+    covered[p] = union_bytes(&s.ranges[p], false, &end[p]);
     if ((rc = bri_table_store_of(r->t, m, s.paths[p], &st, r->err)) != 0) break;
-    if (size_needed(r, st, s.ranges[p].partial, used[p], end[p])) s.measure[s.n_measure++] = p;
+    if (size_needed(r, st, s.ranges[p].partial, used[p], covered[p], end[p])) s.measure[s.n_measure++] = p;
   }
   bri_readahead *ra = NULL;
   r->survey = &s;
@@ -645,9 +713,9 @@ static int survey_finish(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json
       free(got);
       next++;
     }
-    double util = pack_utilization(s.ranges[p].partial, used[p], end[p], measured, &size);
+    double util = pack_utilization(s.ranges[p].partial, used[p], covered[p], end[p], measured, &size);
     bool known = size || measured != SIZE_UNMEASURED;
-    low[p] = util < r->req->options.repack_threshold && r->req->strategy == BRI_STRATEGY_BRI;
+    low[p] = util < r->req->options.repack_threshold && repacks(r);
     if (low[p]) {
       r->rep->packs_below_threshold++;
       if (!r->stream && !bri_strset_add(&r->repack, s.paths[p]))
@@ -666,7 +734,7 @@ static int survey_finish(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json
   /* one pass over the fragments' pack lists, not one per low pack */
   for (size_t i = 0; !rc && i < m->n_fragments; i++)
     for (size_t k = 0; k < s.n_frag_packs[i]; k++) repack_wanted[i] |= low[s.frag_packs[i][k]];
-  free(low), free(sizes), free(used), free(end), free(s.measure);
+  free(low), free(sizes), free(used), free(covered), free(end), free(s.measure);
   if (!r->stream) bri_strset_freeze(&r->repack);
   for (size_t p = 0; p < s.n_packs; p++) free(s.ranges[p].v), free(s.paths[p]);
   for (size_t i = 0; s.frag_packs && i < m->n_fragments; i++) free(s.frag_packs[i]);
@@ -697,7 +765,7 @@ typedef struct bin_ctx {
 } bin_ctx;
 
 static int rewrite_desc(void *ctx, int32_t field_id, uint64_t i, uint8_t *kind, uint64_t *position,
-                        uint64_t *size, uint32_t *blob_id, bri_error *err) {
+                        uint64_t *size, uint32_t *blob_id, const char *uri, size_t uri_len, bri_error *err) {
   bin_ctx *b = ctx;
   if (b->managed ? *kind == 0 || *kind == 3 : *kind != 1 && *kind != 2)
     return 0; /* Inline: the writer copies; External: unchanged */
@@ -707,7 +775,7 @@ static int rewrite_desc(void *ctx, int32_t field_id, uint64_t i, uint8_t *kind, 
   int rc = resolver_for(b->r, &b->rs, b->fr, field_id, &res, err);
   if (!rc && b->managed)
     return bri_managed_rewrite(b->managed, res, bri_fragment_field_datafile(b->fr, field_id), i, kind, position,
-                               *size, blob_id, &where, err);
+                               *size, blob_id, uri, uri_len, &where, err);
   return rc ? rc : bri_blob_out_rewrite(b->out, res, *kind, blob_id, position, *size, &where, err);
 }
 
@@ -776,6 +844,7 @@ static int after_rows(run *r, bin_ctx *b, uint64_t rows) {
   if (r->hooks && r->hooks->progress) {
     uint64_t bytes = r->rep->data_bytes_written + r->rep->payload_bytes_copied + bri_file_writer_bytes(b->w);
     if (b->out) bytes += bri_blob_out_stats_of(b->out)->copied_bytes;
+    if (b->managed) bytes += bri_managed_out_stats(b->managed)->repacked_bytes;
     r->hooks->progress(r->hooks->user, r->rows_done, r->rows_total, bytes);
   }
   if (cancelled(r)) return bri_error_set(r->err, BRI_ECANCELLED, "%s: compaction cancelled", r->t->root);
@@ -815,11 +884,10 @@ static int append_decoded(run *r, bin_ctx *b, const size_t *top, size_t n_top,
   return rc;
 }
 
-/* Page copy applies to a fragment without deletions stored in one data file
- * of the output's version whose columns are the output's columns (docs/format/file.md
- * section 9); the bin's other fragments may still be decoded. */
-static bool copyable(bin_ctx *b, const Lance__Table__DataFragment *f, uint16_t minor) {
-  if ((f->deletion_file && f->deletion_file->num_deleted_rows) || f->n_files != 1) return false;
+/* Whether fragment f is stored in one data file of the output's version
+ * whose columns are the output's columns. */
+static bool same_columns(bin_ctx *b, const Lance__Table__DataFragment *f, uint16_t minor) {
+  if (f->n_files != 1) return false;
   const Lance__Table__DataFile *df = f->files[0];
   size_t n = bri_file_writer_num_columns(b->w);
   if (df->file_major_version != 2 || df->file_minor_version != minor || df->n_fields != n ||
@@ -829,6 +897,12 @@ static bool copyable(bin_ctx *b, const Lance__Table__DataFragment *f, uint16_t m
     if (df->fields[c] != bri_file_writer_column_field(b->w, c) || df->column_indices[c] != (int32_t)c)
       return false;
   return true;
+}
+
+/* Page copy applies to such a fragment without deletions (docs/format/file.md
+ * section 9); the bin's other fragments may still be decoded. */
+static bool copyable(bin_ctx *b, const Lance__Table__DataFragment *f, uint16_t minor) {
+  return !(f->deletion_file && f->deletion_file->num_deleted_rows) && same_columns(b, f, minor);
 }
 
 /* Rewrites the Blob v2 descriptors of a decoded page in place (slots of
@@ -841,8 +915,11 @@ static int rewrite_page_descriptors(bin_ctx *b, int32_t field_id, bri_leaf_page 
   uint64_t *pos = (uint64_t *)v->children[1].data, *size = (uint64_t *)v->children[2].data;
   uint32_t *id = (uint32_t *)v->children[3].data;
   int rc = 0;
-  for (uint64_t i = 0; !rc && i < v->n; i++)
-    rc = rewrite_desc(b, field_id, i, &kind[i], &pos[i], &size[i], &id[i], err);
+  for (uint64_t i = 0; !rc && i < v->n; i++) {
+    size_t len;
+    const char *uri = page_uri(v, i, &len);
+    rc = rewrite_desc(b, field_id, i, &kind[i], &pos[i], &size[i], &id[i], uri, len, err);
+  }
   return !rc && b->managed ? bri_managed_apply_values(b->managed, v, err) : rc;
 }
 
@@ -991,6 +1068,45 @@ static int note_rows(bri_fragment_reader *fr, const Lance__Table__DataFragment *
   return part->low ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
 }
 
+/* The output's file version: the table's data storage version. */
+static int output_minor(run *r, uint16_t *minor) {
+  const Lance__Table__Manifest *m = r->m->pb;
+  *minor = 2;
+  if (m->data_format && m->data_format->version && !strcmp(m->data_format->version, "2.1")) *minor = 1;
+  else if (m->data_format && m->data_format->version && strcmp(m->data_format->version, "2.2"))
+    return bri_error_set(r->err, BRI_EUNSUPPORTED, "%s: data storage version %s is not supported (2.1 and 2.2 "
+                         "are)", r->t->root, m->data_format->version);
+  return 0;
+}
+
+/* The DataFile of an output written as data/<stem>.lance (res: what the
+ * writer reported; its field lists are taken). */
+static Lance__Table__DataFile *output_datafile(bri_file_result *res, const char *stem) {
+  Lance__Table__DataFile *df = calloc(1, sizeof *df);
+  if (!df) return NULL;
+  lance__table__data_file__init(df);
+  if (!(df->path = bri_strdupf("%s.lance", stem))) {
+    free(df);
+    return NULL;
+  }
+  df->fields = res->fields, df->n_fields = res->n_columns, res->fields = NULL;
+  df->column_indices = res->column_indices, df->n_column_indices = res->n_columns, res->column_indices = NULL;
+  df->has_file_major_version = df->has_file_minor_version = df->has_file_size_bytes = 1;
+  df->file_major_version = res->major, df->file_minor_version = res->minor;
+  df->file_size_bytes = res->file_size;
+  return df;
+}
+
+/* A Managed output's counts into the run's report. */
+static void count_managed(run *r, const bri_managed_out *mo) {
+  const bri_managed_stats *st = bri_managed_out_stats(mo);
+  r->rep->managed_kept += st->kept;
+  r->rep->managed_adopted += st->adopted;
+  r->rep->payload_bytes_reused += st->adopted_bytes;
+  r->rep->managed_repacked += st->repacked;
+  r->rep->payload_bytes_copied += st->repacked_bytes;
+}
+
 /* Writes one bin into a new data file; fills *frag (id 0) and, without
  * stable row ids, *changed (the serialized changed row addresses). */
 static int write_bin(run *r, const bri_plan_bin *bin, const char *stem, Lance__Table__DataFragment **frag,
@@ -1014,13 +1130,10 @@ static int write_bin(run *r, const bri_plan_bin *bin, const char *stem, Lance__T
                ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
   for (size_t i = 0; i < m->n_fields; i++)
     if (m->fields[i]->parent_id == -1) top[n_top++] = i;
-  uint16_t minor = 2;
-  if (m->data_format && m->data_format->version && !strcmp(m->data_format->version, "2.1")) minor = 1;
-  else if (m->data_format && m->data_format->version && strcmp(m->data_format->version, "2.2"))
-    rc = bri_error_set(err, BRI_EUNSUPPORTED, "%s: data storage version %s is not supported (2.1 and 2.2 are)",
-                       r->t->root, m->data_format->version);
+  uint16_t minor;
+  if (!rc) rc = output_minor(r, &minor);
   if (!rc) rc = bri_file_writer_open(r->t->store, path, minor, m->fields, m->n_fields, NULL, &b.w, err);
-  if (!rc && r->managed) rc = bri_managed_out_new(r->t, m, r->sizes, &b.managed, err);
+  if (!rc && r->managed) rc = bri_managed_out_new(r->t, m, r->sizes, &r->repack, &r->out, &b.managed, err);
   else if (!rc) rc = bri_blob_out_open(r->t, m, own_dir, r->req->strategy, &r->repack, r->sizes, &r->out, &b.out, err);
   uint64_t batch = r->req->batch_rows ? r->req->batch_rows : 16384;
   for (size_t k = 0; !rc && k < bin->count; k++) {
@@ -1068,21 +1181,15 @@ static int write_bin(run *r, const bri_plan_bin *bin, const char *stem, Lance__T
   Lance__Table__DataFile *df = NULL;
   if (!rc) {
     nf = calloc(1, sizeof *nf);
-    df = calloc(1, sizeof *df);
+    df = output_datafile(&res, stem);
     Lance__Table__DataFile **files = calloc(1, sizeof *files);
     if (!nf || !df || !files) {
-      free(nf), free(df), free(files);
+      free(nf), free(files);
+      if (df) lance__table__data_file__free_unpacked(df, NULL);
       nf = NULL;
       rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
     } else {
       lance__table__data_fragment__init(nf);
-      lance__table__data_file__init(df);
-      df->path = bri_strdupf("%s.lance", stem);
-      df->fields = res.fields, df->n_fields = res.n_columns, res.fields = NULL;
-      df->column_indices = res.column_indices, df->n_column_indices = res.n_columns, res.column_indices = NULL;
-      df->has_file_major_version = df->has_file_minor_version = df->has_file_size_bytes = 1;
-      df->file_major_version = res.major, df->file_minor_version = res.minor;
-      df->file_size_bytes = res.file_size;
       files[0] = df;
       nf->files = files, nf->n_files = 1;
       nf->has_id = 1, nf->id = 0;
@@ -1090,6 +1197,7 @@ static int write_bin(run *r, const bri_plan_bin *bin, const char *stem, Lance__T
       r->rep->data_bytes_written += res.file_size;
       r->rep->rows += res.num_rows;
       if (b.out) rc = bri_blob_out_finish(b.out, df, err);
+      else if (b.managed) rc = bri_managed_out_finish(b.managed, err);
     }
   }
   if (!rc && stable) {
@@ -1116,12 +1224,7 @@ static int write_bin(run *r, const bri_plan_bin *bin, const char *stem, Lance__T
     r->rep->links += st->links;
     r->rep->links_refused |= st->links_refused;
   }
-  if (b.managed) {
-    const bri_managed_stats *st = bri_managed_out_stats(b.managed);
-    r->rep->managed_kept += st->kept;
-    r->rep->managed_adopted += st->adopted;
-    r->rep->payload_bytes_reused += st->adopted_bytes;
-  }
+  if (b.managed) count_managed(r, b.managed);
   r->rep->inline_bytes_copied += b.inline_bytes;
   if (rc && nf) {
     lance__table__data_fragment__free_unpacked(nf, NULL);
@@ -1137,6 +1240,50 @@ static int write_bin(run *r, const bri_plan_bin *bin, const char *stem, Lance__T
   bri_file_result_free(&res);
   free(ids.v), free(created.v), free(updated.v);
   free(path), free(own_dir), free(top), free(arrays), free(schemas), free(aptr);
+  return rc;
+}
+
+/* ------------------------------------------------------ one data file, Managed */
+
+int bri_compact_refile_managed(bri_table *t, const bri_manifest *m, const Lance__Table__DataFragment *f,
+                               const char *stem, bri_sidecar_sizes *sizes, bri_outputs *outs,
+                               Lance__Table__DataFile **out, bri_compact_report *rep, bri_error *err) {
+  *out = NULL;
+  bri_compact_request q;
+  bri_compact_request_default(&q);
+  q.strategy = BRI_STRATEGY_MANAGED;
+  /* (a run that only reads m: no plan, no commit) */
+  run r = {.req = &q, .hooks = outs->hooks, .rep = rep, .err = err, .t = t, .m = (bri_manifest *)m, .sizes = sizes,
+           .managed = true};
+  bin_ctx b = {.r = &r, .frag_id = f->id};
+  bri_file_result res = {0};
+  char *path = bri_strdupf("%s/data/%s.lance", t->root, stem);
+  uint16_t minor;
+  int rc = path ? output_minor(&r, &minor) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!rc) rc = bri_outputs_add(outs, path, 0, err);
+  if (!rc) rc = bri_file_writer_open(t->store, path, minor, m->pb->fields, m->pb->n_fields, NULL, &b.w, err);
+  if (!rc) rc = bri_managed_out_new(t, m->pb, sizes, NULL, outs, &b.managed, err);
+  if (!rc) rc = bri_fragment_open(t, m, f, &b.fr, err);
+  /* every physical row, page by page: the fragment keeps its deletion file */
+  if (!rc && !same_columns(&b, f, minor))
+    rc = bri_error_set(err, BRI_EUNSUPPORTED, "%s: fragment %llu: its data files do not hold every field of "
+                       "the table in one file of version 2.%u; brid rewrites only such a file in place",
+                       t->root, (unsigned long long)f->id, minor);
+  if (!rc) rc = append_copied(&r, &b, f, minor);
+  if (!rc) rc = bri_file_writer_finish(b.w, &res, err);
+  if (!rc) rc = bri_managed_out_finish(b.managed, err);
+  if (!rc && !(*out = output_datafile(&res, stem))) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!rc) {
+    rep->data_bytes_written += res.file_size;
+    rep->inline_bytes_copied += b.inline_bytes;
+    count_managed(&r, b.managed);
+  }
+  bri_fragment_close(b.fr);
+  resolvers_close(&b.rs);
+  bri_managed_out_free(b.managed);
+  bri_file_writer_free(b.w);
+  bri_file_result_free(&res);
+  free(path);
   return rc;
 }
 
@@ -1227,8 +1374,8 @@ static int survey_and_plan(run *r, const bri_compact_request *q, bool *repack_wa
   for (size_t fi = 0; !rc && fi < m->n_fields; fi++)
     if (m->fields[fi]->parent_id == -1 && subtree_has_blob(m, fi)) r->blob_tops[r->n_blob_tops++] = m->fields[fi]->id;
   r->stream = !rc && can_stream(r, q);
-  bool bri = q->strategy == BRI_STRATEGY_BRI;
-  if (!rc && !r->stream && bri) {
+  bool repack = repacks(r);
+  if (!rc && !r->stream && repack) {
     for (size_t i = 0; i < m->n_fragments; i++) idx[n++] = i;
     rc = survey_fragments(r, idx, n);
     if (!rc) rc = survey_finish(r, repack_wanted, bytes, packs);
@@ -1241,16 +1388,16 @@ static int survey_and_plan(run *r, const bri_compact_request *q, bool *repack_wa
   if (!rc && !in_bin) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
   for (size_t k = 0; !rc && k < (*plan)->n_bins; k++)
     for (size_t i = 0; i < (*plan)->bins[k].count; i++) in_bin[(*plan)->bins[k].first + i] = true;
-  /* only a bri compaction repacks: under link and copy no pack flags a
+  /* only bri and managed compactions repack: under link and copy no pack flags a
    * fragment, so only the bins' fragments are surveyed (the others, at
    * target size, are the table's bulk): now outside stream mode (a dry
    * run's report), while they are written in it */
   for (size_t i = 0; !rc && i < m->n_fragments; i++)
-    if (bri ? !in_bin[i] : !r->stream && in_bin[i]) idx[n++] = i;
+    if (repack ? !in_bin[i] : !r->stream && in_bin[i]) idx[n++] = i;
   if (!rc) rc = survey_fragments(r, idx, n);
   if (!rc && !r->stream) rc = survey_finish(r, repack_wanted, bytes, packs);
   bool flagged = false;
-  for (size_t k = 0; !rc && bri && k < n; k++) flagged |= repack_wanted[idx[k]] = fragment_low_packs(r, r->fs[idx[k]], NULL);
+  for (size_t k = 0; !rc && repack && k < n; k++) flagged |= repack_wanted[idx[k]] = fragment_low_packs(r, r->fs[idx[k]], NULL);
   if (!rc && flagged) {
     bri_plan_free(*plan);
     *plan = NULL;
@@ -1297,6 +1444,23 @@ static int reserve_outputs(run *r, size_t n_bins, char (*stems)[BRI_STEM_LEN], c
   return rc;
 }
 
+/* Strategy managed on a table not Managed yet: the switch (optin.h) is
+ * committed first, and the compaction plans on the version it made; a dry
+ * run only says that it would switch. A table that carries a BRI is
+ * refused: its references become Managed descriptors by materialize
+ * (ops/materialize.h), all of them, not only those a compaction rewrites. */
+static int switch_to_managed(run *r, const bri_compact_request *q) {
+  if (!bri_managed_optin_applies(r->m->pb)) return 0;
+  if (bri_manifest_has_bri(r->m->pb))
+    return bri_error_set(r->err, BRI_EUNSUPPORTED, "%s: the table carries a Blob Reuse Index; brictl "
+                         "materialize --managed turns its references into Managed descriptors", r->t->root);
+  int rc = bri_managed_optin_check(r->t->root, r->m, r->err);
+  r->rep->managed_switch = true;
+  if (!rc && !q->dry_run)
+    rc = bri_managed_optin(r->t, &r->m, r->hooks, 0, &r->rep->managed_switch_version, r->err);
+  return rc;
+}
+
 int bri_compact_table(const char *root, const bri_compact_request *req,
                       const bri_hooks *hooks, bri_compact_report *rep, bri_error *err) {
   memset(rep, 0, sizeof *rep);
@@ -1330,9 +1494,17 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
   /* auto never turns a table stock Lance reads into one it refuses, and
    * keeps a table that already carries a BRI on bri (blobout.h) */
   if (q.strategy == BRI_STRATEGY_AUTO && bri_manifest_has_bri(m)) q.strategy = BRI_STRATEGY_BRI;
+  /* every reader is Lance 14 or newer, as the operator declared: auto
+   * switches a plain Blob v2 table to Managed blobs, on every store */
+  if (q.strategy == BRI_STRATEGY_AUTO && req->min_reader >= BRI_MANAGED_MIN_READER &&
+      bri_managed_optin_applies(m) && bri_managed_optin_check(root, r.m, NULL) == 0)
+    q.strategy = BRI_STRATEGY_MANAGED;
+  if (q.strategy == BRI_STRATEGY_MANAGED && (rc = switch_to_managed(&r, &q)) != 0) goto out;
+  m = r.m->pb;
   /* a Managed table is compacted as Lance 14 does it, whatever was asked:
    * descriptors kept, old sidecars adopted, no payload read (managed.h) */
-  if ((r.managed = bri_manifest_blobs_managed(m))) q.strategy = BRI_STRATEGY_MANAGED;
+  if ((r.managed = bri_manifest_blobs_managed(m) || q.strategy == BRI_STRATEGY_MANAGED))
+    q.strategy = BRI_STRATEGY_MANAGED;
   rep->strategy = q.strategy;
   r.req = &q;
   rep->read_version = m->version;
@@ -1428,6 +1600,7 @@ int bri_compact_table(const char *root, const bri_compact_request *req,
     bri_outputs_roll_back(&r.out);
   }
 report:
+  if (!rep->version) rep->version = rep->managed_switch_version; /* the switch alone */
   if (plan && !rep->plan) plan_report(&r, &q, plan, repack_wanted, bytes, &packs);
 out:
   json_decref(packs);

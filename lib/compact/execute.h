@@ -25,8 +25,12 @@
 
 typedef struct bri_compact_request {
   bri_compact_options options; /* the table's lance.compaction.* keys override these */
-  bri_strategy strategy;       /* default auto (blobout.h): bri for a table that carries a BRI, else link or copy */
+  bri_strategy strategy;       /* default auto (blobout.h): bri for a table that carries a BRI, else link or
+                                  copy; managed switches a table to Managed blobs first (optin.h) */
   bool dry_run;
+  unsigned min_reader;         /* the oldest Lance (major version) the operator declared reads the
+                                  table, 0: none; from BRI_MANAGED_MIN_READER on, auto switches a
+                                  table with Blob v2 fields to Managed blobs (optin.h) */
   int max_commit_attempts;     /* commit attempts lost to other writers' versions; 0: 100 */
   uint64_t batch_rows;         /* rows decoded at a time; 0: 16384 */
   size_t read_ahead;           /* fragments (and packs) opened ahead of use, that many at once
@@ -56,7 +60,9 @@ typedef struct bri_compact_report {
   bri_strategy strategy;          /* what ran: managed for a Managed table, auto resolved to bri for
                                      a BRI table, else as requested */
   bool links_refused;             /* auto: the filesystem refused a link, payload was copied from then on */
-  uint64_t read_version, version; /* version: what was committed (0: nothing) */
+  uint64_t read_version, version; /* read_version: what the compaction planned on (after a switch,
+                                     the switch's version); version: the last one this run committed
+                                     (the switch's when no bin was written; 0: nothing) */
   uint64_t fragments_before, fragments_after, bins, fragments_rewritten;
   uint64_t fragments_page_copied; /* sources appended by page copy (no re-encode) */
   uint64_t rows;
@@ -67,6 +73,11 @@ typedef struct bri_compact_report {
   uint64_t payload_bytes_reused;  /* Packed/Dedicated payload left in place (adopted ones included) */
   uint64_t managed_kept;          /* Managed descriptors carried (compact/managed.h) */
   uint64_t managed_adopted;       /* Packed/Dedicated values adopted as Managed descriptors */
+  uint64_t managed_repacked;      /* values of packs below the repack threshold copied into new
+                                     _blobs/ objects (their bytes: payload_bytes_copied) */
+  bool managed_switch;            /* strategy managed switched the table to Managed blobs (a dry
+                                     run: would switch it; compact/optin.h) */
+  uint64_t managed_switch_version; /* the version that switched it (0: none committed) */
   uint64_t links;
   uint64_t packs_below_threshold;
   double seconds;
@@ -74,6 +85,20 @@ typedef struct bri_compact_report {
                                      brid apart from bytes the server copied */
   json_t *plan;                   /* the plan and its byte estimates (caller frees) */
 } bri_compact_report;
+
+/* Writes a copy of the one data file of fragment f (version m of table t)
+ * as data/<stem>.lance, every physical row (deleted ones too: the fragment
+ * keeps its row addresses and its deletion file), its columns page-copied
+ * where they can be, its Blob v2 descriptors as a Managed compaction writes
+ * them (managed.h: Packed and Dedicated values adopted in place, through
+ * the sizes checked, no payload byte read). The file is recorded in outs
+ * before it is created; *out is its DataFile; rep (compaction counts)
+ * accumulates what it wrote. A fragment whose data files do not hold every
+ * field of the table in one file of the table's version is refused
+ * (BRI_EUNSUPPORTED). For materialize --managed (ops/materialize.h). */
+int bri_compact_refile_managed(bri_table *t, const bri_manifest *m, const Lance__Table__DataFragment *f,
+                               const char *stem, bri_sidecar_sizes *sizes, bri_outputs *outs,
+                               Lance__Table__DataFile **out, bri_compact_report *rep, bri_error *err);
 
 /* Compacts the table at root. hooks (util/hooks.h, may be NULL): journal,
  * progress (rows), cancelled (between batches), commit_intent. Error codes:

@@ -9,6 +9,7 @@
 #include "lance/table/bri.h"
 
 bool bri_compact_counts_payload(bri_strategy s, const bri_table *t, const Lance__Table__Manifest *m) {
+  if (bri_manifest_blobs_managed(m)) return false; /* compacted as managed, whatever is asked (execute.h) */
   switch (s) {
   case BRI_STRATEGY_COPY: return true;
   case BRI_STRATEGY_AUTO: /* execute.h: bri for a BRI table, else link where links exist, else copy */

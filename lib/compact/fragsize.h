@@ -37,7 +37,7 @@
 
 /* Whether a compaction of m (a version of t) with strategy s counts blob
  * payload in a fragment's size: copy; auto where it resolves to copy (no
- * BRI in m, a store without hard links). */
+ * BRI in m, a store without hard links); never on a Managed table. */
 bool bri_compact_counts_payload(bri_strategy s, const bri_table *t, const Lance__Table__Manifest *m);
 
 /* Fills payload[i] (one per fragment of m, in manifest order) with the

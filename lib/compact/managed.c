@@ -1,17 +1,24 @@
 /* managed.c: Managed blob descriptors through a compaction (see managed.h).
  *
  * The descriptor's fixed-width fields are rewritten in place, as the other
- * strategies do; an adoption also needs a new blob_uri, which is kept aside
- * (value index -> path) until the descriptor array has been walked and then
- * written into a fresh blob_uri child, the other values copied over. */
+ * strategies do; an adoption or a repack also needs a new blob_uri, which
+ * is kept aside (value index -> path) until the descriptor array has been
+ * walked and then written into a fresh blob_uri child, the other values
+ * copied over. Repacked values go through one packer per output file
+ * (packer.h), whose packs are _blobs/<uuid>.blob objects as Lance 14 names
+ * its own. */
 #include "compact/managed.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "compact/packer.h"
 #include "lance/file/arrow_build.h"
 #include "lance/table/sidecar.h"
 #include "util/fsutil.h"
+#include "util/random.h"
+
+#define BLOBS_DIR "_blobs" /* where Lance 14 writes Managed objects, below a base root */
 
 typedef struct uri_edit {
   uint64_t i;
@@ -22,16 +29,22 @@ struct bri_managed_out {
   const bri_table *t;
   const Lance__Table__Manifest *m;
   bri_sidecar_sizes *sizes;
+  const bri_strset *repack; /* packs to repack (absolute paths), or NULL */
+  bri_outputs *outs;
+  bri_packer *packer;       /* made on the first repacked value */
+  char **packs;             /* per pack id: its blob_uri, "_blobs/<uuid>.blob" */
+  size_t n_packs;
+  bool dir_made;            /* _blobs/ exists (made or found) */
   uri_edit *edits;
   size_t n_edits, cap_edits;
   bri_managed_stats stats;
 };
 
 int bri_managed_out_new(const bri_table *t, const Lance__Table__Manifest *m, bri_sidecar_sizes *sizes,
-                        bri_managed_out **out, bri_error *err) {
+                        const bri_strset *repack, bri_outputs *outs, bri_managed_out **out, bri_error *err) {
   *out = calloc(1, sizeof **out);
   if (!*out) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  (*out)->t = t, (*out)->m = m, (*out)->sizes = sizes;
+  (*out)->t = t, (*out)->m = m, (*out)->sizes = sizes, (*out)->repack = repack, (*out)->outs = outs;
   return 0;
 }
 
@@ -40,11 +53,88 @@ static void drop_edits(bri_managed_out *o) {
   o->n_edits = 0;
 }
 
+/* Value i of the array at hand gets blob_uri uri (taken, freed on failure). */
+static int add_edit(bri_managed_out *o, uint64_t i, char *uri, bri_error *err) {
+  if (o->n_edits == o->cap_edits) {
+    size_t cap = o->cap_edits ? 2 * o->cap_edits : 64;
+    uri_edit *g = realloc(o->edits, cap * sizeof *g);
+    if (!g) {
+      free(uri);
+      return bri_error_set(err, BRI_ENOMEM, "out of memory");
+    }
+    o->edits = g, o->cap_edits = cap;
+  }
+  o->edits[o->n_edits++] = (uri_edit){i, uri};
+  return 0;
+}
+
 void bri_managed_out_free(bri_managed_out *o) {
   if (!o) return;
   drop_edits(o);
+  bri_packer_free(o->packer); /* a pack not finished is recorded: the rollback removes it */
+  for (size_t k = 0; k < o->n_packs; k++) free(o->packs[k]);
+  free(o->packs);
   free(o->edits);
   free(o);
+}
+
+/* The packer's next pack: a new _blobs/<uuid>.blob below the table's root
+ * (the output file's base), recorded before the packer creates it. */
+static int next_pack(void *ctx, char **path, uint64_t *id, bri_error *err) {
+  bri_managed_out *o = ctx;
+  char uuid[37], *dir = bri_path_join(o->t->root, BLOBS_DIR);
+  bri_uuid_v4(uuid);
+  char *rel = bri_strdupf(BLOBS_DIR "/%s.blob", uuid);
+  char **g = realloc(o->packs, (o->n_packs + 1) * sizeof *g);
+  if (g) o->packs = g;
+  *path = dir && rel ? bri_path_join(o->t->root, rel) : NULL;
+  int rc = g && *path ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  /* (a table switched from plain blobs has no _blobs/ yet: Lance makes it
+   * as brid does, and leaves it; an empty one is no output to roll back) */
+  if (!rc && !o->dir_made && (rc = bri_store_mkdir(o->t->store, dir, err)) == BRI_ETAKEN) rc = 0;
+  if (!rc) o->dir_made = true;
+  if (!rc) rc = bri_outputs_add(o->outs, *path, 0, err);
+  if (rc) {
+    free(*path), free(rel);
+    *path = NULL;
+  } else {
+    *id = o->n_packs;
+    o->packs[o->n_packs++] = rel;
+  }
+  free(dir);
+  return rc;
+}
+
+/* Copies a value of the pack at abs (below the repack threshold) into the
+ * current new pack, and points its descriptor there. */
+static int repack_value(bri_managed_out *o, const char *abs, uint64_t i, uint8_t *kind, uint64_t *position,
+                        uint64_t size, uint32_t *blob_id, const bri_value_ref *where, bri_error *err) {
+  bri_store *st;
+  uint64_t id, at, grown;
+  int rc = bri_table_store_of(o->t, o->m, abs, &st, err);
+  /* never a copy of bytes that are not there (blob/sizes.h) */
+  if (!rc) rc = bri_sidecar_check(o->sizes, st, abs, BRI_BLOB_PACKED, *position, size, where, NULL, err);
+  /* the live ranges only, whatever the store: dead bytes copied along
+   * would be kept another round (packer.h) */
+  if (!rc && !o->packer) rc = bri_packer_new(o->t->store, false, next_pack, o, &o->packer, err);
+  if (!rc) rc = bri_packer_copy(o->packer, st, abs, *position, size, &id, &at, &grown, err);
+  char *uri = rc ? NULL : strdup(o->packs[id]);
+  if (!rc && !uri) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
+  if (!rc) rc = add_edit(o, i, uri, err);
+  if (rc) return rc;
+  *kind = BRI_BLOB_MANAGED, *position = at, *blob_id = 0;
+  o->stats.repacked++;
+  o->stats.repacked_bytes += grown;
+  return 0;
+}
+
+int bri_managed_out_finish(bri_managed_out *o, bri_error *err) {
+  int rc = bri_packer_finish(o->packer, err);
+  o->stats.packs = bri_packer_packs(o->packer);
+  char *dir = o->stats.packs ? bri_path_join(o->t->root, BLOBS_DIR) : NULL;
+  if (!rc && o->stats.packs) rc = dir ? bri_store_sync(o->t->store, dir, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  free(dir);
+  return rc;
 }
 
 const bri_managed_stats *bri_managed_out_stats(const bri_managed_out *o) { return &o->stats; }
@@ -73,9 +163,18 @@ static int adopted_path(bri_managed_out *o, bri_blob_resolver *r, uint32_t id, c
 
 int bri_managed_rewrite(bri_managed_out *o, bri_blob_resolver *r, const Lance__Table__DataFile *src,
                         uint64_t i, uint8_t *kind, uint64_t *position, uint64_t size, uint32_t *blob_id,
-                        const bri_value_ref *where, bri_error *err) {
+                        const char *uri, size_t uri_len, const bri_value_ref *where, bri_error *err) {
   switch (*kind) {
   case BRI_BLOB_MANAGED:
+    if (o->repack && !src->has_base_id && size) { /* an object of the table's own (managed.h) */
+      char *abs;
+      bri_blob_desc d = {*kind, *position, size, *blob_id, uri, uri_len};
+      int rc = bri_blob_managed_path(r, &d, &abs, err);
+      if (!rc && bri_strset_has(o->repack, abs)) rc = repack_value(o, abs, i, kind, position, size, blob_id, where, err);
+      else if (!rc) o->stats.kept++;
+      free(abs);
+      return rc;
+    }
     /* relative to the source file's base: explicit once the file moves to
      * the table's own data directory */
     if (src->has_base_id) *kind = BRI_BLOB_MANAGED_BASE, *blob_id = src->base_id;
@@ -94,21 +193,17 @@ int bri_managed_rewrite(bri_managed_out *o, bri_blob_resolver *r, const Lance__T
   bri_blob_terminal term;
   bri_store *st;
   int rc = adopted_path(o, r, *blob_id, &rel, &abs, &term, err);
+  if (!rc && *kind == BRI_BLOB_PACKED && o->repack && bri_strset_has(o->repack, abs)) {
+    rc = repack_value(o, abs, i, kind, position, size, blob_id, where, err);
+    free(abs), free(rel);
+    return rc;
+  }
   /* never a reference to bytes that are not there (blob/sizes.h) */
   if (!rc) rc = bri_table_store_of(o->t, o->m, abs, &st, err);
   if (!rc) rc = bri_sidecar_check(o->sizes, st, abs, *kind, *position, size, where, NULL, err);
   free(abs);
-  if (!rc && o->n_edits == o->cap_edits) {
-    size_t cap = o->cap_edits ? 2 * o->cap_edits : 64;
-    uri_edit *g = realloc(o->edits, cap * sizeof *g);
-    if (!g) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-    else o->edits = g, o->cap_edits = cap;
-  }
-  if (rc) {
-    free(rel);
-    return rc;
-  }
-  o->edits[o->n_edits++] = (uri_edit){i, rel};
+  if (!rc) rc = add_edit(o, i, rel, err);
+  if (rc) return rc;
   if (*kind == BRI_BLOB_DEDICATED) *position = 0; /* the whole sidecar is the value */
   *kind = term.has_base ? BRI_BLOB_MANAGED_BASE : BRI_BLOB_MANAGED;
   *blob_id = term.has_base ? term.base_id : 0;

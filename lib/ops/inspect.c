@@ -11,6 +11,7 @@
 
 #include "lance/core/schema.h"
 #include "lance/table/bri.h"
+#include "compact/optin.h"
 #include "lance/table/flags.h"
 #include "lance/table/fields.h"
 #include "lance/table/frag_reuse.h"
@@ -301,6 +302,13 @@ static int oldest_reader(shape s) {
   return 12;
 }
 
+json_t *bri_lance_releases_below(unsigned major) {
+  json_t *a = json_array();
+  for (size_t i = 0; i < sizeof TESTED / sizeof TESTED[0]; i++)
+    if ((unsigned)TESTED[i].major < major) json_array_append_new(a, json_string(TESTED[i].name));
+  return a;
+}
+
 /* The tested Lance releases that read a version of that shape. */
 static json_t *readers(shape s) {
   json_t *a = json_array();
@@ -328,6 +336,49 @@ static void add_unique(json_t *a, json_t *v) {
     return;
   }
   json_array_append_new(a, v);
+}
+
+/* The tested releases in readers(now) and not in readers(after). */
+static json_t *locked_out(shape now, shape after) {
+  json_t *a = json_array(), *b = readers(now), *k = readers(after);
+  size_t i;
+  json_t *e;
+  json_array_foreach(b, i, e) {
+    bool kept = false;
+    size_t j;
+    json_t *x;
+    json_array_foreach(k, j, x) kept |= json_equal(e, x);
+    if (!kept) json_array_append(a, e);
+  }
+  json_decref(b), json_decref(k);
+  return a;
+}
+
+/* compact --strategy managed (compact/optin.h): {ok, reason, switches (it
+ * would commit the opt-in first), readers after, locks_out: the tested
+ * releases that read the table now and would not}. rc/e: compact's own
+ * verdict, before the switch's checks. */
+static json_t *managed_verdict(const bri_manifest *bm, int rc, const bri_error *e, shape now) {
+  bri_error me = *e;
+  bool switches = bri_managed_optin_applies(bm->pb);
+  if (!rc && switches && bri_manifest_has_bri(bm->pb))
+    rc = bri_error_set(&me, BRI_EUNSUPPORTED, "the table carries a Blob Reuse Index; materialize --managed "
+                       "turns its references into Managed descriptors");
+  if (!rc) rc = bri_managed_optin_check(bm->path, bm, &me);
+  shape after = {now.reader_flags | (switches ? BRI_FLAG_MANAGED_BLOBS : 0), now.v23};
+  json_t *v = verdict(rc, &me, &after);
+  json_object_set_new(v, "switches", json_boolean(!rc && switches));
+  json_object_set_new(v, "locks_out", rc ? json_array() : locked_out(now, after));
+  return v;
+}
+
+json_t *bri_inspect_declared(const json_t *report, unsigned min_reader) {
+  const json_t *m = json_object_get(json_object_get(report, "compatibility"), "compact_managed");
+  bool managed = min_reader >= BRI_MANAGED_MIN_READER && json_is_true(json_object_get(m, "switches"));
+  return json_pack("{s:I, s:o, s:s, s:o}", "min_reader", (json_int_t)min_reader, "older_than_declared",
+                   bri_lance_releases_below(min_reader),
+                   "compact_auto", managed ? "managed" : "auto", "locks_out",
+                   managed ? json_deep_copy(json_object_get(m, "locks_out")) : json_array());
 }
 
 /* What brid can do with this version, and the Lance features it uses: the
@@ -368,9 +419,10 @@ static json_t *compat_json(const bri_manifest *bm) {
   for (size_t i = 0; i < sizeof TESTED / sizeof TESTED[0]; i++) json_array_append_new(tested, json_string(TESTED[i].name));
   json_t *cj = verdict(rc_c, &c, bri ? &with_bri : &compacted);
   if (!rc_c) json_object_set_new(cj, "readers_bri", readers(with_bri));
-  return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "tested_with", tested,
+  return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "tested_with", tested,
                    "readers", readers(now), "features", flag_names(used), "file_versions", files,
-                   "index_kinds", kinds, "compact", cj, "materialize", verdict(base, &e, &materialized),
+                   "index_kinds", kinds, "compact", cj, "compact_managed", managed_verdict(bm, rc_c, &c, now),
+                   "materialize", verdict(base, &e, &materialized),
                    "clone", verdict(rc_cl, &cl, &now), "cleanup", verdict(rc_cu, &cu, &now), "verify",
                    verdict(base, &e, NULL));
 }

@@ -22,6 +22,8 @@
 
 #include "blob/sizes.h"
 #include "blob/walk.h"
+#include "compact/execute.h"
+#include "compact/optin.h"
 #include "lance/table/bri.h"
 #include "lance/table/sidecar.h"
 #include "lance/table/commit.h"
@@ -97,9 +99,24 @@ typedef struct repl {
   Lance__Table__DataFile *nw;        /* owned */
 } repl;
 
+/* --managed: the replacement of fragment f's one data file is a new one
+ * whose descriptors name the sidecars the old one's resolve to, as
+ * Managed ones (compact/execute.h: every physical row, no payload byte
+ * read); nothing else is placed. A dry run only counts it. */
+static int build_managed(run *r, const bri_manifest *bm, const Lance__Table__DataFragment *f, const char *stem,
+                         repl *out) {
+  r->rep->data_files++;
+  if (r->o->dry_run) return 0;
+  bri_compact_report cr = {0};
+  int rc = bri_compact_refile_managed(r->t, bm, f, stem, r->sizes, &r->out, &out->nw, &cr, r->err);
+  r->rep->values_adopted += cr.managed_adopted;
+  r->rep->bytes_adopted += cr.payload_bytes_reused;
+  return rc ? rc : bri_failpoint("materialize.after_place", r->err);
+}
+
 /* Builds the replacement of df (which carries a BRI, in fragment f): the
  * new data file and its sidecar directory, and the DataFile message naming
- * them. */
+ * them (with --managed: build_managed). */
 static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFragment *f,
                  const Lance__Table__DataFile *df, repl *out) {
   bri_error *err = r->err;
@@ -151,6 +168,10 @@ static int build(run *r, const bri_manifest *bm, const Lance__Table__DataFragmen
     if ((rc = journal(r, data)) != 0) goto out;
     if ((rc = bri_store_mkdir(r->t->store, data, err)) != 0 && rc != BRI_ETAKEN) goto out;
     rc = 0;
+  }
+  if (r->o->managed) {
+    rc = build_managed(r, bm, f, stem, out);
+    goto out;
   }
   /* a damaged source is refused before anything is placed: every value
    * the replacement references must lie within the sidecar it reads now */
@@ -423,6 +444,33 @@ static int round_once(run *r, int *attempts) {
   return rc;
 }
 
+/* --managed: the switch to Managed blobs (compact/optin.h) before the
+ * first round, when the latest version carries a BRI (a table without one
+ * is left alone, as without --managed). A fragment whose BRI file is not
+ * its only data file (a column added since) is refused first, before
+ * anything is committed: the replacement rewrites one whole file of every
+ * field (compact/execute.h). */
+static int switch_first(run *r, const bri_hooks *hooks) {
+  bri_manifest *m;
+  int rc = bri_table_load(r->t, 0, &m, r->err);
+  if (rc) return rc;
+  for (size_t i = 0; !rc && i < m->pb->n_fragments; i++) {
+    const Lance__Table__DataFragment *f = m->pb->fragments[i];
+    for (size_t k = 0; !rc && f->n_files > 1 && k < f->n_files; k++)
+      if (has_bri(f->files[k]))
+        rc = bri_error_set(r->err, BRI_EUNSUPPORTED, "%s: fragment %llu holds %zu data files, one with a BRI; "
+                           "materialize --managed rewrites only a fragment's one data file (materialize "
+                           "without --managed handles it)", m->path, (unsigned long long)f->id, f->n_files);
+  }
+  if (!rc && bri_manifest_has_bri(m->pb) && bri_managed_optin_applies(m->pb)) {
+    r->rep->managed_switch = true;
+    rc = bri_managed_optin_check(r->t->root, m, r->err);
+    if (!rc && !r->o->dry_run) rc = bri_managed_optin(r->t, &m, hooks, r->o->max_attempts, &r->rep->managed_switch_version, r->err);
+  }
+  bri_manifest_free(m);
+  return rc;
+}
+
 int bri_materialize_table(const char *root, const bri_materialize_options *o,
                           const bri_hooks *hooks, bri_materialize_report *rep, bri_error *err) {
   memset(rep, 0, sizeof *rep);
@@ -445,10 +493,11 @@ int bri_materialize_table(const char *root, const bri_materialize_options *o,
   }
   r.out.store = r.t->store; /* output paths are built from its uri */
   int attempts = 0, rounds = 0;
+  if (opts.managed) rc = switch_first(&r, hooks);
   /* each round commits one layout group or re-plans after a conflict (which
    * attempts bounds); only writers adding BRI files as fast as we remove
    * them could keep it going, hence the cap */
-  while ((rc = round_once(&r, &attempts)) == 0)
+  while (!rc && (rc = round_once(&r, &attempts)) == 0)
     if (++rounds >= BRI_MATERIALIZE_MAX_ROUNDS) {
       rc = bri_error_set(err, BRI_ECONFLICT, "%s: still finding data files with a BRI after %d "
                          "commits; stopped", root, rounds);

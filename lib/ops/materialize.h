@@ -16,6 +16,13 @@
  * directory it reads from or writes into may be a symbolic link (data/, the
  * old sidecar directory, a BRI source directory), and every sidecar must be
  * a regular file: a link could lead outside the table (BRI_ECORRUPT).
+ * With managed (materialize --managed) the table is switched to Managed
+ * blobs first (compact/optin.h: one UpdateConfig version), then each
+ * DataFile that carries a BRI is replaced by a new data file of the same
+ * rows whose Packed and Dedicated descriptors name the sidecars they
+ * resolve to as Managed ones (kind 4, compact/managed.h), with the same
+ * DataReplacement commits: no sidecar is linked or copied, no payload byte
+ * read, and Lance 14 reads the result (Lance 12 and 13 refuse it by flag).
  * Failpoints: materialize.after_place, materialize.before_commit. */
 #ifndef BRI_MATERIALIZE_H
 #define BRI_MATERIALIZE_H
@@ -30,6 +37,7 @@
 typedef struct bri_materialize_options {
   bool dry_run;              /* count what would be linked or copied; create nothing */
   bool no_links;             /* always copy (never share inodes with the old files) */
+  bool managed;              /* Managed descriptors instead of placed sidecars (above) */
   int max_attempts;          /* commit attempts per group (lost races, conflicts); 0: 20 */
 } bri_materialize_options;
 
@@ -42,6 +50,10 @@ typedef struct bri_materialize_report {
   uint64_t links, copies;    /* how files were placed */
   uint64_t bytes_linked, bytes_copied;
   uint64_t bri_files_left;   /* DataFiles with a BRI in the final version (0 on success) */
+  uint64_t values_adopted;   /* managed: values that became Managed descriptors */
+  uint64_t bytes_adopted;    /* their payload bytes, left where they are */
+  bool managed_switch;       /* managed: the table was (a dry run: would be) switched */
+  uint64_t managed_switch_version; /* the version that switched it (0: none committed) */
   double seconds;
 } bri_materialize_report;
 

@@ -40,8 +40,9 @@ static json_t *storage(const bri_store_stats *io) {
 }
 
 json_t *bri_compact_report_json(const char *root, const bri_compact_request *q, const bri_compact_report *r) {
+  json_t *sw = r->managed_switch ? json_pack("{s:I}", "version", (json_int_t)r->managed_switch_version) : json_null();
   return json_pack("{s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-                   "s:I, s:I, s:I, s:f, s:o, s:O}",
+                   "s:I, s:I, s:I, s:I, s:o, s:f, s:o, s:O}",
                    "table", root, "strategy", bri_strategy_name(q->strategy), "strategy_used", strategy_used(r),
                    "dry_run", q->dry_run, "read_version", (json_int_t)r->read_version, "version",
                    (json_int_t)r->version, "fragments_before", (json_int_t)r->fragments_before, "fragments_after",
@@ -52,8 +53,9 @@ json_t *bri_compact_report_json(const char *root, const bri_compact_request *q, 
                    "payload_bytes_copied", (json_int_t)r->payload_bytes_copied, "inline_bytes_copied",
                    (json_int_t)r->inline_bytes_copied, "payload_bytes_reused", (json_int_t)r->payload_bytes_reused,
                    "links", (json_int_t)r->links, "managed_kept", (json_int_t)r->managed_kept, "managed_adopted",
-                   (json_int_t)r->managed_adopted, "packs_below_threshold", (json_int_t)r->packs_below_threshold,
-                   "seconds", r->seconds, "storage", storage(&r->storage), "plan", r->plan ? r->plan : json_null());
+                   (json_int_t)r->managed_adopted, "managed_repacked", (json_int_t)r->managed_repacked,
+                   "packs_below_threshold", (json_int_t)r->packs_below_threshold,
+                   "managed_switch", sw, "seconds", r->seconds, "storage", storage(&r->storage), "plan", r->plan ? r->plan : json_null());
 }
 
 json_t *bri_cleanup_report_json(const char *root, const bri_cleanup_policy *p, const bri_cleanup_stats *st) {
@@ -74,13 +76,16 @@ json_t *bri_cleanup_report_json(const char *root, const bri_cleanup_policy *p, c
 
 json_t *bri_materialize_report_json(const char *root, const bri_materialize_options *o,
                                     const bri_materialize_report *r) {
-  return json_pack("{s:s, s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "table", root, "dry_run",
-                   o->dry_run, "no_links", o->no_links, "read_version", (json_int_t)r->read_version, "version",
+  json_t *sw = r->managed_switch ? json_pack("{s:I}", "version", (json_int_t)r->managed_switch_version) : json_null();
+  return json_pack("{s:s, s:b, s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:f}", "table",
+                   root, "dry_run", o->dry_run, "no_links", o->no_links, "managed", o->managed, "read_version",
+                   (json_int_t)r->read_version, "version",
                    (json_int_t)r->version, "commits", (json_int_t)r->commits, "data_files", (json_int_t)r->data_files,
                    "sidecars", (json_int_t)r->sidecars, "links", (json_int_t)r->links, "copies",
                    (json_int_t)r->copies, "bytes_linked", (json_int_t)r->bytes_linked, "bytes_copied",
-                   (json_int_t)r->bytes_copied, "bri_files_left", (json_int_t)r->bri_files_left, "seconds",
-                   r->seconds);
+                   (json_int_t)r->bytes_copied, "bri_files_left", (json_int_t)r->bri_files_left, "values_adopted",
+                   (json_int_t)r->values_adopted, "bytes_adopted", (json_int_t)r->bytes_adopted, "managed_switch", sw,
+                   "seconds", r->seconds);
 }
 
 json_t *bri_verify_report_json(const char *root, const bri_verify_options *o, const bri_verify_report *r) {

@@ -19,20 +19,23 @@
 #include "ops/materialize.h"
 #include "ops/verify.h"
 
-/* {table, strategy (requested), strategy_used (bri, link or copy), dry_run,
- * read_version, version (0: nothing committed), fragments_before/_after,
- * bins, fragments_rewritten, fragments_page_copied, rows,
+/* {table, strategy (requested), strategy_used (bri, link, copy or managed),
+ * dry_run, read_version, version (0: nothing committed), fragments_before/_after,
+ * bins, fragments_rewritten, fragments_page_copied, rows, deletions_carried,
  * data_bytes_written, payload_bytes_copied, inline_bytes_copied,
- * payload_bytes_reused, links, packs_below_threshold, seconds, plan} */
+ * payload_bytes_reused, links, managed_kept, managed_adopted, managed_repacked,
+ * packs_below_threshold, managed_switch (null, or {version}: the switch to
+ * Managed blobs, version 0 in a dry run), seconds, storage, plan} */
 json_t *bri_compact_report_json(const char *root, const bri_compact_request *q, const bri_compact_report *r);
 
 /* {table, dry_run, older_than, retain_versions, grace, versions_retained,
  * files, bytes, dirs_removed, kept_too_young, by_kind: {kind: {files, bytes}}} */
 json_t *bri_cleanup_report_json(const char *root, const bri_cleanup_policy *p, const bri_cleanup_stats *st);
 
-/* {table, dry_run, no_links, read_version, version, commits, data_files,
- * sidecars, links, copies, bytes_linked, bytes_copied, bri_files_left,
- * seconds} */
+/* {table, dry_run, no_links, managed, read_version, version, commits,
+ * data_files, sidecars, links, copies, bytes_linked, bytes_copied,
+ * bri_files_left, values_adopted, bytes_adopted, managed_switch (null, or
+ * {version}: 0 in a dry run), seconds} */
 json_t *bri_materialize_report_json(const char *root, const bri_materialize_options *o,
                                     const bri_materialize_report *r);
 

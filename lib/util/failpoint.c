@@ -49,9 +49,9 @@ static const bri_failpoint_info REGISTRY[] = {
      "a path was recorded (and handed to the journal callback); its file or directory does "
      "not exist yet"},
     /* compaction: lib/compact/execute.c */
-    {"compact.after_rows", "lib/compact/execute.c", "compact", BRI_FP_EIO_FAILS,
+    {"compact.after_rows", "lib/compact/execute.c", "compact,materialize", BRI_FP_EIO_FAILS,
      "a batch of rows (or a page-copied fragment) was appended to the open output data file, "
-     "which is journaled and partly written"},
+     "which is journaled and partly written (also materialize --managed's new data file)"},
     {"compact.after_bin", "lib/compact/execute.c", "compact", BRI_FP_EIO_FAILS,
      "one output data file and its sidecars are written and fsynced"},
     {"compact.before_commit", "lib/compact/execute.c", "compact", BRI_FP_EIO_FAILS,
@@ -62,12 +62,13 @@ static const bri_failpoint_info REGISTRY[] = {
     {"blobout.after_link", "lib/compact/blobout.c", "compact", BRI_FP_EIO_FAILS,
      "a source sidecar was hard-linked into the output file's own directory (link strategy)"},
     {"blobout.before_copy", "lib/compact/blobout.c", "compact", BRI_FP_EIO_FAILS,
-     "about to copy payload bytes into an output sidecar (copy strategy, repack); eio/enospc: "
-     "the copy fails"},
+     "about to copy payload bytes into an output sidecar or pack (copy strategy, repack, a Managed "
+     "repack into _blobs/); eio/enospc: the copy fails"},
     {"blobout.after_copy", "lib/compact/blobout.c", "compact", BRI_FP_EIO_FAILS,
      "a Dedicated sidecar was copied whole and fsynced (copy strategy)"},
-    {"blobout.after_pack", "lib/compact/blobout.c", "compact", BRI_FP_EIO_FAILS,
-     "an output pack (copied or repacked Packed values) was fsynced and closed"},
+    {"blobout.after_pack", "lib/compact/packer.c", "compact", BRI_FP_EIO_FAILS,
+     "an output pack (copied or repacked Packed values, or a Managed pack repacked into _blobs/) was "
+     "fsynced and closed"},
     /* cleanup: lib/ops/cleanup.c */
     {"cleanup.before_manifests", "lib/ops/cleanup.c", "cleanup", BRI_FP_EIO_FAILS,
      "the plan is made; nothing is deleted yet"},
@@ -80,7 +81,8 @@ static const bri_failpoint_info REGISTRY[] = {
      "one file was just deleted (on an object store, one batch)"},
     /* materialize: lib/ops/materialize.c */
     {"materialize.after_place", "lib/ops/materialize.c", "materialize", BRI_FP_EIO_FAILS,
-     "one file (data file or sidecar) was linked or copied to its new name"},
+     "one file (data file or sidecar) was linked or copied to its new name (--managed: a data file "
+     "written with Managed descriptors)"},
     {"materialize.before_commit", "lib/ops/materialize.c", "materialize", BRI_FP_EIO_FAILS,
      "a round's new data files and sidecar directories are placed and fsynced, not committed"},
     /* job store: daemon/jobs/journal.c, daemon/jobs/queue.c */

@@ -70,7 +70,7 @@ complete_words() { # complete_words WORDS...: what TAB offers after the last wor
 [ "$(complete_words brictl sta)" = status ] || fail "completion of 'sta': $(complete_words brictl sta)"
 [ "$(complete_words brictl --socket /s stat)" = status ] || fail "completion after a global option"
 [ "$(complete_words brictl compact T --dr)" = --dry-run ] || fail "completion of compact --dr"
-[ "$(complete_words brictl compact T --strategy '')" = "auto bri link copy" ] || fail "completion of --strategy"
+[ "$(complete_words brictl compact T --strategy '')" = "auto bri link copy managed" ] || fail "completion of --strategy"
 [ "$(complete_words brictl help compa)" = compact ] || fail "completion of help compa"
 [ "$(complete_words brictl inspect T --so)" = "" ] || fail "completion offers --socket to inspect"
 
@@ -101,7 +101,7 @@ usage_error inspect "unknown option --bogus" inspect x --bogus
 usage_error status "unknown option --h (did you mean --help?)" status --h
 usage_error compact "unknown option --dryrun (did you mean --dry-run?)" compact x --dryrun
 usage_error compact "unknown option --strat (did you mean --strategy?)" compact x --strat bri
-usage_error compact '--strategy needs one of auto, bri, link, copy, got "fast"' compact x --strategy fast
+usage_error compact '--strategy needs one of auto, bri, link, copy, managed, got "fast"' compact x --strategy fast
 usage_error compact '--repack-threshold needs a number from 0 to 1, got "2"' compact x --repack-threshold 2
 usage_error inspect 'unexpected argument "b"' inspect a b
 usage_error compact "--dry-run given twice" compact x --dry-run --dry-run

@@ -6,21 +6,33 @@
 #
 #   .deps/py/bin/python tests/interop/lance_py.py COMMAND ...
 #
-#   make --writer lance13|lance14 KIND=PATH...   write tables (JSON line per table)
+#   make --writer lance13|lance14 KIND[:N]=PATH...   write tables (JSON line per table;
+#                                 N: appends, for the kinds that take it)
 #   read --reader lance13|lance14 [--answers] PATH...
 #                                 rows, countRows and per-column sha256 (JSON line per
 #                                 table; --answers adds "answers" on indexed tables)
 #   answers --reader lance13|lance14 PATH...    query answers only (JSON line per table)
 #   compact [--target-rows N] [--defer-index-remap] PATH...
-#                                 pylance 14 ds.optimize.compact_files() (with
+#                                 pylance 14 ds.optimize.compact_files() ("seconds": the
+#                                 call alone, the dataset opened before; with
 #                                 target_rows_per_fragment=N, defer_index_remap=True:
 #                                 a fragment reuse index, as brid's compaction writes)
 #   cleanup PATH...               pylance 14 ds.cleanup_old_versions(older_than=0,
 #                                 delete_unverified=True)
+#   operations PATH...            every version's operation as pylance 14 reads its transaction
+#                                 ({"operations": {"1": "Overwrite", ...}}), with what an
+#                                 UpdateConfig changed in the schema metadata
+#   append PATH...                pylance 14 appends two fragments of 10 rows (ids 5000-5019,
+#                                 the deleted kind's values), Managed when the table's schema
+#                                 metadata says so
 #   optimize PATH...              LanceDB 0.40's native Table.optimize() (Lance 13),
 #                                 cleanup_older_than=0, delete_unverified=True
 #   manifest PATH...              the latest manifest, decoded: writer, flags, fields,
 #                                 and what is wrong with the sections it points at
+#
+# A table may be s3://BUCKET/... (the test radosgw: AWS_* as scripts/s3-server.sh prints
+# them) or az://CONTAINER/... (Azurite: AZURE_STORAGE_*) for the lance14 commands; "make"
+# then reports no "manifest" (it reads local files).
 #
 # Every command takes many tables and prints one JSON object per table and line, flushed
 # as it goes ({"table": PATH, ...}); a table the reader or writer fails on gives
@@ -57,6 +69,13 @@
 #   switchonly (lance14) switched before pylance's compaction: the schema opts in, the
 #             old values are still Packed and Dedicated (what a compaction adopts).
 #   v23       (lance14) deleted's rows, 3 appends, data_storage_version 2.3.
+#   media     (lance14) what bench/compact_managed_s3.sh measures: appends of 10 rows (40 by
+#             default; media:N=PATH for N), a 4.5 MB dedicated value (id % 10 = 0), four
+#             200 KB packed, five 10 KB inline; then delete "id % 5 = 2". Plain Blob v2.
+#   mediamanaged (lance14) media with schema metadata lance.blob.managed=true from the start.
+#   managed80 (lance14) Managed from the start, 10 appends x 20 rows (ids 0-199): 100-300 KB
+#             values in packs, 40 KB inline, ids 10, 50, ... 5 MiB dedicated objects; then
+#             delete "id % 5 != 0" (80% of the rows, every pack 80% dead).
 
 import hashlib
 import json
@@ -72,11 +91,11 @@ os.environ.setdefault("LANCE_LOG", "error")
 os.environ.setdefault("LANCEDB_LOG", "error")
 os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
 
-USAGE = """usage: lance_py.py make --writer lance13|lance14 KIND=PATH...
+USAGE = """usage: lance_py.py make --writer lance13|lance14 KIND[:N]=PATH...
        lance_py.py read --reader lance13|lance14 [--answers] PATH...
        lance_py.py answers --reader lance13|lance14 PATH...
        lance_py.py compact [--target-rows N] [--defer-index-remap] PATH...
-       lance_py.py cleanup|optimize|manifest PATH..."""
+       lance_py.py cleanup|append|operations|optimize|manifest PATH..."""
 
 
 def block_pylance():
@@ -89,6 +108,29 @@ def block_pylance():
                 raise ModuleNotFoundError("pylance (Lance 14) is blocked in a lance13 process", name=name)
 
     sys.meta_path.insert(0, Block())
+
+
+def storage_options(path):
+    """What pylance needs to reach a table on an object store, from the environment the test
+    servers' scripts print (tests/interop/lance_common.mjs does the same for LanceDB); None for
+    a local path."""
+    e = os.environ
+    if path.startswith("s3://"):
+        return {"endpoint": e["AWS_ENDPOINT_URL"], "allow_http": "true", "aws_access_key_id": e["AWS_ACCESS_KEY_ID"],
+                "aws_secret_access_key": e["AWS_SECRET_ACCESS_KEY"], "region": e.get("AWS_REGION", "us-east-1"),
+                "virtual_hosted_style_request": "false"}
+    if path.startswith("az://"):
+        return {"account_name": e["AZURE_STORAGE_ACCOUNT_NAME"], "account_key": e["AZURE_STORAGE_ACCOUNT_KEY"],
+                "azure_storage_endpoint": e["AZURE_STORAGE_ENDPOINT"], "allow_http": "true"}
+    return None
+
+
+def is_remote(path):
+    return storage_options(path) is not None
+
+
+def table_name(path):
+    return path if is_remote(path) else os.path.abspath(path)
 
 
 def emit(obj):
@@ -266,7 +308,7 @@ class Reader14:
         self.lance = lance
 
     def open(self, path):
-        self.ds = self.lance.dataset(path)
+        self.ds = self.lance.dataset(path, storage_options=storage_options(path))
         return self
 
     def schema(self):
@@ -417,7 +459,7 @@ def read_table(rd, path):
     order = pc.sort_indices(tbl["id"])
     tbl = tbl.take(order)
     row_ids = tbl["_rowid"].to_pylist()
-    out = {"table": os.path.abspath(path), "version": rd.version(), "rows": tbl.num_rows,
+    out = {"table": table_name(path), "version": rd.version(), "rows": tbl.num_rows,
            "countRows": rd.count_rows(), "fragments": rd.fragments(), "key": "id", "schema": [], "columns": {}}
     for f in schema:
         col = tbl[f.name].combine_chunks()
@@ -505,13 +547,20 @@ def answers(rd, path):
 # ------------------------------------------------------------------ writers
 def blob_rows(kind, start, n, big):
     """(ids, labels, n32, payloads) of rows start..start+n-1 of a blob-ish kind."""
-    if kind in ("blob", "managed"):
-        sizes = [0, None, 100, 20_000, 65_536, 70_000, 300_000, 4_718_592 if big else 150_000]
+    if kind in ("media", "mediamanaged"):
+        size_of = lambda i: 4_500_000 if i % 10 == 0 else 200_000 if i % 10 < 5 else 10_000  # noqa: E731
+    elif kind == "managed80":
+        cycle = [0, 100_000, 150_000, 200_000, 250_000, 300_000, 40_000]
+        size_of = lambda i: (5 << 20) if i % 40 == 10 else cycle[i % len(cycle)]  # noqa: E731
     else:
-        sizes = [0, None, 300, 5_000, 70_000, 120_000]
+        if kind in ("blob", "managed"):
+            cycle = [0, None, 100, 20_000, 65_536, 70_000, 300_000, 4_718_592 if big else 150_000]
+        else:
+            cycle = [0, None, 300, 5_000, 70_000, 120_000]
+        size_of = lambda i: cycle[i % len(cycle)]  # noqa: E731
     ids, labels, n32, blobs = [], [], [], []
     for id_ in range(start, start + n):
-        sz = sizes[id_ % len(sizes)]
+        sz = size_of(id_)
         ids.append(id_)
         labels.append(f"row{id_}:{'null' if sz is None else sz}")
         n32.append(None if id_ % 3 == 0 else (id_ * 2654435761) % 2147483647 - 1073741823)
@@ -546,7 +595,7 @@ def indexed_batch(pa, start, n):
 
 INDEXED_APPENDS, INDEXED_ROWS = 32, 50
 INDEX_AT = {10: "num", 20: "vpq", 30: "text"}
-DELETES = {"deleted": "id % 4 = 1 OR id = 6", "stable": "id % 5 = 3",
+DELETES = {"deleted": "id % 4 = 1 OR id = 6", "stable": "id % 5 = 3", "managed80": "id % 5 != 0",
            "manageddel": "(id >= 8 AND id < 16) OR (id >= 24 AND id < 32) OR id % 8 = 5"}
 
 
@@ -566,10 +615,18 @@ class Writer14:
         return pa.table({"id": pa.array(ids, pa.int64()), "label": labels, "n32": pa.array(n32, pa.int32()),
                          "blob": self.blob_array(blobs)}, schema=sch)
 
-    def make(self, kind, path):
+    def make(self, kind, path, appends=None):
         lance = self.lance
         if os.path.exists(path):
             raise ValueError(f"{path} exists")
+        so = storage_options(path)
+        if kind in ("media", "mediamanaged"):
+            for k in range(appends or 40):
+                data = self.blob_table(kind, k * 10, 10, False, managed=kind == "mediamanaged")
+                lance.write_dataset(data, path, mode="create" if k == 0 else "append", storage_options=so)
+            ds = lance.dataset(path, storage_options=so)
+            ds.delete("id % 5 = 2")
+            return ds
         if kind == "indexed":
             for k in range(INDEXED_APPENDS):
                 if k in INDEX_AT:
@@ -589,14 +646,16 @@ class Writer14:
             rows = 8
         if kind == "v23":
             appends, version = 3, "2.3"
+        if kind == "managed80":
+            appends, rows = 10, 20
         for k in range(appends):
             data = self.blob_table("blob" if kind == "manageddel" else kind, k * rows, rows, k in (1, 4),
-                                   managed=kind in ("managed", "manageddel"))
+                                   managed=kind in ("managed", "manageddel", "managed80"))
             if kind in ("switched", "switchonly") and k == 2:   # one dedicated sidecar to adopt
                 data = self.blob_table("blob", 1000 + k * rows, rows, True)
-            lance.write_dataset(data, path, mode="create" if k == 0 else "append",
+            lance.write_dataset(data, path, mode="create" if k == 0 else "append", storage_options=so,
                                 data_storage_version=version, enable_stable_row_ids=(kind == "stable"))
-        ds = lance.dataset(path)
+        ds = lance.dataset(path, storage_options=so)
         if kind in DELETES:
             ds.delete(DELETES[kind])
         if kind in ("switched", "switchonly"):
@@ -604,8 +663,8 @@ class Writer14:
         if kind == "switched":
             ds.optimize.compact_files()
             data = self.blob_table("deleted", 2000, rows, False, managed=True)
-            lance.write_dataset(data, path, mode="append")
-        return lance.dataset(path)
+            lance.write_dataset(data, path, mode="append", storage_options=so)
+        return lance.dataset(path, storage_options=so)
 
     def summary(self, ds):
         return {"rows": ds.count_rows(), "version": ds.version, "fragments": len(ds.get_fragments())}
@@ -805,12 +864,12 @@ def per_table(paths, fn):
     for p in paths:
         try:
             r = fn(p)
-            r.setdefault("table", os.path.abspath(p))
+            r.setdefault("table", table_name(p))
             emit(r)
         except BaseException as e:  # noqa: B036 (pyo3 raises Rust panics as BaseException)
             if isinstance(e, KeyboardInterrupt):
                 raise
-            emit({"table": os.path.abspath(p), "error": error_text(e)})
+            emit({"table": table_name(p), "error": error_text(e)})
 
 
 def parse(argv, opts, flags=()):
@@ -849,17 +908,19 @@ def main(argv):
         w = Writer13() if a["writer"] == "lance13" else Writer14()
         for spec in rest:
             kind, _, path = spec.partition("=")
+            kind, _, appends = kind.partition(":")
             try:
                 t0 = time.time()
-                obj = w.make(kind, path)
-                out = {"table": os.path.abspath(path), "kind": kind, "writer": w.name, **w.summary(obj),
+                obj = w.make(kind, path, int(appends)) if appends else w.make(kind, path)
+                out = {"table": table_name(path), "kind": kind, "writer": w.name, **w.summary(obj),
                        "ms": int((time.time() - t0) * 1000)}
-                out["manifest"] = manifest_info(path)
+                if not is_remote(path):
+                    out["manifest"] = manifest_info(path)
                 emit(out)
             except BaseException as e:  # noqa: B036
                 if isinstance(e, KeyboardInterrupt):
                     raise
-                emit({"table": os.path.abspath(path), "kind": kind, "writer": w.name, "error": error_text(e)})
+                emit({"table": table_name(path), "kind": kind, "writer": w.name, "error": error_text(e)})
     elif cmd in ("read", "answers"):
         a, rest = parse(argv, ["reader"], ["answers"])
         rd = make_reader(a["reader"])
@@ -888,10 +949,12 @@ def main(argv):
             kw["defer_index_remap"] = True
 
         def one(p):
-            ds = lance.dataset(p)
+            ds = lance.dataset(p, storage_options=storage_options(p))
+            t0 = time.time()
             st = ds.optimize.compact_files(**kw)
-            ds = lance.dataset(p)
-            return {"op": "compact_files", "lance": lance.__version__, "version": ds.version,
+            seconds = time.time() - t0
+            ds = lance.dataset(p, storage_options=storage_options(p))
+            return {"op": "compact_files", "lance": lance.__version__, "seconds": seconds, "version": ds.version,
                     "fragmentsRemoved": st.fragments_removed, "fragmentsAdded": st.fragments_added,
                     "fragments": len(ds.get_fragments())}
         per_table(rest, one)
@@ -899,9 +962,40 @@ def main(argv):
         import lance
 
         def one(p):
-            st = lance.dataset(p).cleanup_old_versions(older_than=timedelta(0), delete_unverified=True)
+            st = lance.dataset(p, storage_options=storage_options(p)).cleanup_old_versions(
+                older_than=timedelta(0), delete_unverified=True)
             return {"op": "cleanup_old_versions", "lance": lance.__version__,
                     "bytesRemoved": st.bytes_removed, "oldVersions": st.old_versions}
+        per_table(argv, one)
+    elif cmd == "operations":
+        import lance
+
+        def one(p):
+            ds = lance.dataset(p, storage_options=storage_options(p))
+            ops, meta = {}, {}
+            for v in ds.versions():
+                try:
+                    op = ds.read_transaction(v["version"]).operation
+                except TypeError as e:  # a Rewrite pylance cannot convert (Reader14.transaction)
+                    ops[str(v["version"])] = "(unconvertible: " + str(e)[:60] + ")"
+                    continue
+                ops[str(v["version"])] = type(op).__name__
+                upd = getattr(op, "schema_metadata_updates", None)
+                if upd is not None:
+                    meta[str(v["version"])] = {"updates": upd.updates, "replace": upd.replace}
+            return {"operations": ops, "schema_metadata_updates": meta}
+        per_table(argv, one)
+    elif cmd == "append":
+        w = Writer14()
+
+        def one(p):
+            so = storage_options(p)
+            ds = w.lance.dataset(p, storage_options=so)
+            managed = (ds.schema.metadata or {}).get(b"lance.blob.managed") == b"true"
+            for k in range(2):
+                w.lance.write_dataset(w.blob_table("deleted", 5000 + 10 * k, 10, False, managed=managed), p,
+                                      mode="append", storage_options=so)
+            return {"op": "append", "managed": managed, **w.summary(w.lance.dataset(p, storage_options=so))}
         per_table(argv, one)
     elif cmd == "optimize":
         block_pylance()

@@ -19,6 +19,9 @@
 #   make_tables OUT ARGS...   lance_make.mjs --out OUT ARGS... (JSON summary on stdout)
 #   lance_read TABLE ARGS...  lance_read.mjs TABLE ARGS... (add --json for JSON)
 #   lance_ops TABLE OP ARGS...  lance_ops.mjs;  lance_optimize TABLE ARGS...
+#   lance_py ARGS...          lance_py.py ARGS... in the venv of LANCE_PY (Lance 13 and 14)
+#   lance14_rows TABLE...     per table, what pylance 14 reads: its row count and every
+#                             column's SHA-256 (one line; fails the test on a read error)
 #   json_eq A B [--ignore k1,k2]
 #                             compare two JSON values (each a file name, <(...) or JSON
 #                             text), ignoring object members named k1, k2 at any depth;
@@ -134,6 +137,15 @@ make_tables() {
 lance_read() { node "$INTEROP_DIR/lance_read.mjs" "$@"; }
 lance_ops() { node "$INTEROP_DIR/lance_ops.mjs" "$@"; }
 lance_optimize() { node "$INTEROP_DIR/lance_optimize.mjs" "$@"; }
+lance_py() { "$LANCE_PY" "$INTEROP_DIR/lance_py.py" "$@"; }
+lance14_rows() {
+  lance_py read --reader lance14 "$@" | python3 -c '
+import json, sys
+for line in sys.stdin:
+    d = json.loads(line)
+    if "error" in d: sys.exit("pylance: " + d["error"])
+    print(d["rows"], json.dumps(sorted((k, v["sha256"]) for k, v in d["columns"].items())))' || fail "pylance 14 cannot read $*"
+}
 
 json_eq() {
   node - "$@" <<'EOF'

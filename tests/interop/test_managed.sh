@@ -20,12 +20,6 @@ need_lance_py
 PY="$LANCE_PY $INTEROP_DIR/lance_py.py"
 
 tree_hash() { (cd "$1" && find . -type f ! -name .brid.lock -exec sha256sum {} + | sort); }
-rows() { $PY read --reader lance14 "$@" | python3 -c '
-import json, sys
-for line in sys.stdin:
-    d = json.loads(line)
-    if "error" in d: sys.exit("pylance: " + d["error"])
-    print(d["rows"], json.dumps(sorted((k, v["sha256"]) for k, v in d["columns"].items())))'; }
 # descriptors TABLE: every row's Managed descriptor (id, kind, uri, position, size)
 descriptors() { "$LANCE_PY" - "$1" <<'PY'
 import lance, sys
@@ -42,7 +36,7 @@ grep -q '"error"' "$TMPD/made.json" && fail "pylance could not write the tables:
 # 1. a table pylance switched to Managed, its old values not yet adopted
 s=$TMPD/switched.lance
 cp -a "$TMPD/src/switchonly.lance" "$s"
-want=$(rows "$s")
+want=$(lance14_rows "$s")
 lance_copy=$TMPD/switched-lance.lance
 cp -a "$s" "$lance_copy"
 $PY compact "$lance_copy" >/dev/null
@@ -50,14 +44,14 @@ $PY compact "$lance_copy" >/dev/null
 [ "$(report "$TMPD/sw.json" strategy_used)" = managed ] || fail "the switched table was not compacted as Managed"
 [ "$(report "$TMPD/sw.json" payload_bytes_copied)" = 0 ] || fail "adopting copied payload bytes"
 [ "$(report "$TMPD/sw.json" managed_adopted)" -gt 0 ] || fail "nothing adopted: $(cat "$TMPD/sw.json")"
-[ "$(rows "$s")" = "$want" ] || fail "pylance reads other rows after brid adopted the sidecars"
+[ "$(lance14_rows "$s")" = "$want" ] || fail "pylance reads other rows after brid adopted the sidecars"
 descriptors "$s" >"$TMPD/brid.desc"
 descriptors "$lance_copy" >"$TMPD/lance.desc"
 diff -q "$TMPD/brid.desc" "$TMPD/lance.desc" >/dev/null ||
   fail "brid's adopted descriptors differ from Lance 14's own: $(diff "$TMPD/brid.desc" "$TMPD/lance.desc" | head -5)"
 grep -q " data/" "$TMPD/brid.desc" || fail "no adopted sidecar among the descriptors"
 "$BRICTL" cleanup "$s" --offline --older-than 0s --grace 0s >/dev/null || fail "cleanup of the switched table failed"
-[ "$(rows "$s")" = "$want" ] || fail "pylance reads other rows after brid's cleanup (an adopted sidecar deleted?)"
+[ "$(lance14_rows "$s")" = "$want" ] || fail "pylance reads other rows after brid's cleanup (an adopted sidecar deleted?)"
 while read -r _ _ uri _ _; do [ -f "$s/$uri" ] || fail "cleanup deleted $uri, which a retained descriptor names"; done <"$TMPD/brid.desc"
 "$BRICTL" verify "$s" --all-versions >/dev/null || fail "verify: $("$BRICTL" verify "$s" --all-versions | tail -3)"
 echo "ok switched: $(report "$TMPD/sw.json" managed_adopted) values adopted, descriptors as Lance 14's own, sidecars kept by cleanup"
@@ -66,7 +60,7 @@ echo "ok switched: $(report "$TMPD/sw.json" managed_adopted) values adopted, des
 # exactly those pylance's compaction + cleanup leave on a copy
 m=$TMPD/manageddel.lance
 cp -a "$TMPD/src/manageddel.lance" "$m"
-want=$(rows "$m")
+want=$(lance14_rows "$m")
 cp -a "$m" "$TMPD/mlance.lance"
 $PY compact "$TMPD/mlance.lance" >/dev/null && $PY cleanup "$TMPD/mlance.lance" >/dev/null
 "$BRICTL" compact "$m" --offline --json >"$TMPD/m.json" || fail "compact of the Managed table failed"
@@ -76,7 +70,7 @@ $PY compact "$TMPD/mlance.lance" >/dev/null && $PY cleanup "$TMPD/mlance.lance" 
   fail "_blobs/ after brid: $(ls "$m/_blobs" | wc -l) objects, after Lance: $(ls "$TMPD/mlance.lance/_blobs" | wc -l)"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["by_kind"]["managed_blob"]["files"] > 0, d' \
   "$TMPD/mc.json" || fail "cleanup deleted no _blobs/ object"
-[ "$(rows "$m")" = "$want" ] || fail "pylance reads other rows after brid's compaction and cleanup"
+[ "$(lance14_rows "$m")" = "$want" ] || fail "pylance reads other rows after brid's compaction and cleanup"
 echo "ok manageddel: $(ls "$m/_blobs" | wc -l) _blobs/ objects left, as Lance's own cleanup leaves"
 
 # 3. a _blobs/ object no version names, younger than the grace period: kept

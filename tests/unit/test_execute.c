@@ -6,10 +6,14 @@
  * fragment too big to be a candidate whose pack falls below the repack
  * threshold once its large blob is deleted (5% of its rows: not enough to
  * compact it for deletions) must join the bin of its small neighbours, and
- * have its pack repacked. And the size rule by strategy on a real table: a
- * fragment whose payload reaches the target is held back by copy (which
- * would copy it) and merged by bri, link and auto (link on a local disk),
- * which leave payload in place. */
+ * have its pack repacked: into a new pack of its own under bri, into a
+ * _blobs/ object under managed (compact/managed.h), which repacks its
+ * Managed packs too once rows are deleted from them (a new _blobs/ object
+ * journaled before it is made, and removed when the attempt fails). And the
+ * size rule by strategy on a real table: a fragment whose payload reaches
+ * the target is held back by copy (which would copy it) and merged by bri,
+ * link and auto (link on a local disk), which leave payload in place. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -37,8 +41,8 @@ static void gen(uint64_t fragments, uint64_t rows, const char *sizes) {
   free(b);
 }
 
-/* Deletes row `row` of fragment 0 (a Delete transaction, as LanceDB commits one). */
-static void delete_row(uint32_t row) {
+/* Deletes rows[0..n) of fragment 0 (a Delete transaction, as LanceDB commits one). */
+static void delete_rows(const uint32_t *rows, uint32_t n) {
   bri_table *t;
   bri_manifest *m;
   bri_error err;
@@ -49,12 +53,12 @@ static void delete_row(uint32_t row) {
   char *name = bri_deletion_file_name(f->id, pb->version, 7, BRI_DELETION_BITMAP);
   char *ddir = bri_path_join(root, "_deletions"), *path = bri_path_join(ddir, name);
   mkdir(ddir, 0755);
-  ck_assert_msg(bri_deletion_write_bin(t->store, path, &row, 1, &err) == 0, "%s", err.msg);
+  ck_assert_msg(bri_deletion_write_bin(t->store, path, rows, n, &err) == 0, "%s", err.msg);
   Lance__Table__DeletionFile del = LANCE__TABLE__DELETION_FILE__INIT;
   del.has_file_type = 1, del.file_type = LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP;
   del.has_read_version = 1, del.read_version = pb->version;
   del.has_id = 1, del.id = 7;
-  del.has_num_deleted_rows = 1, del.num_deleted_rows = 1;
+  del.has_num_deleted_rows = 1, del.num_deleted_rows = n;
   f->deletion_file = &del;
   Lance__Table__Transaction__Delete d = LANCE__TABLE__TRANSACTION__DELETE__INIT;
   Lance__Table__DataFragment *upd[] = {f};
@@ -76,7 +80,7 @@ static void setup(void) {
   /* fragment 0: 20 rows, one 3 MiB blob and 19 of 10 KiB in one pack */
   gen(1, 20, "3M,10K,10K,10K,10K,10K,10K,10K,10K,10K,10K,10K,10K,10K,10K,10K,10K,10K,10K,10K");
   gen(2, 4, "10K"); /* fragments 1 and 2: small */
-  delete_row(0);    /* the pack of fragment 0 is now 6% used */
+  delete_rows((uint32_t[]){0}, 1); /* the pack of fragment 0 is now 6% used */
 }
 
 static void teardown(void) {
@@ -105,8 +109,8 @@ static char *plan_text(json_t *plan) {
 }
 
 START_TEST(run_plans_as_dry_run) {
-  static const bri_strategy strategies[] = {BRI_STRATEGY_BRI, BRI_STRATEGY_LINK};
-  for (int k = 0; k < 2; k++) {
+  static const bri_strategy strategies[] = {BRI_STRATEGY_BRI, BRI_STRATEGY_LINK, BRI_STRATEGY_MANAGED};
+  for (int k = 0; k < 3; k++) {
     setup();
     bri_compact_report dry, run;
     json_t *a = compact(strategies[k], true, &dry), *b = compact(strategies[k], false, &run);
@@ -115,12 +119,15 @@ START_TEST(run_plans_as_dry_run) {
     json_t *bins = json_object_get(b, "bins");
     ck_assert_uint_eq(json_array_size(bins), 1);
     size_t n = json_array_size(json_object_get(json_array_get(bins, 0), "fragments"));
-    if (strategies[k] == BRI_STRATEGY_BRI) {
+    if (strategies[k] != BRI_STRATEGY_LINK) {
       /* the low pack made fragment 0 a candidate: all three in one bin, its pack repacked */
       ck_assert_uint_eq(n, 3);
       ck_assert_uint_eq(run.packs_below_threshold, 1);
       ck_assert_uint_eq(dry.packs_below_threshold, 1);
       ck_assert_uint_eq(run.payload_bytes_copied, 19 * 10240);
+      /* managed: the 19 live values into one _blobs/ object, the rest adopted */
+      ck_assert_uint_eq(run.managed_repacked, strategies[k] == BRI_STRATEGY_MANAGED ? 19 : 0);
+      ck_assert_uint_eq(run.managed_adopted, strategies[k] == BRI_STRATEGY_MANAGED ? 8 : 0);
     } else {
       /* link never repacks: fragment 0 stays as it is */
       ck_assert_uint_eq(n, 2);
@@ -178,12 +185,97 @@ START_TEST(size_rule_by_strategy) {
 }
 END_TEST
 
+/* The size of the one file in root/_blobs (fails unless exactly one). */
+static uint64_t only_blob(char **name) {
+  char *cmd = bri_strdupf("ls '%s/_blobs'", root);
+  FILE *f = popen(cmd, "r");
+  char line[256] = "", more[256];
+  ck_assert(fgets(line, sizeof line, f) && !fgets(more, sizeof more, f));
+  pclose(f);
+  line[strcspn(line, "\n")] = 0;
+  struct stat st;
+  char *path = bri_strdupf("%s/_blobs/%s", root, line);
+  ck_assert_int_eq(stat(path, &st), 0);
+  if (name) *name = strdup(line);
+  free(cmd), free(path);
+  return (uint64_t)st.st_size;
+}
+
+/* Hooks of a compaction whose commit is refused, recording what it journals. */
+static char journaled[4096];
+static int note_path(void *user, const char *path, unsigned flags, bri_error *err) {
+  (void)user, (void)flags, (void)err;
+  strncat(journaled, path, sizeof journaled - strlen(journaled) - 2);
+  strcat(journaled, "\n");
+  return 0;
+}
+static int refuse_commit(void *user, bri_error *err) {
+  (void)user;
+  return bri_error_set(err, BRI_ECONFLICT, "the lease is gone");
+}
+
+/* A Managed pack whose rows were mostly deleted is repacked too, its size
+ * told by the ranges of its live and deleted rows (no stat of it), and a
+ * Managed pack that is whole is kept where it is. */
+START_TEST(managed_repacks_managed_packs) {
+  bri_compact_report rep;
+  json_decref(compact(BRI_STRATEGY_MANAGED, false, &rep));
+  ck_assert_uint_eq(rep.managed_repacked, 19);
+  char *first;
+  ck_assert_uint_eq(only_blob(&first), 19 * 10240);
+  /* the output fragment: rows 0-18 are the 19 repacked values (in one
+   * _blobs/ object), 19-26 the 8 adopted ones; 17 of the 19 deleted */
+  uint32_t dead[17];
+  for (uint32_t i = 0; i < 17; i++) dead[i] = i;
+  delete_rows(dead, 17);
+  /* bytes no descriptor names at its end: a size asked of the store would count them */
+  char *path = bri_strdupf("%s/_blobs/%s", root, first);
+  FILE *f = fopen(path, "ab");
+  ck_assert(f && fwrite("trailing", 1, 8, f) == 8 && fclose(f) == 0);
+  free(path);
+  bri_compact_request q;
+  bri_compact_request_default(&q);
+  q.strategy = BRI_STRATEGY_AUTO; /* a Managed table: managed whatever is asked */
+  bri_error err;
+  /* an attempt that fails at its commit: the new _blobs/ object was told to
+   * the journal before it was made, and is gone again */
+  journaled[0] = 0;
+  bri_hooks h = {.journal = note_path, .confirm = refuse_commit};
+  ck_assert_int_eq(bri_compact_table(root, &q, &h, &rep, &err), BRI_ECONFLICT);
+  json_decref(rep.plan);
+  ck_assert_msg(strstr(journaled, "/_blobs/"), "journaled: %s", journaled);
+  ck_assert_uint_eq(only_blob(NULL), 19 * 10240 + 8);
+  ck_assert_msg(bri_compact_table(root, &q, NULL, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(rep.strategy, BRI_STRATEGY_MANAGED);
+  ck_assert_uint_eq(rep.packs_below_threshold, 1);
+  ck_assert_uint_eq(rep.managed_repacked, 2);
+  ck_assert_uint_eq(rep.managed_kept, 8); /* the adopted packs are whole */
+  ck_assert_uint_eq(rep.payload_bytes_copied, 2 * 10240);
+  json_t *packs = json_object_get(rep.plan, "packs");
+  size_t i;
+  json_t *p;
+  json_array_foreach(packs, i, p) {
+    if (!strstr(json_string_value(json_object_get(p, "path")), first)) continue;
+    /* known from the descriptors, not asked: the 19 ranges, 2 live, from 0 without a gap */
+    ck_assert_int_eq(json_integer_value(json_object_get(p, "bytes")), 19 * 10240);
+    ck_assert_int_eq(json_integer_value(json_object_get(p, "live_bytes")), 2 * 10240);
+  }
+  json_decref(rep.plan);
+  free(first);
+}
+END_TEST
+
 static Suite *execute_suite(void) {
   Suite *s = suite_create("execute");
   TCase *tc = tcase_create("survey");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, run_plans_as_dry_run);
   tcase_add_test(tc, size_rule_by_strategy);
+  TCase *m = tcase_create("managed");
+  tcase_set_timeout(m, 60);
+  tcase_add_checked_fixture(m, setup, teardown);
+  tcase_add_test(m, managed_repacks_managed_packs);
+  suite_add_tcase(s, m);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -58,6 +58,35 @@ START_TEST(test_plain) {
 }
 END_TEST
 
+/* compact --strategy managed on the plain blob fixture: it would switch
+ * the table, Lance 14 reads it then, Lance 12 and 13 no more; a declared
+ * min_reader of 14 makes auto do it, 13 does not. */
+START_TEST(test_managed_verdict) {
+  char *root = bri_fixture("tables/blobs.lance");
+  json_t *r;
+  bri_error err;
+  ck_assert_msg(bri_inspect_table(root, 0, &r, &err) == 0, "%s", err.msg);
+  ck_assert(json_is_true(get(r, "compatibility.compact_managed.ok")));
+  ck_assert(json_is_true(get(r, "compatibility.compact_managed.switches")));
+  ck_assert_uint_eq(json_array_size(get(r, "compatibility.compact_managed.readers")), 1);
+  ck_assert_ptr_nonnull(strstr(str(r, "compatibility.compact_managed.readers.0"), "Lance 14"));
+  ck_assert_uint_eq(json_array_size(get(r, "compatibility.compact_managed.locks_out")), 2);
+  ck_assert_ptr_nonnull(strstr(str(r, "compatibility.compact_managed.locks_out.1"), "Lance 13"));
+  json_t *d = bri_inspect_declared(r, 14);
+  ck_assert_str_eq(str(d, "compact_auto"), "managed");
+  ck_assert_uint_eq(json_array_size(get(d, "locks_out")), 2);
+  ck_assert_uint_eq(json_array_size(get(d, "older_than_declared")), 2);
+  json_decref(d);
+  d = bri_inspect_declared(r, 13);
+  ck_assert_str_eq(str(d, "compact_auto"), "auto");
+  ck_assert_uint_eq(json_array_size(get(d, "locks_out")), 0);
+  ck_assert_uint_eq(json_array_size(get(d, "older_than_declared")), 1);
+  json_decref(d);
+  json_decref(r);
+  free(root);
+}
+END_TEST
+
 START_TEST(test_bri_table) {
   char *tmp, *root;
   bri_fixture_table("tables/blobs.lance", &tmp, &root);
@@ -86,6 +115,12 @@ START_TEST(test_bri_table) {
   json_t *v;
   json_array_foreach(get(r, "flags.reader_names"), i, v) flagged |= !strcmp(json_string_value(v), "blob_reuse_index");
   ck_assert(flagged);
+  /* a BRI table is not switched by a compaction (materialize --managed does it) */
+  ck_assert(json_is_false(get(r, "compatibility.compact_managed.ok")));
+  ck_assert_ptr_nonnull(strstr(str(r, "compatibility.compact_managed.reason"), "materialize --managed"));
+  json_t *d = bri_inspect_declared(r, 14);
+  ck_assert_str_eq(str(d, "compact_auto"), "auto");
+  json_decref(d);
   json_decref(r);
   bri_rmtree(tmp);
   free(tmp);
@@ -98,6 +133,7 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("inspect");
   tcase_add_test(tc, test_plain);
   tcase_add_test(tc, test_bri_table);
+  tcase_add_test(tc, test_managed_verdict);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -7,7 +7,9 @@
  * reads back the same bytes; a second run does nothing; a missing BRI
  * target fails naming it and leaves the table as it was; a failing journal
  * rolls back exactly what was created; a concurrent compaction of the
- * fragment makes the first round conflict, roll back and plan again. */
+ * fragment makes the first round conflict, roll back and plan again; with
+ * managed, the table is switched to Managed blobs and the BRI file
+ * replaced by one whose descriptors name the same bytes, nothing placed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "lance/table/bri.h"
+#include "lance/table/commit.h"
 #include "blob/resolve.h"
 #include "lance/table/sidecar.h"
 #include "ops/materialize.h"
@@ -435,6 +438,125 @@ START_TEST(test_materialize_conflict_replans) {
 }
 END_TEST
 
+/* --managed on the bri compaction that repacked into its own directory:
+ * a dry run only says it would switch; then the switch (UpdateConfig), one
+ * DataReplacement whose file has only Managed and Inline descriptors,
+ * nothing linked, copied or placed beside it, no BRI left, the flag in
+ * both words, the same bytes read back. */
+START_TEST(test_materialize_managed) {
+  copy_fixture("tables/blobs.lance");
+  char *before = digest(root);
+  compact(2.0);
+  char *l0 = bri_tree_listing(root);
+  bri_materialize_options o;
+  bri_materialize_options_default(&o);
+  o.managed = o.dry_run = true;
+  bri_materialize_report rep;
+  bri_error err;
+  ck_assert_msg(bri_materialize_table(root, &o, NULL, &rep, &err) == 0, "%s", err.msg);
+  ck_assert(rep.managed_switch);
+  ck_assert_uint_eq(rep.managed_switch_version, 0);
+  ck_assert_uint_eq(rep.data_files, 1);
+  char *l1 = bri_tree_listing(root);
+  ck_assert_str_eq(l0, l1);
+  o.dry_run = false;
+  bri_table *t;
+  bri_manifest *m = latest(&t);
+  uint64_t v = m->pb->version;
+  bri_manifest_free(m);
+  bri_table_close(t);
+  ck_assert_msg(bri_materialize_table(root, &o, NULL, &rep, &err) == 0, "%s", err.msg);
+  ck_assert_uint_eq(rep.managed_switch_version, v + 1);
+  ck_assert_uint_eq(rep.version, v + 2);
+  ck_assert_uint_eq(rep.commits, 1);
+  ck_assert_uint_eq(rep.links + rep.copies + rep.sidecars + rep.bytes_copied + rep.bytes_linked, 0);
+  ck_assert_uint_gt(rep.values_adopted, 0);
+  m = latest(&t);
+  ck_assert(!bri_manifest_has_bri(m->pb));
+  ck_assert(m->pb->reader_feature_flags & m->pb->writer_feature_flags & BRI_FLAG_MANAGED_BLOBS);
+  ck_assert(!(m->pb->reader_feature_flags & BRI_FLAG_BLOB_REUSE_INDEX));
+  /* the new data file alone: no sidecar directory beside it */
+  char *stem = strndup(m->pb->fragments[0]->files[0]->path, strlen(m->pb->fragments[0]->files[0]->path) - 6);
+  struct stat st;
+  ck_assert_int_ne(stat(bri_test_at(root, "data"), &st), -1);
+  char *dir = bri_strdupf("%s/data/%s", root, stem);
+  ck_assert_int_eq(stat(dir, &st), -1);
+  Lance__Table__Transaction *txn;
+  ck_assert_int_eq(bri_table_load_transaction(t, v + 1, &txn, &err), 0);
+  ck_assert_int_eq(txn->operation_case, LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_CONFIG);
+  lance__table__transaction__free_unpacked(txn, NULL);
+  /* every descriptor: Inline, or Managed */
+  bri_fragment_reader *rd;
+  int32_t blob_field = -1;
+  for (size_t i = 0; i < m->pb->n_fields; i++)
+    if (!strcmp(m->pb->fields[i]->name, "blob")) blob_field = m->pb->fields[i]->id;
+  ck_assert_msg(bri_fragment_open(t, m, m->pb->fragments[0], &rd, &err) == 0, "%s", err.msg);
+  struct ArrowArray ba;
+  struct ArrowSchema bs;
+  ck_assert_msg(bri_fragment_read_field(rd, blob_field, &ba, &bs, &err) == 0, "%s", err.msg);
+  int managed = 0;
+  for (int64_t i = 0; i < ba.length; i++) {
+    bri_blob_desc d;
+    bool is_null;
+    ck_assert_int_eq(bri_blob_desc_get(&bs, &ba, i, &d, &is_null, &err), 0);
+    if (is_null) continue;
+    ck_assert_msg(d.kind == BRI_BLOB_INLINE || d.kind == BRI_BLOB_MANAGED, "row %lld: kind %u", (long long)i, d.kind);
+    managed += d.kind == BRI_BLOB_MANAGED;
+  }
+  ck_assert_int_eq(managed, (int)rep.values_adopted);
+  bri_arrow_array_release(&ba);
+  bri_arrow_schema_release(&bs);
+  bri_fragment_close(rd);
+  bri_manifest_free(m);
+  bri_table_close(t);
+  char *after = digest(root);
+  ck_assert_str_eq(before, after);
+  assert_verifies();
+  free(before), free(after), free(l0), free(l1), free(stem), free(dir);
+  teardown();
+}
+END_TEST
+
+/* --managed on a fragment whose BRI file is one of two data files: refused
+ * before the switch, nothing written. */
+START_TEST(test_materialize_managed_refuses_two_files) {
+  copy_fixture("tables/blobs.lance");
+  compact(0.3);
+  bri_table *t;
+  bri_manifest *m = latest(&t);
+  Lance__Table__DataFragment *f = m->pb->fragments[0];
+  Lance__Table__DataFile extra = LANCE__TABLE__DATA_FILE__INIT, **files = calloc(2, sizeof *files);
+  extra.path = "extra.lance"; /* (a column added later, as far as the manifest tells) */
+  extra.has_file_major_version = extra.has_file_minor_version = 1;
+  extra.file_major_version = 2, extra.file_minor_version = 2;
+  files[0] = f->files[0], files[1] = &extra;
+  Lance__Table__DataFile **was = f->files;
+  f->files = files, f->n_files = 2;
+  Lance__Table__Transaction txn = LANCE__TABLE__TRANSACTION__INIT;
+  Lance__Table__Transaction__ReserveFragments rf = LANCE__TABLE__TRANSACTION__RESERVE_FRAGMENTS__INIT;
+  txn.has_read_version = 1, txn.read_version = m->pb->version;
+  txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_RESERVE_FRAGMENTS, txn.reserve_fragments = &rf;
+  bri_error err;
+  ck_assert_msg(bri_commit(t, m->pb, &txn, m->indices, m->pb->version + 1, NULL, &err) == 0, "%s", err.msg);
+  free(txn.uuid);
+  f->files = was, f->n_files = 1;
+  free(files);
+  bri_manifest_free(m);
+  bri_table_close(t);
+  char *l0 = bri_tree_listing(root);
+  bri_materialize_options o;
+  bri_materialize_options_default(&o);
+  o.managed = true;
+  bri_materialize_report rep;
+  ck_assert_int_eq(bri_materialize_table(root, &o, NULL, &rep, &err), BRI_EUNSUPPORTED);
+  ck_assert_msg(strstr(err.msg, "holds 2 data files") && strstr(err.msg, "_versions/"), "%s", err.msg);
+  char *l1 = bri_tree_listing(root);
+  ck_assert_str_eq(l0, l1);
+  free(l0), free(l1);
+  teardown();
+}
+END_TEST
+
 static Suite *materialize_suite(void) {
   Suite *s = suite_create("materialize");
   TCase *tc = tcase_create("materialize");
@@ -445,6 +567,8 @@ static Suite *materialize_suite(void) {
   tcase_add_test(tc, test_materialize_missing_target_changes_nothing);
   tcase_add_test(tc, test_materialize_journal_failure_rolls_back);
   tcase_add_test(tc, test_materialize_conflict_replans);
+  tcase_add_test(tc, test_materialize_managed);
+  tcase_add_test(tc, test_materialize_managed_refuses_two_files);
   suite_add_tcase(s, tc);
   return s;
 }

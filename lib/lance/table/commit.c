@@ -68,30 +68,24 @@ void bri_manifest_derive_flags(Lance__Table__Manifest *m) {
   m->has_reader_feature_flags = m->has_writer_feature_flags = 1;
 }
 
-/* Replaces _versions/latest_version_hint.json with {"version":v} unless it
- * already names a newer version, on an object store. Best effort: the hint
- * is an optimisation for readers, never the source of truth, so a failure
- * is not a commit failure. Not on a local table: Lance does not read it
- * there, and reads and writes a table whose hint is stale, empty or garbled
+/* Replaces _versions/latest_version_hint.json with {"version":v}, on an
+ * object store, as Lance 14's write_version_hint does after each commit:
+ * unconditionally, best effort. The hint is an optimisation for readers,
+ * never the source of truth: they verify the version it names and probe
+ * upward from there, so a hint that a slower writer lowered after a newer
+ * commit costs a reader a probe, and reading the hint first (a GET a
+ * commit) would not prevent that race anyway. A failure is not a commit
+ * failure. Not on a local table: Lance does not read it there, and reads
+ * and writes a table whose hint is stale, empty or garbled
  * (docs/format/table.md 3; tests/interop/test_hint.sh), so its replacement
  * (a file made, renamed over the old one, whose inode is freed) was a cost
  * for nobody. */
 static void update_hint(bri_table *t, const char *vdir, uint64_t v) {
   if (bri_store_caps(t->store) & BRI_STORE_CAP_LOCAL) return;
   char *hint = bri_path_join(vdir, "latest_version_hint.json");
-  uint8_t *old;
-  size_t len;
-  unsigned long long cur = 0;
-  if (hint && bri_store_read(t->store, hint, 4096, &old, &len, NULL) == 0) {
-    const char *k = strstr((char *)old, "\"version\"");
-    if (k) sscanf(strchr(k, ':') ? strchr(k, ':') + 1 : "", "%llu", &cur);
-    free(old);
-  }
-  if (hint && cur <= v) {
-    char body[64];
-    int n = snprintf(body, sizeof body, "{\"version\":%llu}", (unsigned long long)v);
-    (void)bri_store_put_volatile(t->store, hint, body, (size_t)n, NULL, NULL);
-  }
+  char body[64];
+  int n = snprintf(body, sizeof body, "{\"version\":%llu}", (unsigned long long)v);
+  if (hint) (void)bri_store_put_volatile(t->store, hint, body, (size_t)n, NULL, NULL);
   free(hint);
 }
 

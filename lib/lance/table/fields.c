@@ -130,7 +130,9 @@ static const bri_field_rule TRANSACTION[] = {
     {107, "reserve_fragments", J, "compatible; the ids it reserved are not reused"},
     {108, "update", J, "judged by the fragments it touched"},
     {109, "project", J, "judged by the columns it dropped"},
-    {110, "update_config", J, "compatible"},
+    {110, "update_config", R,
+     "what the switch to Managed blobs commits (schema metadata lance.blob.managed); compatible in another "
+     "writer's"},
     {111, "data_replacement", R, "what materialize commits"},
     {112, "update_mem_wal_state", J, "compatible with a compaction, not with materialize"},
     {113, "clone", R, "what brictl clone commits as the clone's first version"},
