@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include "bri/util.h"
-#include "svc_daemon.h"
 #include "svc_log.h"
 #include "svc_metrics.h"
 #include "svc_sched.h"
@@ -580,12 +579,12 @@ static json_t *m_pause(call *c) { return pause_resume(c, true); }
 static json_t *m_resume(call *c) { return pause_resume(c, false); }
 
 /* The new configuration is read here, off the loop, by the code SIGHUP runs
- * (svc_daemon_reload_read: the file, then the roots' S3 settings and
- * secrets); the loop applies it (svc_daemon_reload_apply) and gives the
- * reply its changes. */
+ * (svc_config_load_roots: the file, then the roots' S3 settings and
+ * secrets); the loop applies it (lifecycle's reload, through
+ * svc_state_reload_apply) and gives the reply its changes. */
 static json_t *m_reload(call *c) {
   log_notice("reload requested by uid %u (pid %d)", (unsigned)c->peer.uid, (int)c->peer.pid);
-  c->reload_rc = svc_daemon_reload_read(&c->reload_cfg, &c->reload_ov, &c->reload_err);
+  c->reload_rc = svc_config_load_roots(&c->reload_cfg, &c->reload_ov, &c->reload_err);
   c->post |= SVC_POST_RELOAD;
   return json_object(); /* replaced by svc_api_finish */
 }
@@ -631,7 +630,7 @@ svc_call *svc_api_prepare(brid *d, const rpc_req *req, const svc_peer *peer, int
   /* the request's strings (params.table) live in its message */
   c->msg_ref = json_incref(req->msg);
   c->peer = *peer;
-  c->store = rpc_method_reads_only(req->method) ? svc_daemon_reads(d) : d->store;
+  c->store = rpc_method_reads_only(req->method) ? svc_state_reads(d) : d->store;
   c->pool = d->pool;
   c->reload_ov = d->ov;
   if (svc_api_refresh(d, c)) {
@@ -663,7 +662,7 @@ json_t *svc_api_finish(brid *d, svc_call *c, int *code, char *msg, size_t cap) {
     json_t *changes = NULL;
     json_decref(c->result);
     c->result = NULL;
-    if (svc_daemon_reload_apply(d, c->reload_rc, &c->reload_cfg, &c->reload_err, &changes))
+    if (svc_state_reload_apply(d, c->reload_rc, &c->reload_cfg, &c->reload_err, &changes))
       fail(c, RPC_FAILED, "%s", c->reload_err.msg);
     else
       c->result = json_pack("{s:b, s:o}", "reloaded", 1, "changes", changes ? changes : json_object());

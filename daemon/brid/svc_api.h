@@ -35,7 +35,7 @@
 #include <sys/types.h>
 
 #include "rpc/rpc_proto.h"
-#include "svc_daemon.h"
+#include "svc_state.h"
 #include "svc_request.h"
 #include "svc_view.h"
 

@@ -1084,6 +1084,27 @@ int svc_root_configure(const char *root, const svc_root *r, bool check_only, bri
   return rc;
 }
 
+int svc_config_register_roots(const svc_config *c, bri_error *err) {
+  for (size_t i = 0; i < c->n_roots; i++) {
+    const char *root = c->roots[i];
+    char canon[PATH_MAX];
+    /* stores name local tables by their real path (bri_store_canonical) */
+    int rc = bri_store_count_root(svc_root_canonical(root, canon), err);
+    if (!rc && !(svc_location_caps(root) & BRI_STORE_CAP_LOCAL) && (rc = svc_root_configure(root, svc_config_root(c, root), false, err)) != 0)
+      return bri_error_wrap(err, "root %s", root);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+int svc_config_load_roots(svc_config *c, const svc_overrides *ov, bri_error *err) {
+  int rc = svc_config_load(c, ov, err);
+  /* the new roots' settings (a root's secret may have changed): stores
+   * opened from now on use them */
+  if (!rc && (rc = svc_config_register_roots(c, err)) != 0) svc_config_free(c);
+  return rc;
+}
+
 json_t *svc_config_to_json(const svc_config *c) {
   json_t *roots = json_array();
   for (size_t i = 0; i < c->n_roots; i++) json_array_append_new(roots, json_string(c->roots[i]));

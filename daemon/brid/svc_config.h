@@ -194,6 +194,18 @@ const svc_root *svc_config_root(const svc_config *c, const char *uri);
  * (bri_store_configure_root; check_only: only checks them). */
 int svc_root_configure(const char *root, const svc_root *r, bool check_only, bri_error *err);
 
+/* Hands c's roots to libbri: every root counts its storage traffic (the
+ * metrics), and every object-store root gets its settings (its [root]
+ * section's, bri_store_configure_root: endpoint, credentials,
+ * limits; a client of its own). Any thread: touches no table, only
+ * resolves local roots' real paths. Call before anything opens a table
+ * under a root, and again for a reloaded configuration. */
+int svc_config_register_roots(const svc_config *c, bri_error *err);
+/* svc_config_load, then svc_config_register_roots: the configuration a
+ * reload applies (SIGHUP and the reload method), read off the loop. On
+ * error *c is left empty. */
+int svc_config_load_roots(svc_config *c, const svc_overrides *ov, bri_error *err);
+
 /* The policy of the table at root (canonical path). */
 void svc_config_policy_for(const svc_config *c, const char *root, svc_policy *out);
 

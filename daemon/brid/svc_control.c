@@ -101,7 +101,7 @@ static void on_conn_closed(uv_handle_t *h) {
   if (c->prev) c->prev->next = c->next;
   else ctl->conns = c->next;
   if (c->next) c->next->prev = c->prev;
-  ctl->n_conns--;
+  ctl->d->connections = --ctl->n_conns; /* published for the status (svc_view.c) */
   if (ctl->n_conns == 0 && ctl->handles) uv_timer_stop(&ctl->sweep);
   if (c->busy) {
     c->dead = true; /* its request comes back to a closed connection */
@@ -513,6 +513,7 @@ static void on_connection(uv_stream_t *server, int status) {
   if (ctl->conns) ctl->conns->prev = c;
   ctl->conns = c;
   if (ctl->n_conns++ == 0) uv_timer_start(&ctl->sweep, on_sweep, SWEEP_MS, SWEEP_MS);
+  d->connections = ctl->n_conns; /* published for the status (svc_view.c) */
   uint64_t now = uv_now(&d->loop);
   c->active_ms = now;
   if (uv_accept(server, (uv_stream_t *)&c->pipe) != 0) {
@@ -704,4 +705,11 @@ void svc_control_free(svc_control *c) {
   free(c);
 }
 
-size_t svc_control_connections(const svc_control *c) { return c ? c->n_conns : 0; }
+static int control_start(brid *d, bri_error *err) { return svc_control_open(d, &d->ctl, err); }
+static void control_close(brid *d) { svc_control_close(d->ctl); }
+static void control_free(brid *d) { svc_control_free(d->ctl); }
+
+const brid_module svc_control_module = {.name = "control",
+                                        .start = control_start,
+                                        .close = control_close,
+                                        .free = control_free};

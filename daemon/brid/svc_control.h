@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "svc_daemon.h"
+#include "svc_state.h"
 
 /* Binds and listens on d->cfg.socket_path and d->cfg.readonly_socket (a
  * stale socket file is replaced; a live one is an error), with the
@@ -34,6 +34,9 @@ int svc_control_open(brid *d, svc_control **out, bri_error *err);
 void svc_control_close(svc_control *c);
 /* After the loop ran the close callbacks. */
 void svc_control_free(svc_control *c);
-size_t svc_control_connections(const svc_control *c);
+/* The module lifecycle drives (svc_daemon.c): start opens d->ctl, close
+ * and free as above. The open connections are published as
+ * d->connections. */
+extern const brid_module svc_control_module;
 
 #endif

@@ -1,7 +1,10 @@
-/* svc_daemon.c: the daemon's life after its configuration is loaded:
- * start-up (see svc_daemon.h for the order), the signals, reload, the drain
- * and shutdown. brid.c holds only main (flags and the configuration); the
- * svc_* modules call the functions here, never into brid.c.
+/* svc_daemon.c: the daemon's life after its configuration is loaded, the
+ * top layer (svc_state.h): start-up, the signals, reload, the drain and
+ * shutdown. brid.c holds only main (flags and the configuration). No
+ * module calls into this file: it installs the hooks (ready, fatal, idle,
+ * reload) through which the layers below tell it something, and drives the
+ * modules through one table, MODULES, in start-up order (nginx's
+ * ngx_module_t), naming none of them elsewhere.
  *
  * Start-up order is chosen so that nothing runs on a half-known state: job
  * store (its lock keeps a second daemon out), recovery of a previous crash
@@ -36,6 +39,25 @@
 
 #define HARD_STOP_MS 15000
 
+/* The modules, in start-up order (they close and free in the reverse
+ * order). Nothing runs on a half-known state: the control socket first
+ * (it answers while the discovery walks), the HTTP listener (if
+ * metrics_listen; it answers from snapshots the loop renders once it
+ * runs), the roots' states, the watches and their first discovery (off the
+ * loop), the polls of the object-store roots, the scheduler (a reload
+ * re-evaluates the cleanup schedule after the watches updated the
+ * policies), the workers, the heartbeat thread. */
+static const brid_module *const MODULES[] = {&svc_control_module, &svc_http_module,  &svc_roots_module,
+                                             &svc_watch_module,   &svc_poll_module,  &svc_sched_module,
+                                             &svc_worker_module,  &svc_lease_module};
+#define N_MODULES (sizeof MODULES / sizeof MODULES[0])
+
+/* Closes the first n modules, the last first. */
+static void close_modules(brid *d, size_t n) {
+  while (n--)
+    if (MODULES[n]->close) MODULES[n]->close(d);
+}
+
 /* ----------------------------------------------------------- shutdown */
 
 static void close_cb(uv_handle_t *h) { (void)h; }
@@ -51,15 +73,7 @@ static void finish_shutdown(brid *d) {
   if (d->handles_closed) return;
   d->handles_closed = true;
   log_notice("stopped: no job is running");
-  svc_lease_stop(d->lease);
-  svc_pool_stop(d->pool);
-  svc_control_close(d->ctl);
-  svc_http_close(d->http);
-  svc_watch_close(d);
-  svc_poll_close(d);
-  svc_roots_close(d);
-  uv_close((uv_handle_t *)&d->sched_timer, close_cb);
-  uv_close((uv_handle_t *)&d->cleanup_timer, close_cb);
+  close_modules(d, N_MODULES);
   uv_close((uv_handle_t *)&d->drain_timer, close_cb);
   uv_close((uv_handle_t *)&d->watchdog_timer, close_cb);
   uv_close((uv_handle_t *)&d->sig_term, close_cb);
@@ -67,11 +81,9 @@ static void finish_shutdown(brid *d) {
   uv_close((uv_handle_t *)&d->sig_hup, close_cb);
 }
 
-void svc_daemon_worker_idle(brid *d) {
+/* The busy count fell to zero (svc_state.h): a draining daemon is done. */
+static void on_idle(brid *d) {
   if (!d->draining || d->handles_closed) return;
-  if (svc_pool_idle(d->pool) < svc_pool_size(d->pool) || d->checks_inflight || d->claiming || d->discovering ||
-      d->polls_inflight)
-    return;
   finish_shutdown(d);
 }
 
@@ -102,7 +114,9 @@ static void on_drain_deadline(uv_timer_t *h) {
   _exit(1);
 }
 
-void svc_daemon_shutdown(brid *d) {
+/* Starts the drain (SIGTERM): no new jobs, running ones get drain_timeout
+ * to finish, then the loop ends. */
+static void shutdown_daemon(brid *d) {
   if (d->handles_closed) return;
   if (d->draining) {
     if (!d->drain_cancelled) stop_running(d, "second stop signal");
@@ -113,13 +127,14 @@ void svc_daemon_shutdown(brid *d) {
   svc_notify_stopping();
   int busy = svc_pool_size(d->pool) - svc_pool_idle(d->pool);
   log_notice("stopping: %d job(s) running%s", busy, busy ? "; waiting for them (drain_timeout)" : "");
-  svc_watch_stop(d);
-  svc_poll_stop(d);
-  svc_roots_stop(d);
-  svc_sched_stop(d);
+  for (size_t i = 0; i < N_MODULES; i++)
+    if (MODULES[i]->drain) MODULES[i]->drain(d);
   uv_timer_start(&d->drain_timer, on_drain_deadline, (uint64_t)d->cfg.drain_sec * 1000, 0);
-  svc_daemon_worker_idle(d);
+  if (!d->in_flight) on_idle(d);
 }
+
+/* A worker found the job store failing (svc_state.h's fatal hook). */
+static void on_fatal(brid *d) { shutdown_daemon(d); }
 
 static void reload(brid *d);
 
@@ -130,7 +145,7 @@ static void on_signal(uv_signal_t *h, int sig) {
     return;
   }
   log_notice("received %s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-  svc_daemon_shutdown(d);
+  shutdown_daemon(d);
 }
 
 static void on_watchdog(uv_timer_t *h) {
@@ -149,7 +164,9 @@ static void on_watchdog(uv_timer_t *h) {
 
 static bool str_differs(const char *a, const char *b) { return (a == NULL) != (b == NULL) || (a && strcmp(a, b)); }
 
-int svc_daemon_reload_apply(brid *d, int rc, svc_config *loaded, const bri_error *err, json_t **changes) {
+/* Applies a configuration read off the loop (rc its result, err its error;
+ * SIGHUP and the reload method, through svc_state_reload_apply). */
+static int reload_apply(brid *d, int rc, svc_config *loaded, const bri_error *err, json_t **changes) {
   if (changes) *changes = NULL;
   svc_notify_reloading();
   svc_config nc = *loaded;
@@ -218,11 +235,8 @@ int svc_daemon_reload_apply(brid *d, int rc, svc_config *loaded, const bri_error
   SWAP(*oc, nc);
   svc_config_free(&nc);
   svc_log_set_level(d->cfg.log_level);
-  svc_roots_apply_config(d);
-  svc_watch_apply_config(d);
-  svc_poll_apply_config(d);
-  svc_sched_cleanup_tick(d);
-  svc_sched_kick(d);
+  for (size_t i = 0; i < N_MODULES; i++)
+    if (MODULES[i]->apply_config) MODULES[i]->apply_config(d);
   svc_notify_ready();
   char *s = json_dumps(ch, JSON_COMPACT);
   log_notice("configuration reloaded%s%s", json_object_size(ch) ? ": " : " (no change)", json_object_size(ch) && s ? s : "");
@@ -234,7 +248,7 @@ int svc_daemon_reload_apply(brid *d, int rc, svc_config *loaded, const bri_error
   return 0;
 }
 
-/* SIGHUP: the file is read off the loop (svc_daemon_reload_read, as the
+/* SIGHUP: the file is read off the loop (svc_config_load_roots, as the
  * reload method does), applied on it. */
 typedef struct reload_req {
   uv_work_t req;
@@ -245,23 +259,15 @@ typedef struct reload_req {
   bri_error err;
 } reload_req;
 
-int svc_daemon_reload_read(svc_config *cfg, const svc_overrides *ov, bri_error *err) {
-  int rc = svc_config_load(cfg, ov, err);
-  /* the new roots' settings (a root's secret may have changed): stores
-   * opened from now on use them */
-  if (!rc && (rc = svc_poll_register(cfg, err)) != 0) svc_config_free(cfg);
-  return rc;
-}
-
 static void reload_work(uv_work_t *req) {
   reload_req *r = req->data;
-  r->rc = svc_daemon_reload_read(&r->cfg, &r->ov, &r->err);
+  r->rc = svc_config_load_roots(&r->cfg, &r->ov, &r->err);
 }
 
 static void reload_done(uv_work_t *req, int status) {
   reload_req *r = req->data;
   if (status) r->rc = bri_error_set(&r->err, BRI_EIO, "reload: %s", uv_strerror(status));
-  if (!r->d->handles_closed) svc_daemon_reload_apply(r->d, r->rc, &r->cfg, &r->err, NULL);
+  if (!r->d->handles_closed) reload_apply(r->d, r->rc, &r->cfg, &r->err, NULL);
   else if (!r->rc) svc_config_free(&r->cfg);
   free(r);
 }
@@ -282,13 +288,13 @@ static void reload(brid *d) {
 
 /* ------------------------------------------------------------- start-up */
 
-bri_jobs_store *svc_daemon_reads(const brid *d) { return d->reader ? d->reader : d->store; }
-
-void svc_daemon_ready(brid *d) {
+/* The start-up discovery has registered and watched every local table
+ * (svc_state.h's ready hook): READY=1, and the "ready" log line. */
+static void on_ready(brid *d) {
   if (d->draining || d->handles_closed) return;
-  svc_sched_cleanup_tick(d); /* the cleanup schedule of the tables it found */
+  svc_state_tables_changed(d); /* the cleanup schedule of the tables it found */
   svc_notify_ready();
-  svc_status_update(d, true);
+  svc_state_status_changed(d, true);
   log_notice("brid %s ready: %zu table(s) under %zu root(s), %d worker(s), socket %s, store %s (discovery took %.1f s)",
              BRID_VERSION, d->n_tables, d->cfg.n_roots, d->cfg.workers, d->cfg.socket_path, d->cfg.state_path,
              (double)(bri_now_ms() - d->started_ms) / 1000);
@@ -297,10 +303,11 @@ void svc_daemon_ready(brid *d) {
 int svc_daemon_run(brid *d) {
   d->started_ms = bri_now_ms();
   int exit_code = 1;
+  size_t started = 0; /* modules to close should start-up fail */
   bri_error err;
 
   /* the roots' S3 settings and counters, before recovery opens a table */
-  if (svc_poll_register(&d->cfg, &err)) {
+  if (svc_config_register_roots(&d->cfg, &err)) {
     log_err("%s", err.msg);
     return exit_code;
   }
@@ -329,7 +336,7 @@ int svc_daemon_run(brid *d) {
   if (bri_jobs_open(d->cfg.state_path, &jo, &d->reader, &err))
     log_warn("control reads share the job store's connection: cannot open a read connection: %s", err.msg);
   bri_jobs_recovery_report rep = {0};
-  if (svc_recover_jobs(d->store, NULL, &rep, &err))
+  if (svc_recover_jobs(d->store, NULL, NULL, &rep, &err))
     log_err("recovery left %zu job(s) as they were: %s", rep.stuck, err.msg);
   if (rep.interrupted || rep.leftovers)
     log_notice("recovery: %zu interrupted job(s): %zu requeued, %zu finished (their commit had landed), %zu failed, "
@@ -338,32 +345,21 @@ int svc_daemon_run(brid *d) {
                rep.files_kept, rep.leftovers);
 
   uv_loop_init(&d->loop);
-  if (svc_control_open(d, &d->ctl, &err)) {
-    log_err("%s", err.msg);
-    goto out_loop;
-  }
-  if (svc_http_open(d, &d->http, &err)) {
-    log_err("%s", err.msg);
-    goto out_loop;
-  }
-  svc_sched_init(d);
+  d->hooks.ready = on_ready;
+  d->hooks.fatal = on_fatal;
+  d->hooks.idle = on_idle;
+  d->hooks.reload_apply = reload_apply;
   uv_timer_init(&d->loop, &d->drain_timer);
   uv_timer_init(&d->loop, &d->watchdog_timer);
   d->drain_timer.data = d;
-  svc_roots_apply_config(d);
-  if (svc_watch_start(d, &err)) {
-    log_err("%s", err.msg);
-    goto out_loop;
+  for (size_t i = 0; i < N_MODULES; i++) {
+    if (MODULES[i]->start && MODULES[i]->start(d, &err)) {
+      log_err("%s", err.msg);
+      started = i + 1; /* a module that failed undoes its start in its close */
+      goto out_loop;
+    }
   }
-  svc_poll_apply_config(d);
-  if (svc_pool_start(d, d->cfg.workers, &d->pool, &err)) {
-    log_err("%s", err.msg);
-    goto out_loop;
-  }
-  if (svc_lease_start(d, &d->lease, &err)) {
-    log_err("%s", err.msg);
-    goto out_loop;
-  }
+  started = N_MODULES;
   uv_signal_init(&d->loop, &d->sig_term);
   uv_signal_init(&d->loop, &d->sig_int);
   uv_signal_init(&d->loop, &d->sig_hup);
@@ -376,7 +372,7 @@ int svc_daemon_run(brid *d) {
     uint64_t every = d->watchdog_usec / 2000;
     uv_timer_start(&d->watchdog_timer, on_watchdog, every ? every : 1, every ? every : 1);
   }
-  svc_sched_kick(d); /* jobs queued before the restart run while the discovery walks */
+  svc_state_work_queued(d); /* jobs queued before the restart run while the discovery walks */
   log_notice("brid %s starting: socket %s answers; discovering the tables under %zu root(s)", BRID_VERSION,
              d->cfg.socket_path, d->cfg.n_roots);
   uv_run(&d->loop, UV_RUN_DEFAULT);
@@ -387,10 +383,7 @@ out_loop:
     /* start-up failed after the loop existed: close what was opened (a
      * discovery in flight ends without registering anything) */
     d->handles_closed = true;
-    svc_lease_stop(d->lease);
-    if (d->pool) svc_pool_stop(d->pool);
-    svc_control_close(d->ctl);
-    svc_http_close(d->http); /* before the walk closes its async handle */
+    close_modules(d, started); /* before the walk closes their async handles */
     uv_walk(&d->loop, close_walk, NULL);
     uv_run(&d->loop, UV_RUN_DEFAULT);
   }
@@ -398,13 +391,8 @@ out_loop:
     uv_run(&d->loop, UV_RUN_DEFAULT);
     uv_loop_close(&d->loop);
   }
-  svc_lease_free(d->lease);
-  svc_pool_free(d->pool);
-  svc_control_free(d->ctl);
-  svc_http_free(d->http);
-  svc_watch_free(d);
-  svc_poll_free(d);
-  svc_roots_free(d);
+  for (size_t i = N_MODULES; i--;)
+    if (MODULES[i]->free) MODULES[i]->free(d);
   bri_jobs_close(d->reader);
   bri_jobs_close(d->store);
   return exit_code;

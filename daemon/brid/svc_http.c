@@ -2,7 +2,7 @@
  * /readyz for Prometheus and for probes, with libmicrohttpd.
  *
  * Threads. libmicrohttpd answers on its own thread; brid's state lives on
- * the libuv loop thread (svc_daemon.h), and the job store is read only off
+ * the libuv loop thread (svc_state.h), and the job store is read only off
  * the loop. They meet in one snapshot under one mutex (mu), and the HTTP
  * thread makes exactly one libuv call, uv_async_send (the one libuv allows
  * from any thread):
@@ -156,7 +156,7 @@ static void render_work(uv_work_t *req) {
   brid *d = r->h->d;
   bri_error err;
   (void)bri_failpoint("http.render", &err);
-  bri_jobs_store *reads = svc_daemon_reads(d);
+  bri_jobs_store *reads = svc_state_reads(d);
   r->metrics = svc_metrics_text(r->view, reads, d->pool);
   r->not_ready = not_ready(r->view, reads);
 }
@@ -523,10 +523,9 @@ int svc_http_open(brid *d, svc_http **out, bri_error *err) {
     log_warn("metrics_listen %s is not a loopback address: whoever can reach it reads brid's metrics (table paths, "
              "error messages); restrict it with a firewall", d->cfg.metrics_listen);
   log_notice("http: serving /metrics, /healthz and /readyz on http://%s", h->addr);
+  d->http_address = h->addr; /* published for the status (svc_view.c) */
   return 0;
 }
-
-const char *svc_http_address(const svc_http *h) { return h ? h->addr : NULL; }
 
 void svc_http_close(svc_http *h) {
   if (!h) return;
@@ -551,3 +550,12 @@ void svc_http_free(svc_http *h) {
   free(h->metrics), free(h->not_ready);
   free(h);
 }
+
+static int http_start(brid *d, bri_error *err) { return svc_http_open(d, &d->http, err); }
+static void http_close(brid *d) { svc_http_close(d->http); }
+static void http_free(brid *d) {
+  d->http_address = NULL;
+  svc_http_free(d->http);
+}
+
+const brid_module svc_http_module = {.name = "http", .start = http_start, .close = http_close, .free = http_free};

@@ -11,18 +11,22 @@
 #ifndef BRI_SVC_HTTP_H
 #define BRI_SVC_HTTP_H
 
-#include "svc_daemon.h"
+#include "svc_state.h"
 
 /* On the loop thread, before uv_run: binds d->cfg.metrics_listen and starts
- * serving. *out is NULL (and 0 returned) when metrics_listen is off. */
+ * serving, and publishes the address bound, port 0 resolved
+ * ("127.0.0.1:41234"), as d->http_address. *out is NULL (and 0 returned)
+ * when metrics_listen is off. */
 int svc_http_open(brid *d, svc_http **out, bri_error *err);
-/* The address bound, port 0 resolved ("127.0.0.1:41234"); NULL when h is. */
-const char *svc_http_address(const svc_http *h);
 /* On the loop thread: stops serving (joins the HTTP threads, closes every
  * HTTP connection and the listening socket) and closes the async handle.
  * NULL is fine. */
 void svc_http_close(svc_http *h);
 /* After the loop ran the close callbacks. NULL is fine. */
 void svc_http_free(svc_http *h);
+/* The module lifecycle drives (svc_daemon.c): start opens d->http, close
+ * and free as above (close also when start failed: it undoes what start
+ * did). */
+extern const brid_module svc_http_module;
 
 #endif

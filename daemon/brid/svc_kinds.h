@@ -26,6 +26,10 @@
 #include "bri/ops.h"
 #include "svc_config.h"
 
+/* Priorities of the jobs brid queues itself; a request of a kind has its
+ * descriptor's (rpc/rpc_kinds.h), above these, so it goes first. */
+enum { SVC_PRIO_AUTO = 0, SVC_PRIO_SCHEDULED = 1 };
+
 /* The options of one job, by kind. */
 typedef union svc_opts {
   bri_compact_request compact;

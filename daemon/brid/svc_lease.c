@@ -10,7 +10,6 @@
 
 #include "svc_log.h"
 #include "svc_recover.h"
-#include "svc_sched.h"
 #include "svc_worker.h"
 
 #define HELD_MAX 256 /* job ids per heartbeat: more than any worker count brid accepts */
@@ -28,7 +27,7 @@ struct svc_lease {
 
 static void on_kick(uv_async_t *h) {
   svc_lease *l = h->data;
-  if (!l->d->draining) svc_sched_kick(l->d);
+  if (!l->d->draining) svc_state_work_queued(l->d);
 }
 
 /* Notes the heartbeat's outcome; logs a change of state, not every failure. */
@@ -55,6 +54,8 @@ static void note(svc_lease *l, int rc, const bri_error *err) {
   pthread_mutex_unlock(&l->mu);
 }
 
+static bool pool_holds(void *pool, int64_t job_id) { return svc_pool_holds(pool, job_id); }
+
 static void beat(svc_lease *l) {
   brid *d = l->d;
   int64_t ids[HELD_MAX];
@@ -69,7 +70,7 @@ static void beat(svc_lease *l) {
   for (size_t i = 0; i < n; i++)
     if (!renewed[i]) log_warn("job %lld: its lease ran out or was taken over; stopping it", (long long)ids[i]);
   bri_jobs_recovery_report rep = {0};
-  rc = svc_recover_jobs(d->store, d->pool, &rep, &err);
+  rc = svc_recover_jobs(d->store, pool_holds, d->pool, &rep, &err);
   if (rc) log_err("recovery of jobs whose lease expired left %zu job(s) as they were: %s", rep.stuck, err.msg);
   if (rep.interrupted)
     log_notice("recovered %zu job(s) whose lease expired: %zu requeued, %zu finished (their commit had landed), "
@@ -168,3 +169,9 @@ void svc_lease_health(svc_lease *l, svc_store_health *out) {
   *out = l->health;
   pthread_mutex_unlock(&l->mu);
 }
+
+static int lease_start(brid *d, bri_error *err) { return svc_lease_start(d, &d->lease, err); }
+static void lease_close(brid *d) { svc_lease_stop(d->lease); }
+static void lease_free(brid *d) { svc_lease_free(d->lease); }
+
+const brid_module svc_lease_module = {.name = "lease", .start = lease_start, .close = lease_close, .free = lease_free};

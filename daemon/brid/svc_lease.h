@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "svc_daemon.h"
+#include "svc_state.h"
 
 typedef struct svc_lease svc_lease;
 
@@ -34,6 +34,9 @@ int svc_lease_start(brid *d, svc_lease **out, bri_error *err);
 void svc_lease_stop(svc_lease *l);
 /* Frees it after the loop ran the close callback of its async handle. */
 void svc_lease_free(svc_lease *l);
+/* The module lifecycle drives (svc_daemon.c): start starts the thread into
+ * d->lease, close stops it, free frees it. */
+extern const brid_module svc_lease_module;
 
 typedef struct svc_store_health {
   bool up;                 /* the last heartbeat went through */

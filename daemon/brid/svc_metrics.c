@@ -82,7 +82,7 @@ static void storage_families(json_t *all, const svc_view *v) {
     const char *root = v->roots[i];
     char canon[PATH_MAX];
     bri_store_stats s;
-    /* a local root counts under its real path (svc_poll_register) */
+    /* a local root counts under its real path (svc_config_register_roots) */
     if (bri_store_root_stats(svc_root_canonical(root, canon), &s) != 0) continue;
     for (int k = 0; k < BRI_REQ_KINDS; k++)
       for (int c = 0; c < BRI_REQ_CLASSES; c++)
@@ -288,7 +288,7 @@ json_t *svc_metrics_json(const svc_view *v, bri_jobs_store *store, svc_pool *poo
   };
   for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) sample(family(all, c[k].name, "counter", c[k].help), NULL, num(c[k].v));
   /* by what fired the check: the debounce or max_delay (quiet), the count of new small fragments, or what
-   * a job's budget left (svc_watch.h's SVC_TRIGGER_QUIET, _COUNT, _AFTER) */
+   * a job's budget left (svc_check.h's SVC_TRIGGER_QUIET, _COUNT, _AFTER) */
   static const char *const triggers[] = {"quiet", "count", "budget"};
   json_t *tr = family(all, "brid_triggers_total", "counter", "Compactions queued by a planner check, by trigger.");
   for (size_t k = 0; k < sizeof triggers / sizeof triggers[0]; k++)

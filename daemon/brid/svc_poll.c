@@ -1,4 +1,4 @@
-/* svc_poll.c: roots on object stores (S3, Azure): settings, walks, poll
+/* svc_poll.c: roots on object stores (S3, Azure): walks, poll
  * timers and the looks at busy tables between polls (see svc_poll.h).
  *
  * A walk lists the root level by level through a store rooted at the root
@@ -18,22 +18,6 @@
 #include "bri/table.h"
 #include "bri/util.h"
 #include "svc_log.h"
-#include "svc_watch.h"
-
-/* ---------------------------------------------------------- registration */
-
-int svc_poll_register(const svc_config *c, bri_error *err) {
-  for (size_t i = 0; i < c->n_roots; i++) {
-    const char *root = c->roots[i];
-    char canon[PATH_MAX];
-    /* stores name local tables by their real path (bri_store_canonical) */
-    int rc = bri_store_count_root(svc_root_canonical(root, canon), err);
-    if (!rc && !(svc_location_caps(root) & BRI_STORE_CAP_LOCAL) && (rc = svc_root_configure(root, svc_config_root(c, root), false, err)) != 0)
-      return bri_error_wrap(err, "root %s", root);
-    if (rc) return rc;
-  }
-  return 0;
-}
 
 /* ------------------------------------------------------------------ walk */
 
@@ -147,7 +131,7 @@ static void poll_done(void *user, int rc, const bri_error *err) {
   d->polls_inflight--;
   p->n_polls++;
   if (rc) p->n_failures++;
-  svc_daemon_worker_idle(d); /* a draining daemon waits for polls too */
+  svc_state_busy_end(d); /* the poll began in on_poll */
 }
 
 static void on_poll(uv_timer_t *h) {
@@ -156,7 +140,8 @@ static void on_poll(uv_timer_t *h) {
   if (p->running || d->draining) return; /* a slow poll: the next tick comes after it */
   p->running = true;
   d->polls_inflight++;
-  svc_watch_discover_root(d, p->root, poll_done, p);
+  svc_state_busy_begin(d); /* a draining daemon waits for polls too */
+  svc_state_discover_root(d, p->root, poll_done, p);
 }
 
 /* Every SVC_BUSY_POLL_MS: a COUNT check of each busy table (its check
@@ -173,7 +158,7 @@ static void on_busy(uv_timer_t *h) {
       continue;
     }
     d->busy[k++] = t;
-    if (!t->job_running) svc_watch_count(t);
+    if (!t->job_running) svc_state_count_check(t);
   }
   d->n_busy = k;
   if (!k) uv_timer_stop(h);
@@ -218,7 +203,7 @@ static brid_poll *poll_of(brid *d, const char *root) {
   return p;
 }
 
-void svc_poll_apply_config(brid *d) {
+static void poll_apply_config(brid *d) {
   for (size_t i = 0; i < d->n_polls; i++) d->polls[i]->configured = false;
   for (size_t i = 0; i < d->cfg.n_roots; i++) {
     if (!(svc_location_caps(d->cfg.roots[i]) & BRI_STORE_CAP_POLL)) continue;
@@ -237,17 +222,23 @@ void svc_poll_apply_config(brid *d) {
     if (!d->polls[i]->configured) uv_timer_stop(&d->polls[i]->timer);
 }
 
-void svc_poll_stop(brid *d) {
+static int poll_start(brid *d, bri_error *err) {
+  (void)err;
+  poll_apply_config(d);
+  return 0;
+}
+
+static void poll_stop(brid *d) {
   for (size_t i = 0; i < d->n_polls; i++) uv_timer_stop(&d->polls[i]->timer);
   if (d->busy_timer_init) uv_timer_stop(&d->busy_timer);
 }
 
-void svc_poll_close(brid *d) {
+static void poll_close(brid *d) {
   for (size_t i = 0; i < d->n_polls; i++) uv_close((uv_handle_t *)&d->polls[i]->timer, NULL);
   if (d->busy_timer_init) uv_close((uv_handle_t *)&d->busy_timer, NULL);
 }
 
-void svc_poll_free(brid *d) {
+static void poll_free(brid *d) {
   for (size_t i = 0; i < d->n_polls; i++) {
     free(d->polls[i]->root);
     free(d->polls[i]);
@@ -259,3 +250,10 @@ void svc_poll_free(brid *d) {
   d->busy = NULL;
   d->n_busy = d->cap_busy = 0;
 }
+
+const brid_module svc_poll_module = {.name = "poll",
+                                     .start = poll_start,
+                                     .apply_config = poll_apply_config,
+                                     .drain = poll_stop,
+                                     .close = poll_close,
+                                     .free = poll_free};

@@ -34,15 +34,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "svc_daemon.h"
-
-/* Hands c's roots to libbri: every root counts its storage traffic (the
- * metrics), and every object-store root gets its settings (its [root]
- * section's, bri_store_configure_root: endpoint, credentials,
- * limits; a client of its own). Any thread: touches no table, only
- * resolves local roots' real paths. Call before anything opens a table
- * under a root, and again for a reloaded configuration. */
-int svc_poll_register(const svc_config *c, bri_error *err);
+#include "svc_state.h"
 
 /* What the walk of an object-store root found under it. */
 typedef enum {
@@ -70,13 +62,10 @@ int svc_poll_walk(const char *root, int max_depth, svc_poll_found_fn found, void
 /* Polled table t was seen moving: it is busy (loop thread). */
 void svc_poll_busy(brid_table *t);
 
-/* The poll timers of the configured polled roots (started, or after a reload
- * adjusted: new roots get one, removed ones stop). Loop thread. */
-void svc_poll_apply_config(brid *d);
-/* Drain: stops the timers; shutdown: closes them; free after the loop ran
- * the close callbacks. */
-void svc_poll_stop(brid *d);
-void svc_poll_close(brid *d);
-void svc_poll_free(brid *d);
+/* The module lifecycle drives (svc_daemon.c): start and a reload give the
+ * configured polled roots their poll timers (new roots get one, polled at
+ * once; removed ones stop); the drain stops the timers, close closes them,
+ * free comes after the loop ran the close callbacks. Loop thread. */
+extern const brid_module svc_poll_module;
 
 #endif

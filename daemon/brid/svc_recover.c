@@ -15,7 +15,6 @@
 #include "bri/table.h"
 #include "bri/util.h"
 #include "svc_log.h"
-#include "svc_worker.h"
 
 /* A file the job wrote cannot appear in a version older than the job; an
  * hour of slack covers clock adjustments between the two timestamps. */
@@ -186,7 +185,8 @@ static int64_t since_of(const bri_jobs_job *job) {
 
 typedef struct rctx {
   refs *cache;
-  svc_pool *pool; /* NULL at start-up: no worker runs yet */
+  svc_job_held_fn held; /* NULL at start-up: no worker runs yet */
+  void *held_ctx;
 } rctx;
 
 static int cached_refs(rctx *x, const bri_jobs_job *job, refs **out, bri_error *err) {
@@ -252,11 +252,12 @@ static int cb_commit_landed(void *user, const bri_jobs_job *job, int *landed, ui
 
 static int cb_in_flight(void *user, int64_t job_id) {
   rctx *x = user;
-  return x->pool && svc_pool_holds(x->pool, job_id);
+  return x->held && x->held(x->held_ctx, job_id);
 }
 
-int svc_recover_jobs(bri_jobs_store *s, svc_pool *pool, bri_jobs_recovery_report *rep, bri_error *err) {
-  rctx x = {.pool = pool};
+int svc_recover_jobs(bri_jobs_store *s, svc_job_held_fn held, void *held_ctx, bri_jobs_recovery_report *rep,
+                     bri_error *err) {
+  rctx x = {.held = held, .held_ctx = held_ctx};
   bri_jobs_recovery_ops ops = {.is_referenced = cb_is_referenced,
                                .remove = cb_remove,
                                .commit_landed = cb_commit_landed,

@@ -16,16 +16,21 @@
 #ifndef BRI_SVC_RECOVER_H
 #define BRI_SVC_RECOVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "bri/error.h"
 #include "jobs/jobs.h"
-#include "svc_daemon.h"
 
-/* bri_jobs_recover with brid's callbacks: at start-up (pool NULL), and
- * then after each heartbeat for the jobs whose lease expired, leaving
- * alone those pool's workers still hold. */
-int svc_recover_jobs(bri_jobs_store *s, svc_pool *pool, bri_jobs_recovery_report *rep, bri_error *err);
+/* Whether a worker of this daemon still holds the job (svc_pool_holds). */
+typedef bool (*svc_job_held_fn)(void *ctx, int64_t job_id);
+
+/* bri_jobs_recover with brid's callbacks: at start-up (held NULL: no
+ * worker runs yet), and then after each heartbeat for the jobs whose lease
+ * expired, leaving alone those held(held_ctx, id) says a worker holds. */
+int svc_recover_jobs(bri_jobs_store *s, svc_job_held_fn held, void *held_ctx, bri_jobs_recovery_report *rep,
+                     bri_error *err);
 
 /* For a running job of this session whose attempt failed: every output
  * journaled by that attempt (job->attempts) that still exists and is not

@@ -9,8 +9,6 @@
 #include <sys/stat.h>
 
 #include "svc_log.h"
-#include "svc_sched.h"
-#include "svc_watch.h"
 
 static brid_root *add(brid *d, const char *uri) {
   brid_root **a = realloc(d->root_states, (d->n_root_states + 1) * sizeof *a);
@@ -34,7 +32,7 @@ static brid_root *lookup(const brid *d, const char *uri) {
   return NULL;
 }
 
-void svc_roots_apply_config(brid *d) {
+static void roots_apply_config(brid *d) {
   for (size_t i = 0; i < d->n_root_states; i++) d->root_states[i]->configured = false;
   for (size_t i = 0; i < d->cfg.n_roots; i++) {
     brid_root *r = lookup(d, d->cfg.roots[i]);
@@ -55,14 +53,13 @@ static void retry_done(void *user, int rc, const bri_error *err) {
   (void)rc, (void)err; /* reported by the discovery itself */
   brid_root *r = user;
   r->retrying = false;
-  svc_daemon_worker_idle(r->d); /* a draining daemon waits for it */
 }
 
 static void on_retry(uv_timer_t *h) {
   brid_root *r = h->data;
   if (r->retrying || r->d->draining) return;
   r->retrying = true;
-  svc_watch_discover_root(r->d, r->uri, retry_done, r);
+  svc_state_discover_root(r->d, r->uri, retry_done, r);
 }
 
 static void replace(char **dst, const char *src) {
@@ -81,7 +78,7 @@ bool svc_roots_report(brid *d, const char *uri, const char *canon, int rc, const
     if (was_down)
       log_notice("root %s: reachable again after %llu failed listing(s) over %llds", uri,
                  (unsigned long long)r->failures, (long long)((now - r->down_since_ms) / 1000));
-    if (!r->up) svc_status_update(d, true); /* back, or listed for the first time */
+    if (!r->up) svc_state_status_changed(d, true); /* back, or listed for the first time */
     uv_timer_stop(&r->retry);
     r->up = true;
     r->failures = 0;
@@ -94,7 +91,7 @@ bool svc_roots_report(brid *d, const char *uri, const char *canon, int rc, const
   r->last_error_ms = now;
   replace(&r->last_error, why ? why : "cannot list");
   if (!was_down) {
-    svc_status_update(d, true);
+    svc_state_status_changed(d, true);
     if (!(svc_location_caps(uri) & BRI_STORE_CAP_POLL) && !d->draining) uv_timer_start(&r->retry, on_retry, SVC_ROOT_RETRY_MS, SVC_ROOT_RETRY_MS);
     r->down_since_ms = r->reminded_ms = now;
     log_warn("root %s: unreachable: %s; its tables keep their state and get no job until it is listed again", uri,
@@ -152,15 +149,21 @@ size_t svc_roots_unreachable(const brid *d, const brid_root **first) {
   return n;
 }
 
-void svc_roots_stop(brid *d) {
+static int roots_start(brid *d, bri_error *err) {
+  (void)err;
+  roots_apply_config(d);
+  return 0;
+}
+
+static void roots_stop(brid *d) {
   for (size_t i = 0; i < d->n_root_states; i++) uv_timer_stop(&d->root_states[i]->retry);
 }
 
-void svc_roots_close(brid *d) {
+static void roots_close(brid *d) {
   for (size_t i = 0; i < d->n_root_states; i++) uv_close((uv_handle_t *)&d->root_states[i]->retry, NULL);
 }
 
-void svc_roots_free(brid *d) {
+static void roots_free(brid *d) {
   for (size_t i = 0; i < d->n_root_states; i++) {
     free(d->root_states[i]->uri);
     free(d->root_states[i]->canon);
@@ -171,3 +174,10 @@ void svc_roots_free(brid *d) {
   d->root_states = NULL;
   d->n_root_states = 0;
 }
+
+const brid_module svc_roots_module = {.name = "roots",
+                                      .start = roots_start,
+                                      .apply_config = roots_apply_config,
+                                      .drain = roots_stop,
+                                      .close = roots_close,
+                                      .free = roots_free};

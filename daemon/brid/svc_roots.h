@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "svc_daemon.h"
+#include "svc_state.h"
 
 /* How often a root that stays unreachable is logged again. */
 #define SVC_ROOT_REMINDER_MS (3600 * 1000)
@@ -36,9 +36,12 @@
  * back, and the sweep may be minutes away. */
 #define SVC_ROOT_RETRY_MS 1000
 
-/* The configured roots get a state (new ones unknown until first listed;
- * removed ones are kept but no longer configured). */
-void svc_roots_apply_config(brid *d);
+/* The module lifecycle drives (svc_daemon.c): at start and at a reload the
+ * configured roots get a state (new ones unknown until first listed;
+ * removed ones are kept but no longer configured); the drain stops the
+ * retry timers, close closes them, free comes after the loop ran the close
+ * callbacks. */
+extern const brid_module svc_roots_module;
 /* The state of a configured root (as configured), or NULL. */
 brid_root *svc_roots_find(brid *d, const char *uri);
 /* A listing of root uri ended: rc 0 (canon: its canonical form, for a local
@@ -59,10 +62,5 @@ bool svc_roots_all_listed(const brid *d);
 /* How many configured roots are known to be unreachable; *first (may be
  * NULL) the first of them. */
 size_t svc_roots_unreachable(const brid *d, const brid_root **first);
-/* Drain: stops the retry timers; shutdown: closes them; free after the
- * loop ran the close callbacks. */
-void svc_roots_stop(brid *d);
-void svc_roots_close(brid *d);
-void svc_roots_free(brid *d);
 
 #endif

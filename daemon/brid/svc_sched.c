@@ -20,11 +20,11 @@
 #include <string.h>
 
 #include "bri/util.h"
+#include "svc_kinds.h"
 #include "svc_lease.h"
 #include "svc_log.h"
 #include "svc_notify.h"
 #include "svc_roots.h"
-#include "svc_watch.h"
 #include "svc_worker.h"
 
 /* after a failed claim (a busy or failing job store) */
@@ -37,13 +37,18 @@ static bool notify_enabled;
 static void on_sched_timer(uv_timer_t *h) { svc_sched_kick(h->data); }
 static void on_cleanup_timer(uv_timer_t *h) { svc_sched_cleanup_tick(h->data); }
 
-void svc_sched_init(brid *d) {
+static int sched_start(brid *d, bri_error *err) {
+  (void)err;
   uv_timer_init(&d->loop, &d->sched_timer);
   uv_timer_init(&d->loop, &d->cleanup_timer);
   d->sched_timer.data = d;
   d->cleanup_timer.data = d;
   const char *ns = getenv("NOTIFY_SOCKET");
   notify_enabled = ns && *ns;
+  d->hooks.work_queued = svc_sched_kick;
+  d->hooks.status_changed = svc_status_update;
+  d->hooks.tables_changed = svc_sched_cleanup_tick;
+  return 0;
 }
 
 /* ------------------------------------------------------------- claiming */
@@ -147,7 +152,7 @@ static void claim_done(uv_work_t *req, int status) {
   d->claiming = false;
   settle_req *u = NULL;
   for (size_t i = 0; status == 0 && i < c->n; i++) {
-    brid_table *t = svc_watch_find_known(d, c->jobs[i].root);
+    brid_table *t = svc_state_table(d, c->jobs[i].root);
     settle_why why;
     if (d->draining) why = SETTLE_STOPPING;
     else if (!t && !svc_roots_all_listed(d)) why = SETTLE_UNDISCOVERED;
@@ -193,7 +198,7 @@ static void claim_done(uv_work_t *req, int status) {
     d->kick_again = false;
     svc_sched_kick(d);
   }
-  svc_daemon_worker_idle(d); /* a draining daemon waits for claims too */
+  svc_state_busy_end(d); /* the claim began in svc_sched_kick */
 }
 
 void svc_sched_kick(brid *d) {
@@ -215,6 +220,7 @@ void svc_sched_kick(brid *d) {
   c->store = d->store;
   c->want = idle;
   d->claiming = true;
+  svc_state_busy_begin(d); /* a draining daemon waits for claims too */
   int e = uv_queue_work(&d->loop, &c->req, claim_work, claim_done);
   if (e) claim_done(&c->req, e);
 }
@@ -304,7 +310,6 @@ static void tick_done(uv_work_t *req, int status) {
     d->tick_again = false;
     svc_sched_cleanup_tick(d);
   }
-  svc_daemon_worker_idle(d);
 }
 
 void svc_sched_cleanup_tick(brid *d) {
@@ -335,7 +340,7 @@ void svc_sched_cleanup_tick(brid *d) {
   if (e) tick_done(&k->req, e);
 }
 
-void svc_sched_stop(brid *d) {
+static void sched_stop(brid *d) {
   uv_timer_stop(&d->sched_timer);
   uv_timer_stop(&d->cleanup_timer);
 }
@@ -389,7 +394,6 @@ static void status_done(uv_work_t *req, int status) {
     d->status_again = false;
     svc_status_update(d, true);
   }
-  svc_daemon_worker_idle(d);
 }
 
 void svc_status_update(brid *d, bool force) {
@@ -406,7 +410,7 @@ void svc_status_update(brid *d, bool force) {
   if (!r) return;
   r->req.data = r;
   r->d = d;
-  r->store = svc_daemon_reads(d);
+  r->store = svc_state_reads(d);
   d->status_running = true;
   int e = uv_queue_work(&d->loop, &r->req, status_work, status_done);
   if (e) {
@@ -414,3 +418,23 @@ void svc_status_update(brid *d, bool force) {
     free(r);
   }
 }
+
+/* ------------------------------------------------------------- lifecycle */
+
+/* A reload: the policies changed (svc_watch's reload ran before this one):
+ * the cleanup schedule again, and claims for what a resumed table lets run. */
+static void sched_apply_config(brid *d) {
+  svc_sched_cleanup_tick(d);
+  svc_sched_kick(d);
+}
+
+static void sched_close(brid *d) {
+  uv_close((uv_handle_t *)&d->sched_timer, NULL);
+  uv_close((uv_handle_t *)&d->cleanup_timer, NULL);
+}
+
+const brid_module svc_sched_module = {.name = "sched",
+                                      .start = sched_start,
+                                      .apply_config = sched_apply_config,
+                                      .drain = sched_stop,
+                                      .close = sched_close};

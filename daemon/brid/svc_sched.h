@@ -18,20 +18,19 @@
 
 #include <stdbool.h>
 
-#include "svc_daemon.h"
+#include "svc_state.h"
 
-/* Priorities of the jobs brid queues itself; a request of a kind has its
- * descriptor's (rpc/rpc_kinds.h), above these, so it goes first. */
-enum { SVC_PRIO_AUTO = 0, SVC_PRIO_SCHEDULED = 1 };
-
-void svc_sched_init(brid *d);
+/* The module lifecycle drives (svc_daemon.c): start initializes the timers
+ * and installs the hooks through which the layers below say that work was
+ * queued, that STATUS may be stale or that tables changed; a reload
+ * re-evaluates the cleanup schedule and claims; the drain stops the
+ * timers, close closes them. */
+extern const brid_module svc_sched_module;
 /* Claims jobs while workers are idle (off the loop), hands them over and
  * arms the timer for the next due job (on it). */
 void svc_sched_kick(brid *d);
 /* Re-evaluates the cleanup schedules (after discovery or a reload). */
 void svc_sched_cleanup_tick(brid *d);
-/* Stops the scheduler's timers (drain). */
-void svc_sched_stop(brid *d);
 /* Sends STATUS to systemd (rate-limited unless force). */
 void svc_status_update(brid *d, bool force);
 

@@ -8,10 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "svc_control.h"
-#include "svc_http.h"
 #include "svc_roots.h"
-#include "svc_watch.h"
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
@@ -68,7 +65,7 @@ svc_view *svc_view_take(brid *d, bool every_table) {
   v->socket_path = dup_or_null(d->cfg.socket_path);
   v->readonly_socket = dup_or_null(d->cfg.readonly_socket);
   v->state_path = dup_or_null(d->cfg.state_path);
-  v->http_address = dup_or_null(svc_http_address(d->http));
+  v->http_address = dup_or_null(d->http_address);
   v->last_reload_error = dup_or_null(d->last_reload_error);
   ok = ok && v->socket_path && v->readonly_socket && v->state_path && (!d->cfg.file || v->config_file) &&
        (!d->http || v->http_address) &&
@@ -81,7 +78,7 @@ svc_view *svc_view_take(brid *d, bool every_table) {
   v->last_reload_ms = d->last_reload_ms;
   v->checks_inflight = d->checks_inflight;
   v->checks_waiting = d->checks_waiting;
-  v->connections = svc_control_connections(d->ctl);
+  v->connections = d->connections;
   v->watch_error = d->watch_failing ? strdup(d->watch_error) : NULL;
   ok = ok && (!d->watch_failing || v->watch_error);
   v->discovering = d->discovering;

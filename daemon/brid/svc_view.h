@@ -1,7 +1,7 @@
 /* svc_view.h: a copy of the loop's state for work done on another thread.
  *
  * The loop thread owns the table registry, the counters and the running
- * configuration (svc_daemon.h); it never waits on a disk, so whatever reads
+ * configuration (svc_state.h); it never waits on a disk, so whatever reads
  * the job store (a control request, the metrics, a sweep's schedule) runs on
  * libuv's thread pool. What that work also needs of the loop's state it
  * reads from a view: a copy taken on the loop (memory only, microseconds
@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "svc_config.h"
-#include "svc_daemon.h"
+#include "svc_state.h"
 #include "svc_lease.h"
 #include "bri/util.h"
 
@@ -72,7 +72,7 @@ typedef struct svc_view {
   size_t sweep_only;   /* present local tables without a watch: found by the sweep alone */
   char *watch_error;   /* why the last table watch failed, while none has succeeded since; or NULL */
   bool discovering;    /* a discovery walk of the roots is in flight */
-  int64_t discovered_ms, first_sweep_ms; /* svc_daemon.h; 0 = not yet */
+  int64_t discovered_ms, first_sweep_ms; /* svc_state.h; 0 = not yet */
   size_t n_unchecked;
   svc_store_health store; /* whether the job store answers (svc_lease.h) */
   uint64_t store_statements; /* statements the job store ran, its read connection's included */

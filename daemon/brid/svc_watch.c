@@ -28,7 +28,6 @@
 #include "svc_log.h"
 #include "svc_poll.h"
 #include "svc_roots.h"
-#include "svc_sched.h"
 
 #define RESCAN_DELAY_MS 1000
 /* A discovery registers new tables in the job store this many per
@@ -76,163 +75,17 @@ typedef struct check_req {
   svc_check res;
 } check_req;
 
-/* The payload each fragment of m would copy, when pol's strategy counts it
- * (*out NULL otherwise): what the compaction's planner will count
- * (compact/fragsize.h), so that a check queues no job that then finds its
- * fragments at target size. An object store's data/ is listed once. */
-static int check_payloads(bri_table *t, const bri_manifest *m, const svc_policy *pol, const bri_compact_options *o,
-                          uint64_t **out, bri_error *err) {
-  *out = NULL;
-  if (!bri_compact_counts_payload(pol->strategy, t, m->pb)) return 0;
-  /* auto under min_reader 14 switches the table to Managed blobs (execute.h) */
-  if (pol->strategy == BRI_STRATEGY_AUTO && pol->min_reader >= BRI_MANAGED_MIN_READER) return 0;
-  bri_sidecar_sizes *sizes = NULL;
-  uint64_t *payload = calloc(m->pb->n_fragments + 1, sizeof *payload);
-  int rc = payload ? bri_sidecar_sizes_new(&sizes, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
-  if (!rc && !(bri_store_caps(t->store) & BRI_STORE_CAP_LOCAL)) {
-    char *data = bri_path_join(bri_store_uri(t->store), "data");
-    rc = data ? bri_sidecar_sizes_prime(sizes, t->store, data, BRI_SIDECAR_PRIME_ALL, err)
-              : bri_error_set(err, BRI_ENOMEM, "out of memory");
-    free(data);
-  }
-  if (!rc) rc = bri_fragment_payloads(t, m, o, sizes, payload, err);
-  bri_sidecar_sizes_free(sizes);
-  if (rc) free(payload);
-  else *out = payload;
-  return rc;
-}
-
-/* The fragments of m above id after that are small by their data files
- * and rows (what the COUNT trigger counts: no payload is measured for
- * it); *max_id: the highest id m has used. */
-static uint64_t count_new_small(const Lance__Table__Manifest *m, const bri_compact_options *o, uint64_t after,
-                                uint64_t *max_id) {
-  uint64_t n = 0, top = m->has_max_fragment_id ? m->max_fragment_id : 0;
-  for (size_t i = 0; i < m->n_fragments; i++) {
-    const Lance__Table__DataFragment *f = m->fragments[i];
-    if (f->id > top) top = f->id;
-    if (f->id > after && f->physical_rows < o->target_rows_per_fragment &&
-        bri_fragment_data_bytes(f) < o->target_fragment_bytes)
-      n++;
-  }
-  *max_id = top;
-  return n;
-}
-
-void svc_watch_probe(const char *root, const svc_policy *pol, const svc_probe *how, svc_check *c) {
-  memset(c, 0, sizeof *c);
-  c->trigger = how->trigger;
-  bri_table *t = NULL;
-  bri_manifest *m = NULL;
-  bri_plan *plan = NULL;
-  uint64_t *payload = NULL;
-  c->rc = bri_table_open(root, &t, &c->err);
-  if (c->rc == BRI_ENOTFOUND) { /* a directory with an empty _versions/ */
-    c->rc = 0;
-    c->empty = true;
-    return;
-  }
-  if (c->rc) return;
-  c->latest = bri_table_latest_version(t);
-  if (!how->force && how->has_seen && c->latest == how->seen) goto out; /* nothing new: no manifest read */
-  bri_compact_options o = pol->compact;
-  c->rc = bri_table_load(t, c->latest, &m, &c->err);
-  if (!c->rc) c->rc = bri_compact_options_from_config(m, &o, &c->err);
-  if (c->rc) goto out;
-  c->loaded = true;
-  c->fragments = m->pb->n_fragments;
-  c->new_small = count_new_small(m->pb, &o, how->new_after, &c->max_fragment_id);
-  if (how->trigger == SVC_TRIGGER_COUNT && (!pol->max_new_fragments || c->new_small < pol->max_new_fragments))
-    goto out; /* not yet */
-  c->rc = check_payloads(t, m, pol, &o, &payload, &c->err);
-  bri_plan_hints h = {.payload_bytes = payload};
-  if (!c->rc) c->rc = bri_compact_plan(t, m, &o, &h, &plan, &c->err);
-  if (!c->rc) {
-    c->planned = true;
-    c->bins = plan->n_bins;
-    c->budget_exhausted = plan->budget_exhausted;
-  }
-out:
-  free(payload);
-  bri_plan_free(plan);
-  bri_manifest_free(m);
-  bri_table_close(t);
-}
-
 static void check_work(uv_work_t *req) {
   check_req *c = req->data;
-  svc_watch_probe(c->root, &c->policy, &c->how, &c->res);
-  svc_watch_settle(c->store, c->table_id, c->root, c->policy.auto_compact && !c->draining, c->how.has_seen,
+  svc_check_probe(c->root, &c->policy, &c->how, &c->res);
+  svc_check_settle(c->store, c->table_id, c->root, c->policy.auto_compact && !c->draining, c->how.has_seen,
                    c->how.seen, &c->res);
 }
 
-/* True when the table's latest compaction already ran at this version and
- * found nothing to commit: the planner's cheap check (no pack survey) may
- * see work the full compaction does not, and re-queueing would loop. */
-static bool noop_at(bri_jobs_store *store, int64_t table_id, uint64_t version) {
-  bri_jobs_filter f = {.table_id = table_id, .kind = BRI_JOB_COMPACT, .limit = 1,
-                       .state_mask = 1u << BRI_JOB_SUCCEEDED};
-  bri_jobs_job *jobs = NULL;
-  size_t n = 0;
-  bri_error err;
-  bool noop = false;
-  if (bri_jobs_list(store, &f, &jobs, &n, &err) == 0 && n == 1 && jobs[0].result) {
-    json_t *r = json_loads(jobs[0].result, 0, NULL);
-    json_t *v = json_object_get(r, "version"), *rv = json_object_get(r, "read_version"),
-           *dry = json_object_get(r, "dry_run");
-    noop = json_is_integer(v) && json_integer_value(v) == 0 && json_is_integer(rv) &&
-           (uint64_t)json_integer_value(rv) == version && !json_is_true(dry);
-    json_decref(r);
-  }
-  bri_jobs_list_free(jobs, n);
-  return noop;
-}
-
-/* What the log line says triggered a queued compaction. */
-static const char *trigger_words(const svc_check *c, char *buf, size_t cap) {
-  switch (c->trigger) {
-  case SVC_TRIGGER_COUNT:
-    snprintf(buf, cap, " (%llu new small fragments)", (unsigned long long)c->new_small);
-    return buf;
-  case SVC_TRIGGER_AFTER: return " (left by the last job's budget)";
-  default: return "";
-  }
-}
-
-void svc_watch_settle(bri_jobs_store *store, int64_t table_id, const char *root, bool auto_compact, bool has_seen,
-                      uint64_t seen, svc_check *c) {
-  bri_error err;
-  if (c->rc || !c->planned) return;
-  /* right after brid's own commit only what a budget left is queued: what
-   * writers added meanwhile waits for the triggers (the commit's own event
-   * starts them), not for a compaction after every compaction */
-  bool wanted = c->bins && (c->trigger != SVC_TRIGGER_AFTER || c->budget_exhausted);
-  bool queue = wanted && auto_compact && !noop_at(store, table_id, c->latest);
-  /* a table given a compaction has its version recorded at the job's end
-   * (the one it leaves), not here: one write fewer for each */
-  if (!queue && (!has_seen || seen != c->latest)) {
-    if (bri_jobs_table_set_seen_version(store, table_id, c->latest, &err))
-      log_err("%s: recording version %llu: %s", root, (unsigned long long)c->latest, err.msg);
-    else
-      c->seen_recorded = true;
-  }
-  if (queue) {
-    int dup = 0;
-    if (bri_jobs_enqueue(store, table_id, BRI_JOB_COMPACT, SVC_PRIO_AUTO, "{\"trigger\":\"auto\"}", 0, &c->job,
-                         &dup, &err))
-      log_err("%s: queueing a compaction: %s", root, err.msg);
-    else
-      c->waiting = true;
-    if (c->waiting && !dup) {
-      char why[64];
-      c->queued = true;
-      log_info("%s: version %llu has %llu bin(s) to compact%s: queued job %lld", root, (unsigned long long)c->latest,
-               (unsigned long long)c->bins, trigger_words(c, why, sizeof why), (long long)c->job);
-    }
-  }
-}
-
-void svc_watch_apply(brid_table *t, const svc_check *c) {
+/* On the loop thread, memory only: t's state becomes what c found
+ * (version, fragments, has_work, check_error, the seen version), and the
+ * scheduler looks when c queued a job. */
+static void svc_watch_apply(brid_table *t, const svc_check *c) {
   brid *d = t->d;
   t->last_check_ms = bri_now_ms();
   if (c->rc) {
@@ -271,7 +124,7 @@ void svc_watch_apply(brid_table *t, const svc_check *c) {
   /* the commits a queued compaction covers wait no longer */
   if (c->waiting && c->trigger == SVC_TRIGGER_COUNT) t->pending_ms = 0;
   /* a job queued before by another instance is this one's to claim too */
-  if (c->waiting) svc_sched_kick(d);
+  if (c->waiting) svc_state_work_queued(d);
 }
 
 /* Checks run on libuv's thread pool, which also serves the socket's
@@ -351,7 +204,7 @@ static void check_done(uv_work_t *req, int status) {
   free(c);
   if (again && !d->draining) check_as(t, quiet ? SVC_TRIGGER_QUIET : SVC_TRIGGER_COUNT, force);
   start_waiting(d);
-  svc_daemon_worker_idle(d); /* a draining daemon waits for checks too */
+  svc_state_busy_end(d); /* the check began in check_as */
 }
 
 /* Asks the planner about t now, for trigger (force: plan even if the
@@ -394,13 +247,17 @@ static void check_as(brid_table *t, svc_trigger trigger, bool force) {
   }
   t->check_running = true;
   d->checks_inflight++;
+  svc_state_busy_begin(d); /* a draining daemon waits for checks too */
   /* a QUIET check covers the commits so far: max_delay counts from the next */
   if (trigger == SVC_TRIGGER_QUIET) t->pending_ms = 0;
 }
 
 void svc_watch_check(brid_table *t, bool force) { check_as(t, SVC_TRIGGER_QUIET, force); }
 
-void svc_watch_count(brid_table *t) { check_as(t, SVC_TRIGGER_COUNT, false); }
+/* A COUNT check of t now (a busy polled table between polls, svc_poll.c):
+ * a version it finds newer counts as a commit, an unchanged one ends t's
+ * busy state. */
+static void svc_watch_count(brid_table *t) { check_as(t, SVC_TRIGGER_COUNT, false); }
 
 /* ---------------------------------------------------------- fs events */
 
@@ -433,7 +290,10 @@ static void commit_seen(brid_table *t, uint64_t v) {
   else if (v > t->job_event_version) t->job_event_version = v;
 }
 
-void svc_watch_job_ended(brid_table *t) {
+/* On the loop: a worker's job of t ended (commits seen while it ran
+ * started no COUNT check: most were its own; one newer than what the job
+ * saw after its commit starts it now). */
+static void svc_watch_job_ended(brid_table *t) {
   t->job_running = false;
   /* no look ran meanwhile (svc_poll.c): the job's end restarts the idle window */
   if (t->busy) t->busy_moved_ms = bri_now_ms();
@@ -545,7 +405,7 @@ static void pause_done(uv_work_t *req, int status) {
   if (status == 0 && p->rc == 0) {
     t->paused_by_config = p->pause;
     log_info("%s: %s by the configuration", t->root, p->pause ? "paused" : "no longer paused");
-    if (!p->pause) svc_sched_kick(t->d);
+    if (!p->pause) svc_state_work_queued(t->d);
   } else {
     log_err("%s: %s: %s", t->root, p->pause ? "pausing" : "resuming", status ? uv_strerror(status) : p->err.msg);
   }
@@ -563,11 +423,6 @@ void svc_watch_apply_pause(brid_table *t) {
   p->t = t, p->store = t->d->store, p->id = t->id, p->pause = t->policy.paused;
   int e = uv_queue_work(&t->d->loop, &p->req, pause_work, pause_done);
   if (e) pause_done(&p->req, e);
-}
-
-static brid_table *lookup(const brid *d, const char *root) {
-  bri_strmap_entry *e = bri_strmap_get(&d->by_root, root);
-  return e ? d->tables[e->a] : NULL;
 }
 
 /* ------------------------------------------------------------ discovery
@@ -806,7 +661,7 @@ static void found_known(brid_table *t, const disc_table *f) {
 /* The table a walk found, known or new: watched and its first check timed.
  * Returns it (NULL: not registered). */
 static brid_table *register_table(brid *d, const disc_table *f) {
-  brid_table *t = f->placed ? f->placed : lookup(d, f->root);
+  brid_table *t = f->placed ? f->placed : svc_state_table(d, f->root);
   if (t) {
     found_known(t, f);
     return t;
@@ -952,14 +807,14 @@ static void discover_done(uv_work_t *req, int status) {
   disc_free(r);
   if (startup) {
     d->discovered_ms = bri_now_ms();
-    svc_daemon_ready(d);
+    svc_state_ready(d);
     first_sweep_maybe_done(d);
   }
   if (d->discover_again) {
     d->discover_again = false;
     svc_watch_discover(d);
   }
-  svc_daemon_worker_idle(d); /* a draining daemon waits for discoveries too */
+  svc_state_busy_end(d); /* the discovery began in queue_discovery */
 }
 
 /* A discovery request with a copy of what the walk needs (only: the root
@@ -1001,6 +856,7 @@ static disc_req *discover_req(brid *d, disc_scope scope, const char *only) {
  * batches the loop takes as they come. */
 static void queue_discovery(brid *d, disc_req *r) {
   d->discovering = true;
+  svc_state_busy_begin(d); /* a draining daemon waits for discoveries too */
   d->streaming = r;
   r->stream = true;
   int e = uv_queue_work(&d->loop, &r->req, discover_work, discover_done);
@@ -1027,8 +883,10 @@ static void discover(brid *d, disc_scope scope) {
 
 void svc_watch_discover(brid *d) { discover(d, SCOPE_ALL); }
 
-void svc_watch_discover_root(brid *d, const char *root, void (*done)(void *user, int rc, const bri_error *err),
-                             void *user) {
+/* A discovery of one S3 root (its poll, svc_poll.c), beside any other;
+ * done(user, rc, err) on the loop when it has ended (rc: the root could not
+ * be listed; at once when brid drains). */
+static void svc_watch_discover_root(brid *d, const char *root, svc_discovered_fn done, void *user) {
   disc_req *r = d->draining ? NULL : discover_req(d, SCOPE_ONE, root);
   if (r) {
     r->done = done, r->done_user = user;
@@ -1089,7 +947,7 @@ static void on_sweep(uv_timer_t *h) {
     if (t->present && (!t->s3 || t->check_error || !t->loaded)) svc_watch_check(t, false);
     if (t->present && !t->watching) watch_table(t); /* the watch limit may have room again */
   }
-  svc_sched_cleanup_tick(d);
+  svc_state_tables_changed(d);
   prune_req *p = calloc(1, sizeof *p);
   if (!p) return;
   p->req.data = p;
@@ -1105,7 +963,7 @@ static void start_sweep(brid *d) {
     uv_timer_start(&d->sweep_timer, on_sweep, (uint64_t)d->cfg.sweep_sec * 1000, (uint64_t)d->cfg.sweep_sec * 1000);
 }
 
-int svc_watch_start(brid *d, bri_error *err) {
+static int svc_watch_start(brid *d, bri_error *err) {
   uv_timer_init(&d->loop, &d->sweep_timer);
   uv_timer_init(&d->loop, &d->rescan_timer);
   uv_async_init(&d->loop, &d->discovery_async, on_discovery_batch);
@@ -1120,14 +978,16 @@ int svc_watch_start(brid *d, bri_error *err) {
   disc_req *r = discover_req(d, SCOPE_LOCAL, NULL);
   if (!r) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   r->startup = true;
+  d->hooks.table_checked = svc_watch_apply;
+  d->hooks.job_ended = svc_watch_job_ended;
+  d->hooks.discover_root = svc_watch_discover_root;
+  d->hooks.count_check = svc_watch_count;
   queue_discovery(d, r);
   start_sweep(d);
   return 0;
 }
 
-brid_table *svc_watch_find_known(const brid *d, const char *root) { return lookup(d, root); }
-
-void svc_watch_apply_config(brid *d) {
+static void svc_watch_apply_config(brid *d) {
   for (size_t i = 0; i < d->n_tables; i++) {
     brid_table *t = d->tables[i];
     svc_policy old = t->policy;
@@ -1140,7 +1000,7 @@ void svc_watch_apply_config(brid *d) {
   start_sweep(d);
 }
 
-void svc_watch_stop(brid *d) {
+static void svc_watch_stop(brid *d) {
   uv_timer_stop(&d->sweep_timer);
   uv_timer_stop(&d->rescan_timer);
   for (size_t i = 0; i < d->n_tables; i++) unwatch_table(d->tables[i]);
@@ -1150,7 +1010,7 @@ void svc_watch_stop(brid *d) {
   }
 }
 
-void svc_watch_close(brid *d) {
+static void svc_watch_close(brid *d) {
   svc_watch_stop(d);
   uv_close((uv_handle_t *)&d->sweep_timer, NULL);
   uv_close((uv_handle_t *)&d->rescan_timer, NULL);
@@ -1162,7 +1022,7 @@ void svc_watch_close(brid *d) {
   for (size_t i = 0; i < d->n_dirs; i++) uv_close((uv_handle_t *)&d->dirs[i]->ev, NULL);
 }
 
-void svc_watch_free(brid *d) {
+static void svc_watch_free(brid *d) {
   for (size_t i = 0; i < d->n_tables; i++) {
     free(d->tables[i]->root);
     free(d->tables[i]->check_error);
@@ -1182,3 +1042,10 @@ void svc_watch_free(brid *d) {
   bri_strmap_free(&d->dir_index);
 }
 
+
+const brid_module svc_watch_module = {.name = "watch",
+                                      .start = svc_watch_start,
+                                      .apply_config = svc_watch_apply_config,
+                                      .drain = svc_watch_stop,
+                                      .close = svc_watch_close,
+                                      .free = svc_watch_free};

@@ -21,8 +21,6 @@
 #include "svc_kinds.h"
 #include "svc_log.h"
 #include "svc_recover.h"
-#include "svc_sched.h"
-#include "svc_watch.h"
 
 typedef enum { W_IDLE, W_ASSIGNED, W_RUNNING, W_DONE } wstate;
 
@@ -296,16 +294,16 @@ static void end_unsucceeded(svc_worker *w, int rc, const bri_error *err) {
 static void job_phase(void *user, const char *phase) { set_phase(user, phase); }
 
 /* After a commit: the table is checked again on this thread (a job queued
- * here if the job's budget left work, svc_watch_settle); the version it
+ * here if the job's budget left work, svc_check_settle); the version it
  * found is recorded with the job's end (finish), and then the loop takes
  * the result (svc_pool_collect) before it shows the table again. */
 static void job_committed(void *user) {
   svc_worker *w = user;
   svc_check *c = &w->committed;
   svc_probe how = {.trigger = SVC_TRIGGER_AFTER, .force = true};
-  svc_watch_probe(w->job.root, &w->policy, &how, c);
+  svc_check_probe(w->job.root, &w->policy, &how, c);
   /* seen = latest: the version is left to finish to record */
-  svc_watch_settle(w->pool->store, w->job.table_id, w->job.root, w->policy.auto_compact, true, c->latest, c);
+  svc_check_settle(w->pool->store, w->job.table_id, w->job.root, w->policy.auto_compact, true, c->latest, c);
   w->has_committed = true;
 }
 
@@ -444,8 +442,8 @@ void svc_pool_collect(svc_pool *p) {
     w->post_root = NULL;
     pthread_mutex_unlock(&p->mu);
     if (!root) continue;
-    brid_table *t = svc_watch_find_known(p->d, root);
-    if (t) svc_watch_apply(t, &c);
+    brid_table *t = svc_state_table(p->d, root);
+    if (t) svc_state_table_checked(t, &c);
     free(root);
   }
 }
@@ -458,8 +456,8 @@ static void on_async(uv_async_t *h) {
   for (int i = 0; i < p->n; i++) {
     svc_worker *w = &p->w[i];
     if (w->state != W_DONE) continue;
-    brid_table *t = svc_watch_find_known(p->d, w->job.root);
-    if (t) svc_watch_job_ended(t); /* (its table's post-commit check was applied above) */
+    brid_table *t = svc_state_table(p->d, w->job.root);
+    if (t) svc_state_job_ended(t); /* (its table's post-commit check was applied above) */
     bri_jobs_job_clear(&w->job);
     memset(&w->prog, 0, sizeof w->prog);
     atomic_store(&w->cancel, 0);
@@ -469,13 +467,11 @@ static void on_async(uv_async_t *h) {
   pthread_mutex_unlock(&p->mu);
   if (atomic_load(&p->store_failed) && !p->d->draining) {
     p->d->exit_code = 1;
-    svc_daemon_shutdown(p->d);
+    svc_state_fatal(p->d);
   }
-  if (freed) {
-    svc_sched_kick(p->d);
-    svc_daemon_worker_idle(p->d);
-  }
-  svc_status_update(p->d, freed > 0);
+  if (freed) svc_state_work_queued(p->d);
+  for (int i = 0; i < freed; i++) svc_state_busy_end(p->d); /* each began in svc_pool_run */
+  svc_state_status_changed(p->d, freed > 0);
 }
 
 int svc_pool_start(brid *d, int n, svc_pool **out, bri_error *err) {
@@ -526,6 +522,7 @@ int svc_pool_idle(const svc_pool *p) {
 }
 
 void svc_pool_run(svc_pool *p, bri_jobs_job *job, const svc_policy *pol) {
+  bool assigned = false;
   pthread_mutex_lock(&p->mu);
   for (int i = 0; i < p->n; i++) {
     svc_worker *w = &p->w[i];
@@ -541,9 +538,11 @@ void svc_pool_run(svc_pool *p, bri_jobs_job *job, const svc_policy *pol) {
     atomic_store(&w->lease_ok_mono, bri_mono_ms() + 2 * bri_jobs_lease_ttl_ms(p->store) / 3);
     w->state = W_ASSIGNED;
     pthread_cond_signal(&w->cv);
+    assigned = true;
     break;
   }
   pthread_mutex_unlock(&p->mu);
+  if (assigned) svc_state_busy_begin(p->d); /* a draining daemon waits for the job */
 }
 
 bool svc_pool_cancel(svc_pool *p, int64_t job_id, bool for_shutdown) {
@@ -690,3 +689,9 @@ void svc_pool_free(svc_pool *p) {
   free(p->w);
   free(p);
 }
+
+static int pool_start(brid *d, bri_error *err) { return svc_pool_start(d, d->cfg.workers, &d->pool, err); }
+static void pool_close(brid *d) { svc_pool_stop(d->pool); }
+static void pool_free(brid *d) { svc_pool_free(d->pool); }
+
+const brid_module svc_worker_module = {.name = "workers", .start = pool_start, .close = pool_close, .free = pool_free};

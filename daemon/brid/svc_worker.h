@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "svc_daemon.h"
+#include "svc_state.h"
 
 typedef struct svc_progress {
   uint64_t rows_done, rows_total, bytes_written;
@@ -31,6 +31,9 @@ typedef struct svc_progress {
 
 /* Starts n threads. */
 int svc_pool_start(brid *d, int n, svc_pool **out, bri_error *err);
+/* The module lifecycle drives (svc_daemon.c): start starts d->cfg.workers
+ * threads into d->pool, close stops and joins them, free frees the pool. */
+extern const brid_module svc_worker_module;
 
 int svc_pool_size(const svc_pool *p);
 int svc_pool_idle(const svc_pool *p);
