@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "bri/util.h"
-#include "svc_config.h"
-#include "svc_daemon.h"
-#include "svc_log.h"
+#include "brid/1_leaves/svc_config.h"
+#include "brid/1_leaves/svc_log.h"
+#include "brid/7_life/svc_daemon.h"
 
 #define EXIT_CONFIG 78 /* EX_CONFIG: sysexits.h */
 

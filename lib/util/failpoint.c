@@ -98,11 +98,11 @@ static const bri_failpoint_info REGISTRY[] = {
      "the journal entry is durable; the file it names does not exist yet"},
     {"jobs.before_finish", "daemon/jobs/queue.c", "jobs", BRI_FP_EIO_FAILS,
      "the job's work is done (committed or rolled back); its final state is not recorded"},
-    /* brid: daemon/brid/svc_watch.c */
-    {"watch.no_inotify", "daemon/brid/svc_watch.c", "brid", BRI_FP_SWITCH,
+    /* brid: daemon/brid/4_sources/svc_watch.c */
+    {"watch.no_inotify", "daemon/brid/4_sources/svc_watch.c", "brid", BRI_FP_SWITCH,
      "a switch: brid watches no _versions/ directory, as on a filesystem without inotify, and "
      "finds new commits by its periodic sweep alone"},
-    {"watch.inotify_exhausted", "daemon/brid/svc_watch.c", "brid", BRI_FP_SWITCH,
+    {"watch.inotify_exhausted", "daemon/brid/4_sources/svc_watch.c", "brid", BRI_FP_SWITCH,
      "a switch: every table watch fails with ENOSPC, as when fs.inotify.max_user_watches is exhausted; "
      "brid finds those tables' commits by its periodic sweep and counts them in status (tables.sweep_only)"},
     /* the power-loss canary: lib/storage/local.c, local_put */
@@ -110,18 +110,18 @@ static const bri_failpoint_info REGISTRY[] = {
      "a switch for the power-loss harness's canary (tests/powerloss): a durable put (a manifest) "
      "skips the fsync of its directory after linking or renaming the new name, so the name is not "
      "durable; brid must never run so"},
-    /* brid: daemon/brid/svc_sched.c */
-    {"sched.after_claim", "daemon/brid/svc_sched.c", "brid", BRI_FP_TIMING,
+    /* brid: daemon/brid/5_sched/svc_sched.c */
+    {"sched.after_claim", "daemon/brid/5_sched/svc_sched.c", "brid", BRI_FP_TIMING,
      "a timing point: a claim has taken the jobs due and found when the next falls due; the "
      "loop has not heard back yet"},
-    /* brid: daemon/brid/svc_http.c */
-    {"http.render", "daemon/brid/svc_http.c", "brid", BRI_FP_TIMING,
+    /* brid: daemon/brid/6_iface/svc_http.c */
+    {"http.render", "daemon/brid/6_iface/svc_http.c", "brid", BRI_FP_TIMING,
      "a timing point on libuv's pool: the loop asked for a new metrics snapshot for an HTTP request, which "
      "waits for it at most 2 s before it is served the previous one"},
-    {"watch.register_batch", "daemon/brid/svc_watch.c", "brid", BRI_FP_TIMING,
+    {"watch.register_batch", "daemon/brid/4_sources/svc_watch.c", "brid", BRI_FP_TIMING,
      "a timing point on libuv's pool: a discovery has found a batch of new tables and not yet "
      "registered them in the job store (a slow walk, for tests of what answers meanwhile)"},
-    {"http.loop_answer", "daemon/brid/svc_http.c", "brid", BRI_FP_TIMING,
+    {"http.loop_answer", "daemon/brid/6_iface/svc_http.c", "brid", BRI_FP_TIMING,
      "a timing point on the loop thread (a stuck loop): an HTTP request's ask has reached the loop, which "
      "has not answered it yet"},
 };

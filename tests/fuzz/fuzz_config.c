@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "brid/svc_config.h"
-#include "brid/svc_log.h"
+#include "brid/1_leaves/svc_config.h"
+#include "brid/1_leaves/svc_log.h"
 
 static void need(json_t *j, const char *what) {
   if (!j) {

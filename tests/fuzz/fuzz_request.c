@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "rpc/rpc_proto.h"
-#include "brid/svc_request.h"
+#include "brid/1_leaves/svc_request.h"
 
 static void bad(const char *what) {
   fprintf(stderr, "fuzz_request: %s\n", what);

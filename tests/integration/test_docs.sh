@@ -27,7 +27,7 @@ words_missing() {
 }
 
 # ---------------------------------------------------------------- methods
-methods=$(grep -oE '^\s*\{"[a-z.]+", SVC_M_' "$SRC/daemon/brid/svc_request.c" | grep -oE '"[a-z.]+"' | tr -d '"')
+methods=$(grep -oE '^\s*\{"[a-z.]+", SVC_M_' "$SRC/daemon/brid/1_leaves/svc_request.c" | grep -oE '"[a-z.]+"' | tr -d '"')
 [ "$(wc -w <<<"$methods")" -ge 10 ] || fail "could not read the method table of svc_request.c (found: $methods)"
 documented=$(grep -oE '^### [a-z.]+$' "$SRC/docs/api.md" | cut -c5-)
 missing=$(comm -23 <(sort <<<"$methods") <(sort <<<"$documented"))

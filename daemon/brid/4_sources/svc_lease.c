@@ -8,9 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "svc_log.h"
-#include "svc_recover.h"
-#include "svc_worker.h"
+#include "brid/1_leaves/svc_log.h"
+#include "brid/3_exec/svc_recover.h"
+#include "brid/3_exec/svc_worker.h"
 
 #define HELD_MAX 256 /* job ids per heartbeat: more than any worker count brid accepts */
 

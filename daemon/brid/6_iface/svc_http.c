@@ -50,11 +50,11 @@
 #include <unistd.h>
 
 #include "bri/util.h"
-#include "svc_log.h"
+#include "brid/1_leaves/svc_log.h"
+#include "brid/3_exec/svc_worker.h"
+#include "brid/4_sources/svc_roots.h"
 #include "svc_metrics.h"
-#include "svc_roots.h"
 #include "svc_view.h"
-#include "svc_worker.h"
 
 #define FRESH_MS 1000            /* a snapshot this young is served without asking the loop */
 #define WAIT_MS 2000             /* how long a request waits for the loop's new snapshot */

@@ -12,7 +12,7 @@
 #ifndef BRI_SVC_METRICS_H
 #define BRI_SVC_METRICS_H
 
-#include "svc_state.h"
+#include "brid/2_state/svc_state.h"
 #include "svc_view.h"
 
 /* [{name, type ("gauge" or "counter"), help, samples: [{labels: {name:

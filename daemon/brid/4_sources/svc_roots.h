@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "svc_state.h"
+#include "brid/2_state/svc_state.h"
 
 /* How often a root that stays unreachable is logged again. */
 #define SVC_ROOT_REMINDER_MS (3600 * 1000)

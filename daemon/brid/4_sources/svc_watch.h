@@ -37,7 +37,7 @@
 
 #include <stdbool.h>
 
-#include "svc_state.h"
+#include "brid/2_state/svc_state.h"
 
 /* The module lifecycle drives (svc_daemon.c): start initializes the
  * timers, runs the first discovery of the local roots (the S3 roots are

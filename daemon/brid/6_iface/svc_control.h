@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "svc_state.h"
+#include "brid/2_state/svc_state.h"
 
 /* Binds and listens on d->cfg.socket_path and d->cfg.readonly_socket (a
  * stale socket file is replaced; a live one is an error), with the

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "svc_state.h"
+#include "brid/2_state/svc_state.h"
 
 typedef struct svc_progress {
   uint64_t rows_done, rows_total, bytes_written;

@@ -20,12 +20,12 @@
 #include <string.h>
 
 #include "bri/util.h"
-#include "svc_kinds.h"
-#include "svc_lease.h"
-#include "svc_log.h"
-#include "svc_notify.h"
-#include "svc_roots.h"
-#include "svc_worker.h"
+#include "brid/1_leaves/svc_kinds.h"
+#include "brid/1_leaves/svc_log.h"
+#include "brid/1_leaves/svc_notify.h"
+#include "brid/3_exec/svc_worker.h"
+#include "brid/4_sources/svc_lease.h"
+#include "brid/4_sources/svc_roots.h"
 
 /* after a failed claim (a busy or failing job store) */
 #define CLAIM_RETRY_MS 1000

@@ -18,7 +18,7 @@
 
 #include <stdbool.h>
 
-#include "svc_state.h"
+#include "brid/2_state/svc_state.h"
 
 /* The module lifecycle drives (svc_daemon.c): start initializes the timers
  * and installs the hooks through which the layers below say that work was

@@ -32,10 +32,10 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "jobs/jobs.h"
 #include "bri/util.h"
-#include "svc_check.h"
-#include "svc_config.h"
+#include "brid/1_leaves/svc_check.h"
+#include "brid/1_leaves/svc_config.h"
+#include "jobs/jobs.h"
 
 #define BRID_VERSION BRI_VERSION /* the Makefile's VERSION */
 

@@ -23,19 +23,19 @@
 #include <unistd.h>
 
 #include "bri/util.h"
-#include "svc_config.h"
-#include "svc_control.h"
+#include "brid/1_leaves/svc_config.h"
+#include "brid/1_leaves/svc_log.h"
+#include "brid/1_leaves/svc_notify.h"
+#include "brid/3_exec/svc_recover.h"
+#include "brid/3_exec/svc_worker.h"
+#include "brid/4_sources/svc_lease.h"
+#include "brid/4_sources/svc_poll.h"
+#include "brid/4_sources/svc_roots.h"
+#include "brid/4_sources/svc_watch.h"
+#include "brid/5_sched/svc_sched.h"
+#include "brid/6_iface/svc_control.h"
+#include "brid/6_iface/svc_http.h"
 #include "svc_daemon.h"
-#include "svc_http.h"
-#include "svc_log.h"
-#include "svc_notify.h"
-#include "svc_poll.h"
-#include "svc_roots.h"
-#include "svc_lease.h"
-#include "svc_recover.h"
-#include "svc_sched.h"
-#include "svc_watch.h"
-#include "svc_worker.h"
 
 #define HARD_STOP_MS 15000
 

@@ -34,9 +34,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "brid/1_leaves/svc_request.h"
+#include "brid/2_state/svc_state.h"
 #include "rpc/rpc_proto.h"
-#include "svc_state.h"
-#include "svc_request.h"
 #include "svc_view.h"
 
 typedef struct svc_peer {

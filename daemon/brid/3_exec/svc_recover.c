@@ -14,7 +14,7 @@
 
 #include "bri/table.h"
 #include "bri/util.h"
-#include "svc_log.h"
+#include "brid/1_leaves/svc_log.h"
 
 /* A file the job wrote cannot appear in a version older than the job; an
  * hour of slack covers clock adjustments between the two timestamps. */

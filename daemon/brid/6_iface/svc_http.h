@@ -11,7 +11,7 @@
 #ifndef BRI_SVC_HTTP_H
 #define BRI_SVC_HTTP_H
 
-#include "svc_state.h"
+#include "brid/2_state/svc_state.h"
 
 /* On the loop thread, before uv_run: binds d->cfg.metrics_listen and starts
  * serving, and publishes the address bound, port 0 resolved

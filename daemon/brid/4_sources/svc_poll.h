@@ -34,7 +34,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "svc_state.h"
+#include "brid/2_state/svc_state.h"
 
 /* What the walk of an object-store root found under it. */
 typedef enum {

@@ -18,8 +18,8 @@
 
 #include "bri/ops.h"
 #include "bri/util.h"
-#include "svc_kinds.h"
-#include "svc_log.h"
+#include "brid/1_leaves/svc_kinds.h"
+#include "brid/1_leaves/svc_log.h"
 #include "svc_recover.h"
 
 typedef enum { W_IDLE, W_ASSIGNED, W_RUNNING, W_DONE } wstate;

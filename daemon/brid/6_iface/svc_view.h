@@ -18,10 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "svc_config.h"
-#include "svc_state.h"
-#include "svc_lease.h"
 #include "bri/util.h"
+#include "brid/1_leaves/svc_config.h"
+#include "brid/2_state/svc_state.h"
+#include "brid/4_sources/svc_lease.h"
 
 typedef struct svc_table_view {
   char *root;

@@ -17,7 +17,7 @@
 
 #include "bri/table.h"
 #include "bri/util.h"
-#include "svc_log.h"
+#include "brid/1_leaves/svc_log.h"
 
 /* ------------------------------------------------------------------ walk */
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "svc_log.h"
+#include "brid/1_leaves/svc_log.h"
 
 static brid_root *add(brid *d, const char *uri) {
   brid_root **a = realloc(d->root_states, (d->n_root_states + 1) * sizeof *a);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "svc_roots.h"
+#include "brid/4_sources/svc_roots.h"
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 

@@ -30,10 +30,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "brid/1_leaves/svc_log.h"
+#include "brid/4_sources/svc_watch.h"
 #include "rpc/rpc_proto.h"
 #include "svc_api.h"
-#include "svc_log.h"
-#include "svc_watch.h"
 
 #define MAX_PENDING_WRITE ((size_t)64 << 20)
 /* stop reading a peer with this many reply bytes queued, resume below LOW_WATER */

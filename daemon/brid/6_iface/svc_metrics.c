@@ -34,8 +34,8 @@
 
 #include "bri/table.h"
 
-#include "svc_kinds.h"
-#include "svc_worker.h"
+#include "brid/1_leaves/svc_kinds.h"
+#include "brid/3_exec/svc_worker.h"
 
 /* ------------------------------------------------------------ building */
 

@@ -22,8 +22,8 @@
 #include <stddef.h>
 
 #include "bri/compact.h"
-#include "jobs/jobs.h"
 #include "bri/ops.h"
+#include "jobs/jobs.h"
 #include "svc_config.h"
 
 /* Priorities of the jobs brid queues itself; a request of a kind has its

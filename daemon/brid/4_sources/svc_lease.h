@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "svc_state.h"
+#include "brid/2_state/svc_state.h"
 
 typedef struct svc_lease svc_lease;
 

@@ -25,7 +25,7 @@
 #include "bri/compact.h"
 #include "bri/table.h"
 #include "bri/util.h"
-#include "svc_log.h"
+#include "brid/1_leaves/svc_log.h"
 #include "svc_poll.h"
 #include "svc_roots.h"
 

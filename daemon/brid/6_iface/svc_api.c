@@ -21,10 +21,10 @@
 #include <unistd.h>
 
 #include "bri/util.h"
-#include "svc_log.h"
+#include "brid/1_leaves/svc_log.h"
+#include "brid/3_exec/svc_worker.h"
+#include "brid/5_sched/svc_sched.h"
 #include "svc_metrics.h"
-#include "svc_sched.h"
-#include "svc_worker.h"
 
 typedef svc_call call;
 

@@ -4,7 +4,7 @@
 #ifndef BRI_SVC_DAEMON_H
 #define BRI_SVC_DAEMON_H
 
-#include "svc_state.h"
+#include "brid/2_state/svc_state.h"
 
 /* Runs the daemon whose configuration main loaded (d->cfg): store,
  * recovery, the modules in start-up order, then the loop until the drain
