@@ -28,6 +28,10 @@ void svc_state_tables_changed(brid *d) {
   if (d->hooks.tables_changed) d->hooks.tables_changed(d);
 }
 
+void svc_state_swept(brid *d) {
+  if (d->hooks.swept) d->hooks.swept(d);
+}
+
 void svc_state_table_checked(brid_table *t, const svc_check *c) {
   if (t->d->hooks.table_checked) t->d->hooks.table_checked(t, c);
 }

@@ -128,17 +128,20 @@ typedef struct brid_root {
   bool retrying;    /* such a listing is in flight */
 } brid_root;
 
-/* What the layers above tell-me hooks run: each is installed by the module
- * that owns the reaction (named beside it) when it starts, and called
- * through svc_state_* below; one not installed (yet) does nothing. */
+/* How a lower layer tells a higher one something: each hook is installed
+ * by the module that owns the reaction (named beside it) when it starts,
+ * and called through svc_state_* below; one not installed (yet) does
+ * nothing. */
 typedef void (*svc_discovered_fn)(void *user, int rc, const bri_error *err);
 typedef struct brid_hooks {
   void (*work_queued)(brid *d);                /* jobs may wait for a worker: claim (svc_sched.c) */
   void (*status_changed)(brid *d, bool force); /* STATUS= may be stale (svc_sched.c) */
   void (*tables_changed)(brid *d);             /* tables or policies changed: the cleanup schedule (svc_sched.c) */
+  void (*swept)(brid *d);                      /* a sweep ran: the cleanup schedule, history pruning (svc_sched.c) */
   void (*table_checked)(brid_table *t, const svc_check *c); /* a check ended off the loop (svc_watch.c) */
   void (*job_ended)(brid_table *t);            /* a worker finished a job of t (svc_watch.c) */
-  void (*discover_root)(brid *d, const char *root, svc_discovered_fn done, void *user); /* (svc_watch.c) */
+  /* list one root now, done(user, ...) when listed (a poll, a root's retry; svc_watch.c) */
+  void (*discover_root)(brid *d, const char *root, svc_discovered_fn done, void *user);
   void (*count_check)(brid_table *t);          /* a busy polled table: a COUNT check (svc_watch.c) */
   void (*ready)(brid *d);                      /* the start-up discovery ended (svc_daemon.c) */
   void (*fatal)(brid *d);                      /* brid cannot go on: drain and exit 1 (svc_daemon.c) */
@@ -243,6 +246,7 @@ void svc_state_busy_end(brid *d);
 void svc_state_work_queued(brid *d);
 void svc_state_status_changed(brid *d, bool force);
 void svc_state_tables_changed(brid *d);
+void svc_state_swept(brid *d);
 void svc_state_table_checked(brid_table *t, const svc_check *c);
 void svc_state_job_ended(brid_table *t);
 void svc_state_discover_root(brid *d, const char *root, svc_discovered_fn done, void *user);

@@ -914,28 +914,6 @@ void svc_watch_discover_then(brid *d, void (*cb)(void *user), void *user) {
 
 /* ------------------------------------------------------------- public */
 
-typedef struct prune_req {
-  uv_work_t req;
-  bri_jobs_store *store;
-  int64_t max_age_ms;
-  size_t max_rows;
-} prune_req;
-
-static void prune_work(uv_work_t *req) {
-  prune_req *p = req->data;
-  size_t removed = 0;
-  bri_error err;
-  if (bri_jobs_prune(p->store, p->max_age_ms, p->max_rows, &removed, &err))
-    log_err("pruning the job history: %s", err.msg);
-  else if (removed)
-    log_info("pruned %zu finished job(s) from the history", removed);
-}
-
-static void prune_done(uv_work_t *req, int status) {
-  (void)status;
-  free(req->data);
-}
-
 static void on_sweep(uv_timer_t *h) {
   brid *d = h->data;
   d->n_sweeps++;
@@ -947,14 +925,7 @@ static void on_sweep(uv_timer_t *h) {
     if (t->present && (!t->s3 || t->check_error || !t->loaded)) svc_watch_check(t, false);
     if (t->present && !t->watching) watch_table(t); /* the watch limit may have room again */
   }
-  svc_state_tables_changed(d);
-  prune_req *p = calloc(1, sizeof *p);
-  if (!p) return;
-  p->req.data = p;
-  p->store = d->store;
-  p->max_age_ms = d->cfg.history_max_age_sec * 1000;
-  p->max_rows = (size_t)d->cfg.history_max_rows;
-  if (uv_queue_work(&d->loop, &p->req, prune_work, prune_done)) free(p);
+  svc_state_swept(d);
 }
 
 static void start_sweep(brid *d) {

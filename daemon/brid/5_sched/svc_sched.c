@@ -1,5 +1,5 @@
-/* svc_sched.c: claiming jobs for idle workers, the cleanup schedule, and
- * the STATUS line (see svc_sched.h).
+/* svc_sched.c: claiming jobs for idle workers, the cleanup schedule,
+ * pruning the job history, and the STATUS line (see svc_sched.h).
  *
  * Every store call runs on libuv's thread pool; the loop keeps the timers
  * and hands claimed jobs to workers. One claim runs at a time (a kick
@@ -36,20 +36,6 @@ static bool notify_enabled;
 
 static void on_sched_timer(uv_timer_t *h) { svc_sched_kick(h->data); }
 static void on_cleanup_timer(uv_timer_t *h) { svc_sched_cleanup_tick(h->data); }
-
-static int sched_start(brid *d, bri_error *err) {
-  (void)err;
-  uv_timer_init(&d->loop, &d->sched_timer);
-  uv_timer_init(&d->loop, &d->cleanup_timer);
-  d->sched_timer.data = d;
-  d->cleanup_timer.data = d;
-  const char *ns = getenv("NOTIFY_SOCKET");
-  notify_enabled = ns && *ns;
-  d->hooks.work_queued = svc_sched_kick;
-  d->hooks.status_changed = svc_status_update;
-  d->hooks.tables_changed = svc_sched_cleanup_tick;
-  return 0;
-}
 
 /* ------------------------------------------------------------- claiming */
 
@@ -419,7 +405,59 @@ void svc_status_update(brid *d, bool force) {
   }
 }
 
+/* ------------------------------------------------------------- history */
+
+typedef struct prune_req {
+  uv_work_t req;
+  bri_jobs_store *store;
+  int64_t max_age_ms;
+  size_t max_rows;
+} prune_req;
+
+static void prune_work(uv_work_t *req) {
+  prune_req *p = req->data;
+  size_t removed = 0;
+  bri_error err;
+  if (bri_jobs_prune(p->store, p->max_age_ms, p->max_rows, &removed, &err))
+    log_err("pruning the job history: %s", err.msg);
+  else if (removed)
+    log_info("pruned %zu finished job(s) from the history", removed);
+}
+
+static void prune_done(uv_work_t *req, int status) {
+  (void)status;
+  free(req->data);
+}
+
+/* A sweep ran (svc_state.h's swept hook): the cleanup schedule, and the
+ * job history pruned to history_max_age and history_max_rows. */
+static void on_swept(brid *d) {
+  svc_sched_cleanup_tick(d);
+  prune_req *p = calloc(1, sizeof *p);
+  if (!p) return;
+  p->req.data = p;
+  p->store = d->store;
+  p->max_age_ms = d->cfg.history_max_age_sec * 1000;
+  p->max_rows = (size_t)d->cfg.history_max_rows;
+  if (uv_queue_work(&d->loop, &p->req, prune_work, prune_done)) free(p);
+}
+
 /* ------------------------------------------------------------- lifecycle */
+
+static int sched_start(brid *d, bri_error *err) {
+  (void)err;
+  uv_timer_init(&d->loop, &d->sched_timer);
+  uv_timer_init(&d->loop, &d->cleanup_timer);
+  d->sched_timer.data = d;
+  d->cleanup_timer.data = d;
+  const char *ns = getenv("NOTIFY_SOCKET");
+  notify_enabled = ns && *ns;
+  d->hooks.work_queued = svc_sched_kick;
+  d->hooks.status_changed = svc_status_update;
+  d->hooks.tables_changed = svc_sched_cleanup_tick;
+  d->hooks.swept = on_swept;
+  return 0;
+}
 
 /* A reload: the policies changed (svc_watch's reload ran before this one):
  * the cleanup schedule again, and claims for what a resumed table lets run. */

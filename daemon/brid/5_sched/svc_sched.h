@@ -22,9 +22,10 @@
 
 /* The module lifecycle drives (svc_daemon.c): start initializes the timers
  * and installs the hooks through which the layers below say that work was
- * queued, that STATUS may be stale or that tables changed; a reload
- * re-evaluates the cleanup schedule and claims; the drain stops the
- * timers, close closes them. */
+ * queued, that STATUS may be stale, that tables changed or that a sweep
+ * ran (the job history is pruned then); a reload re-evaluates the
+ * cleanup schedule and claims; the drain stops the timers, close closes
+ * them. */
 extern const brid_module svc_sched_module;
 /* Claims jobs while workers are idle (off the loop), hands them over and
  * arms the timer for the next due job (on it). */
