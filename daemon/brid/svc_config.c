@@ -173,10 +173,6 @@ unsigned svc_location_caps(const char *location) {
   return location && bri_store_location_caps(location, &caps, &ignored) == 0 ? caps : 0;
 }
 
-const char *svc_root_canonical(const char *root, char *buf) {
-  return !(svc_location_caps(root) & BRI_STORE_CAP_LOCAL) || !realpath(root, buf) ? root : buf;
-}
-
 char *svc_location_name(const char *location, bri_error *err) {
   char *name = NULL;
   if (!(svc_location_caps(location) & BRI_STORE_CAP_LOCAL)) bri_store_location(location, &name, err);
@@ -628,13 +624,9 @@ static int on_ini(void *user, const char *section, const char *name, const char 
       if (!caps || ((caps & BRI_STORE_CAP_LOCAL) && ts->pattern[0] != '/'))
         return fail(x, "[%s]: the table path must be absolute (or a storage URI: s3://, az://)", shown);
       ts->is_glob = strpbrk(ts->pattern, "*?[") != NULL;
-      char canon[PATH_MAX];
       bri_error err;
-      if (!ts->is_glob && !(caps & BRI_STORE_CAP_LOCAL) && !(ts->canonical = svc_location_name(ts->pattern, &err)))
+      if (!ts->is_glob && bri_store_location(ts->pattern, &ts->canonical, &err))
         return fail(x, "[%s]: %s", shown, err.msg);
-      if (!ts->is_glob && (caps & BRI_STORE_CAP_LOCAL) && realpath(ts->pattern, canon) &&
-          !(ts->canonical = strdup(canon)))
-        return fail(x, "out of memory");
     }
     p = &ts->p;
   } else {

@@ -55,7 +55,7 @@ typedef struct svc_policy {
 
 typedef struct svc_table_section {
   char *pattern;   /* as written */
-  char *canonical; /* realpath of a plain path that exists, else NULL */
+  char *canonical; /* a plain path's or URI's bri_store_location; NULL for a glob */
   bool is_glob;
   uint64_t set;    /* bit i: policy key i is set in this section */
   svc_policy p;
@@ -176,10 +176,6 @@ int svc_config_load_text(svc_config *c, const svc_overrides *ov, const char *tex
  * LOCAL files watched with INOTIFY, or an object store found changed by
  * POLL...), as libbri says; 0 for a location no backend takes. */
 unsigned svc_location_caps(const char *location);
-/* The name a root's tables and counters go by: a local root's real path
- * (in buf, PATH_MAX bytes), else the root as configured (an object store's
- * canonical URI, or a local root that does not resolve now). */
-const char *svc_root_canonical(const char *root, char *buf);
 /* How brid names a location (malloc'd): an object store's canonical URI
  * (bri_store_location: "az://c/p" for every Azure form), a local path as
  * given (its real path is resolved where it is used: it may not exist
