@@ -1,5 +1,5 @@
 /* svc_config.h: brid's configuration: built-in defaults, an optional INI
- * file (libinih), command-line overrides, and the per-table policy.
+ * file (util/ini.h), command-line overrides, and the per-table policy.
  *
  * Main design choice: one table of keys (name, section, type, where it is
  * stored) drives parsing, validation, the --check-config dump and the
@@ -59,7 +59,7 @@ typedef struct svc_table_section {
   bool is_glob;
   uint64_t set;    /* bit i: policy key i is set in this section */
   svc_policy p;
-  size_t header; /* index of its header in the file */
+  size_t header; /* the line of its header in the file */
 } svc_table_section;
 
 /* One setting of a root's store, by its backend's name
@@ -76,7 +76,7 @@ typedef struct svc_root_setting {
  * store's own tools take them). */
 typedef struct svc_root {
   char *uri; /* the root's canonical name (bri_store_location) */
-  size_t header; /* index of its header in the file */
+  size_t header; /* the line of its header in the file */
   svc_root_setting *settings; /* the backend's settings, in file order */
   size_t n_settings;
   int64_t poll_interval_sec;      /* a LIST of each table's _versions/ this often */
