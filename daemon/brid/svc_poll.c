@@ -25,9 +25,11 @@
 int svc_poll_register(const svc_config *c, bri_error *err) {
   for (size_t i = 0; i < c->n_roots; i++) {
     const char *root = c->roots[i];
-    char canon[PATH_MAX];
-    /* stores name local tables by their real path (bri_store_canonical) */
-    int rc = bri_store_count_root(svc_root_canonical(root, canon), err);
+    char *canon = NULL;
+    /* stores count a root under its canonical name (bri_store_canonical) */
+    int rc = bri_store_location(root, &canon, err);
+    if (!rc) rc = bri_store_count_root(canon, err);
+    free(canon);
     if (!rc && !(svc_location_caps(root) & BRI_STORE_CAP_LOCAL) && (rc = svc_root_configure(root, svc_config_root(c, root), false, err)) != 0)
       return bri_error_wrap(err, "root %s", root);
     if (rc) return rc;
