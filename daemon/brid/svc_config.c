@@ -943,11 +943,32 @@ int svc_config_load_text(svc_config *c, const svc_overrides *ov, const char *tex
   return rc;
 }
 
+/* Whether a [table] section's glob names the table at root: fnmatch with
+ * FNM_PATHNAME, except that a pattern ending in slash-star-star names every
+ * table below a directory its head matches, at any depth (all tables of a
+ * root: a section named ROOT, a slash and two stars). */
+static bool glob_names(const char *pattern, const char *root) {
+  size_t n = strlen(pattern);
+  if (n < 3 || strcmp(pattern + n - 3, "/**") != 0) return fnmatch(pattern, root, FNM_PATHNAME) == 0;
+  char head[PATH_MAX], dir[PATH_MAX];
+  if (n - 3 >= sizeof head) return false;
+  memcpy(head, pattern, n - 3);
+  head[n - 3] = 0;
+  for (const char *slash = strchr(root + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+    size_t k = (size_t)(slash - root);
+    if (k >= sizeof dir) return false;
+    memcpy(dir, root, k);
+    dir[k] = 0;
+    if (fnmatch(head, dir, FNM_PATHNAME) == 0) return true;
+  }
+  return false;
+}
+
 void svc_config_policy_for(const svc_config *c, const char *root, svc_policy *out) {
   *out = c->defaults;
   for (size_t s = 0; s < c->n_sections; s++) {
     const svc_table_section *ts = &c->sections[s];
-    bool match = ts->is_glob ? fnmatch(ts->pattern, root, FNM_PATHNAME) == 0
+    bool match = ts->is_glob ? glob_names(ts->pattern, root)
                              : !strcmp(ts->canonical ? ts->canonical : ts->pattern, root);
     if (!match) continue;
     for (size_t i = 0; i < NKEYS; i++) {
@@ -957,6 +978,7 @@ void svc_config_policy_for(const svc_config *c, const char *root, svc_policy *ou
                   : k->type == T_DOUBLE ? sizeof(double)
                   : k->type == T_STRATEGY ? sizeof(bri_strategy)
                   : k->type == T_DUR ? sizeof(int64_t)
+                  : k->type == T_INT ? sizeof(int)
                                      : sizeof(uint64_t);
       memcpy((char *)out + k->off, (const char *)&ts->p + k->off, sz);
     }
