@@ -69,7 +69,7 @@ BRICTL     := $(BUILD)/bin/brictl
 BRID_SRC   := $(shell find daemon/brid -name '*.c' | sort) $(RPC_SRC) $(JOBS_SRC)
 BRID_OBJ   := $(patsubst %.c,$(BUILD)/obj/%.o,$(BRID_SRC))
 BRID       := $(BUILD)/bin/brid
-DAEMON_PKGS := libuv libsystemd inih libmicrohttpd
+DAEMON_PKGS := libuv libsystemd libmicrohttpd
 DAEMON_LIBS   := $(shell pkg-config --libs $(DAEMON_PKGS) 2>/dev/null) -pthread
 
 TEST_SRC := $(wildcard tests/unit/test_*.c)

@@ -15,7 +15,7 @@ WHAT=${1:-test}
 BUILD_PKGS=(build-essential pkg-config
   libuv1-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev libpq-dev
   libjansson-dev libzstd-dev liblz4-dev libroaring-dev libsystemd-dev
-  libinih-dev libssl-dev libcurl4-openssl-dev libexpat1-dev libmicrohttpd-dev python3)
+  libssl-dev libcurl4-openssl-dev libexpat1-dev libmicrohttpd-dev python3)
 # the tests: Check, the fuzzers' clang, valgrind, systemd-analyze, the man
 # pages' groff, sqlite3's shell, the S3 server (radosgw), promtool (prometheus),
 # make deb and its test under real systemd (debhelper, lintian, mmdebstrap,

@@ -27,10 +27,6 @@ int cli_fail(const bri_error *err);
 bool cli_parse_u64(const char *s, unsigned long long *out);
 /* Prints a JSON value (indented, keys in insertion order) and a newline. */
 void cli_print_json(json_t *v);
-/* Prints one line per reason a compaction's plan (a report's "plan") held
- * fragments back (compact/plan.h): how many, their bytes as the size rule
- * counts them, the first ids; nothing when it held none back. */
-void cli_print_held(const json_t *plan);
 
 /* The commands, each defined beside its code. */
 extern const cli_cmd CMD_INSPECT, CMD_GEN, CMD_COMPACT, CMD_CLEANUP, CMD_SCAN, CMD_CAT, CMD_MATERIALIZE,

@@ -11,6 +11,7 @@
 #include "bri/ops.h"
 #include "bri/util.h"
 #include "cli.h"
+#include "report.h"
 
 static const cli_opt OPTS[] = {
     {.name = "older-than", .type = CLI_DURATION, .value = "DURATION", .def = "7d", .param = "older_than",
@@ -64,19 +65,10 @@ static int cleanup_offline(const cli_args *a) {
   if (as_json) {
     json_object_set_new(rep, "deleted", l.files); /* the list: brictl's alone (brid does not keep it) */
     cli_print_json(rep);
-    json_decref(rep);
-    return CLI_OK;
+  } else {
+    cli_print_report("cleanup", rep, "brictl", "");
   }
-  unsigned long long files = (unsigned long long)json_integer_value(json_object_get(rep, "files")),
-                     bytes = (unsigned long long)json_integer_value(json_object_get(rep, "bytes"));
   json_decref(rep);
-  printf("%s %llu files, %llu bytes (%llu versions retained, %llu unreferenced files too young)\n",
-         p.dry_run ? "would delete" : "deleted", files, bytes,
-         (unsigned long long)st.versions_retained, (unsigned long long)st.kept_too_young);
-  for (int k = 0; k < BRI_CLEAN_KINDS; k++)
-    if (st.files[k])
-      printf("  %-12s %8llu files %14llu bytes\n", bri_cleanup_kind_name(k),
-             (unsigned long long)st.files[k], (unsigned long long)st.bytes[k]);
   return CLI_OK;
 }
 

@@ -45,7 +45,7 @@ int cli_client_call_on(rpc_client *rc, const char *method, json_t *params, json_
  * beside it, so that users outside brid's socket group can watch it. */
 int cli_client_call(const cli_client *c, const char *method, json_t *params, json_t **result);
 
-/* A table argument as brid needs it: absolute (realpath when it exists). */
+/* A table argument as brid names it: its canonical name (bri_store_location). */
 const char *cli_table_path(const char *arg, char *buf, size_t cap);
 
 /* "1.5 MiB", "512 B" */

@@ -11,6 +11,7 @@
 #include "bri/compact.h"
 #include "bri/ops.h"
 #include "cli.h"
+#include "report.h"
 
 static const cli_opt OPTS[] = {
     {.name = "strategy", .type = CLI_CHOICE, .choices = "auto|bri|link|copy|managed", .param = "strategy",
@@ -36,34 +37,6 @@ static const cli_opt OPTS[] = {
     {0},
 };
 
-/* One line per index: how the compaction keeps it answering (compact/fri.h),
- * then the fragment reuse index version the commit appended, if any. */
-static void print_indices(json_t *plan) {
-  size_t i;
-  json_t *x;
-  json_array_foreach(json_object_get(plan, "indices"), i, x) {
-    const char *how = json_string_value(json_object_get(x, "carried"));
-    long long held = (long long)json_integer_value(json_object_get(x, "holds"));
-    const char *text = !strcmp(how, "row_ids") ? "its bitmap follows the rows (stable row ids)"
-                       : !strcmp(how, "dropped") ? "rewritten fragments leave its coverage and are scanned"
-                       : !strcmp(how, "fragment_reuse_index") ? "carried by the fragment reuse index"
-                                                              : "not carried (brid does not know its type)";
-    printf("  index %s (%s): %s", json_string_value(json_object_get(x, "name")),
-           json_string_value(json_object_get(x, "type")), text);
-    if (held) printf("; %lld fragments it covers are left alone", held);
-    printf("\n");
-  }
-  json_t *fri = json_object_get(json_object_get(plan, "index_update"), "fragment_reuse_index");
-  if (fri)
-    printf("  fragment reuse index: a version for %lld groups (dataset version %lld), %lld kept, %lld "
-           "trimmed%s\n",
-           (long long)json_integer_value(json_object_get(fri, "groups")),
-           (long long)json_integer_value(json_object_get(fri, "dataset_version")),
-           (long long)json_integer_value(json_object_get(fri, "versions")),
-           (long long)json_integer_value(json_object_get(fri, "trimmed")),
-           json_is_true(json_object_get(fri, "external")) ? ", details in _indices/" : "");
-}
-
 static int compact_offline(const cli_args *a) {
   bri_compact_request q;
   bri_compact_request_default(&q);
@@ -82,78 +55,10 @@ static int compact_offline(const cli_args *a) {
     json_decref(r.plan);
     return cli_fail(&err);
   }
-  if (as_json) {
-    json_t *j = bri_compact_report_json(root, &q, &r);
-    cli_print_json(j);
-    json_decref(j);
-  } else if (q.dry_run) {
-    printf("plan for %s at version %llu (strategy %s): %llu bins, %llu of %llu fragments\n", root,
-           (unsigned long long)r.read_version, bri_strategy_name(q.strategy),
-           (unsigned long long)r.bins, (unsigned long long)r.fragments_rewritten,
-           (unsigned long long)r.fragments_before);
-    size_t i;
-    json_t *b;
-    json_array_foreach(json_object_get(r.plan, "bins"), i, b) {
-      json_t *p = json_object_get(b, "payload");
-      printf("  bin %zu: %zu fragments, %lld rows (%lld deleted), %lld data bytes, payload inline %lld packed %lld dedicated %lld%s\n",
-             i, json_array_size(json_object_get(b, "fragments")),
-             (long long)json_integer_value(json_object_get(b, "rows")),
-             (long long)json_integer_value(json_object_get(b, "deleted_rows")),
-             (long long)json_integer_value(json_object_get(b, "data_bytes")),
-             (long long)json_integer_value(json_object_get(p, "inline")),
-             (long long)json_integer_value(json_object_get(p, "packed")),
-             (long long)json_integer_value(json_object_get(p, "dedicated")),
-             json_is_true(json_object_get(p, "repacks_low_utilization_packs")) ? " (repacks)" : "");
-    }
-    cli_print_held(r.plan);
-    print_indices(r.plan);
-    if (r.managed_switch)
-      printf("  switches the table to Managed blobs first (Lance 12 and 13 refuse it from then on)\n");
-  } else if (r.version == 0) {
-    printf("nothing to compact in %s (version %llu, %llu fragments)\n", root,
-           (unsigned long long)r.read_version, (unsigned long long)r.fragments_before);
-    cli_print_held(r.plan);
-  } else if (r.version == r.managed_switch_version) {
-    printf("switched %s to Managed blobs: version %llu (nothing to compact; Lance 14 reads it, Lance 12 "
-           "and 13 refuse it)\n", root, (unsigned long long)r.version);
-  } else {
-    json_t *j = bri_compact_report_json(root, &q, &r);
-    if (r.managed_switch_version)
-      printf("switched %s to Managed blobs: version %llu (Lance 14 reads it, Lance 12 and 13 refuse it)\n",
-             root, (unsigned long long)r.managed_switch_version);
-    printf("compacted %s: version %llu -> %llu, fragments %llu -> %llu, %llu rows (strategy %s)\n", root,
-           (unsigned long long)r.read_version, (unsigned long long)r.version,
-           (unsigned long long)r.fragments_before, (unsigned long long)r.fragments_after,
-           (unsigned long long)r.rows, json_string_value(json_object_get(j, "strategy_used")));
-    json_decref(j);
-    printf("  wrote %llu bytes of data files, %llu bytes of payload (%llu inline); reused %llu "
-           "payload bytes in place (%llu links); %.3f s\n",
-           (unsigned long long)r.data_bytes_written, (unsigned long long)r.payload_bytes_copied,
-           (unsigned long long)r.inline_bytes_copied, (unsigned long long)r.payload_bytes_reused,
-           (unsigned long long)r.links, r.seconds);
-    if (r.managed_kept || r.managed_adopted)
-      printf("  Managed blobs: %llu descriptors kept, %llu values adopted in place (%llu payload bytes, "
-             "none read)\n",
-             (unsigned long long)r.managed_kept, (unsigned long long)r.managed_adopted,
-             (unsigned long long)r.payload_bytes_reused);
-    if (r.managed_repacked)
-      printf("  repacked %llu values of %llu packs below the repack threshold into new _blobs/ objects "
-             "(%llu bytes)\n",
-             (unsigned long long)r.managed_repacked, (unsigned long long)r.packs_below_threshold,
-             (unsigned long long)r.payload_bytes_copied);
-    cli_print_held(r.plan);
-    if (r.deletions_carried)
-      printf("  carried %llu rows deleted meanwhile by other writers over to the new fragments\n",
-             (unsigned long long)r.deletions_carried);
-    print_indices(r.plan);
-  }
-  if (!as_json && r.storage.requests) {
-    printf("  object store: %llu requests (%llu retried), %llu bytes in and %llu out through brictl, "
-           "%llu bytes copied by the server\n",
-           (unsigned long long)r.storage.requests, (unsigned long long)r.storage.retries,
-           (unsigned long long)r.storage.bytes_read, (unsigned long long)r.storage.bytes_written,
-           (unsigned long long)r.storage.bytes_copied_server);
-  }
+  json_t *j = bri_compact_report_json(root, &q, &r);
+  if (as_json) cli_print_json(j);
+  else cli_print_report("compact", j, "brictl", "");
+  json_decref(j);
   json_decref(r.plan);
   return CLI_OK;
 }

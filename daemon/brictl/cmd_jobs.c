@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd_client.h"
+#include "report.h"
 #include "rpc/rpc_kinds.h"
 
 static const cli_opt JOBS_OPTS[] = {
@@ -108,15 +109,7 @@ void cli_print_job(const json_t *j) {
   json_t *res = json_object_get(j, "result");
   if (json_is_object(res)) {
     printf("  result:\n");
-    const char *k;
-    json_t *v;
-    json_object_foreach(res, k, v) {
-      if (json_is_object(v) || json_is_array(v)) continue; /* plan, by_kind...: see --json */
-      char *s = json_dumps(v, JSON_ENCODE_ANY);
-      printf("    %-24s %s\n", k, s ? s : "?");
-      free(s);
-    }
-    cli_print_held(json_object_get(res, "plan"));
+    cli_print_report(cli_str(j, "kind"), res, "brid", "    ");
   }
   size_t i;
   json_t *a;

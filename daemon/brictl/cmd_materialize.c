@@ -11,6 +11,7 @@
 
 #include "bri/ops.h"
 #include "cli.h"
+#include "report.h"
 
 static const cli_opt OPTS[] = {
     {.name = "dry-run", .type = CLI_FLAG, .param = "dry_run",
@@ -36,40 +37,10 @@ static int materialize_offline(const cli_args *a) {
   bri_error err;
   if (o.managed && o.no_links) return cli_usage(a, "--copy and --managed exclude each other");
   if (bri_materialize_table(root, &o, NULL, &r, &err)) return cli_fail(&err);
-  if (as_json) {
-    json_t *j = bri_materialize_report_json(root, &o, &r);
-    cli_print_json(j);
-    json_decref(j);
-  } else if (o.dry_run && o.managed) {
-    printf("would replace %llu data files with a BRI in %s (version %llu) by ones with Managed descriptors%s\n",
-           (unsigned long long)r.data_files, root, (unsigned long long)r.read_version,
-           r.managed_switch ? ", after switching the table to Managed blobs" : "");
-  } else if (o.dry_run) {
-    printf("would replace %llu data files with a BRI in %s (version %llu): %llu files linked "
-           "(%llu bytes), %llu copied (%llu bytes)\n",
-           (unsigned long long)r.data_files, root, (unsigned long long)r.read_version,
-           (unsigned long long)r.links, (unsigned long long)r.bytes_linked,
-           (unsigned long long)r.copies, (unsigned long long)r.bytes_copied);
-  } else if (!r.commits) {
-    printf("nothing to materialize in %s (version %llu has no blob reuse index)\n", root,
-           (unsigned long long)r.read_version);
-  } else if (o.managed) {
-    if (r.managed_switch_version)
-      printf("switched %s to Managed blobs: version %llu (Lance 14 reads it, Lance 12 and 13 refuse it)\n", root,
-             (unsigned long long)r.managed_switch_version);
-    printf("materialized %s: version %llu -> %llu (%llu commits), %llu data files replaced; %llu values "
-           "became Managed descriptors (%llu payload bytes, none read or copied); %.3f s\n",
-           root, (unsigned long long)r.read_version, (unsigned long long)r.version,
-           (unsigned long long)r.commits, (unsigned long long)r.data_files,
-           (unsigned long long)r.values_adopted, (unsigned long long)r.bytes_adopted, r.seconds);
-  } else {
-    printf("materialized %s: version %llu -> %llu (%llu commits), %llu data files replaced; "
-           "%llu files linked (%llu bytes), %llu copied (%llu bytes); %.3f s\n",
-           root, (unsigned long long)r.read_version, (unsigned long long)r.version,
-           (unsigned long long)r.commits, (unsigned long long)r.data_files,
-           (unsigned long long)r.links, (unsigned long long)r.bytes_linked,
-           (unsigned long long)r.copies, (unsigned long long)r.bytes_copied, r.seconds);
-  }
+  json_t *j = bri_materialize_report_json(root, &o, &r);
+  if (as_json) cli_print_json(j);
+  else cli_print_report("materialize", j, "brictl", "");
+  json_decref(j);
   return CLI_OK;
 }
 

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cmd_client.h"
+#include "report.h"
 #include "bri/ops.h"
 
 static void sleep_ms(int ms) {
@@ -86,42 +87,12 @@ static int wait_job(const cli_client *c, rpc_client **rc, long long id, bool qui
   }
 }
 
+/* The job's end: its state, its error, its report (report.h). */
 static void summary(const json_t *j) {
   const json_t *r = json_object_get(j, "result");
-  const char *kind = cli_str(j, "kind"), *st = cli_str(j, "state");
-  printf("job %lld (%s %s): %s\n", cli_int(j, "id"), kind, cli_str(j, "table"), st);
+  printf("job %lld (%s %s): %s\n", cli_int(j, "id"), cli_str(j, "kind"), cli_str(j, "table"), cli_str(j, "state"));
   if (json_is_string(json_object_get(j, "error"))) printf("  error: %s\n", cli_str(j, "error"));
-  if (!json_is_object(r)) return;
-  char w[32], u[32];
-  if (!strcmp(kind, "compact")) {
-    cli_fmt_bytes((uint64_t)(cli_int(r, "data_bytes_written") + cli_int(r, "payload_bytes_copied")), w, sizeof w);
-    cli_fmt_bytes((uint64_t)cli_int(r, "payload_bytes_reused"), u, sizeof u);
-    if (cli_int(r, "version"))
-      printf("  version %lld -> %lld: %lld -> %lld fragments, %lld rows; %s written, %s of blob payload reused\n",
-             cli_int(r, "read_version"), cli_int(r, "version"), cli_int(r, "fragments_before"),
-             cli_int(r, "fragments_after"), cli_int(r, "rows"), w, u);
-    else
-      printf("  %s at version %lld (%lld fragments, %lld bin(s) planned)\n",
-             json_is_true(json_object_get(r, "dry_run")) ? "dry run" : "nothing to compact", cli_int(r, "read_version"),
-             cli_int(r, "fragments_before"), cli_int(r, "bins"));
-    cli_print_held(json_object_get(r, "plan")); /* either way */
-  } else if (!strcmp(kind, "cleanup")) {
-    cli_fmt_bytes((uint64_t)cli_int(r, "bytes"), w, sizeof w);
-    printf("  %s %lld files (%s); %lld versions retained\n", json_is_true(json_object_get(r, "dry_run")) ? "would delete" : "deleted",
-           cli_int(r, "files"), w, cli_int(r, "versions_retained"));
-  } else if (!strcmp(kind, "verify")) {
-    printf("  %lld version(s), %lld data files, %lld blobs checked: %lld problem(s)\n", cli_int(r, "versions_checked"),
-           cli_int(r, "data_files"), cli_int(r, "blobs"), cli_int(r, "problems_total"));
-    size_t i;
-    json_t *p;
-    json_array_foreach(json_object_get(r, "problems"), i, p) {
-      if (i >= 20) break;
-      printf("    %s: %s\n", cli_str(p, "file"), cli_str(p, "problem"));
-    }
-  } else {
-    printf("  %lld data file(s) replaced, %lld links, %lld copies\n", cli_int(r, "data_files"), cli_int(r, "links"),
-           cli_int(r, "copies"));
-  }
+  if (json_is_object(r)) cli_print_report(cli_str(j, "kind"), r, "brid", "  ");
 }
 
 static int submit(const cli_args *a, bool wait) {

@@ -9,6 +9,7 @@
 
 #include "bri/ops.h"
 #include "cli.h"
+#include "report.h"
 
 static const cli_opt OPTS[] = {
     {.name = "all-versions", .type = CLI_FLAG, .param = "all_versions", .help = "check every version, not only the latest"},
@@ -37,29 +38,10 @@ static int verify_offline(const cli_args *a) {
     return cli_fail(&err);
   }
   bool ok = r.problems_total == 0;
-  if (as_json) {
-    json_t *j = bri_verify_report_json(root, &o, &r);
-    cli_print_json(j);
-    json_decref(j);
-  } else {
-    printf("%s: %llu versions, %llu data files, %llu deletion files, %llu transaction files, %llu "
-           "index dirs, %llu BRI targets, %llu blobs checked",
-           root, (unsigned long long)r.versions_checked, (unsigned long long)r.data_files,
-           (unsigned long long)r.deletion_files, (unsigned long long)r.transaction_files,
-           (unsigned long long)r.index_dirs, (unsigned long long)r.bri_targets,
-           (unsigned long long)r.blobs);
-    if (r.blobs_unchecked) printf(" (%llu external blobs not checkable)", (unsigned long long)r.blobs_unchecked);
-    printf("\n");
-    if (ok) {
-      printf("ok\n");
-    } else {
-      printf("%llu problems%s:\n", (unsigned long long)r.problems_total,
-             r.problems_total > r.n_problems ? " (first ones listed)" : "");
-      for (size_t i = 0; i < r.n_problems; i++)
-        printf("  v%llu %s: %s\n", (unsigned long long)r.problems[i].version, r.problems[i].file,
-               r.problems[i].what);
-    }
-  }
+  json_t *j = bri_verify_report_json(root, &o, &r);
+  if (as_json) cli_print_json(j);
+  else cli_print_report("verify", j, "brictl", "");
+  json_decref(j);
   bri_verify_report_free(&r);
   return ok ? CLI_OK : CLI_PROBLEMS;
 }

@@ -90,11 +90,14 @@ static int check_config(const svc_config *c) {
       warnings++;
     }
   }
-  for (size_t i = 0; i < c->n_sections; i++)
-    if (!c->sections[i].is_glob && !c->sections[i].canonical) {
+  for (size_t i = 0; i < c->n_sections; i++) {
+    struct stat st;
+    const char *table = c->sections[i].pattern;
+    if (!c->sections[i].is_glob && (svc_location_caps(table) & BRI_STORE_CAP_LOCAL) && stat(table, &st) != 0) {
       fprintf(stderr, "brid: warning: [table %s]: no such table (yet)\n", c->sections[i].pattern);
       warnings++;
     }
+  }
   json_t *j = svc_config_to_json(c);
   json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
   fputc('\n', stdout);
@@ -168,13 +171,16 @@ int main(int argc, char **argv) {
   }
   for (size_t i = 0; i < d->ov.n_roots; i++)
     if (roots[i][0] != '/' && (svc_location_caps(roots[i]) & BRI_STORE_CAP_LOCAL)) {
-      /* roots are compared as canonical paths; a relative one would
+      /* roots are compared as canonical names; a relative one would
        * silently change meaning with the working directory */
       static char abs[64][PATH_MAX];
-      if (i >= 64 || !realpath(roots[i], abs[i])) {
-        fprintf(stderr, "brid: --root %s: %s\n", roots[i], i >= 64 ? "too many roots" : strerror(errno));
+      char *name = NULL;
+      if (i >= 64 || bri_store_location(roots[i], &name, &err)) {
+        fprintf(stderr, "brid: --root %s: %s\n", roots[i], i >= 64 ? "too many roots" : err.msg);
         return early_exit(d, EXIT_CONFIG);
       }
+      snprintf(abs[i], sizeof abs[i], "%s", name);
+      free(name);
       roots[i] = abs[i];
     }
   if (svc_config_load(&d->cfg, &d->ov, &err)) {

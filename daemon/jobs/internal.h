@@ -114,6 +114,29 @@ void jobs_abbreviate_sql(const char *sql, char *out, size_t cap);
  * bri_jobs_open), SQLite otherwise. */
 const jobs_driver *jobs_driver_for(const char *path);
 
+/* A backend's schema file, built in (schema_sqlite.sql, schema_pg.sql):
+ * scripts, each from its "-- version N:" line to the next, script N taking
+ * the store from version N - 1 to N; first is the script a new store
+ * starts with. */
+typedef struct jobs_schema {
+  const char *text;
+  const char *file; /* its name, for messages */
+  int64_t first;
+} jobs_schema;
+
+/* A driver's way to run one migration script and record its version
+ * (step names it in messages). */
+typedef int (*jobs_migration_step)(bri_jobs_store *s, const char *script, int64_t version,
+                                   const char *step, bri_error *err);
+
+/* The one migration runner (migrate.c): refuses a schema file with a
+ * script beyond BRI_JOBS_SCHEMA_VERSION, then runs the scripts from
+ * version from + 1 (schema->first when from is 0, a new store) up to
+ * BRI_JOBS_SCHEMA_VERSION, each through run_step, and stops at the first
+ * failure. */
+int jobs_migrate(bri_jobs_store *s, const jobs_schema *schema, int64_t from,
+                 jobs_migration_step run_step, bri_error *err);
+
 /* ---- the statement interface (driver.c: calls s->drv or st->drv) ------- */
 
 /* Opens s->path (s->opt set, s->path and s->mu ready): takes the store's

@@ -16,7 +16,8 @@
  *
  * Versions: the one-row table brid_schema(application, version); a new
  * database starts at the first script of schema_pg.sql (version 4), and
- * each later script takes version N - 1 to N. Checks and migrations run in
+ * each later script takes version N - 1 to N (the shared runner, migrate.c,
+ * walks them). Checks and migrations run in
  * one transaction holding pg_advisory_xact_lock(BRI_JOBS_APPLICATION_ID),
  * so brids starting together migrate once. */
 #include "jobs/internal.h"
@@ -491,17 +492,6 @@ static int refuse_inline_password(bri_jobs_store *s, bri_error *err) {
   return 0;
 }
 
-/* The script of version v in SCHEMA_PG (malloc'd); NULL when there is none. */
-static char *migration_script(int64_t v) {
-  char mark[40];
-  snprintf(mark, sizeof mark, "\n-- version %lld:", (long long)v);
-  const char *a = strstr(SCHEMA_PG, mark);
-  if (!a) return NULL;
-  a++;
-  const char *b = strstr(a, "\n-- version ");
-  return strndup(a, b ? (size_t)(b - a) : strlen(a));
-}
-
 static int query_int(bri_jobs_store *s, const char *sql, const char *step, int64_t *out,
                      int *found, bri_error *err) {
   PGresult *res;
@@ -511,6 +501,19 @@ static int query_int(bri_jobs_store *s, const char *sql, const char *step, int64
   *out = *found ? strtoll(PQgetvalue(res, 0, 0), NULL, 10) : 0;
   PQclear(res);
   return 0;
+}
+
+static const jobs_schema SCHEMA = {SCHEMA_PG, "schema_pg.sql", PG_FIRST_VERSION};
+
+/* One migration script and the version bump, inside the transaction
+ * pg_open holds. */
+static int migration_step(bri_jobs_store *s, const char *script, int64_t version,
+                          const char *step, bri_error *err) {
+  char bump[96];
+  snprintf(bump, sizeof bump, "UPDATE brid_schema SET version = %lld", (long long)version);
+  int rc = pg_exec(s, script, step, err);
+  if (!rc) rc = pg_exec(s, bump, step, err);
+  return rc;
 }
 
 /* Inside the open transaction, under the advisory lock: checks identity and
@@ -552,26 +555,7 @@ static int check_and_migrate(bri_jobs_store *s, bri_error *err) {
                          "%s: damaged job store: schema version %lld (PostgreSQL stores start at "
                          "%d)",
                          s->path, (long long)v, PG_FIRST_VERSION);
-  for (int64_t next = v ? v + 1 : PG_FIRST_VERSION; next <= BRI_JOBS_SCHEMA_VERSION; next++) {
-    char mstep[64], bump[96];
-    snprintf(mstep, sizeof mstep, "migrating the schema to version %lld", (long long)next);
-    char *script = migration_script(next);
-    if (!script)
-      return bri_error_set(err, BRI_EINVAL, "%s: %s: internal: schema_pg.sql has no such version",
-                           s->path, mstep);
-    rc = pg_exec(s, script, mstep, err);
-    free(script);
-    snprintf(bump, sizeof bump, "UPDATE brid_schema SET version = %lld", (long long)next);
-    if (!rc) rc = pg_exec(s, bump, mstep, err);
-    if (rc) return rc;
-  }
-  char *extra = migration_script(BRI_JOBS_SCHEMA_VERSION + 1);
-  free(extra);
-  if (extra)
-    return bri_error_set(err, BRI_EINVAL,
-                         "%s: internal: schema_pg.sql goes beyond version %d "
-                         "(BRI_JOBS_SCHEMA_VERSION)",
-                         s->path, BRI_JOBS_SCHEMA_VERSION);
+  if ((rc = jobs_migrate(s, &SCHEMA, v, migration_step, err))) return rc;
   for (size_t i = 0; i < sizeof REQUIRED_TABLES / sizeof REQUIRED_TABLES[0]; i++) {
     char sql[200];
     snprintf(sql, sizeof sql,

@@ -4,10 +4,10 @@
  * of daemon/jobs speaks (internal.h), each failure a bri_error naming the
  * file, the step and the SQL.
  *
- * Migrations are the scripts of schema_sqlite.sql, built in: script N takes
- * user_version N - 1 to N and runs in one transaction together with the
- * user_version bump, so a crash mid-migration leaves the previous version
- * intact. A file whose user_version is newer than the last script is
+ * Migrations are the scripts of schema_sqlite.sql, built in, walked by the
+ * shared runner (migrate.c): script N takes user_version N - 1 to N and
+ * runs in one transaction together with the user_version bump, so a crash
+ * mid-migration leaves the previous version intact. A file whose user_version is newer than the last script is
  * refused untouched. */
 #include "jobs/internal.h"
 
@@ -413,18 +413,6 @@ static int quick_check(bri_jobs_store *s, int64_t version, bri_error *err) {
   return 0;
 }
 
-/* The script of version v in SCHEMA_SQLITE, from its "-- version v:" line
- * to the next such line (malloc'd); NULL when there is none. */
-static char *migration_script(int64_t v) {
-  char mark[40];
-  snprintf(mark, sizeof mark, "\n-- version %lld:", (long long)v);
-  const char *a = strstr(SCHEMA_SQLITE, mark);
-  if (!a) return NULL;
-  a++;
-  const char *b = strstr(a, "\n-- version ");
-  return strndup(a, b ? (size_t)(b - a) : strlen(a));
-}
-
 /* Fails when a foreign key of the store points nowhere (a migration that
  * rebuilt a table must leave every reference intact). */
 static int check_foreign_keys(bri_jobs_store *s, const char *step, bri_error *err) {
@@ -439,37 +427,29 @@ static int check_foreign_keys(bri_jobs_store *s, const char *step, bri_error *er
   return rc;
 }
 
-/* Runs the scripts from version from + 1 to BRI_JOBS_SCHEMA_VERSION, each
- * in a transaction of its own with foreign keys off (a script may rebuild
- * a table others reference) and checked before the commit. */
+static const jobs_schema SCHEMA = {SCHEMA_SQLITE, "schema_sqlite.sql", 1};
+
+/* One migration script in a transaction of its own with the user_version
+ * bump, foreign keys checked before the commit. */
+static int migration_step(bri_jobs_store *s, const char *script, int64_t version,
+                          const char *step, bri_error *err) {
+  char bump[64];
+  snprintf(bump, sizeof bump, "PRAGMA user_version = %lld", (long long)version);
+  int rc = sq_begin(s, step, err);
+  if (!rc) rc = sq_exec(s, script, step, err);
+  if (!rc) rc = check_foreign_keys(s, step, err);
+  if (!rc) rc = sq_exec(s, bump, step, err);
+  if (!rc) rc = sq_commit(s, step, err);
+  if (rc) sq_rollback(s);
+  return rc;
+}
+
+/* Migrates from user_version from to BRI_JOBS_SCHEMA_VERSION (jobs_migrate)
+ * with foreign keys off (a script may rebuild a table others reference). */
 static int migrate(bri_jobs_store *s, int64_t from, bri_error *err) {
-  char *extra = migration_script(BRI_JOBS_SCHEMA_VERSION + 1);
-  free(extra);
-  if (extra)
-    return bri_error_set(err, BRI_EINVAL,
-                         "%s: internal: schema_sqlite.sql goes beyond version %d "
-                         "(BRI_JOBS_SCHEMA_VERSION)",
-                         s->path, BRI_JOBS_SCHEMA_VERSION);
-  if (from >= BRI_JOBS_SCHEMA_VERSION) return 0;
+  if (from >= BRI_JOBS_SCHEMA_VERSION) return jobs_migrate(s, &SCHEMA, from, migration_step, err);
   int rc = sq_exec(s, "PRAGMA foreign_keys = OFF", "preparing the migration", err);
-  for (int64_t v = from + 1; !rc && v <= BRI_JOBS_SCHEMA_VERSION; v++) {
-    char step[64], bump[64];
-    snprintf(step, sizeof step, "migrating the schema to version %lld", (long long)v);
-    snprintf(bump, sizeof bump, "PRAGMA user_version = %lld", (long long)v);
-    char *script = migration_script(v);
-    if (!script) {
-      rc = bri_error_set(err, BRI_EINVAL, "%s: %s: internal: schema_sqlite.sql has no such version",
-                         s->path, step);
-      break;
-    }
-    rc = sq_begin(s, step, err);
-    if (!rc) rc = sq_exec(s, script, step, err);
-    if (!rc) rc = check_foreign_keys(s, step, err);
-    if (!rc) rc = sq_exec(s, bump, step, err);
-    if (!rc) rc = sq_commit(s, step, err);
-    if (rc) sq_rollback(s);
-    free(script);
-  }
+  if (!rc) rc = jobs_migrate(s, &SCHEMA, from, migration_step, err);
   bri_error e2;
   int rc2 = sq_exec(s, "PRAGMA foreign_keys = ON", "enabling foreign keys", rc ? &e2 : err);
   return rc ? rc : rc2;

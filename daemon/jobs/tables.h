@@ -1,7 +1,8 @@
 /* tables.h: the watched tables in the job store and their per-table state.
  *
  * A table is identified by its root path, compared as text: the caller
- * passes a canonical path (realpath) so that one table has one row. The row
+ * passes its canonical name (bri_store_location) so that one table has one
+ * row. The row
  * carries what the daemon must remember across restarts: the paused flag,
  * the last version it saw (so a restart does not re-trigger on old
  * versions), the last error, and the times of the last successful

@@ -3,7 +3,8 @@
  * counts with units (util/size.h), path
  * joining and whole-file reads of files outside tables (util/fsutil.h),
  * string sets and maps (util/strset.h, util/strmap.h), the hook struct of
- * long operations (util/hooks.h), and failpoints (util/failpoint.h). */
+ * long operations (util/hooks.h), the INI reader (util/ini.h), and
+ * failpoints (util/failpoint.h). */
 #ifndef BRI_PUBLIC_UTIL_H
 #define BRI_PUBLIC_UTIL_H
 
@@ -12,6 +13,7 @@
 #include "util/failpoint.h"
 #include "util/fsutil.h"
 #include "util/hooks.h"
+#include "util/ini.h"
 #include "util/size.h"
 #include "util/strmap.h"
 #include "util/strset.h"

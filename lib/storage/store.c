@@ -68,6 +68,29 @@ int bri_store_open(const char *uri, unsigned flags, bri_store **out, bri_error *
   return b ? b->open(uri, flags, out, err) : BRI_EUNSUPPORTED;
 }
 
+/* A local path's canonical name (malloc'd; NULL out of memory), the rule of
+ * bri_store_location: its real path when it exists; else the real path of
+ * its parent directory and its last name; else the path made absolute
+ * (against the working directory) as it is. Never a trailing slash. */
+static char *local_location(const char *path) {
+  char real[PATH_MAX], cwd[PATH_MAX];
+  if (realpath(*path ? path : ".", real)) return strdup(real);
+  char *abs = path[0] == '/' ? strdup(path) : bri_strdupf("%s/%s", getcwd(cwd, sizeof cwd) ? cwd : ".", path);
+  if (!abs) return NULL;
+  size_t n = strlen(abs);
+  while (n > 1 && abs[n - 1] == '/') abs[--n] = '\0';
+  char *last = strrchr(abs, '/');
+  if (!last || !strcmp(last, "/.") || !strcmp(last, "/..")) return abs;
+  *last = '\0';
+  if (!realpath(last == abs ? "/" : abs, real)) {
+    *last = '/';
+    return abs;
+  }
+  char *out = bri_strdupf("%s/%s", strcmp(real, "/") ? real : "", last + 1);
+  free(abs);
+  return out;
+}
+
 int bri_store_location(const char *uri, char **out, bri_error *err) {
   *out = NULL;
   const bri_store_ops *b = backend_of(&uri, err);
@@ -76,10 +99,7 @@ int bri_store_location(const char *uri, char **out, bri_error *err) {
     *out = b->canonical(uri, err);
     return *out ? 0 : err && err->code ? err->code : BRI_EINVAL;
   }
-  char real[PATH_MAX], cwd[PATH_MAX];
-  if (realpath(*uri ? uri : ".", real)) *out = strdup(real);
-  else if (uri[0] == '/') *out = strdup(uri);
-  else *out = bri_strdupf("%s/%s", getcwd(cwd, sizeof cwd) ? cwd : ".", uri);
+  *out = local_location(uri);
   return *out ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
 }
 

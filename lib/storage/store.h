@@ -95,12 +95,16 @@ enum {
 };
 
 /* The canonical name of the location uri (bri_store_canonical's, without
- * opening a store or making a request), malloc'd into *out: object stores
- * their normalized URI (every Azure form as az://CONTAINER/PREFIX), local
- * paths their real path when they exist, else the absolute path. A bad
- * URI (an invalid container or bucket name, an unknown scheme):
- * BRI_EINVAL or BRI_EUNSUPPORTED naming it. What brictl names a table by
- * when it asks brid. */
+ * opening a store or making a request), malloc'd into *out: the one name
+ * brid and brictl give a table or root (its row in the job store, its
+ * configuration section, what brictl asks brid about). Object stores: their
+ * normalized URI without trailing slashes (every Azure form as
+ * az://CONTAINER/PREFIX). Local paths: the real path when the path exists;
+ * else the real path of its parent directory joined with its last name (a
+ * table not created yet already has the name it will have); else the path
+ * made absolute as it is; never a trailing slash. A bad URI (an invalid
+ * container or bucket name, an unknown scheme): BRI_EINVAL or
+ * BRI_EUNSUPPORTED naming it. */
 int bri_store_location(const char *uri, char **out, bri_error *err);
 
 /* bri_store_open flags. */

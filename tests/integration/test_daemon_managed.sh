@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# DAEMON, MANAGED: brid with min_reader = 14 declared ([defaults]) on an S3 root of the
-# test radosgw, beside a pylance 14 writer appending to a plain Blob v2 table there:
+# DAEMON, MANAGED: brid with min_reader = 14 declared for every table of an S3 root of the
+# test radosgw ([table ROOT/**]: any depth below the root), beside a pylance 14 writer
+# appending to a plain Blob v2 table there:
 #  - brid switches the table to Managed blobs (logged, brid_managed_switches_total) and
 #    compacts it, every compaction with 0 payload bytes copied, by brid or the server;
 #  - when the writer is done and brid has compacted its last appends, pylance reads
@@ -15,7 +16,7 @@ set -euo pipefail
 need_s3 managed
 need_lance_py
 P=$S3_PREFIX
-T=$P/media.lance
+T=$P/team/media.lance # below the root: [table ROOT/**] reaches it, ROOT/* would not
 REF=$TMPD/ref.lance
 lance_py make --writer lance14 media:4="$T" media:4="$REF" >"$TMPD/made.json"
 grep -q '"error"' "$TMPD/made.json" && fail "pylance could not write the tables: $(cat "$TMPD/made.json")"
@@ -23,7 +24,7 @@ grep -q '"error"' "$TMPD/made.json" && fail "pylance could not write the tables:
 printf '%s\n' "$AWS_SECRET_ACCESS_KEY" >"$TMPD/secret"
 chmod 600 "$TMPD/secret"
 {
-  printf '[daemon]\nroot = %s\ndebounce = 1s\n[defaults]\nmin_reader = 14\n' "$P"
+  printf '[daemon]\nroot = %s\ndebounce = 1s\n[table %s/**]\nmin_reader = 14\n' "$P" "$P"
   s3_root_section "$P" "$TMPD/secret"
 } >"$TMPD/brid.conf"
 # strategy managed where Lance 13 is declared: refused before anything runs

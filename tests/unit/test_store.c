@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,6 +376,52 @@ static void check_mode(const char *path, mode_t want, gid_t gid) {
   ck_assert_msg(sb.st_gid == gid, "%s: group %u, want %u", path, (unsigned)sb.st_gid, (unsigned)gid);
 }
 
+/* The one canonical name of a location (bri_store_location): a local path
+ * that exists by its real path, one that does not by its parent's real
+ * path and its last name, one whose parent is missing too as given (made
+ * absolute); never a trailing slash. */
+static void expect_location(const char *uri, const char *want) {
+  char *got = NULL;
+  ck_assert_msg(bri_store_location(uri, &got, &err) == 0, "%s: %s", uri, err.msg);
+  ck_assert_str_eq(got, want);
+  free(got);
+}
+
+START_TEST(test_location_is_one_canonical_name) {
+  char real[PATH_MAX], cwd[PATH_MAX], in[PATH_MAX + 64], want[PATH_MAX + 64];
+  ck_assert_ptr_nonnull(realpath(tmp, real));
+  char *dir = bri_path_join(tmp, "dir"), *link = bri_path_join(tmp, "link"), *real_dir = bri_path_join(real, "dir");
+  ck_assert_int_eq(mkdir(dir, 0755), 0);
+  ck_assert_int_eq(symlink(dir, link), 0);
+  /* "<link>IN" is named "<real>/dirWANT", or "<link>WANT" when its parent is missing too */
+  static const struct {
+    const char *in, *want;
+    bool parent_exists;
+  } under_link[] = {{"", "", true},
+                    {"/", "", true},
+                    {"/new.lance", "/new.lance", true},
+                    {"/new.lance//", "/new.lance", true},
+                    {"/no/t.lance", "/no/t.lance", false},
+                    {"/no/t.lance/", "/no/t.lance", false}};
+  for (size_t i = 0; i < sizeof under_link / sizeof under_link[0]; i++) {
+    snprintf(in, sizeof in, "%s%s", link, under_link[i].in);
+    snprintf(want, sizeof want, "%s%s", under_link[i].parent_exists ? real_dir : link, under_link[i].want);
+    expect_location(in, want);
+  }
+  ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+  ck_assert_int_eq(chdir(link), 0);
+  expect_location(".", real_dir);
+  snprintf(want, sizeof want, "%s/rel.lance", real_dir);
+  expect_location("rel.lance", want);
+  ck_assert_int_eq(chdir(cwd), 0);
+  expect_location("/", "/");
+  expect_location("s3://bucket/p/t.lance/", "s3://bucket/p/t.lance");
+  expect_location("az://brid/p/t.lance/", "az://brid/p/t.lance");
+  free(real_dir);
+  free(dir), free(link);
+}
+END_TEST
+
 START_TEST(test_new_files_take_the_directory_mode_and_group) {
   if (geteuid() != 0) return; /* needs to give the table another group */
   const gid_t g = 4242;
@@ -524,6 +572,7 @@ static Suite *store_suite(void) {
   TCase *tc = tcase_create("local");
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, test_open_read_ranges);
+  tcase_add_test(tc, test_location_is_one_canonical_name);
   tcase_add_test(tc, test_paths_outside_or_dotdot_refused);
   tcase_add_test(tc, test_list_and_stat);
   tcase_add_test(tc, test_put_new_is_put_if_absent);

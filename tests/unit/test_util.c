@@ -2,6 +2,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -268,6 +269,48 @@ START_TEST(test_ini) {
 }
 END_TEST
 
+/* bri_ini_parse's bri_ini_entry_fn for test_ini_conf: "section|key|value|line|section_line\n". */
+static int print_entry(void *arg, const bri_ini_entry *e, bri_error *err) {
+  (void)err;
+  char line[512];
+  snprintf(line, sizeof line, "%s|%s|%s|%d|%d\n", e->section, e->key, e->value, e->line, e->section_line);
+  strcat(arg, line);
+  return 0;
+}
+
+/* brid.conf's syntax (BRI_INI_CONF, inih's as brid always read it). */
+START_TEST(test_ini_conf) {
+  static char got[4096];
+  bri_error err;
+  int bad;
+  const char *text = "\xEF\xBB\xBFtop = 1\n[daemon]\nroot = /a ; a comment\n   /b ; kept\n\n"
+                     "workers: 2\nk = a;b\n  # a comment, not a value\n"
+                     "[table /t/with]bracket.lance]\r\npaused = yes\n"
+                     "[table /t/a-path-much-longer-than-the-forty-nine-bytes-inih-kept]\nx=\n"
+                     "  [daemon]\n";
+  got[0] = 0;
+  ck_assert_msg(bri_ini_parse(text, strlen(text), BRI_INI_CONF, "f", print_entry, got, &bad, &err) == 0,
+                "%s", err.msg);
+  ck_assert_int_eq(bad, 0);
+  ck_assert_str_eq(got, "|top|1|1|0\n"
+                        "daemon|root|/a|3|2\n"
+                        "daemon|root|/b ; kept|4|2\n"
+                        "daemon|workers|2|6|2\n"
+                        "daemon|k|a;b|7|2\n"
+                        "table /t/with]bracket.lance|paused|yes|10|9\n"
+                        "table /t/a-path-much-longer-than-the-forty-nine-bytes-inih-kept|x||12|11\n");
+  text = "[daemon]\nroot = /a\njust words\nworkers = 2\n";
+  got[0] = 0;
+  ck_assert_int_eq(bri_ini_parse(text, strlen(text), BRI_INI_CONF, "f", print_entry, got, &bad, &err), BRI_EINVAL);
+  ck_assert_int_eq(bad, 3);
+  ck_assert_str_eq(err.msg, "f line 3: expected key = value");
+  ck_assert_str_eq(got, "daemon|root|/a|2|1\n");
+  text = "[daemon\n";
+  ck_assert_int_eq(bri_ini_parse(text, strlen(text), BRI_INI_CONF, "f", print_entry, got, &bad, &err), BRI_EINVAL);
+  ck_assert_int_eq(bad, 1);
+}
+END_TEST
+
 static Suite *util_suite(void) {
   Suite *s = suite_create("util");
   TCase *tc = tcase_create("util");
@@ -280,6 +323,7 @@ static Suite *util_suite(void) {
   tcase_add_test(tc, test_error_wrap_truncates_safely);
   tcase_add_test(tc, test_arrow_validity);
   tcase_add_test(tc, test_ini);
+  tcase_add_test(tc, test_ini_conf);
   suite_add_tcase(s, tc);
   return s;
 }

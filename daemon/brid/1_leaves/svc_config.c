@@ -1,13 +1,11 @@
 /* svc_config.c: parsing and validating brid's configuration (see
  * svc_config.h).
  *
- * libinih does the INI syntax; this file owns the key table and the values.
- * Two workarounds for the distribution's libinih build: lines are read into
- * a heap buffer (ini_use_stack off), because the stack buffer cuts lines at
- * 200 bytes; and section names are cut at 49 bytes, too short for table
- * paths, so "[table PATH]" headers are rewritten to "[table#N]" before
- * parsing (one line for one line: error line numbers stay right) and N
- * indexes the saved paths; "[root URI]" headers likewise. Secrets of S3
+ * libbri's INI reader does the syntax (util/ini.h, BRI_INI_CONF: the one
+ * brid.conf always had), entry by entry; this file owns the key table and
+ * the values. A section is a [table PATH] or [root URI] by its name; the
+ * line of its header tells one section from another of the same name
+ * later in the file. Secrets of S3
  * roots are read from the files the configuration names, at load (so a
  * reload reads them again), and never shown. */
 #include "svc_config.h"
@@ -16,7 +14,6 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <grp.h>
-#include <ini.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -171,10 +168,6 @@ unsigned svc_location_caps(const char *location) {
   unsigned caps;
   bri_error ignored;
   return location && bri_store_location_caps(location, &caps, &ignored) == 0 ? caps : 0;
-}
-
-const char *svc_root_canonical(const char *root, char *buf) {
-  return !(svc_location_caps(root) & BRI_STORE_CAP_LOCAL) || !realpath(root, buf) ? root : buf;
 }
 
 char *svc_location_name(const char *location, bri_error *err) {
@@ -360,10 +353,9 @@ static bool set_listen(svc_config *c, const char *v, char *msg, size_t cap) {
 typedef struct parse_ctx {
   svc_config *c;
   const char *file;
-  char **section_names; /* "[table#N]" -> the original PATH */
-  size_t n_section_names;
   char msg[900];        /* first error */
   bool has_msg;
+  int line; /* of the entry that failed; 0 while none did */
 } parse_ctx;
 
 static int fail(parse_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -377,8 +369,8 @@ static int fail(parse_ctx *x, const char *fmt, ...) {
   return 0;
 }
 
-/* Stores value into the field of k at base; 1 on success (inih's
- * convention), 0 with the error recorded. */
+/* Stores value into the field of k at base; 1 on success, 0 with the
+ * error recorded (fail). */
 static int set_value(parse_ctx *x, const key *k, void *base, const char *sect, const char *v) {
   char *f = (char *)base + k->off;
   bri_error err;
@@ -489,7 +481,7 @@ static const key *find_key(const char *name, kscope scope) {
   return NULL;
 }
 
-/* The argument of a rewritten header ("table PATH", root "URI"): after
+/* The argument of a header ("table PATH", root "URI"): after
  * the word, blanks and quotes dropped (malloc'd). */
 static char *header_arg(const char *header) {
   const char *a = header + strcspn(header, " \t\"#");
@@ -533,7 +525,7 @@ static int on_root_key(parse_ctx *x, size_t header, const char *shown, const cha
   if (c->n_root_settings && c->root_settings[c->n_root_settings - 1].header == header) {
     r = &c->root_settings[c->n_root_settings - 1];
   } else {
-    char *uri = header_arg(x->section_names[header]);
+    char *uri = header_arg(shown);
     if (!uri) return fail(x, "out of memory");
     bri_error err;
     unsigned caps = svc_location_caps(uri);
@@ -585,9 +577,20 @@ static int on_root_key(parse_ctx *x, size_t header, const char *shown, const cha
   return fail(x, "[%s] %s: unknown key", shown, name);
 }
 
-static int on_ini(void *user, const char *section, const char *name, const char *value) {
-  parse_ctx *x = user;
-  if (x->has_msg) return 0;
+/* Whether section is a "[table PATH]" header ("[table#...]" too, so that
+ * it is refused as a relative path) or a "[root URI]" one. */
+static bool is_table_header(const char *section) {
+  return strlen(section) > 5 && !strncmp(section, "table", 5) && strchr(" \t\"#", section[5]);
+}
+
+static bool is_root_header(const char *section) {
+  return strlen(section) > 4 && !strncmp(section, "root", 4) && strchr(" \t\"", section[4]);
+}
+
+/* One key of the file; 1 when taken, 0 with the error recorded (fail). */
+static int on_key(parse_ctx *x, const bri_ini_entry *e) {
+  const char *section = e->section, *name = e->key, *value = e->value;
+  size_t header = (size_t)e->section_line;
   if (!*section || !strcmp(section, "daemon")) {
     const key *k = find_key(name, S_DAEMON);
     if (!k) {
@@ -604,15 +607,13 @@ static int on_ini(void *user, const char *section, const char *name, const char 
   const char *shown = section;
   if (!strcmp(section, "defaults")) {
     p = &x->c->defaults;
-  } else if (!strncmp(section, "table#", 6)) {
-    size_t i = strtoul(section + 6, NULL, 10);
-    if (i >= x->n_section_names) return fail(x, "internal error: section %s", section);
-    shown = x->section_names[i];
-    if (!strncmp(shown, "root", 4)) return on_root_key(x, i, shown, name, value);
+  } else if (is_root_header(section)) {
+    return on_root_key(x, header, shown, name, value);
+  } else if (is_table_header(section)) {
     /* consecutive keys of one header go to one section; the same header
      * again later starts a new one (file order decides) */
     svc_config *c = x->c;
-    if (c->n_sections && c->sections[c->n_sections - 1].header == i) {
+    if (c->n_sections && c->sections[c->n_sections - 1].header == header) {
       ts = &c->sections[c->n_sections - 1];
     } else {
       svc_table_section *s = realloc(c->sections, (c->n_sections + 1) * sizeof *s);
@@ -620,21 +621,17 @@ static int on_ini(void *user, const char *section, const char *name, const char 
       c->sections = s;
       ts = &c->sections[c->n_sections++];
       memset(ts, 0, sizeof *ts);
-      ts->header = i;
+      ts->header = header;
       svc_policy_default(&ts->p);
       /* "table PATH" or table "PATH" */
-      if (!(ts->pattern = header_arg(x->section_names[i]))) return fail(x, "out of memory");
+      if (!(ts->pattern = header_arg(section))) return fail(x, "out of memory");
       unsigned caps = svc_location_caps(ts->pattern);
       if (!caps || ((caps & BRI_STORE_CAP_LOCAL) && ts->pattern[0] != '/'))
         return fail(x, "[%s]: the table path must be absolute (or a storage URI: s3://, az://)", shown);
       ts->is_glob = strpbrk(ts->pattern, "*?[") != NULL;
-      char canon[PATH_MAX];
       bri_error err;
-      if (!ts->is_glob && !(caps & BRI_STORE_CAP_LOCAL) && !(ts->canonical = svc_location_name(ts->pattern, &err)))
+      if (!ts->is_glob && bri_store_location(ts->pattern, &ts->canonical, &err))
         return fail(x, "[%s]: %s", shown, err.msg);
-      if (!ts->is_glob && (caps & BRI_STORE_CAP_LOCAL) && realpath(ts->pattern, canon) &&
-          !(ts->canonical = strdup(canon)))
-        return fail(x, "out of memory");
     }
     p = &ts->p;
   } else {
@@ -653,50 +650,15 @@ static int on_ini(void *user, const char *section, const char *name, const char 
   return set_value(x, k, p, shown, value);
 }
 
-/* Rewrites every "[table ...]" header to "[table#N]" (see the top). */
-static char *rewrite_sections(const char *text, size_t n, parse_ctx *x) {
-  /* a header is at least 9 bytes ("[table /]") and its replacement at
-   * most 8 + 20, so the text grows by less than 19 bytes per 9 */
-  size_t cap = 4 * n + 64;
-  char *out = malloc(cap);
-  if (!out) return NULL;
-  size_t o = 0;
-  const char *p = text, *end = text + n;
-  while (p < end) {
-    const char *eol = memchr(p, '\n', (size_t)(end - p));
-    size_t len = eol ? (size_t)(eol - p) : (size_t)(end - p);
-    const char *q = p;
-    while (q < p + len && (*q == ' ' || *q == '\t')) q++;
-    const char *close = q < p + len && *q == '[' ? memrchr(q, ']', (size_t)(p + len - q)) : NULL;
-    /* "[table#...]" as written is taken too, so that it cannot name a
-     * rewritten section (its path "#..." is then refused as relative) */
-    bool table = close && (size_t)(close - q) > 6 && !strncmp(q + 1, "table", 5) &&
-                 (q[6] == ' ' || q[6] == '\t' || q[6] == '"' || q[6] == '#');
-    bool root = close && (size_t)(close - q) > 5 && !strncmp(q + 1, "root", 4) &&
-                (q[5] == ' ' || q[5] == '\t' || q[5] == '"');
-    if (table || root) {
-      char **names = realloc(x->section_names, (x->n_section_names + 1) * sizeof *names);
-      if (!names) {
-        free(out);
-        return NULL;
-      }
-      x->section_names = names;
-      names[x->n_section_names] = strndup(q + 1, (size_t)(close - q - 1));
-      if (!names[x->n_section_names]) {
-        free(out);
-        return NULL;
-      }
-      int w = snprintf(out + o, cap - o, "[table#%zu]", x->n_section_names++);
-      o += (size_t)w;
-    } else {
-      memcpy(out + o, p, len);
-      o += len;
-    }
-    if (eol) out[o++] = '\n';
-    p += len + (eol ? 1 : 0);
+/* bri_ini_parse's bri_ini_entry_fn: on_key, the failing entry's line kept. */
+static int on_entry(void *arg, const bri_ini_entry *e, bri_error *err) {
+  (void)err;
+  parse_ctx *x = arg;
+  if (x->has_msg || !on_key(x, e)) {
+    x->line = e->line;
+    return BRI_EINVAL;
   }
-  out[o] = 0;
-  return out;
+  return 0;
 }
 
 /* Parses the len bytes of the file named path. */
@@ -711,28 +673,17 @@ static int parse_text(svc_config *c, const char *path, const char *text, size_t 
                          (unsigned char)text[ok], ok);
   }
   parse_ctx x = {.c = c, .file = path};
-  char *rw = rewrite_sections(text, len, &x);
-  if (!rw) {
-    rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-    goto out;
-  }
-  ini_use_stack = false;
-  ini_allow_realloc = true;
-  ini_max_line = 64 << 10;
-  ini_stop_on_first_error = true;
-  int line = ini_parse_string(rw, on_ini, &x);
-  free(rw);
-  if (line < 0) {
-    rc = bri_error_set(err, BRI_ENOMEM, "%s: the INI parser ran out of memory", path);
-  } else if (line > 0) {
-    rc = bri_error_set(err, BRI_EINVAL, "%s:%d: %s", path, line,
+  int bad_line = 0;
+  bri_error syntax;
+  rc = bri_ini_parse(text, len, BRI_INI_CONF, path, on_entry, &x, &bad_line, &syntax);
+  if (x.line || bad_line) {
+    rc = bri_error_set(err, BRI_EINVAL, "%s:%d: %s", path, x.line ? x.line : bad_line,
                        x.has_msg ? x.msg : "syntax error (expected [section], key = value, or a comment)");
+  } else if (rc) {
+    rc = bri_error_set(err, BRI_ENOMEM, "%s: the INI parser ran out of memory", path);
   } else if (x.has_msg) {
     rc = bri_error_set(err, BRI_EINVAL, "%s: %s", path, x.msg);
   }
-out:
-  for (size_t i = 0; i < x.n_section_names; i++) free(x.section_names[i]);
-  free(x.section_names);
   return rc;
 }
 
@@ -992,11 +943,32 @@ int svc_config_load_text(svc_config *c, const svc_overrides *ov, const char *tex
   return rc;
 }
 
+/* Whether a [table] section's glob names the table at root: fnmatch with
+ * FNM_PATHNAME, except that a pattern ending in slash-star-star names every
+ * table below a directory its head matches, at any depth (all tables of a
+ * root: a section named ROOT, a slash and two stars). */
+static bool glob_names(const char *pattern, const char *root) {
+  size_t n = strlen(pattern);
+  if (n < 3 || strcmp(pattern + n - 3, "/**") != 0) return fnmatch(pattern, root, FNM_PATHNAME) == 0;
+  char head[PATH_MAX], dir[PATH_MAX];
+  if (n - 3 >= sizeof head) return false;
+  memcpy(head, pattern, n - 3);
+  head[n - 3] = 0;
+  for (const char *slash = strchr(root + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+    size_t k = (size_t)(slash - root);
+    if (k >= sizeof dir) return false;
+    memcpy(dir, root, k);
+    dir[k] = 0;
+    if (fnmatch(head, dir, FNM_PATHNAME) == 0) return true;
+  }
+  return false;
+}
+
 void svc_config_policy_for(const svc_config *c, const char *root, svc_policy *out) {
   *out = c->defaults;
   for (size_t s = 0; s < c->n_sections; s++) {
     const svc_table_section *ts = &c->sections[s];
-    bool match = ts->is_glob ? fnmatch(ts->pattern, root, FNM_PATHNAME) == 0
+    bool match = ts->is_glob ? glob_names(ts->pattern, root)
                              : !strcmp(ts->canonical ? ts->canonical : ts->pattern, root);
     if (!match) continue;
     for (size_t i = 0; i < NKEYS; i++) {
@@ -1006,6 +978,7 @@ void svc_config_policy_for(const svc_config *c, const char *root, svc_policy *ou
                   : k->type == T_DOUBLE ? sizeof(double)
                   : k->type == T_STRATEGY ? sizeof(bri_strategy)
                   : k->type == T_DUR ? sizeof(int64_t)
+                  : k->type == T_INT ? sizeof(int)
                                      : sizeof(uint64_t);
       memcpy((char *)out + k->off, (const char *)&ts->p + k->off, sz);
     }
@@ -1087,9 +1060,11 @@ int svc_root_configure(const char *root, const svc_root *r, bool check_only, bri
 int svc_config_register_roots(const svc_config *c, bri_error *err) {
   for (size_t i = 0; i < c->n_roots; i++) {
     const char *root = c->roots[i];
-    char canon[PATH_MAX];
-    /* stores name local tables by their real path (bri_store_canonical) */
-    int rc = bri_store_count_root(svc_root_canonical(root, canon), err);
+    char *canon = NULL;
+    /* stores count a root under its canonical name (bri_store_canonical) */
+    int rc = bri_store_location(root, &canon, err);
+    if (!rc) rc = bri_store_count_root(canon, err);
+    free(canon);
     if (!rc && !(svc_location_caps(root) & BRI_STORE_CAP_LOCAL) && (rc = svc_root_configure(root, svc_config_root(c, root), false, err)) != 0)
       return bri_error_wrap(err, "root %s", root);
     if (rc) return rc;

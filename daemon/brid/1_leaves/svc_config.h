@@ -1,5 +1,5 @@
 /* svc_config.h: brid's configuration: built-in defaults, an optional INI
- * file (libinih), command-line overrides, and the per-table policy.
+ * file (util/ini.h), command-line overrides, and the per-table policy.
  *
  * Main design choice: one table of keys (name, section, type, where it is
  * stored) drives parsing, validation, the --check-config dump and the
@@ -55,11 +55,11 @@ typedef struct svc_policy {
 
 typedef struct svc_table_section {
   char *pattern;   /* as written */
-  char *canonical; /* realpath of a plain path that exists, else NULL */
+  char *canonical; /* a plain path's or URI's bri_store_location; NULL for a glob */
   bool is_glob;
   uint64_t set;    /* bit i: policy key i is set in this section */
   svc_policy p;
-  size_t header; /* index of its header in the file */
+  size_t header; /* the line of its header in the file */
 } svc_table_section;
 
 /* One setting of a root's store, by its backend's name
@@ -76,7 +76,7 @@ typedef struct svc_root_setting {
  * store's own tools take them). */
 typedef struct svc_root {
   char *uri; /* the root's canonical name (bri_store_location) */
-  size_t header; /* index of its header in the file */
+  size_t header; /* the line of its header in the file */
   svc_root_setting *settings; /* the backend's settings, in file order */
   size_t n_settings;
   int64_t poll_interval_sec;      /* a LIST of each table's _versions/ this often */
@@ -176,10 +176,6 @@ int svc_config_load_text(svc_config *c, const svc_overrides *ov, const char *tex
  * LOCAL files watched with INOTIFY, or an object store found changed by
  * POLL...), as libbri says; 0 for a location no backend takes. */
 unsigned svc_location_caps(const char *location);
-/* The name a root's tables and counters go by: a local root's real path
- * (in buf, PATH_MAX bytes), else the root as configured (an object store's
- * canonical URI, or a local root that does not resolve now). */
-const char *svc_root_canonical(const char *root, char *buf);
 /* How brid names a location (malloc'd): an object store's canonical URI
  * (bri_store_location: "az://c/p" for every Azure form), a local path as
  * given (its real path is resolved where it is used: it may not exist

@@ -50,7 +50,7 @@ typedef struct svc_lease svc_lease;
  * in-flight checks can hold a pointer to it. */
 typedef struct brid_table {
   brid *d;
-  char *root;       /* canonical (realpath) */
+  char *root;       /* canonical (bri_store_location) */
   int64_t id;       /* job store id */
   svc_policy policy;
   bool present;     /* found by the latest discovery */

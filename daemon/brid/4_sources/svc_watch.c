@@ -609,14 +609,15 @@ static void discover_work(uv_work_t *req) {
       r->canon[i] = strdup(r->roots[i]);
       r->root_rc[i] = svc_poll_walk(r->roots[i], r->depth, s3_found, r, &err);
     } else {
-      char canon[PATH_MAX];
-      if (!realpath(r->roots[i], canon))
-        r->root_rc[i] = bri_error_set(&err, BRI_EIO, "cannot list: %s", strerror(errno));
+      char *canon = NULL;
+      if (bri_store_location(r->roots[i], &canon, &err)) r->root_rc[i] = err.code;
       else if (!(r->root_rc[i] = svc_roots_local_listable(canon, &err))) {
         free(r->canon[i]);
-        r->canon[i] = strdup(canon);
-        walk(r, canon, 0);
+        r->canon[i] = canon;
+        canon = NULL;
+        walk(r, r->canon[i], 0);
       }
+      free(canon);
     }
     if (r->root_rc[i]) {
       if (!r->root_err.code) r->root_err = err;

@@ -52,21 +52,16 @@ static bool has_versions_dir(const char *dir) {
  * again (once). */
 static const svc_table_view *param_table(call *c) {
   const char *p = c->r.table;
-  char canon[PATH_MAX];
-  /* an object-store table by its canonical URI, a local one by its real path */
-  bool local = svc_location_caps(p) & BRI_STORE_CAP_LOCAL, known = false;
-  if (p && !local) {
-    bri_error ignored;
-    char *name = NULL;
-    known = bri_store_location(p, &name, &ignored) == 0 && strlen(name) < sizeof canon;
-    if (known) snprintf(canon, sizeof canon, "%s", name);
-    free(name);
-  } else {
-    known = p && realpath(p, canon);
-  }
+  bool local = svc_location_caps(p) & BRI_STORE_CAP_LOCAL;
+  char *canon = NULL;
+  bri_error ignored;
+  bool known = p && bri_store_location(p, &canon, &ignored) == 0;
   const svc_table_view *t = known ? svc_view_table(c->view, canon) : NULL;
+  bool undiscovered = known && !(t && t->present) && !c->discovered && (!local || has_versions_dir(canon)) &&
+                      svc_view_under_root(c->view, canon);
+  free(canon);
   if (t && t->present) return t;
-  if (known && !c->discovered && (!local || has_versions_dir(canon)) && svc_view_under_root(c->view, canon)) {
+  if (undiscovered) {
     c->post |= SVC_POST_DISCOVER;
     return fail(c, RPC_NOT_FOUND, "%s: not discovered yet", p), NULL;
   }

@@ -80,10 +80,13 @@ static void storage_families(json_t *all, const svc_view *v) {
                       "Bytes a root's storage copied for brid without them passing through brid (S3 server-side copies).");
   for (size_t i = 0; i < v->n_roots; i++) {
     const char *root = v->roots[i];
-    char canon[PATH_MAX];
+    char *canon = NULL;
+    bri_error ignored;
     bri_store_stats s;
-    /* a local root counts under its real path (svc_config_register_roots) */
-    if (bri_store_root_stats(svc_root_canonical(root, canon), &s) != 0) continue;
+    /* a root counts under its canonical name (svc_config_register_roots) */
+    bool counted = bri_store_location(root, &canon, &ignored) == 0 && bri_store_root_stats(canon, &s) == 0;
+    free(canon);
+    if (!counted) continue;
     for (int k = 0; k < BRI_REQ_KINDS; k++)
       for (int c = 0; c < BRI_REQ_CLASSES; c++)
         if (s.by_kind[k][c])

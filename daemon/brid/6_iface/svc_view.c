@@ -119,10 +119,12 @@ const svc_table_view *svc_view_table(const svc_view *v, const char *root) {
 }
 
 bool svc_view_under_root(const svc_view *v, const char *path) {
-  for (size_t i = 0; i < v->n_roots; i++) {
-    char r[PATH_MAX];
-    const char *root = svc_root_canonical(v->roots[i], r);
-    if (svc_root_contains(root, path)) return true;
+  bool under = false;
+  for (size_t i = 0; !under && i < v->n_roots; i++) {
+    char *root = NULL;
+    bri_error ignored;
+    under = bri_store_location(v->roots[i], &root, &ignored) == 0 && svc_root_contains(root, path);
+    free(root);
   }
-  return false;
+  return under;
 }
