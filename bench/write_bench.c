@@ -148,7 +148,7 @@ int main(int argc, char **argv) {
   bri_file_writer_free(w);
   double t_enc = now() - t0;
   uint64_t enc_size = res.file_size;
-  bri_file_result_free(&res);
+  bri_file_result_dispose(&res);
   printf("encode   %lld rows (2.%u): %.1f MB Arrow in, %.1f MB out in %.3f s: %.0f MB/s in, "
          "%.0f MB/s out\n",
          (long long)rows, minor, in_bytes / 1e6, enc_size / 1e6, t_enc, in_bytes / t_enc / 1e6,
@@ -165,7 +165,7 @@ int main(int argc, char **argv) {
       bri_leaf_page lp;
       if (bri_page_decode(src, c, p, bri_file_writer_column_type(w, c), &lp, &err)) die("decode", &err);
       if (bri_file_writer_append_leaf(w, c, &lp, NULL, NULL, &err)) die("append_leaf", &err);
-      bri_leaf_page_free(&lp);
+      bri_leaf_page_dispose(&lp);
     }
   }
   if (bri_file_writer_finish(w, &res, &err)) die("finish", &err);
@@ -173,7 +173,7 @@ int main(int argc, char **argv) {
   double t_re = now() - t0;
   printf("reencode %.1f MB in %.3f s: %.0f MB/s (decode + encode)\n", res.file_size / 1e6, t_re,
          res.file_size / t_re / 1e6);
-  bri_file_result_free(&res);
+  bri_file_result_dispose(&res);
 
   /* page copy, twice */
   t0 = now();
@@ -186,7 +186,7 @@ int main(int argc, char **argv) {
   double t_cp = now() - t0;
   printf("copy     %.1f MB in %.3f s: %.0f MB/s (page copy, fsync included)\n", res.file_size / 1e6,
          t_cp, res.file_size / t_cp / 1e6);
-  bri_file_result_free(&res);
+  bri_file_result_dispose(&res);
   bri_datafile_close(src);
   unlink(enc), unlink(re), unlink(cp);
   free(enc), free(re), free(cp);

@@ -34,7 +34,7 @@ static int verify_offline(const cli_args *a) {
   bri_verify_report r;
   bri_error err;
   if (bri_verify_table(root, &o, &r, &err)) {
-    bri_verify_report_free(&r);
+    bri_verify_report_dispose(&r);
     return cli_fail(&err);
   }
   bool ok = r.problems_total == 0;
@@ -42,7 +42,7 @@ static int verify_offline(const cli_args *a) {
   if (as_json) cli_print_json(j);
   else cli_print_report("verify", j, "brictl", "");
   json_decref(j);
-  bri_verify_report_free(&r);
+  bri_verify_report_dispose(&r);
   return ok ? CLI_OK : CLI_PROBLEMS;
 }
 

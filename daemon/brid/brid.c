@@ -189,7 +189,7 @@ int main(int argc, char **argv) {
   }
   if (check) {
     int rc = check_config(&d->cfg);
-    svc_config_free(&d->cfg);
+    svc_config_dispose(&d->cfg);
     free(roots), free(d);
     return rc;
   }
@@ -197,11 +197,11 @@ int main(int argc, char **argv) {
   svc_log_set_level(d->cfg.log_level);
   if (arm_failpoints(&err)) {
     fprintf(stderr, "brid: %s\n", err.msg);
-    svc_config_free(&d->cfg);
+    svc_config_dispose(&d->cfg);
     return early_exit(d, EXIT_CONFIG);
   }
   int exit_code = svc_daemon_run(d);
-  svc_config_free(&d->cfg);
+  svc_config_dispose(&d->cfg);
   free(d->last_reload_error);
   free(roots);
   free(d);

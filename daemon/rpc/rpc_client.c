@@ -84,7 +84,7 @@ int rpc_client_connect(const char *path, int timeout_ms, rpc_client **out, bri_e
 void rpc_client_close(rpc_client *c) {
   if (!c) return;
   close(c->fd);
-  rpc_lines_free(&c->in);
+  rpc_lines_dispose(&c->in);
   free(c->path);
   free(c);
 }

@@ -163,7 +163,7 @@ void rpc_lines_init(rpc_lines *l, size_t max) {
   l->max = max;
 }
 
-void rpc_lines_free(rpc_lines *l) {
+void rpc_lines_dispose(rpc_lines *l) {
   free(l->buf);
   memset(l, 0, sizeof *l);
 }

@@ -77,7 +77,7 @@ typedef struct rpc_lines {
 } rpc_lines;
 
 void rpc_lines_init(rpc_lines *l, size_t max);
-void rpc_lines_free(rpc_lines *l);
+void rpc_lines_dispose(rpc_lines *l);
 /* Appends n bytes. Returns 0, or -1 when the pending (unterminated) line
  * is longer than max, or -2 on out of memory. */
 int rpc_lines_feed(rpc_lines *l, const char *data, size_t n);

@@ -32,16 +32,16 @@ int bri_managed_refs_new(bri_managed_refs **out, bri_error *err) {
   return *out ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
 }
 
-static void objects_free(objects *o) {
+static void objects_dispose(objects *o) {
   for (size_t i = 0; i < o->n; i++) free(o->paths[i]);
   free(o->paths);
 }
 
 void bri_managed_refs_free(bri_managed_refs *c) {
   if (!c) return;
-  for (size_t i = 0; i < c->n_lists; i++) objects_free(&c->lists[i]);
+  for (size_t i = 0; i < c->n_lists; i++) objects_dispose(&c->lists[i]);
   free(c->lists);
-  bri_strmap_free(&c->by_fragment);
+  bri_strmap_dispose(&c->by_fragment);
   free(c);
 }
 
@@ -149,11 +149,11 @@ static int fragment_objects(bri_managed_refs *c, const bri_table *t, const bri_m
   memset(found, 0, sizeof *found);
   collect col = {found, {0}};
   int rc = bri_managed_fragment(t, bm, f, add_object, &col, err);
-  bri_strmap_free(&col.seen);
+  bri_strmap_dispose(&col.seen);
   if (!rc && !bri_strmap_put(&c->by_fragment, key, c->n_lists, 0)) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
   free(key);
   if (rc) {
-    objects_free(found);
+    objects_dispose(found);
     return rc;
   }
   *idx = c->n_lists++;

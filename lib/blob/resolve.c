@@ -526,7 +526,7 @@ int bri_blob_locate(bri_blob_resolver *r, const bri_blob_desc *d, bri_blob_locat
   return 0;
 }
 
-void bri_blob_location_free(bri_blob_location *loc) {
+void bri_blob_location_dispose(bri_blob_location *loc) {
   free(loc->path);
   loc->path = NULL;
 }

@@ -116,7 +116,7 @@ int bri_blob_managed_path(bri_blob_resolver *r, const bri_blob_desc *d, char **o
  * scheme), BRI_EIO. */
 int bri_blob_locate(bri_blob_resolver *r, const bri_blob_desc *d, bri_blob_location *loc,
                     bri_error *err);
-void bri_blob_location_free(bri_blob_location *loc);
+void bri_blob_location_dispose(bri_blob_location *loc);
 
 /* Payload length of d (validates as bri_blob_locate does). */
 int bri_blob_length(bri_blob_resolver *r, const bri_blob_desc *d, uint64_t *len, bri_error *err);

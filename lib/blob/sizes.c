@@ -61,9 +61,9 @@ void bri_sidecar_sizes_free(bri_sidecar_sizes *s) {
   pthread_mutex_destroy(&s->mu);
   for (size_t i = 0; i < s->n_trees; i++) free(s->trees[i]);
   free(s->trees);
-  bri_strmap_free(&s->files);
-  bri_strmap_free(&s->dirs);
-  bri_strmap_free(&s->dir_bytes);
+  bri_strmap_dispose(&s->files);
+  bri_strmap_dispose(&s->dirs);
+  bri_strmap_dispose(&s->dir_bytes);
   free(s);
 }
 

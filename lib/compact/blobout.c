@@ -347,7 +347,7 @@ void bri_blob_out_close(bri_blob_out *o) {
   bri_packer_free(o->packer); /* a pack not finished is journaled: the rollback removes it */
   for (size_t i = 0; i < o->n_entries; i++) free(o->entries[i].blob_dir);
   free(o->entries);
-  bri_strmap_free(&o->objects);
+  bri_strmap_dispose(&o->objects);
   free(o->own_dir);
   free(o);
 }

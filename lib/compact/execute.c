@@ -193,7 +193,7 @@ static int resolver_for(run *r, resolvers *rs, bri_fragment_reader *fr, int32_t 
 static void resolvers_close(resolvers *rs) {
   for (size_t i = 0; i < rs->n; i++) bri_blob_resolver_close(rs->r[i]);
   free(rs->r);
-  bri_strmap_free(&rs->by_field);
+  bri_strmap_dispose(&rs->by_field);
   memset(rs, 0, sizeof *rs);
 }
 
@@ -381,7 +381,7 @@ static int survey_column(survey_walk *w, int32_t field_id, bri_error *err) {
                        (uint32_t *)v->children[3].data + i, uri, len, err);
     }
     w->dead = false;
-    if (!pre) bri_leaf_page_free(&lp);
+    if (!pre) bri_leaf_page_dispose(&lp);
   }
   return rc;
 }
@@ -739,7 +739,7 @@ static int survey_finish(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json
   for (size_t p = 0; p < s.n_packs; p++) free(s.ranges[p].v), free(s.paths[p]);
   for (size_t i = 0; s.frag_packs && i < m->n_fragments; i++) free(s.frag_packs[i]);
   free(s.ranges), free(s.paths), free(s.frag_packs), free(s.n_frag_packs);
-  bri_strmap_free(&s.by_path);
+  bri_strmap_dispose(&s.by_path);
   return rc;
 }
 
@@ -966,7 +966,7 @@ static int append_copied(run *r, bin_ctx *b, const Lance__Table__DataFragment *f
       else rc = bri_page_decode(src, c, p, bri_file_writer_column_type(b->w, c), &lp, err);
       if (!rc && blob) rc = rewrite_page_descriptors(b, fid, &lp, err);
       if (!rc) rc = bri_file_writer_append_leaf(b->w, c, &lp, inline_payload, b, err);
-      bri_leaf_page_free(&lp);
+      bri_leaf_page_dispose(&lp);
     }
   }
   return rc ? rc : after_rows(r, b, f->physical_rows);
@@ -989,7 +989,7 @@ typedef struct opened {
 
 static void pre_free(pre_col *pre, size_t n) {
   for (size_t k = 0; k < n; k++) {
-    for (size_t p = 0; p < pre[k].n_pages; p++) bri_leaf_page_free(&pre[k].pages[p]);
+    for (size_t p = 0; p < pre[k].n_pages; p++) bri_leaf_page_dispose(&pre[k].pages[p]);
     free(pre[k].pages);
   }
   free(pre);
@@ -1148,7 +1148,7 @@ static int write_bin(run *r, const bri_plan_bin *bin, const char *stem, Lance__T
     if (r->stream) {
       /* this fragment's packs are its own: their repack decision is made
        * here, from its survey alone, before its descriptors are rewritten */
-      bri_strset_free(&r->repack);
+      bri_strset_dispose(&r->repack);
       r->repack_wanted[fi] = fragment_low_packs(r, r->fs[fi], &r->repack);
       bri_strset_freeze(&r->repack);
     }
@@ -1237,7 +1237,7 @@ static int write_bin(run *r, const bri_plan_bin *bin, const char *stem, Lance__T
   bri_blob_out_close(b.out);
   bri_managed_out_free(b.managed);
   bri_file_writer_free(b.w);
-  bri_file_result_free(&res);
+  bri_file_result_dispose(&res);
   free(ids.v), free(created.v), free(updated.v);
   free(path), free(own_dir), free(top), free(arrays), free(schemas), free(aptr);
   return rc;
@@ -1282,7 +1282,7 @@ int bri_compact_refile_managed(bri_table *t, const bri_manifest *m, const Lance_
   resolvers_close(&b.rs);
   bri_managed_out_free(b.managed);
   bri_file_writer_free(b.w);
-  bri_file_result_free(&res);
+  bri_file_result_dispose(&res);
   free(path);
   return rc;
 }
@@ -1617,8 +1617,8 @@ out:
   free(r.payload);
   free(changed), free(news), free(groups), free(old_ids), free(order), free(stems), free(repack_wanted), free(bytes);
   bri_plan_free(plan);
-  bri_outputs_free(&r.out);
-  bri_strset_free(&r.repack);
+  bri_outputs_dispose(&r.out);
+  bri_strset_dispose(&r.repack);
   bri_sidecar_sizes_free(r.sizes);
   bri_manifest_free(r.m);
   bri_table_close(r.t);

@@ -244,7 +244,7 @@ static int build(bri_managed_out *o, uint64_t n, uint64_t base,
     }
     out->ends[k] = out->data.len;
   }
-  if (rc) free(out->ends), bri_growbuf_free(&out->data);
+  if (rc) free(out->ends), bri_growbuf_dispose(&out->data);
   return rc;
 }
 
@@ -296,7 +296,7 @@ int bri_managed_apply_arrow(bri_managed_out *o, const struct ArrowSchema *s, str
     rc = bri_growbuf_take(&st.data, &data, err);
   }
   free(st.ends);
-  bri_growbuf_free(&st.data);
+  bri_growbuf_dispose(&st.data);
   if (rc) {
     free(off), free(valid);
     return rc;
@@ -338,7 +338,7 @@ int bri_managed_apply_values(bri_managed_out *o, bri_values *v, bri_error *err) 
     free(off), free(data);
   }
   free(st.ends);
-  bri_growbuf_free(&st.data);
+  bri_growbuf_dispose(&st.data);
   if (!rc) drop_edits(o);
   return rc;
 }

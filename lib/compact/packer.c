@@ -98,7 +98,7 @@ uint64_t bri_packer_packs(const bri_packer *p) { return p ? p->packs : 0; }
 void bri_packer_free(bri_packer *p) {
   if (!p) return;
   bri_swriter_abort(p->pack); /* recorded by its caller: the rollback removes it too */
-  bri_strmap_free(&p->ranges);
+  bri_strmap_dispose(&p->ranges);
   free(p->pack_src);
   free(p);
 }

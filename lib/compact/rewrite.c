@@ -231,7 +231,7 @@ int bri_rewrite_commit(bri_table *t, bri_rewrite *rw, int max_attempts, uint64_t
     /* lost the race for the version name: refresh the list and rebase again */
     (void)bri_table_refresh(t, err);
   }
-  bri_outputs_free(&own); /* committed (or rolled back by the attempt): the files stay */
+  bri_outputs_dispose(&own); /* committed (or rolled back by the attempt): the files stay */
   free(olds.ids);
   bri_manifest_free(loaded);
   return rc;

@@ -492,7 +492,7 @@ static int write_fragment(bri_store *st, const char *root, Lance__File__Field **
   }
   bri_file_writer_free(w); /* removes the data file unless it was finished */
   if (rc && b.dir && b.dir_made) remove_fragment_files(st, path, b.dir); /* nothing stays behind */
-  bri_file_result_free(&res);
+  bri_file_result_dispose(&res);
   free(path), free(data), free(b.dir), free(arrays), free(ptr);
   return rc;
 }

@@ -517,8 +517,8 @@ out:
   free(ms), free(keep);
   bri_refs_free(tags, n_tags);
   bri_refs_free(branches, n_branches);
-  bri_strset_free(&r.live.files), bri_strset_free(&r.live.dirs);
-  bri_strset_free(&r.verified.files), bri_strset_free(&r.verified.dirs);
+  bri_strset_dispose(&r.live.files), bri_strset_dispose(&r.live.dirs);
+  bri_strset_dispose(&r.verified.files), bri_strset_dispose(&r.verified.dirs);
   bri_managed_refs_free(r.managed);
   bri_table_close(r.t);
   return rc;

@@ -351,9 +351,9 @@ static int deep_copy(run *r, const bri_manifest *bm, Lance__Table__Manifest *c,
       r->rep->index_dirs++;
     free(from), free(to);
   }
-  bri_strmap_free(&d.managed);
-  bri_strmap_free(&d.dirs);
-  bri_strmap_free(&d.used);
+  bri_strmap_dispose(&d.managed);
+  bri_strmap_dispose(&d.dirs);
+  bri_strmap_dispose(&d.used);
   for (size_t i = 0; i < d.n_names; i++) free(d.names[i]);
   free(d.names);
   return rc;
@@ -539,7 +539,7 @@ out:
   if (c) lance__table__manifest__free_unpacked(c, NULL);
   if (idx) lance__table__index_section__free_unpacked(idx, NULL);
   bri_manifest_free(bm);
-  bri_outputs_free(&r.out);
+  bri_outputs_dispose(&r.out);
   bri_sidecar_sizes_free(r.sizes);
   bri_table_close(r.dst);
   bri_table_close(r.src);

@@ -504,7 +504,7 @@ int bri_materialize_table(const char *root, const bri_materialize_options *o,
       break;
     }
   if (rc == 1) rc = 0;
-  bri_outputs_free(&r.out);
+  bri_outputs_dispose(&r.out);
   bri_sidecar_sizes_free(r.sizes);
   bri_table_close(r.t);
   clock_gettime(CLOCK_MONOTONIC, &t1);

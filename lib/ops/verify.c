@@ -601,20 +601,20 @@ int bri_verify_table(const char *root, const bri_verify_options *o, bri_verify_r
     }
     bri_manifest_free(before);
     before = bm; /* the high-water marks of consecutive versions */
-    bri_strmap_free(&r.prev);
+    bri_strmap_dispose(&r.prev);
     r.prev = r.cur;
     memset(&r.cur, 0, sizeof r.cur);
   }
   bri_manifest_free(before);
-  bri_strmap_free(&r.prev);
-  bri_strmap_free(&r.cur);
-  bri_strmap_free(&r.seen);
+  bri_strmap_dispose(&r.prev);
+  bri_strmap_dispose(&r.cur);
+  bri_strmap_dispose(&r.seen);
   bri_table_close(r.t);
   if (r.oom) return bri_error_set(err, BRI_ENOMEM, "%s: out of memory while verifying", root);
   return 0;
 }
 
-void bri_verify_report_free(bri_verify_report *rep) {
+void bri_verify_report_dispose(bri_verify_report *rep) {
   for (size_t i = 0; i < rep->n_problems; i++) {
     free(rep->problems[i].file);
     free(rep->problems[i].what);

@@ -65,6 +65,6 @@ typedef struct bri_verify_report {
  * cannot be opened at all (or memory ran out). rep is always safe to free. */
 int bri_verify_table(const char *root, const bri_verify_options *o, bri_verify_report *rep,
                      bri_error *err);
-void bri_verify_report_free(bri_verify_report *rep);
+void bri_verify_report_dispose(bri_verify_report *rep);
 
 #endif

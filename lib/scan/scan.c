@@ -103,7 +103,7 @@ typedef struct scan {
   int32_t path_field;
 } scan;
 
-static void scan_free(scan *s) {
+static void scan_dispose(scan *s) {
   for (size_t i = 0; i < s->n_frags; i++) {
     frag_state *f = &s->frags[i];
     for (size_t k = 0; k < f->n_res; k++) bri_blob_resolver_close(f->res[k].r);
@@ -448,6 +448,6 @@ int bri_scan_table(const char *table, const bri_scan_options *o, json_t **report
   else json_decref(out);
   free(order);
   free(abs);
-  scan_free(&s);
+  scan_dispose(&s);
   return rc;
 }

@@ -62,7 +62,7 @@ void bri_outputs_clear(bri_outputs *o) {
   o->n_trees = 0;
 }
 
-void bri_outputs_free(bri_outputs *o) {
+void bri_outputs_dispose(bri_outputs *o) {
   bri_outputs_clear(o);
   free(o->paths);
   free(o->trees);

@@ -39,6 +39,6 @@ void bri_outputs_roll_back(bri_outputs *o);
 void bri_outputs_roll_back_to(bri_outputs *o, size_t mark);
 /* Forgets the recorded paths (they are now part of a committed version). */
 void bri_outputs_clear(bri_outputs *o);
-void bri_outputs_free(bri_outputs *o);
+void bri_outputs_dispose(bri_outputs *o);
 
 #endif

@@ -46,7 +46,7 @@ bri_strmap_entry *bri_strmap_put(bri_strmap *m, const char *key, uint64_t a, uin
   return &m->slots[i];
 }
 
-void bri_strmap_free(bri_strmap *m) {
+void bri_strmap_dispose(bri_strmap *m) {
   for (size_t i = 0; i < m->cap; i++) free(m->slots[i].key);
   free(m->slots);
   memset(m, 0, sizeof *m);

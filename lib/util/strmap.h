@@ -23,6 +23,6 @@ typedef struct bri_strmap {
 bri_strmap_entry *bri_strmap_get(const bri_strmap *m, const char *key);
 /* Inserts key (must be absent) with values a, b; NULL on out of memory. */
 bri_strmap_entry *bri_strmap_put(bri_strmap *m, const char *key, uint64_t a, uint64_t b);
-void bri_strmap_free(bri_strmap *m);
+void bri_strmap_dispose(bri_strmap *m);
 
 #endif

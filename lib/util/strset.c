@@ -41,7 +41,7 @@ bool bri_strset_has(const bri_strset *set, const char *s) {
   return bsearch(&s, set->items, set->n, sizeof *set->items, cmp) != NULL;
 }
 
-void bri_strset_free(bri_strset *set) {
+void bri_strset_dispose(bri_strset *set) {
   for (size_t i = 0; i < set->n; i++) free(set->items[i]);
   free(set->items);
   memset(set, 0, sizeof *set);

@@ -18,6 +18,6 @@ bool bri_strset_add_owned(bri_strset *set, char *s);
 bool bri_strset_add(bri_strset *set, const char *s);
 void bri_strset_freeze(bri_strset *set);
 bool bri_strset_has(const bri_strset *set, const char *s);
-void bri_strset_free(bri_strset *set);
+void bri_strset_dispose(bri_strset *set);
 
 #endif

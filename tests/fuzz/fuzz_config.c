@@ -53,6 +53,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     svc_config_policy_for(&c, root, &p);
     need(svc_policy_to_json(&p), "policy");
   }
-  svc_config_free(&c);
+  svc_config_dispose(&c);
   return 0;
 }

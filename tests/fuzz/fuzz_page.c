@@ -138,7 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (strncmp(err.msg, "fuzz.lance: page 0 of column 0: ", 32) != 0) abort();
     if (page.rep || page.def || page.values.data || page.values.offsets) abort();
   }
-  bri_leaf_page_free(&page);
+  bri_leaf_page_dispose(&page);
   lance__encodings21__page_layout__free_unpacked(layout, NULL);
   return 0;
 }

@@ -92,6 +92,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (!blank) handle(line, len);
     }
   }
-  rpc_lines_free(&in);
+  rpc_lines_dispose(&in);
   return 0;
 }

@@ -153,7 +153,7 @@ static void assert_whole(void) {
   ck_assert_msg(bri_verify_table(root, &o, &r, &err) == 0, "%s", err.msg);
   ck_assert_msg(r.problems_total == 0, "v%llu %s: %s", r.n_problems ? (unsigned long long)r.problems[0].version : 0ULL,
                 r.n_problems ? r.problems[0].file : "", r.n_problems ? r.problems[0].what : "");
-  bri_verify_report_free(&r);
+  bri_verify_report_dispose(&r);
 }
 
 static void carried(bool stable) {

@@ -310,7 +310,7 @@ static uint64_t versions_whole(const char *table) {
   ck_assert_msg(vr.problems_total == 0, "%s: %s", vr.n_problems ? vr.problems[0].file : "",
                 vr.n_problems ? vr.problems[0].what : "");
   uint64_t n = vr.versions_checked;
-  bri_verify_report_free(&vr);
+  bri_verify_report_dispose(&vr);
   return n;
 }
 

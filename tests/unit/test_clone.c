@@ -125,7 +125,7 @@ static void assert_verifies(const char *table) {
   ck_assert_msg(bri_verify_table(table, NULL, &vr, &err) == 0, "%s", err.msg);
   ck_assert_msg(vr.problems_total == 0, "verify %s: %s: %s", table,
                 vr.n_problems ? vr.problems[0].file : "", vr.n_problems ? vr.problems[0].what : "");
-  bri_verify_report_free(&vr);
+  bri_verify_report_dispose(&vr);
 }
 
 /* The serialized BRI of every data file, concatenated (for "unchanged"). */

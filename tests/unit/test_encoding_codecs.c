@@ -345,7 +345,7 @@ START_TEST(general_zstd) {
   static const uint8_t junk[12] = {4, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4};
   ck_assert_int_eq(bri_general_decompress(&dec, BRI_GENERAL_ZSTD, junk, 12, 10, &d, &dlen, &err), BRI_ECORRUPT);
   ck_assert_int_eq(bri_general_decompress(&dec, 0, junk, 12, 10, &d, &dlen, &err), BRI_EUNSUPPORTED);
-  bri_general_decoder_free(&dec);
+  bri_general_decoder_dispose(&dec);
 }
 END_TEST
 

@@ -188,20 +188,20 @@ static void check_prim(const char *file, int v22) {
   ck_assert_ptr_null(pg.def);
   ck_assert_uint_eq(pg.values.n, n);
   for (uint32_t i = 0; i < n; i++) ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), i);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   t = fixed(8); /* u8: FastLanes with T = 8 */
   expect_enc(&f, 1, ENC(INLINE_BITPACKING));
   ck_assert_uint_eq(value_enc(&f, 1)->inline_bitpacking->uncompressed_bits_per_value, 8);
   decode(&f, 1, &t, BRI_PAGE_MINIBLOCK, &pg);
   for (uint32_t i = 0; i < n; i++) ck_assert_uint_eq(pg.values.data[i], i % 13);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   t = fixed(16); /* i16 */
   decode(&f, 2, &t, BRI_PAGE_MINIBLOCK, &pg);
   for (uint32_t i = 0; i < n; i++)
     ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), (i * 31) % 1000);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   t = fixed(32); /* i32n: def levels OutOfLineBitpacking(16 -> 1) over 1100 levels */
   {
@@ -216,38 +216,38 @@ static void check_prim(const char *file, int v22) {
     ck_assert_uint_eq(pg.def[i], i % 3 == 0);
     ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), i % 3 ? (i * 7919) % 100000 : 0);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   t = fixed(32); /* runs: Rle */
   expect_enc(&f, 4, ENC(RLE));
   decode(&f, 4, &t, BRI_PAGE_MINIBLOCK, &pg);
   for (uint32_t i = 0; i < n; i++) ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), i / 300);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   t = fixed(1); /* bool: Flat(1) */
   expect_enc(&f, 5, ENC(FLAT));
   decode(&f, 5, &t, BRI_PAGE_MINIBLOCK, &pg);
   ck_assert_uint_eq(pg.values.data_len, (n + 7) / 8);
   for (uint32_t i = 0; i < n; i++) ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), i % 3 == 0);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   decode(&f, 6, &t, BRI_PAGE_MINIBLOCK, &pg); /* booln */
   for (uint32_t i = 0; i < n; i++) {
     ck_assert_uint_eq(pg.def[i], i % 5 == 0);
     ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), i % 5 ? i % 2 == 0 : 0);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   t = fixed(16); /* f16 */
   decode(&f, 7, &t, BRI_PAGE_MINIBLOCK, &pg);
   for (uint32_t i = 0; i < n; i++)
     ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), half_bits((i % 64) * 0.5));
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   t = fixed(32); /* d32 */
   decode(&f, 8, &t, BRI_PAGE_MINIBLOCK, &pg);
   for (uint32_t i = 0; i < n; i++) ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), 19000 + i);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   t = fixed(24); /* fsb3: Flat(24) */
   decode(&f, 9, &t, BRI_PAGE_MINIBLOCK, &pg);
@@ -255,7 +255,7 @@ static void check_prim(const char *file, int v22) {
     const uint8_t *p = pg.values.data + 3 * i;
     ck_assert(p[0] == (i & 0xff) && p[1] == ((i >> 8) & 0xff) && p[2] == ((i * 7) & 0xff));
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   char buf[256];
   decode(&f, 10, &T_VAR, BRI_PAGE_MINIBLOCK, &pg); /* s: Variable */
@@ -264,7 +264,7 @@ static void check_prim(const char *file, int v22) {
     snprintf(buf, sizeof buf, "s%u", i);
     expect_cstr(&pg.values, i, buf);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   decode(&f, 11, &T_VAR, BRI_PAGE_MINIBLOCK, &pg); /* sn: dictionary with a null entry */
   {
@@ -282,11 +282,11 @@ static void check_prim(const char *file, int v22) {
       expect_cstr(&pg.values, i, buf);
     }
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   decode(&f, 12, &T_VAR, BRI_PAGE_MINIBLOCK, &pg); /* cat: dictionary */
   for (uint32_t i = 0; i < n; i++) expect_cstr(&pg.values, i, CATS[i % 5]);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   decode(&f, 13, &T_VAR, BRI_PAGE_MINIBLOCK, &pg); /* dict8: Arrow dictionary, u8 indices */
   ck_assert_uint_eq(value_enc(&f, 13)->inline_bitpacking->uncompressed_bits_per_value, 8);
@@ -296,14 +296,14 @@ static void check_prim(const char *file, int v22) {
     if (i % 11 == 0) expect_empty(&pg.values, i);
     else expect_cstr(&pg.values, i, D8[i % 3]);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   t = fixed(64); /* i64d: 2.2 dictionary of int64 */
   decode(&f, 14, &t, BRI_PAGE_MINIBLOCK, &pg);
   if (v22) ck_assert_ptr_nonnull(bri_datafile_column(f.df, 14)->pages[0].layout->mini_block_layout->dictionary);
   for (uint32_t i = 0; i < n; i++)
     ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), (uint64_t)((i * 17) % 40) * 1000003);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   t = fixed(32); /* zf32: General(zstd, ByteStreamSplit(Flat(32))) */
   expect_enc(&f, 15, ENC(GENERAL));
@@ -312,7 +312,7 @@ static void check_prim(const char *file, int v22) {
   decode(&f, 15, &t, BRI_PAGE_MINIBLOCK, &pg);
   for (uint32_t i = 0; i < n; i++)
     ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), f32_bits((float)(i * 0.25)));
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   decode(&f, 16, &T_VAR, BRI_PAGE_MINIBLOCK, &pg); /* lz: lz4 */
   for (uint32_t i = 0; i < n; i++) {
@@ -321,7 +321,7 @@ static void check_prim(const char *file, int v22) {
     buf[l + i % 9] = 0;
     expect_cstr(&pg.values, i, buf);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   decode(&f, 17, &T_VAR, BRI_PAGE_MINIBLOCK, &pg); /* fsst */
   expect_enc(&f, 17, ENC(FSST));
@@ -333,7 +333,7 @@ static void check_prim(const char *file, int v22) {
     for (uint32_t j = 0; j < k; j++) l += snprintf(buf + l, sizeof buf - l, " %s", WORDS[xs_next(&x) % 8]);
     expect_cstr(&pg.values, i, buf);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   bri_datafile_close(f.df);
 }
 
@@ -357,7 +357,7 @@ static void check_wide(const char *file) {
     double want = ((double)xs_next(&x) / 4294967296.0) * 1000;
     ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), f64_bits(want));
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   t = fixed(128); /* dec: decimal128 with nulls */
   decode(&f, 1, &t, BRI_PAGE_MINIBLOCK, &pg);
@@ -368,13 +368,13 @@ static void check_wide(const char *file) {
     ck_assert_uint_eq(bri_le64(p), (uint64_t)v);
     ck_assert_uint_eq(bri_le64(p + 8), v < 0 ? UINT64_MAX : 0);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   t = fixed(64); /* ts */
   decode(&f, 2, &t, BRI_PAGE_MINIBLOCK, &pg);
   for (uint32_t i = 0; i < n; i++)
     ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), 1700000000000ull + i * 1000ull);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   decode(&f, 3, &T_VAR, BRI_PAGE_MINIBLOCK, &pg); /* lb: 64-bit offsets */
   ck_assert_uint_eq(value_enc(&f, 3)->variable->offsets->flat->bits_per_value, 64);
@@ -383,7 +383,7 @@ static void check_wide(const char *file) {
     for (uint32_t j = 0; j < i % 20; j++) b[j] = (uint8_t)(i + j);
     expect_str(&pg.values, i, (const char *)b, i % 20);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   t = fsl(32, 4); /* fsl<f32,4> */
   expect_enc(&f, 4, ENC(FIXED_SIZE_LIST));
@@ -393,7 +393,7 @@ static void check_wide(const char *file) {
   for (uint32_t i = 0; i < n * 4; i++)
     ck_assert_uint_eq(bri_values_get_uint(&pg.values, i / 4, i % 4),
                       f32_bits((float)((i % 97) * 0.5 - 10)));
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   t = fsl(32, 3); /* fsln: FSL validity buffer + def */
   ck_assert(value_enc(&f, 5)->fixed_size_list->has_validity);
@@ -413,7 +413,7 @@ static void check_wide(const char *file) {
       if (!item_null) ck_assert_uint_eq(got, i * 3 + j);
     }
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   t = fixed(64); /* zs64: General(zstd, ByteStreamSplit(Flat(64))) */
   ck_assert_int_eq(value_enc(&f, 6)->general->values->compression_case, ENC(BYTE_STREAM_SPLIT));
@@ -423,13 +423,13 @@ static void check_wide(const char *file) {
     ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0),
                       (uint64_t)(xs_next(&x) & 0xffff) * 65536 + i);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   t = fixed(64); /* u64 */
   decode(&f, 7, &t, BRI_PAGE_MINIBLOCK, &pg);
   for (uint32_t i = 0; i < n; i++)
     ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), ((uint64_t)i << 40) + 12345);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   bri_datafile_close(f.df);
 }
 
@@ -477,7 +477,7 @@ static void check_nested(const char *file) {
     expect_levels(&pg, rep, def, 13);
     expect_ints(&pg, val, 9);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   /* l2: list<int32> [1], [], [2,3], [], [4], [5,6,7], [8], [], [9] */
   decode(&f, 1, &t32, BRI_PAGE_MINIBLOCK, &pg);
@@ -488,7 +488,7 @@ static void check_nested(const char *file) {
     expect_levels(&pg, rep, def, 12);
     expect_ints(&pg, val, 9);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   /* st.a / st.b: struct<a:int32?, b:utf8?>? */
   decode(&f, 2, &t32, BRI_PAGE_MINIBLOCK, &pg);
@@ -498,7 +498,7 @@ static void check_nested(const char *file) {
     expect_levels(&pg, NULL, def, 9);
     expect_ints(&pg, val, 9);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   decode(&f, 3, &T_VAR, BRI_PAGE_MINIBLOCK, &pg);
   {
     uint16_t def[] = {0, 2, 0, 1, 0, 2, 1, 0, 0};
@@ -506,7 +506,7 @@ static void check_nested(const char *file) {
     expect_levels(&pg, NULL, def, 9);
     for (int i = 0; i < 9; i++) expect_cstr(&pg.values, i, val[i]);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   /* ll: list<list<int32>?>? */
   decode(&f, 4, &t32, BRI_PAGE_MINIBLOCK, &pg);
@@ -519,7 +519,7 @@ static void check_nested(const char *file) {
     expect_levels(&pg, rep, def, 14);
     expect_ints(&pg, val, 8);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   /* ls.a / ls.b: list<struct<a?, b?>?>? */
   decode(&f, 5, &t32, BRI_PAGE_MINIBLOCK, &pg);
@@ -531,13 +531,13 @@ static void check_nested(const char *file) {
     expect_levels(&pg, rep, def, 11);
     expect_ints(&pg, val, 7);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   decode(&f, 6, &T_VAR, BRI_PAGE_MINIBLOCK, &pg);
   {
     const char *val[] = {"", "p", "q", "", "r", "", "s"};
     for (int i = 0; i < 7; i++) expect_cstr(&pg.values, i, val[i]);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   /* sl.l.item: struct<l: list<int32?>?, k>? — the struct null is invisible (def 4) */
   decode(&f, 7, &t32, BRI_PAGE_MINIBLOCK, &pg);
@@ -550,7 +550,7 @@ static void check_nested(const char *file) {
     expect_levels(&pg, rep, def, 11);
     expect_ints(&pg, val, 6);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   decode(&f, 8, &t32, BRI_PAGE_MINIBLOCK, &pg); /* sl.k */
   {
     uint16_t def[] = {0, 2, 0, 0, 0, 0, 2, 0, 0};
@@ -558,7 +558,7 @@ static void check_nested(const char *file) {
     expect_levels(&pg, NULL, def, 9);
     expect_ints(&pg, val, 9);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   bri_datafile_close(f.df);
 }
 
@@ -600,7 +600,7 @@ static void check_fslnest(const char *file) {
       }
     }
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   t = (bri_leaf_type){.kind = BRI_LEAF_FIXED, .bits = 1, .n_dims = 1, .dims = {5}};
   decode(&f, 1, &t, BRI_PAGE_MINIBLOCK, &pg);
@@ -618,7 +618,7 @@ static void check_fslnest(const char *file) {
       if (el % 4 != 1) ck_assert_uint_eq(got, el % 3 == 0);
     }
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   bri_datafile_close(f.df);
 }
 
@@ -647,7 +647,7 @@ static void check_biglist(const char *file) {
     for (int j = 0; j < biglist_len(r); j++, k++)
       ck_assert_uint_eq(bri_values_get_uint(&pg.values, k, 0), (r + j) % 16);
   ck_assert_uint_eq(k, pg.values.n);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   bri_datafile_close(f.df);
 }
 
@@ -674,48 +674,48 @@ static void check_consts(const char *file, int v22) {
   t = fixed(32);
   decode(&f, 0, &t, c22, &pg);
   for (uint32_t i = 0; i < n; i++) ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), 7);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   t = fixed(64);
   decode(&f, 1, &t, c22, &pg);
   for (uint32_t i = 0; i < n; i++) ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), (uint64_t)-2);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   decode(&f, 2, &t, c22, &pg);
   for (uint32_t i = 0; i < n; i++) ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), f64_bits(1.5));
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   t = fixed(1);
   decode(&f, 3, &t, c22, &pg);
   for (uint32_t i = 0; i < n; i++) ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), 1);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   t = fixed(32);
   decode(&f, 4, &t, c22, &pg);
   ck_assert_ptr_null(pg.def);
   for (uint32_t i = 0; i < n; i++) ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), 42);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   decode(&f, 5, &t, v22 ? BRI_PAGE_CONSTANT : BRI_PAGE_MINIBLOCK, &pg); /* 9 or null */
   for (uint32_t i = 0; i < n; i++) {
     ck_assert_uint_eq(pg.def[i], i % 2);
     ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), i % 2 ? 0 : 9);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   decode(&f, 6, &T_VAR, c22, &pg); /* "label": scalar buffer in 2.2 */
   for (uint32_t i = 0; i < n; i++) expect_cstr(&pg.values, i, "label");
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   decode(&f, 7, &T_VAR, c22, &pg);
   for (uint32_t i = 0; i < n; i++) {
     ck_assert_uint_eq(pg.def[i], i % 3 == 1);
     if (i % 3 == 1) expect_empty(&pg.values, i);
     else expect_cstr(&pg.values, i, "same");
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   decode(&f, 8, &t, c22, &pg); /* cl5: list<int32> items all 5 */
   check_list_levels(&pg, n, cl5_len, NULL);
   for (uint64_t i = 0; i < pg.values.n; i++) ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), 5);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   decode(&f, 9, &T_VAR, c22, &pg); /* clab: list<utf8> "ab" */
   check_list_levels(&pg, n, clab_len, NULL);
   for (uint64_t i = 0; i < pg.values.n; i++) expect_cstr(&pg.values, i, "ab");
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   decode(&f, 10, &t, BRI_PAGE_CONSTANT, &pg); /* all-null int32, no buffers: synthesised def */
   ck_assert_uint_eq(bri_datafile_column(f.df, 10)->pages[0].n_buffers, 0);
@@ -725,32 +725,32 @@ static void check_consts(const char *file, int v22) {
     ck_assert_uint_eq(pg.def[i], 1);
     ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), 0);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   decode(&f, 11, &T_VAR, BRI_PAGE_CONSTANT, &pg); /* all-null utf8 */
   for (uint32_t i = 0; i < n; i++) {
     ck_assert_uint_eq(pg.def[i], 1);
     expect_empty(&pg.values, i);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   decode(&f, 12, &t, BRI_PAGE_CONSTANT, &pg); /* all-null list<int32>: Rle levels in 2.2 */
   if (v22)
     ck_assert_int_eq(bri_datafile_column(f.df, 12)->pages[0].layout->constant_layout->def_compression->compression_case,
                      ENC(RLE));
   check_list_levels(&pg, n, nulll_len, NULL);
   ck_assert_uint_eq(pg.values.n, 0);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   decode(&f, 13, &t, BRI_PAGE_CONSTANT, &pg); /* list<int32?> items all null */
   check_list_levels(&pg, n, nullitems_len, all_null);
   for (uint64_t i = 0; i < pg.values.n; i++) ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), 0);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   decode(&f, 14, &T_VAR, c22, &pg); /* large_utf8 "hello": 16-byte offsets in the scalar */
   for (uint32_t i = 0; i < n; i++) expect_cstr(&pg.values, i, "hello");
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   t = fixed(320); /* fixed_size_binary(40): 40-byte scalar buffer */
   decode(&f, 15, &t, c22, &pg);
   for (uint32_t i = 0; i < n; i++)
     for (uint32_t k = 0; k < 40; k++) ck_assert_uint_eq(pg.values.data[i * 40 + k], k + 1);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   bri_datafile_close(f.df);
 }
 
@@ -780,7 +780,7 @@ START_TEST(fullzip_22) {
     for (uint32_t j = 0; j < 300 + i % 5; j++) b[j] = xs_next(&x) & 0xff;
     expect_str(&pg.values, i, (const char *)b, 300 + i % 5);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   decode(&f, 1, &T_VAR, BRI_PAGE_FULLZIP, &pg); /* nbig: def ctrl byte */
   for (uint32_t i = 0; i < n; i++) {
@@ -792,7 +792,7 @@ START_TEST(fullzip_22) {
       expect_cstr(&pg.values, i, hex);
     }
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   decode(&f, 2, &T_VAR, BRI_PAGE_FULLZIP, &pg); /* lstr: rep + def ctrl byte */
   ck_assert_uint_eq(bri_datafile_column(f.df, 2)->pages[0].layout->full_zip_layout->bits_rep, 1);
@@ -810,7 +810,7 @@ START_TEST(fullzip_22) {
       }
     ck_assert_uint_eq(k, pg.values.n);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   bri_leaf_type t = fixed(2080); /* fixed_size_binary(260) with nulls */
   decode(&f, 3, &t, BRI_PAGE_FULLZIP, &pg);
@@ -822,7 +822,7 @@ START_TEST(fullzip_22) {
       ck_assert_uint_eq(pg.values.data[i * 260 + j], want);
     }
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   t = fsl(32, 70); /* FSL with item validity zipped before the values */
   decode(&f, 4, &t, BRI_PAGE_FULLZIP, &pg);
@@ -838,7 +838,7 @@ START_TEST(fullzip_22) {
         ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, j), f32_bits((float)(i + j * 0.5)));
     }
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   decode(&f, 5, &T_VAR, BRI_PAGE_FULLZIP, &pg); /* zbin: per-value General(zstd) */
   ck_assert_int_eq(bri_datafile_column(f.df, 5)->pages[0].layout->full_zip_layout->value_compression->compression_case,
@@ -847,7 +847,7 @@ START_TEST(fullzip_22) {
     for (uint32_t j = 0; j < 40000 + i; j++) b[j] = (uint8_t)((j % 251) ^ (i & 0xff));
     expect_str(&pg.values, i, (const char *)b, 40000 + i);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   bri_datafile_close(f.df);
 }
 END_TEST
@@ -891,7 +891,7 @@ START_TEST(blob_v2_22) {
       last_id = (uint32_t)bri_values_get_uint(id, i, 0);
     }
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   bri_datafile_close(f.df);
 }
 END_TEST
@@ -920,7 +920,7 @@ START_TEST(legacy_blob_21) {
     for (uint64_t j = 0; j < s; j++) ck_assert_uint_eq(payload[j], fill[i]);
     free(payload);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   /* The same column with a non-blob type is refused by name. */
   bri_error err = {0};
   ck_assert_int_eq(bri_page_decode(f.df, 0, 0, &T_VAR, &pg, &err), BRI_EINVAL);

@@ -207,7 +207,7 @@ START_TEST(worked_list_chunk) {
   ck_assert_uint_eq(pg.max_rep, 1);
   ck_assert_uint_eq(pg.max_def, 3);
   ck_assert_uint_eq(pg.max_visible_def, 1);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   /* The same page with 2.1 framing: u16 metadata word and u16 buffer size, so
    * the header is exactly 8 bytes and every section moves up. */
@@ -228,7 +228,7 @@ START_TEST(worked_list_chunk) {
   ck_assert_mem_eq(pg.rep, rep, sizeof rep);
   ck_assert_mem_eq(pg.def, def, sizeof def);
   ck_assert_mem_eq(pg.values.data, val, sizeof val);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   free_layout(l21);
   free_layout(l);
 }
@@ -356,7 +356,7 @@ START_TEST(worked_rle_chunks) {
   ck_assert_ptr_null(pg.def);
   ck_assert_uint_eq(pg.n_levels, 20000);
   for (uint32_t i = 0; i < 20000; i++) ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), i / 1000);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   /* runs ending early in chunk 2 */
   chunks[112 * 2 + 88] = 0x10;
   expect_fail(&c, &T32, BRI_ECORRUPT, "chunk 2 (chunk buffer byte 224, 4096 values): values: Rle: 18 "
@@ -392,7 +392,7 @@ START_TEST(worked_fsl_validity) {
   ck_assert_mem_eq(pg.values.data, v, 32);
   ck_assert_ptr_nonnull(pg.values.fsl_validity[0]);
   ck_assert_uint_eq(pg.values.fsl_validity[0][0], 0x75);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   /* wrong dimension */
   bri_leaf_type t3 = {.kind = BRI_LEAF_FIXED, .bits = 32, .n_dims = 1, .dims = {3}};
   expect_fail(&c, &t3, BRI_ECORRUPT, "FixedSizeList layer 1 has 4 items per value; the column's dimension is 3");
@@ -439,7 +439,7 @@ START_TEST(hostile_general_and_fsst) {
   bri_leaf_page pg;
   ck_assert_int_eq(run(&c2, &T32, &pg, &err), 0);
   ck_assert_mem_eq(pg.values.data, vals, 16);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   /* the page limit applies to decompression too */
   c2.limit = 8;
   expect_fail(&c2, &T32, BRI_ECORRUPT, "page decode limit");
@@ -463,7 +463,7 @@ START_TEST(hostile_general_and_fsst) {
   ck_assert_int_eq(run(&c3, &TVAR, &pg, &err), 0);
   ck_assert_uint_eq(pg.values.offsets[1], 8);
   ck_assert_mem_eq(pg.values.data, "abcdefgh", 8);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   /* offsets going backwards */
   bri_put_le32(vchunk + 12, 7);
   expect_fail(&c3, &TVAR, BRI_ECORRUPT, "Variable: offset 1 (7) is below offset 0 (8)");
@@ -528,7 +528,7 @@ START_TEST(dictionary_null_entry) {
   static const int64_t offs[5] = {0, 2, 2, 3, 3};
   ck_assert_mem_eq(pg.values.offsets, offs, sizeof offs);
   ck_assert_mem_eq(pg.values.data, "bba", 3);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   /* a valid slot pointing past the dictionary */
   bri_put_le32(chunk + 16 + 8, 3);
   expect_fail(&c, &TVAR, BRI_ECORRUPT, "value slot 2 holds dictionary index 3 but the dictionary has 3 items");
@@ -602,7 +602,7 @@ START_TEST(worked_blob_v2_fullzip) {
   ck_assert_uint_eq(bri_values_get_uint(&ch[3], 1, 0), 1);      /* blob_id */
   ck_assert_uint_eq(ch[4].offsets[3], 0);                       /* no uris */
   ck_assert_uint_eq(bri_values_get_uint(&ch[2], 2, 0), 0);      /* the null row is zero */
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
 
   /* hostile: a row claiming more bytes than remain; a row with a short field */
   data[31] = 0x40;
@@ -638,7 +638,7 @@ START_TEST(worked_constant_pages) {
   ck_assert_uint_eq(pg.layout, BRI_PAGE_CONSTANT);
   ck_assert_uint_eq(pg.values.n, 5);
   for (int i = 0; i < 5; i++) ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), 7);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   expect_fail(&c, &T64, BRI_ECORRUPT, "ConstantLayout inline value is 4 bytes; the column's values are 8");
   c.n_rows = (uint64_t)1 << 40; /* constant bomb: no bytes, 2^40 rows */
   expect_fail(&c, &T32, BRI_ECORRUPT, "page decode limit");
@@ -651,7 +651,7 @@ START_TEST(worked_constant_pages) {
   ck_assert_uint_eq(pg.values.n, 4);
   for (int i = 0; i < 4; i++) ck_assert_uint_eq(pg.def[i], 1);
   ck_assert_uint_eq(pg.values.offsets[4], 0);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   protobuf_c_message_free_unpacked(&l->base, NULL);
 
   static const uint8_t nine[] = {0x12, 0x09, 0x2a, 0x01, 0x03, 0x32, 0x04, 0x09, 0x00, 0x00, 0x00};
@@ -665,7 +665,7 @@ START_TEST(worked_constant_pages) {
     ck_assert_uint_eq(pg.def[i], i % 2 == 0);
     ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), i % 2 ? 9 : 0);
   }
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   c.sizes[1] = 5999;
   expect_fail(&c, &T32, BRI_ECORRUPT, "raw definition levels buffer is 5999 bytes, not whole u16s");
   bri_put_le16(defs, 2);
@@ -683,7 +683,7 @@ START_TEST(worked_constant_pages) {
   static const int64_t offs[4] = {0, 5, 10, 15};
   ck_assert_mem_eq(pg.values.offsets, offs, sizeof offs);
   ck_assert_mem_eq(pg.values.data, "labellabellabel", 15);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   c.sizes[0] = 24;
   expect_fail(&c, &TVAR, BRI_ECORRUPT, "scalar buffer: scalar Arrow buffer 1: 5 bytes at byte 20 run past the 24-byte buffer");
   protobuf_c_message_free_unpacked(&l->base, NULL);
@@ -704,7 +704,7 @@ START_TEST(worked_constant_pages) {
   ck_assert_uint_eq(pg.n_levels, 3000);
   ck_assert_uint_eq(pg.values.n, 0);
   for (int i = 0; i < 3000; i++) ck_assert(pg.rep[i] == 1 && pg.def[i] == 1);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   l->constant_layout->num_def_values = 2999;
   expect_fail(&c, &T32, BRI_ECORRUPT, "3000 repetition levels but 2999 definition levels");
   protobuf_c_message_free_unpacked(&l->base, NULL);
@@ -751,7 +751,7 @@ START_TEST(rare_shapes) {
   page_case c = {.layout = l, .n_rows = 3, .n = 2, .bufs = {meta, chunk}, .sizes = {4, csize}};
   ck_assert_int_eq(run(&c, &T32, &pg, &err), 0);
   ck_assert_mem_eq(pg.values.data, vals, 12);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   free_layout(l);
 
   /* Constant(value) as the value encoding: no value buffers at all */
@@ -766,7 +766,7 @@ START_TEST(rare_shapes) {
   c = (page_case){.layout = l, .n_rows = 5, .n = 2, .bufs = {meta, cchunk}, .sizes = {4, 8}};
   ck_assert_int_eq(run(&c, &T32, &pg, &err), 0);
   for (int i = 0; i < 5; i++) ck_assert_uint_eq(bri_values_get_uint(&pg.values, i, 0), 5);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   expect_fail(&c, &T64, BRI_ECORRUPT, "Constant value is 4 bytes; the column needs 64-bit values");
   free_layout(l);
 
@@ -801,7 +801,7 @@ START_TEST(rare_shapes) {
   static const int64_t offs[4] = {0, 3, 5, 8};
   ck_assert_mem_eq(pg.values.offsets, offs, sizeof offs);
   ck_assert_mem_eq(pg.values.data, "youhiyou", 8);
-  bri_leaf_page_free(&pg);
+  bri_leaf_page_dispose(&pg);
   free(lz);
   free_layout(l);
 
@@ -827,7 +827,7 @@ START_TEST(rare_shapes) {
     ck_assert_mem_eq(pg.values.offsets, o2, sizeof o2);
     ck_assert_uint_eq(pg.values.data_len, 2);
     ck_assert_mem_eq(pg.values.data, "ab", 2);
-    bri_leaf_page_free(&pg);
+    bri_leaf_page_dispose(&pg);
     free_layout(l);
   }
 

@@ -492,7 +492,7 @@ static void verify_all(const char *spec) {
   ck_assert_msg(vr.problems_total == 0, "after %s: %llu problems, first: %s: %s", spec,
                 (unsigned long long)vr.problems_total, vr.n_problems ? vr.problems[0].file : "",
                 vr.n_problems ? vr.problems[0].what : "");
-  bri_verify_report_free(&vr);
+  bri_verify_report_dispose(&vr);
 }
 
 START_TEST(test_cleanup_interrupted_keeps_listed_versions_whole) {

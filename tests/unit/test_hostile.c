@@ -766,7 +766,7 @@ START_TEST(test_outputs_roll_back_stays_beneath) {
   ck_assert_msg(stat(victim, &st) == 0, "the rollback followed the link and removed %s", victim);
   ck_assert_int_eq(lstat(dir, &st), -1); /* the link inside the table is gone */
   ck_assert_int_eq(lstat(plain, &st), -1);
-  bri_outputs_free(&o);
+  bri_outputs_dispose(&o);
   bri_store_close(store);
   free(victim), free(moved), free(plain), free(file), free(dir);
 }

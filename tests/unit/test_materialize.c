@@ -146,7 +146,7 @@ static void assert_verifies(void) {
   ck_assert_msg(vr.problems_total == 0, "verify: %s: %s", vr.n_problems ? vr.problems[0].file : "",
                 vr.n_problems ? vr.problems[0].what : "");
   ck_assert_uint_gt(vr.blobs, 0);
-  bri_verify_report_free(&vr);
+  bri_verify_report_dispose(&vr);
 }
 
 /* A bri compaction that also repacks the pack (threshold above 1): the new

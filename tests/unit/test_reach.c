@@ -30,7 +30,7 @@ static int record(void *user, bri_reach_kind kind, const char *path, bri_error *
   return 0;
 }
 
-static void seen_free(seen *s) {
+static void seen_dispose(seen *s) {
   for (int k = 0; k <= BRI_REACH_INDEX_DIR; k++)
     for (size_t i = 0; i < s->n[k]; i++) free(s->paths[k][i]);
 }
@@ -90,13 +90,13 @@ START_TEST(test_plain_table_every_kind) {
   ck_assert_uint_eq(s.n[BRI_REACH_INDEX_DIR], 1);
   ck_assert_msg(is_kind(s.paths[BRI_REACH_INDEX_DIR][0], S_IFDIR), "%s", s.paths[BRI_REACH_INDEX_DIR][0]);
   ck_assert_uint_eq(s.n[BRI_REACH_BRI_SIDECAR] + s.n[BRI_REACH_BRI_DIR], 0);
-  seen_free(&s);
+  seen_dispose(&s);
   /* the callback's error stops the walk and is returned */
   seen stop = {.stop_at = 2};
   ck_assert_int_eq(bri_reach_manifest(t, m, record, &stop, &err), BRI_ECANCELLED);
   ck_assert_uint_eq(stop.calls, 2);
   ck_assert_msg(strstr(err.msg, "stopped at"), "%s", err.msg);
-  seen_free(&stop);
+  seen_dispose(&stop);
   /* a base id the manifest does not define is an error, not a skipped file */
   Lance__Table__DataFile *df = m->pb->fragments[0]->files[0];
   df->has_base_id = 1, df->base_id = 99;
@@ -104,7 +104,7 @@ START_TEST(test_plain_table_every_kind) {
   ck_assert_int_eq(bri_reach_manifest(t, m, record, &bad, &err), BRI_ECORRUPT);
   ck_assert_msg(strstr(err.msg, "base id 99"), "%s", err.msg);
   ck_assert_uint_eq(bad.n[BRI_REACH_DATA], 0);
-  seen_free(&bad);
+  seen_dispose(&bad);
   bri_manifest_free(m);
   bri_table_close(t);
   free(txn), free(data);
@@ -137,7 +137,7 @@ START_TEST(test_bri_sidecars_and_their_dirs) {
     for (size_t k = 0; k < s.n[BRI_REACH_SIDECAR_DIR]; k++) /* an old file's, not the new one's */
       ck_assert_str_ne(d, s.paths[BRI_REACH_SIDECAR_DIR][k]);
   }
-  seen_free(&s);
+  seen_dispose(&s);
   bri_rmtree(tmp);
   free(tmp), free(root);
 }
@@ -165,7 +165,7 @@ START_TEST(test_files_under_a_base_path) {
   /* its own transaction file is the clone's */
   ck_assert_uint_eq(s.n[BRI_REACH_TRANSACTION], 1);
   ck_assert(bri_path_below(clone, s.paths[BRI_REACH_TRANSACTION][0]));
-  seen_free(&s);
+  seen_dispose(&s);
   free(real), free(clone);
   bri_rmtree(tmp);
   free(tmp), free(root);

@@ -272,7 +272,7 @@ static col col_read(bri_fragment_reader *r, int32_t id) {
   return c;
 }
 
-static void col_free(col *c) {
+static void col_dispose(col *c) {
   c->a.release(&c->a);
   c->s.release(&c->s);
   ck_assert_ptr_null(c->a.release);
@@ -372,7 +372,7 @@ START_TEST(asm_list_nullable_items) {
   expect_offsets(&a.node[0].offsets, off, 10);
   expect_bits(&a.node[1].validity, "110111011");
   expect_i32(&a.values, L_SLOTS, 9);
-  bri_asm_free(&a);
+  bri_asm_dispose(&a);
 }
 END_TEST
 
@@ -396,7 +396,7 @@ START_TEST(asm_list_row_filter_and_pages) {
   expect_bits(&a.node[1].validity, "110111");
   static const int32_t v1[] = {1, 2, 0, 4, 5, 8};
   expect_i32(&a.values, v1, 6);
-  bri_asm_free(&a);
+  bri_asm_dispose(&a);
 
   asm_start(&a, L_KINDS, 2);
   a.row_lo = 2;
@@ -410,7 +410,7 @@ START_TEST(asm_list_row_filter_and_pages) {
   static const int32_t v2[] = {0, 4, 5, 6, 0, 7};
   expect_i32(&a.values, v2, 6);
   expect_bits(&a.node[1].validity, "011101");
-  bri_asm_free(&a);
+  bri_asm_dispose(&a);
 
   asm_start(&a, L_KINDS, 2);
   asm_feed(&a, &s);
@@ -423,7 +423,7 @@ START_TEST(asm_list_row_filter_and_pages) {
   memcpy(&last, a.node[0].offsets.p + 10 * 8, 8);
   ck_assert_int_eq(last, 11); /* second page's row 1 starts after 9 + 2 items */
   expect_bits(&a.node[1].validity, "110111011110111011");
-  bri_asm_free(&a);
+  bri_asm_dispose(&a);
 }
 END_TEST
 
@@ -452,7 +452,7 @@ START_TEST(asm_list_of_lists) {
   expect_bits(&a.node[2].validity, "11111");
   ck_assert_ptr_null(a.node[2].validity.p); /* no nulls: never materialized */
   expect_i32(&a.values, slots, 5);
-  bri_asm_free(&a);
+  bri_asm_dispose(&a);
 }
 END_TEST
 
@@ -480,7 +480,7 @@ START_TEST(asm_struct_above_list) {
   expect_offsets(&a.node[1].offsets, o, 7);
   expect_bits(&a.node[2].validity, "1101");
   expect_i32(&a.values, slots, 4);
-  bri_asm_free(&a);
+  bri_asm_dispose(&a);
 }
 END_TEST
 
@@ -505,7 +505,7 @@ START_TEST(asm_list_of_structs) {
   expect_bits(&a.node[1].validity, "011");
   expect_bits(&a.node[2].validity, "001"); /* a under the null struct is null */
   expect_i32(&a.values, slots, 3);
-  bri_asm_free(&a);
+  bri_asm_dispose(&a);
 }
 END_TEST
 
@@ -524,7 +524,7 @@ START_TEST(asm_struct_and_flat) {
   ck_assert_int_eq(bri_asm_finish(&a, &err), 0);
   expect_bits(&a.node[0].validity, "1011");
   expect_bits(&a.node[1].validity, "1001");
-  bri_asm_free(&a);
+  bri_asm_dispose(&a);
 
   static const uint8_t flat[] = {BRI_LAYER_ALL_VALID_ITEM};
   static const int kflat[] = {BRI_ASM_LEAF};
@@ -538,7 +538,7 @@ START_TEST(asm_struct_and_flat) {
   static const int32_t kept[] = {20, 30};
   expect_i32(&a.values, kept, 2);
   expect_bits(&a.node[0].validity, "11");
-  bri_asm_free(&a);
+  bri_asm_dispose(&a);
 
   /* Flat with nulls, all rows kept: the byte-wise validity path. */
   static const uint8_t nl[] = {BRI_LAYER_NULLABLE_ITEM};
@@ -550,7 +550,7 @@ START_TEST(asm_struct_and_flat) {
   asm_feed(&a, &s);
   expect_bits(&a.node[0].validity, "1011001111011111111010110011110111111110");
   ck_assert_uint_eq(a.node[0].validity.zeros, 10);
-  bri_asm_free(&a);
+  bri_asm_dispose(&a);
 }
 END_TEST
 
@@ -562,7 +562,7 @@ static void expect_asm_error(synth *s, const int *kinds, size_t depth, const cha
   ck_assert_int_eq(rc, BRI_ECORRUPT);
   ck_assert_msg(strstr(err.msg, needle), "message \"%s\" lacks \"%s\"", err.msg, needle);
   ck_assert_msg(!strncmp(err.msg, "pg: ", 4), "message \"%s\" does not name the page", err.msg);
-  bri_asm_free(&a);
+  bri_asm_dispose(&a);
 }
 
 START_TEST(asm_hostile_levels) {
@@ -627,13 +627,13 @@ START_TEST(asm_hostile_levels) {
   ck_assert_int_eq(bri_asm_init(&a, kflat, 1, &var, &err), 0);
   ck_assert_int_eq(bri_asm_page(&a, &s.pg, "pg", &err), BRI_ECORRUPT);
   ck_assert_msg(strstr(err.msg, "out of order"), "%s", err.msg);
-  bri_asm_free(&a);
+  bri_asm_dispose(&a);
   offs[3] = 9; /* past the data */
   offs[2] = 3;
   ck_assert_int_eq(bri_asm_init(&a, kflat, 1, &var, &err), 0);
   ck_assert_int_eq(bri_asm_page(&a, &s.pg, "pg", &err), BRI_ECORRUPT);
   ck_assert_msg(strstr(err.msg, "past the 4 value bytes"), "%s", err.msg);
-  bri_asm_free(&a);
+  bri_asm_dispose(&a);
 }
 END_TEST
 
@@ -664,7 +664,7 @@ START_TEST(bitbuf_lazy_and_runs) {
   ck_assert_int_eq(bri_bitbuf_take(&b, &out, &err), 0);
   ck_assert_ptr_nonnull(out);
   free(out);
-  bri_bitbuf_free(&c);
+  bri_bitbuf_dispose(&c);
   /* A lazy bitmap without zeros is handed out as NULL (all valid). */
   bri_bitbuf d = {0};
   ck_assert_int_eq(bri_bitbuf_append_run(&d, 1, 77, &err), 0);
@@ -768,7 +768,7 @@ static void check_nested(const char *rel, bool v22) {
     ck_assert_str_eq(id.s.format, "l");
     ck_assert_int_eq(id.a.length, (int64_t)n);
     for (size_t k = 0; k < n; k++) ck_assert_int_eq(((const int64_t *)id.a.buffers[1])[k], ids[k]);
-    col_free(&id);
+    col_dispose(&id);
     for (size_t c = 0; c < sizeof(NESTED_COLS) / sizeof(NESTED_COLS[0]); c++) {
       const ncol *nc = &NESTED_COLS[c];
       if (!v22 && (!strcmp(nc->name, "m") || !strcmp(nc->name, "big"))) continue;
@@ -783,7 +783,7 @@ static void check_nested(const char *rel, bool v22) {
         nulls += !strcmp(nc->rows[ids[k]], "null");
       }
       ck_assert_int_eq(v.a.null_count, nulls);
-      col_free(&v);
+      col_dispose(&v);
     }
     bri_fragment_close(r);
   }
@@ -806,14 +806,14 @@ START_TEST(nested22_schema_and_files) {
   ck_assert_str_eq(lfsl.s.children[0]->format, "+w:2");
   ck_assert_str_eq(lfsl.s.children[0]->children[0]->format, "s");
   ck_assert(lfsl.s.children[0]->children[0]->flags & ARROW_FLAG_NULLABLE);
-  col_free(&lfsl);
+  col_dispose(&lfsl);
   col m = col_read(r, field_id(&x, "m"));
   ck_assert_str_eq(m.s.children[0]->name, "entries");
   ck_assert_str_eq(m.s.children[0]->format, "+s");
   ck_assert_int_eq(m.s.children[0]->flags & ARROW_FLAG_NULLABLE, 0);
   ck_assert_str_eq(m.s.children[0]->children[0]->name, "key");
   ck_assert_str_eq(m.s.children[0]->children[1]->format, "i");
-  col_free(&m);
+  col_dispose(&m);
   const Lance__Table__DataFile *dl = bri_fragment_field_datafile(r, field_id(&x, "l"));
   const Lance__Table__DataFile *db = bri_fragment_field_datafile(r, field_id(&x, "big"));
   ck_assert_ptr_nonnull(dl);
@@ -849,9 +849,9 @@ START_TEST(nested22_row_slices) {
           assert_row(&s, (int64_t)k, want, NESTED_COLS[c].name);
           free(want);
         }
-        col_free(&s);
+        col_dispose(&s);
       }
-    col_free(&full);
+    col_dispose(&full);
   }
   col s;
   ck_assert_int_eq(bri_fragment_read_rows(r, field_id(&x, "l"), 5, 4, &s.a, &s.s, &err), BRI_EINVAL);
@@ -879,7 +879,7 @@ START_TEST(open_fields_reads_only_those) {
       assert_row(&b, i, row, "open_fields");
       free(row);
     }
-    col_free(&a), col_free(&b);
+    col_dispose(&a), col_dispose(&b);
   }
   /* the data file of "st" holds other fields too: only st's columns are there */
   const Lance__Table__DataFile *pb = bri_fragment_field_datafile(part, want[0]);
@@ -920,19 +920,19 @@ START_TEST(missing_fields_read_as_null) {
                                        "null", "{a:6,b:null}", "{a:null,b:null}", "{a:8,b:null}"};
   for (int k = 0; k < 8; k++) assert_row(&st, k, st_a[ids0[k]], "st");
   ck_assert_int_eq(st.a.children[1]->null_count, 8);
-  col_free(&st);
+  col_dispose(&st);
   /* sl keeps its validity from l's column; k (missing) is null. */
   col sl = col_read(r, field_id(&x, "sl"));
   assert_row(&sl, 0, "{l:[1,2],k:null}", "sl");
   assert_row(&sl, 1, "null", "sl");
-  col_free(&sl);
+  col_dispose(&sl);
   static const char *const gone[] = {"l", "big"};
   for (int g = 0; g < 2; g++) {
     col c = col_read(r, field_id(&x, gone[g]));
     ck_assert_int_eq(c.a.length, 8);
     ck_assert_int_eq(c.a.null_count, 8);
     ck_assert_int_eq(c.a.children[0]->length, 0);
-    col_free(&c);
+    col_dispose(&c);
   }
   bri_error err = {0};
   col c;
@@ -1134,7 +1134,7 @@ START_TEST(types22_values) {
         ck_abort_msg("unchecked column %s", nm);
       }
     }
-    col_free(&v);
+    col_dispose(&v);
   }
   bri_fragment_close(r);
   fx_close(&x);
@@ -1193,9 +1193,9 @@ START_TEST(wide22_fullzip) {
       if (iv) ck_assert(((const float *)it->buffers[1])[80 * i + j] == (float)(i * 100 + j));
     }
   }
-  col_free(&big);
-  col_free(&fsb);
-  col_free(&vec);
+  col_dispose(&big);
+  col_dispose(&fsb);
+  col_dispose(&vec);
   /* Nested fixed-size lists, a packed struct with a string, bfloat16. */
   col ffsl = col_read(r, field_id(&x, "ffsl"));
   ck_assert_str_eq(ffsl.s.format, "+w:3");
@@ -1224,9 +1224,9 @@ START_TEST(wide22_fullzip) {
       snprintf(want, sizeof(want), "<0x%02x%02x,0x%02x%02x>", i, i + 1, 2 * i, 2 * i + 1);
     assert_row(&bf, i, want, "bf");
   }
-  col_free(&ffsl);
-  col_free(&pkv);
-  col_free(&bf);
+  col_dispose(&ffsl);
+  col_dispose(&pkv);
+  col_dispose(&bf);
   bri_fragment_close(r);
   fx_close(&x);
 }
@@ -1344,9 +1344,9 @@ START_TEST(blob22_descriptors_and_payloads) {
                    e ? i + 300 : i + 200, e ? 5 : BLOB_SIZES[(i + 5) % 8], what);
       }
     }
-    col_free(&b);
-    col_free(&st);
-    col_free(&lb);
+    col_dispose(&b);
+    col_dispose(&st);
+    col_dispose(&lb);
     bri_fragment_close(r);
   }
   fx_close(&x);
@@ -1384,14 +1384,14 @@ START_TEST(blob22_leaf_column) {
         ck_assert_uint_eq(((const uint64_t *)lp.values.children[2].data)[i], d.size);
         ck_assert_uint_eq(((const uint32_t *)lp.values.children[3].data)[i], d.blob_id);
       }
-      bri_leaf_page_free(&lp);
+      bri_leaf_page_dispose(&lp);
     }
     ck_assert_uint_eq(k, bri_fragment_num_rows(r));
     if (fi == 0) ck_assert_uint_lt(k, row); /* its row 3 was deleted */
     ck_assert_int_eq(bri_fragment_leaf_column(r, field_id(&x, "st"), &df, &c, &t, &err), BRI_EINVAL);
     ck_assert_int_eq(bri_fragment_leaf_column(r, field_id(&x, "lb"), &df, &c, &t, &err), BRI_EINVAL);
     ck_assert_int_eq(bri_fragment_leaf_column(r, 9999, &df, &c, &t, &err), BRI_ENOTFOUND);
-    col_free(&b);
+    col_dispose(&b);
     bri_fragment_close(r);
   }
   fx_close(&x);
@@ -1412,7 +1412,7 @@ START_TEST(legacy21_payloads) {
     for (int j = 0; j < sizes[i]; j++) want[j] = (uint8_t)(i * 31 + j * 7);
     check_bytes(&c, i, want, sizes[i] > 0 ? (size_t)sizes[i] : 0, "pay");
   }
-  col_free(&c);
+  col_dispose(&c);
   /* A fixed-width packed struct (MiniBlock PackedStruct) and nested FSL in 2.1. */
   col pk = col_read(r, field_id(&x, "pk"));
   col ffsl = col_read(r, field_id(&x, "ffsl"));
@@ -1423,8 +1423,8 @@ START_TEST(legacy21_payloads) {
     ffsl_want(i, want, sizeof(want));
     assert_row(&ffsl, i, want, "ffsl");
   }
-  col_free(&pk);
-  col_free(&ffsl);
+  col_dispose(&pk);
+  col_dispose(&ffsl);
   bri_fragment_close(r);
   fx_close(&x);
 }
@@ -1459,7 +1459,7 @@ START_TEST(multipage22_pages_and_slices) {
     multipage_want(off[j], want, sizeof(want));
     assert_row(&l, (int64_t)j, want, "l");
   }
-  col_free(&l);
+  col_dispose(&l);
   /* Slices around the page boundary (physical row 34000), the deleted range
    * and both ends; every page outside a slice is skipped undecoded. */
   uint64_t b = 0;
@@ -1476,7 +1476,7 @@ START_TEST(multipage22_pages_and_slices) {
       multipage_want(off[starts[t] + j], want, sizeof(want));
       assert_row(&s, (int64_t)j, want, "l slice");
     }
-    col_free(&s);
+    col_dispose(&s);
   }
   bri_fragment_close(r);
   fx_close(&x);
@@ -1564,7 +1564,7 @@ START_TEST(schema_errors) {
                 "%s", err.msg);
   df->column_indices[j] = ci;
   col ok = col_read(r, field_id(&x, "l"));
-  col_free(&ok);
+  col_dispose(&ok);
   bri_fragment_close(r);
   fx_close(&x);
 }
@@ -1623,7 +1623,7 @@ START_TEST(damaged_data_files_never_crash) {
           continue;
         }
         validate(&c.s, &c.a);
-        col_free(&c);
+        col_dispose(&c);
       }
       bri_fragment_close(r);
     }

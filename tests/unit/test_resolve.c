@@ -140,7 +140,7 @@ START_TEST(test_inline) {
   ck_assert_str_eq(loc.path, bri_blob_resolver_datafile(r));
   ck_assert_uint_eq(loc.offset, 64);
   ck_assert_uint_eq(loc.length, 100);
-  bri_blob_location_free(&loc);
+  bri_blob_location_dispose(&loc);
   /* past the end of the data file, and a range that wraps around */
   expect_error(r, desc(BRI_BLOB_INLINE, n - 10, 11, 0, NULL), BRI_ECORRUPT,
                PACKED_STEM ".lance: inline blob", "runs past the end of the data file");

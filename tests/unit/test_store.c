@@ -562,7 +562,7 @@ START_TEST(test_outputs_tree_journaled_once) {
   /* after a rollback nothing is covered any more */
   ck_assert_int_eq(bri_outputs_add(&o, a, 0, &err), 0);
   ck_assert_int_eq(j.n, 4);
-  bri_outputs_free(&o);
+  bri_outputs_dispose(&o);
   free(data), free(dir), free(a), free(b), free(other), free(data_dir);
 }
 END_TEST

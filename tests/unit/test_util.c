@@ -47,7 +47,7 @@ START_TEST(test_strset) {
   bri_strset_freeze(&s);
   ck_assert_uint_eq(s.n, 3);
   ck_assert(bri_strset_has(&s, "a") && bri_strset_has(&s, "c") && !bri_strset_has(&s, "d"));
-  bri_strset_free(&s);
+  bri_strset_dispose(&s);
   ck_assert(!bri_strset_has(&s, "a"));
 }
 END_TEST

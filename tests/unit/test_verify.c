@@ -95,7 +95,7 @@ START_TEST(test_fixtures_are_whole) {
       /* 8 visible values in the latest version, and the versions before it */
       ck_assert_uint_gt(r.blobs, 8);
     }
-    bri_verify_report_free(&r);
+    bri_verify_report_dispose(&r);
     teardown();
   }
 }
@@ -136,7 +136,7 @@ START_TEST(test_missing_and_resized_files) {
   assert_problem(&r, del, "deletion file is missing");
   assert_problem(&r, idx, "index directory is missing");
   ck_assert_uint_eq(r.problems[0].version, 5);
-  bri_verify_report_free(&r);
+  bri_verify_report_dispose(&r);
   /* a manifest without the embedded copy needs its file */
   ck_assert_int_eq(bri_table_open(root, &t, &err), 0);
   ck_assert_int_eq(bri_table_load(t, 0, &m, &err), 0);
@@ -151,12 +151,12 @@ START_TEST(test_missing_and_resized_files) {
   r = run(false, 0);
   ck_assert_uint_eq(r.problems_total, 5);
   assert_problem(&r, txn, "transaction file is missing");
-  bri_verify_report_free(&r);
+  bri_verify_report_dispose(&r);
   /* an older version that references none of them is whole */
   r = run(false, 1);
   ck_assert_uint_eq(r.problems_total, 1); /* only its data file 0 */
   assert_problem(&r, d0, "data file is missing");
-  bri_verify_report_free(&r);
+  bri_verify_report_dispose(&r);
   free(d0), free(d1), free(del), free(txn), free(idx), free(want);
   teardown();
 }
@@ -180,11 +180,11 @@ START_TEST(test_unreadable_manifest_does_not_stop_the_rest) {
   ck_assert_uint_eq(r.versions_checked, 4);
   ck_assert_str_eq(r.problems[0].file, m3);
   ck_assert_uint_eq(r.problems[0].version, 3);
-  bri_verify_report_free(&r);
+  bri_verify_report_dispose(&r);
   /* the latest alone is fine */
   r = run(false, 0);
   ck_assert_uint_eq(r.problems_total, 0);
-  bri_verify_report_free(&r);
+  bri_verify_report_dispose(&r);
   free(m3);
   teardown();
 }
@@ -218,7 +218,7 @@ START_TEST(test_bri_targets_and_descriptors) {
   ck_assert_msg(r.problems_total == 0, "%s: %s", r.n_problems ? r.problems[0].file : "",
                 r.n_problems ? r.problems[0].what : "");
   ck_assert_uint_eq(r.bri_targets, 2);
-  bri_verify_report_free(&r);
+  bri_verify_report_dispose(&r);
   char *a = bri_target(0), *b = bri_target(1);
   /* one target gone, the other too short for the values it holds */
   ck_assert_int_eq(unlink(a), 0);
@@ -229,18 +229,18 @@ START_TEST(test_bri_targets_and_descriptors) {
   assert_problem(&r, b, "fragment 4 row");
   ck_assert_uint_ge(r.problems_total, 3); /* the missing one is also named by its descriptors */
   ck_assert_uint_eq(r.blobs, 8);
-  bri_verify_report_free(&r);
+  bri_verify_report_dispose(&r);
   /* the same damage seen from every version: each file is named once per check */
   r = run(true, 0);
   ck_assert_uint_ge(r.problems_total, 3);
-  bri_verify_report_free(&r);
+  bri_verify_report_dispose(&r);
   /* --skip-blobs only checks files */
   bri_verify_options o = {.skip_blobs = true};
   bri_error err;
   ck_assert_int_eq(bri_verify_table(root, &o, &r, &err), 0);
   ck_assert_uint_eq(r.problems_total, 1);
   ck_assert_uint_eq(r.blobs, 0);
-  bri_verify_report_free(&r);
+  bri_verify_report_dispose(&r);
   free(a), free(b);
   teardown();
 }
@@ -278,12 +278,12 @@ START_TEST(test_bri_changed_under_kept_path) {
   bri_table_close(t);
   bri_verify_report r = run(true, 0);
   assert_problem(&r, "_versions/", "docs/format/bri.md rule 9");
-  bri_verify_report_free(&r);
+  bri_verify_report_dispose(&r);
   /* the latest alone cannot see the rule, but its descriptors now miss */
   r = run(false, 0);
   ck_assert_uint_gt(r.problems_total, 0);
   for (size_t i = 0; i < r.n_problems; i++) ck_assert(!strstr(r.problems[i].what, "rule 9"));
-  bri_verify_report_free(&r);
+  bri_verify_report_dispose(&r);
   teardown();
 }
 END_TEST
@@ -314,15 +314,15 @@ START_TEST(test_bounded_list_and_errors) {
   ck_assert_uint_eq(r.n_problems, 2);
   ck_assert_uint_eq(r.problems_total, removed); /* each missing file once, however many versions */
   ck_assert_uint_eq(r.fragments, 0);           /* no descriptor read from a broken fragment */
-  bri_verify_report_free(&r);
+  bri_verify_report_dispose(&r);
   /* not a table, or no such version: errors */
   char *nowhere = bri_path_join(tmp, "nowhere");
   ck_assert_int_eq(bri_verify_table(nowhere, NULL, &r, &err), BRI_ENOTFOUND);
-  bri_verify_report_free(&r);
+  bri_verify_report_dispose(&r);
   o = (bri_verify_options){.version = 99};
   ck_assert_int_eq(bri_verify_table(root, &o, &r, &err), BRI_ENOTFOUND);
   ck_assert_msg(strstr(err.msg, "no version 99") != NULL, "%s", err.msg);
-  bri_verify_report_free(&r);
+  bri_verify_report_dispose(&r);
   free(data), free(nowhere);
   teardown();
 }
@@ -397,7 +397,7 @@ START_TEST(test_lance_rules) {
   bri_verify_report r = run(false, v1);
   ck_assert_uint_eq(r.problems_total, 1);
   assert_rule(&r, v1, "fragments-sorted", "follows fragment");
-  bri_verify_report_free(&r);
+  bri_verify_report_dispose(&r);
   r = run(false, v2);
   ck_assert_uint_eq(r.problems_total, 2);
   char want[128];
@@ -405,16 +405,16 @@ START_TEST(test_lance_rules) {
   assert_rule(&r, v2, "deletion-file", want);
   snprintf(want, sizeof want, "the fragment records %llu physical rows", (unsigned long long)fr_rows + 1);
   assert_rule(&r, v2, "data-file-rows", want);
-  bri_verify_report_free(&r);
+  bri_verify_report_dispose(&r);
   r = run(false, v4); /* alone, the lowered mark is not visible */
   ck_assert_uint_eq(r.problems_total, 0);
-  bri_verify_report_free(&r);
+  bri_verify_report_dispose(&r);
   r = run(true, 0);
   snprintf(want, sizeof want, "max_fragment_id went down from %u (version %llu) to %u", max + 5,
            (unsigned long long)v3, max);
   assert_rule(&r, v4, "high-water-marks", want);
   ck_assert_uint_eq(r.problems_total, 4);
-  bri_verify_report_free(&r);
+  bri_verify_report_dispose(&r);
   teardown();
 }
 END_TEST
@@ -467,13 +467,13 @@ START_TEST(test_live_row_ids_unique) {
   bri_table_close(t);
   bri_verify_report r = run(false, v1);
   ck_assert_msg(r.problems_total == 0, "%s", r.n_problems ? r.problems[0].what : "");
-  bri_verify_report_free(&r);
+  bri_verify_report_dispose(&r);
   r = run(false, v2);
   ck_assert_uint_eq(r.problems_total, 1);
   char want[64];
   snprintf(want, sizeof want, "row id %llu belongs to two live rows", (unsigned long long)ids[0][live0]);
   assert_rule(&r, v2, "row-ids-unique", want);
-  bri_verify_report_free(&r);
+  bri_verify_report_dispose(&r);
   for (int k = 0; k < 2; k++) free(ids[k]), free(del[k]);
   teardown();
 }

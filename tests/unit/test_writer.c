@@ -227,7 +227,7 @@ START_TEST(test_levels_list_nullable_items) {
   ck_assert_uint_eq(lp.values.n, 9);
   static const int32_t slots[9] = {1, 2, 0, 4, 5, 6, 0, 7, 8};
   ck_assert_mem_eq(lp.values.data, slots, sizeof slots);
-  bri_leaf_page_free(&lp);
+  bri_leaf_page_dispose(&lp);
   /* docs/format/examples.md section 4: metadata word, the 120-byte chunk, the rep index */
   const bri_page *pg = &bri_datafile_column(df, 0)->pages[0];
   ck_assert_uint_eq(pg->n_buffers, 3);
@@ -252,7 +252,7 @@ START_TEST(test_levels_list_nullable_items) {
   ck_assert_uint_eq(pg->buffer_sizes[2], 16);
   ck_assert_mem_eq(ri, want_ri, 16);
   free(meta), free(chunk), free(ri);
-  bri_file_result_free(&res);
+  bri_file_result_dispose(&res);
   bri_datafile_close(df);
   free(p);
 }
@@ -277,8 +277,8 @@ START_TEST(test_levels_emptyable_list) {
   check_u16(lp.rep, (uint16_t[]){1, 1, 1, 0, 1, 1}, 6, "rep");
   check_u16(lp.def, (uint16_t[]){0, 1, 0, 0, 1, 0}, 6, "def");
   ck_assert_uint_eq(lp.values.n, 4);
-  bri_leaf_page_free(&lp);
-  bri_file_result_free(&res);
+  bri_leaf_page_dispose(&lp);
+  bri_file_result_dispose(&res);
   bri_datafile_close(df);
   free(p);
 }
@@ -310,13 +310,13 @@ START_TEST(test_levels_struct) {
   check_u16(lp.def, (uint16_t[]){0, 2, 1, 0}, 4, "def a");
   ck_assert_uint_eq(lp.values.n, 4); /* one slot per row: no list above */
   ck_assert_int_eq(((int32_t *)lp.values.data)[3], 3);
-  bri_leaf_page_free(&lp);
+  bri_leaf_page_dispose(&lp);
   decode(df, 1, 0, &VAR, &lp);
   check_u16(lp.def, (uint16_t[]){0, 2, 0, 1}, 4, "def b");
   ck_assert_int_eq(lp.values.offsets[3] - lp.values.offsets[2], 2);
   ck_assert_mem_eq(lp.values.data + lp.values.offsets[2], "yy", 2);
-  bri_leaf_page_free(&lp);
-  bri_file_result_free(&res);
+  bri_leaf_page_dispose(&lp);
+  bri_file_result_dispose(&res);
   bri_datafile_close(df);
   free(p);
 }
@@ -346,8 +346,8 @@ START_TEST(test_levels_list_of_lists) {
   check_u16(lp.rep, (uint16_t[]){2, 0, 1, 2, 2, 2, 1, 1, 2}, 9, "rep");
   check_u16(lp.def, (uint16_t[]){0, 0, 0, 3, 4, 2, 1, 0, 0}, 9, "def");
   ck_assert_uint_eq(lp.values.n, 5);
-  bri_leaf_page_free(&lp);
-  bri_file_result_free(&res);
+  bri_leaf_page_dispose(&lp);
+  bri_file_result_dispose(&res);
   bri_datafile_close(df);
   free(p);
 }
@@ -380,14 +380,14 @@ START_TEST(test_levels_struct_over_list) {
   ck_assert_uint_eq(lp.values.n, 4);
   static const int32_t slots[4] = {1, 2, 0, 6};
   ck_assert_mem_eq(lp.values.data, slots, sizeof slots);
-  bri_leaf_page_free(&lp);
+  bri_leaf_page_dispose(&lp);
   /* k: a visible null slot for the null struct */
   decode(df, 1, 0, &I64, &lp);
   check_u16(lp.def, (uint16_t[]){0, 1, 0, 0, 0, 0}, 6, "def k");
   ck_assert_int_eq(((int64_t *)lp.values.data)[1], 0);
   ck_assert_int_eq(((int64_t *)lp.values.data)[5], 15);
-  bri_leaf_page_free(&lp);
-  bri_file_result_free(&res);
+  bri_leaf_page_dispose(&lp);
+  bri_file_result_dispose(&res);
   bri_datafile_close(df);
   free(p);
 }
@@ -485,10 +485,10 @@ START_TEST(test_container_bytes) {
   bri_leaf_page lp;
   decode(df, 0, 0, &I64, &lp);
   for (int i = 0; i < 1000; i++) ck_assert_int_eq(((int64_t *)lp.values.data)[i], 1000 + i);
-  bri_leaf_page_free(&lp);
+  bri_leaf_page_dispose(&lp);
   bri_datafile_close(df);
   free(b);
-  bri_file_result_free(&res);
+  bri_file_result_dispose(&res);
   free(p);
 }
 END_TEST
@@ -516,7 +516,7 @@ START_TEST(test_container_v21) {
   ck_assert_mem_eq(chunk, want_chunk, 8);
   free(meta), free(chunk);
   bri_datafile_close(df);
-  bri_file_result_free(&res);
+  bri_file_result_dispose(&res);
   free(p);
 }
 END_TEST
@@ -660,12 +660,12 @@ START_TEST(test_page_cutting) {
         }
       }
       row += lp.n_rows;
-      bri_leaf_page_free(&lp);
+      bri_leaf_page_dispose(&lp);
     }
     ck_assert_uint_eq(row, (uint64_t)n);
   }
   bri_datafile_close(df);
-  bri_file_result_free(&res);
+  bri_file_result_dispose(&res);
   free(p);
 }
 END_TEST
@@ -727,16 +727,16 @@ START_TEST(test_types_and_layouts) {
     decode(df, 0, 0, &tb, &lp);
     check_u16(lp.def, (uint16_t[]){0, 0, 1, 0, 0}, 5, "bool def");
     ck_assert_uint_eq(lp.values.data[0] & 0x1b, 0x01); /* 1 0 (null) 0 0 */
-    bri_leaf_page_free(&lp);
+    bri_leaf_page_dispose(&lp);
     /* decimal128 */
     bri_leaf_type td = {.kind = BRI_LEAF_FIXED, .bits = 128};
     decode(df, 1, 0, &td, &lp);
     ck_assert_mem_eq(lp.values.data, dec, sizeof dec);
-    bri_leaf_page_free(&lp);
+    bri_leaf_page_dispose(&lp);
     bri_leaf_type tf = {.kind = BRI_LEAF_FIXED, .bits = 24};
     decode(df, 2, 0, &tf, &lp);
     ck_assert_mem_eq(lp.values.data, "abcdefghijklmno", 15);
-    bri_leaf_page_free(&lp);
+    bri_leaf_page_dispose(&lp);
     /* fsl with item and row nulls: FixedSizeList(4, has_validity) */
     const Lance__Encodings21__PageLayout *l = layout_of(df, 3);
     ck_assert_int_eq(l->layout_case, LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT);
@@ -749,7 +749,7 @@ START_TEST(test_types_and_layouts) {
     ck_assert_ptr_nonnull(lp.values.fsl_validity[0]);
     ck_assert_uint_eq(lp.values.fsl_validity[0][0] & 0x0f, 0x07); /* item 3 of row 0 null */
     ck_assert(((float *)lp.values.data)[8] == 8.5f);
-    bri_leaf_page_free(&lp);
+    bri_leaf_page_dispose(&lp);
     /* large_binary up to 600 bytes: FullZip, 64-bit lengths */
     l = layout_of(df, 4);
     ck_assert_int_eq(l->layout_case, LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT);
@@ -759,7 +759,7 @@ START_TEST(test_types_and_layouts) {
     check_u16(lp.def, (uint16_t[]){0, 1, 0, 0, 0}, 5, "big def");
     ck_assert_int_eq(lp.values.offsets[3] - lp.values.offsets[2], 600);
     ck_assert_mem_eq(lp.values.data + lp.values.offsets[2], bdata + 300, 600);
-    bri_leaf_page_free(&lp);
+    bri_leaf_page_dispose(&lp);
     /* fixed_size_binary(300): FullZip Flat(2400), no repetition index */
     l = layout_of(df, 5);
     ck_assert_int_eq(l->layout_case, LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT);
@@ -769,7 +769,7 @@ START_TEST(test_types_and_layouts) {
     decode(df, 5, 0, &tw, &lp);
     ck_assert_mem_eq(lp.values.data, wide, 1200);
     ck_assert_uint_eq(lp.def[4], 1);
-    bri_leaf_page_free(&lp);
+    bri_leaf_page_dispose(&lp);
     /* dictionary: items red, blue, "" in first-appearance order */
     l = layout_of(df, 6);
     ck_assert_ptr_nonnull(l->mini_block_layout->dictionary);
@@ -780,7 +780,7 @@ START_TEST(test_types_and_layouts) {
     ck_assert_mem_eq(lp.values.data + lp.values.offsets[3], "blue", 4);
     ck_assert_mem_eq(lp.values.data + lp.values.offsets[4], "red", 3);
     ck_assert_uint_eq(lp.def[2], 1);
-    bri_leaf_page_free(&lp);
+    bri_leaf_page_dispose(&lp);
     /* all null, one item layer: layout 2 with no buffers (wire 12 03 2a 01 03) */
     const bri_page *pg = &bri_datafile_column(df, 7)->pages[0];
     ck_assert_uint_eq(pg->n_buffers, 0);
@@ -801,9 +801,9 @@ START_TEST(test_types_and_layouts) {
     decode(df, 9, 0, &I32, &lp);
     check_u16(lp.def, (uint16_t[]){1, 2, 1, 2, 1}, 5, "lnull def"); /* null 1, empty 2 */
     ck_assert_uint_eq(lp.values.n, 0);
-    bri_leaf_page_free(&lp);
+    bri_leaf_page_dispose(&lp);
     bri_datafile_close(df);
-    bri_file_result_free(&res);
+    bri_file_result_dispose(&res);
     free(p);
   }
 }
@@ -892,9 +892,9 @@ START_TEST(test_blob_inline) {
   for (int i = 0; i < 1000; i++) ck_assert_uint_eq(got[i], (uint8_t)(9 + 4 + i));
   free(got);
   ck_assert_uint_ge(bri_datafile_column(df, 0)->pages[0].buffer_offsets[0], 1152);
-  bri_leaf_page_free(&lp);
+  bri_leaf_page_dispose(&lp);
   bri_datafile_close(df);
-  bri_file_result_free(&res);
+  bri_file_result_dispose(&res);
   /* 2.1 has no VariablePackedStruct */
   char *p21 = tpath("blob21.lance");
   ck_assert_int_eq(bri_file_writer_open(NULL, p21, 1, fields, nfields, NULL, &w, &err), 0);
@@ -931,7 +931,7 @@ static void two_col_file(const char *p, uint16_t minor, int64_t base) {
   struct ArrowArray *a[2] = {arr(3000, NULL, 2, ids, NULL, 0, NULL), list(3000, NULL, loff, s)};
   bri_file_result res;
   write_file(p, minor, NULL, a, 2, &res);
-  bri_file_result_free(&res);
+  bri_file_result_dispose(&res);
 }
 
 START_TEST(test_page_copy) {
@@ -983,9 +983,9 @@ START_TEST(test_page_copy) {
   size_t last = bri_datafile_column(d, 0)->n_pages - 1;
   decode(d, 0, last, &I64, &lp);
   ck_assert_int_eq(((int64_t *)lp.values.data)[lp.values.n - 1], 5999);
-  bri_leaf_page_free(&lp);
+  bri_leaf_page_dispose(&lp);
   bri_datafile_close(d);
-  bri_file_result_free(&res);
+  bri_file_result_dispose(&res);
 
   /* refusals */
   char *o2 = tpath("o2.lance"), *v21 = tpath("v21.lance");
@@ -1042,7 +1042,7 @@ START_TEST(test_page_copy_refuses_blobs) {
   bri_file_result res;
   ck_assert_msg(bri_file_writer_finish(w, &res, &err) == 0, "%s", err.msg);
   bri_file_writer_free(w);
-  bri_file_result_free(&res);
+  bri_file_result_dispose(&res);
   bri_datafile *df;
   ck_assert_msg(bri_datafile_open(NULL, p, &df, &err) == 0, "%s", err.msg);
   ck_assert_int_eq(bri_file_writer_open(NULL, o, 2, fields, nfields, NULL, &w, &err), 0);
@@ -1073,7 +1073,7 @@ START_TEST(test_encoder_rejects_bad_input) {
   def[1] = 1; /* now level 1 is a null and has a slot: 3 slots for 3 visible levels */
   ck_assert_msg(bri_page_encode(&in, &opt, &ep, &err) == 0, "%s", err.msg);
   ck_assert_str_eq(ep.layout, "mini_block");
-  bri_encoded_page_free(&ep);
+  bri_encoded_page_dispose(&ep);
   vals.n = 2;
   ck_assert_int_eq(bri_page_encode(&in, &opt, &ep, &err), BRI_EINVAL);
   ck_assert_msg(strstr(err.msg, "3 visible levels but 2 value slots") != NULL, "%s", err.msg);
@@ -1106,9 +1106,9 @@ START_TEST(test_encoder_rejects_bad_input) {
   ck_assert_int_eq(((int32_t *)lp.values.data)[2], 3);
   ck_assert_int_eq(((int32_t *)lp.values.data)[1], 0); /* null slot zeroed */
   check_u16(lp.def, (uint16_t[]){0, 1, 0}, 3, "def");
-  bri_leaf_page_free(&lp);
+  bri_leaf_page_dispose(&lp);
   lance__encodings21__page_layout__free_unpacked(pl, NULL);
-  bri_encoded_page_free(&ep);
+  bri_encoded_page_dispose(&ep);
 }
 END_TEST
 
@@ -1153,18 +1153,18 @@ START_TEST(test_level_overflow_falls_back_to_fullzip) {
   ck_assert_int_eq(*(int32_t *)lp.values.data, 5);
   ck_assert_uint_eq(lp.def[n - 1], 0);
   ck_assert_uint_eq(lp.def[0], 1);
-  bri_leaf_page_free(&lp);
+  bri_leaf_page_dispose(&lp);
   lance__encodings21__page_layout__free_unpacked(pl, NULL);
-  bri_encoded_page_free(&ep);
+  bri_encoded_page_dispose(&ep);
   /* a short page of the same shape stays mini-block */
   in.n_rows = in.n_levels = 5;
   in.def = def + n - 5; /* four empty lists, then [5] */
   in.rep = rep + n - 5;
   enc_dec(&in, &opt, &I32, &ep, &pl, &lp);
   ck_assert_str_eq(ep.layout, "mini_block");
-  bri_leaf_page_free(&lp);
+  bri_leaf_page_dispose(&lp);
   lance__encodings21__page_layout__free_unpacked(pl, NULL);
-  bri_encoded_page_free(&ep);
+  bri_encoded_page_dispose(&ep);
   free(rep), free(def);
 }
 END_TEST
@@ -1193,9 +1193,9 @@ START_TEST(test_general_compression) {
     ck_assert_int_eq(vc->general->compression->scheme, k == 1 ? BRI_GENERAL_LZ4 : BRI_GENERAL_ZSTD);
     ck_assert_uint_lt(bri_encoded_page_bytes(&ep), n * 8 / 4);
     ck_assert_mem_eq(lp.values.data, d, n * 8);
-    bri_leaf_page_free(&lp);
+    bri_leaf_page_dispose(&lp);
     lance__encodings21__page_layout__free_unpacked(pl, NULL);
-    bri_encoded_page_free(&ep);
+    bri_encoded_page_dispose(&ep);
   }
   /* random bytes do not shrink: no wrapper */
   uint64_t x = 88172645463325252ull;
@@ -1210,9 +1210,9 @@ START_TEST(test_general_compression) {
   ck_assert_int_eq(pl->mini_block_layout->value_compression->compression_case,
                    LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT);
   ck_assert_mem_eq(lp.values.data, d, n * 8);
-  bri_leaf_page_free(&lp);
+  bri_leaf_page_dispose(&lp);
   lance__encodings21__page_layout__free_unpacked(pl, NULL);
-  bri_encoded_page_free(&ep);
+  bri_encoded_page_dispose(&ep);
   free(d);
 }
 END_TEST

@@ -154,7 +154,7 @@ static int rewrite_datafile(bri_table *t, Lance__Table__Manifest *m, Lance__Tabl
       bri_leaf_page lp;
       if ((rc = bri_page_decode(src, c, p, bri_file_writer_column_type(w, c), &lp, err))) goto out;
       rc = bri_file_writer_append_leaf(w, c, &lp, payload_from_datafile, src, err);
-      bri_leaf_page_free(&lp);
+      bri_leaf_page_dispose(&lp);
       if (rc) goto out;
     }
     st->columns_encoded++;
@@ -168,7 +168,7 @@ static int rewrite_datafile(bri_table *t, Lance__Table__Manifest *m, Lance__Tabl
   st->rows += res.num_rows;
   set_datafile(df, stem, &res);
 out:
-  bri_file_result_free(&res);
+  bri_file_result_dispose(&res);
   bri_file_writer_free(w);
   bri_datafile_close(src);
   free(src_path), free(data_dir), free(stem), free(dst_path), free(src_side), free(dst_side);
@@ -257,7 +257,7 @@ static int rewrite_fragment_arrow(bri_table *t, Lance__Table__Manifest *m,
   st->bytes_written += res.file_size;
   st->rows += res.num_rows;
 out:
-  bri_file_result_free(&res);
+  bri_file_result_dispose(&res);
   bri_file_writer_free(w);
   bri_fragment_close(r);
   free(data_dir), free(stem), free(dst_path);

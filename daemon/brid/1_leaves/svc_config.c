@@ -218,7 +218,7 @@ void svc_config_init(svc_config *c) {
   svc_policy_default(&c->defaults);
 }
 
-void svc_config_free(svc_config *c) {
+void svc_config_dispose(svc_config *c) {
   free(c->file);
   for (size_t i = 0; i < c->n_roots; i++) free(c->roots[i]);
   free(c->roots);
@@ -939,7 +939,7 @@ int svc_config_load_text(svc_config *c, const svc_overrides *ov, const char *tex
     else c->log_level = l;
   }
   if (!rc) rc = validate(c, ov->n_roots > 0, err);
-  if (rc) svc_config_free(c);
+  if (rc) svc_config_dispose(c);
   return rc;
 }
 
@@ -1076,7 +1076,7 @@ int svc_config_load_roots(svc_config *c, const svc_overrides *ov, bri_error *err
   int rc = svc_config_load(c, ov, err);
   /* the new roots' settings (a root's secret may have changed): stores
    * opened from now on use them */
-  if (!rc && (rc = svc_config_register_roots(c, err)) != 0) svc_config_free(c);
+  if (!rc && (rc = svc_config_register_roots(c, err)) != 0) svc_config_dispose(c);
   return rc;
 }
 

@@ -160,7 +160,7 @@ void svc_policy_default(svc_policy *p);
 
 /* Built-in defaults (no file). */
 void svc_config_init(svc_config *c);
-void svc_config_free(svc_config *c);
+void svc_config_dispose(svc_config *c);
 
 /* Builds a configuration: defaults, then ov->config_file if set, then the
  * overrides, then validation (group names resolved, ranges checked, at

@@ -245,7 +245,7 @@ static void verify_run(const svc_job *j, svc_opts *o) {
              rep.n_problems ? rep.problems[0].file : "?", rep.n_problems ? rep.problems[0].what : "?");
     j->fail(j->hooks.user, bri_verify_report_json(j->root, &o->verify, &rep), msg);
   }
-  bri_verify_report_free(&rep);
+  bri_verify_report_dispose(&rep);
 }
 
 static bool compact_writes(const svc_opts *o) { return !o->compact.dry_run; }

@@ -226,7 +226,7 @@ typedef struct brid_module {
   void (*apply_config)(brid *d);         /* a reload's configuration is in d->cfg */
   void (*drain)(brid *d);                /* the drain began: no new work */
   void (*close)(brid *d);                /* the loop ends: threads joined, handles closed */
-  void (*free)(brid *d);                 /* after the loop: memory */
+  void (*dispose)(brid *d);              /* after the loop: the module's memory */
 } brid_module;
 
 /* The registered table whose canonical root is root, or NULL. */

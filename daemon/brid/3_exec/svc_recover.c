@@ -30,8 +30,8 @@ typedef struct refs {
 static void refs_free(refs *r) {
   if (!r) return;
   free(r->root);
-  bri_strset_free(&r->files);
-  bri_strset_free(&r->dirs);
+  bri_strset_dispose(&r->files);
+  bri_strset_dispose(&r->dirs);
   free(r);
 }
 

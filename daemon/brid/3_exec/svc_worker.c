@@ -692,6 +692,6 @@ void svc_pool_free(svc_pool *p) {
 
 static int pool_start(brid *d, bri_error *err) { return svc_pool_start(d, d->cfg.workers, &d->pool, err); }
 static void pool_close(brid *d) { svc_pool_stop(d->pool); }
-static void pool_free(brid *d) { svc_pool_free(d->pool); }
+static void pool_dispose(brid *d) { svc_pool_free(d->pool); }
 
-const brid_module svc_worker_module = {.name = "workers", .start = pool_start, .close = pool_close, .free = pool_free};
+const brid_module svc_worker_module = {.name = "workers", .start = pool_start, .close = pool_close, .dispose = pool_dispose};

@@ -172,6 +172,6 @@ void svc_lease_health(svc_lease *l, svc_store_health *out) {
 
 static int lease_start(brid *d, bri_error *err) { return svc_lease_start(d, &d->lease, err); }
 static void lease_close(brid *d) { svc_lease_stop(d->lease); }
-static void lease_free(brid *d) { svc_lease_free(d->lease); }
+static void lease_dispose(brid *d) { svc_lease_free(d->lease); }
 
-const brid_module svc_lease_module = {.name = "lease", .start = lease_start, .close = lease_close, .free = lease_free};
+const brid_module svc_lease_module = {.name = "lease", .start = lease_start, .close = lease_close, .dispose = lease_dispose};

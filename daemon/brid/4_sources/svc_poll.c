@@ -238,7 +238,7 @@ static void poll_close(brid *d) {
   if (d->busy_timer_init) uv_close((uv_handle_t *)&d->busy_timer, NULL);
 }
 
-static void poll_free(brid *d) {
+static void poll_dispose(brid *d) {
   for (size_t i = 0; i < d->n_polls; i++) {
     free(d->polls[i]->root);
     free(d->polls[i]);
@@ -256,4 +256,4 @@ const brid_module svc_poll_module = {.name = "poll",
                                      .apply_config = poll_apply_config,
                                      .drain = poll_stop,
                                      .close = poll_close,
-                                     .free = poll_free};
+                                     .dispose = poll_dispose};

@@ -163,7 +163,7 @@ static void roots_close(brid *d) {
   for (size_t i = 0; i < d->n_root_states; i++) uv_close((uv_handle_t *)&d->root_states[i]->retry, NULL);
 }
 
-static void roots_free(brid *d) {
+static void roots_dispose(brid *d) {
   for (size_t i = 0; i < d->n_root_states; i++) {
     free(d->root_states[i]->uri);
     free(d->root_states[i]->canon);
@@ -180,4 +180,4 @@ const brid_module svc_roots_module = {.name = "roots",
                                       .apply_config = roots_apply_config,
                                       .drain = roots_stop,
                                       .close = roots_close,
-                                      .free = roots_free};
+                                      .dispose = roots_dispose};

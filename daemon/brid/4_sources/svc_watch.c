@@ -491,7 +491,7 @@ typedef struct disc_req {
 static void disc_free(disc_req *r) {
   for (size_t i = 0; i < r->n_roots; i++) free(r->roots[i]), free(r->canon[i]), free(r->root_why[i]);
   free(r->roots), free(r->canon), free(r->root_rc), free(r->root_why);
-  bri_strset_free(&r->known);
+  bri_strset_dispose(&r->known);
   pthread_mutex_destroy(&r->mu);
   for (size_t i = 0; i < r->n_tables; i++) free(r->tables[i].root);
   free(r->tables);
@@ -994,7 +994,7 @@ static void svc_watch_close(brid *d) {
   for (size_t i = 0; i < d->n_dirs; i++) uv_close((uv_handle_t *)&d->dirs[i]->ev, NULL);
 }
 
-static void svc_watch_free(brid *d) {
+static void svc_watch_dispose(brid *d) {
   for (size_t i = 0; i < d->n_tables; i++) {
     free(d->tables[i]->root);
     free(d->tables[i]->check_error);
@@ -1010,8 +1010,8 @@ static void svc_watch_free(brid *d) {
   free(d->dirs);
   d->dirs = NULL;
   d->n_dirs = d->cap_dirs = 0;
-  bri_strmap_free(&d->by_root);
-  bri_strmap_free(&d->dir_index);
+  bri_strmap_dispose(&d->by_root);
+  bri_strmap_dispose(&d->dir_index);
 }
 
 
@@ -1020,4 +1020,4 @@ const brid_module svc_watch_module = {.name = "watch",
                                       .apply_config = svc_watch_apply_config,
                                       .drain = svc_watch_stop,
                                       .close = svc_watch_close,
-                                      .free = svc_watch_free};
+                                      .dispose = svc_watch_dispose};

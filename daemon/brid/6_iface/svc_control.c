@@ -107,7 +107,7 @@ static void on_conn_closed(uv_handle_t *h) {
     c->dead = true; /* its request comes back to a closed connection */
     return;
   }
-  rpc_lines_free(&c->in);
+  rpc_lines_dispose(&c->in);
   free(c);
 }
 
@@ -254,7 +254,7 @@ static void api_done(uv_work_t *req, int status) {
   c->busy = false;
   if (c->dead) {
     json_decref(result);
-    rpc_lines_free(&c->in);
+    rpc_lines_dispose(&c->in);
     free(c);
   } else {
     if (!w->id) json_decref(result); /* a notification gets no reply */
@@ -707,9 +707,9 @@ void svc_control_free(svc_control *c) {
 
 static int control_start(brid *d, bri_error *err) { return svc_control_open(d, &d->ctl, err); }
 static void control_close(brid *d) { svc_control_close(d->ctl); }
-static void control_free(brid *d) { svc_control_free(d->ctl); }
+static void control_dispose(brid *d) { svc_control_free(d->ctl); }
 
 const brid_module svc_control_module = {.name = "control",
                                         .start = control_start,
                                         .close = control_close,
-                                        .free = control_free};
+                                        .dispose = control_dispose};

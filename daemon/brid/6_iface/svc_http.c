@@ -553,9 +553,9 @@ void svc_http_free(svc_http *h) {
 
 static int http_start(brid *d, bri_error *err) { return svc_http_open(d, &d->http, err); }
 static void http_close(brid *d) { svc_http_close(d->http); }
-static void http_free(brid *d) {
+static void http_dispose(brid *d) {
   d->http_address = NULL;
   svc_http_free(d->http);
 }
 
-const brid_module svc_http_module = {.name = "http", .start = http_start, .close = http_close, .free = http_free};
+const brid_module svc_http_module = {.name = "http", .start = http_start, .close = http_close, .dispose = http_dispose};

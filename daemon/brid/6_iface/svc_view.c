@@ -99,7 +99,7 @@ void svc_view_free(svc_view *v) {
   if (!v) return;
   for (size_t i = 0; i < v->n_tables; i++) free(v->tables[i].root), free(v->tables[i].check_error);
   free(v->tables);
-  bri_strmap_free(&v->by_root);
+  bri_strmap_dispose(&v->by_root);
   for (size_t i = 0; i < v->n_roots; i++) free(v->roots[i]);
   free(v->roots);
   for (size_t i = 0; i < v->n_root_states; i++) free(v->root_states[i].root), free(v->root_states[i].last_error);

@@ -233,7 +233,7 @@ static int reload_apply(brid *d, int rc, svc_config *loaded, const bri_error *er
   if (json_array_size(restart)) json_object_set(ch, "restart_needed", restart);
   json_decref(restart);
   SWAP(*oc, nc);
-  svc_config_free(&nc);
+  svc_config_dispose(&nc);
   svc_log_set_level(d->cfg.log_level);
   for (size_t i = 0; i < N_MODULES; i++)
     if (MODULES[i]->apply_config) MODULES[i]->apply_config(d);
@@ -268,7 +268,7 @@ static void reload_done(uv_work_t *req, int status) {
   reload_req *r = req->data;
   if (status) r->rc = bri_error_set(&r->err, BRI_EIO, "reload: %s", uv_strerror(status));
   if (!r->d->handles_closed) reload_apply(r->d, r->rc, &r->cfg, &r->err, NULL);
-  else if (!r->rc) svc_config_free(&r->cfg);
+  else if (!r->rc) svc_config_dispose(&r->cfg);
   free(r);
 }
 
@@ -392,7 +392,7 @@ out_loop:
     uv_loop_close(&d->loop);
   }
   for (size_t i = N_MODULES; i--;)
-    if (MODULES[i]->free) MODULES[i]->free(d);
+    if (MODULES[i]->dispose) MODULES[i]->dispose(d);
   bri_jobs_close(d->reader);
   bri_jobs_close(d->store);
   return exit_code;

@@ -485,15 +485,15 @@ typedef struct rnode {
   bri_vbuild values;
 } rnode;
 
-static void node_free(rnode *n) {
-  for (size_t i = 0; i < n->n_children; i++) node_free(&n->children[i]);
+static void rnode_dispose(rnode *n) {
+  for (size_t i = 0; i < n->n_children; i++) rnode_dispose(&n->children[i]);
   free(n->children);
   free(n->kid_lt);
   free(n->kid_t);
   free(n->kid_names);
-  bri_bitbuf_free(&n->validity);
-  bri_growbuf_free(&n->offsets);
-  bri_vbuild_free(&n->values);
+  bri_bitbuf_dispose(&n->validity);
+  bri_growbuf_dispose(&n->offsets);
+  bri_vbuild_dispose(&n->values);
   memset(n, 0, sizeof(*n));
 }
 
@@ -732,7 +732,7 @@ static int read_leaf(readctx *cx, rnode **path, size_t depth, bri_error *err) {
                fname(leaf->f), p);
       rc = bri_asm_page(a, &pg, where, err);
     }
-    bri_leaf_page_free(&pg);
+    bri_leaf_page_dispose(&pg);
     if (rc) goto out;
   }
   rc = bri_asm_finish(a, err);
@@ -764,7 +764,7 @@ static int read_leaf(readctx *cx, rnode **path, size_t depth, bri_error *err) {
   leaf->values = a->values;
   memset(&a->values, 0, sizeof(a->values));
 out:
-  bri_asm_free(a);
+  bri_asm_dispose(a);
   free(a);
   if (rc && rc != BRI_ENOMEM)
     bri_error_wrap(err, "reading field %s of fragment %llu", fname(cx->top->f),
@@ -1181,7 +1181,7 @@ int bri_fragment_leaf_column(bri_fragment_reader *r, int32_t field_id, bri_dataf
     rc = bri_error_set(err, BRI_EINVAL, "%s: column %zu (field %s) is not in the file or was not opened",
                        r->files[fi].path, col, fname(nd.f));
   if (!rc) *df = r->files[fi].df, *column = col, *type = nd.lt;
-  node_free(&nd);
+  rnode_dispose(&nd);
   return rc;
 }
 
@@ -1222,7 +1222,7 @@ int bri_fragment_read_rows(bri_fragment_reader *r, int32_t field_id, uint64_t fi
   }
   if (!rc) rc = export_node(&root, array, schema, err);
 out:
-  node_free(&root);
+  rnode_dispose(&root);
   return rc;
 }
 

@@ -36,11 +36,11 @@ int bri_bloblayout_decode(bri_layout_io *io, const Lance__Encodings21__BlobLayou
   memset(&inner, 0, sizeof inner);
   rc = bri_page_decode_layout(d, io->in, io->type, bl->inner_layout, 1, &inner, err);
   if (rc) {
-    bri_leaf_page_free(&inner);
+    bri_leaf_page_dispose(&inner);
     return bri_error_wrap(err, "BlobLayout inner layout");
   }
   if (inner.rep || inner.def) {
-    bri_leaf_page_free(&inner);
+    bri_leaf_page_dispose(&inner);
     return bri_error_set(err, BRI_ECORRUPT,
                          "BlobLayout inner layout has its own rep/def levels; expected none");
   }
@@ -48,7 +48,7 @@ int bri_bloblayout_decode(bri_layout_io *io, const Lance__Encodings21__BlobLayou
   const bri_values *pos = &inner.values.children[0], *size = &inner.values.children[1];
   if (out->max_def &&
       !(out->def = bri_dec_alloc(d, n * 2 + 2, "definition levels", err))) {
-    bri_leaf_page_free(&inner);
+    bri_leaf_page_dispose(&inner);
     return err->code;
   }
   for (uint64_t i = 0; i < n; i++) {
@@ -57,7 +57,7 @@ int bri_bloblayout_decode(bri_layout_io *io, const Lance__Encodings21__BlobLayou
     if (s == 0 && p != 0) {
       def = (uint16_t)(p >> 16);
       if ((p & 0xFFFF) != 0 || (p >> 32) != 0 || def == 0) {
-        bri_leaf_page_free(&inner);
+        bri_leaf_page_dispose(&inner);
         return bri_error_set(err, BRI_ECORRUPT,
                              "blob descriptor %llu marks a null with position 0x%llx; expected "
                              "def << 16 with rep 0",
@@ -66,7 +66,7 @@ int bri_bloblayout_decode(bri_layout_io *io, const Lance__Encodings21__BlobLayou
     }
     if (out->def) out->def[i] = def;
     else if (def) {
-      bri_leaf_page_free(&inner);
+      bri_leaf_page_dispose(&inner);
       return bri_error_set(err, BRI_ECORRUPT,
                            "blob descriptor %llu marks a null but the layers allow none",
                            (unsigned long long)i);
@@ -80,20 +80,20 @@ int bri_bloblayout_decode(bri_layout_io *io, const Lance__Encodings21__BlobLayou
     for (uint64_t i = 0; i < n; i++) {
       if (out->def[i] > out->max_visible_def) continue;
       if ((rc = bri_values_append_from(d, &kept, &inner.values, i, err))) {
-        bri_values_free(&kept);
+        bri_values_dispose(&kept);
         goto fail;
       }
     }
-    bri_values_free(&out->values);
+    bri_values_dispose(&out->values);
     out->values = kept;
   } else {
-    bri_values_free(&out->values);
+    bri_values_dispose(&out->values);
     out->values = inner.values;
     memset(&inner.values, 0, sizeof inner.values);
   }
-  bri_leaf_page_free(&inner);
+  bri_leaf_page_dispose(&inner);
   return 0;
 fail:
-  bri_leaf_page_free(&inner);
+  bri_leaf_page_dispose(&inner);
   return rc;
 }

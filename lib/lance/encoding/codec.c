@@ -585,9 +585,9 @@ static int var_chunk(bri_dec *d, const bri_enc *e, const bri_slice *b, uint64_t 
   return 0;
 }
 
-static void scratch_free(bri_dec *d, bri_values *s) {
+static void scratch_dispose(bri_dec *d, bri_values *s) {
   uint64_t bytes = (s->offsets ? (s->cap_slots + 1) * 8 : 0) + (s->data ? s->cap_data : 0);
-  bri_values_free(s);
+  bri_values_dispose(s);
   d->budget += bytes;
 }
 
@@ -634,7 +634,7 @@ static int mb_var(bri_dec *d, const bri_enc *e, const bri_slice *bufs, size_t nb
     if ((rc = bri_values_init(&tmp, &vt, err))) return rc;
     rc = mb_var(d, e->fsst->values, bufs, nbufs, n, &tmp, err);
     if (!rc) rc = fsst_values(d, &tab, &tmp, v, err);
-    scratch_free(d, &tmp);
+    scratch_dispose(d, &tmp);
     return rc;
   }
   case CASE(GENERAL): {

@@ -363,7 +363,7 @@ int bri_enc_fullzip(bri_enc_page *pg, bri_encoded_page *out, bri_error *err) {
   if ((variable || pg->rep) && (rc = pack_ri(&s, bound, out, err))) goto out;
   out->layout = "full_zip";
 out:
-  bri_ebuf_free(&s.zip);
-  bri_ebuf_free(&s.ri);
+  bri_ebuf_dispose(&s.zip);
+  bri_ebuf_dispose(&s.ri);
   return rc;
 }

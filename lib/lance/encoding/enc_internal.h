@@ -39,7 +39,7 @@ int bri_ebuf_fill(bri_ebuf *b, uint8_t byte, size_t n, bri_error *err);
 /* Pads with `byte` up to a multiple of align, counted from byte `base`. */
 int bri_ebuf_pad(bri_ebuf *b, size_t base, size_t align, uint8_t byte, bri_error *err);
 int bri_ebuf_put_le(bri_ebuf *b, uint64_t v, unsigned bytes, bri_error *err);
-void bri_ebuf_free(bri_ebuf *b);
+void bri_ebuf_dispose(bri_ebuf *b);
 /* Gives the bytes away (NULL when empty); b becomes empty. */
 uint8_t *bri_ebuf_take(bri_ebuf *b);
 
@@ -48,9 +48,9 @@ typedef struct bri_pb_arena {
   void *head;
 } bri_pb_arena;
 
-/* Zeroed memory that lives until bri_pba_free; NULL when out of memory. */
+/* Zeroed memory that lives until bri_pba_dispose; NULL when out of memory. */
 void *bri_pba_alloc(bri_pb_arena *a, size_t n);
-void bri_pba_free(bri_pb_arena *a);
+void bri_pba_dispose(bri_pb_arena *a);
 
 typedef Lance__Encodings21__CompressiveEncoding bri_cenc;
 

@@ -61,8 +61,8 @@ static int add_chunk(mb_values *mv, uint64_t n, uint8_t log, bri_error *err) {
   return 0;
 }
 
-static void mv_free(mb_values *mv) {
-  for (size_t i = 0; i < MB_MAX_BUFFERS; i++) bri_ebuf_free(&mv->buf[i]);
+static void mv_dispose(mb_values *mv) {
+  for (size_t i = 0; i < MB_MAX_BUFFERS; i++) bri_ebuf_dispose(&mv->buf[i]);
   free(mv->chunks);
 }
 
@@ -285,14 +285,14 @@ static int maybe_general(bri_enc_page *pg, mb_values *mv, int scheme, int level,
     if (out.len >= total) goto out; /* does not pay */
   }
   for (size_t c = 0; c < mv->n_chunks; c++) mv->chunks[c].sizes[0] = sizes[c];
-  bri_ebuf_free(b0);
+  bri_ebuf_dispose(b0);
   *b0 = out;
   mv->view[0] = NULL;
   out = (bri_ebuf){0};
   mv->enc = bri_pbe_general(&pg->arena, scheme, level, mv->enc);
   if (!mv->enc) rc = bri_error_set(err, BRI_ENOMEM, "page encoder: out of memory");
 out:
-  bri_ebuf_free(&out);
+  bri_ebuf_dispose(&out);
   free(sizes);
   return rc;
 }
@@ -497,10 +497,10 @@ int bri_enc_miniblock(bri_enc_page *pg, bri_encoded_page *out, bri_error *err) {
   }
   out->layout = "mini_block";
 out:
-  mv_free(&mv);
-  bri_ebuf_free(&data);
-  bri_ebuf_free(&meta);
-  bri_ebuf_free(&lvbuf);
+  mv_dispose(&mv);
+  bri_ebuf_dispose(&data);
+  bri_ebuf_dispose(&meta);
+  bri_ebuf_dispose(&lvbuf);
   free(rep_idx);
   return rc;
 }

@@ -16,7 +16,7 @@
 
 #define MINIBLOCK_MAX_VALUE_BYTES 256 /* Lance: is_narrow = max_len < 256 */
 
-void bri_encoded_page_free(bri_encoded_page *p) {
+void bri_encoded_page_dispose(bri_encoded_page *p) {
   if (!p) return;
   free(p->encoding);
   for (size_t i = 0; i < BRI_ENC_MAX_BUFFERS; i++) free(p->buffers[i]);
@@ -179,8 +179,8 @@ static int all_null(bri_enc_page *pg, bri_encoded_page *out, bri_error *err) {
   }
   out->layout = "constant";
 out:
-  bri_ebuf_free(&rep);
-  bri_ebuf_free(&def);
+  bri_ebuf_dispose(&rep);
+  bri_ebuf_dispose(&def);
   return rc;
 }
 
@@ -231,7 +231,7 @@ int bri_page_encode(const bri_enc_input *in, const bri_enc_options *opt, bri_enc
     } else if (narrow && !has_var_child && !o.force_fullzip) {
       rc = bri_enc_miniblock(&pg, out, err);
       if (rc == BRI_ENC_NOFIT) {
-        bri_encoded_page_free(out);
+        bri_encoded_page_dispose(out);
         rc = bri_enc_fullzip(&pg, out, err);
       }
     } else {
@@ -239,9 +239,9 @@ int bri_page_encode(const bri_enc_input *in, const bri_enc_options *opt, bri_enc
     }
   }
 out:
-  bri_pba_free(&pg.arena);
-  bri_ebuf_free(&pg.dict_buf);
+  bri_pba_dispose(&pg.arena);
+  bri_ebuf_dispose(&pg.dict_buf);
   free(pg.indices_data);
-  if (rc) bri_encoded_page_free(out);
+  if (rc) bri_encoded_page_dispose(out);
   return rc;
 }

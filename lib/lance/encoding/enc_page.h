@@ -69,7 +69,7 @@ typedef struct bri_encoded_page {
   const char *layout;  /* "mini_block", "full_zip", "constant" (static string) */
 } bri_encoded_page;
 
-/* Encodes in. On success the caller owns *out (bri_encoded_page_free); on
+/* Encodes in. On success the caller owns *out (bri_encoded_page_dispose); on
  * failure *out is empty. BRI_EINVAL: the input contradicts itself (levels
  * beyond the layers, slot count different from the visible levels, ...);
  * BRI_EUNSUPPORTED: a valid page this encoder cannot write (a 2.1 packed
@@ -77,7 +77,7 @@ typedef struct bri_encoded_page {
 int bri_page_encode(const bri_enc_input *in, const bri_enc_options *opt, bri_encoded_page *out,
                     bri_error *err);
 
-void bri_encoded_page_free(bri_encoded_page *p);
+void bri_encoded_page_dispose(bri_encoded_page *p);
 
 /* Total bytes of the page's buffers. */
 uint64_t bri_encoded_page_bytes(const bri_encoded_page *p);

@@ -55,7 +55,7 @@ int bri_ebuf_put_le(bri_ebuf *b, uint64_t v, unsigned bytes, bri_error *err) {
   return bri_ebuf_put(b, tmp, bytes, err);
 }
 
-void bri_ebuf_free(bri_ebuf *b) {
+void bri_ebuf_dispose(bri_ebuf *b) {
   free(b->p);
   b->p = NULL;
   b->len = b->cap = 0;
@@ -95,7 +95,7 @@ void *bri_pba_alloc(bri_pb_arena *a, size_t n) {
   return p;
 }
 
-void bri_pba_free(bri_pb_arena *a) {
+void bri_pba_dispose(bri_pb_arena *a) {
   for (pba_block *b = a->head, *n; b; b = n) {
     n = b->next;
     free(b);

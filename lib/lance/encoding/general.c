@@ -20,7 +20,7 @@ const char *bri_general_scheme_name(int scheme) {
   }
 }
 
-void bri_general_decoder_free(bri_general_decoder *dec) {
+void bri_general_decoder_dispose(bri_general_decoder *dec) {
   if (dec && dec->zstd) {
     ZSTD_freeDCtx(dec->zstd);
     dec->zstd = NULL;

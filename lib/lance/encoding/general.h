@@ -23,11 +23,11 @@ enum { BRI_GENERAL_LZ4 = 1, BRI_GENERAL_ZSTD = 2 };
 
 /* Reusable decompression state (a zstd context), so that per-value units do
  * not set one up each time. Zero-initialise; release with
- * bri_general_decoder_free. */
+ * bri_general_decoder_dispose. */
 typedef struct bri_general_decoder {
   void *zstd;
 } bri_general_decoder;
-void bri_general_decoder_free(bri_general_decoder *dec);
+void bri_general_decoder_dispose(bri_general_decoder *dec);
 
 /* Decompresses one unit into a malloc'd buffer (*out, *out_len; *out may be
  * NULL when the length is 0). dec may be NULL. More than max_out bytes is an

@@ -343,6 +343,6 @@ done:
   bri_dec_free(d, c.rep.p, c.rep.cap * 2);
   bri_dec_free(d, c.def.p, c.def.cap * 2);
   bri_dec_free(d, c.idx, idx_bytes);
-  bri_values_free(&dict);
+  bri_values_dispose(&dict);
   return rc;
 }

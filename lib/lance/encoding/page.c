@@ -16,11 +16,11 @@
 
 #define LAYOUT(x) LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_##x
 
-void bri_leaf_page_free(bri_leaf_page *page) {
+void bri_leaf_page_dispose(bri_leaf_page *page) {
   if (!page) return;
   free(page->rep);
   free(page->def);
-  bri_values_free(&page->values);
+  bri_values_dispose(&page->values);
   memset(page, 0, sizeof *page);
 }
 
@@ -136,7 +136,7 @@ int bri_page_decode_buffers(const bri_page_input *in, const bri_leaf_type *type,
   int rc = bri_page_decode_layout(&d, in, type, in->layout, 0, out, err);
   bri_dec_release_all(&d);
   if (rc) {
-    bri_leaf_page_free(out);
+    bri_leaf_page_dispose(out);
     return bri_error_wrap(err, "%s", where);
   }
   return 0;

@@ -191,8 +191,8 @@ typedef struct bri_page_input {
 int bri_page_decode_buffers(const bri_page_input *in, const bri_leaf_type *type,
                             const bri_page_limits *limits, bri_leaf_page *out, bri_error *err);
 
-void bri_leaf_page_free(bri_leaf_page *page);
-void bri_values_free(bri_values *v);
+void bri_leaf_page_dispose(bri_leaf_page *page);
+void bri_values_dispose(bri_values *v);
 
 /* Layer bookkeeping (docs/format/file.md section 2): fills max_rep, max_def and
  * max_visible_def for layers[0..n) (innermost first). Unknown layer values are

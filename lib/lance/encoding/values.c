@@ -19,7 +19,7 @@ void bri_dec_init(bri_dec *d, uint64_t limit, uint16_t file_minor) {
   d->file_minor = file_minor;
 }
 
-void bri_dec_release_all(bri_dec *d) { bri_general_decoder_free(&d->gen); }
+void bri_dec_release_all(bri_dec *d) { bri_general_decoder_dispose(&d->gen); }
 
 int bri_dec_charge(bri_dec *d, uint64_t bytes, const char *what, bri_error *err) {
   if (bytes > d->budget)
@@ -187,16 +187,16 @@ static int init_rec(bri_values *v, const bri_leaf_type *t, int depth, bri_error 
 
 int bri_values_init(bri_values *v, const bri_leaf_type *t, bri_error *err) {
   int rc = init_rec(v, t, 0, err);
-  if (rc) bri_values_free(v);
+  if (rc) bri_values_dispose(v);
   return rc;
 }
 
-void bri_values_free(bri_values *v) {
+void bri_values_dispose(bri_values *v) {
   if (!v) return;
   free(v->data);
   free(v->offsets);
   for (int i = 0; i < BRI_MAX_FSL_DEPTH; i++) free(v->fsl_validity[i]);
-  for (size_t i = 0; i < v->n_children; i++) bri_values_free(&v->children[i]);
+  for (size_t i = 0; i < v->n_children; i++) bri_values_dispose(&v->children[i]);
   free(v->children);
   memset(v, 0, sizeof *v);
 }

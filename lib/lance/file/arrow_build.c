@@ -51,7 +51,7 @@ int bri_growbuf_append_zeros(bri_growbuf *b, uint64_t n, bri_error *err) {
   return 0;
 }
 
-void bri_growbuf_free(bri_growbuf *b) {
+void bri_growbuf_dispose(bri_growbuf *b) {
   free(b->p);
   b->p = NULL;
   b->len = b->cap = 0;
@@ -232,7 +232,7 @@ bool bri_bitbuf_equal(const bri_bitbuf *a, const bri_bitbuf *b) {
   return true;
 }
 
-void bri_bitbuf_free(bri_bitbuf *b) {
+void bri_bitbuf_dispose(bri_bitbuf *b) {
   free(b->p);
   b->p = NULL;
   b->len = b->cap = b->zeros = 0;

@@ -35,7 +35,7 @@ int bri_growbuf_reserve(bri_growbuf *b, uint64_t more, bri_error *err);
 int bri_growbuf_append(bri_growbuf *b, const void *src, uint64_t n, bri_error *err);
 /* Appends n zero bytes. */
 int bri_growbuf_append_zeros(bri_growbuf *b, uint64_t n, bri_error *err);
-void bri_growbuf_free(bri_growbuf *b);
+void bri_growbuf_dispose(bri_growbuf *b);
 /* Hands the bytes to the caller (at least one byte allocated, never NULL
  * on success) and resets b. */
 int bri_growbuf_take(bri_growbuf *b, void **out, bri_error *err);
@@ -86,7 +86,7 @@ static inline int bri_bitbuf_get(const bri_bitbuf *b, uint64_t i) {
 }
 /* Same length and same bits. */
 bool bri_bitbuf_equal(const bri_bitbuf *a, const bri_bitbuf *b);
-void bri_bitbuf_free(bri_bitbuf *b);
+void bri_bitbuf_dispose(bri_bitbuf *b);
 /* Hands out the bitmap: NULL when lazy without zeros (all valid), else a
  * buffer of ceil(len/8) bytes (at least 1). Resets b. */
 int bri_bitbuf_take(bri_bitbuf *b, void **out, bri_error *err);

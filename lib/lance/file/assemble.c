@@ -58,13 +58,13 @@ int bri_vbuild_init(bri_vbuild *vb, const bri_leaf_type *t, bri_error *err) {
   return bri_error_set(err, BRI_EINVAL, "unknown leaf kind %d", (int)t->kind);
 }
 
-void bri_vbuild_free(bri_vbuild *vb) {
-  bri_growbuf_free(&vb->data);
-  bri_bitbuf_free(&vb->bitdata);
-  for (int k = 0; k < BRI_MAX_FSL_DEPTH; k++) bri_bitbuf_free(&vb->fslv[k]);
-  bri_growbuf_free(&vb->offsets);
+void bri_vbuild_dispose(bri_vbuild *vb) {
+  bri_growbuf_dispose(&vb->data);
+  bri_bitbuf_dispose(&vb->bitdata);
+  for (int k = 0; k < BRI_MAX_FSL_DEPTH; k++) bri_bitbuf_dispose(&vb->fslv[k]);
+  bri_growbuf_dispose(&vb->offsets);
   if (vb->children) {
-    for (size_t i = 0; i < vb->n_children; i++) bri_vbuild_free(&vb->children[i]);
+    for (size_t i = 0; i < vb->n_children; i++) bri_vbuild_dispose(&vb->children[i]);
     free(vb->children);
   }
   memset(vb, 0, sizeof(*vb));
@@ -285,12 +285,12 @@ int bri_asm_init(bri_asm *a, const int *kinds, size_t depth, const bri_leaf_type
   return bri_vbuild_init(&a->values, leaf, err);
 }
 
-void bri_asm_free(bri_asm *a) {
+void bri_asm_dispose(bri_asm *a) {
   for (size_t k = 0; k < BRI_MAX_LAYERS; k++) {
-    bri_bitbuf_free(&a->node[k].validity);
-    bri_growbuf_free(&a->node[k].offsets);
+    bri_bitbuf_dispose(&a->node[k].validity);
+    bri_growbuf_dispose(&a->node[k].offsets);
   }
-  bri_vbuild_free(&a->values);
+  bri_vbuild_dispose(&a->values);
   a->depth = 0;
 }
 

@@ -55,7 +55,7 @@ typedef struct bri_vbuild {
 } bri_vbuild;
 
 int bri_vbuild_init(bri_vbuild *vb, const bri_leaf_type *t, bri_error *err);
-void bri_vbuild_free(bri_vbuild *vb);
+void bri_vbuild_dispose(bri_vbuild *vb);
 /* Appends n slots of zeros / empty values (fields no data file stores). */
 int bri_vbuild_append_zero(bri_vbuild *vb, uint64_t n, bri_error *err);
 
@@ -92,6 +92,6 @@ int bri_asm_page(bri_asm *a, const bri_leaf_page *pg, const char *where, bri_err
 void bri_asm_skip_rows(bri_asm *a, uint64_t n);
 /* Closes the list offsets (length + 1 entries each). */
 int bri_asm_finish(bri_asm *a, bri_error *err);
-void bri_asm_free(bri_asm *a);
+void bri_asm_dispose(bri_asm *a);
 
 #endif

@@ -135,7 +135,7 @@ const char *bri_datafile_layout_name(const Lance__Encodings21__PageLayout *layou
 #define BRI_DATAFILE_MAX_METADATA ((uint64_t)1 << 30)
 
 /* Decodes page `page_index` of column `column`. On success the caller owns
- * *out and releases it with bri_leaf_page_free; on failure *out is empty (safe
+ * *out and releases it with bri_leaf_page_dispose; on failure *out is empty (safe
  * to free) and err names the file, column, page, chunk where known, and what
  * was expected. */
 int bri_page_decode(bri_datafile *df, size_t column, size_t page_index,

@@ -48,12 +48,12 @@ struct bri_pagecopy_src {
 static void source_free(struct bri_pagecopy_src *s) {
   if (!s) return;
   for (size_t i = 0; i < s->cols.n_cols; i++) {
-    bri_wvals_free(&s->cols.cols[i].vals);
+    bri_wvals_dispose(&s->cols.cols[i].vals);
     free(s->cols.cols[i].logical_type);
     free(s->cols.cols[i].path);
   }
   free(s->cols.cols);
-  bri_writer_schema_free(&s->cols);
+  bri_writer_schema_dispose(&s->cols);
   free(s->key);
   free(s);
 }

@@ -214,7 +214,7 @@ int bri_writer_flush_column(bri_file_writer *w, wcol *c, bri_error *err) {
                              ep.encoding, ep.encoding_len, err);
     ep.encoding = NULL;
   }
-  bri_encoded_page_free(&ep);
+  bri_encoded_page_dispose(&ep);
   if (rc) return bri_writer_fail(w, rc);
   c->rows = 0;
   c->levels = 0;
@@ -501,7 +501,7 @@ int bri_file_writer_finish(bri_file_writer *w, bri_file_result *res, bri_error *
   res->fields = malloc(w->n_cols * sizeof *res->fields);
   res->column_indices = malloc(w->n_cols * sizeof *res->column_indices);
   if (!res->fields || !res->column_indices) {
-    bri_file_result_free(res);
+    bri_file_result_dispose(res);
     return bri_error_set(err, BRI_ENOMEM, "file writer: out of memory (the file %s is complete)",
                          w->path);
   }
@@ -512,7 +512,7 @@ int bri_file_writer_finish(bri_file_writer *w, bri_file_result *res, bri_error *
   return 0;
 }
 
-void bri_file_result_free(bri_file_result *r) {
+void bri_file_result_dispose(bri_file_result *r) {
   if (!r) return;
   free(r->fields);
   free(r->column_indices);
@@ -530,10 +530,10 @@ void bri_file_writer_free(bri_file_writer *w) {
     free(c->raw);
     free(c->logical_type);
     free(c->path);
-    bri_wvals_free(&c->vals);
+    bri_wvals_dispose(&c->vals);
   }
   free(w->cols);
-  bri_writer_schema_free(w);
+  bri_writer_schema_dispose(w);
   bri_pagecopy_forget(w);
   free(w->scratch);
   free(w->wbuf);

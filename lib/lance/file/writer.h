@@ -114,7 +114,7 @@ int bri_file_writer_finish(bri_file_writer *w, bri_file_result *res, bri_error *
 
 /* Releases the writer; removes the file unless finish succeeded. */
 void bri_file_writer_free(bri_file_writer *w);
-void bri_file_result_free(bri_file_result *r);
+void bri_file_result_dispose(bri_file_result *r);
 
 const char *bri_file_writer_path(const bri_file_writer *w);
 uint16_t bri_file_writer_minor(const bri_file_writer *w);

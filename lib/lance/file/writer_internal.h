@@ -115,7 +115,7 @@ struct bri_file_writer {
 /* writer_schema.c */
 int bri_writer_schema_build(bri_file_writer *w, Lance__File__Field *const *fields, size_t n,
                             bri_error *err);
-void bri_writer_schema_free(bri_file_writer *w);
+void bri_writer_schema_dispose(bri_file_writer *w);
 
 /* pagecopy.c: frees what page copy remembers about its sources. */
 void bri_pagecopy_forget(bri_file_writer *w);
@@ -140,7 +140,7 @@ uint64_t bri_writer_buffered_bytes(const wcol *c);
 
 /* writer_shred.c: value and level accumulation */
 int bri_wvals_init(wvals *v, const bri_leaf_type *t, bri_error *err);
-void bri_wvals_free(wvals *v);
+void bri_wvals_dispose(wvals *v);
 void bri_wvals_reset(wvals *v);
 int bri_wcol_levels(wcol *c, uint64_t n, bri_error *err); /* room for n more levels */
 int bri_shred_batch(bri_file_writer *w, const struct ArrowArray *const *arrays, size_t n,

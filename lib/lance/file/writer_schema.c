@@ -456,7 +456,7 @@ int bri_writer_schema_build(bri_file_writer *w, Lance__File__Field *const *field
   return 0;
 }
 
-void bri_writer_schema_free(bri_file_writer *w) {
+void bri_writer_schema_dispose(bri_file_writer *w) {
   for (size_t i = 0; i < w->n_gb0; i++) lance__file__field__free_unpacked(w->gb0[i], NULL);
   free(w->gb0);
   w->gb0 = NULL;

@@ -105,11 +105,11 @@ int bri_wvals_init(wvals *v, const bri_leaf_type *t, bri_error *err) {
   }
 }
 
-void bri_wvals_free(wvals *v) {
+void bri_wvals_dispose(wvals *v) {
   free(v->data);
   free(v->offsets);
   for (int k = 0; k < BRI_MAX_FSL_DEPTH; k++) free(v->fslv[k]);
-  for (size_t i = 0; i < v->n_children; i++) bri_wvals_free(&v->children[i]);
+  for (size_t i = 0; i < v->n_children; i++) bri_wvals_dispose(&v->children[i]);
   free(v->children);
   memset(v, 0, sizeof *v);
 }

@@ -165,7 +165,7 @@ int bri_fri_check(const bri_fri_content *c, const char *path, bri_error *err) {
     }
   if (l.consumed) roaring_bitmap_free(l.consumed);
   if (l.produced) roaring_bitmap_free(l.produced);
-  bri_strmap_free(&l.rows);
+  bri_strmap_dispose(&l.rows);
   return rc;
 }
 
