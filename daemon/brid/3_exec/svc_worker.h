@@ -32,7 +32,7 @@ typedef struct svc_progress {
 /* Starts n threads. */
 int svc_pool_start(brid *d, int n, svc_pool **out, bri_error *err);
 /* The module lifecycle drives (svc_daemon.c): start starts d->cfg.workers
- * threads into d->pool, close stops and joins them, free frees the pool. */
+ * threads into d->pool, close stops and joins them, dispose frees the pool. */
 extern const brid_module svc_worker_module;
 
 int svc_pool_size(const svc_pool *p);

@@ -35,7 +35,7 @@ void svc_lease_stop(svc_lease *l);
 /* Frees it after the loop ran the close callback of its async handle. */
 void svc_lease_free(svc_lease *l);
 /* The module lifecycle drives (svc_daemon.c): start starts the thread into
- * d->lease, close stops it, free frees it. */
+ * d->lease, close stops it, dispose frees it. */
 extern const brid_module svc_lease_module;
 
 typedef struct svc_store_health {

@@ -65,7 +65,7 @@ void svc_poll_busy(brid_table *t);
 /* The module lifecycle drives (svc_daemon.c): start and a reload give the
  * configured polled roots their poll timers (new roots get one, polled at
  * once; removed ones stop); the drain stops the timers, close closes them,
- * free comes after the loop ran the close callbacks. Loop thread. */
+ * dispose comes after the loop ran the close callbacks. Loop thread. */
 extern const brid_module svc_poll_module;
 
 #endif

@@ -39,7 +39,7 @@
 /* The module lifecycle drives (svc_daemon.c): at start and at a reload the
  * configured roots get a state (new ones unknown until first listed;
  * removed ones are kept but no longer configured); the drain stops the
- * retry timers, close closes them, free comes after the loop ran the close
+ * retry timers, close closes them, dispose comes after the loop ran the close
  * callbacks. */
 extern const brid_module svc_roots_module;
 /* The state of a configured root (as configured), or NULL. */

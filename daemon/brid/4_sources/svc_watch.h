@@ -45,7 +45,7 @@
  * the layers below reach the watches (a check's or a job's end, a root's
  * discovery, a busy table's count check); a reload applies policies,
  * pauses, timers and roots; the drain stops watches and timers (handles
- * stay open); close closes every handle, free comes after the loop ran
+ * stay open); close closes every handle, dispose comes after the loop ran
  * their callbacks. */
 extern const brid_module svc_watch_module;
 

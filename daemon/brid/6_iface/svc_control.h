@@ -35,7 +35,7 @@ void svc_control_close(svc_control *c);
 /* After the loop ran the close callbacks. */
 void svc_control_free(svc_control *c);
 /* The module lifecycle drives (svc_daemon.c): start opens d->ctl, close
- * and free as above. The open connections are published as
+ * and dispose as above. The open connections are published as
  * d->connections. */
 extern const brid_module svc_control_module;
 

@@ -25,7 +25,7 @@ void svc_http_close(svc_http *h);
 /* After the loop ran the close callbacks. NULL is fine. */
 void svc_http_free(svc_http *h);
 /* The module lifecycle drives (svc_daemon.c): start opens d->http, close
- * and free as above (close also when start failed: it undoes what start
+ * and dispose as above (close also when start failed: it undoes what start
  * did). */
 extern const brid_module svc_http_module;
 
