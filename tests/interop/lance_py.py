@@ -86,6 +86,9 @@ import time
 import traceback
 from datetime import timedelta
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pbwire import parse as pb_fields  # noqa: E402  (tests/pbwire.py: the wire format by hand)
+
 # Lance's Rust log (pylance and LanceDB): errors only, as LANCEDB_LOG=error for the npm oracle.
 os.environ.setdefault("LANCE_LOG", "error")
 os.environ.setdefault("LANCEDB_LOG", "error")
@@ -734,37 +737,6 @@ class Writer13:
 # ------------------------------------------------------------------ manifests
 # A manifest file: [u32 len][protobuf Manifest] ... and a 16-byte tail
 # [u64 manifest position][u16 major][u16 minor]"LANC".  A raw protobuf walk is enough.
-
-def _varint(b, i):
-    r = s = 0
-    while True:
-        c = b[i]
-        i += 1
-        r |= (c & 0x7F) << s
-        s += 7
-        if c < 0x80:
-            return r, i
-
-
-def pb_fields(b):
-    i, out = 0, []
-    while i < len(b):
-        k, i = _varint(b, i)
-        f, w = k >> 3, k & 7
-        if w == 0:
-            v, i = _varint(b, i)
-        elif w == 1:
-            v, i = b[i:i + 8], i + 8
-        elif w == 5:
-            v, i = b[i:i + 4], i + 4
-        elif w == 2:
-            n, i = _varint(b, i)
-            v, i = b[i:i + n], i + n
-        else:
-            raise ValueError(f"wire type {w}")
-        out.append((f, w, v))
-    return out
-
 
 def latest_manifest(path):
     d = os.path.join(path, "_versions")
