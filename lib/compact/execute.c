@@ -1351,7 +1351,7 @@ static int survey_and_plan(run *r, const bri_compact_request *q, bool *repack_wa
    * listing of data/ rather than one listing per fragment's directory,
    * listed while the fragments' data files are read; whole when the size
    * rule asks every fragment's payload (fragsize.h) */
-  bool payload = bri_compact_counts_payload(q->strategy, r->t, m);
+  bool payload = bri_compact_counts_payload(q->strategy, q->min_reader, r->t, m);
   if (!(bri_store_caps(r->t->store) & BRI_STORE_CAP_LOCAL) && m->n_fragments >= PRIME_MIN_FRAGMENTS) {
     char *data = bri_path_join(bri_store_uri(r->t->store), "data");
     int prc = data ? bri_sidecar_sizes_prime_start(r->sizes, r->t->store, data,

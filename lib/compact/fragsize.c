@@ -5,15 +5,20 @@
 
 #include <stdlib.h>
 
+#include "compact/optin.h"
 #include "lance/table/manifest.h"
 #include "lance/table/bri.h"
 
-bool bri_compact_counts_payload(bri_strategy s, const bri_table *t, const Lance__Table__Manifest *m) {
+bool bri_compact_counts_payload(bri_strategy s, unsigned min_reader, const bri_table *t,
+                                const Lance__Table__Manifest *m) {
   if (bri_manifest_blobs_managed(m)) return false; /* compacted as managed, whatever is asked (execute.h) */
   switch (s) {
   case BRI_STRATEGY_COPY: return true;
-  case BRI_STRATEGY_AUTO: /* execute.h: bri for a BRI table, else link where links exist, else copy */
-    return !bri_manifest_has_bri(m) && !(bri_store_caps(t->store) & BRI_STORE_CAP_LINK);
+  case BRI_STRATEGY_AUTO: /* execute.h: bri for a BRI table, managed where min_reader lets it
+                           * switch the table, else link where links exist, else copy */
+    return !bri_manifest_has_bri(m) &&
+           !(min_reader >= BRI_MANAGED_MIN_READER && bri_managed_optin_applies(m)) &&
+           !(bri_store_caps(t->store) & BRI_STORE_CAP_LINK);
   default: return false;
   }
 }

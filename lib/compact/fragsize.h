@@ -35,10 +35,13 @@
 #include "lance/table/table.h"
 #include "util/error.h"
 
-/* Whether a compaction of m (a version of t) with strategy s counts blob
- * payload in a fragment's size: copy; auto where it resolves to copy (no
- * BRI in m, a store without hard links); never on a Managed table. */
-bool bri_compact_counts_payload(bri_strategy s, const bri_table *t, const Lance__Table__Manifest *m);
+/* Whether a compaction of m (a version of t) with strategy s, for readers
+ * min_reader declares (bri_compact_request.min_reader), counts blob payload
+ * in a fragment's size: copy; auto where it resolves to copy (no BRI in m,
+ * no switch to Managed blobs, a store without hard links); never on a
+ * Managed table. */
+bool bri_compact_counts_payload(bri_strategy s, unsigned min_reader, const bri_table *t,
+                                const Lance__Table__Manifest *m);
 
 /* Fills payload[i] (one per fragment of m, in manifest order) with the
  * payload bytes a copy of fragment i would write, as above; 0 for a

@@ -20,9 +20,7 @@
 static int check_payloads(bri_table *t, const bri_manifest *m, const svc_policy *pol, const bri_compact_options *o,
                           uint64_t **out, bri_error *err) {
   *out = NULL;
-  if (!bri_compact_counts_payload(pol->strategy, t, m->pb)) return 0;
-  /* auto under min_reader 14 switches the table to Managed blobs (execute.h) */
-  if (pol->strategy == BRI_STRATEGY_AUTO && pol->min_reader >= BRI_MANAGED_MIN_READER) return 0;
+  if (!bri_compact_counts_payload(pol->strategy, (unsigned)pol->min_reader, t, m->pb)) return 0;
   bri_sidecar_sizes *sizes = NULL;
   uint64_t *payload = calloc(m->pb->n_fragments + 1, sizeof *payload);
   int rc = payload ? bri_sidecar_sizes_new(&sizes, err) : bri_error_set(err, BRI_ENOMEM, "out of memory");
