@@ -52,7 +52,7 @@ EOF
   fail "the documented example does not parse: $(cat "$TMPD/check.err")"
 grep -q "configuration OK" "$TMPD/check.err" || fail "--check-config did not say OK"
 [ "$(jget 'd["defaults"]["strategy"]' <"$TMPD/check.json")" = auto ] || fail "example: default strategy"
-[ "$(jget 'len(d["tables"])' <"$TMPD/check.json")" = 4 ] || fail "example: 4 table sections expected"
+[ "$(jget 'len(d["tables"])' <"$TMPD/check.json")" = 5 ] || fail "example: 5 table sections expected"
 [ "$(jget 'd["root_settings"][0]["poll_interval"], d["root_settings"][0]["secret_access_key_file"] is not None' \
   <"$TMPD/check.json")" = "('30s', True)" ] || fail "example: the S3 root's settings"
 ! grep -q not-a-real-secret "$TMPD/check.json" || fail "--check-config shows a secret"
