@@ -14,18 +14,17 @@
  * whichever of the two comes first. */
 #include "svc_watch.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "bri/compact.h"
 #include "bri/table.h"
 #include "bri/util.h"
 #include "brid/1_leaves/svc_log.h"
+#include "svc_discover.h"
 #include "svc_poll.h"
 #include "svc_roots.h"
 
@@ -34,17 +33,6 @@
  * transaction, and hands each batch to the loop (which watches them and
  * plans their first check) while it walks on. */
 #define REGISTER_BATCH 256
-
-/* Whether dir holds a _versions/ directory; *changed_ms (when not NULL) is
- * when its entries last changed (a commit, a cleanup), from its mtime. */
-static bool has_versions_dir(const char *dir, int64_t *changed_ms) {
-  char p[PATH_MAX];
-  struct stat st;
-  if (snprintf(p, sizeof p, "%s/_versions", dir) >= (int)sizeof p || stat(p, &st) != 0 || !S_ISDIR(st.st_mode))
-    return false;
-  if (changed_ms) *changed_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
-  return true;
-}
 
 static int64_t debounce_ms(const brid_table *t) {
   int64_t s = t->policy.debounce_sec >= 0 ? t->policy.debounce_sec : t->d->cfg.debounce_sec;
@@ -427,7 +415,7 @@ void svc_watch_apply_pause(brid_table *t) {
 
 /* ------------------------------------------------------------ discovery
  *
- * A discovery walks the roots on libuv's thread pool (readdir, lstat) and
+ * A discovery walks the roots on libuv's thread pool (svc_discover.h) and
  * registers the new tables in the job store there, REGISTER_BATCH per
  * transaction; the loop takes each batch as it is registered (the
  * discovery of every root or of the local ones: new tables, their watches
@@ -483,6 +471,7 @@ typedef struct disc_req {
   size_t n_applied;    /* the loop's: tables before this one it has registered */
   bool stream;         /* the loop takes the batches as they come (d->streaming) */
   bool startup;        /* the start-up discovery: brid is ready when it ends */
+  bool walking_polled; /* the walk's: the root it walks now is an object store's (polled) */
   char **dirs;
   size_t n_dirs, cap_dirs;
   disc_waiter *waiters;
@@ -533,12 +522,13 @@ static void register_batch(disc_req *r) {
 }
 
 /* A table the walk passed; registered in the store, in batches, when it is
- * new (a prefix an S3 walk could not tell about is only kept if known). */
-static void found_table(disc_req *r, const char *root, bool s3, svc_poll_kind kind, uint64_t version,
-                        int64_t changed_ms) {
-  bool known = bri_strset_has(&r->known, root);
-  if (s3 && kind == SVC_POLL_UNKNOWN && !known) return;
-  char *copy = strdup(root);
+ * new (a prefix an object-store walk could not tell about is only kept if
+ * known). */
+static void found_table(void *ctx, const svc_found *f) {
+  disc_req *r = ctx;
+  bool known = bri_strset_has(&r->known, f->path);
+  if (f->kind == SVC_FOUND_UNKNOWN && !known) return;
+  char *copy = strdup(f->path);
   if (!copy) return;
   pthread_mutex_lock(&r->mu); /* the loop may be reading the published tables */
   if (r->n_tables == r->cap_tables) {
@@ -552,13 +542,15 @@ static void found_table(disc_req *r, const char *root, bool s3, svc_poll_kind ki
     r->tables = a, r->cap_tables = cap;
   }
   disc_table *t = &r->tables[r->n_tables++];
-  *t = (disc_table){.root = copy, .s3 = s3, .has_version = s3 && kind == SVC_POLL_TABLE, .version = version,
-                    .fresh = !known, .changed_ms = changed_ms};
+  *t = (disc_table){.root = copy, .s3 = r->walking_polled, .has_version = f->has_version, .version = f->version,
+                    .fresh = !known, .changed_ms = f->changed_ms};
   pthread_mutex_unlock(&r->mu);
   if (r->n_tables - r->n_registered >= REGISTER_BATCH) register_batch(r);
 }
 
-static void found_dir(disc_req *r, const char *path) {
+/* A directory with no table the walk passed (local roots): watched. */
+static void found_dir(void *ctx, const char *path) {
+  disc_req *r = ctx;
   if (r->n_dirs == r->cap_dirs) {
     size_t cap = r->cap_dirs ? r->cap_dirs * 2 : 16;
     char **a = realloc(r->dirs, cap * sizeof *a);
@@ -568,57 +560,30 @@ static void found_dir(disc_req *r, const char *path) {
   if ((r->dirs[r->n_dirs] = strdup(path))) r->n_dirs++;
 }
 
-static void walk(disc_req *r, const char *path, int depth) {
-  int64_t changed_ms;
-  if (has_versions_dir(path, &changed_ms)) {
-    found_table(r, path, false, SVC_POLL_TABLE, 0, changed_ms);
-    return; /* a table's inside is the table's business */
+/* The location root i is walked at: an object-store root as configured, a
+ * local one canonical (realpath) once it can be listed. */
+static int walked_location(disc_req *r, size_t i, bri_error *err) {
+  char *canon = NULL;
+  int rc;
+  if (r->walking_polled) rc = (canon = strdup(r->roots[i])) ? 0 : bri_error_set(err, BRI_ENOMEM, "out of memory");
+  else if (!(rc = bri_store_location(r->roots[i], &canon, err))) rc = svc_roots_local_listable(canon, err);
+  if (!rc) {
+    free(r->canon[i]);
+    r->canon[i] = canon;
+    canon = NULL;
   }
-  found_dir(r, path);
-  if (depth >= r->depth) return;
-  DIR *dir = opendir(path);
-  if (!dir) {
-    log_warn("%s: cannot list: %s", path, strerror(errno));
-    return;
-  }
-  struct dirent *de;
-  while ((de = readdir(dir)) != NULL) {
-    if (de->d_name[0] == '.') continue; /* ., .., hidden and staging directories */
-    char child[PATH_MAX];
-    if (snprintf(child, sizeof child, "%s/%s", path, de->d_name) >= (int)sizeof child) continue;
-    bool dirent_dir = de->d_type == DT_DIR;
-    if (de->d_type == DT_UNKNOWN) {
-      struct stat st;
-      dirent_dir = lstat(child, &st) == 0 && S_ISDIR(st.st_mode);
-    }
-    if (dirent_dir) walk(r, child, depth + 1); /* symbolic links are not followed */
-  }
-  closedir(dir);
-}
-
-static void s3_found(void *ctx, const char *table, svc_poll_kind kind, uint64_t version) {
-  found_table(ctx, table, true, kind, version, 0);
+  free(canon);
+  return rc;
 }
 
 static void discover_work(uv_work_t *req) {
   disc_req *r = req->data;
+  const svc_discover_sink sink = {.table = found_table, .dir = found_dir, .ctx = r};
   for (size_t i = 0; i < r->n_roots; i++) {
     bri_error err = {0};
-    if (svc_location_caps(r->roots[i]) & BRI_STORE_CAP_POLL) {
-      free(r->canon[i]);
-      r->canon[i] = strdup(r->roots[i]);
-      r->root_rc[i] = svc_poll_walk(r->roots[i], r->depth, s3_found, r, &err);
-    } else {
-      char *canon = NULL;
-      if (bri_store_location(r->roots[i], &canon, &err)) r->root_rc[i] = err.code;
-      else if (!(r->root_rc[i] = svc_roots_local_listable(canon, &err))) {
-        free(r->canon[i]);
-        r->canon[i] = canon;
-        canon = NULL;
-        walk(r, r->canon[i], 0);
-      }
-      free(canon);
-    }
+    r->walking_polled = svc_location_caps(r->roots[i]) & BRI_STORE_CAP_POLL;
+    r->root_rc[i] = walked_location(r, i, &err);
+    if (!r->root_rc[i]) r->root_rc[i] = svc_discover_walk(r->canon[i], r->depth, &sink, &err);
     if (r->root_rc[i]) {
       if (!r->root_err.code) r->root_err = err;
       r->root_why[i] = strdup(err.msg);
