@@ -22,12 +22,20 @@ struct svc_lease {
   pthread_cond_t cv;
   bool stop;               /* under mu */
   svc_store_health health; /* under mu */
-  uv_async_t kick;         /* to the loop: recovery requeued jobs */
+  bool beat_done;          /* under mu: a heartbeat went through and recovery ran after it */
+  uv_async_t kick;         /* to the loop: the health changed, or recovery requeued jobs */
 };
 
+/* On the loop: publishes the store's health into the state (what status
+ * shows), and after a heartbeat and its recovery lets idle workers claim. */
 static void on_kick(uv_async_t *h) {
   svc_lease *l = h->data;
-  if (!l->d->draining) svc_state_work_queued(l->d);
+  pthread_mutex_lock(&l->mu);
+  l->d->store_health = l->health;
+  bool claim = l->beat_done;
+  l->beat_done = false;
+  pthread_mutex_unlock(&l->mu);
+  if (claim && !l->d->draining) svc_state_work_queued(l->d);
 }
 
 /* Notes the heartbeat's outcome; logs a change of state, not every failure. */
@@ -52,6 +60,7 @@ static void note(svc_lease *l, int rc, const bri_error *err) {
     snprintf(h->last_error, sizeof h->last_error, "%s", err->msg);
   }
   pthread_mutex_unlock(&l->mu);
+  uv_async_send(&l->kick); /* published on the loop */
 }
 
 static bool pool_holds(void *pool, int64_t job_id) { return svc_pool_holds(pool, job_id); }
@@ -80,6 +89,9 @@ static void beat(svc_lease *l) {
   /* every beat: jobs other instances queued (or requeued) are claimed by
    * this one's idle workers within lease_ttl / 3, even when none of its own
    * checks found them */
+  pthread_mutex_lock(&l->mu);
+  l->beat_done = true;
+  pthread_mutex_unlock(&l->mu);
   uv_async_send(&l->kick);
 }
 
@@ -121,6 +133,7 @@ int svc_lease_start(brid *d, svc_lease **out, bri_error *err) {
   l->d = d;
   l->health.up = true;
   l->health.last_ok_ms = bri_now_ms();
+  d->store_health = l->health;
   pthread_mutex_init(&l->mu, NULL);
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
@@ -157,17 +170,6 @@ void svc_lease_free(svc_lease *l) {
   pthread_cond_destroy(&l->cv);
   pthread_mutex_destroy(&l->mu);
   free(l);
-}
-
-void svc_lease_health(svc_lease *l, svc_store_health *out) {
-  if (!l) {
-    memset(out, 0, sizeof *out);
-    out->up = true;
-    return;
-  }
-  pthread_mutex_lock(&l->mu);
-  *out = l->health;
-  pthread_mutex_unlock(&l->mu);
 }
 
 static int lease_start(brid *d, bri_error *err) { return svc_lease_start(d, &d->lease, err); }

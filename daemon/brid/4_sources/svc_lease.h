@@ -38,15 +38,4 @@ void svc_lease_free(svc_lease *l);
  * d->lease, close stops it, dispose frees it. */
 extern const brid_module svc_lease_module;
 
-typedef struct svc_store_health {
-  bool up;                 /* the last heartbeat went through */
-  int64_t last_ok_ms;      /* wall clock of the last one that did, 0 if none */
-  int64_t down_since_ms;   /* while down: the first failure */
-  uint64_t failures;       /* consecutive failed heartbeats */
-  char last_error[sizeof(((bri_error *)0)->msg)]; /* of the last failure, "" if none */
-} svc_store_health;
-
-/* Any thread; NULL l gives "up". */
-void svc_lease_health(svc_lease *l, svc_store_health *out);
-
 #endif

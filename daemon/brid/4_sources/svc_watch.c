@@ -657,6 +657,7 @@ static brid_table *register_table(brid *d, const disc_table *f) {
   t->s3 = f->s3;
   t->has_polled = f->has_version;
   t->polled_version = f->version;
+  t->root_unreachable = svc_roots_table_unreachable(d, f->root);
   svc_config_policy_for(&d->cfg, f->root, &t->policy);
   uv_fs_event_init(&d->loop, &t->ev);
   uv_timer_init(&d->loop, &t->debounce);
