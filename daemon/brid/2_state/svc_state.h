@@ -181,7 +181,7 @@ struct brid {
   size_t n_dirs, cap_dirs;
   bri_strmap dir_index;
   bool discovering, discover_again; /* svc_watch.c: one discovery at a time */
-  struct disc_req *streaming;       /* that discovery: the loop registers its tables batch by batch */
+  struct svc_discovery *streaming;  /* that discovery: the loop registers its tables batch by batch */
   uv_async_t discovery_async;       /* its walk has a batch for the loop */
   int64_t discovered_ms;            /* the start-up discovery of the local roots ended (wall clock) */
   int64_t first_sweep_ms;           /* and every table it found was checked once */
