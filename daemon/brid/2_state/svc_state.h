@@ -237,6 +237,7 @@ struct brid {
  * order; it closes and frees in the reverse order). Any hook may be NULL. */
 typedef struct brid_module {
   const char *name;
+  int (*prepare)(brid *d, bri_error *err); /* before the loop exists, the job store open: may refuse to start */
   int (*start)(brid *d, bri_error *err); /* start-up; installs the module's hooks */
   void (*apply_config)(brid *d);         /* a reload's configuration is in d->cfg */
   void (*drain)(brid *d);                /* the drain began: no new work */

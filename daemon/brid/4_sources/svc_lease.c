@@ -115,15 +115,28 @@ static void *lease_main(void *arg) {
   return NULL;
 }
 
-int svc_lease_register(brid *d, bri_error *err) {
+/* Before the loop: registers the instance (refused when a live brid holds
+ * its name), then recovers what a previous run left (before any worker can
+ * claim a job): the jobs of instances of this machine that died are
+ * recovered at once (instances.h). */
+static int lease_prepare(brid *d, bri_error *err) {
   char host[256] = "?", locality[160];
   gethostname(host, sizeof host - 1);
   bri_jobs_locality(locality, sizeof locality);
   size_t dead = 0;
   int rc = bri_jobs_instance_register(d->store, host, (int64_t)getpid(), locality, BRID_VERSION, &dead, err);
-  if (!rc && dead)
-    log_notice("%zu instance(s) of this machine died without stopping: their jobs are recovered now", dead);
-  return rc;
+  if (rc) return rc;
+  if (dead) log_notice("%zu instance(s) of this machine died without stopping: their jobs are recovered now", dead);
+  bri_jobs_recovery_report rep = {0};
+  bri_error rerr;
+  if (svc_recover_jobs(d->store, NULL, NULL, &rep, &rerr))
+    log_err("recovery left %zu job(s) as they were: %s", rep.stuck, rerr.msg);
+  if (rep.interrupted || rep.leftovers)
+    log_notice("recovery: %zu interrupted job(s): %zu requeued, %zu finished (their commit had landed), %zu failed, "
+               "%zu cancelled; %zu file(s) removed, %zu kept; %zu job(s) with leftover outputs",
+               rep.interrupted, rep.requeued, rep.succeeded, rep.failed, rep.cancelled, rep.files_removed,
+               rep.files_kept, rep.leftovers);
+  return 0;
 }
 
 int svc_lease_start(brid *d, svc_lease **out, bri_error *err) {
@@ -176,4 +189,5 @@ static int lease_start(brid *d, bri_error *err) { return svc_lease_start(d, &d->
 static void lease_close(brid *d) { svc_lease_stop(d->lease); }
 static void lease_dispose(brid *d) { svc_lease_free(d->lease); }
 
-const brid_module svc_lease_module = {.name = "lease", .start = lease_start, .close = lease_close, .dispose = lease_dispose};
+const brid_module svc_lease_module = {
+    .name = "lease", .prepare = lease_prepare, .start = lease_start, .close = lease_close, .dispose = lease_dispose};

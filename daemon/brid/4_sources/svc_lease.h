@@ -23,10 +23,6 @@
 
 typedef struct svc_lease svc_lease;
 
-/* Registers the instance (refused when a live brid holds its name), before
- * start-up recovery: the jobs of instances of this machine that died are
- * then recovered at once (instances.h). */
-int svc_lease_register(brid *d, bri_error *err);
 /* Starts the thread; after each beat it kicks the scheduler through the
  * loop, so that idle workers claim what other instances queued. */
 int svc_lease_start(brid *d, svc_lease **out, bri_error *err);
@@ -34,8 +30,11 @@ int svc_lease_start(brid *d, svc_lease **out, bri_error *err);
 void svc_lease_stop(svc_lease *l);
 /* Frees it after the loop ran the close callback of its async handle. */
 void svc_lease_free(svc_lease *l);
-/* The module lifecycle drives (svc_daemon.c): start starts the thread into
- * d->lease, close stops it, dispose frees it. */
+/* The module lifecycle drives (svc_daemon.c): prepare registers the
+ * instance (refused when a live brid holds its name) and then recovers the
+ * jobs a previous run left, before any worker can claim one (the jobs of
+ * instances of this machine that died are recovered at once, instances.h);
+ * start starts the thread into d->lease, close stops it, dispose frees it. */
 extern const brid_module svc_lease_module;
 
 #endif

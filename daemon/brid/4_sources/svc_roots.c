@@ -170,6 +170,10 @@ size_t svc_roots_unreachable(const brid *d, const brid_root **first) {
   return n;
 }
 
+/* Before the loop: the roots' settings and counters handed to libbri, before
+ * recovery opens a table under one. */
+static int roots_prepare(brid *d, bri_error *err) { return svc_config_register_roots(&d->cfg, err); }
+
 static int roots_start(brid *d, bri_error *err) {
   (void)err;
   roots_apply_config(d);
@@ -197,6 +201,7 @@ static void roots_dispose(brid *d) {
 }
 
 const brid_module svc_roots_module = {.name = "roots",
+                                      .prepare = roots_prepare,
                                       .start = roots_start,
                                       .apply_config = roots_apply_config,
                                       .drain = roots_stop,
