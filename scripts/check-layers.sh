@@ -40,7 +40,7 @@ BRID_LAYERS=(1_leaves 2_state 3_exec 4_sources 5_sched 6_iface 7_life)
 # Inside a brid folder, the modules' order, lowest first (a module includes
 # only the modules of a lower tier of its folder; one tier is sideways).
 declare -A BRID_TIER=([log]=0 [notify]=0 [config]=1 [kinds]=2 [check]=3 [request]=3 [state]=0
-  [recover]=0 [worker]=1 [roots]=0 [lease]=0 [poll]=1 [watch]=2 [sched]=0
+  [recover]=0 [worker]=1 [roots]=0 [lease]=0 [discover]=1 [poll]=1 [watch]=2 [sched]=0
   [view]=0 [metrics]=1 [api]=2 [control]=3 [http]=3 [daemon]=0)
 
 rank_of() {

@@ -118,7 +118,7 @@ static const bri_failpoint_info REGISTRY[] = {
     {"http.render", "daemon/brid/6_iface/svc_http.c", "brid", BRI_FP_TIMING,
      "a timing point on libuv's pool: the loop asked for a new metrics snapshot for an HTTP request, which "
      "waits for it at most 2 s before it is served the previous one"},
-    {"watch.register_batch", "daemon/brid/4_sources/svc_watch.c", "brid", BRI_FP_TIMING,
+    {"watch.register_batch", "daemon/brid/4_sources/svc_discover.c", "brid", BRI_FP_TIMING,
      "a timing point on libuv's pool: a discovery has found a batch of new tables and not yet "
      "registered them in the job store (a slow walk, for tests of what answers meanwhile)"},
     {"http.loop_answer", "daemon/brid/6_iface/svc_http.c", "brid", BRI_FP_TIMING,

@@ -88,6 +88,9 @@ typedef struct brid_table {
   int64_t cleanup_enqueued_ms;
   bool paused_by_config;
   bool checked; /* a planner check of it ended (or it went away) since it was registered */
+  /* its root is known to be unreachable: svc_roots.c keeps it when a root's
+   * state changes, svc_watch.c sets it when it registers the table */
+  bool root_unreachable;
 } brid_table;
 
 /* A directory under a root that is not a table, watched so that tables
@@ -127,6 +130,16 @@ typedef struct brid_root {
   uv_timer_t retry; /* a local root while unreachable: listed again every SVC_ROOT_RETRY_MS */
   bool retrying;    /* such a listing is in flight */
 } brid_root;
+
+/* Whether the job store answers, as the heartbeats found (svc_lease.c
+ * publishes it after each one). */
+typedef struct svc_store_health {
+  bool up;                 /* the last heartbeat went through */
+  int64_t last_ok_ms;      /* wall clock of the last one that did, 0 if none */
+  int64_t down_since_ms;   /* while down: the first failure */
+  uint64_t failures;       /* consecutive failed heartbeats */
+  char last_error[sizeof(((bri_error *)0)->msg)]; /* of the last failure, "" if none */
+} svc_store_health;
 
 /* How a lower layer tells a higher one something: each hook is installed
  * by the module that owns the reaction (named beside it) when it starts,
@@ -168,7 +181,7 @@ struct brid {
   size_t n_dirs, cap_dirs;
   bri_strmap dir_index;
   bool discovering, discover_again; /* svc_watch.c: one discovery at a time */
-  struct disc_req *streaming;       /* that discovery: the loop registers its tables batch by batch */
+  struct svc_discovery *streaming;  /* that discovery: the loop registers its tables batch by batch */
   uv_async_t discovery_async;       /* its walk has a batch for the loop */
   int64_t discovered_ms;            /* the start-up discovery of the local roots ended (wall clock) */
   int64_t first_sweep_ms;           /* and every table it found was checked once */
@@ -181,7 +194,8 @@ struct brid {
   size_t n_busy, cap_busy;
   uv_timer_t busy_timer;            /* looks at them between the root's polls */
   bool busy_timer_init;
-  brid_root **root_states;          /* svc_roots.c: every root's reachability */
+  brid_root **root_states;          /* svc_roots.c: every root's reachability, the configured ones first
+                                     * in the configuration's order */
   size_t n_root_states;
   bool claiming, kick_again;        /* svc_sched.c: one claim at a time */
   bool ticking, tick_again;         /* svc_sched.c: one cleanup tick at a time */
@@ -192,6 +206,7 @@ struct brid {
   uv_signal_t sig_term, sig_int, sig_hup;
   svc_pool *pool;
   svc_lease *lease; /* the heartbeat thread (svc_lease.h) */
+  svc_store_health store_health; /* the job store's, as the last heartbeat found (svc_lease.c publishes it) */
   svc_control *ctl;
   svc_http *http; /* NULL: metrics_listen off */
   size_t connections; /* control connections open (svc_control.c publishes it) */
@@ -222,6 +237,7 @@ struct brid {
  * order; it closes and frees in the reverse order). Any hook may be NULL. */
 typedef struct brid_module {
   const char *name;
+  int (*prepare)(brid *d, bri_error *err); /* before the loop exists, the job store open: may refuse to start */
   int (*start)(brid *d, bri_error *err); /* start-up; installs the module's hooks */
   void (*apply_config)(brid *d);         /* a reload's configuration is in d->cfg */
   void (*drain)(brid *d);                /* the drain began: no new work */

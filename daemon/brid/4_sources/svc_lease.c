@@ -22,12 +22,20 @@ struct svc_lease {
   pthread_cond_t cv;
   bool stop;               /* under mu */
   svc_store_health health; /* under mu */
-  uv_async_t kick;         /* to the loop: recovery requeued jobs */
+  bool beat_done;          /* under mu: a heartbeat went through and recovery ran after it */
+  uv_async_t kick;         /* to the loop: the health changed, or recovery requeued jobs */
 };
 
+/* On the loop: publishes the store's health into the state (what status
+ * shows), and after a heartbeat and its recovery lets idle workers claim. */
 static void on_kick(uv_async_t *h) {
   svc_lease *l = h->data;
-  if (!l->d->draining) svc_state_work_queued(l->d);
+  pthread_mutex_lock(&l->mu);
+  l->d->store_health = l->health;
+  bool claim = l->beat_done;
+  l->beat_done = false;
+  pthread_mutex_unlock(&l->mu);
+  if (claim && !l->d->draining) svc_state_work_queued(l->d);
 }
 
 /* Notes the heartbeat's outcome; logs a change of state, not every failure. */
@@ -52,6 +60,7 @@ static void note(svc_lease *l, int rc, const bri_error *err) {
     snprintf(h->last_error, sizeof h->last_error, "%s", err->msg);
   }
   pthread_mutex_unlock(&l->mu);
+  uv_async_send(&l->kick); /* published on the loop */
 }
 
 static bool pool_holds(void *pool, int64_t job_id) { return svc_pool_holds(pool, job_id); }
@@ -80,6 +89,9 @@ static void beat(svc_lease *l) {
   /* every beat: jobs other instances queued (or requeued) are claimed by
    * this one's idle workers within lease_ttl / 3, even when none of its own
    * checks found them */
+  pthread_mutex_lock(&l->mu);
+  l->beat_done = true;
+  pthread_mutex_unlock(&l->mu);
   uv_async_send(&l->kick);
 }
 
@@ -103,15 +115,28 @@ static void *lease_main(void *arg) {
   return NULL;
 }
 
-int svc_lease_register(brid *d, bri_error *err) {
+/* Before the loop: registers the instance (refused when a live brid holds
+ * its name), then recovers what a previous run left (before any worker can
+ * claim a job): the jobs of instances of this machine that died are
+ * recovered at once (instances.h). */
+static int lease_prepare(brid *d, bri_error *err) {
   char host[256] = "?", locality[160];
   gethostname(host, sizeof host - 1);
   bri_jobs_locality(locality, sizeof locality);
   size_t dead = 0;
   int rc = bri_jobs_instance_register(d->store, host, (int64_t)getpid(), locality, BRID_VERSION, &dead, err);
-  if (!rc && dead)
-    log_notice("%zu instance(s) of this machine died without stopping: their jobs are recovered now", dead);
-  return rc;
+  if (rc) return rc;
+  if (dead) log_notice("%zu instance(s) of this machine died without stopping: their jobs are recovered now", dead);
+  bri_jobs_recovery_report rep = {0};
+  bri_error rerr;
+  if (svc_recover_jobs(d->store, NULL, NULL, &rep, &rerr))
+    log_err("recovery left %zu job(s) as they were: %s", rep.stuck, rerr.msg);
+  if (rep.interrupted || rep.leftovers)
+    log_notice("recovery: %zu interrupted job(s): %zu requeued, %zu finished (their commit had landed), %zu failed, "
+               "%zu cancelled; %zu file(s) removed, %zu kept; %zu job(s) with leftover outputs",
+               rep.interrupted, rep.requeued, rep.succeeded, rep.failed, rep.cancelled, rep.files_removed,
+               rep.files_kept, rep.leftovers);
+  return 0;
 }
 
 int svc_lease_start(brid *d, svc_lease **out, bri_error *err) {
@@ -121,6 +146,7 @@ int svc_lease_start(brid *d, svc_lease **out, bri_error *err) {
   l->d = d;
   l->health.up = true;
   l->health.last_ok_ms = bri_now_ms();
+  d->store_health = l->health;
   pthread_mutex_init(&l->mu, NULL);
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
@@ -159,19 +185,9 @@ void svc_lease_free(svc_lease *l) {
   free(l);
 }
 
-void svc_lease_health(svc_lease *l, svc_store_health *out) {
-  if (!l) {
-    memset(out, 0, sizeof *out);
-    out->up = true;
-    return;
-  }
-  pthread_mutex_lock(&l->mu);
-  *out = l->health;
-  pthread_mutex_unlock(&l->mu);
-}
-
 static int lease_start(brid *d, bri_error *err) { return svc_lease_start(d, &d->lease, err); }
 static void lease_close(brid *d) { svc_lease_stop(d->lease); }
 static void lease_dispose(brid *d) { svc_lease_free(d->lease); }
 
-const brid_module svc_lease_module = {.name = "lease", .start = lease_start, .close = lease_close, .dispose = lease_dispose};
+const brid_module svc_lease_module = {
+    .name = "lease", .prepare = lease_prepare, .start = lease_start, .close = lease_close, .dispose = lease_dispose};

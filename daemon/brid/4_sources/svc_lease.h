@@ -23,10 +23,6 @@
 
 typedef struct svc_lease svc_lease;
 
-/* Registers the instance (refused when a live brid holds its name), before
- * start-up recovery: the jobs of instances of this machine that died are
- * then recovered at once (instances.h). */
-int svc_lease_register(brid *d, bri_error *err);
 /* Starts the thread; after each beat it kicks the scheduler through the
  * loop, so that idle workers claim what other instances queued. */
 int svc_lease_start(brid *d, svc_lease **out, bri_error *err);
@@ -34,19 +30,11 @@ int svc_lease_start(brid *d, svc_lease **out, bri_error *err);
 void svc_lease_stop(svc_lease *l);
 /* Frees it after the loop ran the close callback of its async handle. */
 void svc_lease_free(svc_lease *l);
-/* The module lifecycle drives (svc_daemon.c): start starts the thread into
- * d->lease, close stops it, dispose frees it. */
+/* The module lifecycle drives (svc_daemon.c): prepare registers the
+ * instance (refused when a live brid holds its name) and then recovers the
+ * jobs a previous run left, before any worker can claim one (the jobs of
+ * instances of this machine that died are recovered at once, instances.h);
+ * start starts the thread into d->lease, close stops it, dispose frees it. */
 extern const brid_module svc_lease_module;
-
-typedef struct svc_store_health {
-  bool up;                 /* the last heartbeat went through */
-  int64_t last_ok_ms;      /* wall clock of the last one that did, 0 if none */
-  int64_t down_since_ms;   /* while down: the first failure */
-  uint64_t failures;       /* consecutive failed heartbeats */
-  char last_error[sizeof(((bri_error *)0)->msg)]; /* of the last failure, "" if none */
-} svc_store_health;
-
-/* Any thread; NULL l gives "up". */
-void svc_lease_health(svc_lease *l, svc_store_health *out);
 
 #endif

@@ -1,123 +1,14 @@
-/* svc_poll.c: roots on object stores (S3, Azure): walks, poll
- * timers and the looks at busy tables between polls (see svc_poll.h).
- *
- * A walk lists the root level by level through a store rooted at the root
- * (bri_store_list: S3's ListObjectsV2, Azure's List Blobs, with delimiter
- * "/", every page), collects
- * the NAME.lance prefixes, and asks for the first entry of each one's
- * _versions/ in one call (bri_store_list_first_many: the listings in
- * flight together). A first entry that is not a V2 manifest name (a table
- * with Lance's older naming, whose names do not sort newest first) costs
- * that table a full listing of its _versions/. */
+/* svc_poll.c: roots on object stores (S3, Azure): their poll timers and
+ * the looks at busy tables between polls (see svc_poll.h; a poll's walk is
+ * svc_discover.c's). */
 #include "svc_poll.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bri/table.h"
 #include "bri/util.h"
 #include "brid/1_leaves/svc_log.h"
-
-/* ------------------------------------------------------------------ walk */
-
-typedef struct walk {
-  bri_store *st;
-  int max_depth;
-  char **cands; /* NAME.lance prefixes: tables, if they hold a version */
-  size_t n, cap;
-} walk;
-
-static bool table_name(const char *name) {
-  size_t n = strlen(name);
-  return n > 6 && !strcmp(name + n - 6, ".lance");
-}
-
-static int add_candidate(walk *w, const char *path, bri_error *err) {
-  if (w->n == w->cap) {
-    size_t cap = w->cap ? w->cap * 2 : 64;
-    char **a = realloc(w->cands, cap * sizeof *a);
-    if (!a) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-    w->cands = a, w->cap = cap;
-  }
-  if (!(w->cands[w->n] = strdup(path))) return bri_error_set(err, BRI_ENOMEM, "out of memory");
-  w->n++;
-  return 0;
-}
-
-/* One level below dir: NAME.lance prefixes are candidates, other prefixes
- * are walked further (their failures logged: the rest of the root goes
- * on); a failure at the root's own level fails the walk. */
-static int walk_level(walk *w, const char *dir, int depth, bri_error *err) {
-  bri_store_entry *e = NULL;
-  size_t n = 0;
-  int rc = bri_store_list(w->st, dir, 0, &e, &n, err);
-  if (rc) return rc;
-  for (size_t i = 0; !rc && i < n; i++) {
-    if (e[i].info.kind != BRI_ENTRY_DIR || e[i].name[0] == '.') continue;
-    char *child = bri_path_join(dir, e[i].name);
-    if (!child) {
-      rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-    } else if (table_name(e[i].name)) {
-      rc = add_candidate(w, child, err);
-    } else if (depth < w->max_depth) {
-      bri_error sub;
-      int src = walk_level(w, child, depth + 1, &sub);
-      if (src == BRI_ENOMEM) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-      else if (src) log_warn("%s: cannot list: %s", child, sub.msg);
-    }
-    free(child);
-  }
-  bri_store_entries_free(e, n);
-  return rc;
-}
-
-/* The latest version of a table whose _versions/ starts with first (a
- * name that is not a V2 manifest's: the whole listing decides). */
-static svc_poll_kind latest_of(bri_store *st, const char *vdir, const char *first, uint64_t *version) {
-  bri_naming scheme;
-  if (bri_version_parse_name(first, version, &scheme) == 1 && scheme == BRI_NAMING_V2) return SVC_POLL_TABLE;
-  bri_version_entry *v = NULL;
-  size_t n = 0;
-  bri_error err;
-  if (bri_versions_list(st, vdir, &v, &n, &scheme, &err) != 0) return SVC_POLL_UNKNOWN;
-  svc_poll_kind k = n ? SVC_POLL_TABLE : SVC_POLL_UNKNOWN;
-  if (n) *version = v[n - 1].version;
-  bri_versions_free(v, n);
-  return k;
-}
-
-int svc_poll_walk(const char *root, int max_depth, svc_poll_found_fn found, void *ctx, bri_error *err) {
-  walk w = {.max_depth = max_depth};
-  int rc = bri_store_open(root, 0, &w.st, err);
-  if (!rc && table_name(root)) rc = add_candidate(&w, root, err); /* the root itself is a table */
-  if (!rc) rc = walk_level(&w, root, 0, err);
-  bri_store_listing *l = rc ? NULL : calloc(w.n + 1, sizeof *l);
-  char **vdirs = rc ? NULL : calloc(w.n + 1, sizeof *vdirs);
-  if (!rc && (!l || !vdirs)) rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-  for (size_t i = 0; !rc && i < w.n; i++)
-    if (!(l[i].dir = vdirs[i] = bri_path_join(w.cands[i], "_versions")))
-      rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-  if (!rc) rc = bri_store_list_first_many(w.st, l, w.n, 0, 1, err);
-  for (size_t i = 0; !rc && i < w.n; i++) {
-    uint64_t v = 0;
-    if (l[i].rc) {
-      log_debug("%s: cannot list: %s", vdirs[i], l[i].err.msg);
-      found(ctx, w.cands[i], SVC_POLL_UNKNOWN, 0);
-    } else if (l[i].count) { /* an empty or missing _versions/: not a table (yet) */
-      svc_poll_kind k = latest_of(w.st, vdirs[i], l[i].entries[0].name, &v);
-      found(ctx, w.cands[i], k, v);
-    }
-  }
-  for (size_t i = 0; i < w.n; i++) {
-    if (l) bri_store_entries_free(l[i].entries, l[i].count);
-    if (vdirs) free(vdirs[i]);
-    free(w.cands[i]);
-  }
-  free(l), free(vdirs), free(w.cands);
-  bri_store_close(w.st);
-  return rc;
-}
 
 /* ---------------------------------------------------------------- timers */
 

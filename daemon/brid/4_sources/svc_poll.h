@@ -1,10 +1,11 @@
 /* svc_poll.h: roots on object stores (a root whose store libbri says is
  * found changed by polling, BRI_STORE_CAP_POLL: s3://BUCKET/PREFIX,
- * az://CONTAINER/PREFIX): their settings handed to libbri, how one is
- * walked, and its poll timer. Nothing here knows a scheme.
+ * az://CONTAINER/PREFIX): their poll timers and the looks at busy tables.
+ * Nothing here knows a scheme.
  *
  * There is no inotify on an object store: brid lists. Every poll_interval
- * (per root), a discovery of that root runs off the loop (svc_watch.c): one
+ * (per root), a discovery of that root runs off the loop (svc_watch.c,
+ * walking it as svc_discover.h says): one
  * listing (ListObjectsV2, List Blobs) of the root with delimiter "/" (more pages past 1000
  * entries; prefixes other than tables walked down to discovery_depth),
  * and for every NAME.lance prefix one ListObjectsV2 of NAME.lance/_versions/
@@ -35,19 +36,6 @@
 #include <stdint.h>
 
 #include "brid/2_state/svc_state.h"
-
-/* What the walk of an object-store root found under it. */
-typedef enum {
-  SVC_POLL_TABLE,   /* a table; version is its latest */
-  SVC_POLL_UNKNOWN, /* a NAME.lance prefix whose _versions/ could not be listed now */
-} svc_poll_kind;
-
-typedef void (*svc_poll_found_fn)(void *ctx, const char *table, svc_poll_kind kind, uint64_t version);
-
-/* Walks the object-store root (any thread but the loop's): found() for every table
- * (and every prefix it could not tell about), in the order of the
- * listing. Fails (nothing found) when the root itself cannot be listed. */
-int svc_poll_walk(const char *root, int max_depth, svc_poll_found_fn found, void *ctx, bri_error *err);
 
 /* How often a busy table is looked at between polls: 2 s, the count
  * trigger's resolution under an object-store root; it costs the table one

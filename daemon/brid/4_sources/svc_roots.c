@@ -32,16 +32,33 @@ static brid_root *lookup(const brid *d, const char *uri) {
   return NULL;
 }
 
+/* Publishes into each table whether its root is known to be unreachable
+ * (what the view shows, brid_table.root_unreachable): after a root's state,
+ * its canonical form or the configured roots changed. */
+static void publish_tables(brid *d) {
+  for (size_t i = 0; i < d->n_tables; i++)
+    d->tables[i]->root_unreachable = svc_roots_table_unreachable(d, d->tables[i]->root);
+}
+
 static void roots_apply_config(brid *d) {
   for (size_t i = 0; i < d->n_root_states; i++) d->root_states[i]->configured = false;
+  size_t placed = 0; /* the configured roots come first, in the configuration's order (the view's) */
   for (size_t i = 0; i < d->cfg.n_roots; i++) {
     brid_root *r = lookup(d, d->cfg.roots[i]);
     if (!r && !(r = add(d, d->cfg.roots[i]))) {
       log_err("root %s: out of memory for its state", d->cfg.roots[i]);
       continue;
     }
+    if (r->configured) continue; /* named twice */
     r->configured = true;
+    for (size_t k = placed; k < d->n_root_states; k++)
+      if (d->root_states[k] == r) {
+        d->root_states[k] = d->root_states[placed];
+        d->root_states[placed++] = r;
+        break;
+      }
   }
+  publish_tables(d);
 }
 
 brid_root *svc_roots_find(brid *d, const char *uri) {
@@ -62,10 +79,12 @@ static void on_retry(uv_timer_t *h) {
   svc_state_discover_root(r->d, r->uri, retry_done, r);
 }
 
-static void replace(char **dst, const char *src) {
-  if (*dst && src && !strcmp(*dst, src)) return;
+/* Whether *dst changed. */
+static bool replace(char **dst, const char *src) {
+  if (*dst && src && !strcmp(*dst, src)) return false;
   free(*dst);
   *dst = src ? strdup(src) : NULL;
+  return true;
 }
 
 bool svc_roots_report(brid *d, const char *uri, const char *canon, int rc, const char *why) {
@@ -80,10 +99,11 @@ bool svc_roots_report(brid *d, const char *uri, const char *canon, int rc, const
                  (unsigned long long)r->failures, (long long)((now - r->down_since_ms) / 1000));
     if (!r->up) svc_state_status_changed(d, true); /* back, or listed for the first time */
     uv_timer_stop(&r->retry);
+    bool changed = (canon && replace(&r->canon, canon)) || !r->up;
     r->up = true;
     r->failures = 0;
     r->last_ok_ms = now;
-    if (canon) replace(&r->canon, canon);
+    if (changed) publish_tables(d);
     return was_down;
   }
   r->up = false;
@@ -94,6 +114,7 @@ bool svc_roots_report(brid *d, const char *uri, const char *canon, int rc, const
     svc_state_status_changed(d, true);
     if (!(svc_location_caps(uri) & BRI_STORE_CAP_POLL) && !d->draining) uv_timer_start(&r->retry, on_retry, SVC_ROOT_RETRY_MS, SVC_ROOT_RETRY_MS);
     r->down_since_ms = r->reminded_ms = now;
+    publish_tables(d);
     log_warn("root %s: unreachable: %s; its tables keep their state and get no job until it is listed again", uri,
              r->last_error);
   } else if (now - r->reminded_ms >= SVC_ROOT_REMINDER_MS) {
@@ -149,6 +170,10 @@ size_t svc_roots_unreachable(const brid *d, const brid_root **first) {
   return n;
 }
 
+/* Before the loop: the roots' settings and counters handed to libbri, before
+ * recovery opens a table under one. */
+static int roots_prepare(brid *d, bri_error *err) { return svc_config_register_roots(&d->cfg, err); }
+
 static int roots_start(brid *d, bri_error *err) {
   (void)err;
   roots_apply_config(d);
@@ -176,6 +201,7 @@ static void roots_dispose(brid *d) {
 }
 
 const brid_module svc_roots_module = {.name = "roots",
+                                      .prepare = roots_prepare,
                                       .start = roots_start,
                                       .apply_config = roots_apply_config,
                                       .drain = roots_stop,

@@ -36,7 +36,8 @@
  * back, and the sweep may be minutes away. */
 #define SVC_ROOT_RETRY_MS 1000
 
-/* The module lifecycle drives (svc_daemon.c): at start and at a reload the
+/* The module lifecycle drives (svc_daemon.c): prepare hands the configured
+ * roots to libbri (svc_config_register_roots) before the loop; at start and at a reload the
  * configured roots get a state (new ones unknown until first listed;
  * removed ones are kept but no longer configured); the drain stops the
  * retry timers, close closes them, dispose comes after the loop ran the close

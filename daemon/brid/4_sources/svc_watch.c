@@ -1,4 +1,6 @@
-/* svc_watch.c: table discovery, inotify watches, the triggers (debounce,
+/* svc_watch.c: the discoveries as the loop runs them (queued; the tables
+ * they find registered, watched and timed; the walk itself is
+ * svc_discover.c's), inotify watches, the triggers (debounce,
  * max_delay, the count of new small fragments) and planner checks (see
  * svc_watch.h).
  *
@@ -14,37 +16,21 @@
  * whichever of the two comes first. */
 #include "svc_watch.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "bri/compact.h"
 #include "bri/table.h"
 #include "bri/util.h"
 #include "brid/1_leaves/svc_log.h"
+#include "svc_discover.h"
 #include "svc_poll.h"
 #include "svc_roots.h"
 
 #define RESCAN_DELAY_MS 1000
-/* A discovery registers new tables in the job store this many per
- * transaction, and hands each batch to the loop (which watches them and
- * plans their first check) while it walks on. */
-#define REGISTER_BATCH 256
-
-/* Whether dir holds a _versions/ directory; *changed_ms (when not NULL) is
- * when its entries last changed (a commit, a cleanup), from its mtime. */
-static bool has_versions_dir(const char *dir, int64_t *changed_ms) {
-  char p[PATH_MAX];
-  struct stat st;
-  if (snprintf(p, sizeof p, "%s/_versions", dir) >= (int)sizeof p || stat(p, &st) != 0 || !S_ISDIR(st.st_mode))
-    return false;
-  if (changed_ms) *changed_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
-  return true;
-}
 
 static int64_t debounce_ms(const brid_table *t) {
   int64_t s = t->policy.debounce_sec >= 0 ? t->policy.debounce_sec : t->d->cfg.debounce_sec;
@@ -304,14 +290,11 @@ static void svc_watch_job_ended(brid_table *t) {
   if (newer && t->policy.max_new_fragments && t->policy.auto_compact) check_as(t, SVC_TRIGGER_COUNT, false);
 }
 
-/* Which roots a discovery walks. */
-typedef enum { SCOPE_ALL, SCOPE_LOCAL, SCOPE_ONE } disc_scope;
-
-static void discover(brid *d, disc_scope scope);
+static void discover(brid *d, svc_discover_scope scope);
 
 /* inotify saw a directory change: the local roots are walked again (the
  * S3 roots have their polls) */
-static void on_rescan(uv_timer_t *h) { discover(h->data, SCOPE_LOCAL); }
+static void on_rescan(uv_timer_t *h) { discover(h->data, SVC_DISCOVER_LOCAL); }
 
 /* Coalesced: the first event arms the timer, later ones ride along. */
 static void schedule_rescan(brid *d) {
@@ -427,9 +410,8 @@ void svc_watch_apply_pause(brid_table *t) {
 
 /* ------------------------------------------------------------ discovery
  *
- * A discovery walks the roots on libuv's thread pool (readdir, lstat) and
- * registers the new tables in the job store there, REGISTER_BATCH per
- * transaction; the loop takes each batch as it is registered (the
+ * A discovery walks the roots on libuv's thread pool (svc_discover.c) and
+ * registers the new tables in the job store there, in batches; the loop takes each batch as it is registered (the
  * discovery of every root or of the local ones: new tables, their watches
  * and timers, while the walk goes on, so 100,000 tables never hold the
  * loop or the socket), and the result when the walk ends: tables gone,
@@ -438,205 +420,15 @@ void svc_watch_apply_pause(brid_table *t) {
  * and whoever waits for a discovery (a control request naming a table not
  * registered yet) is called when one that started after the request ends. */
 
-typedef struct disc_table {
-  char *root;
-  int64_t id;
-  bool fresh;   /* not registered when the walk began: id and seen are from the store */
-  bool created; /* the store did not know it either */
-  bool has_seen, failed;
-  uint64_t seen;
-  bool s3;          /* under an S3 root: polled */
-  bool has_version; /* the walk listed its latest version (S3) */
-  uint64_t version;
-  int64_t changed_ms; /* when its _versions/ last changed (local), else 0 */
-  struct brid_table *placed; /* the loop's table, once a batch registered it */
-} disc_table;
-
 typedef struct disc_waiter {
   void (*cb)(void *user);
   void *user;
   struct disc_waiter *next;
 } disc_waiter;
 
-typedef struct disc_req {
-  uv_work_t req;
-  brid *d;
-  bri_jobs_store *store;
-  char **roots;  /* the roots this discovery walks */
-  char **canon;  /* their canonical form (a local root that cannot be resolved: the
-                  * one it had when last listed, or NULL) */
-  int *root_rc;  /* a root that could not be listed: its tables are left as they are */
-  char **root_why; /* and why (svc_roots.c reports it) */
-  bri_error root_err; /* the first such failure */
-  size_t n_roots;
-  bool all_local; /* every local root is walked: directory watches are refreshed */
-  bool full;      /* every root is walked (a table under none is gone) */
-  void (*done)(void *user, int rc, const bri_error *err); /* a poll's (svc_poll.c) */
-  void *done_user;
-  int depth;
-  bri_strset known; /* registered roots: no store call for them */
-  disc_table *tables;
-  size_t n_tables, cap_tables;
-  size_t n_registered; /* the walk's: tables before this one are registered in the store */
-  pthread_mutex_t mu;  /* tables (the walk appends) and n_published */
-  size_t n_published;  /* registered and handed to the loop (d->streaming) */
-  size_t n_applied;    /* the loop's: tables before this one it has registered */
-  bool stream;         /* the loop takes the batches as they come (d->streaming) */
-  bool startup;        /* the start-up discovery: brid is ready when it ends */
-  char **dirs;
-  size_t n_dirs, cap_dirs;
-  disc_waiter *waiters;
-} disc_req;
-
-static void disc_free(disc_req *r) {
-  for (size_t i = 0; i < r->n_roots; i++) free(r->roots[i]), free(r->canon[i]), free(r->root_why[i]);
-  free(r->roots), free(r->canon), free(r->root_rc), free(r->root_why);
-  bri_strset_dispose(&r->known);
-  pthread_mutex_destroy(&r->mu);
-  for (size_t i = 0; i < r->n_tables; i++) free(r->tables[i].root);
-  free(r->tables);
-  for (size_t i = 0; i < r->n_dirs; i++) free(r->dirs[i]);
-  free(r->dirs);
-  free(r);
-}
-
-/* On the walk's thread: registers the new tables found since the last
- * batch in one transaction, and hands them to the loop. */
-static void register_batch(disc_req *r) {
-  size_t n = 0, end = r->n_tables;
-  bri_error fp;
-  (void)bri_failpoint("watch.register_batch", &fp);
-  const char **roots = malloc((end - r->n_registered + 1) * sizeof *roots);
-  bri_jobs_registered *got = calloc(end - r->n_registered + 1, sizeof *got);
-  for (size_t i = r->n_registered; roots && i < end; i++)
-    if (r->tables[i].fresh) roots[n++] = r->tables[i].root;
-  bri_error err;
-  int rc = roots && got ? bri_jobs_tables_register(r->store, roots, n, got, &err)
-                        : bri_error_set(&err, BRI_ENOMEM, "out of memory");
-  if (rc && n) log_err("%s and %zu other new table(s): cannot register them: %s", roots ? roots[0] : "?", n - 1, err.msg);
-  for (size_t i = r->n_registered, k = 0; i < end; i++) {
-    disc_table *t = &r->tables[i];
-    if (!t->fresh) continue;
-    t->failed = rc != 0;
-    if (rc) continue;
-    t->id = got[k].id, t->created = got[k].created;
-    t->has_seen = got[k].has_seen_version, t->seen = got[k].last_seen_version;
-    k++;
-  }
-  free(roots);
-  free(got);
-  r->n_registered = end;
-  pthread_mutex_lock(&r->mu);
-  r->n_published = end;
-  pthread_mutex_unlock(&r->mu);
-  if (r->stream) uv_async_send(&r->d->discovery_async);
-}
-
-/* A table the walk passed; registered in the store, in batches, when it is
- * new (a prefix an S3 walk could not tell about is only kept if known). */
-static void found_table(disc_req *r, const char *root, bool s3, svc_poll_kind kind, uint64_t version,
-                        int64_t changed_ms) {
-  bool known = bri_strset_has(&r->known, root);
-  if (s3 && kind == SVC_POLL_UNKNOWN && !known) return;
-  char *copy = strdup(root);
-  if (!copy) return;
-  pthread_mutex_lock(&r->mu); /* the loop may be reading the published tables */
-  if (r->n_tables == r->cap_tables) {
-    size_t cap = r->cap_tables ? r->cap_tables * 2 : 64;
-    disc_table *a = realloc(r->tables, cap * sizeof *a);
-    if (!a) {
-      pthread_mutex_unlock(&r->mu);
-      free(copy);
-      return;
-    }
-    r->tables = a, r->cap_tables = cap;
-  }
-  disc_table *t = &r->tables[r->n_tables++];
-  *t = (disc_table){.root = copy, .s3 = s3, .has_version = s3 && kind == SVC_POLL_TABLE, .version = version,
-                    .fresh = !known, .changed_ms = changed_ms};
-  pthread_mutex_unlock(&r->mu);
-  if (r->n_tables - r->n_registered >= REGISTER_BATCH) register_batch(r);
-}
-
-static void found_dir(disc_req *r, const char *path) {
-  if (r->n_dirs == r->cap_dirs) {
-    size_t cap = r->cap_dirs ? r->cap_dirs * 2 : 16;
-    char **a = realloc(r->dirs, cap * sizeof *a);
-    if (!a) return;
-    r->dirs = a, r->cap_dirs = cap;
-  }
-  if ((r->dirs[r->n_dirs] = strdup(path))) r->n_dirs++;
-}
-
-static void walk(disc_req *r, const char *path, int depth) {
-  int64_t changed_ms;
-  if (has_versions_dir(path, &changed_ms)) {
-    found_table(r, path, false, SVC_POLL_TABLE, 0, changed_ms);
-    return; /* a table's inside is the table's business */
-  }
-  found_dir(r, path);
-  if (depth >= r->depth) return;
-  DIR *dir = opendir(path);
-  if (!dir) {
-    log_warn("%s: cannot list: %s", path, strerror(errno));
-    return;
-  }
-  struct dirent *de;
-  while ((de = readdir(dir)) != NULL) {
-    if (de->d_name[0] == '.') continue; /* ., .., hidden and staging directories */
-    char child[PATH_MAX];
-    if (snprintf(child, sizeof child, "%s/%s", path, de->d_name) >= (int)sizeof child) continue;
-    bool dirent_dir = de->d_type == DT_DIR;
-    if (de->d_type == DT_UNKNOWN) {
-      struct stat st;
-      dirent_dir = lstat(child, &st) == 0 && S_ISDIR(st.st_mode);
-    }
-    if (dirent_dir) walk(r, child, depth + 1); /* symbolic links are not followed */
-  }
-  closedir(dir);
-}
-
-static void s3_found(void *ctx, const char *table, svc_poll_kind kind, uint64_t version) {
-  found_table(ctx, table, true, kind, version, 0);
-}
-
-static void discover_work(uv_work_t *req) {
-  disc_req *r = req->data;
-  for (size_t i = 0; i < r->n_roots; i++) {
-    bri_error err = {0};
-    if (svc_location_caps(r->roots[i]) & BRI_STORE_CAP_POLL) {
-      free(r->canon[i]);
-      r->canon[i] = strdup(r->roots[i]);
-      r->root_rc[i] = svc_poll_walk(r->roots[i], r->depth, s3_found, r, &err);
-    } else {
-      char *canon = NULL;
-      if (bri_store_location(r->roots[i], &canon, &err)) r->root_rc[i] = err.code;
-      else if (!(r->root_rc[i] = svc_roots_local_listable(canon, &err))) {
-        free(r->canon[i]);
-        r->canon[i] = canon;
-        canon = NULL;
-        walk(r, r->canon[i], 0);
-      }
-      free(canon);
-    }
-    if (r->root_rc[i]) {
-      if (!r->root_err.code) r->root_err = err;
-      r->root_why[i] = strdup(err.msg);
-    }
-  }
-  register_batch(r);
-}
-
-/* The index of the walked root path lies under, or -1. */
-static ssize_t walked_root_of(const disc_req *r, const char *path) {
-  for (size_t i = 0; i < r->n_roots; i++)
-    if (svc_root_contains(r->canon[i], path)) return (ssize_t)i;
-  return -1;
-}
-
 /* A poll's word on a table: a latest version other than the last one
  * seen (by a poll, else by a check) is a commit, as an inotify event is. */
-static void polled(brid_table *t, const disc_table *f) {
+static void polled(brid_table *t, const svc_discovered *f) {
   if (!f->has_version) return;
   bool moved = t->has_polled ? f->version != t->polled_version : !t->has_latest || f->version != t->latest_version;
   t->has_polled = true;
@@ -648,7 +440,7 @@ static void polled(brid_table *t, const disc_table *f) {
 }
 
 /* A walk found table t, which the loop knows already. */
-static void found_known(brid_table *t, const disc_table *f) {
+static void found_known(brid_table *t, const svc_discovered *f) {
   t->found = true;
   if (!t->present) {
     log_info("%s: table is back", f->root);
@@ -661,7 +453,7 @@ static void found_known(brid_table *t, const disc_table *f) {
 
 /* The table a walk found, known or new: watched and its first check timed.
  * Returns it (NULL: not registered). */
-static brid_table *register_table(brid *d, const disc_table *f) {
+static brid_table *register_table(brid *d, const svc_discovered *f) {
   brid_table *t = f->placed ? f->placed : svc_state_table(d, f->root);
   if (t) {
     found_known(t, f);
@@ -692,6 +484,7 @@ static brid_table *register_table(brid *d, const disc_table *f) {
   t->s3 = f->s3;
   t->has_polled = f->has_version;
   t->polled_version = f->version;
+  t->root_unreachable = svc_roots_table_unreachable(d, f->root);
   svc_config_policy_for(&d->cfg, f->root, &t->policy);
   uv_fs_event_init(&d->loop, &t->ev);
   uv_timer_init(&d->loop, &t->debounce);
@@ -738,8 +531,8 @@ static void watch_dir(brid *d, const char *path) {
 /* Whether the discovery r decides about table t: t lies under a root it
  * walked (and listed), or r walked every root. A table under a root that
  * could not be listed just now is left as it is. */
-static bool in_scope(const disc_req *r, const brid_table *t) {
-  ssize_t i = walked_root_of(r, t->root);
+static bool in_scope(const svc_discovery *r, const brid_table *t) {
+  ssize_t i = svc_discovery_root_of(r, t->root);
   if (i >= 0) return r->root_rc[i] == 0;
   return r->full;
 }
@@ -749,18 +542,18 @@ static bool in_scope(const disc_req *r, const brid_table *t) {
  * not when the whole walk of 100,000 tables ends. */
 static void on_discovery_batch(uv_async_t *h) {
   brid *d = h->data;
-  disc_req *r = d->streaming;
+  svc_discovery *r = d->streaming;
   if (!r || d->handles_closed) return;
   pthread_mutex_lock(&r->mu);
   for (; r->n_applied < r->n_published; r->n_applied++) {
-    disc_table *f = &r->tables[r->n_applied];
+    svc_discovered *f = &r->tables[r->n_applied];
     if (f->fresh) f->placed = register_table(d, f);
   }
   pthread_mutex_unlock(&r->mu);
 }
 
 static void discover_done(uv_work_t *req, int status) {
-  disc_req *r = req->data;
+  svc_discovery *r = req->data;
   brid *d = r->d;
   if (!r->done) d->discovering = false;
   if (d->streaming == r) d->streaming = NULL;
@@ -771,7 +564,7 @@ static void discover_done(uv_work_t *req, int status) {
     for (size_t i = 0; i < r->n_roots; i++)
       if (svc_roots_report(d, r->roots[i], r->root_rc[i] ? NULL : r->canon[i], r->root_rc[i], r->root_why[i]))
         for (size_t k = 0; k < d->n_tables; k++) /* back: what changed meanwhile is planned now */
-          if (walked_root_of(r, d->tables[k]->root) == (ssize_t)i) svc_watch_check(d->tables[k], false);
+          if (svc_discovery_root_of(r, d->tables[k]->root) == (ssize_t)i) svc_watch_check(d->tables[k], false);
     for (size_t i = 0; i < r->n_tables; i++) register_table(d, &r->tables[i]);
     for (size_t i = 0; i < r->n_dirs; i++) watch_dir(d, r->dirs[i]);
     for (size_t i = 0; i < d->n_tables; i++) {
@@ -801,11 +594,11 @@ static void discover_done(uv_work_t *req, int status) {
     bri_error e = r->root_err;
     if (status) bri_error_set(&e, BRI_EIO, "%s", uv_strerror(status));
     r->done(r->done_user, rc, &e);
-    disc_free(r);
+    svc_discovery_free(r);
     return;
   }
   bool startup = r->startup;
-  disc_free(r);
+  svc_discovery_free(r);
   if (startup) {
     d->discovered_ms = bri_now_ms();
     svc_state_ready(d);
@@ -818,35 +611,11 @@ static void discover_done(uv_work_t *req, int status) {
   svc_state_busy_end(d); /* the discovery began in queue_discovery */
 }
 
-/* A discovery request with a copy of what the walk needs (only: the root
- * of SCOPE_ONE); NULL out of memory. */
-static disc_req *discover_req(brid *d, disc_scope scope, const char *only) {
-  disc_req *r = calloc(1, sizeof *r);
-  if (r) pthread_mutex_init(&r->mu, NULL); /* disc_free destroys it */
-  size_t n = d->cfg.n_roots + 1;
-  bool ok = r && (r->roots = calloc(n, sizeof *r->roots)) && (r->canon = calloc(n, sizeof *r->canon)) &&
-            (r->root_rc = calloc(n, sizeof *r->root_rc)) && (r->root_why = calloc(n, sizeof *r->root_why));
-  for (size_t i = 0; ok && i < d->cfg.n_roots; i++) {
-    const char *root = d->cfg.roots[i];
-    if (scope == SCOPE_ONE ? strcmp(root, only) : scope == SCOPE_LOCAL && !(svc_location_caps(root) & BRI_STORE_CAP_INOTIFY)) continue;
-    const brid_root *st = svc_roots_find(d, root);
-    ok = (r->roots[r->n_roots] = strdup(root)) != NULL &&
-         (!st || !st->canon || (r->canon[r->n_roots] = strdup(st->canon)) != NULL);
-    r->n_roots++;
-  }
-  for (size_t i = 0; ok && i < d->n_tables; i++) ok = bri_strset_add(&r->known, d->tables[i]->root);
-  if (!ok) {
-    if (r) disc_free(r);
-    return NULL;
-  }
-  bri_strset_freeze(&r->known);
-  r->req.data = r;
-  r->d = d;
-  r->store = d->store;
-  r->depth = d->cfg.discovery_depth;
-  r->all_local = scope != SCOPE_ONE;
-  r->full = scope == SCOPE_ALL;
-  if (scope != SCOPE_ONE) {
+/* A discovery of scope's roots, whoever waits for one (not of one root)
+ * called when it ends; NULL out of memory. */
+static svc_discovery *discover_req(brid *d, svc_discover_scope scope, const char *only) {
+  svc_discovery *r = svc_discovery_new(d, scope, only);
+  if (r && scope != SVC_DISCOVER_ONE) {
     r->waiters = d->discover_waiting;
     d->discover_waiting = NULL;
   }
@@ -855,26 +624,26 @@ static disc_req *discover_req(brid *d, disc_scope scope, const char *only) {
 
 /* Starts r, the one discovery of every root or of the local ones, whose
  * batches the loop takes as they come. */
-static void queue_discovery(brid *d, disc_req *r) {
+static void queue_discovery(brid *d, svc_discovery *r) {
   d->discovering = true;
   svc_state_busy_begin(d); /* a draining daemon waits for discoveries too */
   d->streaming = r;
   r->stream = true;
-  int e = uv_queue_work(&d->loop, &r->req, discover_work, discover_done);
+  int e = uv_queue_work(&d->loop, &r->req, svc_discovery_work, discover_done);
   if (e) {
     log_err("discovery: %s", uv_strerror(e));
     discover_done(&r->req, e);
   }
 }
 
-/* A discovery of every root (scope SCOPE_ALL) or of the local ones. */
-static void discover(brid *d, disc_scope scope) {
+/* A discovery of every root (scope SVC_DISCOVER_ALL) or of the local ones. */
+static void discover(brid *d, svc_discover_scope scope) {
   if (d->draining) return;
   if (d->discovering) {
     d->discover_again = true;
     return;
   }
-  disc_req *r = discover_req(d, scope, NULL);
+  svc_discovery *r = discover_req(d, scope, NULL);
   if (!r) {
     log_err("discovery: out of memory");
     return;
@@ -882,17 +651,17 @@ static void discover(brid *d, disc_scope scope) {
   queue_discovery(d, r);
 }
 
-void svc_watch_discover(brid *d) { discover(d, SCOPE_ALL); }
+void svc_watch_discover(brid *d) { discover(d, SVC_DISCOVER_ALL); }
 
 /* A discovery of one S3 root (its poll, svc_poll.c), beside any other;
  * done(user, rc, err) on the loop when it has ended (rc: the root could not
  * be listed; at once when brid drains). */
 static void svc_watch_discover_root(brid *d, const char *root, svc_discovered_fn done, void *user) {
-  disc_req *r = d->draining ? NULL : discover_req(d, SCOPE_ONE, root);
+  svc_discovery *r = d->draining ? NULL : discover_req(d, SVC_DISCOVER_ONE, root);
   if (r) {
     r->done = done, r->done_user = user;
-    if (uv_queue_work(&d->loop, &r->req, discover_work, discover_done) == 0) return;
-    disc_free(r);
+    if (uv_queue_work(&d->loop, &r->req, svc_discovery_work, discover_done) == 0) return;
+    svc_discovery_free(r);
   }
   bri_error err;
   bri_error_set(&err, d->draining ? BRI_EINVAL : BRI_ENOMEM, "%s", d->draining ? "draining" : "out of memory");
@@ -947,7 +716,7 @@ static int svc_watch_start(brid *d, bri_error *err) {
    * is ready (READY=1, the "ready" log line) when it ends (S3 roots: their
    * first poll comes right after, so that a store that does not answer
    * cannot hold start-up) */
-  disc_req *r = discover_req(d, SCOPE_LOCAL, NULL);
+  svc_discovery *r = discover_req(d, SVC_DISCOVER_LOCAL, NULL);
   if (!r) return bri_error_set(err, BRI_ENOMEM, "out of memory");
   r->startup = true;
   d->hooks.table_checked = svc_watch_apply;

@@ -1,8 +1,8 @@
 /* svc_watch.h: which tables brid watches, and when it asks the planner
  * whether one needs compacting.
  *
- * Discovery walks each root (up to discovery_depth levels; S3 roots by
- * listing, svc_poll.h) for directories
+ * Discovery walks each root (up to discovery_depth levels, through its
+ * store: svc_discover.h; object-store roots at each poll, svc_poll.h) for directories
  * holding _versions/ (a table; its inside is never walked) and watches every
  * other directory it passes, so a table created later is found within a
  * second. Each table's _versions/ gets an inotify watch (uv_fs_event); a new

@@ -24,7 +24,6 @@
 #include "brid/1_leaves/svc_log.h"
 #include "brid/1_leaves/svc_notify.h"
 #include "brid/3_exec/svc_worker.h"
-#include "brid/4_sources/svc_lease.h"
 #include "brid/4_sources/svc_roots.h"
 
 /* after a failed claim (a busy or failing job store) */
@@ -363,9 +362,7 @@ static void status_done(uv_work_t *req, int status) {
     const brid_root *down;
     size_t n_down = svc_roots_unreachable(d, &down);
     char degraded[512] = "";
-    svc_store_health sh;
-    svc_lease_health(d->lease, &sh);
-    if (!sh.up)
+    if (!d->store_health.up)
       snprintf(degraded, sizeof degraded, "degraded: the job store does not answer; ");
     else if (n_down)
       snprintf(degraded, sizeof degraded, "degraded: root %s unreachable%s; ", down->uri,

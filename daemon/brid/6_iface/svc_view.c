@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "brid/4_sources/svc_roots.h"
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
@@ -37,21 +36,21 @@ svc_view *svc_view_take(brid *d, bool every_table) {
                            .fragments = t->fragments, .last_check_ms = t->last_check_ms,
                            .cleanup_enqueued_ms = t->cleanup_enqueued_ms, .policy = t->policy,
                            .check_unsupported = t->check_unsupported,
-                           .root_unreachable = svc_roots_table_unreachable(d, t->root)};
+                           .root_unreachable = t->root_unreachable};
     ok = (tv->root = strdup(t->root)) && (!t->check_error || (tv->check_error = strdup(t->check_error)));
     if (ok) ok = bri_strmap_put(&v->by_root, tv->root, v->n_tables, 0);
     if (tv->root) v->n_tables++;
   }
   for (size_t i = 0; ok && i < d->cfg.n_roots; i++) ok = (v->roots[v->n_roots++] = strdup(d->cfg.roots[i])) != NULL;
   ok = ok && (v->root_states = calloc(d->cfg.n_roots + 1, sizeof *v->root_states));
-  for (size_t i = 0; ok && i < d->cfg.n_roots; i++) {
-    const brid_root *r = svc_roots_find(d, d->cfg.roots[i]);
+  /* the configured roots' states come first, in the configuration's order */
+  for (size_t i = 0; ok && i < d->n_root_states && d->root_states[i]->configured; i++) {
+    const brid_root *r = d->root_states[i];
     svc_root_view *rv = &v->root_states[v->n_root_states];
-    *rv = (svc_root_view){.known = r && r->known, .up = r && r->up};
-    if (r)
-      rv->last_ok_ms = r->last_ok_ms, rv->last_error_ms = r->last_error_ms, rv->down_since_ms = r->down_since_ms,
-      rv->failures = r->failures;
-    ok = (rv->root = strdup(d->cfg.roots[i])) && (!r || !r->last_error || (rv->last_error = strdup(r->last_error)));
+    *rv = (svc_root_view){.known = r->known, .up = r->up, .last_ok_ms = r->last_ok_ms,
+                          .last_error_ms = r->last_error_ms, .down_since_ms = r->down_since_ms,
+                          .failures = r->failures};
+    ok = (rv->root = strdup(r->uri)) && (!r->last_error || (rv->last_error = strdup(r->last_error)));
     if (rv->root) v->n_root_states++;
   }
   ok = ok && (v->polls = calloc(d->n_polls + 1, sizeof *v->polls));
@@ -73,7 +72,7 @@ svc_view *svc_view_take(brid *d, bool every_table) {
   v->draining = d->draining;
   v->draining_ms = d->draining_ms;
   v->started_ms = d->started_ms;
-  svc_lease_health(d->lease, &v->store);
+  v->store = d->store_health;
   v->store_statements = bri_jobs_statements(d->store) + (d->reader ? bri_jobs_statements(d->reader) : 0);
   v->last_reload_ms = d->last_reload_ms;
   v->checks_inflight = d->checks_inflight;

@@ -21,13 +21,12 @@
 #include "bri/util.h"
 #include "brid/1_leaves/svc_config.h"
 #include "brid/2_state/svc_state.h"
-#include "brid/4_sources/svc_lease.h"
 
 typedef struct svc_table_view {
   char *root;
   int64_t id;
   bool present, watching, polled, paused_by_config;
-  bool root_unreachable; /* its root cannot be listed now (svc_roots.h) */
+  bool root_unreachable; /* its root cannot be listed now (svc_roots.c publishes it) */
   bool has_latest, loaded, has_work;
   uint64_t latest_version, fragments;
   char *check_error; /* NULL when the last check read the table */
@@ -42,7 +41,7 @@ typedef struct svc_poll_view {
   uint64_t polls, failures;
 } svc_poll_view;
 
-/* A configured root's reachability (svc_roots.h). */
+/* A configured root's reachability (svc_roots.c publishes it). */
 typedef struct svc_root_view {
   char *root;
   bool known, up; /* known: listed, or failed to be, at least once */
@@ -74,7 +73,7 @@ typedef struct svc_view {
   bool discovering;    /* a discovery walk of the roots is in flight */
   int64_t discovered_ms, first_sweep_ms; /* svc_state.h; 0 = not yet */
   size_t n_unchecked;
-  svc_store_health store; /* whether the job store answers (svc_lease.h) */
+  svc_store_health store; /* whether the job store answers (svc_lease.c publishes it) */
   uint64_t store_statements; /* statements the job store ran, its read connection's included */
   uint64_t n_triggers[3]; /* by svc_trigger */
   uint64_t n_fs_events, n_checks, n_requests, n_request_errors, n_peers_refused,

@@ -26,7 +26,6 @@
 #include "brid/1_leaves/svc_config.h"
 #include "brid/1_leaves/svc_log.h"
 #include "brid/1_leaves/svc_notify.h"
-#include "brid/3_exec/svc_recover.h"
 #include "brid/3_exec/svc_worker.h"
 #include "brid/4_sources/svc_lease.h"
 #include "brid/4_sources/svc_poll.h"
@@ -46,7 +45,9 @@
  * runs), the roots' states, the watches and their first discovery (off the
  * loop), the polls of the object-store roots, the scheduler (a reload
  * re-evaluates the cleanup schedule after the watches updated the
- * policies), the workers, the heartbeat thread. */
+ * policies), the workers, the heartbeat thread. Their prepare hooks run
+ * in the same order before the loop exists: the roots handed to libbri
+ * before the lease's recovery opens a table under one. */
 static const brid_module *const MODULES[] = {&svc_control_module, &svc_http_module,  &svc_roots_module,
                                              &svc_watch_module,   &svc_poll_module,  &svc_sched_module,
                                              &svc_worker_module,  &svc_lease_module};
@@ -306,11 +307,6 @@ int svc_daemon_run(brid *d) {
   size_t started = 0; /* modules to close should start-up fail */
   bri_error err;
 
-  /* the roots' S3 settings and counters, before recovery opens a table */
-  if (svc_config_register_roots(&d->cfg, &err)) {
-    log_err("%s", err.msg);
-    return exit_code;
-  }
   bri_jobs_options jo;
   bri_jobs_options_init(&jo);
   jo.max_attempts = d->cfg.max_attempts;
@@ -326,23 +322,19 @@ int svc_daemon_run(brid *d) {
     log_err("cannot open the job store: %s", err.msg);
     return exit_code;
   }
-  if (svc_lease_register(d, &err)) {
-    log_err("%s", err.msg);
-    bri_jobs_close(d->store);
-    d->store = NULL;
-    return exit_code;
+  /* before the loop, in start-up order: the roots handed to libbri, the
+   * instance registered and what a previous run left recovered */
+  for (size_t i = 0; i < N_MODULES; i++) {
+    if (MODULES[i]->prepare && MODULES[i]->prepare(d, &err)) {
+      log_err("%s", err.msg);
+      bri_jobs_close(d->store);
+      d->store = NULL;
+      return exit_code;
+    }
   }
   jo.read_only = 1;
   if (bri_jobs_open(d->cfg.state_path, &jo, &d->reader, &err))
     log_warn("control reads share the job store's connection: cannot open a read connection: %s", err.msg);
-  bri_jobs_recovery_report rep = {0};
-  if (svc_recover_jobs(d->store, NULL, NULL, &rep, &err))
-    log_err("recovery left %zu job(s) as they were: %s", rep.stuck, err.msg);
-  if (rep.interrupted || rep.leftovers)
-    log_notice("recovery: %zu interrupted job(s): %zu requeued, %zu finished (their commit had landed), %zu failed, "
-               "%zu cancelled; %zu file(s) removed, %zu kept; %zu job(s) with leftover outputs",
-               rep.interrupted, rep.requeued, rep.succeeded, rep.failed, rep.cancelled, rep.files_removed,
-               rep.files_kept, rep.leftovers);
 
   uv_loop_init(&d->loop);
   d->hooks.ready = on_ready;
