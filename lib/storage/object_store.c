@@ -56,7 +56,7 @@
 typedef struct obj_conn {
   bri_obj_client *client;
   char *id; /* the connector's identity and the registered prefix: what makes clients differ */
-  _Atomic int refs;
+  _Atomic int refs; /* the last one drops under registry_lock (conn_unref) */
   struct obj_conn *next;
 } obj_conn;
 
@@ -73,9 +73,17 @@ static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static obj_conn *conns;
 static obj_setting *registered;
 
+/* Drops a reference; the last one unlists and frees c. The count drops
+ * under registry_lock, where conn_for looks clients up: a client listed is
+ * never one whose last reference is being dropped (dropped outside the
+ * lock, a lookup could take a client another thread is about to free). */
 static void conn_unref(obj_conn *c) {
-  if (!c || atomic_fetch_sub(&c->refs, 1) != 1) return;
+  if (!c) return;
   pthread_mutex_lock(&registry_lock);
+  if (atomic_fetch_sub(&c->refs, 1) != 1) {
+    pthread_mutex_unlock(&registry_lock);
+    return;
+  }
   for (obj_conn **p = &conns; *p; p = &(*p)->next) {
     if (*p == c) {
       *p = c->next;
@@ -175,7 +183,8 @@ static int conn_for(const char *uri, const bri_obj_connector *how, const char *a
   }
   pthread_mutex_lock(&registry_lock);
   for (obj_conn *c = conns; c; c = c->next) {
-    if (!strcmp(c->id, id) && atomic_fetch_add(&c->refs, 1) > 0) {
+    if (!strcmp(c->id, id)) { /* listed: referenced (conn_unref) */
+      atomic_fetch_add(&c->refs, 1);
       *out = c;
       break;
     }

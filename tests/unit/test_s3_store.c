@@ -6,6 +6,7 @@
  * copies within S3 and across backends, no links, deletes, failpoints,
  * per-prefix settings, counting by root, many listings at once. Each test
  * has its own prefix. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -378,6 +379,51 @@ START_TEST(test_configured_prefix) {
 }
 END_TEST
 
+/* Stores opened and closed on many threads at once under a prefix with
+ * settings of its own (so a client of its own, whose last reference drops
+ * again and again): each open gets a live client (a listing answers), never
+ * one another thread is freeing (ASan tells; the suite runs under it). */
+#define CHURN_THREADS 8
+#define CHURN_ROUNDS 400
+static char churn_root[300];
+
+static void *churn(void *arg) {
+  (void)arg;
+  bri_error e;
+  for (int i = 0; i < CHURN_ROUNDS; i++) {
+    bri_store *s;
+    if (bri_store_open(churn_root, 0, &s, &e) != 0) return strdup(e.msg);
+    if (i % 50 == 0) { /* a request through the client now and then */
+      bri_store_entry *l;
+      size_t n;
+      int rc = bri_store_list(s, churn_root, 0, &l, &n, &e);
+      if (rc) {
+        bri_store_close(s);
+        return strdup(e.msg);
+      }
+      bri_store_entries_free(l, n);
+    }
+    bri_store_close(s);
+  }
+  return NULL;
+}
+
+START_TEST(test_clients_shared_across_threads) {
+  snprintf(churn_root, sizeof churn_root, "%s/churn", root);
+  bri_aws_settings own = {.access_key_id = getenv("AWS_ACCESS_KEY_ID"),
+                          .secret_access_key = getenv("AWS_SECRET_ACCESS_KEY")};
+  ck_assert_msg(bri_s3_store_configure(churn_root, &own, NULL, &err) == 0, "%s", err.msg);
+  pthread_t th[CHURN_THREADS];
+  for (int i = 0; i < CHURN_THREADS; i++) ck_assert(pthread_create(&th[i], NULL, churn, NULL) == 0);
+  for (int i = 0; i < CHURN_THREADS; i++) {
+    char *why;
+    pthread_join(th[i], (void **)&why);
+    ck_assert_msg(!why, "%s", why);
+  }
+  ck_assert(bri_s3_store_configure(churn_root, NULL, NULL, &err) == 0);
+}
+END_TEST
+
 /* A registered root counts what every store opened below it moves, on any
  * thread; a store opened before the registration does not count there.
  * Many listings at once: one batch, each directory its own result. */
@@ -458,6 +504,7 @@ static Suite *s3_store_suite(void) {
   tcase_add_test(tc, test_prefetch);
   tcase_add_test(tc, test_configured_prefix);
   tcase_add_test(tc, test_root_counts_and_list_many);
+  tcase_add_test(tc, test_clients_shared_across_threads);
   suite_add_tcase(s, tc);
   return s;
 }
