@@ -29,7 +29,9 @@ typedef struct svc_found {
   svc_found_kind kind;
   bool has_version;   /* an object store's table: version is its latest */
   uint64_t version;
-  int64_t changed_ms; /* a local table: when its _versions/ last changed (its mtime), else 0 */
+  int64_t changed_ms; /* when its _versions/ last changed (local: its mtime) or its latest
+                         manifest was written (object stores: LastModified, to the second); 0
+                         when not known */
 } svc_found;
 
 /* Where the walk tells what it found, on the walk's thread. */
@@ -131,7 +133,7 @@ static int settle_candidates(walk *w, bri_error *err) {
   for (size_t i = 0; !rc && i < w->n; i++)
     if (!(l[i].dir = vdirs[i] = bri_path_join(w->cands[i], "_versions")))
       rc = bri_error_set(err, BRI_ENOMEM, "out of memory");
-  if (!rc) rc = bri_store_list_first_many(w->st, l, w->n, 0, 1, err);
+  if (!rc) rc = bri_store_list_first_many(w->st, l, w->n, BRI_LIST_STAT, 1, err);
   for (size_t i = 0; !rc && i < w->n; i++) {
     svc_found f = {.path = w->cands[i], .kind = SVC_FOUND_UNKNOWN};
     if (l[i].rc) {
@@ -140,6 +142,10 @@ static int settle_candidates(walk *w, bri_error *err) {
     } else if (l[i].count) {
       f.kind = latest_of(w->st, vdirs[i], l[i].entries[0].name, &f.version);
       f.has_version = f.kind == SVC_FOUND_TABLE;
+      bri_naming scheme;
+      uint64_t first;
+      if (bri_version_parse_name(l[i].entries[0].name, &first, &scheme) == 1 && first == f.version)
+        f.changed_ms = l[i].entries[0].info.mtime_ns / 1000000; /* the latest manifest's LastModified */
       w->sink->table(w->sink->ctx, &f);
     }
   }

@@ -43,7 +43,8 @@ typedef struct svc_discovered {
   bool s3;          /* under an S3 root: polled */
   bool has_version; /* the walk listed its latest version (S3) */
   uint64_t version;
-  int64_t changed_ms; /* when its _versions/ last changed (local), else 0 */
+  int64_t changed_ms; /* when its _versions/ last changed (local) or its latest manifest was
+                         written (object stores, to the second); 0: not known */
   struct brid_table *placed; /* the loop's table, once a batch registered it */
 } svc_discovered;
 

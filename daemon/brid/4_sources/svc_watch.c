@@ -40,8 +40,8 @@ static int64_t debounce_ms(const brid_table *t) {
 /* The wait before the first check of a table brid has just found: the
  * debounce counts from its last commit (a writer may be busy right now),
  * not from brid's start, so that a restart over 100,000 quiet tables does
- * not wait the debounce before checking them. changed_ms 0: not known (an
- * object store's table): the whole debounce. */
+ * not wait the debounce before checking them. changed_ms 0: not known: the
+ * whole debounce. */
 static uint64_t first_check_ms(const brid_table *t, int64_t changed_ms) {
   int64_t wait = debounce_ms(t), quiet = changed_ms > 0 ? bri_now_ms() - changed_ms : 0;
   return (uint64_t)(quiet >= wait ? 0 : quiet > 0 ? wait - quiet : wait);
@@ -496,6 +496,11 @@ static brid_table *register_table(brid *d, const svc_discovered *f) {
   svc_watch_apply_pause(t);
   watch_table(t);
   uv_timer_start(&t->debounce, on_debounce, first_check_ms(t, f->changed_ms), 0);
+  /* a polled table committed to within the idle window (by the clock of
+   * its store: a skew only delays the look to the next poll) may have a
+   * writer at work right now: looked at every SVC_BUSY_POLL_MS from now,
+   * not first at the root's next poll, a poll_interval away */
+  if (f->has_version && f->changed_ms > 0 && bri_now_ms() - f->changed_ms < SVC_BUSY_IDLE_MS) svc_poll_busy(t);
   return t;
 }
 
