@@ -214,17 +214,22 @@ typedef struct pack_ranges {
 /* A pack's size the survey did not ask the store for (size_needed). */
 #define SIZE_UNMEASURED UINT64_MAX
 
+/* What the survey knows of one pack: the bytes the live ranges cover, the
+ * bytes all the ranges cover and where the last one ends (pack_use_of),
+ * whether a value can be hidden from them, and the pack's size (or
+ * SIZE_UNMEASURED). */
+typedef struct pack_use {
+  uint64_t used, covered, end, size;
+  bool partial;
+} pack_use;
+
 /* What the survey learns from one fragment, made on a read-ahead worker:
  * payload bytes by kind, and every Packed range with the pack it lies in
  * (paths[path]: each pack the fragment references, once). */
 typedef struct frag_survey {
   uint64_t bytes[4]; /* inline, packed, dedicated, external */
   char **paths;
-  /* per path, in stream mode (measure_paths): the bytes the fragment's
-   * live ranges cover, the bytes all its ranges cover and where the last
-   * ends, whether a value can be hidden from them, and the pack's size (or
-   * SIZE_UNMEASURED) */
-  struct path_use { uint64_t used, covered, end, size; bool partial; } *use;
+  pack_use *use; /* per path, in stream mode (measure_paths): of the fragment's own ranges */
   size_t n_paths;
   struct pack_ref { size_t path; range r; bool partial; } *refs;
   size_t n_refs, cap_refs;
@@ -540,24 +545,30 @@ static bool repacks(const run *r) {
  * utilization (the size is only reported, as unknown), and ranges that
  * cover less than the threshold of [0, end) are below it whatever the size
  * (size >= end). */
-static bool size_needed(const run *r, const bri_store *st, bool partial, uint64_t used, uint64_t covered,
-                        uint64_t end) {
-  if (!partial && covered == end) return false;
+static bool size_needed(const run *r, const bri_store *st, const pack_use *u) {
+  if (!u->partial && u->covered == u->end) return false;
   if (bri_store_caps(st) & BRI_STORE_CAP_LOCAL) return true;
   if (!repacks(r)) return false;
-  return !(end && (double)used < r->req->options.repack_threshold * (double)end);
+  return !(u->end && (double)u->used < r->req->options.repack_threshold * (double)u->end);
 }
 
-/* A pack's utilization from its live bytes, the bytes all its known ranges
- * cover, the end of its last value, whether a value can be hidden from
- * them and its size (SIZE_UNMEASURED: not asked, size_needed). *size: the
- * size when known (measured, or end for a pack known whole), else 0. */
-static double pack_utilization(bool partial, uint64_t used, uint64_t covered, uint64_t end, uint64_t measured,
-                               uint64_t *size) {
-  bool whole = !partial && covered == end;
-  *size = measured != SIZE_UNMEASURED ? measured : whole ? end : 0;
-  if (*size) return (double)used / (double)*size;
-  return measured != SIZE_UNMEASURED || whole || !end ? 1.0 : (double)used / (double)end;
+/* A pack's utilization: its live bytes over its size (when not measured,
+ * size_needed: its end for a pack known whole, else a bound from the end).
+ * *size: the size when known (measured, or end for a pack known whole),
+ * else 0. */
+static double pack_utilization(const pack_use *u, uint64_t *size) {
+  bool whole = !u->partial && u->covered == u->end;
+  *size = u->size != SIZE_UNMEASURED ? u->size : whole ? u->end : 0;
+  if (*size) return (double)u->used / (double)*size;
+  return u->size != SIZE_UNMEASURED || whole || !u->end ? 1.0 : (double)u->used / (double)u->end;
+}
+
+/* What ranges pr tell of their pack (its size not measured yet; pr sorted). */
+static void pack_use_of(pack_ranges *pr, pack_use *u) {
+  u->used = union_bytes(pr, true, &u->end);
+  u->covered = union_bytes(pr, false, &u->end);
+  u->partial = pr->partial;
+  u->size = SIZE_UNMEASURED;
 }
 
 /* The ranges of the fragment surveyed as fs that lie in its pack paths[k]. */
@@ -594,19 +605,15 @@ static int measure_paths(run *r, frag_survey *fs, bri_error *err) {
   if (!(fs->use = calloc(fs->n_paths + 1, sizeof *fs->use)))
     return bri_error_set(err, BRI_ENOMEM, "out of memory");
   for (size_t k = 0; k < fs->n_paths; k++) {
-    struct path_use *u = &fs->use[k];
+    pack_use *u = &fs->use[k];
     bri_store *st;
     pack_ranges pr;
     int rc = path_ranges(fs, k, &pr, err);
     if (rc) return rc;
-    u->used = union_bytes(&pr, true, &u->end);
-    u->covered = union_bytes(&pr, false, &u->end);
-    u->partial = pr.partial;
+    pack_use_of(&pr, u);
     free(pr.v);
     rc = bri_table_store_of(r->t, r->m->pb, fs->paths[k], &st, err);
-    u->size = SIZE_UNMEASURED;
-    if (!rc && size_needed(r, st, u->partial, u->used, u->covered, u->end))
-      rc = pack_size(r, st, fs->paths[k], &u->size, err);
+    if (!rc && size_needed(r, st, u)) rc = pack_size(r, st, fs->paths[k], &u->size, err);
     if (rc) return bri_error_wrap(err, "measuring pack utilization");
   }
   return 0;
@@ -656,10 +663,8 @@ static bool fragment_low_packs(run *r, const frag_survey *fs, bri_strset *low) {
   bool any = false;
   if (!repacks(r) || !fs) return false;
   for (size_t k = 0; k < fs->n_paths; k++) {
-    const struct path_use *u = &fs->use[k];
     uint64_t size;
-    if (pack_utilization(u->partial, u->used, u->covered, u->end, u->size, &size) <
-        r->req->options.repack_threshold) {
+    if (pack_utilization(&fs->use[k], &size) < r->req->options.repack_threshold) {
       any = true;
       if (low) (void)bri_strset_add(low, fs->paths[k]);
     }
@@ -680,41 +685,33 @@ static int survey_finish(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json
   for (size_t i = 0; !rc && i < m->n_fragments; i++)
     if (r->fs[i]) rc = survey_merge(&s, i, r->fs[i], bytes, r->err);
   bool *low = calloc(s.n_packs + 1, sizeof *low);
-  uint64_t *used = calloc(s.n_packs + 1, sizeof *used), *end = calloc(s.n_packs + 1, sizeof *end);
-  uint64_t *covered = calloc(s.n_packs + 1, sizeof *covered), *sizes = calloc(s.n_packs + 1, sizeof *sizes);
+  pack_use *use = calloc(s.n_packs + 1, sizeof *use);
   s.measure = calloc(s.n_packs + 1, sizeof *s.measure);
-  if (!rc && (!low || !used || !end || !covered || !sizes || !s.measure))
-    rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
+  if (!rc && (!low || !use || !s.measure)) rc = bri_error_set(r->err, BRI_ENOMEM, "out of memory");
   /* stream mode: each pack is one fragment's own, measured with it */
   for (size_t i = 0; !rc && r->stream && i < m->n_fragments; i++)
-    for (size_t k = 0; r->fs[i] && k < r->fs[i]->n_paths; k++) {
-      const struct path_use *u = &r->fs[i]->use[k];
-      size_t p = bri_strmap_get(&s.by_path, r->fs[i]->paths[k])->a;
-      used[p] = u->used, covered[p] = u->covered, end[p] = u->end, sizes[p] = u->size;
-    }
+    for (size_t k = 0; r->fs[i] && k < r->fs[i]->n_paths; k++)
+      use[bri_strmap_get(&s.by_path, r->fs[i]->paths[k])->a] = r->fs[i]->use[k];
   for (size_t p = 0; !rc && !r->stream && p < s.n_packs; p++) {
     bri_store *st;
-    used[p] = union_bytes(&s.ranges[p], true, &end[p]);
-    covered[p] = union_bytes(&s.ranges[p], false, &end[p]);
+    pack_use_of(&s.ranges[p], &use[p]);
     if ((rc = bri_table_store_of(r->t, m, s.paths[p], &st, r->err)) != 0) break;
-    if (size_needed(r, st, s.ranges[p].partial, used[p], covered[p], end[p])) s.measure[s.n_measure++] = p;
+    if (size_needed(r, st, &use[p])) s.measure[s.n_measure++] = p;
   }
   bri_readahead *ra = NULL;
   r->survey = &s;
   if (!rc && !r->stream) rc = read_ahead(r, s.n_measure, stat_pack, drop_pack_stat, &ra);
   for (size_t p = 0, next = 0; !rc && p < s.n_packs; p++) {
-    uint64_t measured = SIZE_UNMEASURED, size;
-    if (r->stream) {
-      measured = sizes[p];
-    } else if (next < s.n_measure && s.measure[next] == p) {
+    uint64_t size;
+    if (!r->stream && next < s.n_measure && s.measure[next] == p) {
       void *got;
       if ((rc = bri_readahead_take(ra, &got, r->err)) != 0) break;
-      measured = *(uint64_t *)got;
+      use[p].size = *(uint64_t *)got;
       free(got);
       next++;
     }
-    double util = pack_utilization(s.ranges[p].partial, used[p], covered[p], end[p], measured, &size);
-    bool known = size || measured != SIZE_UNMEASURED;
+    double util = pack_utilization(&use[p], &size);
+    bool known = size || use[p].size != SIZE_UNMEASURED;
     low[p] = util < r->req->options.repack_threshold && repacks(r);
     if (low[p]) {
       r->rep->packs_below_threshold++;
@@ -725,7 +722,7 @@ static int survey_finish(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json
     json_t *o = json_object();
     json_object_set_new_nocheck(o, "path", json_string_nocheck(s.paths[p]));
     json_object_set_new_nocheck(o, "bytes", known ? json_integer((json_int_t)size) : json_null());
-    json_object_set_new_nocheck(o, "live_bytes", json_integer((json_int_t)used[p]));
+    json_object_set_new_nocheck(o, "live_bytes", json_integer((json_int_t)use[p].used));
     json_object_set_new_nocheck(o, "utilization", known ? json_real(util) : json_null());
     json_object_set_new_nocheck(o, "repack", json_boolean(low[p]));
     json_array_append_new(plan_packs, o);
@@ -734,7 +731,7 @@ static int survey_finish(run *r, bool *repack_wanted, uint64_t (*bytes)[4], json
   /* one pass over the fragments' pack lists, not one per low pack */
   for (size_t i = 0; !rc && i < m->n_fragments; i++)
     for (size_t k = 0; k < s.n_frag_packs[i]; k++) repack_wanted[i] |= low[s.frag_packs[i][k]];
-  free(low), free(sizes), free(used), free(covered), free(end), free(s.measure);
+  free(low), free(use), free(s.measure);
   if (!r->stream) bri_strset_freeze(&r->repack);
   for (size_t p = 0; p < s.n_packs; p++) free(s.ranges[p].v), free(s.paths[p]);
   for (size_t i = 0; s.frag_packs && i < m->n_fragments; i++) free(s.frag_packs[i]);
