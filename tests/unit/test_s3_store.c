@@ -465,10 +465,12 @@ START_TEST(test_root_counts_and_list_many) {
   }
   snprintf(dirs[3], sizeof dirs[3], "%s/../x/_versions", root);
   l[3].dir = dirs[3];
-  ck_assert(bri_store_list_first_many(rs, l, 4, 0, 1, &err) == 0);
+  ck_assert(bri_store_list_first_many(rs, l, 4, BRI_LIST_STAT, 1, &err) == 0);
   ck_assert_int_eq(l[0].rc, 0);
   ck_assert_uint_eq(l[0].count, 1);
   ck_assert_str_eq(l[0].entries[0].name, "00000000000000000007.manifest"); /* the first by name */
+  /* with its LastModified (a poll's word on when the table last moved) */
+  ck_assert(l[0].entries[0].info.mtime_ns > (int64_t)(time(NULL) - 600) * 1000000000LL);
   ck_assert_int_eq(l[1].rc, 0);
   ck_assert_uint_eq(l[1].count, 1);
   ck_assert_str_eq(l[1].entries[0].name, "00000000000000000006.manifest");
