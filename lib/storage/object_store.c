@@ -1047,10 +1047,16 @@ int bri_obj_store_delete_many(bri_store *st, const char *const *keys, size_t n, 
 }
 
 /* Tails (or HEADs) of many files at once, max_in_flight requests at a
- * time. */
+ * time; only as many as the cache has room for (a tail fetched and not
+ * kept would be fetched again by its open). */
 void bri_obj_store_prefetch(bri_store *st, const char *const *keys, size_t n, unsigned flags) {
   obj_store *s = (obj_store *)st;
   bool stat = flags & BRI_PREFETCH_STAT;
+  pthread_mutex_lock(&s->cache_lock);
+  size_t free_bytes = s->cache_bytes < CACHE_MAX ? CACHE_MAX - s->cache_bytes : 0;
+  size_t room = free_bytes / ((stat ? 0 : TAIL) + 64);
+  pthread_mutex_unlock(&s->cache_lock);
+  if (n > room) n = room;
   bri_obj_batch *b = bri_obj_batch_new(s->conn->client, store_tally(s));
   char **full = calloc(n, sizeof *full);
   uint8_t **data = calloc(n, sizeof *data);

@@ -355,6 +355,16 @@ START_TEST(test_prefetch) {
   bri_store_prefetch(st, missing, 1, BRI_PREFETCH_OPEN);
   ck_assert_int_eq(bri_store_open_file(st, missing[0], &f, &err), BRI_ENOTFOUND);
   for (int i = 0; i < 20; i++) free(paths[i]);
+  /* never more tails than the cache keeps (64 MiB: 255 of 256 KiB), which
+   * their opens would fetch again */
+  enum { MANY = 300 };
+  char *many[MANY];
+  for (int i = 0; i < MANY; i++) many[i] = strdup(at("data/absent"));
+  bri_store_stats m0 = stats();
+  bri_store_prefetch(st, (const char *const *)many, MANY, BRI_PREFETCH_OPEN);
+  uint64_t asked = stats().requests - m0.requests;
+  ck_assert_msg(asked > 200 && asked <= 255, "%llu requests for %d tails", (unsigned long long)asked, MANY);
+  for (int i = 0; i < MANY; i++) free(many[i]);
 }
 END_TEST
 

@@ -117,6 +117,37 @@ static size_t file_columns(const Lance__Table__DataFile *pb, const int32_t *ids,
   return k;
 }
 
+/* The objects a fragment's open reads (its data files, its deletion file)
+ * asked for in one round on an object store, rather than one after
+ * another: their tails land in the store's cache, where the opens below
+ * find them. Only those in the first data file's store; errors are left to
+ * the opens. */
+static void prefetch_fragment(const bri_table *t, const bri_manifest *m, const Lance__Table__DataFragment *frag) {
+  size_t n = frag->n_files + (frag->deletion_file ? 1 : 0), k = 0;
+  if (n < 2) return;
+  char **paths = calloc(n, sizeof *paths);
+  bri_store *first = NULL;
+  bri_error ignored;
+  for (size_t i = 0; paths && i < n; i++) {
+    char *p = NULL;
+    bri_store *st;
+    int rc = i < frag->n_files ? bri_table_datafile_path(t, m->pb, frag->files[i], &p, &ignored)
+                               : bri_table_deletion_path(t, m->pb, frag, &p, &ignored);
+    if (!rc) rc = bri_table_store_of(t, m->pb, p, &st, &ignored);
+    if (!rc && !first && (bri_store_caps(st) & BRI_STORE_CAP_LOCAL)) rc = 1; /* nothing to gain */
+    if (!rc && (!first || st == first)) {
+      first = st;
+      paths[k++] = p;
+    } else {
+      free(p);
+      if (!first) break;
+    }
+  }
+  if (k > 1) bri_store_prefetch(first, (const char *const *)paths, k, BRI_PREFETCH_OPEN);
+  for (size_t i = 0; i < k; i++) free(paths[i]);
+  free(paths);
+}
+
 int bri_fragment_open(const bri_table *t, const bri_manifest *m,
                       const Lance__Table__DataFragment *frag, bri_fragment_reader **out,
                       bri_error *err) {
@@ -156,6 +187,7 @@ int bri_fragment_open_fields(const bri_table *t, const bri_manifest *m,
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory opening fragment %llu", (unsigned long long)frag->id);
     goto fail;
   }
+  prefetch_fragment(t, m, frag);
   bool have_rows = frag->has_physical_rows;
   r->physical_rows = frag->physical_rows;
   for (size_t i = 0; i < frag->n_files; i++) {
