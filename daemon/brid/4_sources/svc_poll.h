@@ -15,8 +15,10 @@
  * table's debounce as an inotify event does locally, and the planner check
  * after it is the same as for a local table.
  *
- * A table a poll saw move is busy: until it has not moved for
- * SVC_BUSY_IDLE_MS it is looked at every SVC_BUSY_POLL_MS between the
+ * A table a poll saw move is busy, and so is one a poll finds (new to
+ * brid, at its start or later) with a latest manifest written within
+ * SVC_BUSY_IDLE_MS (its LastModified, from the same listing): until it has
+ * not moved for SVC_BUSY_IDLE_MS it is looked at every SVC_BUSY_POLL_MS between the
  * root's polls, by a COUNT check of its
  * own (svc_watch.h: a listing of its _versions/, and its manifest when it
  * moved, what an inotify event costs locally), so that the count trigger
