@@ -117,34 +117,24 @@ static size_t file_columns(const Lance__Table__DataFile *pb, const int32_t *ids,
   return k;
 }
 
-/* The objects a fragment's open reads (its data files, its deletion file)
- * asked for in one round on an object store, rather than one after
- * another: their tails land in the store's cache, where the opens below
- * find them. Only those in the first data file's store; errors are left to
- * the opens. */
-static void prefetch_fragment(const bri_table *t, const bri_manifest *m, const Lance__Table__DataFragment *frag) {
-  size_t n = frag->n_files + (frag->deletion_file ? 1 : 0), k = 0;
-  if (n < 2) return;
-  char **paths = calloc(n, sizeof *paths);
-  bri_store *first = NULL;
+/* The objects a fragment's open reads (r's data files, its deletion file
+ * dpath or NULL) asked for in one round on an object store, rather than
+ * one after another: their tails land in the store's cache, where the
+ * opens find them. Only those in the first data file's store; errors are
+ * left to the opens. */
+static void prefetch_fragment(const bri_fragment_reader *r, const char *dpath) {
+  size_t n = r->n_files + (dpath != NULL), k = 0;
+  bri_store *first, *st;
   bri_error ignored;
+  if (n < 2 || bri_table_store_of(r->t, r->m->pb, r->files[0].path, &first, &ignored) != 0 ||
+      (bri_store_caps(first) & BRI_STORE_CAP_LOCAL))
+    return; /* locally, nothing to gain */
+  const char **paths = calloc(n, sizeof *paths);
   for (size_t i = 0; paths && i < n; i++) {
-    char *p = NULL;
-    bri_store *st;
-    int rc = i < frag->n_files ? bri_table_datafile_path(t, m->pb, frag->files[i], &p, &ignored)
-                               : bri_table_deletion_path(t, m->pb, frag, &p, &ignored);
-    if (!rc) rc = bri_table_store_of(t, m->pb, p, &st, &ignored);
-    if (!rc && !first && (bri_store_caps(st) & BRI_STORE_CAP_LOCAL)) rc = 1; /* nothing to gain */
-    if (!rc && (!first || st == first)) {
-      first = st;
-      paths[k++] = p;
-    } else {
-      free(p);
-      if (!first) break;
-    }
+    const char *p = i < r->n_files ? r->files[i].path : dpath;
+    if (bri_table_store_of(r->t, r->m->pb, p, &st, &ignored) == 0 && st == first) paths[k++] = p;
   }
-  if (k > 1) bri_store_prefetch(first, (const char *const *)paths, k, BRI_PREFETCH_OPEN);
-  for (size_t i = 0; i < k; i++) free(paths[i]);
+  if (k > 1) bri_store_prefetch(first, paths, k, BRI_PREFETCH_OPEN);
   free(paths);
 }
 
@@ -167,6 +157,7 @@ int bri_fragment_open_fields(const bri_table *t, const bri_manifest *m,
   int32_t *ids = NULL;
   size_t n_ids = 0;
   uint32_t *cols = NULL;
+  char *dpath = NULL; /* the deletion file's */
   if (fields) {
     r->only = malloc((n_fields + 1) * sizeof *r->only);
     if (!r->only) {
@@ -187,13 +178,19 @@ int bri_fragment_open_fields(const bri_table *t, const bri_manifest *m,
     rc = bri_error_set(err, BRI_ENOMEM, "out of memory opening fragment %llu", (unsigned long long)frag->id);
     goto fail;
   }
-  prefetch_fragment(t, m, frag);
+  /* every path first: an object store is asked for them in one round */
+  r->n_files = frag->n_files;
+  for (size_t i = 0; !rc && i < frag->n_files; i++) {
+    r->files[i].pb = frag->files[i];
+    rc = bri_table_datafile_path(t, m->pb, r->files[i].pb, &r->files[i].path, err);
+  }
+  if (!rc && frag->deletion_file) rc = bri_table_deletion_path(t, m->pb, frag, &dpath, err);
+  if (rc) goto fail;
+  prefetch_fragment(r, dpath);
   bool have_rows = frag->has_physical_rows;
   r->physical_rows = frag->physical_rows;
   for (size_t i = 0; i < frag->n_files; i++) {
     rfile *f = &r->files[i];
-    f->pb = frag->files[i];
-    r->n_files = i + 1;
     bri_store *st = NULL;
     bri_datafile_opts opts = {.cache = t->pbcache};
     if (fields) {
@@ -206,8 +203,7 @@ int bri_fragment_open_fields(const bri_table *t, const bri_manifest *m,
       opts.columns = cols;
       opts.n_columns = file_columns(f->pb, ids, n_ids, cols);
     }
-    rc = bri_table_datafile_path(t, m->pb, f->pb, &f->path, err);
-    if (!rc) rc = bri_table_store_of(t, m->pb, f->path, &st, err);
+    rc = bri_table_store_of(t, m->pb, f->path, &st, err);
     if (!rc) rc = bri_datafile_open_in(st, f->path, &opts, &f->df, err);
     if (rc) goto fail;
     uint64_t rows = bri_datafile_num_rows(f->df);
@@ -227,16 +223,13 @@ int bri_fragment_open_fields(const bri_table *t, const bri_manifest *m,
                        (unsigned long long)frag->id, (unsigned long long)r->physical_rows);
     goto fail;
   }
-  if (frag->deletion_file) {
-    char *dpath = NULL;
+  if (dpath) {
     const Lance__Table__DeletionFile *dfp = frag->deletion_file;
     bri_store *st = NULL;
-    rc = bri_table_deletion_path(t, m->pb, frag, &dpath, err);
-    if (!rc) rc = bri_table_store_of(t, m->pb, dpath, &st, err);
+    rc = bri_table_store_of(t, m->pb, dpath, &st, err);
     if (!rc)
       rc = bri_deletion_read(st, dpath, (int)dfp->file_type, dfp->num_deleted_rows,
                              r->physical_rows, &r->del, &r->n_del, err);
-    free(dpath);
     if (rc) goto fail;
   }
   r->n_visible = r->physical_rows - r->n_del;
@@ -256,11 +249,11 @@ int bri_fragment_open_fields(const bri_table *t, const bri_manifest *m,
       r->visible[k++] = (uint32_t)row;
     }
   }
-  free(ids), free(cols);
+  free(ids), free(cols), free(dpath);
   *out = r;
   return 0;
 fail:
-  free(ids), free(cols);
+  free(ids), free(cols), free(dpath);
   bri_fragment_close(r);
   return rc;
 }
