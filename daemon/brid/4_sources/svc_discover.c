@@ -107,19 +107,29 @@ static int tell_by_name(walk *w, const char *path, const char *name, bool *table
   return 0;
 }
 
-/* The latest version of a table whose _versions/ starts with first (a
- * name that is not a V2 manifest's: the whole listing decides). */
-static svc_found_kind latest_of(bri_store *st, const char *vdir, const char *first, uint64_t *version) {
+/* The latest version of a table whose _versions/ starts with entry first
+ * (listed with its LastModified), and, when first is that version, when it
+ * was written; a name that is not a V2 manifest's: the whole listing
+ * decides which is the latest. */
+static svc_found_kind latest_of(bri_store *st, const char *vdir, const bri_store_entry *first, uint64_t *version,
+                                int64_t *changed_ms) {
   bri_naming scheme;
-  if (bri_version_parse_name(first, version, &scheme) == 1 && scheme == BRI_NAMING_V2) return SVC_FOUND_TABLE;
-  bri_version_entry *v = NULL;
-  size_t n = 0;
-  bri_error err;
-  if (bri_versions_list(st, vdir, &v, &n, &scheme, &err) != 0) return SVC_FOUND_UNKNOWN;
-  svc_found_kind k = n ? SVC_FOUND_TABLE : SVC_FOUND_UNKNOWN;
-  if (n) *version = v[n - 1].version;
-  bri_versions_free(v, n);
-  return k;
+  uint64_t first_version = 0;
+  bool named = bri_version_parse_name(first->name, &first_version, &scheme) == 1;
+  *version = first_version;
+  if (!named || scheme != BRI_NAMING_V2) {
+    bri_version_entry *v = NULL;
+    size_t n = 0;
+    bri_error err;
+    if (bri_versions_list(st, vdir, &v, &n, &scheme, &err) != 0 || !n) {
+      bri_versions_free(v, n);
+      return SVC_FOUND_UNKNOWN;
+    }
+    *version = v[n - 1].version;
+    bri_versions_free(v, n);
+  }
+  if (named && first_version == *version) *changed_ms = first->info.mtime_ns / 1000000;
+  return SVC_FOUND_TABLE;
 }
 
 /* The first entry of every candidate's _versions/, in one batch: those
@@ -140,12 +150,8 @@ static int settle_candidates(walk *w, bri_error *err) {
       log_debug("%s: cannot list: %s", vdirs[i], l[i].err.msg);
       w->sink->table(w->sink->ctx, &f);
     } else if (l[i].count) {
-      f.kind = latest_of(w->st, vdirs[i], l[i].entries[0].name, &f.version);
+      f.kind = latest_of(w->st, vdirs[i], &l[i].entries[0], &f.version, &f.changed_ms);
       f.has_version = f.kind == SVC_FOUND_TABLE;
-      bri_naming scheme;
-      uint64_t first;
-      if (bri_version_parse_name(l[i].entries[0].name, &first, &scheme) == 1 && first == f.version)
-        f.changed_ms = l[i].entries[0].info.mtime_ns / 1000000; /* the latest manifest's LastModified */
       w->sink->table(w->sink->ctx, &f);
     }
   }
